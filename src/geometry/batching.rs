@@ -1,0 +1,120 @@
+//! The dynamic batching preprocess (§3.4): split the index buffer front to back into batches of
+//! whole triangles holding at most `max_indices` indices and `max_vertices` distinct vertices.
+
+use super::GeometryError;
+
+/// Batch boundaries, as triangle offsets: batch `b` is triangles `starts[b]..starts[b + 1]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Batches {
+    pub starts: Vec<u32>,
+    pub max_indices: u32,
+    pub max_vertices: u32,
+}
+
+impl Batches {
+    /// Scans the index buffer once (a load-time analysis; the batches stay valid as long as the
+    /// index buffer does).
+    pub fn build(
+        indices: &[u32],
+        vertex_count: usize,
+        max_indices: u32,
+        max_vertices: u32,
+    ) -> Result<Batches, GeometryError> {
+        if max_indices < 3 || max_vertices < 3 {
+            return Err(GeometryError::BatchLimits {
+                max_indices,
+                max_vertices,
+            });
+        }
+        let max_tris = (max_indices / 3) as usize;
+        let mut stamp = vec![u32::MAX; vertex_count];
+        let mut starts = vec![0u32];
+        let (mut batch, mut unique, mut tris) = (0u32, 0u32, 0usize);
+        for (t, tri) in indices.chunks_exact(3).enumerate() {
+            let mut new = 0;
+            for (k, &v) in tri.iter().enumerate() {
+                let s = *stamp.get(v as usize).ok_or(GeometryError::IndexOutOfRange {
+                    triangle: t,
+                    index: v,
+                    vertices: vertex_count,
+                })?;
+                // count each new vertex once even when it repeats inside the triangle
+                if s != batch && !tri[..k].contains(&v) {
+                    new += 1;
+                }
+            }
+            if tris > 0 && (unique + new > max_vertices || tris + 1 > max_tris) {
+                batch += 1;
+                starts.push(t as u32);
+                unique = 0;
+                tris = 0;
+                new = 3 - (tri[0] == tri[1]) as u32 - (tri[2] == tri[0] || tri[2] == tri[1]) as u32;
+            }
+            for &v in tri {
+                stamp[v as usize] = batch;
+            }
+            unique += new;
+            tris += 1;
+        }
+        starts.push((indices.len() / 3) as u32);
+        if indices.is_empty() {
+            starts = vec![0];
+        }
+        Ok(Batches {
+            starts,
+            max_indices,
+            max_vertices,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The triangle range of batch `b`.
+    pub fn range(&self, b: usize) -> std::ops::Range<usize> {
+        self.starts[b] as usize..self.starts[b + 1] as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_respect_both_limits_and_cover_everything() {
+        let m = crate::mesh::icosphere(4);
+        let b = Batches::build(&m.indices, m.vertex_count(), 1023, 256).unwrap();
+        assert_eq!(*b.starts.last().unwrap() as usize, m.triangle_count());
+        for i in 0..b.len() {
+            let r = b.range(i);
+            assert!(!r.is_empty());
+            assert!(r.len() * 3 <= 1023);
+            let mut u: Vec<u32> = m.indices[r.start * 3..r.end * 3].to_vec();
+            u.sort();
+            u.dedup();
+            assert!(u.len() <= 256, "batch {i} has {} vertices", u.len());
+            // greedy: the next triangle would not have fitted
+            if r.end < m.triangle_count() {
+                let mut u2 = u.clone();
+                u2.extend_from_slice(&m.indices[r.end * 3..r.end * 3 + 3]);
+                u2.sort();
+                u2.dedup();
+                assert!(u2.len() > 256 || r.len() + 1 > 341);
+            }
+        }
+    }
+
+    #[test]
+    fn degenerate_triangles_count_their_vertex_once() {
+        let idx = [0, 0, 0, 1, 1, 2];
+        let b = Batches::build(&idx, 3, 1023, 3).unwrap();
+        assert_eq!(b.len(), 1);
+        assert!(Batches::build(&idx, 3, 2, 256).is_err());
+        assert!(Batches::build(&[0, 1, 7], 3, 1023, 256).is_err());
+    }
+}

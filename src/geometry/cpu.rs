@@ -1,0 +1,369 @@
+//! The CPU reference of the geometry stage. Each strategy works batch by batch, exactly as a GPU
+//! warp (warp voting) or block (dynamic strategies) would, so the number of shader invocations is
+//! the number the CUDA kernels produce. Batches run in parallel (rayon); the output is assembled
+//! in input order.
+
+use super::{
+    Batches, GeometryError, GeometryStats, ShadedGeometry, Strategy, Uniforms, VertexIn,
+    VertexOut, VertexShader,
+};
+use rayon::prelude::*;
+
+/// Lanes of an emulated warp.
+pub const WARP: usize = 32;
+
+/// One batch's share of the output: shaded vertices (with their source ids) and triangles
+/// referring to them by batch-local index.
+#[derive(Default)]
+struct BatchOut {
+    vertices: Vec<VertexOut>,
+    sources: Vec<u32>,
+    triangles: Vec<[u32; 3]>,
+}
+
+impl BatchOut {
+    fn with_capacity(v: usize, t: usize) -> Self {
+        BatchOut {
+            vertices: Vec::with_capacity(v),
+            sources: Vec::with_capacity(v),
+            triangles: Vec::with_capacity(t),
+        }
+    }
+    fn shade(&mut self, id: u32, vin: &[VertexIn], vs: &dyn VertexShader, u: &Uniforms) -> u32 {
+        self.vertices.push(vs.shade(&vin[id as usize], u));
+        self.sources.push(id);
+        self.vertices.len() as u32 - 1
+    }
+}
+
+/// Runs the geometry stage. `batches` are the dynamic batches for the dynamic strategies (built
+/// here when `None`).
+pub fn run(
+    strategy: Strategy,
+    vertices: &[VertexIn],
+    indices: &[u32],
+    batches: Option<&Batches>,
+    shader: &dyn VertexShader,
+    uniforms: &Uniforms,
+) -> Result<ShadedGeometry, GeometryError> {
+    let n = vertices.len();
+    if let Some((i, &index)) = indices.iter().enumerate().find(|(_, &i)| i as usize >= n) {
+        return Err(GeometryError::IndexOutOfRange {
+            triangle: i / 3,
+            index,
+            vertices: n,
+        });
+    }
+    let indices = &indices[..indices.len() / 3 * 3];
+    let t = indices.len() / 3;
+    let mut out = match strategy {
+        Strategy::Naive => naive(vertices, indices, shader, uniforms),
+        Strategy::Multi => multi(vertices, indices, shader, uniforms),
+        Strategy::WarpVote { batch } => {
+            if batch < 3 || batch % 3 != 0 {
+                return Err(GeometryError::WarpBatch(batch));
+            }
+            let b = batch as usize;
+            let parts: Vec<BatchOut> = indices
+                .par_chunks(b)
+                .map(|chunk| warp_vote_batch(chunk, vertices, shader, uniforms))
+                .collect();
+            concat(parts)
+        }
+        Strategy::DynamicSort {
+            max_indices,
+            max_vertices,
+        }
+        | Strategy::DynamicHash {
+            max_indices,
+            max_vertices,
+        }
+        | Strategy::ParallelHash {
+            max_indices,
+            max_vertices,
+            ..
+        } => {
+            let owned;
+            let b = match batches {
+                Some(b) if b.max_indices == max_indices && b.max_vertices == max_vertices => b,
+                _ => {
+                    owned = Batches::build(indices, n, max_indices, max_vertices)?;
+                    &owned
+                }
+            };
+            let table = (max_vertices as usize).next_power_of_two();
+            let parts: Vec<BatchOut> = (0..b.len())
+                .into_par_iter()
+                .map(|k| {
+                    let r = b.range(k);
+                    let chunk = &indices[r.start * 3..r.end * 3];
+                    match strategy {
+                        Strategy::DynamicSort { .. } => sort_batch(chunk, vertices, shader, uniforms),
+                        Strategy::DynamicHash { .. } => {
+                            hash_batch(chunk, table, u32::MAX, vertices, shader, uniforms)
+                        }
+                        Strategy::ParallelHash { fast_probes, .. } => {
+                            hash_batch(chunk, table, fast_probes, vertices, shader, uniforms)
+                        }
+                        _ => unreachable!(),
+                    }
+                })
+                .collect();
+            concat(parts)
+        }
+    };
+    out.stats = GeometryStats {
+        invocations: out.vertices.len() as u64,
+        triangles: t as u64,
+        unique_vertices: unique_count(indices, n) as u64,
+    };
+    Ok(out)
+}
+
+/// Distinct vertices referenced by an index buffer.
+pub fn unique_count(indices: &[u32], vertex_count: usize) -> usize {
+    let mut seen = vec![false; vertex_count];
+    let mut c = 0;
+    for &i in indices {
+        let s = &mut seen[i as usize];
+        c += !*s as usize;
+        *s = true;
+    }
+    c
+}
+
+fn concat(parts: Vec<BatchOut>) -> ShadedGeometry {
+    let nv: usize = parts.iter().map(|p| p.vertices.len()).sum();
+    let nt: usize = parts.iter().map(|p| p.triangles.len()).sum();
+    let mut g = ShadedGeometry {
+        vertices: Vec::with_capacity(nv),
+        sources: Vec::with_capacity(nv),
+        triangles: Vec::with_capacity(nt),
+        stats: Default::default(),
+    };
+    for p in parts {
+        let base = g.vertices.len() as u32;
+        g.vertices.extend_from_slice(&p.vertices);
+        g.sources.extend_from_slice(&p.sources);
+        g.triangles
+            .extend(p.triangles.iter().map(|t| t.map(|i| i + base)));
+    }
+    g
+}
+
+fn naive(vin: &[VertexIn], idx: &[u32], vs: &dyn VertexShader, u: &Uniforms) -> ShadedGeometry {
+    let vertices: Vec<VertexOut> = idx.par_iter().map(|&i| vs.shade(&vin[i as usize], u)).collect();
+    ShadedGeometry {
+        vertices,
+        sources: idx.to_vec(),
+        triangles: (0..idx.len() as u32 / 3).map(|t| [3 * t, 3 * t + 1, 3 * t + 2]).collect(),
+        stats: Default::default(),
+    }
+}
+
+fn multi(vin: &[VertexIn], idx: &[u32], vs: &dyn VertexShader, u: &Uniforms) -> ShadedGeometry {
+    let vertices: Vec<VertexOut> = vin.par_iter().map(|v| vs.shade(v, u)).collect();
+    ShadedGeometry {
+        sources: (0..vin.len() as u32).collect(),
+        vertices,
+        triangles: idx.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect(),
+        stats: Default::default(),
+    }
+}
+
+/// Algorithm 1 for one static batch, lane by lane as the warp executes it.
+///
+/// A round loads up to 32 indices at a time; each new index goes to the next free lane (`fill`),
+/// a repeated one maps to the lane that holds it. The round ends when all 32 lanes hold a vertex
+/// or the batch is exhausted. `done` counts the leading indices that found a lane; the round
+/// shades `fill` vertices and emits `done / 3` whole triangles; the next round restarts at the
+/// first index not emitted, without the previous round's vertices.
+fn warp_vote_batch(batch: &[u32], vin: &[VertexIn], vs: &dyn VertexShader, u: &Uniforms) -> BatchOut {
+    let mut out = BatchOut::with_capacity(batch.len(), batch.len() / 3);
+    let end = batch.len();
+    let mut c_start = 0;
+    let mut lanes = [0u32; WARP];
+    let mut map = vec![0u8; end + WARP];
+    while c_start < end {
+        let (mut fill, mut done, mut offset) = (0usize, 0usize, c_start);
+        while offset < end && fill < WARP {
+            // every lane loads one index; each finds its lane (or fails once the warp is full)
+            let mut first_fail = WARP;
+            for lane in 0..WARP {
+                if offset + lane >= end {
+                    first_fail = first_fail.min(lane);
+                    break;
+                }
+                let id = batch[offset + lane];
+                let slot = match lanes[..fill].iter().position(|&l| l == id) {
+                    Some(s) => Some(s),
+                    None if fill < WARP => {
+                        lanes[fill] = id;
+                        fill += 1;
+                        Some(fill - 1)
+                    }
+                    None => None,
+                };
+                match slot {
+                    Some(s) => map[done + lane] = s as u8,
+                    None => first_fail = first_fail.min(lane),
+                }
+            }
+            done += first_fail;
+            offset += WARP;
+            if first_fail < WARP {
+                break;
+            }
+        }
+        let tris = done / 3;
+        // shade the lanes of this round; their results are not kept for the next round
+        let base = out.vertices.len() as u32;
+        for &id in &lanes[..fill] {
+            out.shade(id, vin, vs, u);
+        }
+        for t in 0..tris {
+            out.triangles.push([0, 1, 2].map(|k| base + map[3 * t + k] as u32));
+        }
+        c_start += 3 * tris;
+    }
+    out
+}
+
+/// Algorithm 2 for one dynamic batch: sort (index, position) pairs, mark first occurrences, scan,
+/// shade the unique vertices in ascending order, assemble through the inverse map.
+fn sort_batch(batch: &[u32], vin: &[VertexIn], vs: &dyn VertexShader, u: &Uniforms) -> BatchOut {
+    let mut pairs: Vec<(u32, u32)> = batch.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
+    pairs.sort_unstable();
+    let mut map = vec![0u32; batch.len()];
+    let mut out = BatchOut::with_capacity(batch.len() / 2, batch.len() / 3);
+    let mut prev = None;
+    for &(id, lin) in &pairs {
+        if prev != Some(id) {
+            out.shade(id, vin, vs, u);
+            prev = Some(id);
+        }
+        map[lin as usize] = out.vertices.len() as u32 - 1;
+    }
+    out.triangles = map.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
+    out
+}
+
+/// Algorithms 3 and parallel hashing for one dynamic batch: insert every index into a table of
+/// `table` slots (multiplicative hash, linear probing). With `fast_probes` below `u32::MAX`, each
+/// thread first tries that many slots alone; the indices still unplaced are then inserted by the
+/// warp-cooperative slow path, which continues the same probe sequence. Shading then runs over
+/// the occupied slots.
+fn hash_batch(
+    batch: &[u32],
+    table: usize,
+    fast_probes: u32,
+    vin: &[VertexIn],
+    vs: &dyn VertexShader,
+    u: &Uniforms,
+) -> BatchOut {
+    const EMPTY: u32 = u32::MAX;
+    let mask = table - 1;
+    let mut slots = vec![EMPTY; table];
+    let mut slot_of = vec![0u32; batch.len()];
+    let mut pending: Vec<(usize, usize)> = Vec::new();
+    let try_insert = |slots: &mut [u32], id: u32, mut p: usize, budget: u32| -> Result<usize, usize> {
+        for _ in 0..budget.min(table as u32) {
+            if slots[p] == EMPTY {
+                slots[p] = id;
+                return Ok(p);
+            }
+            if slots[p] == id {
+                return Ok(p);
+            }
+            p = (p + 1) & mask;
+        }
+        Err(p)
+    };
+    for (i, &id) in batch.iter().enumerate() {
+        let h = hash(id, table);
+        match try_insert(&mut slots, id, h, fast_probes) {
+            Ok(p) => slot_of[i] = p as u32,
+            Err(p) => pending.push((i, p)),
+        }
+    }
+    // slow path: the warp searches together from where each thread stopped
+    for (i, p) in pending {
+        let p = try_insert(&mut slots, batch[i], p, table as u32).expect("table larger than batch");
+        slot_of[i] = p as u32;
+    }
+    let mut out = BatchOut::with_capacity(table, batch.len() / 3);
+    let mut local = vec![0u32; table];
+    for (s, &id) in slots.iter().enumerate() {
+        if id != EMPTY {
+            local[s] = out.shade(id, vin, vs, u);
+        }
+    }
+    out.triangles = slot_of
+        .chunks_exact(3)
+        .map(|t| [local[t[0] as usize], local[t[1] as usize], local[t[2] as usize]])
+        .collect();
+    out
+}
+
+/// Multiplicative (Knuth) hashing into a power-of-two table.
+#[inline]
+pub fn hash(id: u32, table: usize) -> usize {
+    let bits = table.trailing_zeros();
+    if bits == 0 {
+        return 0;
+    }
+    (id.wrapping_mul(2_654_435_761) >> (32 - bits)) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::{FmaLoad, Transform};
+
+    fn vin(n: usize) -> Vec<VertexIn> {
+        (0..n)
+            .map(|i| VertexIn {
+                position: glam::Vec3::new(i as f32, (i * 7 % 13) as f32, 1.0),
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn warp_voting_worked_example() {
+        // a strip-like batch: 10 triangles over 12 vertices, all in one round
+        let idx: Vec<u32> = (0..10u32).flat_map(|t| [t, t + 1, t + 2]).collect();
+        let g = run(Strategy::WarpVote { batch: 96 }, &vin(12), &idx, None, &Transform, &Uniforms::default()).unwrap();
+        assert_eq!(g.stats.invocations, 12);
+        // random soup: 32 distinct lanes hold 10 whole triangles, the two extra are reshaded
+        let soup: Vec<u32> = (0..96).collect();
+        let g = run(Strategy::WarpVote { batch: 96 }, &vin(96), &soup, None, &Transform, &Uniforms::default()).unwrap();
+        // rounds: 32 lanes -> 10 tris (30 used), 32 -> 10, 32 -> 10, then 6 indices -> 2 tris
+        assert_eq!(g.stats.invocations, 32 + 32 + 32 + 6);
+        assert_eq!(g.triangles.len(), 32);
+    }
+
+    #[test]
+    fn every_strategy_assembles_what_naive_does() {
+        let m = crate::mesh::icosphere(3);
+        let v: Vec<VertexIn> = m.positions.iter().map(|&p| VertexIn { position: p, normal: p, ..Default::default() }).collect();
+        let idx = crate::geometry::VertexOrder::Random(3).apply(&m.indices, v.len());
+        let u = Uniforms::new(glam::Mat4::from_rotation_y(0.3), glam::Mat4::IDENTITY, glam::Vec3::ZERO, 0.0);
+        let base = run(Strategy::Naive, &v, &idx, None, &FmaLoad::new(8), &u).unwrap();
+        assert_eq!(base.stats.asr(), 3.0);
+        for s in Strategy::all() {
+            let g = run(s, &v, &idx, None, &FmaLoad::new(8), &u).unwrap();
+            assert_eq!(g.triangles.len(), base.triangles.len());
+            for t in 0..g.triangles.len() {
+                assert_eq!(g.triangle(t), base.triangle(t), "{s} triangle {t}");
+            }
+            assert!(g.stats.asr() >= g.stats.ideal_asr());
+        }
+    }
+
+    #[test]
+    fn out_of_range_index_is_an_error() {
+        let e = run(Strategy::Naive, &vin(3), &[0, 1, 5], None, &Transform, &Uniforms::default());
+        assert!(matches!(e, Err(GeometryError::IndexOutOfRange { triangle: 0, index: 5, .. })));
+    }
+}

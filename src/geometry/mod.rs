@@ -1,0 +1,205 @@
+//! The geometry stage: vertex shading with batch-based vertex reuse (Kenzel et al. 2018).
+//!
+//! Every [`Strategy`] produces the same assembled triangles, in input order, as naive shading;
+//! they differ in how many times the vertex shader runs. The CPU implementation in [`cpu`]
+//! emulates what a GPU warp or block does, so its invocation counts are the ones the CUDA kernels
+//! produce.
+
+pub mod batching;
+pub mod cpu;
+pub mod order;
+pub mod shaders;
+
+pub use batching::Batches;
+pub use order::VertexOrder;
+pub use shaders::{FmaLoad, Transform, VertexIn, VertexOut, VertexShader, Uniforms};
+
+use std::fmt;
+
+/// Default limits of the dynamic batching preprocess (§3.4): indices and unique vertices.
+pub const DEFAULT_MAX_INDICES: u32 = 1023;
+pub const DEFAULT_MAX_VERTICES: u32 = 256;
+/// Default static batch of warp voting: 96 indices for a warp of 32 lanes.
+pub const DEFAULT_WARP_BATCH: u32 = 96;
+/// Solo probes of parallel hashing before the warp-cooperative slow path.
+pub const DEFAULT_FAST_PROBES: u32 = 4;
+
+/// How the geometry stage finds reusable vertices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Every index is shaded (ASR exactly 3).
+    Naive,
+    /// Statically-batched warp voting (Algorithm 1): `batch` indices per warp of 32 lanes.
+    WarpVote { batch: u32 },
+    /// Dynamically-batched sorting (Algorithm 2).
+    DynamicSort { max_indices: u32, max_vertices: u32 },
+    /// Dynamically-batched hashing with linear probing (Algorithm 3).
+    DynamicHash { max_indices: u32, max_vertices: u32 },
+    /// Dynamically-batched parallel hashing: `fast_probes` solo probes, then the warp-cooperative
+    /// search.
+    ParallelHash {
+        max_indices: u32,
+        max_vertices: u32,
+        fast_probes: u32,
+    },
+    /// Non-streaming reference: shade every vertex once, then assemble.
+    Multi,
+}
+
+impl Strategy {
+    pub const NAMES: [&'static str; 6] = ["naive", "warp", "sort", "hash", "phash", "multi"];
+
+    /// Every strategy with its default parameters, in the paper's table order.
+    pub fn all() -> [Strategy; 6] {
+        Strategy::NAMES.map(|n| Strategy::parse(n).unwrap())
+    }
+
+    /// Parses a short name: naive, warp, sort, hash, phash, multi.
+    pub fn parse(name: &str) -> Option<Strategy> {
+        let (mi, mv) = (DEFAULT_MAX_INDICES, DEFAULT_MAX_VERTICES);
+        Some(match name.to_ascii_lowercase().as_str() {
+            "naive" => Strategy::Naive,
+            "warp" | "warpvote" | "warp-vote" => Strategy::WarpVote {
+                batch: DEFAULT_WARP_BATCH,
+            },
+            "sort" => Strategy::DynamicSort {
+                max_indices: mi,
+                max_vertices: mv,
+            },
+            "hash" => Strategy::DynamicHash {
+                max_indices: mi,
+                max_vertices: mv,
+            },
+            "phash" | "parallel-hash" => Strategy::ParallelHash {
+                max_indices: mi,
+                max_vertices: mv,
+                fast_probes: DEFAULT_FAST_PROBES,
+            },
+            "multi" => Strategy::Multi,
+            _ => return None,
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::Naive => "naive",
+            Strategy::WarpVote { .. } => "warp",
+            Strategy::DynamicSort { .. } => "sort",
+            Strategy::DynamicHash { .. } => "hash",
+            Strategy::ParallelHash { .. } => "phash",
+            Strategy::Multi => "multi",
+        }
+    }
+
+    /// The dynamic batch limits, for the strategies that use dynamic batching.
+    pub fn dynamic_limits(&self) -> Option<(u32, u32)> {
+        match *self {
+            Strategy::DynamicSort {
+                max_indices,
+                max_vertices,
+            }
+            | Strategy::DynamicHash {
+                max_indices,
+                max_vertices,
+            }
+            | Strategy::ParallelHash {
+                max_indices,
+                max_vertices,
+                ..
+            } => Some((max_indices, max_vertices)),
+            _ => None,
+        }
+    }
+
+    /// The next strategy in table order (the viewer's key cycles through them).
+    pub fn next(&self) -> Strategy {
+        let all = Strategy::all();
+        let i = all.iter().position(|s| s.name() == self.name()).unwrap_or(0);
+        all[(i + 1) % all.len()]
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Errors of the geometry stage.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum GeometryError {
+    #[error("dynamic batching needs max_vertices >= 3 and max_indices >= 3, got {max_vertices} and {max_indices}")]
+    BatchLimits { max_indices: u32, max_vertices: u32 },
+    #[error("warp voting needs a batch that is a positive multiple of 3 indices, got {0}")]
+    WarpBatch(u32),
+    #[error("triangle {triangle} refers to vertex {index}, but there are {vertices} vertices")]
+    IndexOutOfRange {
+        triangle: usize,
+        index: u32,
+        vertices: usize,
+    },
+}
+
+/// Vertex shader invocation statistics of one geometry stage run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct GeometryStats {
+    pub invocations: u64,
+    pub triangles: u64,
+    /// distinct vertices referenced by the triangles
+    pub unique_vertices: u64,
+}
+
+impl GeometryStats {
+    /// Average shading rate: invocations per triangle.
+    pub fn asr(&self) -> f64 {
+        if self.triangles == 0 {
+            0.0
+        } else {
+            self.invocations as f64 / self.triangles as f64
+        }
+    }
+    /// The ideal ASR: every referenced vertex shaded once.
+    pub fn ideal_asr(&self) -> f64 {
+        if self.triangles == 0 {
+            0.0
+        } else {
+            self.unique_vertices as f64 / self.triangles as f64
+        }
+    }
+    pub fn add(&mut self, o: &GeometryStats) {
+        self.invocations += o.invocations;
+        self.triangles += o.triangles;
+        self.unique_vertices += o.unique_vertices;
+    }
+}
+
+/// The output of the geometry stage: every shader invocation's result, and per input triangle
+/// (in input order) the three invocations that make it up.
+#[derive(Debug, Clone, Default)]
+pub struct ShadedGeometry {
+    /// one entry per shader invocation
+    pub vertices: Vec<VertexOut>,
+    /// the input vertex each invocation shaded
+    pub sources: Vec<u32>,
+    /// per input triangle, indices into `vertices`
+    pub triangles: Vec<[u32; 3]>,
+    pub stats: GeometryStats,
+}
+
+impl ShadedGeometry {
+    /// The assembled triangle `t` (clip positions and varyings of its three corners).
+    pub fn triangle(&self, t: usize) -> [VertexOut; 3] {
+        self.triangles[t].map(|i| self.vertices[i as usize])
+    }
+
+    /// How many times each input vertex was shaded.
+    pub fn invocations_per_vertex(&self, vertex_count: usize) -> Vec<u32> {
+        let mut c = vec![0u32; vertex_count];
+        for &s in &self.sources {
+            if let Some(x) = c.get_mut(s as usize) {
+                *x += 1;
+            }
+        }
+        c
+    }
+}

@@ -1,0 +1,99 @@
+//! glTF 2.0 (.gltf with external or embedded buffers, .glb): every triangle primitive of the
+//! default scene, node transforms applied, base colour factor per primitive.
+
+use super::IoError;
+use crate::mesh::Mesh;
+use glam::{Mat4, Vec2, Vec3};
+use gltf::mesh::Mode;
+use std::path::Path;
+
+/// Loads the primitives of the default (or first) scene as separate meshes, in world space.
+pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, IoError> {
+    let err = |location: &str, message: String| IoError::Parse {
+        file: file.to_string(),
+        location: location.to_string(),
+        message,
+    };
+    let gltf = gltf::Gltf::from_slice(data).map_err(|e| err("document", e.to_string()))?;
+    let buffers = gltf::import_buffers(&gltf.document, base, gltf.blob.clone())
+        .map_err(|e| err("buffers", e.to_string()))?;
+    let doc = &gltf.document;
+    let scene = doc
+        .default_scene()
+        .or_else(|| doc.scenes().next())
+        .ok_or_else(|| err("scenes", "the file has no scene".into()))?;
+    let mut out = Vec::new();
+    let mut stack: Vec<(gltf::Node, Mat4)> =
+        scene.nodes().map(|n| (n, Mat4::IDENTITY)).collect();
+    while let Some((node, parent)) = stack.pop() {
+        let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
+        for child in node.children() {
+            stack.push((child, world));
+        }
+        let Some(mesh) = node.mesh() else { continue };
+        for prim in mesh.primitives() {
+            let loc = format!(
+                "mesh {} ('{}') primitive {}",
+                mesh.index(),
+                mesh.name().unwrap_or(""),
+                prim.index()
+            );
+            if !matches!(prim.mode(), Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+                continue;
+            }
+            let reader = prim.reader(|b| buffers.get(b.index()).map(|d| &d.0[..]));
+            let positions: Vec<Vec3> = reader
+                .read_positions()
+                .ok_or_else(|| err(&loc, "no POSITION attribute (or its buffer is missing)".into()))?
+                .map(Vec3::from_array)
+                .collect();
+            let n = positions.len() as u32;
+            let raw: Vec<u32> = match reader.read_indices() {
+                Some(i) => i.into_u32().collect(),
+                None => (0..n).collect(),
+            };
+            if let Some(bad) = raw.iter().find(|&&i| i >= n) {
+                return Err(err(&loc, format!("index {bad} out of range ({n} vertices)")));
+            }
+            let indices = match prim.mode() {
+                Mode::TriangleStrip => (2..raw.len())
+                    .flat_map(|k| {
+                        if k % 2 == 0 {
+                            [raw[k - 2], raw[k - 1], raw[k]]
+                        } else {
+                            [raw[k - 1], raw[k - 2], raw[k]]
+                        }
+                    })
+                    .collect(),
+                Mode::TriangleFan => (2..raw.len())
+                    .flat_map(|k| [raw[0], raw[k - 1], raw[k]])
+                    .collect(),
+                _ => {
+                    let mut r = raw;
+                    r.truncate(r.len() / 3 * 3);
+                    r
+                }
+            };
+            let normals = reader
+                .read_normals()
+                .map(|it| it.map(Vec3::from_array).collect::<Vec<_>>())
+                .filter(|v| v.len() == positions.len());
+            let uvs = reader
+                .read_tex_coords(0)
+                .map(|it| it.into_f32().map(Vec2::from_array).collect::<Vec<_>>())
+                .filter(|v| v.len() == positions.len());
+            let color = prim.material().pbr_metallic_roughness().base_color_factor();
+            let mut m = Mesh {
+                name: format!("{file}: {}", mesh.name().unwrap_or("mesh")),
+                positions,
+                normals,
+                uvs,
+                indices,
+                base_color: Some(color),
+            };
+            m.transform(world);
+            out.push(m);
+        }
+    }
+    Ok(out)
+}

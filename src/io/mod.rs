@@ -1,0 +1,240 @@
+//! Loaders and writers: glTF, OBJ, PLY, STL, any of them gzip-compressed; scene files.
+//!
+//! Formats are recognised by content (gzip magic, `ply`, `glTF`, JSON, binary STL size), with the
+//! file extension only as a tie-breaker between text formats.
+
+pub mod gltf;
+pub mod obj;
+pub mod ply;
+pub mod scene;
+pub mod stl;
+
+use crate::mesh::{Mesh, MeshError};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Errors from loading or writing files.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{file}: {location}: {message}")]
+    Parse {
+        file: String,
+        location: String,
+        message: String,
+    },
+    #[error("{file}: {message}")]
+    Unsupported { file: String, message: String },
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+}
+
+/// Counts as the file states them, before triangulation or corner splitting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SourceCounts {
+    /// vertices (positions) in the file
+    pub vertices: usize,
+    /// faces in the file: polygons for OBJ and PLY faces, triangles for strips and STL
+    pub faces: usize,
+}
+
+/// The format of a mesh file, as recognised from its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Obj,
+    Ply,
+    Stl,
+    Gltf,
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, IoError> {
+    std::fs::read(path).map_err(|source| IoError::Io {
+        file: path.display().to_string(),
+        source,
+    })
+}
+
+/// Decompresses gzip data (recognised by its magic bytes, whatever the name); other data is
+/// returned as it is.
+pub fn maybe_gunzip(data: Vec<u8>, file: &str) -> Result<Vec<u8>, IoError> {
+    if data.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::with_capacity(data.len() * 4);
+        flate2::read::MultiGzDecoder::new(&data[..])
+            .read_to_end(&mut out)
+            .map_err(|e| IoError::Parse {
+                file: file.into(),
+                location: "gzip stream".into(),
+                message: e.to_string(),
+            })?;
+        Ok(out)
+    } else {
+        Ok(data)
+    }
+}
+
+/// Recognises the format of (decompressed) file content; `name` breaks ties.
+pub fn sniff(data: &[u8], name: &str) -> Option<Format> {
+    let lower = name.to_ascii_lowercase();
+    let lower = lower.strip_suffix(".gz").unwrap_or(&lower);
+    if data.starts_with(b"ply") {
+        return Some(Format::Ply);
+    }
+    if data.starts_with(b"glTF") {
+        return Some(Format::Gltf);
+    }
+    if stl::looks_binary(data) {
+        return Some(Format::Stl);
+    }
+    let head = &data[..data.len().min(512)];
+    let text = String::from_utf8_lossy(head);
+    let t = text.trim_start();
+    if t.starts_with('{') {
+        return Some(Format::Gltf);
+    }
+    if t.starts_with("solid") && (lower.ends_with(".stl") || text.contains("facet")) {
+        return Some(Format::Stl);
+    }
+    for (ext, f) in [
+        (".obj", Format::Obj),
+        (".ply", Format::Ply),
+        (".stl", Format::Stl),
+        (".gltf", Format::Gltf),
+        (".glb", Format::Gltf),
+    ] {
+        if lower.ends_with(ext) {
+            return Some(f);
+        }
+    }
+    // OBJ has no magic: recognise its statements
+    if t.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("v ") || l.starts_with("f ") || l.starts_with("vn ") || l.starts_with('#')
+    }) {
+        return Some(Format::Obj);
+    }
+    None
+}
+
+/// Loads every mesh of a file (glTF may hold several primitives; other formats hold one), each
+/// validated, with the file's own counts.
+pub fn load_meshes(path: impl AsRef<Path>) -> Result<(Vec<Mesh>, SourceCounts), IoError> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let data = maybe_gunzip(read_file(path)?, &name)?;
+    let format = sniff(&data, &name).ok_or_else(|| IoError::Unsupported {
+        file: name.clone(),
+        message: "not a recognised mesh format (OBJ, PLY, STL, glTF, optionally gzipped)".into(),
+    })?;
+    fn text<'a>(d: &'a [u8], name: &str) -> Result<&'a str, IoError> {
+        std::str::from_utf8(d).map_err(|e| IoError::Parse {
+            file: name.to_string(),
+            location: format!("byte {}", e.valid_up_to()),
+            message: "not valid UTF-8 text".into(),
+        })
+    }
+    let (meshes, counts) = match format {
+        Format::Obj => {
+            let (m, c) = obj::parse(text(&data, &name)?, &name)?;
+            (vec![m], c)
+        }
+        Format::Ply => {
+            let (m, c) = ply::parse(&data, &name)?;
+            (vec![m], c)
+        }
+        Format::Stl => {
+            let (m, c) = stl::parse(&data, &name)?;
+            (vec![m], c)
+        }
+        Format::Gltf => {
+            let base = path.parent().map(PathBuf::from);
+            let ms = gltf::parse(&data, &name, base.as_deref())?;
+            let c = SourceCounts {
+                vertices: ms.iter().map(|m| m.vertex_count()).sum(),
+                faces: ms.iter().map(|m| m.triangle_count()).sum(),
+            };
+            (ms, c)
+        }
+    };
+    for m in &meshes {
+        m.validate()?;
+    }
+    Ok((meshes, counts))
+}
+
+/// Loads a file as one mesh (glTF primitives merged in world space).
+///
+/// ```no_run
+/// let bunny = rxpipe::io::load_mesh("../shared/meshes/stanford-bunny.obj")?;
+/// println!("{} triangles", bunny.triangle_count());
+/// # Ok::<(), rxpipe::io::IoError>(())
+/// ```
+pub fn load_mesh(path: impl AsRef<Path>) -> Result<Mesh, IoError> {
+    let path = path.as_ref();
+    let (meshes, _) = load_meshes(path)?;
+    let mut it = meshes.into_iter();
+    let mut first = it.next().ok_or_else(|| IoError::Unsupported {
+        file: path.display().to_string(),
+        message: "the file holds no triangles".into(),
+    })?;
+    for m in it {
+        first.append(&m);
+    }
+    first.name = path.display().to_string();
+    Ok(first)
+}
+
+/// Writes a mesh as OBJ or binary PLY, chosen by the extension. The file is written to a
+/// temporary name beside the target and renamed into place, so a failure leaves any existing
+/// file untouched.
+pub fn save_mesh(mesh: &Mesh, path: impl AsRef<Path>) -> Result<(), IoError> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let tmp = path.with_extension(format!("{ext}.rxpipe-tmp"));
+    let io = |source| IoError::Io {
+        file: name.clone(),
+        source,
+    };
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    let r = match ext.as_str() {
+        "obj" => obj::write(mesh, &mut f),
+        "ply" => ply::write_binary(mesh, &mut f),
+        _ => {
+            drop(f);
+            let _ = std::fs::remove_file(&tmp);
+            return Err(IoError::Unsupported {
+                file: name,
+                message: "can write .obj or .ply".into(),
+            });
+        }
+    };
+    if let Err(e) = r {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Where the shared test meshes are: `$RXPIPE_MESHES`, else `../shared/meshes` from the current
+/// directory or from the crate root. `None` when absent.
+pub fn shared_meshes_dir() -> Option<PathBuf> {
+    if let Ok(d) = std::env::var("RXPIPE_MESHES") {
+        let p = PathBuf::from(d);
+        if p.is_dir() {
+            return Some(p);
+        }
+    }
+    ["../shared/meshes", "../../shared/meshes"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_dir())
+}

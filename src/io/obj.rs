@@ -1,0 +1,207 @@
+//! Wavefront OBJ: `v`, `vt`, `vn`, faces with `v`, `v/vt`, `v//vn`, `v/vt/vn` corners, negative
+//! (relative) indices, polygons fan-triangulated; groups, objects and materials ignored.
+
+use super::{IoError, SourceCounts};
+use std::io::Write;
+use crate::mesh::Mesh;
+use glam::{Vec2, Vec3};
+use std::collections::HashMap;
+
+/// Parses OBJ text. `file` names the source in errors.
+pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
+    let mut pos: Vec<Vec3> = Vec::new();
+    let mut tex: Vec<Vec2> = Vec::new();
+    let mut nrm: Vec<Vec3> = Vec::new();
+    // corners as (v, vt, vn) with -1 for absent, resolved to zero-based indices
+    let mut corner_ids: HashMap<(u32, i64, i64), u32> = HashMap::new();
+    let mut corners: Vec<(u32, i64, i64)> = Vec::new();
+    let mut indices: Vec<u32> = Vec::new();
+    let mut faces = 0usize;
+    let mut any_vt = false;
+    let mut any_vn = false;
+    let mut poly: Vec<u32> = Vec::with_capacity(8);
+
+    let err = |line: usize, message: String| IoError::Parse {
+        file: file.to_string(),
+        location: format!("line {line}"),
+        message,
+    };
+    let floats = |it: &mut std::str::SplitAsciiWhitespace, n: usize, line: usize| {
+        let mut out = [0f32; 3];
+        for (k, o) in out.iter_mut().enumerate().take(n) {
+            let s = it
+                .next()
+                .ok_or_else(|| err(line, format!("expected {n} numbers")))?;
+            *o = s
+                .parse::<f32>()
+                .map_err(|_| err(line, format!("'{s}' is not a number")))?;
+            let _ = k;
+        }
+        Ok::<_, IoError>(out)
+    };
+
+    for (ln, raw) in text.lines().enumerate() {
+        let line = ln + 1;
+        let l = raw.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let mut it = l.split_ascii_whitespace();
+        let Some(tag) = it.next() else { continue };
+        match tag {
+            "v" => {
+                let p = floats(&mut it, 3, line)?;
+                pos.push(Vec3::from_array(p));
+            }
+            "vt" => {
+                let first = it
+                    .next()
+                    .ok_or_else(|| err(line, "expected texture coordinates".into()))?;
+                let u = first
+                    .parse::<f32>()
+                    .map_err(|_| err(line, format!("'{first}' is not a number")))?;
+                let v = match it.next() {
+                    Some(s) => s
+                        .parse::<f32>()
+                        .map_err(|_| err(line, format!("'{s}' is not a number")))?,
+                    None => 0.0,
+                };
+                tex.push(Vec2::new(u, v));
+            }
+            "vn" => {
+                let n = floats(&mut it, 3, line)?;
+                nrm.push(Vec3::from_array(n));
+            }
+            "f" => {
+                poly.clear();
+                for c in it {
+                    let mut parts = c.split('/');
+                    let resolve = |s: Option<&str>, len: usize, what: &str| -> Result<i64, IoError> {
+                        match s {
+                            None | Some("") => Ok(-1),
+                            Some(s) => {
+                                let i: i64 = s.parse().map_err(|_| {
+                                    err(line, format!("'{c}': '{s}' is not an index"))
+                                })?;
+                                let r = if i > 0 {
+                                    i - 1
+                                } else if i < 0 {
+                                    len as i64 + i
+                                } else {
+                                    -2
+                                };
+                                if r < 0 || r >= len as i64 {
+                                    return Err(err(
+                                        line,
+                                        format!("{what} index {i} in '{c}' is out of range (there are {len} so far)"),
+                                    ));
+                                }
+                                Ok(r)
+                            }
+                        }
+                    };
+                    let v = resolve(parts.next(), pos.len(), "vertex")?;
+                    if v < 0 {
+                        return Err(err(line, format!("corner '{c}' has no vertex index")));
+                    }
+                    let vt = resolve(parts.next(), tex.len(), "texture")?;
+                    let vn = resolve(parts.next(), nrm.len(), "normal")?;
+                    any_vt |= vt >= 0;
+                    any_vn |= vn >= 0;
+                    let key = (v as u32, vt, vn);
+                    let id = *corner_ids.entry(key).or_insert_with(|| {
+                        corners.push(key);
+                        corners.len() as u32 - 1
+                    });
+                    poly.push(id);
+                }
+                if poly.len() < 3 {
+                    return Err(err(
+                        line,
+                        format!("a face needs at least 3 corners, this one has {}", poly.len()),
+                    ));
+                }
+                faces += 1;
+                for k in 1..poly.len() - 1 {
+                    indices.extend_from_slice(&[poly[0], poly[k], poly[k + 1]]);
+                }
+            }
+            _ => {} // g, o, s, usemtl, mtllib, l, p: ignored
+        }
+    }
+
+    // When every corner uses only its position index, keep the file's vertex array as it is
+    // (unused vertices included) so that indices keep their meaning.
+    let plain = !any_vt && !any_vn;
+    let mesh = if plain {
+        let remap: Vec<u32> = corners.iter().map(|c| c.0).collect();
+        Mesh {
+            name: file.to_string(),
+            positions: pos.clone(),
+            normals: None,
+            uvs: None,
+            indices: indices.iter().map(|&i| remap[i as usize]).collect(),
+            base_color: None,
+        }
+    } else {
+        Mesh {
+            name: file.to_string(),
+            positions: corners.iter().map(|c| pos[c.0 as usize]).collect(),
+            normals: any_vn.then(|| {
+                corners
+                    .iter()
+                    .map(|c| if c.2 >= 0 { nrm[c.2 as usize] } else { Vec3::ZERO })
+                    .collect()
+            }),
+            uvs: any_vt.then(|| {
+                corners
+                    .iter()
+                    .map(|c| if c.1 >= 0 { tex[c.1 as usize] } else { Vec2::ZERO })
+                    .collect()
+            }),
+            indices,
+            base_color: None,
+        }
+    };
+    Ok((
+        mesh,
+        SourceCounts {
+            vertices: pos.len(),
+            faces,
+        },
+    ))
+}
+
+/// Writes positions (and normals and uvs where present) as OBJ text.
+pub fn write(mesh: &Mesh, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::new(out);
+    writeln!(w, "# written by rxpipe")?;
+    for p in &mesh.positions {
+        writeln!(w, "v {} {} {}", p.x, p.y, p.z)?;
+    }
+    if let Some(uv) = &mesh.uvs {
+        for t in uv {
+            writeln!(w, "vt {} {}", t.x, t.y)?;
+        }
+    }
+    if let Some(nr) = &mesh.normals {
+        for n in nr {
+            writeln!(w, "vn {} {} {}", n.x, n.y, n.z)?;
+        }
+    }
+    let (t, n) = (mesh.uvs.is_some(), mesh.normals.is_some());
+    for tri in mesh.indices.chunks_exact(3) {
+        write!(w, "f")?;
+        for &i in tri {
+            let i = i + 1;
+            match (t, n) {
+                (false, false) => write!(w, " {i}")?,
+                (true, false) => write!(w, " {i}/{i}")?,
+                (false, true) => write!(w, " {i}//{i}")?,
+                (true, true) => write!(w, " {i}/{i}/{i}")?,
+            }
+        }
+        writeln!(w)?;
+    }
+    w.flush()
+}

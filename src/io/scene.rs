@@ -1,0 +1,342 @@
+//! Scenes: a camera, a light and objects, from a small TOML format, a glTF file or a single mesh.
+//!
+//! ```toml
+//! [camera]
+//! eye = [0.0, 1.0, 4.0]
+//! target = [0.0, 0.0, 0.0]
+//! fov_y = 45.0            # degrees
+//!
+//! [light]
+//! direction = [-0.4, -1.0, -0.6]   # the direction light travels
+//! ambient = 0.15
+//!
+//! [[object]]
+//! generator = "icosphere"  # or mesh = "path/relative/to/scene.obj"
+//! level = 4
+//! translate = [0.0, 0.0, 0.0]
+//! rotate = [0.0, 30.0, 0.0]   # degrees about x, y, z
+//! scale = 1.0                  # or [x, y, z]
+//! color = [0.8, 0.3, 0.2]
+//! ```
+
+use super::IoError;
+use crate::mesh::{self, Mesh};
+use glam::{EulerRot, Mat4, Vec3};
+use serde::Deserialize;
+use std::path::Path;
+
+/// A perspective camera.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Camera {
+    pub eye: Vec3,
+    pub target: Vec3,
+    pub up: Vec3,
+    /// vertical field of view in degrees
+    pub fov_y: f32,
+    pub near: f32,
+    pub far: f32,
+}
+
+impl Camera {
+    pub fn view(&self) -> Mat4 {
+        Mat4::look_at_rh(self.eye, self.target, self.up)
+    }
+    /// Projection to clip space with depth in [0, 1] (z = 0 at the near plane).
+    pub fn projection(&self, aspect: f32) -> Mat4 {
+        Mat4::perspective_rh(self.fov_y.to_radians(), aspect, self.near, self.far)
+    }
+    pub fn view_projection(&self, aspect: f32) -> Mat4 {
+        self.projection(aspect) * self.view()
+    }
+    /// A camera looking at a bounding box from the front and a little above, framing it.
+    pub fn framing(lo: Vec3, hi: Vec3) -> Camera {
+        let c = (lo + hi) * 0.5;
+        let r = ((hi - lo).length() * 0.5).max(1e-6);
+        let fov_y = 40f32;
+        let dist = r / (fov_y.to_radians() * 0.5).sin() * 1.05;
+        let dir = Vec3::new(0.35, 0.3, 1.0).normalize();
+        Camera {
+            eye: c + dir * dist,
+            target: c,
+            up: Vec3::Y,
+            fov_y,
+            near: (dist - r * 1.5).max(dist * 0.01),
+            far: dist + r * 1.5,
+        }
+    }
+}
+
+/// A directional light with an ambient term.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Light {
+    /// the direction light travels (towards the scene)
+    pub direction: Vec3,
+    pub color: Vec3,
+    pub ambient: f32,
+}
+
+impl Default for Light {
+    fn default() -> Self {
+        Light {
+            direction: Vec3::new(-0.4, -1.0, -0.6).normalize(),
+            color: Vec3::ONE,
+            ambient: 0.15,
+        }
+    }
+}
+
+/// One mesh placed in the scene.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub mesh: Mesh,
+    pub transform: Mat4,
+    /// linear RGBA
+    pub color: [f32; 4],
+}
+
+/// Everything a frame needs besides the pipeline settings.
+#[derive(Debug, Clone)]
+pub struct Scene {
+    pub name: String,
+    pub camera: Camera,
+    pub light: Light,
+    pub objects: Vec<Object>,
+    pub background: [f32; 3],
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileCamera {
+    eye: [f32; 3],
+    target: [f32; 3],
+    #[serde(default = "up")]
+    up: [f32; 3],
+    #[serde(default = "fov")]
+    fov_y: f32,
+    #[serde(default)]
+    near: Option<f32>,
+    #[serde(default)]
+    far: Option<f32>,
+}
+fn up() -> [f32; 3] {
+    [0.0, 1.0, 0.0]
+}
+fn fov() -> f32 {
+    45.0
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileLight {
+    direction: [f32; 3],
+    #[serde(default = "one3")]
+    color: [f32; 3],
+    #[serde(default = "amb")]
+    ambient: f32,
+}
+fn one3() -> [f32; 3] {
+    [1.0; 3]
+}
+fn amb() -> f32 {
+    0.15
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scale {
+    Uniform(f32),
+    Axes([f32; 3]),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileObject {
+    mesh: Option<String>,
+    generator: Option<String>,
+    level: Option<u32>,
+    triangles: Option<u32>,
+    segments: Option<u32>,
+    sides: Option<u32>,
+    major: Option<f32>,
+    minor: Option<f32>,
+    #[serde(default)]
+    translate: [f32; 3],
+    #[serde(default)]
+    rotate: [f32; 3],
+    scale: Option<Scale>,
+    color: Option<[f32; 3]>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileScene {
+    camera: Option<FileCamera>,
+    light: Option<FileLight>,
+    background: Option<[f32; 3]>,
+    #[serde(default)]
+    object: Vec<FileObject>,
+}
+
+impl Scene {
+    /// Loads a `.toml` scene, or any mesh file (glTF scenes included) as a scene with a framing
+    /// camera.
+    pub fn load(path: impl AsRef<Path>) -> Result<Scene, IoError> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let is_toml = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        if !is_toml {
+            let (meshes, _) = super::load_meshes(path)?;
+            return Ok(Scene::from_meshes(&name, meshes));
+        }
+        let text = std::fs::read_to_string(path).map_err(|source| IoError::Io {
+            file: name.clone(),
+            source,
+        })?;
+        Scene::parse(&text, &name, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// Parses scene TOML; mesh paths are relative to `dir`.
+    pub fn parse(text: &str, name: &str, dir: &Path) -> Result<Scene, IoError> {
+        let f: FileScene = toml::from_str(text).map_err(|e| IoError::Parse {
+            file: name.into(),
+            location: e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start.min(text.len())].lines().count().max(1);
+                    format!("line {line}")
+                })
+                .unwrap_or_else(|| "document".into()),
+            message: e.message().to_string(),
+        })?;
+        let mut objects = Vec::new();
+        for (i, o) in f.object.iter().enumerate() {
+            let perr = |message: String| IoError::Parse {
+                file: name.into(),
+                location: format!("object {}", i + 1),
+                message,
+            };
+            let mesh = match (&o.mesh, &o.generator) {
+                (Some(p), None) => super::load_mesh(dir.join(p))?,
+                (None, Some(g)) => match g.as_str() {
+                    "icosphere" => {
+                        let level = o.level.unwrap_or(3);
+                        if level > 10 {
+                            return Err(perr(format!("icosphere level {level} is too large (at most 10)")));
+                        }
+                        mesh::icosphere(level)
+                    }
+                    "torus" => mesh::torus(
+                        o.major.unwrap_or(1.0),
+                        o.minor.unwrap_or(0.3),
+                        o.segments.unwrap_or(64),
+                        o.sides.unwrap_or(24),
+                    ),
+                    "grid" => mesh::grid(o.segments.unwrap_or(16), o.sides.unwrap_or(16)),
+                    "rings" => mesh::rings(o.triangles.unwrap_or(20_000)),
+                    other => {
+                        return Err(perr(format!(
+                            "unknown generator '{other}' (icosphere, torus, grid, rings)"
+                        )))
+                    }
+                },
+                _ => return Err(perr("give exactly one of 'mesh' or 'generator'".into())),
+            };
+            let scale = match o.scale {
+                None => Vec3::ONE,
+                Some(Scale::Uniform(s)) => Vec3::splat(s),
+                Some(Scale::Axes(a)) => Vec3::from_array(a),
+            };
+            let r = o.rotate.map(f32::to_radians);
+            let transform = Mat4::from_scale_rotation_translation(
+                scale,
+                glam::Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2]),
+                Vec3::from_array(o.translate),
+            );
+            let c = o.color.or(mesh.base_color.map(|c| [c[0], c[1], c[2]])).unwrap_or([0.8; 3]);
+            objects.push(Object {
+                mesh,
+                transform,
+                color: [c[0], c[1], c[2], 1.0],
+            });
+        }
+        let mut scene = Scene {
+            name: name.into(),
+            camera: Camera::framing(Vec3::splat(-1.0), Vec3::splat(1.0)),
+            light: Light::default(),
+            objects,
+            background: f.background.unwrap_or([0.06, 0.07, 0.09]),
+        };
+        match f.camera {
+            Some(c) => {
+                let (eye, target) = (Vec3::from_array(c.eye), Vec3::from_array(c.target));
+                let d = (eye - target).length().max(1e-3);
+                scene.camera = Camera {
+                    eye,
+                    target,
+                    up: Vec3::from_array(c.up),
+                    fov_y: c.fov_y,
+                    near: c.near.unwrap_or(d * 0.02),
+                    far: c.far.unwrap_or(d * 20.0),
+                };
+            }
+            None => scene.frame_all(),
+        }
+        if let Some(l) = f.light {
+            scene.light = Light {
+                direction: Vec3::from_array(l.direction).normalize_or(Vec3::NEG_Y),
+                color: Vec3::from_array(l.color),
+                ambient: l.ambient,
+            };
+        }
+        Ok(scene)
+    }
+
+    /// A scene of meshes already in world space, with a camera that frames them.
+    pub fn from_meshes(name: &str, meshes: Vec<Mesh>) -> Scene {
+        let objects = meshes
+            .into_iter()
+            .map(|m| Object {
+                color: m.base_color.unwrap_or([0.8, 0.8, 0.8, 1.0]),
+                mesh: m,
+                transform: Mat4::IDENTITY,
+            })
+            .collect();
+        let mut s = Scene {
+            name: name.into(),
+            camera: Camera::framing(Vec3::splat(-1.0), Vec3::splat(1.0)),
+            light: Light::default(),
+            objects,
+            background: [0.06, 0.07, 0.09],
+        };
+        s.frame_all();
+        s
+    }
+
+    /// World-space bounds of all objects.
+    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        let mut b: Option<(Vec3, Vec3)> = None;
+        for o in &self.objects {
+            for p in &o.mesh.positions {
+                let w = o.transform.transform_point3(*p);
+                b = Some(match b {
+                    None => (w, w),
+                    Some((lo, hi)) => (lo.min(w), hi.max(w)),
+                });
+            }
+        }
+        b
+    }
+
+    /// Points the camera at the whole scene.
+    pub fn frame_all(&mut self) {
+        if let Some((lo, hi)) = self.bounds() {
+            self.camera = Camera::framing(lo, hi);
+        }
+    }
+
+    pub fn triangle_count(&self) -> usize {
+        self.objects.iter().map(|o| o.mesh.triangle_count()).sum()
+    }
+}

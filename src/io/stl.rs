@@ -1,0 +1,72 @@
+//! STL, binary and ascii, kept as triangle soups (three vertices per triangle); welding them into
+//! an indexed mesh is the re-indexing stage's job.
+
+use super::{IoError, SourceCounts};
+use crate::mesh::Mesh;
+use glam::Vec3;
+
+/// True when the bytes have the exact size of a binary STL with the count in its header.
+pub fn looks_binary(data: &[u8]) -> bool {
+    data.len() >= 84 && {
+        let n = u32::from_le_bytes(data[80..84].try_into().unwrap()) as usize;
+        Some(data.len()) == n.checked_mul(50).and_then(|b| b.checked_add(84))
+    }
+}
+
+pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
+    let (positions, faces) = if looks_binary(data) {
+        let n = u32::from_le_bytes(data[80..84].try_into().unwrap()) as usize;
+        let mut p = Vec::with_capacity(n * 3);
+        for t in 0..n {
+            let rec = &data[84 + 50 * t..84 + 50 * t + 50];
+            for k in 0..3 {
+                let f = |j: usize| {
+                    let o = 12 + 12 * k + 4 * j;
+                    f32::from_le_bytes(rec[o..o + 4].try_into().unwrap())
+                };
+                p.push(Vec3::new(f(0), f(1), f(2)));
+            }
+        }
+        (p, n)
+    } else {
+        let text = std::str::from_utf8(data).map_err(|_| IoError::Parse {
+            file: file.into(),
+            location: "start".into(),
+            message: "neither a binary STL (size does not match its triangle count) nor ascii text".into(),
+        })?;
+        let mut p = Vec::new();
+        for (ln, l) in text.lines().enumerate() {
+            let mut it = l.split_ascii_whitespace();
+            if it.next() == Some("vertex") {
+                let mut v = [0f32; 3];
+                for c in &mut v {
+                    let s = it.next().unwrap_or("");
+                    *c = s.parse().map_err(|_| IoError::Parse {
+                        file: file.into(),
+                        location: format!("line {}", ln + 1),
+                        message: format!("bad vertex coordinate '{s}'"),
+                    })?;
+                }
+                p.push(Vec3::from_array(v));
+            }
+        }
+        if p.len() % 3 != 0 {
+            return Err(IoError::Parse {
+                file: file.into(),
+                location: "end".into(),
+                message: format!("{} vertices is not a whole number of facets", p.len()),
+            });
+        }
+        let n = p.len() / 3;
+        (p, n)
+    };
+    let indices = (0..positions.len() as u32).collect();
+    let nv = positions.len();
+    Ok((
+        Mesh::new(file, positions, indices),
+        SourceCounts {
+            vertices: nv,
+            faces,
+        },
+    ))
+}

@@ -1,0 +1,211 @@
+//! The mesh model: positions, optional normals and texture coordinates, and `u32` triangle
+//! indices, plus validation and procedural generators.
+
+mod generators;
+
+pub use generators::{grid, icosphere, rings, torus};
+
+use glam::{Mat4, Vec2, Vec3};
+
+/// Errors found by [`Mesh::validate`] and by mesh construction.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum MeshError {
+    /// The index buffer length is not a multiple of three.
+    #[error("mesh '{mesh}': index count {count} is not a multiple of 3")]
+    IndexCount { mesh: String, count: usize },
+    /// An index refers past the end of the vertex array.
+    #[error("mesh '{mesh}': triangle {triangle} corner {corner} has index {index}, but the mesh has only {vertices} vertices")]
+    IndexOutOfRange {
+        mesh: String,
+        triangle: usize,
+        corner: usize,
+        index: u32,
+        vertices: usize,
+    },
+    /// A position has a NaN or infinite coordinate.
+    #[error("mesh '{mesh}': vertex {vertex} has a non-finite position {position:?}")]
+    NonFinitePosition {
+        mesh: String,
+        vertex: usize,
+        position: [f32; 3],
+    },
+    /// An attribute array's length differs from the position array's.
+    #[error("mesh '{mesh}': {attribute} has {len} entries but there are {vertices} positions")]
+    AttributeLength {
+        mesh: String,
+        attribute: &'static str,
+        len: usize,
+        vertices: usize,
+    },
+    /// The mesh has more vertices than a u32 index can address.
+    #[error("mesh '{mesh}': {vertices} vertices do not fit in 32-bit indices")]
+    TooManyVertices { mesh: String, vertices: usize },
+}
+
+/// An indexed triangle mesh.
+///
+/// ```
+/// let m = rxpipe::mesh::icosphere(1);
+/// assert_eq!(m.vertex_count(), 42);
+/// assert_eq!(m.triangle_count(), 80);
+/// m.validate().unwrap();
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mesh {
+    /// A name for messages (file name, generator, glTF mesh name).
+    pub name: String,
+    pub positions: Vec<Vec3>,
+    pub normals: Option<Vec<Vec3>>,
+    pub uvs: Option<Vec<Vec2>>,
+    /// Three indices per triangle, counter-clockwise front faces.
+    pub indices: Vec<u32>,
+    /// Base colour (linear RGBA) where the source gives one (glTF materials).
+    pub base_color: Option<[f32; 4]>,
+}
+
+impl Mesh {
+    /// A mesh from positions and indices, with no attributes.
+    pub fn new(name: impl Into<String>, positions: Vec<Vec3>, indices: Vec<u32>) -> Self {
+        Mesh {
+            name: name.into(),
+            positions,
+            indices,
+            ..Default::default()
+        }
+    }
+
+    pub fn vertex_count(&self) -> usize {
+        self.positions.len()
+    }
+
+    pub fn triangle_count(&self) -> usize {
+        self.indices.len() / 3
+    }
+
+    /// Checks index ranges, finite positions and attribute lengths; the error names the element.
+    pub fn validate(&self) -> Result<(), MeshError> {
+        let n = self.positions.len();
+        if n > u32::MAX as usize {
+            return Err(MeshError::TooManyVertices {
+                mesh: self.name.clone(),
+                vertices: n,
+            });
+        }
+        if self.indices.len() % 3 != 0 {
+            return Err(MeshError::IndexCount {
+                mesh: self.name.clone(),
+                count: self.indices.len(),
+            });
+        }
+        let check_len = |attribute: &'static str, len: usize| {
+            if len != n {
+                Err(MeshError::AttributeLength {
+                    mesh: self.name.clone(),
+                    attribute,
+                    len,
+                    vertices: n,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        if let Some(nr) = &self.normals {
+            check_len("normals", nr.len())?;
+        }
+        if let Some(uv) = &self.uvs {
+            check_len("uvs", uv.len())?;
+        }
+        if let Some((i, &index)) = self
+            .indices
+            .iter()
+            .enumerate()
+            .find(|(_, &x)| x as usize >= n)
+        {
+            return Err(MeshError::IndexOutOfRange {
+                mesh: self.name.clone(),
+                triangle: i / 3,
+                corner: i % 3,
+                index,
+                vertices: n,
+            });
+        }
+        if let Some((vertex, p)) = self
+            .positions
+            .iter()
+            .enumerate()
+            .find(|(_, p)| !p.is_finite())
+        {
+            return Err(MeshError::NonFinitePosition {
+                mesh: self.name.clone(),
+                vertex,
+                position: p.to_array(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The number of distinct vertex indices that triangles reference.
+    pub fn referenced_vertex_count(&self) -> usize {
+        let mut seen = vec![false; self.positions.len()];
+        let mut count = 0;
+        for &i in &self.indices {
+            if let Some(s) = seen.get_mut(i as usize) {
+                if !*s {
+                    *s = true;
+                    count += 1;
+                }
+            }
+        }
+        count
+    }
+
+    /// Applies an affine transform to positions (and its inverse transpose to normals).
+    pub fn transform(&mut self, m: Mat4) {
+        for p in &mut self.positions {
+            *p = m.transform_point3(*p);
+        }
+        if let Some(nr) = &mut self.normals {
+            let nm = m.inverse().transpose();
+            for n in nr {
+                *n = nm.transform_vector3(*n).normalize_or_zero();
+            }
+        }
+        if m.determinant() < 0.0 {
+            for t in self.indices.chunks_exact_mut(3) {
+                t.swap(1, 2);
+            }
+        }
+    }
+
+    /// Appends another mesh; attributes missing on either side are filled with zeros.
+    pub fn append(&mut self, other: &Mesh) {
+        let base = self.positions.len() as u32;
+        let (n0, n1) = (self.positions.len(), other.positions.len());
+        fn merge<T: Copy + Default>(a: &mut Option<Vec<T>>, b: &Option<Vec<T>>, n0: usize, n1: usize) {
+            match (a.as_mut(), b) {
+                (Some(a), Some(b)) => a.extend_from_slice(b),
+                (Some(a), None) => a.extend(std::iter::repeat_n(T::default(), n1)),
+                (None, Some(b)) => {
+                    let mut v = vec![T::default(); n0];
+                    v.extend_from_slice(b);
+                    *a = Some(v);
+                }
+                (None, None) => {}
+            }
+        }
+        merge(&mut self.normals, &other.normals, n0, n1);
+        merge(&mut self.uvs, &other.uvs, n0, n1);
+        self.positions.extend_from_slice(&other.positions);
+        self.indices.extend(other.indices.iter().map(|&i| i + base));
+    }
+
+    /// Axis-aligned bounds of the positions, or `None` for an empty mesh.
+    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        let first = *self.positions.first()?;
+        Some(
+            self.positions
+                .iter()
+                .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
+        )
+    }
+}

@@ -1,0 +1,361 @@
+//! The pipeline: scene -> passes -> vertex order -> geometry stage -> raster stage -> frame.
+
+use crate::geometry::{self, Batches, GeometryStats, Strategy, Transform, Uniforms, VertexIn, VertexOrder, VertexShader};
+use crate::io::scene::{Camera, Scene};
+use crate::passes::{Normals, Pass};
+use crate::raster::{self, CullMode, Draw, RasterSettings, RasterStats, ShadingMode};
+use crate::Error;
+use glam::Mat4;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Where stages run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// CUDA when a device and NVRTC load, otherwise the CPU
+    #[default]
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+impl Backend {
+    pub fn parse(s: &str) -> Option<Backend> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "auto" => Backend::Auto,
+            "cpu" => Backend::Cpu,
+            "cuda" | "gpu" => Backend::Cuda,
+            _ => return None,
+        })
+    }
+}
+
+/// The chosen backend, made once and shared by pipelines.
+#[derive(Debug, Clone)]
+pub struct Renderer {
+    backend: Backend,
+    /// why the renderer chose what it chose, for the user
+    pub notice: String,
+}
+
+impl Renderer {
+    /// Chooses a backend. The CUDA backend's stages are not built yet, so `Auto` runs on the CPU
+    /// and says whether a GPU was seen; `Cuda` is an error.
+    pub fn new(backend: Backend) -> Result<Renderer, Error> {
+        match backend {
+            Backend::Cpu => Ok(Renderer {
+                backend: Backend::Cpu,
+                notice: "backend: cpu".into(),
+            }),
+            Backend::Auto => {
+                let info = crate::gpu::probe();
+                let why = if info.usable() {
+                    "a CUDA device is present, but the CUDA stages are not built yet".to_string()
+                } else {
+                    info.problem.unwrap_or_else(|| "no CUDA device".into())
+                };
+                Ok(Renderer {
+                    backend: Backend::Cpu,
+                    notice: format!("backend: cpu ({why})"),
+                })
+            }
+            Backend::Cuda => Err(Error::Backend(
+                "the CUDA backend is not available in this version; use --backend cpu or auto".into(),
+            )),
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+}
+
+/// Settings of a pipeline; see [`PipelineBuilder`].
+pub struct Pipeline {
+    pub strategy: Strategy,
+    pub order: VertexOrder,
+    pub shading: ShadingMode,
+    pub cull: CullMode,
+    shader: Arc<dyn VertexShader>,
+    passes: Vec<Box<dyn Pass>>,
+    renderer: Renderer,
+}
+
+/// Builds a [`Pipeline`]; every knob has a default.
+///
+/// ```
+/// use rxpipe::{Backend, Pipeline, Renderer, Strategy};
+/// let renderer = Renderer::new(Backend::Cpu)?;
+/// let mut pipeline = Pipeline::builder()
+///     .strategy(Strategy::parse("hash").unwrap())
+///     .pass(rxpipe::passes::Normals::default())
+///     .build(&renderer)?;
+/// let scene = rxpipe::Scene::from_meshes("ball", vec![rxpipe::mesh::icosphere(3)]);
+/// let frame = pipeline.render(&scene, &scene.camera, (160, 120))?;
+/// assert_eq!(frame.color.len(), 160 * 120 * 4);
+/// println!("{}", frame.stats);
+/// # Ok::<(), rxpipe::Error>(())
+/// ```
+pub struct PipelineBuilder {
+    strategy: Strategy,
+    order: VertexOrder,
+    shading: ShadingMode,
+    cull: CullMode,
+    shader: Arc<dyn VertexShader>,
+    passes: Vec<Box<dyn Pass>>,
+}
+
+impl Default for PipelineBuilder {
+    fn default() -> Self {
+        PipelineBuilder {
+            strategy: Strategy::parse("hash").unwrap(),
+            order: VertexOrder::Input,
+            shading: ShadingMode::Lit,
+            cull: CullMode::Back,
+            shader: Arc::new(Transform),
+            passes: Vec::new(),
+        }
+    }
+}
+
+impl PipelineBuilder {
+    pub fn strategy(mut self, s: Strategy) -> Self {
+        self.strategy = s;
+        self
+    }
+    pub fn order(mut self, o: VertexOrder) -> Self {
+        self.order = o;
+        self
+    }
+    pub fn shading(mut self, m: ShadingMode) -> Self {
+        self.shading = m;
+        self
+    }
+    pub fn cull(mut self, c: CullMode) -> Self {
+        self.cull = c;
+        self
+    }
+    pub fn vertex_shader(mut self, s: impl VertexShader + 'static) -> Self {
+        self.shader = Arc::new(s);
+        self
+    }
+    pub fn pass(mut self, p: impl Pass + 'static) -> Self {
+        self.passes.push(Box::new(p));
+        self
+    }
+    pub fn build(self, renderer: &Renderer) -> Result<Pipeline, Error> {
+        if let Some((mi, mv)) = self.strategy.dynamic_limits() {
+            if mi < 3 || mv < 3 {
+                return Err(geometry::GeometryError::BatchLimits {
+                    max_indices: mi,
+                    max_vertices: mv,
+                }
+                .into());
+            }
+        }
+        Ok(Pipeline {
+            strategy: self.strategy,
+            order: self.order,
+            shading: self.shading,
+            cull: self.cull,
+            shader: self.shader,
+            passes: self.passes,
+            renderer: renderer.clone(),
+        })
+    }
+}
+
+/// A scene object after passes and reordering, ready for the geometry stage.
+pub struct PreparedObject {
+    pub vertices: Vec<VertexIn>,
+    pub indices: Vec<u32>,
+    pub batches: Option<Batches>,
+    pub model: Mat4,
+    pub color: [f32; 4],
+}
+
+/// A scene prepared for one pipeline configuration (passes run, order applied, batches built).
+pub struct Prepared {
+    pub objects: Vec<PreparedObject>,
+    order: VertexOrder,
+    limits: Option<(u32, u32)>,
+}
+
+/// Per-frame statistics: geometry invocations, raster counts and stage times.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct FrameStats {
+    pub strategy: &'static str,
+    pub geometry: GeometryStats,
+    pub raster: RasterStats,
+    pub geometry_ms: f64,
+    pub total_ms: f64,
+}
+
+impl std::fmt::Display for FrameStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "{} triangles, {} invocations (ASR {:.3}, ideal {:.3}, strategy {}), {} rasterised, {} fragments; geometry {:.2} ms, setup {:.2} ms, binning {:.2} ms, raster {:.2} ms, total {:.2} ms",
+            self.geometry.triangles,
+            self.geometry.invocations,
+            self.geometry.asr(),
+            self.geometry.ideal_asr(),
+            self.strategy,
+            self.raster.rasterized,
+            self.raster.fragments,
+            self.geometry_ms,
+            self.raster.setup_ms,
+            self.raster.bin_ms,
+            self.raster.raster_ms,
+            self.total_ms
+        )
+    }
+}
+
+/// A rendered image: RGBA8 (sRGB) colour, f32 depth (NDC, 1 = far) and statistics.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    pub width: u32,
+    pub height: u32,
+    pub color: Vec<u8>,
+    pub depth: Vec<f32>,
+    /// fragments covering each pixel before the depth test, when requested
+    pub coverage: Option<Vec<u32>>,
+    pub stats: FrameStats,
+}
+
+impl Frame {
+    /// Writes the colour buffer as PNG (to a temporary name first, then renamed into place).
+    pub fn save_png(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        crate::image::save_png(path.as_ref(), self.width, self.height, &self.color)
+    }
+}
+
+impl Pipeline {
+    pub fn builder() -> PipelineBuilder {
+        PipelineBuilder::default()
+    }
+
+    pub fn renderer(&self) -> &Renderer {
+        &self.renderer
+    }
+
+    pub fn set_shader(&mut self, s: Arc<dyn VertexShader>) {
+        self.shader = s;
+    }
+
+    /// Runs the passes and the vertex order on every object and builds the dynamic batches.
+    pub fn prepare(&self, scene: &Scene) -> Result<Prepared, Error> {
+        let mut objects = Vec::with_capacity(scene.objects.len());
+        let normals = Normals::default();
+        for o in &scene.objects {
+            o.mesh.validate()?;
+            let mut m = o.mesh.clone();
+            for p in &self.passes {
+                p.run(&mut m)?;
+            }
+            // lighting needs normals: compute smooth ones when no pass provided them
+            normals.run(&mut m)?;
+            let indices = self.order.apply(&m.indices, m.vertex_count());
+            let batches = match self.strategy.dynamic_limits() {
+                Some((mi, mv)) => Some(Batches::build(&indices, m.vertex_count(), mi, mv)?),
+                None => None,
+            };
+            let nr = m.normals.as_deref().unwrap_or(&[]);
+            let uv = m.uvs.as_deref().unwrap_or(&[]);
+            let vertices = (0..m.vertex_count())
+                .map(|i| VertexIn {
+                    position: m.positions[i],
+                    normal: nr.get(i).copied().unwrap_or_default(),
+                    uv: uv.get(i).copied().unwrap_or_default(),
+                })
+                .collect();
+            objects.push(PreparedObject {
+                vertices,
+                indices,
+                batches,
+                model: o.transform,
+                color: o.color,
+            });
+        }
+        Ok(Prepared {
+            objects,
+            order: self.order,
+            limits: self.strategy.dynamic_limits(),
+        })
+    }
+
+    /// Whether a prepared scene still matches this pipeline's order and batch limits.
+    pub fn is_prepared_for(&self, p: &Prepared) -> bool {
+        p.order == self.order && p.limits == self.strategy.dynamic_limits()
+    }
+
+    /// Prepares and renders a scene.
+    pub fn render(&mut self, scene: &Scene, camera: &Camera, size: (u32, u32)) -> Result<Frame, Error> {
+        let prepared = self.prepare(scene)?;
+        self.render_prepared(&prepared, scene, camera, size, 0.0)
+    }
+
+    /// Renders a prepared scene (the viewer prepares once and renders every frame).
+    pub fn render_prepared(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        (width, height): (u32, u32),
+        time: f32,
+    ) -> Result<Frame, Error> {
+        let start = Instant::now();
+        let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
+        let mut shaded = Vec::with_capacity(prepared.objects.len());
+        let mut gstats = GeometryStats::default();
+        for o in &prepared.objects {
+            let u = Uniforms::new(o.model, view_proj, camera.eye, time);
+            let batches = o.batches.as_ref().filter(|_| self.is_prepared_for(prepared));
+            let mut g = geometry::cpu::run(self.strategy, &o.vertices, &o.indices, batches, &*self.shader, &u)?;
+            if self.shading == ShadingMode::ShadingRate {
+                let counts = g.invocations_per_vertex(o.vertices.len());
+                for (v, &s) in g.vertices.iter_mut().zip(&g.sources) {
+                    v.extra = counts[s as usize] as f32;
+                }
+            }
+            gstats.add(&g.stats);
+            shaded.push((g, o.color));
+        }
+        let geometry_ms = start.elapsed().as_secs_f64() * 1e3;
+        let draws: Vec<Draw> = shaded
+            .iter()
+            .map(|(g, c)| Draw {
+                geometry: g,
+                color: *c,
+            })
+            .collect();
+        let settings = RasterSettings {
+            width,
+            height,
+            cull: self.cull,
+            shading: self.shading,
+            light: scene.light,
+            eye: camera.eye,
+            background: scene.background,
+            depth_range: (camera.near, camera.far),
+            count_coverage: false,
+        };
+        let out = raster::rasterize(&draws, &settings)?;
+        Ok(Frame {
+            width,
+            height,
+            color: out.color,
+            depth: out.depth,
+            coverage: out.coverage,
+            stats: FrameStats {
+                strategy: self.strategy.name(),
+                geometry: gstats,
+                raster: out.stats,
+                geometry_ms,
+                total_ms: start.elapsed().as_secs_f64() * 1e3,
+            },
+        })
+    }
+}

@@ -1,0 +1,294 @@
+//! Triangle setup: trivial rejection, clipping against the near plane and the guard band in
+//! homogeneous space, projection to fixed point, culling, bounding boxes.
+
+use super::{CullMode, Draw, RasterSettings, RasterStats};
+use glam::{Vec3, Vec4};
+use rayon::prelude::*;
+
+/// Sub-pixel precision of snapped vertex positions: 1/256 pixel.
+pub const SUBPIXEL_BITS: u32 = 8;
+const ONE: i64 = 1 << SUBPIXEL_BITS;
+const HALF: i64 = ONE / 2;
+/// Vertices are kept within this many pixels of the origin (guard band), so that edge functions
+/// fit comfortably in i64.
+const GUARD_PX: f32 = 32768.0;
+
+/// A triangle ready for rasterisation. Its corners are ordered so that `area > 0`.
+#[derive(Debug, Clone, Copy)]
+pub struct SetupTri {
+    /// snapped screen positions (1/256 pixel, y down)
+    pub x: [i32; 3],
+    pub y: [i32; 3],
+    /// NDC depth per corner
+    pub z: [f32; 3],
+    /// 1 / clip w per corner
+    pub inv_w: [f32; 3],
+    /// twice the signed area in fixed point squared
+    pub area: i64,
+    /// pixel bounding box, inclusive: x0, y0, x1, y1
+    pub bbox: [u16; 4],
+    /// the draw and the triangle in it
+    pub draw: u32,
+    pub tri: u32,
+    /// corner weights over the source triangle's vertices; `None` for an unclipped triangle whose
+    /// corners are the source's own (in `corner` order)
+    pub clip: Option<u32>,
+    /// which source corner each setup corner is (for unclipped triangles)
+    pub corner: [u8; 3],
+    /// true when the source triangle faces the camera
+    pub front: bool,
+}
+
+/// Corner weights of clipped triangles.
+pub type ClipWeights = [[f32; 3]; 3];
+
+pub struct Setup {
+    pub tris: Vec<SetupTri>,
+    pub clip_weights: Vec<ClipWeights>,
+}
+
+#[derive(Clone, Copy)]
+struct PolyVert {
+    p: Vec4,
+    b: Vec3,
+}
+
+pub(super) fn setup_all(draws: &[Draw], s: &RasterSettings, stats: &mut RasterStats) -> Setup {
+    const CHUNK: usize = 2048;
+    let mut jobs = Vec::new();
+    for (d, draw) in draws.iter().enumerate() {
+        let n = draw.geometry.triangles.len();
+        stats.triangles_in += n as u64;
+        for start in (0..n).step_by(CHUNK) {
+            jobs.push((d, start..(start + CHUNK).min(n)));
+        }
+    }
+    let parts: Vec<(Vec<SetupTri>, Vec<ClipWeights>, [u64; 3])> = jobs
+        .into_par_iter()
+        .map(|(d, range)| {
+            let mut tris = Vec::with_capacity(range.len());
+            let mut weights = Vec::new();
+            let mut counts = [0u64; 3];
+            let g = draws[d].geometry;
+            for t in range {
+                let v = g.triangles[t].map(|i| g.vertices[i as usize].clip);
+                setup_one(v, d as u32, t as u32, s, &mut tris, &mut weights, &mut counts);
+            }
+            (tris, weights, counts)
+        })
+        .collect();
+    let total: usize = parts.iter().map(|p| p.0.len()).sum();
+    let mut out = Setup {
+        tris: Vec::with_capacity(total),
+        clip_weights: Vec::new(),
+    };
+    for (tris, weights, counts) in parts {
+        let base = out.clip_weights.len() as u32;
+        out.tris
+            .extend(tris.into_iter().map(|mut t| {
+                if let Some(c) = &mut t.clip {
+                    *c += base;
+                }
+                t
+            }));
+        out.clip_weights.extend_from_slice(&weights);
+        stats.culled += counts[0];
+        stats.rejected += counts[1];
+        stats.clipped += counts[2];
+    }
+    stats.rasterized = out.tris.len() as u64;
+    out
+}
+
+/// Outcode bits: outside x-, x+, y-, y+, near, far.
+#[inline]
+fn outcode(p: Vec4) -> u8 {
+    ((p.x < -p.w) as u8)
+        | ((p.x > p.w) as u8) << 1
+        | ((p.y < -p.w) as u8) << 2
+        | ((p.y > p.w) as u8) << 3
+        | ((p.z < 0.0) as u8) << 4
+        | ((p.z > p.w) as u8) << 5
+}
+
+#[allow(clippy::too_many_arguments)]
+fn setup_one(
+    v: [Vec4; 3],
+    draw: u32,
+    tri: u32,
+    s: &RasterSettings,
+    out: &mut Vec<SetupTri>,
+    weights: &mut Vec<ClipWeights>,
+    counts: &mut [u64; 3],
+) {
+    let oc = [outcode(v[0]), outcode(v[1]), outcode(v[2])];
+    if oc[0] & oc[1] & oc[2] != 0 || !(v[0].is_finite() && v[1].is_finite() && v[2].is_finite()) {
+        counts[1] += 1;
+        return;
+    }
+    let (gx, gy) = (GUARD_PX / s.width as f32, GUARD_PX / s.height as f32);
+    let inside_guard = |p: Vec4| p.z >= 0.0 && p.x.abs() <= gx * p.w && p.y.abs() <= gy * p.w;
+    if v.iter().all(|&p| inside_guard(p)) {
+        emit(v, [0, 1, 2], None, draw, tri, s, out, counts);
+        return;
+    }
+    counts[2] += 1;
+    // Sutherland-Hodgman against near (z >= 0) and the four guard-band planes
+    let planes = [
+        Vec4::new(0.0, 0.0, 1.0, 0.0),
+        Vec4::new(-1.0, 0.0, 0.0, gx),
+        Vec4::new(1.0, 0.0, 0.0, gx),
+        Vec4::new(0.0, -1.0, 0.0, gy),
+        Vec4::new(0.0, 1.0, 0.0, gy),
+    ];
+    let mut poly = [PolyVert { p: Vec4::ZERO, b: Vec3::ZERO }; 9];
+    let mut n = 3;
+    for k in 0..3 {
+        poly[k] = PolyVert {
+            p: v[k],
+            b: Vec3::AXES[k],
+        };
+    }
+    let mut next = poly;
+    for pl in planes {
+        let mut m = 0;
+        for i in 0..n {
+            let (a, b) = (poly[i], poly[(i + 1) % n]);
+            let (da, db) = (pl.dot(a.p), pl.dot(b.p));
+            if da >= 0.0 {
+                next[m] = a;
+                m += 1;
+            }
+            if (da >= 0.0) != (db >= 0.0) {
+                // intersect with the endpoints in a canonical order, so the neighbour that shares
+                // this edge computes the identical point
+                let (p, q, dp, dq) = if canonical_less(a.p, b.p) { (a, b, da, db) } else { (b, a, db, da) };
+                let t = dp / (dp - dq);
+                next[m] = PolyVert {
+                    p: p.p + (q.p - p.p) * t,
+                    b: p.b + (q.b - p.b) * t,
+                };
+                m += 1;
+            }
+        }
+        n = m;
+        poly = next;
+        if n < 3 {
+            counts[1] += 1;
+            return;
+        }
+    }
+    for k in 1..n - 1 {
+        let c = [poly[0], poly[k], poly[k + 1]];
+        let idx = weights.len() as u32;
+        weights.push([c[0].b.to_array(), c[1].b.to_array(), c[2].b.to_array()]);
+        if !emit([c[0].p, c[1].p, c[2].p], [0, 1, 2], Some(idx), draw, tri, s, out, counts) {
+            weights.pop();
+        }
+    }
+}
+
+#[inline]
+fn canonical_less(a: Vec4, b: Vec4) -> bool {
+    a.to_array()
+        .iter()
+        .zip(b.to_array().iter())
+        .find(|(x, y)| x != y)
+        .is_some_and(|(x, y)| x < y)
+}
+
+/// Projects, snaps, culls and bounds one triangle (all corners in front of the near plane and
+/// inside the guard band). Returns whether it was kept.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn emit(
+    v: [Vec4; 3],
+    corner: [u8; 3],
+    clip: Option<u32>,
+    draw: u32,
+    tri: u32,
+    s: &RasterSettings,
+    out: &mut Vec<SetupTri>,
+    counts: &mut [u64; 3],
+) -> bool {
+    let (w, h) = (s.width as f32, s.height as f32);
+    let scale = ONE as f32;
+    let mut x = [0i32; 3];
+    let mut y = [0i32; 3];
+    let mut z = [0f32; 3];
+    let mut inv_w = [0f32; 3];
+    for k in 0..3 {
+        let iw = 1.0 / v[k].w;
+        inv_w[k] = iw;
+        x[k] = ((v[k].x * iw * 0.5 + 0.5) * w * scale).round() as i32;
+        y[k] = ((0.5 - v[k].y * iw * 0.5) * h * scale).round() as i32;
+        z[k] = v[k].z * iw;
+    }
+    let area = (x[1] as i64 - x[0] as i64) * (y[2] as i64 - y[0] as i64)
+        - (x[2] as i64 - x[0] as i64) * (y[1] as i64 - y[0] as i64);
+    // with y down, counter-clockwise in NDC has negative area here
+    let front = area < 0;
+    let keep = area != 0
+        && match s.cull {
+            CullMode::None => true,
+            CullMode::Back => front,
+            CullMode::Front => !front,
+        };
+    if !keep {
+        counts[0] += 1;
+        return false;
+    }
+    let mut t = SetupTri {
+        x,
+        y,
+        z,
+        inv_w,
+        area,
+        bbox: [0; 4],
+        draw,
+        tri,
+        clip,
+        corner,
+        front,
+    };
+    if area < 0 {
+        // order corners so that area > 0
+        t.x.swap(1, 2);
+        t.y.swap(1, 2);
+        t.z.swap(1, 2);
+        t.inv_w.swap(1, 2);
+        t.corner.swap(1, 2);
+        t.area = -area;
+    }
+    // pixels whose centres (px * 256 + 128) lie within the snapped bounds
+    let xmin = *t.x.iter().min().unwrap() as i64;
+    let xmax = *t.x.iter().max().unwrap() as i64;
+    let ymin = *t.y.iter().min().unwrap() as i64;
+    let ymax = *t.y.iter().max().unwrap() as i64;
+    let px0 = ((xmin - HALF + ONE - 1).div_euclid(ONE)).max(0);
+    let px1 = ((xmax - HALF).div_euclid(ONE)).min(s.width as i64 - 1);
+    let py0 = ((ymin - HALF + ONE - 1).div_euclid(ONE)).max(0);
+    let py1 = ((ymax - HALF).div_euclid(ONE)).min(s.height as i64 - 1);
+    if px0 > px1 || py0 > py1 {
+        counts[1] += 1;
+        return false;
+    }
+    t.bbox = [px0 as u16, py0 as u16, px1 as u16, py1 as u16];
+    out.push(t);
+    true
+}
+
+/// The edge function of edge a -> b at point p (fixed point), and whether the edge is a top or
+/// left edge (for corners ordered with positive area, y down). Used by the tile rasteriser and by
+/// the brute-force reference in tests.
+#[inline]
+pub fn edge_is_top_left(ax: i32, ay: i32, bx: i32, by: i32) -> bool {
+    let (dx, dy) = (bx - ax, by - ay);
+    dy < 0 || (dy == 0 && dx > 0)
+}
+
+/// Pixel centre in fixed point.
+#[inline]
+pub fn pixel_centre(p: i64) -> i64 {
+    p * ONE + HALF
+}
