@@ -27,6 +27,7 @@ pub mod mesh;
 pub mod passes;
 pub mod pipeline;
 pub mod raster;
+pub mod viewer;
 
 pub use geometry::{Strategy, VertexOrder, VertexShader};
 pub use io::scene::{Camera, Light, Scene};

@@ -1,6 +1,9 @@
 //! The pipeline: scene -> passes -> vertex order -> geometry stage -> raster stage -> frame.
 
-use crate::geometry::{self, Batches, GeometryStats, Strategy, Transform, Uniforms, VertexIn, VertexOrder, VertexShader};
+use crate::geometry::{
+    self, Batches, GeometryStats, Strategy, Transform, Uniforms, VertexIn, VertexOrder,
+    VertexShader,
+};
 use crate::io::scene::{Camera, Scene};
 use crate::passes::{Normals, Pass};
 use crate::raster::{self, CullMode, Draw, RasterSettings, RasterStats, ShadingMode};
@@ -61,7 +64,8 @@ impl Renderer {
                 })
             }
             Backend::Cuda => Err(Error::Backend(
-                "the CUDA backend is not available in this version; use --backend cpu or auto".into(),
+                "the CUDA backend is not available in this version; use --backend cpu or auto"
+                    .into(),
             )),
         }
     }
@@ -292,7 +296,12 @@ impl Pipeline {
     }
 
     /// Prepares and renders a scene.
-    pub fn render(&mut self, scene: &Scene, camera: &Camera, size: (u32, u32)) -> Result<Frame, Error> {
+    pub fn render(
+        &mut self,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+    ) -> Result<Frame, Error> {
         let prepared = self.prepare(scene)?;
         self.render_prepared(&prepared, scene, camera, size, 0.0)
     }
@@ -312,8 +321,18 @@ impl Pipeline {
         let mut gstats = GeometryStats::default();
         for o in &prepared.objects {
             let u = Uniforms::new(o.model, view_proj, camera.eye, time);
-            let batches = o.batches.as_ref().filter(|_| self.is_prepared_for(prepared));
-            let mut g = geometry::cpu::run(self.strategy, &o.vertices, &o.indices, batches, &*self.shader, &u)?;
+            let batches = o
+                .batches
+                .as_ref()
+                .filter(|_| self.is_prepared_for(prepared));
+            let mut g = geometry::cpu::run(
+                self.strategy,
+                &o.vertices,
+                &o.indices,
+                batches,
+                &*self.shader,
+                &u,
+            )?;
             if self.shading == ShadingMode::ShadingRate {
                 let counts = g.invocations_per_vertex(o.vertices.len());
                 for (v, &s) in g.vertices.iter_mut().zip(&g.sources) {

@@ -1,1 +1,328 @@
-fn main(){}
+//! The rxpipe command line: view, render, asr, info.
+
+use clap::{Parser, Subcommand};
+use rxpipe::geometry::{self, Transform, Uniforms, VertexIn};
+use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "rxpipe",
+    version,
+    about = "A compute-mode rendering pipeline with batch vertex reuse (Kenzel et al. 2018)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Open a scene (.toml, glTF or any mesh file) in a window [default: scenes/default.toml]
+    View {
+        scene: Option<PathBuf>,
+        #[arg(long, default_value = "hash")]
+        strategy: String,
+        #[arg(long, default_value = "input")]
+        order: String,
+        #[arg(long, default_value = "lit")]
+        shading: String,
+        #[arg(long, default_value = "auto")]
+        backend: String,
+    },
+    /// Render a scene to a PNG file
+    Render {
+        scene: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 1280)]
+        width: u32,
+        #[arg(long, default_value_t = 720)]
+        height: u32,
+        /// naive, warp, sort, hash, phash, multi
+        #[arg(long, default_value = "hash")]
+        strategy: String,
+        /// input, forsyth, random
+        #[arg(long, default_value = "input")]
+        order: String,
+        /// lit, normals, depth, rate
+        #[arg(long, default_value = "lit")]
+        shading: String,
+        /// back, front, none
+        #[arg(long, default_value = "back")]
+        cull: String,
+        /// auto, cpu, cuda
+        #[arg(long, default_value = "auto")]
+        backend: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Average shading rate of each reuse strategy on a mesh
+    Asr {
+        mesh: PathBuf,
+        /// a strategy name or "all"
+        #[arg(long, default_value = "all")]
+        strategy: String,
+        /// input, forsyth, random
+        #[arg(long, default_value = "forsyth")]
+        order: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Version, backend, CUDA device and NVRTC
+    Info {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command.unwrap_or(Command::View {
+        scene: None,
+        strategy: "hash".into(),
+        order: "input".into(),
+        shading: "lit".into(),
+        backend: "auto".into(),
+    }) {
+        Command::View {
+            scene,
+            strategy,
+            order,
+            shading,
+            backend,
+        } => view(scene, &strategy, &order, &shading, &backend),
+        Command::Render {
+            scene,
+            out,
+            width,
+            height,
+            strategy,
+            order,
+            shading,
+            cull,
+            backend,
+            json,
+        } => render(
+            &scene, &out, width, height, &strategy, &order, &shading, &cull, &backend, json,
+        ),
+        Command::Asr {
+            mesh,
+            strategy,
+            order,
+            json,
+        } => asr(&mesh, &strategy, &order, json),
+        Command::Info { json } => info(json),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rxpipe: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Res = Result<(), Box<dyn std::error::Error>>;
+
+fn parse_or<T>(v: Option<T>, what: &str, s: &str, choices: &str) -> Result<T, String> {
+    v.ok_or_else(|| format!("unknown {what} '{s}' (choose from {choices})"))
+}
+
+fn strategy(s: &str) -> Result<Strategy, String> {
+    parse_or(
+        Strategy::parse(s),
+        "strategy",
+        s,
+        &Strategy::NAMES.join(", "),
+    )
+}
+fn order(s: &str) -> Result<VertexOrder, String> {
+    parse_or(VertexOrder::parse(s), "order", s, "input, forsyth, random")
+}
+fn shading(s: &str) -> Result<ShadingMode, String> {
+    parse_or(
+        ShadingMode::parse(s),
+        "shading mode",
+        s,
+        &ShadingMode::NAMES.join(", "),
+    )
+}
+fn backend(s: &str) -> Result<Backend, String> {
+    parse_or(Backend::parse(s), "backend", s, "auto, cpu, cuda")
+}
+
+fn spinner(msg: String) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_message(msg);
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+fn default_scene() -> PathBuf {
+    PathBuf::from("scenes/default.toml")
+}
+
+fn view(scene: Option<PathBuf>, s: &str, o: &str, sh: &str, b: &str) -> Res {
+    let path = scene.unwrap_or_else(default_scene);
+    let pb = spinner(format!("loading {}", path.display()));
+    let scene = Scene::load(&path)?;
+    pb.finish_and_clear();
+    let renderer = Renderer::new(backend(b)?)?;
+    eprintln!("{}", renderer.notice);
+    let pipeline = Pipeline::builder()
+        .strategy(strategy(s)?)
+        .order(order(o)?)
+        .shading(shading(sh)?)
+        .build(&renderer)?;
+    rxpipe::viewer::run(scene, pipeline)?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn render(
+    path: &PathBuf,
+    out: &PathBuf,
+    width: u32,
+    height: u32,
+    s: &str,
+    o: &str,
+    sh: &str,
+    cull: &str,
+    b: &str,
+    json: bool,
+) -> Res {
+    let cull = match cull {
+        "back" => CullMode::Back,
+        "front" => CullMode::Front,
+        "none" => CullMode::None,
+        other => return Err(format!("unknown cull mode '{other}' (back, front, none)").into()),
+    };
+    let pb = spinner(format!("loading {}", path.display()));
+    let scene = Scene::load(path)?;
+    pb.set_message(format!("rendering {} triangles", scene.triangle_count()));
+    let renderer = Renderer::new(backend(b)?)?;
+    let mut pipeline = Pipeline::builder()
+        .strategy(strategy(s)?)
+        .order(order(o)?)
+        .shading(shading(sh)?)
+        .cull(cull)
+        .build(&renderer)?;
+    let frame = pipeline.render(&scene, &scene.camera, (width, height))?;
+    pb.finish_and_clear();
+    frame.save_png(out)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&frame.stats)?);
+    } else {
+        eprintln!("{}", renderer.notice);
+        println!("{}: {}", out.display(), frame.stats);
+    }
+    Ok(())
+}
+
+#[derive(serde::Serialize)]
+struct AsrRow {
+    strategy: String,
+    invocations: u64,
+    triangles: u64,
+    asr: f64,
+    ideal: f64,
+}
+
+fn asr(path: &PathBuf, s: &str, o: &str, json: bool) -> Res {
+    let strategies: Vec<Strategy> = if s == "all" {
+        Strategy::all().to_vec()
+    } else {
+        vec![strategy(s)?]
+    };
+    let order = order(o)?;
+    let pb = spinner(format!("loading {}", path.display()));
+    let mesh = rxpipe::io::load_mesh(path)?;
+    pb.set_message(format!(
+        "ordering {} triangles ({order})",
+        mesh.triangle_count()
+    ));
+    let indices = order.apply(&mesh.indices, mesh.vertex_count());
+    pb.finish_and_clear();
+    let vertices: Vec<VertexIn> = mesh
+        .positions
+        .iter()
+        .map(|&p| VertexIn {
+            position: p,
+            ..Default::default()
+        })
+        .collect();
+    let bar = indicatif::ProgressBar::new(strategies.len() as u64);
+    let mut rows = Vec::new();
+    for st in strategies {
+        bar.set_message(st.to_string());
+        let g = geometry::cpu::run(
+            st,
+            &vertices,
+            &indices,
+            None,
+            &Transform,
+            &Uniforms::default(),
+        )?;
+        rows.push(AsrRow {
+            strategy: st.to_string(),
+            invocations: g.stats.invocations,
+            triangles: g.stats.triangles,
+            asr: g.stats.asr(),
+            ideal: g.stats.ideal_asr(),
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "mesh": path.display().to_string(),
+                "order": order.to_string(),
+                "vertices": mesh.vertex_count(),
+                "rows": rows,
+            }))?
+        );
+    } else {
+        println!(
+            "{} ({} vertices, {} triangles, {} order)",
+            path.display(),
+            mesh.vertex_count(),
+            mesh.triangle_count(),
+            order
+        );
+        println!("| strategy | invocations | triangles | ASR | ideal |");
+        println!("|---|---:|---:|---:|---:|");
+        for r in rows {
+            println!(
+                "| {} | {} | {} | {:.3} | {:.3} |",
+                r.strategy, r.invocations, r.triangles, r.asr, r.ideal
+            );
+        }
+    }
+    Ok(())
+}
+
+fn info(json: bool) -> Res {
+    let cuda = rxpipe::gpu::probe();
+    let renderer = Renderer::new(Backend::Auto)?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "version": env!("CARGO_PKG_VERSION"),
+                "backend": renderer.notice,
+                "cuda": cuda,
+                "threads": rayon::current_num_threads(),
+            }))?
+        );
+    } else {
+        println!("rxpipe {}", env!("CARGO_PKG_VERSION"));
+        println!("{}", renderer.notice);
+        println!("CPU threads: {}", rayon::current_num_threads());
+        print!("{cuda}");
+    }
+    Ok(())
+}

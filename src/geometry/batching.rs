@@ -33,11 +33,13 @@ impl Batches {
         for (t, tri) in indices.chunks_exact(3).enumerate() {
             let mut new = 0;
             for (k, &v) in tri.iter().enumerate() {
-                let s = *stamp.get(v as usize).ok_or(GeometryError::IndexOutOfRange {
-                    triangle: t,
-                    index: v,
-                    vertices: vertex_count,
-                })?;
+                let s = *stamp
+                    .get(v as usize)
+                    .ok_or(GeometryError::IndexOutOfRange {
+                        triangle: t,
+                        index: v,
+                        vertices: vertex_count,
+                    })?;
                 // count each new vertex once even when it repeats inside the triangle
                 if s != batch && !tri[..k].contains(&v) {
                     new += 1;

@@ -4,8 +4,8 @@
 //! in input order.
 
 use super::{
-    Batches, GeometryError, GeometryStats, ShadedGeometry, Strategy, Uniforms, VertexIn,
-    VertexOut, VertexShader,
+    Batches, GeometryError, GeometryStats, ShadedGeometry, Strategy, Uniforms, VertexIn, VertexOut,
+    VertexShader,
 };
 use rayon::prelude::*;
 
@@ -98,7 +98,9 @@ pub fn run(
                     let r = b.range(k);
                     let chunk = &indices[r.start * 3..r.end * 3];
                     match strategy {
-                        Strategy::DynamicSort { .. } => sort_batch(chunk, vertices, shader, uniforms),
+                        Strategy::DynamicSort { .. } => {
+                            sort_batch(chunk, vertices, shader, uniforms)
+                        }
                         Strategy::DynamicHash { .. } => {
                             hash_batch(chunk, table, u32::MAX, vertices, shader, uniforms)
                         }
@@ -152,11 +154,16 @@ fn concat(parts: Vec<BatchOut>) -> ShadedGeometry {
 }
 
 fn naive(vin: &[VertexIn], idx: &[u32], vs: &dyn VertexShader, u: &Uniforms) -> ShadedGeometry {
-    let vertices: Vec<VertexOut> = idx.par_iter().map(|&i| vs.shade(&vin[i as usize], u)).collect();
+    let vertices: Vec<VertexOut> = idx
+        .par_iter()
+        .map(|&i| vs.shade(&vin[i as usize], u))
+        .collect();
     ShadedGeometry {
         vertices,
         sources: idx.to_vec(),
-        triangles: (0..idx.len() as u32 / 3).map(|t| [3 * t, 3 * t + 1, 3 * t + 2]).collect(),
+        triangles: (0..idx.len() as u32 / 3)
+            .map(|t| [3 * t, 3 * t + 1, 3 * t + 2])
+            .collect(),
         stats: Default::default(),
     }
 }
@@ -178,7 +185,12 @@ fn multi(vin: &[VertexIn], idx: &[u32], vs: &dyn VertexShader, u: &Uniforms) -> 
 /// or the batch is exhausted. `done` counts the leading indices that found a lane; the round
 /// shades `fill` vertices and emits `done / 3` whole triangles; the next round restarts at the
 /// first index not emitted, without the previous round's vertices.
-fn warp_vote_batch(batch: &[u32], vin: &[VertexIn], vs: &dyn VertexShader, u: &Uniforms) -> BatchOut {
+fn warp_vote_batch(
+    batch: &[u32],
+    vin: &[VertexIn],
+    vs: &dyn VertexShader,
+    u: &Uniforms,
+) -> BatchOut {
     let mut out = BatchOut::with_capacity(batch.len(), batch.len() / 3);
     let end = batch.len();
     let mut c_start = 0;
@@ -222,7 +234,8 @@ fn warp_vote_batch(batch: &[u32], vin: &[VertexIn], vs: &dyn VertexShader, u: &U
             out.shade(id, vin, vs, u);
         }
         for t in 0..tris {
-            out.triangles.push([0, 1, 2].map(|k| base + map[3 * t + k] as u32));
+            out.triangles
+                .push([0, 1, 2].map(|k| base + map[3 * t + k] as u32));
         }
         c_start += 3 * tris;
     }
@@ -232,7 +245,11 @@ fn warp_vote_batch(batch: &[u32], vin: &[VertexIn], vs: &dyn VertexShader, u: &U
 /// Algorithm 2 for one dynamic batch: sort (index, position) pairs, mark first occurrences, scan,
 /// shade the unique vertices in ascending order, assemble through the inverse map.
 fn sort_batch(batch: &[u32], vin: &[VertexIn], vs: &dyn VertexShader, u: &Uniforms) -> BatchOut {
-    let mut pairs: Vec<(u32, u32)> = batch.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect();
+    let mut pairs: Vec<(u32, u32)> = batch
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| (id, i as u32))
+        .collect();
     pairs.sort_unstable();
     let mut map = vec![0u32; batch.len()];
     let mut out = BatchOut::with_capacity(batch.len() / 2, batch.len() / 3);
@@ -266,19 +283,20 @@ fn hash_batch(
     let mut slots = vec![EMPTY; table];
     let mut slot_of = vec![0u32; batch.len()];
     let mut pending: Vec<(usize, usize)> = Vec::new();
-    let try_insert = |slots: &mut [u32], id: u32, mut p: usize, budget: u32| -> Result<usize, usize> {
-        for _ in 0..budget.min(table as u32) {
-            if slots[p] == EMPTY {
-                slots[p] = id;
-                return Ok(p);
+    let try_insert =
+        |slots: &mut [u32], id: u32, mut p: usize, budget: u32| -> Result<usize, usize> {
+            for _ in 0..budget.min(table as u32) {
+                if slots[p] == EMPTY {
+                    slots[p] = id;
+                    return Ok(p);
+                }
+                if slots[p] == id {
+                    return Ok(p);
+                }
+                p = (p + 1) & mask;
             }
-            if slots[p] == id {
-                return Ok(p);
-            }
-            p = (p + 1) & mask;
-        }
-        Err(p)
-    };
+            Err(p)
+        };
     for (i, &id) in batch.iter().enumerate() {
         let h = hash(id, table);
         match try_insert(&mut slots, id, h, fast_probes) {
@@ -300,7 +318,13 @@ fn hash_batch(
     }
     out.triangles = slot_of
         .chunks_exact(3)
-        .map(|t| [local[t[0] as usize], local[t[1] as usize], local[t[2] as usize]])
+        .map(|t| {
+            [
+                local[t[0] as usize],
+                local[t[1] as usize],
+                local[t[2] as usize],
+            ]
+        })
         .collect();
     out
 }
@@ -333,11 +357,27 @@ mod tests {
     fn warp_voting_worked_example() {
         // a strip-like batch: 10 triangles over 12 vertices, all in one round
         let idx: Vec<u32> = (0..10u32).flat_map(|t| [t, t + 1, t + 2]).collect();
-        let g = run(Strategy::WarpVote { batch: 96 }, &vin(12), &idx, None, &Transform, &Uniforms::default()).unwrap();
+        let g = run(
+            Strategy::WarpVote { batch: 96 },
+            &vin(12),
+            &idx,
+            None,
+            &Transform,
+            &Uniforms::default(),
+        )
+        .unwrap();
         assert_eq!(g.stats.invocations, 12);
         // random soup: 32 distinct lanes hold 10 whole triangles, the two extra are reshaded
         let soup: Vec<u32> = (0..96).collect();
-        let g = run(Strategy::WarpVote { batch: 96 }, &vin(96), &soup, None, &Transform, &Uniforms::default()).unwrap();
+        let g = run(
+            Strategy::WarpVote { batch: 96 },
+            &vin(96),
+            &soup,
+            None,
+            &Transform,
+            &Uniforms::default(),
+        )
+        .unwrap();
         // rounds: 32 lanes -> 10 tris (30 used), 32 -> 10, 32 -> 10, then 6 indices -> 2 tris
         assert_eq!(g.stats.invocations, 32 + 32 + 32 + 6);
         assert_eq!(g.triangles.len(), 32);
@@ -346,9 +386,22 @@ mod tests {
     #[test]
     fn every_strategy_assembles_what_naive_does() {
         let m = crate::mesh::icosphere(3);
-        let v: Vec<VertexIn> = m.positions.iter().map(|&p| VertexIn { position: p, normal: p, ..Default::default() }).collect();
+        let v: Vec<VertexIn> = m
+            .positions
+            .iter()
+            .map(|&p| VertexIn {
+                position: p,
+                normal: p,
+                ..Default::default()
+            })
+            .collect();
         let idx = crate::geometry::VertexOrder::Random(3).apply(&m.indices, v.len());
-        let u = Uniforms::new(glam::Mat4::from_rotation_y(0.3), glam::Mat4::IDENTITY, glam::Vec3::ZERO, 0.0);
+        let u = Uniforms::new(
+            glam::Mat4::from_rotation_y(0.3),
+            glam::Mat4::IDENTITY,
+            glam::Vec3::ZERO,
+            0.0,
+        );
         let base = run(Strategy::Naive, &v, &idx, None, &FmaLoad::new(8), &u).unwrap();
         assert_eq!(base.stats.asr(), 3.0);
         for s in Strategy::all() {
@@ -363,7 +416,21 @@ mod tests {
 
     #[test]
     fn out_of_range_index_is_an_error() {
-        let e = run(Strategy::Naive, &vin(3), &[0, 1, 5], None, &Transform, &Uniforms::default());
-        assert!(matches!(e, Err(GeometryError::IndexOutOfRange { triangle: 0, index: 5, .. })));
+        let e = run(
+            Strategy::Naive,
+            &vin(3),
+            &[0, 1, 5],
+            None,
+            &Transform,
+            &Uniforms::default(),
+        );
+        assert!(matches!(
+            e,
+            Err(GeometryError::IndexOutOfRange {
+                triangle: 0,
+                index: 5,
+                ..
+            })
+        ));
     }
 }

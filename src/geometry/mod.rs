@@ -12,7 +12,7 @@ pub mod shaders;
 
 pub use batching::Batches;
 pub use order::VertexOrder;
-pub use shaders::{FmaLoad, Transform, VertexIn, VertexOut, VertexShader, Uniforms};
+pub use shaders::{FmaLoad, Transform, Uniforms, VertexIn, VertexOut, VertexShader};
 
 use std::fmt;
 
@@ -114,7 +114,10 @@ impl Strategy {
     /// The next strategy in table order (the viewer's key cycles through them).
     pub fn next(&self) -> Strategy {
         let all = Strategy::all();
-        let i = all.iter().position(|s| s.name() == self.name()).unwrap_or(0);
+        let i = all
+            .iter()
+            .position(|s| s.name() == self.name())
+            .unwrap_or(0);
         all[(i + 1) % all.len()]
     }
 }

@@ -23,8 +23,7 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
         .or_else(|| doc.scenes().next())
         .ok_or_else(|| err("scenes", "the file has no scene".into()))?;
     let mut out = Vec::new();
-    let mut stack: Vec<(gltf::Node, Mat4)> =
-        scene.nodes().map(|n| (n, Mat4::IDENTITY)).collect();
+    let mut stack: Vec<(gltf::Node, Mat4)> = scene.nodes().map(|n| (n, Mat4::IDENTITY)).collect();
     while let Some((node, parent)) = stack.pop() {
         let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
         for child in node.children() {
@@ -38,13 +37,21 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
                 mesh.name().unwrap_or(""),
                 prim.index()
             );
-            if !matches!(prim.mode(), Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan) {
+            if !matches!(
+                prim.mode(),
+                Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
+            ) {
                 continue;
             }
             let reader = prim.reader(|b| buffers.get(b.index()).map(|d| &d.0[..]));
             let positions: Vec<Vec3> = reader
                 .read_positions()
-                .ok_or_else(|| err(&loc, "no POSITION attribute (or its buffer is missing)".into()))?
+                .ok_or_else(|| {
+                    err(
+                        &loc,
+                        "no POSITION attribute (or its buffer is missing)".into(),
+                    )
+                })?
                 .map(Vec3::from_array)
                 .collect();
             let n = positions.len() as u32;
@@ -53,7 +60,10 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
                 None => (0..n).collect(),
             };
             if let Some(bad) = raw.iter().find(|&&i| i >= n) {
-                return Err(err(&loc, format!("index {bad} out of range ({n} vertices)")));
+                return Err(err(
+                    &loc,
+                    format!("index {bad} out of range ({n} vertices)"),
+                ));
             }
             let indices = match prim.mode() {
                 Mode::TriangleStrip => (2..raw.len())

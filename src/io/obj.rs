@@ -2,10 +2,10 @@
 //! (relative) indices, polygons fan-triangulated; groups, objects and materials ignored.
 
 use super::{IoError, SourceCounts};
-use std::io::Write;
 use crate::mesh::Mesh;
 use glam::{Vec2, Vec3};
 use std::collections::HashMap;
+use std::io::Write;
 
 /// Parses OBJ text. `file` names the source in errors.
 pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
@@ -76,7 +76,10 @@ pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
                 poly.clear();
                 for c in it {
                     let mut parts = c.split('/');
-                    let resolve = |s: Option<&str>, len: usize, what: &str| -> Result<i64, IoError> {
+                    let resolve = |s: Option<&str>,
+                                   len: usize,
+                                   what: &str|
+                     -> Result<i64, IoError> {
                         match s {
                             None | Some("") => Ok(-1),
                             Some(s) => {
@@ -118,7 +121,10 @@ pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
                 if poly.len() < 3 {
                     return Err(err(
                         line,
-                        format!("a face needs at least 3 corners, this one has {}", poly.len()),
+                        format!(
+                            "a face needs at least 3 corners, this one has {}",
+                            poly.len()
+                        ),
                     ));
                 }
                 faces += 1;
@@ -150,13 +156,25 @@ pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
             normals: any_vn.then(|| {
                 corners
                     .iter()
-                    .map(|c| if c.2 >= 0 { nrm[c.2 as usize] } else { Vec3::ZERO })
+                    .map(|c| {
+                        if c.2 >= 0 {
+                            nrm[c.2 as usize]
+                        } else {
+                            Vec3::ZERO
+                        }
+                    })
                     .collect()
             }),
             uvs: any_vt.then(|| {
                 corners
                     .iter()
-                    .map(|c| if c.1 >= 0 { tex[c.1 as usize] } else { Vec2::ZERO })
+                    .map(|c| {
+                        if c.1 >= 0 {
+                            tex[c.1 as usize]
+                        } else {
+                            Vec2::ZERO
+                        }
+                    })
                     .collect()
             }),
             indices,

@@ -2,9 +2,9 @@
 //! `face` lists of any arity (fan-triangulated) and `tristrips` with -1 restarts.
 
 use super::{IoError, SourceCounts};
-use std::io::Write;
 use crate::mesh::Mesh;
 use glam::{Vec2, Vec3};
+use std::io::Write;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Format {
@@ -230,14 +230,21 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
     let mut list: Vec<i64> = Vec::new();
     for el in &elements {
         body.element = el.name.clone();
-        let slot = |n: &str| el.props.iter().position(|p| p.name == n && p.list.is_none());
+        let slot = |n: &str| {
+            el.props
+                .iter()
+                .position(|p| p.name == n && p.list.is_none())
+        };
         let (px, py, pz) = (slot("x"), slot("y"), slot("z"));
         let (nx, ny, nz) = (slot("nx"), slot("ny"), slot("nz"));
         let u = slot("u").or(slot("s")).or(slot("texture_u"));
         let v = slot("v").or(slot("t")).or(slot("texture_v"));
         let is_vertex = el.name == "vertex";
         if is_vertex && (px.is_none() || py.is_none() || pz.is_none()) {
-            return Err(perr("header".into(), "vertex element lacks x, y or z".into()));
+            return Err(perr(
+                "header".into(),
+                "vertex element lacks x, y or z".into(),
+            ));
         }
         let has_n = is_vertex && nx.is_some() && ny.is_some() && nz.is_some();
         let has_uv = is_vertex && u.is_some() && v.is_some();
@@ -245,12 +252,19 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
         let min_bytes = if format == Format::Ascii {
             1
         } else {
-            el.props.iter().map(|p| p.list.unwrap_or(p.ty).size()).sum::<usize>()
+            el.props
+                .iter()
+                .map(|p| p.list.unwrap_or(p.ty).size())
+                .sum::<usize>()
         };
         if el.count.saturating_mul(min_bytes) > data.len() {
             return Err(perr(
                 format!("element '{}'", el.name),
-                format!("declares {} entries but the file is only {} bytes (truncated?)", el.count, data.len()),
+                format!(
+                    "declares {} entries but the file is only {} bytes (truncated?)",
+                    el.count,
+                    data.len()
+                ),
             ));
         }
         if is_vertex {
@@ -352,7 +366,10 @@ fn strip_to_triangles(list: &[i64], out: &mut Vec<u32>, body: &Body) -> Result<u
 /// Writes a binary little-endian PLY (positions, normals and uvs where present, triangle faces).
 pub fn write_binary(mesh: &Mesh, out: &mut impl std::io::Write) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::new(out);
-    writeln!(w, "ply\nformat binary_little_endian 1.0\ncomment written by rxpipe")?;
+    writeln!(
+        w,
+        "ply\nformat binary_little_endian 1.0\ncomment written by rxpipe"
+    )?;
     writeln!(w, "element vertex {}", mesh.positions.len())?;
     writeln!(w, "property float x\nproperty float y\nproperty float z")?;
     if mesh.normals.is_some() {

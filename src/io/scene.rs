@@ -223,7 +223,9 @@ impl Scene {
                     "icosphere" => {
                         let level = o.level.unwrap_or(3);
                         if level > 10 {
-                            return Err(perr(format!("icosphere level {level} is too large (at most 10)")));
+                            return Err(perr(format!(
+                                "icosphere level {level} is too large (at most 10)"
+                            )));
                         }
                         mesh::icosphere(level)
                     }
@@ -254,7 +256,10 @@ impl Scene {
                 glam::Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2]),
                 Vec3::from_array(o.translate),
             );
-            let c = o.color.or(mesh.base_color.map(|c| [c[0], c[1], c[2]])).unwrap_or([0.8; 3]);
+            let c = o
+                .color
+                .or(mesh.base_color.map(|c| [c[0], c[1], c[2]]))
+                .unwrap_or([0.8; 3]);
             objects.push(Object {
                 mesh,
                 transform,

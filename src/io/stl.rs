@@ -32,7 +32,8 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
         let text = std::str::from_utf8(data).map_err(|_| IoError::Parse {
             file: file.into(),
             location: "start".into(),
-            message: "neither a binary STL (size does not match its triangle count) nor ascii text".into(),
+            message: "neither a binary STL (size does not match its triangle count) nor ascii text"
+                .into(),
         })?;
         let mut p = Vec::new();
         for (ln, l) in text.lines().enumerate() {

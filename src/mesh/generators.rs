@@ -54,7 +54,12 @@ pub fn icosphere(level: u32) -> Mesh {
     let normals = positions.clone();
     let uvs = positions
         .iter()
-        .map(|p| Vec2::new(0.5 + p.z.atan2(p.x) / TAU, 0.5 - p.y.asin() / std::f32::consts::PI))
+        .map(|p| {
+            Vec2::new(
+                0.5 + p.z.atan2(p.x) / TAU,
+                0.5 - p.y.asin() / std::f32::consts::PI,
+            )
+        })
         .collect();
     Mesh {
         name: format!("icosphere({level})"),

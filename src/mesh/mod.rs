@@ -181,7 +181,12 @@ impl Mesh {
     pub fn append(&mut self, other: &Mesh) {
         let base = self.positions.len() as u32;
         let (n0, n1) = (self.positions.len(), other.positions.len());
-        fn merge<T: Copy + Default>(a: &mut Option<Vec<T>>, b: &Option<Vec<T>>, n0: usize, n1: usize) {
+        fn merge<T: Copy + Default>(
+            a: &mut Option<Vec<T>>,
+            b: &Option<Vec<T>>,
+            n0: usize,
+            n1: usize,
+        ) {
             match (a.as_mut(), b) {
                 (Some(a), Some(b)) => a.extend_from_slice(b),
                 (Some(a), None) => a.extend(std::iter::repeat_n(T::default(), n1)),

@@ -59,7 +59,10 @@ impl Pass for Normals {
             NormalsMode::Flat => {
                 let mut positions = Vec::with_capacity(mesh.indices.len());
                 let mut normals = Vec::with_capacity(mesh.indices.len());
-                let mut uvs = mesh.uvs.as_ref().map(|_| Vec::with_capacity(mesh.indices.len()));
+                let mut uvs = mesh
+                    .uvs
+                    .as_ref()
+                    .map(|_| Vec::with_capacity(mesh.indices.len()));
                 for t in mesh.indices.chunks_exact(3) {
                     let [a, b, c] = [t[0], t[1], t[2]].map(|i| mesh.positions[i as usize]);
                     let f = (b - a).cross(c - a).normalize_or_zero();
@@ -77,7 +80,11 @@ impl Pass for Normals {
                 mesh.uvs = uvs;
             }
         }
-        if mesh.normals.as_ref().is_some_and(|n| n.len() != mesh.positions.len()) {
+        if mesh
+            .normals
+            .as_ref()
+            .is_some_and(|n| n.len() != mesh.positions.len())
+        {
             return Err(PassError::Failed {
                 pass: self.name().into(),
                 mesh: mesh.name.clone(),

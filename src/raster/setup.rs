@@ -72,7 +72,15 @@ pub(super) fn setup_all(draws: &[Draw], s: &RasterSettings, stats: &mut RasterSt
             let g = draws[d].geometry;
             for t in range {
                 let v = g.triangles[t].map(|i| g.vertices[i as usize].clip);
-                setup_one(v, d as u32, t as u32, s, &mut tris, &mut weights, &mut counts);
+                setup_one(
+                    v,
+                    d as u32,
+                    t as u32,
+                    s,
+                    &mut tris,
+                    &mut weights,
+                    &mut counts,
+                );
             }
             (tris, weights, counts)
         })
@@ -84,13 +92,12 @@ pub(super) fn setup_all(draws: &[Draw], s: &RasterSettings, stats: &mut RasterSt
     };
     for (tris, weights, counts) in parts {
         let base = out.clip_weights.len() as u32;
-        out.tris
-            .extend(tris.into_iter().map(|mut t| {
-                if let Some(c) = &mut t.clip {
-                    *c += base;
-                }
-                t
-            }));
+        out.tris.extend(tris.into_iter().map(|mut t| {
+            if let Some(c) = &mut t.clip {
+                *c += base;
+            }
+            t
+        }));
         out.clip_weights.extend_from_slice(&weights);
         stats.culled += counts[0];
         stats.rejected += counts[1];
@@ -141,7 +148,10 @@ fn setup_one(
         Vec4::new(0.0, -1.0, 0.0, gy),
         Vec4::new(0.0, 1.0, 0.0, gy),
     ];
-    let mut poly = [PolyVert { p: Vec4::ZERO, b: Vec3::ZERO }; 9];
+    let mut poly = [PolyVert {
+        p: Vec4::ZERO,
+        b: Vec3::ZERO,
+    }; 9];
     let mut n = 3;
     for k in 0..3 {
         poly[k] = PolyVert {
@@ -162,7 +172,11 @@ fn setup_one(
             if (da >= 0.0) != (db >= 0.0) {
                 // intersect with the endpoints in a canonical order, so the neighbour that shares
                 // this edge computes the identical point
-                let (p, q, dp, dq) = if canonical_less(a.p, b.p) { (a, b, da, db) } else { (b, a, db, da) };
+                let (p, q, dp, dq) = if canonical_less(a.p, b.p) {
+                    (a, b, da, db)
+                } else {
+                    (b, a, db, da)
+                };
                 let t = dp / (dp - dq);
                 next[m] = PolyVert {
                     p: p.p + (q.p - p.p) * t,
@@ -182,7 +196,16 @@ fn setup_one(
         let c = [poly[0], poly[k], poly[k + 1]];
         let idx = weights.len() as u32;
         weights.push([c[0].b.to_array(), c[1].b.to_array(), c[2].b.to_array()]);
-        if !emit([c[0].p, c[1].p, c[2].p], [0, 1, 2], Some(idx), draw, tri, s, out, counts) {
+        if !emit(
+            [c[0].p, c[1].p, c[2].p],
+            [0, 1, 2],
+            Some(idx),
+            draw,
+            tri,
+            s,
+            out,
+            counts,
+        ) {
             weights.pop();
         }
     }

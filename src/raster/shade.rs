@@ -101,7 +101,8 @@ pub fn shade(v: &VertexOut, front: bool, base: [f32; 4], view_z: f32, s: &Raster
             for _ in 0..5 {
                 spec *= spec; // ^32
             }
-            let c = base * (s.light.ambient + diffuse * s.light.color) + s.light.color * (0.25 * spec * (diffuse > 0.0) as u32 as f32);
+            let c = base * (s.light.ambient + diffuse * s.light.color)
+                + s.light.color * (0.25 * spec * (diffuse > 0.0) as u32 as f32);
             pack_srgb(c)
         }
         ShadingMode::Normals => {

@@ -117,7 +117,11 @@ pub(super) fn raster_tiles(
     let mut coverage = s.count_coverage.then(|| vec![0u32; w * h]);
     let cp = SyncPtr(color.as_mut_ptr());
     let dp = SyncPtr(depth.as_mut_ptr());
-    let vp = SyncPtr(coverage.as_mut().map_or(std::ptr::null_mut(), |c| c.as_mut_ptr()));
+    let vp = SyncPtr(
+        coverage
+            .as_mut()
+            .map_or(std::ptr::null_mut(), |c| c.as_mut_ptr()),
+    );
     let bg = pack_srgb(Vec3::from_array(s.background));
     let ntiles = (bins.tiles_x * bins.tiles_y) as usize;
     let fragments: u64 = (0..ntiles)
@@ -129,13 +133,21 @@ pub(super) fn raster_tiles(
             let tw = TILE.min(s.width - tx) as usize;
             let th = TILE.min(s.height - ty) as usize;
             let mut zbuf = [1f32; (TILE * TILE) as usize];
-            let mut vis = [Vis { tri: u32::MAX, l1: 0.0, l2: 0.0 }; (TILE * TILE) as usize];
+            let mut vis = [Vis {
+                tri: u32::MAX,
+                l1: 0.0,
+                l2: 0.0,
+            }; (TILE * TILE) as usize];
             let mut cov = [0u32; (TILE * TILE) as usize];
             let ids = &bins.ids[bins.offsets[k] as usize..bins.offsets[k + 1] as usize];
             let mut frags = 0u64;
             for &id in ids {
                 let t = &setup.tris[id as usize];
-                let c = if s.count_coverage { Some(&mut cov) } else { None };
+                let c = if s.count_coverage {
+                    Some(&mut cov)
+                } else {
+                    None
+                };
                 frags += raster_tri(t, id, tx, ty, tw, th, &mut zbuf, &mut vis, c);
             }
             for j in 0..th {
@@ -201,7 +213,11 @@ fn raster_tri(
     let (px, py) = (pixel_centre(x0 as i64), pixel_centre(y0 as i64));
     for k in 0..3 {
         let (a, b) = ((k + 1) % 3, (k + 2) % 3);
-        let bias = if edge_is_top_left(t.x[a], t.y[a], t.x[b], t.y[b]) { 0 } else { -1 };
+        let bias = if edge_is_top_left(t.x[a], t.y[a], t.x[b], t.y[b]) {
+            0
+        } else {
+            -1
+        };
         e_row[k] = (x[b] - x[a]) * (py - y[a]) - (y[b] - y[a]) * (px - x[a]) + bias;
         dx[k] = -(y[b] - y[a]) * one;
         dy[k] = (x[b] - x[a]) * one;
@@ -268,7 +284,9 @@ fn shade_pixel(setup: &Setup, id: u32, v: Vis, draws: &[Draw], s: &RasterSetting
     let d = &draws[t.draw as usize];
     let g = d.geometry;
     let vs = g.triangles[t.tri as usize].map(|i| &g.vertices[i as usize]);
-    let mix3 = |f: &dyn Fn(&VertexOut) -> Vec3| f(vs[0]) * wsrc[0] + f(vs[1]) * wsrc[1] + f(vs[2]) * wsrc[2];
+    let mix3 = |f: &dyn Fn(&VertexOut) -> Vec3| {
+        f(vs[0]) * wsrc[0] + f(vs[1]) * wsrc[1] + f(vs[2]) * wsrc[2]
+    };
     let out = VertexOut {
         clip: Vec4::ZERO,
         world: mix3(&|v| v.world),

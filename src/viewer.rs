@@ -1,0 +1,248 @@
+//! The window: winit + pixels. Orbit with the left mouse button, zoom with the wheel; keys switch
+//! strategy (S), shading mode (M), vertex order (O) and culling (C); R resets the camera, Esc
+//! closes. Frame time and ASR are in the title.
+
+use crate::{CullMode, Error, Pipeline, Prepared, Scene};
+use glam::Vec3;
+use pixels::{Pixels, SurfaceTexture};
+use std::sync::Arc;
+use std::time::Instant;
+use winit::application::ApplicationHandler;
+use winit::dpi::LogicalSize;
+use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::keyboard::{Key, NamedKey};
+use winit::window::{Window, WindowId};
+
+/// An orbit camera around the scene camera's target.
+#[derive(Clone, Copy)]
+struct Orbit {
+    yaw: f32,
+    pitch: f32,
+    distance: f32,
+}
+
+impl Orbit {
+    fn from_camera(c: &crate::Camera) -> Orbit {
+        let d = c.eye - c.target;
+        let distance = d.length().max(1e-4);
+        Orbit {
+            yaw: d.x.atan2(d.z),
+            pitch: (d.y / distance).clamp(-1.0, 1.0).asin(),
+            distance,
+        }
+    }
+    fn apply(&self, base: &crate::Camera) -> crate::Camera {
+        let dir = Vec3::new(
+            self.pitch.cos() * self.yaw.sin(),
+            self.pitch.sin(),
+            self.pitch.cos() * self.yaw.cos(),
+        );
+        let mut c = *base;
+        c.eye = base.target + dir * self.distance;
+        let scale = self.distance / (base.eye - base.target).length().max(1e-4);
+        c.near = base.near * scale;
+        c.far = base.far * scale;
+        c
+    }
+}
+
+struct App {
+    scene: Scene,
+    pipeline: Pipeline,
+    prepared: Option<Prepared>,
+    window: Option<Arc<Window>>,
+    pixels: Option<Pixels<'static>>,
+    size: (u32, u32),
+    orbit: Orbit,
+    home: Orbit,
+    dragging: bool,
+    last_cursor: Option<(f64, f64)>,
+    start: Instant,
+    error: Option<Error>,
+}
+
+impl App {
+    fn fail(&mut self, el: &ActiveEventLoop, e: Error) {
+        self.error = Some(e);
+        el.exit();
+    }
+
+    fn redraw(&mut self, el: &ActiveEventLoop) {
+        let (w, h) = self.size;
+        if w == 0 || h == 0 {
+            return;
+        }
+        if self
+            .prepared
+            .as_ref()
+            .is_none_or(|p| !self.pipeline.is_prepared_for(p))
+        {
+            match self.pipeline.prepare(&self.scene) {
+                Ok(p) => self.prepared = Some(p),
+                Err(e) => return self.fail(el, e),
+            }
+        }
+        let camera = self.orbit.apply(&self.scene.camera);
+        let t = self.start.elapsed().as_secs_f32();
+        let frame = match self.pipeline.render_prepared(
+            self.prepared.as_ref().unwrap(),
+            &self.scene,
+            &camera,
+            (w, h),
+            t,
+        ) {
+            Ok(f) => f,
+            Err(e) => return self.fail(el, e),
+        };
+        if let (Some(px), Some(win)) = (self.pixels.as_mut(), self.window.as_ref()) {
+            let buf = px.frame_mut();
+            if buf.len() == frame.color.len() {
+                buf.copy_from_slice(&frame.color);
+            }
+            if let Err(e) = px.render() {
+                return self.fail(el, Error::Backend(format!("window: {e}")));
+            }
+            let s = &frame.stats;
+            win.set_title(&format!(
+                "rxpipe | {} | strategy {} (S) | order {} (O) | {} (M) | cull {:?} (C) | {:.1} ms | ASR {:.3}",
+                self.scene.name,
+                self.pipeline.strategy,
+                self.pipeline.order,
+                self.pipeline.shading.name(),
+                self.pipeline.cull,
+                s.total_ms,
+                s.geometry.asr()
+            ));
+        }
+    }
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, el: &ActiveEventLoop) {
+        if self.window.is_some() {
+            return;
+        }
+        let attrs = Window::default_attributes()
+            .with_title("rxpipe")
+            .with_inner_size(LogicalSize::new(1280.0, 720.0));
+        let window = match el.create_window(attrs) {
+            Ok(w) => Arc::new(w),
+            Err(e) => return self.fail(el, Error::Backend(format!("cannot open a window: {e}"))),
+        };
+        let size = window.inner_size();
+        let (w, h) = (size.width.max(1), size.height.max(1));
+        let surface = SurfaceTexture::new(w, h, window.clone());
+        match Pixels::new(w, h, surface) {
+            Ok(p) => self.pixels = Some(p),
+            Err(e) => return self.fail(
+                el,
+                Error::Backend(format!(
+                    "cannot present to the window ({e}); use `rxpipe render SCENE --out image.png`"
+                )),
+            ),
+        }
+        self.size = (w, h);
+        window.request_redraw();
+        self.window = Some(window);
+    }
+
+    fn window_event(&mut self, el: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        match event {
+            WindowEvent::CloseRequested => el.exit(),
+            WindowEvent::Resized(size) => {
+                let (w, h) = (size.width, size.height);
+                if w > 0 && h > 0 {
+                    if let Some(px) = self.pixels.as_mut() {
+                        if px.resize_surface(w, h).is_err() || px.resize_buffer(w, h).is_err() {
+                            return self.fail(el, Error::Backend("window resize failed".into()));
+                        }
+                    }
+                }
+                self.size = (w, h);
+            }
+            WindowEvent::RedrawRequested => {
+                self.redraw(el);
+                if let Some(w) = &self.window {
+                    w.request_redraw();
+                }
+            }
+            WindowEvent::MouseInput {
+                state,
+                button: MouseButton::Left,
+                ..
+            } => {
+                self.dragging = state == ElementState::Pressed;
+            }
+            WindowEvent::CursorMoved { position, .. } => {
+                if let (true, Some((x, y))) = (self.dragging, self.last_cursor) {
+                    self.orbit.yaw -= (position.x - x) as f32 * 0.008;
+                    self.orbit.pitch =
+                        (self.orbit.pitch + (position.y - y) as f32 * 0.008).clamp(-1.5, 1.5);
+                }
+                self.last_cursor = Some((position.x, position.y));
+            }
+            WindowEvent::MouseWheel { delta, .. } => {
+                let d = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
+                };
+                self.orbit.distance =
+                    (self.orbit.distance * (1.0 - 0.1 * d)).max(self.home.distance * 0.05);
+            }
+            WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
+                match event.logical_key.as_ref() {
+                    Key::Named(NamedKey::Escape) => el.exit(),
+                    Key::Character(c) => match c.to_ascii_lowercase().as_str() {
+                        "s" => self.pipeline.strategy = self.pipeline.strategy.next(),
+                        "m" => self.pipeline.shading = self.pipeline.shading.next(),
+                        "o" => self.pipeline.order = self.pipeline.order.next(),
+                        "c" => {
+                            self.pipeline.cull = match self.pipeline.cull {
+                                CullMode::Back => CullMode::None,
+                                _ => CullMode::Back,
+                            }
+                        }
+                        "r" => self.orbit = self.home,
+                        _ => {}
+                    },
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Opens the window and renders until it is closed. With no display, returns an error that
+/// points to `rxpipe render`.
+pub fn run(scene: Scene, pipeline: Pipeline) -> Result<(), Error> {
+    let event_loop = EventLoop::new().map_err(|e| {
+        Error::Backend(format!(
+            "no display available ({e}); render to a file instead: rxpipe render SCENE --out frame.png"
+        ))
+    })?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let orbit = Orbit::from_camera(&scene.camera);
+    let mut app = App {
+        scene,
+        pipeline,
+        prepared: None,
+        window: None,
+        pixels: None,
+        size: (0, 0),
+        orbit,
+        home: orbit,
+        dragging: false,
+        last_cursor: None,
+        start: Instant::now(),
+        error: None,
+    };
+    event_loop
+        .run_app(&mut app)
+        .map_err(|e| Error::Backend(format!("window event loop: {e}")))?;
+    match app.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
