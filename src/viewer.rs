@@ -135,12 +135,14 @@ impl ApplicationHandler for App {
         let surface = SurfaceTexture::new(w, h, window.clone());
         match Pixels::new(w, h, surface) {
             Ok(p) => self.pixels = Some(p),
-            Err(e) => return self.fail(
-                el,
-                Error::Backend(format!(
+            Err(e) => {
+                return self.fail(
+                    el,
+                    Error::Backend(format!(
                     "cannot present to the window ({e}); use `rxpipe render SCENE --out image.png`"
                 )),
-            ),
+                )
+            }
         }
         self.size = (w, h);
         window.request_redraw();

@@ -136,16 +136,20 @@ pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
         }
     }
 
-    // When every corner uses only its position index, keep the file's vertex array as it is
-    // (unused vertices included) so that indices keep their meaning.
-    let plain = !any_vt && !any_vn;
-    let mesh = if plain {
+    // When every corner's attribute indices equal its position index (or are absent), keep the
+    // file's vertex array as it is (unused vertices included) so that indices keep their meaning.
+    let aligned = corners
+        .iter()
+        .all(|c| (c.1 < 0 || c.1 == c.0 as i64) && (c.2 < 0 || c.2 == c.0 as i64))
+        && (!any_vt || tex.len() == pos.len())
+        && (!any_vn || nrm.len() == pos.len());
+    let mesh = if aligned {
         let remap: Vec<u32> = corners.iter().map(|c| c.0).collect();
         Mesh {
             name: file.to_string(),
             positions: pos.clone(),
-            normals: None,
-            uvs: None,
+            normals: any_vn.then(|| nrm.clone()),
+            uvs: any_vt.then(|| tex.clone()),
             indices: indices.iter().map(|&i| remap[i as usize]).collect(),
             base_color: None,
         }

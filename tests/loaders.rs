@@ -1,0 +1,373 @@
+//! Loaders on the shared meshes and on malformed input.
+
+mod common;
+
+use rxpipe::io::{self, IoError};
+use std::io::Write;
+
+#[test]
+fn shared_meshes_load_with_the_documented_counts() {
+    let Some(dir) = common::meshes() else { return };
+    // (file, vertices, faces) as in ../shared/meshes/README.md
+    let expect = [
+        ("stanford-bunny.obj", 35_947, 69_451),
+        ("ogre.obj", 62_194, 124_008),
+        ("beast.obj", 32_311, 32_364),
+        ("rocker-arm.obj", 10_044, 20_088),
+        ("fandisk.obj", 6_475, 12_946),
+        ("teapot.obj", 3_644, 6_320),
+        ("spot.obj", 2_930, 5_856),
+        ("cow.obj", 2_903, 5_804),
+        ("suzanne.obj", 507, 500),
+    ];
+    for (f, v, faces) in expect {
+        let (meshes, counts) = io::load_meshes(dir.join(f)).unwrap();
+        assert_eq!(counts.vertices, v, "{f} vertices");
+        assert_eq!(counts.faces, faces, "{f} faces");
+        let m = &meshes[0];
+        m.validate().unwrap();
+        assert!(
+            m.triangle_count() >= faces,
+            "{f}: polygons triangulate to at least one triangle each"
+        );
+    }
+    // beast has polygons of 3 to 6 corners: more triangles than faces, and v/vt corners
+    let beast = io::load_mesh(dir.join("beast.obj")).unwrap();
+    assert!(beast.triangle_count() > 32_364 && beast.uvs.is_some());
+    // suzanne's v//vn corners carry normals
+    assert!(io::load_mesh(dir.join("suzanne.obj"))
+        .unwrap()
+        .normals
+        .is_some());
+}
+
+#[test]
+fn igea_tristrips_become_triangles() {
+    let Some(dir) = common::meshes() else { return };
+    let (m, counts) = io::load_meshes(dir.join("igea.ply")).unwrap();
+    let m = &m[0];
+    assert_eq!(counts.vertices, 134_345);
+    assert_eq!(m.vertex_count(), 134_345);
+    // a closed-ish surface: about two triangles per vertex, every vertex used
+    let t = m.triangle_count();
+    assert!(t > 250_000 && t < 280_000, "{t} triangles");
+    assert!(m.referenced_vertex_count() > 134_000);
+    // strips alternate winding: consecutive triangles of a strip face the same way
+    let n = |k: usize| {
+        let p = |c: usize| m.positions[m.indices[3 * k + c] as usize];
+        (p(1) - p(0)).cross(p(2) - p(0)).normalize_or_zero()
+    };
+    let agree = (0..1000).filter(|&k| n(k).dot(n(k + 1)) > 0.0).count();
+    assert!(
+        agree > 950,
+        "{agree} of 1000 neighbours agree in orientation"
+    );
+}
+
+#[test]
+fn gzipped_distance_meshes_load_by_content() {
+    let Some(dir) = common::meshes() else { return };
+    for (f, v, faces) in [
+        ("tools_1000_A.obj.gz", 484, 1_000),
+        ("sphere_1000_B.obj.gz", 1_000, 1_996),
+        ("tools_10000_B.obj.gz", 4_999, 10_000),
+    ] {
+        let (_, c) = io::load_meshes(dir.join("distance").join(f)).unwrap();
+        assert_eq!((c.vertices, c.faces), (v, faces), "{f}");
+    }
+    // gzip recognised by its magic bytes under a misleading name
+    let tmp = common::tmp_dir("gz");
+    let p = tmp.join("mesh.bin");
+    std::fs::copy(dir.join("distance/tools_1000_A.obj.gz"), &p).unwrap();
+    let (_, c) = io::load_meshes(&p).unwrap();
+    assert_eq!(c.faces, 1_000);
+}
+
+fn write(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let d = common::tmp_dir("malformed");
+    let p = d.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn err_text(r: Result<rxpipe::Mesh, IoError>) -> String {
+    match r {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn obj_features_and_errors() {
+    let p = write(
+        "features.obj",
+        b"# quad with every corner style\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0 0\nvt 1 1\nvn 0 0 1\ng group\nf 1/1/1 2/2/1 3/1/1 4/2/1\nf -4//1 -2//1 -1//1\n",
+    );
+    let m = io::load_mesh(&p).unwrap();
+    assert_eq!(m.triangle_count(), 3);
+    assert!(m.normals.is_some() && m.uvs.is_some());
+    let p = write("bad-index.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 99\n");
+    let e = err_text(io::load_mesh(&p));
+    assert!(e.contains("line 4") && e.contains("99"), "{e}");
+    let p = write("bad-number.obj", b"v 0 zero 0\n");
+    assert!(err_text(io::load_mesh(&p)).contains("line 1"));
+    let p = write("two-corners.obj", b"v 0 0 0\nv 1 0 0\nf 1 2\n");
+    assert!(err_text(io::load_mesh(&p)).contains("at least 3"));
+}
+
+fn ply_header(format: &str, nv: usize, nf: usize) -> Vec<u8> {
+    format!(
+        "ply\nformat {format} 1.0\nelement vertex {nv}\nproperty float x\nproperty float y\nproperty float z\nelement face {nf}\nproperty list uchar int vertex_indices\nend_header\n"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn ply_ascii_binary_le_and_be_agree() {
+    let pos = [
+        [0f32, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+    ];
+    let mut ascii = ply_header("ascii", 4, 1);
+    for p in pos {
+        ascii.extend(format!("{} {} {}\n", p[0], p[1], p[2]).bytes());
+    }
+    ascii.extend(b"4 0 1 2 3\n");
+    let mut le = ply_header("binary_little_endian", 4, 1);
+    let mut be = ply_header("binary_big_endian", 4, 1);
+    for p in pos {
+        for c in p {
+            le.extend(c.to_le_bytes());
+            be.extend(c.to_be_bytes());
+        }
+    }
+    le.push(4);
+    be.push(4);
+    for i in 0..4i32 {
+        le.extend(i.to_le_bytes());
+        be.extend(i.to_be_bytes());
+    }
+    let a = io::load_mesh(write("a.ply", &ascii)).unwrap();
+    let l = io::load_mesh(write("le.ply", &le)).unwrap();
+    let b = io::load_mesh(write("be.ply", &be)).unwrap();
+    assert_eq!(a.indices, vec![0, 1, 2, 0, 2, 3]);
+    assert_eq!(a.positions, l.positions);
+    assert_eq!(a.positions, b.positions);
+    assert_eq!(a.indices, b.indices);
+}
+
+#[test]
+fn truncated_binary_ply_is_an_error() {
+    let mut le = ply_header("binary_little_endian", 4, 1);
+    le.extend([0u8; 4 * 12]);
+    le.push(3);
+    le.extend(0i32.to_le_bytes()); // two of three indices missing
+    let e = err_text(io::load_mesh(write("trunc.ply", &le)));
+    assert!(e.contains("truncated") && e.contains("face"), "{e}");
+    if let Some(dir) = common::meshes() {
+        let igea = std::fs::read(dir.join("igea.ply")).unwrap();
+        let e = err_text(io::load_mesh(write(
+            "igea-half.ply",
+            &igea[..igea.len() / 2],
+        )));
+        assert!(e.contains("truncated"), "{e}");
+    }
+    let mut bad = ply_header("ascii", 3, 1);
+    bad.extend(b"0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n");
+    let e = err_text(io::load_mesh(write("range.ply", &bad)));
+    assert!(e.contains("index 7"), "{e}");
+}
+
+#[test]
+fn stl_binary_and_ascii_are_soups() {
+    let mut bin = vec![0u8; 80];
+    bin.extend(2u32.to_le_bytes());
+    for t in 0..2 {
+        bin.extend([0u8; 12]);
+        for v in [[0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, t as f32]] {
+            for c in v {
+                bin.extend(c.to_le_bytes());
+            }
+        }
+        bin.extend([0u8; 2]);
+    }
+    let m = io::load_mesh(write("b.stl", &bin)).unwrap();
+    assert_eq!((m.vertex_count(), m.triangle_count()), (6, 2));
+    let ascii = b"solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n";
+    let m = io::load_mesh(write("a.stl", ascii)).unwrap();
+    assert_eq!((m.vertex_count(), m.triangle_count()), (3, 1));
+    let e = err_text(io::load_mesh(write(
+        "bad.stl",
+        b"solid x\nfacet\nvertex 0 0 nope\n",
+    )));
+    assert!(e.contains("line 3"), "{e}");
+}
+
+fn b64(bytes: &[u8]) -> String {
+    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in bytes.chunks(3) {
+        let n = (c[0] as u32) << 16
+            | (*c.get(1).unwrap_or(&0) as u32) << 8
+            | *c.get(2).unwrap_or(&0) as u32;
+        for k in 0..4 {
+            if k <= c.len() {
+                s.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+/// A glTF with one node (translated by +10 in x) holding an indexed and a non-indexed primitive.
+fn gltf_json(buffer_uri: &str, byte_length: usize) -> String {
+    format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],
+"nodes":[{{"mesh":0,"translation":[10,0,0]}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"indices":1,"material":0}},{{"attributes":{{"POSITION":0}}}}]}}],
+"materials":[{{"pbrMetallicRoughness":{{"baseColorFactor":[0.5,0.25,1,1]}}}}],
+"buffers":[{{"uri":"{buffer_uri}","byteLength":{byte_length}}}],
+"bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":36}},{{"buffer":0,"byteOffset":36,"byteLength":6}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}},
+{{"bufferView":1,"componentType":5123,"count":3,"type":"SCALAR"}}]}}"#
+    )
+}
+
+fn gltf_buffer() -> Vec<u8> {
+    let mut b = Vec::new();
+    for c in [0f32, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0] {
+        b.extend(c.to_le_bytes());
+    }
+    for i in [0u16, 1, 2] {
+        b.extend(i.to_le_bytes());
+    }
+    b
+}
+
+#[test]
+fn gltf_embedded_external_and_glb() {
+    let buf = gltf_buffer();
+    let json = gltf_json(
+        &format!("data:application/octet-stream;base64,{}", b64(&buf)),
+        buf.len(),
+    );
+    let (ms, _) = io::load_meshes(write("embedded.gltf", json.as_bytes())).unwrap();
+    assert_eq!(ms.len(), 2, "indexed and non-indexed primitives");
+    for m in &ms {
+        assert_eq!(m.triangle_count(), 1);
+        assert_eq!(m.positions[1].x, 11.0, "node translation applied");
+    }
+    assert_eq!(ms[0].base_color, Some([0.5, 0.25, 1.0, 1.0]));
+    // external buffer beside the file
+    let d = common::tmp_dir("gltf-ext");
+    std::fs::write(d.join("buf.bin"), &buf).unwrap();
+    std::fs::write(d.join("ext.gltf"), gltf_json("buf.bin", buf.len())).unwrap();
+    assert_eq!(io::load_meshes(d.join("ext.gltf")).unwrap().0.len(), 2);
+    // GLB: header, JSON chunk, BIN chunk
+    let mut j = gltf_json("", buf.len())
+        .replace(r#""uri":"","#, "")
+        .into_bytes();
+    while j.len() % 4 != 0 {
+        j.push(b' ');
+    }
+    let mut bin = buf.clone();
+    while bin.len() % 4 != 0 {
+        bin.push(0);
+    }
+    let mut glb = Vec::new();
+    glb.extend(b"glTF");
+    glb.extend(2u32.to_le_bytes());
+    glb.extend(((12 + 8 + j.len() + 8 + bin.len()) as u32).to_le_bytes());
+    glb.extend((j.len() as u32).to_le_bytes());
+    glb.extend(b"JSON");
+    glb.extend(&j);
+    glb.extend((bin.len() as u32).to_le_bytes());
+    glb.extend(b"BIN\0");
+    glb.extend(&bin);
+    assert_eq!(io::load_meshes(write("m.glb", &glb)).unwrap().0.len(), 2);
+    // a scene opens directly from glTF
+    let s = rxpipe::Scene::load(write("scene.gltf", json.as_bytes())).unwrap();
+    assert_eq!(s.objects.len(), 2);
+}
+
+#[test]
+fn broken_gltf_buffer_is_an_error() {
+    let buf = gltf_buffer();
+    // the buffer is shorter than the accessors need
+    let short = gltf_json(
+        &format!("data:application/octet-stream;base64,{}", b64(&buf[..20])),
+        20,
+    );
+    let e = err_text(io::load_mesh(write("short.gltf", short.as_bytes())));
+    assert!(e.contains("short.gltf"), "{e}");
+    // the external buffer file is missing
+    let missing = gltf_json("nowhere.bin", buf.len());
+    let e = err_text(io::load_mesh(write("missing.gltf", missing.as_bytes())));
+    assert!(e.contains("missing.gltf") && e.contains("buffers"), "{e}");
+    let e = err_text(io::load_mesh(write("garbage.gltf", b"{ not json")));
+    assert!(e.contains("garbage.gltf"), "{e}");
+}
+
+#[test]
+fn non_finite_positions_and_bad_indices_are_named() {
+    let m = rxpipe::Mesh::new(
+        "m",
+        vec![glam::Vec3::ZERO, glam::Vec3::NAN, glam::Vec3::ONE],
+        vec![0, 1, 2],
+    );
+    let e = m.validate().unwrap_err().to_string();
+    assert!(e.contains("vertex 1"), "{e}");
+    let p = write("nan.obj", b"v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n");
+    assert!(err_text(io::load_mesh(&p)).contains("vertex 1"));
+    let m = rxpipe::Mesh::new("m", vec![glam::Vec3::ZERO; 3], vec![0, 1, 2, 2, 1, 3]);
+    let e = m.validate().unwrap_err().to_string();
+    assert!(e.contains("triangle 1") && e.contains("index 3"), "{e}");
+}
+
+#[test]
+fn writers_round_trip_and_never_clobber_on_failure() {
+    let m = rxpipe::mesh::torus(1.0, 0.3, 12, 8);
+    let d = common::tmp_dir("write");
+    for ext in ["obj", "ply"] {
+        let p = d.join(format!("t.{ext}"));
+        io::save_mesh(&m, &p).unwrap();
+        let back = io::load_mesh(&p).unwrap();
+        assert_eq!(back.indices, m.indices);
+        assert_eq!(back.positions.len(), m.positions.len());
+        for (a, b) in back.positions.iter().zip(&m.positions) {
+            assert!((*a - *b).length() < 1e-5);
+        }
+    }
+    let keep = d.join("keep.stl");
+    std::fs::File::create(&keep)
+        .unwrap()
+        .write_all(b"precious")
+        .unwrap();
+    assert!(io::save_mesh(&m, &keep).is_err());
+    assert_eq!(std::fs::read(&keep).unwrap(), b"precious");
+}
+
+#[test]
+fn scene_files_parse_and_report_errors_with_lines() {
+    let s = rxpipe::Scene::load("scenes/default.toml").unwrap();
+    assert!(s.objects.len() >= 3 && s.triangle_count() > 10_000);
+    let d = common::tmp_dir("scene");
+    let p = d.join("bad.toml");
+    std::fs::write(
+        &p,
+        "[camera]\neye = [0, 0, 1]\ntarget = [0, 0, 0]\n\n[[object]]\ngenerator = \"cube\"\n",
+    )
+    .unwrap();
+    let e = rxpipe::Scene::load(&p).unwrap_err().to_string();
+    assert!(e.contains("object 1") && e.contains("cube"), "{e}");
+    std::fs::write(&p, "[camera]\neye = [0, 0]\n").unwrap();
+    let e = rxpipe::Scene::load(&p).unwrap_err().to_string();
+    assert!(e.contains("bad.toml") && e.contains("line 2"), "{e}");
+    std::fs::write(&p, "[[object]]\nmesh = \"does-not-exist.obj\"\n").unwrap();
+    let e = rxpipe::Scene::load(&p).unwrap_err().to_string();
+    assert!(e.contains("does-not-exist.obj"), "{e}");
+}
