@@ -1,1 +1,112 @@
-fn main() {}
+//! A full CPU frame: the Stanford bunny at 1280x720 with the transform vertex shader, lit
+//! shading, depth test and back-face culling; and the same frame drawn by the `euc` 0.5.3 software
+//! renderer, side by side. Needs ../shared/meshes (or RXPIPE_MESHES); skips with a notice without.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use euc::{buffer::Buffer2d, rasterizer, Pipeline as EucPipeline, Target};
+use rxpipe::{Backend, Pipeline, Renderer, Scene, Strategy, VertexOrder};
+
+const W: u32 = 1280;
+const H: u32 = 720;
+
+struct EucBunny<'a> {
+    mvp: vek::Mat4<f32>,
+    positions: &'a [vek::Vec3<f32>],
+    normals: &'a [vek::Vec3<f32>],
+    light: vek::Vec3<f32>,
+}
+
+impl EucPipeline for EucBunny<'_> {
+    type Vertex = u32;
+    type VsOut = vek::Vec3<f32>;
+    type Pixel = u32;
+
+    #[inline(always)]
+    fn vert(&self, i: &u32) -> ([f32; 4], Self::VsOut) {
+        let i = *i as usize;
+        (
+            (self.mvp * vek::Vec4::from_point(self.positions[i])).into_array(),
+            self.normals[i],
+        )
+    }
+
+    #[inline(always)]
+    fn frag(&self, n: &Self::VsOut) -> u32 {
+        let d = n.normalized().dot(self.light).max(0.0);
+        let c = ((0.15 + 0.85 * d) * 255.0) as u32;
+        c | c << 8 | c << 16 | 0xff00_0000
+    }
+}
+
+fn frame(c: &mut Criterion) {
+    let Some(dir) = rxpipe::io::shared_meshes_dir() else {
+        eprintln!("notice: ../shared/meshes not found; skipping the frame benchmark");
+        return;
+    };
+    let mesh = rxpipe::io::load_mesh(dir.join("stanford-bunny.obj")).expect("bunny");
+    let scene = Scene::from_meshes("bunny", vec![mesh]);
+    let renderer = Renderer::new(Backend::Cpu).unwrap();
+    let mut g = c.benchmark_group("frame bunny 1280x720");
+    g.sample_size(30);
+    for (name, order) in [
+        ("hash", VertexOrder::Forsyth),
+        ("multi", VertexOrder::Input),
+        ("warp", VertexOrder::Forsyth),
+    ] {
+        let p = Pipeline::builder()
+            .strategy(Strategy::parse(name).unwrap())
+            .order(order)
+            .build(&renderer)
+            .unwrap();
+        let prepared = p.prepare(&scene).unwrap();
+        g.bench_function(format!("rxpipe {name} ({order} order)"), |b| {
+            let mut f = rxpipe::Frame::empty();
+            b.iter(|| {
+                p.render_into(&prepared, &scene, &scene.camera, (W, H), 0.0, &mut f)
+                    .unwrap()
+            })
+        });
+    }
+    // euc, given the same mesh (smooth normals from rxpipe's pass), camera and culling
+    let prepared = Pipeline::builder()
+        .build(&renderer)
+        .unwrap()
+        .prepare(&scene)
+        .unwrap();
+    let o = &prepared.objects[0];
+    let positions: Vec<vek::Vec3<f32>> = o
+        .vertices
+        .iter()
+        .map(|v| vek::Vec3::from(v.position.to_array()))
+        .collect();
+    let normals: Vec<vek::Vec3<f32>> = o
+        .vertices
+        .iter()
+        .map(|v| vek::Vec3::from(v.normal.to_array()))
+        .collect();
+    let vp = scene.camera.view_projection(W as f32 / H as f32);
+    // euc expects OpenGL-style clip space (z in [-w, w]); convert our [0, w] depth
+    let to_gl = glam::Mat4::from_cols_array(&[
+        1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, -1.0, 1.0,
+    ]);
+    let mvp = vek::Mat4::from_col_array((to_gl * vp).to_cols_array());
+    let euc = EucBunny {
+        mvp,
+        positions: &positions,
+        normals: &normals,
+        light: vek::Vec3::new(0.4, 1.0, 0.6).normalized(),
+    };
+    let mut color = Buffer2d::new([W as usize, H as usize], 0u32);
+    let mut depth = Buffer2d::new([W as usize, H as usize], 1.0f32);
+    g.bench_function("euc 0.5.3 (one core)", |b| {
+        b.iter(|| {
+            color.clear(0);
+            depth.clear(1.0);
+            euc.draw::<rasterizer::Triangles<_>, _>(&o.indices, &mut color, Some(&mut depth));
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, frame);
+criterion_main!(benches);

@@ -230,6 +230,18 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// A frame with no pixels; rendering sizes it.
+    pub fn empty() -> Frame {
+        Frame {
+            width: 0,
+            height: 0,
+            color: Vec::new(),
+            depth: Vec::new(),
+            coverage: None,
+            stats: FrameStats::default(),
+        }
+    }
+
     /// Writes the colour buffer as PNG (to a temporary name first, then renamed into place).
     pub fn save_png(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         crate::image::save_png(path.as_ref(), self.width, self.height, &self.color)
@@ -306,7 +318,7 @@ impl Pipeline {
         self.render_prepared(&prepared, scene, camera, size, 0.0)
     }
 
-    /// Renders a prepared scene (the viewer prepares once and renders every frame).
+    /// Renders a prepared scene into a new frame.
     pub fn render_prepared(
         &self,
         prepared: &Prepared,
@@ -315,6 +327,22 @@ impl Pipeline {
         (width, height): (u32, u32),
         time: f32,
     ) -> Result<Frame, Error> {
+        let mut frame = Frame::empty();
+        self.render_into(prepared, scene, camera, (width, height), time, &mut frame)?;
+        Ok(frame)
+    }
+
+    /// Renders a prepared scene into an existing frame, reusing its memory (the viewer prepares
+    /// once and renders every frame this way).
+    pub fn render_into(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        (width, height): (u32, u32),
+        time: f32,
+        frame: &mut Frame,
+    ) -> Result<(), Error> {
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
         let mut shaded = Vec::with_capacity(prepared.objects.len());
@@ -361,20 +389,28 @@ impl Pipeline {
             depth_range: (camera.near, camera.far),
             count_coverage: false,
         };
-        let out = raster::rasterize(&draws, &settings)?;
-        Ok(Frame {
+        let mut out = raster::RasterOutput {
             width,
             height,
-            color: out.color,
-            depth: out.depth,
-            coverage: out.coverage,
-            stats: FrameStats {
-                strategy: self.strategy.name(),
-                geometry: gstats,
-                raster: out.stats,
-                geometry_ms,
-                total_ms: start.elapsed().as_secs_f64() * 1e3,
-            },
-        })
+            color: std::mem::take(&mut frame.color),
+            depth: std::mem::take(&mut frame.depth),
+            coverage: frame.coverage.take(),
+            stats: Default::default(),
+        };
+        let r = raster::rasterize_into(&draws, &settings, &mut out);
+        frame.width = out.width;
+        frame.height = out.height;
+        frame.color = out.color;
+        frame.depth = out.depth;
+        frame.coverage = out.coverage;
+        r?;
+        frame.stats = FrameStats {
+            strategy: self.strategy.name(),
+            geometry: gstats,
+            raster: out.stats,
+            geometry_ms,
+            total_ms: start.elapsed().as_secs_f64() * 1e3,
+        };
+        Ok(())
     }
 }

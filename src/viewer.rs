@@ -60,6 +60,7 @@ struct App {
     last_cursor: Option<(f64, f64)>,
     start: Instant,
     error: Option<Error>,
+    frame: crate::Frame,
 }
 
 impl App {
@@ -115,6 +116,7 @@ impl App {
                 s.geometry.asr()
             ));
         }
+        self.frame = frame;
     }
 }
 
@@ -239,6 +241,7 @@ pub fn run(scene: Scene, pipeline: Pipeline) -> Result<(), Error> {
         last_cursor: None,
         start: Instant::now(),
         error: None,
+        frame: crate::Frame::empty(),
     };
     event_loop
         .run_app(&mut app)

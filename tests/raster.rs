@@ -3,16 +3,20 @@
 
 mod common;
 
+use glam::{Mat4, Vec3, Vec4};
 use rxpipe::geometry::{cpu, ShadedGeometry, Transform, Uniforms, VertexIn};
 use rxpipe::raster::{self, CullMode, Draw, RasterSettings, SUBPIXEL_BITS};
 use rxpipe::{Backend, Camera, Pipeline, Renderer, Scene, Strategy};
-use glam::{Mat4, Vec3, Vec4};
 
 fn shade(m: &rxpipe::Mesh, model: Mat4, cam: &Camera, aspect: f32) -> ShadedGeometry {
     let v: Vec<VertexIn> = m
         .positions
         .iter()
-        .map(|&p| VertexIn { position: p, normal: p.normalize_or_zero(), ..Default::default() })
+        .map(|&p| VertexIn {
+            position: p,
+            normal: p.normalize_or_zero(),
+            ..Default::default()
+        })
         .collect();
     let u = Uniforms::new(model, cam.view_projection(aspect), cam.eye, 0.0);
     cpu::run(Strategy::Naive, &v, &m.indices, None, &Transform, &u).unwrap()
@@ -30,18 +34,20 @@ fn brute_coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32
             continue;
         }
         let snap = |p: Vec4| -> (i128, i128) {
-            let x = ((p.x / p.w * 0.5 + 0.5) * w as f32 * one).round() as i128;
-            let y = ((0.5 - p.y / p.w * 0.5) * h as f32 * one).round() as i128;
+            // the snapping rule is part of the specification; everything after it is independent
+            let x = raster::snap((p.x * (1.0 / p.w) * 0.5 + 0.5) * w as f32 * one) as i128;
+            let y = raster::snap((0.5 - p.y * (1.0 / p.w) * 0.5) * h as f32 * one) as i128;
             (x, y)
         };
         let mut v = c.map(snap);
         let area = (v[1].0 - v[0].0) * (v[2].1 - v[0].1) - (v[2].0 - v[0].0) * (v[1].1 - v[0].1);
         let front = area < 0;
-        let keep = area != 0 && match cull {
-            CullMode::None => true,
-            CullMode::Back => front,
-            CullMode::Front => !front,
-        };
+        let keep = area != 0
+            && match cull {
+                CullMode::None => true,
+                CullMode::Back => front,
+                CullMode::Front => !front,
+            };
         if !keep {
             continue;
         }
@@ -76,29 +82,58 @@ fn coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32> {
     let mut s = RasterSettings::new(w, h);
     s.cull = cull;
     s.count_coverage = true;
-    let out = raster::rasterize(&[Draw { geometry: g, color: [1.0; 4] }], &s).unwrap();
+    let out = raster::rasterize(
+        &[Draw {
+            geometry: g,
+            color: [1.0; 4],
+        }],
+        &s,
+    )
+    .unwrap();
     out.coverage.unwrap()
 }
 
 #[test]
 fn tile_rasteriser_equals_brute_force_coverage() {
-    let cam = Camera { eye: Vec3::new(0.3, 0.4, 3.0), target: Vec3::ZERO, up: Vec3::Y, fov_y: 45.0, near: 0.1, far: 10.0 };
+    let cam = Camera {
+        eye: Vec3::new(0.3, 0.4, 3.0),
+        target: Vec3::ZERO,
+        up: Vec3::Y,
+        fov_y: 45.0,
+        near: 0.1,
+        far: 10.0,
+    };
     let (w, h) = (97, 61); // not multiples of the tile size
     for (m, model) in [
         (rxpipe::mesh::icosphere(2), Mat4::IDENTITY),
         (rxpipe::mesh::rings(600), Mat4::from_rotation_x(0.7)),
-        (rxpipe::mesh::grid(7, 5), Mat4::from_rotation_x(1.2) * Mat4::from_scale(Vec3::splat(3.0))),
+        (
+            rxpipe::mesh::grid(7, 5),
+            Mat4::from_rotation_x(1.2) * Mat4::from_scale(Vec3::splat(3.0)),
+        ),
     ] {
         let g = shade(&m, model, &cam, w as f32 / h as f32);
         for cull in [CullMode::Back, CullMode::None, CullMode::Front] {
-            assert_eq!(coverage(&g, w, h, cull), brute_coverage(&g, w, h, cull), "{} {cull:?}", m.name);
+            assert_eq!(
+                coverage(&g, w, h, cull),
+                brute_coverage(&g, w, h, cull),
+                "{} {cull:?}",
+                m.name
+            );
         }
     }
 }
 
 #[test]
 fn closed_convex_mesh_covers_its_silhouette_exactly_once() {
-    let cam = Camera { eye: Vec3::new(0.0, 0.0, 2.6), target: Vec3::ZERO, up: Vec3::Y, fov_y: 50.0, near: 0.1, far: 10.0 };
+    let cam = Camera {
+        eye: Vec3::new(0.0, 0.0, 2.6),
+        target: Vec3::ZERO,
+        up: Vec3::Y,
+        fov_y: 50.0,
+        near: 0.1,
+        far: 10.0,
+    };
     let (w, h) = (320, 240);
     let m = rxpipe::mesh::icosphere(4);
     let g = shade(&m, Mat4::from_rotation_y(0.37), &cam, w as f32 / h as f32);
@@ -140,12 +175,27 @@ fn shared_mesh_has_no_double_coverage_on_shared_edges() {
 fn near_plane_and_guard_band_clipping() {
     // a huge floor that passes under and behind the camera
     let m = rxpipe::mesh::grid(8, 8);
-    let model = Mat4::from_translation(Vec3::new(0.0, -1.0, 0.0)) * Mat4::from_scale(Vec3::splat(1000.0));
-    let cam = Camera { eye: Vec3::new(0.0, 0.0, 0.0), target: Vec3::new(0.0, -0.2, -1.0), up: Vec3::Y, fov_y: 60.0, near: 0.05, far: 5000.0 };
+    let model =
+        Mat4::from_translation(Vec3::new(0.0, -1.0, 0.0)) * Mat4::from_scale(Vec3::splat(1000.0));
+    let cam = Camera {
+        eye: Vec3::new(0.0, 0.0, 0.0),
+        target: Vec3::new(0.0, -0.2, -1.0),
+        up: Vec3::Y,
+        fov_y: 60.0,
+        near: 0.05,
+        far: 5000.0,
+    };
     let g = shade(&m, model, &cam, 4.0 / 3.0);
     let mut s = RasterSettings::new(160, 120);
     s.count_coverage = true;
-    let out = raster::rasterize(&[Draw { geometry: &g, color: [1.0; 4] }], &s).unwrap();
+    let out = raster::rasterize(
+        &[Draw {
+            geometry: &g,
+            color: [1.0; 4],
+        }],
+        &s,
+    )
+    .unwrap();
     assert!(out.stats.clipped > 0);
     let cov = out.coverage.unwrap();
     // the floor fills the lower part of the screen without holes or overlaps
@@ -164,7 +214,14 @@ fn near_plane_and_guard_band_clipping() {
 fn bad_frame_sizes_are_errors() {
     let g = ShadedGeometry::default();
     for (w, h) in [(0, 10), (10, 0), (20_000, 10)] {
-        assert!(raster::rasterize(&[Draw { geometry: &g, color: [1.0; 4] }], &RasterSettings::new(w, h)).is_err());
+        assert!(raster::rasterize(
+            &[Draw {
+                geometry: &g,
+                color: [1.0; 4]
+            }],
+            &RasterSettings::new(w, h)
+        )
+        .is_err());
     }
 }
 

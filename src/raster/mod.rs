@@ -8,7 +8,7 @@ mod setup;
 mod shade;
 mod tile;
 
-pub use setup::{SetupTri, SUBPIXEL_BITS};
+pub use setup::{snap, SetupTri, SUBPIXEL_BITS};
 pub use shade::ShadingMode;
 
 use crate::geometry::ShadedGeometry;
@@ -102,8 +102,34 @@ pub struct RasterOutput {
     pub stats: RasterStats,
 }
 
-/// Rasterises the draws in order (earlier draws win depth ties).
+impl RasterOutput {
+    /// An empty target; [`rasterize_into`] sizes it.
+    pub fn empty() -> Self {
+        RasterOutput {
+            width: 0,
+            height: 0,
+            color: Vec::new(),
+            depth: Vec::new(),
+            coverage: None,
+            stats: RasterStats::default(),
+        }
+    }
+}
+
+/// Rasterises the draws in order (earlier draws win depth ties) into a new image.
 pub fn rasterize(draws: &[Draw], s: &RasterSettings) -> Result<RasterOutput, RasterError> {
+    let mut out = RasterOutput::empty();
+    rasterize_into(draws, s, &mut out)?;
+    Ok(out)
+}
+
+/// Rasterises into an existing target, reusing its buffers (the viewer and benchmarks render
+/// every frame into the same memory).
+pub fn rasterize_into(
+    draws: &[Draw],
+    s: &RasterSettings,
+    out: &mut RasterOutput,
+) -> Result<(), RasterError> {
     if s.width == 0 || s.height == 0 || s.width > 16384 || s.height > 16384 {
         return Err(RasterError::Size(s.width, s.height));
     }
@@ -113,10 +139,11 @@ pub fn rasterize(draws: &[Draw], s: &RasterSettings) -> Result<RasterOutput, Ras
     let t1 = Instant::now();
     let bins = tile::bin(&setup, s);
     let t2 = Instant::now();
-    let out = tile::raster_tiles(&setup, &bins, draws, s, &mut stats);
+    tile::raster_tiles(&setup, &bins, draws, s, &mut stats, out);
     let t3 = Instant::now();
     stats.setup_ms = (t1 - t0).as_secs_f64() * 1e3;
     stats.bin_ms = (t2 - t1).as_secs_f64() * 1e3;
     stats.raster_ms = (t3 - t2).as_secs_f64() * 1e3;
-    Ok(RasterOutput { stats, ..out })
+    out.stats = stats;
+    Ok(())
 }

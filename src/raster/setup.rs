@@ -243,8 +243,8 @@ fn emit(
     for k in 0..3 {
         let iw = 1.0 / v[k].w;
         inv_w[k] = iw;
-        x[k] = ((v[k].x * iw * 0.5 + 0.5) * w * scale).round() as i32;
-        y[k] = ((0.5 - v[k].y * iw * 0.5) * h * scale).round() as i32;
+        x[k] = snap((v[k].x * iw * 0.5 + 0.5) * w * scale);
+        y[k] = snap((0.5 - v[k].y * iw * 0.5) * h * scale);
         z[k] = v[k].z * iw;
     }
     let area = (x[1] as i64 - x[0] as i64) * (y[2] as i64 - y[0] as i64)
@@ -308,6 +308,13 @@ fn emit(
 pub fn edge_is_top_left(ax: i32, ay: i32, bx: i32, by: i32) -> bool {
     let (dx, dy) = (bx - ax, by - ay);
     dy < 0 || (dy == 0 && dx > 0)
+}
+
+/// Rounds a screen coordinate (in 1/256 pixel) to fixed point, halves away from zero. A
+/// truncating conversion, so it compiles to one instruction where `f32::round` is a libm call.
+#[inline]
+pub fn snap(v: f32) -> i32 {
+    (v + 0.5f32.copysign(v)) as i32
 }
 
 /// Pixel centre in fixed point.

@@ -95,14 +95,6 @@ struct SyncPtr<T>(*mut T);
 unsafe impl<T> Sync for SyncPtr<T> {}
 unsafe impl<T> Send for SyncPtr<T> {}
 
-/// A visible fragment: the setup triangle and two of its screen-space barycentrics.
-#[derive(Clone, Copy)]
-struct Vis {
-    tri: u32,
-    l1: f32,
-    l2: f32,
-}
-
 /// Rasterises every tile in parallel; each tile writes its own pixels of the frame once.
 pub(super) fn raster_tiles(
     setup: &Setup,
@@ -110,15 +102,23 @@ pub(super) fn raster_tiles(
     draws: &[Draw],
     s: &RasterSettings,
     stats: &mut RasterStats,
-) -> RasterOutput {
+    out: &mut RasterOutput,
+) {
     let (w, h) = (s.width as usize, s.height as usize);
-    let mut color = vec![0u32; w * h];
-    let mut depth = vec![1f32; w * h];
-    let mut coverage = s.count_coverage.then(|| vec![0u32; w * h]);
-    let cp = SyncPtr(color.as_mut_ptr());
-    let dp = SyncPtr(depth.as_mut_ptr());
+    // reuse the target's buffers: every pixel is written below, so no clear is needed
+    out.width = s.width;
+    out.height = s.height;
+    out.color.resize(w * h * 4, 0);
+    out.depth.resize(w * h, 1.0);
+    match (&mut out.coverage, s.count_coverage) {
+        (Some(c), true) => c.resize(w * h, 0),
+        (c, true) => *c = Some(vec![0u32; w * h]),
+        (c, false) => *c = None,
+    }
+    let cp = SyncPtr(out.color.as_mut_ptr());
+    let dp = SyncPtr(out.depth.as_mut_ptr());
     let vp = SyncPtr(
-        coverage
+        out.coverage
             .as_mut()
             .map_or(std::ptr::null_mut(), |c| c.as_mut_ptr()),
     );
@@ -132,54 +132,77 @@ pub(super) fn raster_tiles(
             let ty = (k as u32 / bins.tiles_x) * TILE;
             let tw = TILE.min(s.width - tx) as usize;
             let th = TILE.min(s.height - ty) as usize;
-            let mut zbuf = [1f32; (TILE * TILE) as usize];
-            let mut vis = [Vis {
-                tri: u32::MAX,
-                l1: 0.0,
-                l2: 0.0,
-            }; (TILE * TILE) as usize];
-            let mut cov = [0u32; (TILE * TILE) as usize];
             let ids = &bins.ids[bins.offsets[k] as usize..bins.offsets[k + 1] as usize];
+            if ids.is_empty() && !s.count_coverage {
+                // nothing binned here: background and far depth, no per-tile buffers
+                for j in 0..th {
+                    let p = (ty as usize + j) * w + tx as usize;
+                    // SAFETY: tiles are disjoint rectangles of the frame; this row segment lies
+                    // inside the frame and belongs to this tile only.
+                    let (crow, drow) = unsafe {
+                        (
+                            std::slice::from_raw_parts_mut(cp.0.add(4 * p), 4 * tw),
+                            std::slice::from_raw_parts_mut(dp.0.add(p), tw),
+                        )
+                    };
+                    drow.fill(1.0);
+                    for c in crow.chunks_exact_mut(4) {
+                        c.copy_from_slice(&bg.to_le_bytes());
+                    }
+                }
+                return 0;
+            }
+            let mut zbuf = [1f32; (TILE * TILE) as usize];
+            let mut vis = [u32::MAX; (TILE * TILE) as usize];
+            let mut bary = [[0f32; 2]; (TILE * TILE) as usize];
+            let mut cov = s
+                .count_coverage
+                .then(|| Box::new([0u32; (TILE * TILE) as usize]));
             let mut frags = 0u64;
             for &id in ids {
                 let t = &setup.tris[id as usize];
-                let c = if s.count_coverage {
-                    Some(&mut cov)
-                } else {
-                    None
-                };
-                frags += raster_tri(t, id, tx, ty, tw, th, &mut zbuf, &mut vis, c);
+                frags += raster_tri(
+                    t,
+                    id,
+                    tx,
+                    ty,
+                    tw,
+                    th,
+                    &mut zbuf,
+                    &mut vis,
+                    &mut bary,
+                    cov.as_deref_mut(),
+                );
             }
             for j in 0..th {
-                for i in 0..tw {
-                    let l = j * TILE as usize + i;
-                    let p = (ty as usize + j) * w + tx as usize + i;
-                    let c = match vis[l].tri {
+                let p = (ty as usize + j) * w + tx as usize;
+                // SAFETY: tiles are disjoint rectangles of the frame; this row segment lies inside
+                // the frame and belongs to this tile only.
+                let (crow, drow) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(cp.0.add(4 * p), 4 * tw),
+                        std::slice::from_raw_parts_mut(dp.0.add(p), tw),
+                    )
+                };
+                let l = j * TILE as usize;
+                drow.copy_from_slice(&zbuf[l..l + tw]);
+                for (i, c) in crow.chunks_exact_mut(4).enumerate() {
+                    let rgba = match vis[l + i] {
                         u32::MAX => bg,
-                        id => shade_pixel(setup, id, vis[l], draws, s),
+                        id => shade_pixel(setup, id, bary[l + i], draws, s),
                     };
-                    // SAFETY: tiles are disjoint rectangles of the frame; `p` is inside it.
-                    unsafe {
-                        *cp.0.add(p) = c;
-                        *dp.0.add(p) = zbuf[l];
-                        if !vp.0.is_null() {
-                            *vp.0.add(p) = cov[l];
-                        }
-                    }
+                    c.copy_from_slice(&rgba.to_le_bytes());
+                }
+                if let Some(cov) = &cov {
+                    // SAFETY: as above, for the coverage buffer, which exists when requested.
+                    let vrow = unsafe { std::slice::from_raw_parts_mut(vp.0.add(p), tw) };
+                    vrow.copy_from_slice(&cov[l..l + tw]);
                 }
             }
             frags
         })
         .sum();
     stats.fragments = fragments;
-    RasterOutput {
-        width: s.width,
-        height: s.height,
-        color: bytemuck::cast_slice(&color).to_vec(),
-        depth,
-        coverage,
-        stats: *stats,
-    }
 }
 
 /// Scans one triangle over its bounding box within the tile. Returns the fragments that passed
@@ -194,7 +217,8 @@ fn raster_tri(
     tw: usize,
     th: usize,
     zbuf: &mut [f32],
-    vis: &mut [Vis],
+    vis: &mut [u32],
+    bary: &mut [[f32; 2]],
     mut cov: Option<&mut [u32; (TILE * TILE) as usize]>,
 ) -> u64 {
     let x0 = (t.bbox[0] as u32).max(tx);
@@ -239,7 +263,8 @@ fn raster_tri(
                 }
                 if z < zbuf[l] {
                     zbuf[l] = z;
-                    vis[l] = Vis { tri: id, l1, l2 };
+                    vis[l] = id;
+                    bary[l] = [l1, l2];
                     frags += 1;
                 }
             }
@@ -256,43 +281,42 @@ fn raster_tri(
 
 /// Perspective-correct interpolation of the visible triangle's varyings, then shading.
 #[inline]
-fn shade_pixel(setup: &Setup, id: u32, v: Vis, draws: &[Draw], s: &RasterSettings) -> u32 {
+fn shade_pixel(setup: &Setup, id: u32, l12: [f32; 2], draws: &[Draw], s: &RasterSettings) -> u32 {
     let t = &setup.tris[id as usize];
-    let l = [1.0 - v.l1 - v.l2, v.l1, v.l2];
-    let p = [l[0] * t.inv_w[0], l[1] * t.inv_w[1], l[2] * t.inv_w[2]];
-    let sum = p[0] + p[1] + p[2];
-    let view_z = 1.0 / sum;
+    let p = [
+        (1.0 - l12[0] - l12[1]) * t.inv_w[0],
+        l12[0] * t.inv_w[1],
+        l12[1] * t.inv_w[2],
+    ];
+    let view_z = 1.0 / (p[0] + p[1] + p[2]);
     // weights over the setup corners, then over the source triangle's vertices
     let b = [p[0] * view_z, p[1] * view_z, p[2] * view_z];
-    let mut wsrc = [0f32; 3];
+    let mut ws = [0f32; 3];
     match t.clip {
         None => {
             for k in 0..3 {
-                wsrc[t.corner[k] as usize] += b[k];
+                ws[t.corner[k] as usize] = b[k];
             }
         }
         Some(c) => {
             let cw = &setup.clip_weights[c as usize];
             for k in 0..3 {
                 let src = cw[t.corner[k] as usize];
-                for (m, ws) in wsrc.iter_mut().enumerate() {
-                    *ws += b[k] * src[m];
+                for m in 0..3 {
+                    ws[m] += b[k] * src[m];
                 }
             }
         }
     }
     let d = &draws[t.draw as usize];
     let g = d.geometry;
-    let vs = g.triangles[t.tri as usize].map(|i| &g.vertices[i as usize]);
-    let mix3 = |f: &dyn Fn(&VertexOut) -> Vec3| {
-        f(vs[0]) * wsrc[0] + f(vs[1]) * wsrc[1] + f(vs[2]) * wsrc[2]
-    };
+    let [a, b, c] = g.triangles[t.tri as usize].map(|i| &g.vertices[i as usize]);
     let out = VertexOut {
         clip: Vec4::ZERO,
-        world: mix3(&|v| v.world),
-        normal: mix3(&|v| v.normal),
-        uv: vs[0].uv * wsrc[0] + vs[1].uv * wsrc[1] + vs[2].uv * wsrc[2],
-        extra: vs[0].extra * wsrc[0] + vs[1].extra * wsrc[1] + vs[2].extra * wsrc[2],
+        world: a.world * ws[0] + b.world * ws[1] + c.world * ws[2],
+        normal: a.normal * ws[0] + b.normal * ws[1] + c.normal * ws[2],
+        uv: a.uv * ws[0] + b.uv * ws[1] + c.uv * ws[2],
+        extra: a.extra * ws[0] + b.extra * ws[1] + c.extra * ws[2],
     };
     shade(&out, t.front, d.color, view_z, s)
 }
