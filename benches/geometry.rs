@@ -38,6 +38,8 @@ fn geometry(c: &mut Criterion) {
             sh.name()
         ));
         g.sample_size(20);
+        g.warm_up_time(std::time::Duration::from_secs(1));
+        g.measurement_time(std::time::Duration::from_secs(2));
         for s in Strategy::all() {
             g.bench_function(s.name(), |b| {
                 b.iter(|| cpu::run(s, &v, &idx, Some(&batches), sh.as_ref(), &u).unwrap())

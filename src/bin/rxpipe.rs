@@ -60,6 +60,7 @@ enum Command {
     },
     /// Average shading rate of each reuse strategy on a mesh
     Asr {
+        /// a mesh file, or a generator: icosphere:LEVEL, torus:N, grid:N, rings:TRIANGLES
         mesh: PathBuf,
         /// a strategy name or "all"
         #[arg(long, default_value = "all")]
@@ -238,7 +239,10 @@ fn asr(path: &PathBuf, s: &str, o: &str, json: bool) -> Res {
     };
     let order = order(o)?;
     let pb = spinner(format!("loading {}", path.display()));
-    let mesh = rxpipe::io::load_mesh(path)?;
+    let mesh = match path.to_str().and_then(rxpipe::mesh::from_spec) {
+        Some(m) => m,
+        None => rxpipe::io::load_mesh(path)?,
+    };
     pb.set_message(format!(
         "ordering {} triangles ({order})",
         mesh.triangle_count()

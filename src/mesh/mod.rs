@@ -214,3 +214,22 @@ impl Mesh {
         )
     }
 }
+
+/// A generated mesh from a short spec: `icosphere:LEVEL`, `torus:SEGMENTS`, `grid:N`,
+/// `rings:TRIANGLES`. `None` when the text is not such a spec (so it can be a file path).
+///
+/// ```
+/// assert_eq!(rxpipe::mesh::from_spec("icosphere:2").unwrap().triangle_count(), 320);
+/// assert!(rxpipe::mesh::from_spec("bunny.obj").is_none());
+/// ```
+pub fn from_spec(spec: &str) -> Option<Mesh> {
+    let (kind, arg) = spec.split_once(':')?;
+    let n: u32 = arg.parse().ok()?;
+    Some(match kind {
+        "icosphere" if n <= 10 => icosphere(n),
+        "torus" => torus(1.0, 0.3, n.max(3), (n / 3).max(3)),
+        "grid" => grid(n, n),
+        "rings" => rings(n),
+        _ => return None,
+    })
+}
