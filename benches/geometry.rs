@@ -14,14 +14,7 @@ fn geometry(c: &mut Criterion) {
             rxpipe::mesh::icosphere(6)
         }
     };
-    let v: Vec<VertexIn> = mesh
-        .positions
-        .iter()
-        .map(|&p| VertexIn {
-            position: p,
-            ..Default::default()
-        })
-        .collect();
+    let v = VertexIn::from_mesh(&mesh);
     let idx = VertexOrder::Forsyth.apply(&mesh.indices, mesh.vertex_count());
     let batches = Batches::build(&idx, v.len(), 1023, 256).unwrap();
     let u = Uniforms::default();

@@ -278,15 +278,7 @@ impl Pipeline {
                 Some((mi, mv)) => Some(Batches::build(&indices, m.vertex_count(), mi, mv)?),
                 None => None,
             };
-            let nr = m.normals.as_deref().unwrap_or(&[]);
-            let uv = m.uvs.as_deref().unwrap_or(&[]);
-            let vertices = (0..m.vertex_count())
-                .map(|i| VertexIn {
-                    position: m.positions[i],
-                    normal: nr.get(i).copied().unwrap_or_default(),
-                    uv: uv.get(i).copied().unwrap_or_default(),
-                })
-                .collect();
+            let vertices = VertexIn::from_mesh(&m);
             objects.push(PreparedObject {
                 vertices,
                 indices,

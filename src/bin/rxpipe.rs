@@ -249,14 +249,7 @@ fn asr(path: &PathBuf, s: &str, o: &str, json: bool) -> Res {
     ));
     let indices = order.apply(&mesh.indices, mesh.vertex_count());
     pb.finish_and_clear();
-    let vertices: Vec<VertexIn> = mesh
-        .positions
-        .iter()
-        .map(|&p| VertexIn {
-            position: p,
-            ..Default::default()
-        })
-        .collect();
+    let vertices = VertexIn::from_mesh(&mesh);
     let bar = indicatif::ProgressBar::new(strategies.len() as u64);
     let mut rows = Vec::new();
     for st in strategies {

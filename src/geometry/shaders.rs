@@ -11,6 +11,21 @@ pub struct VertexIn {
     pub uv: Vec2,
 }
 
+impl VertexIn {
+    /// The shader inputs of every vertex of a mesh (missing normals and uvs read as zero).
+    pub fn from_mesh(m: &crate::Mesh) -> Vec<VertexIn> {
+        let nr = m.normals.as_deref().unwrap_or(&[]);
+        let uv = m.uvs.as_deref().unwrap_or(&[]);
+        (0..m.vertex_count())
+            .map(|i| VertexIn {
+                position: m.positions[i],
+                normal: nr.get(i).copied().unwrap_or_default(),
+                uv: uv.get(i).copied().unwrap_or_default(),
+            })
+            .collect()
+    }
+}
+
 /// What a vertex shader writes: the clip-space position and a fixed small set of varyings.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct VertexOut {
