@@ -1,8 +1,8 @@
 //! Renders a scene or mesh without a window, several frames in a row, and prints per-stage times.
 //!
-//! cargo run --release --example headless -- [SCENE_OR_MESH] [FRAMES] [STRATEGY]
+//! cargo run --release --example headless -- [SCENE_OR_MESH] [FRAMES] [STRATEGY] [SHADING]
 
-use rxpipe::{Backend, Pipeline, Renderer, Scene, Strategy, VertexOrder};
+use rxpipe::{Backend, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
 
 fn main() -> Result<(), rxpipe::Error> {
     let mut args = std::env::args().skip(1);
@@ -12,12 +12,17 @@ fn main() -> Result<(), rxpipe::Error> {
         .next()
         .and_then(|s| Strategy::parse(&s))
         .unwrap_or(Strategy::parse("hash").unwrap());
+    let shading = args
+        .next()
+        .and_then(|s| ShadingMode::parse(&s))
+        .unwrap_or_default();
     let scene = Scene::load(&path)?;
     let renderer = Renderer::new(Backend::Auto)?;
     eprintln!("{}", renderer.notice);
     let pipeline = Pipeline::builder()
         .strategy(strategy)
         .order(VertexOrder::Forsyth)
+        .shading(shading)
         .build(&renderer)?;
     let prepared = pipeline.prepare(&scene)?;
     let mut frame = rxpipe::Frame::empty();

@@ -227,6 +227,8 @@ pub struct Frame {
     /// fragments covering each pixel before the depth test, when requested
     pub coverage: Option<Vec<u32>>,
     pub stats: FrameStats,
+    /// raster working memory, reused by the next frame rendered into this one
+    scratch: raster::Scratch,
 }
 
 impl Frame {
@@ -239,6 +241,7 @@ impl Frame {
             depth: Vec::new(),
             coverage: None,
             stats: FrameStats::default(),
+            scratch: raster::Scratch::default(),
         }
     }
 
@@ -388,6 +391,7 @@ impl Pipeline {
             depth: std::mem::take(&mut frame.depth),
             coverage: frame.coverage.take(),
             stats: Default::default(),
+            scratch: std::mem::take(&mut frame.scratch),
         };
         let r = raster::rasterize_into(&draws, &settings, &mut out);
         frame.width = out.width;
@@ -395,6 +399,7 @@ impl Pipeline {
         frame.color = out.color;
         frame.depth = out.depth;
         frame.coverage = out.coverage;
+        frame.scratch = out.scratch;
         r?;
         frame.stats = FrameStats {
             strategy: self.strategy.name(),

@@ -8,7 +8,8 @@ mod setup;
 mod shade;
 mod tile;
 
-pub use setup::{snap, SetupTri, SUBPIXEL_BITS};
+pub use setup::{snap, SetupTri, Varyings, SUBPIXEL_BITS};
+pub use shade::Fragment;
 pub use shade::ShadingMode;
 
 use crate::geometry::ShadedGeometry;
@@ -91,6 +92,20 @@ pub enum RasterError {
     Size(u32, u32),
 }
 
+/// Working memory of the raster stage (setup triangles and tile bins), kept with a target so that
+/// rendering frame after frame into it allocates nothing.
+#[derive(Default, Clone)]
+pub struct Scratch {
+    setup: setup::Setup,
+    bins: tile::Bins,
+}
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("Scratch { .. }")
+    }
+}
+
 /// The colour (RGBA8, sRGB), depth (NDC, 1 = far) and optional coverage count of a frame.
 #[derive(Debug, Clone)]
 pub struct RasterOutput {
@@ -100,6 +115,8 @@ pub struct RasterOutput {
     pub depth: Vec<f32>,
     pub coverage: Option<Vec<u32>>,
     pub stats: RasterStats,
+    /// buffers reused from frame to frame
+    pub scratch: Scratch,
 }
 
 impl RasterOutput {
@@ -112,6 +129,7 @@ impl RasterOutput {
             depth: Vec::new(),
             coverage: None,
             stats: RasterStats::default(),
+            scratch: Scratch::default(),
         }
     }
 }
@@ -135,11 +153,13 @@ pub fn rasterize_into(
     }
     let mut stats = RasterStats::default();
     let t0 = Instant::now();
-    let setup = setup::setup_all(draws, s, &mut stats);
+    let mut scratch = std::mem::take(&mut out.scratch);
+    setup::setup_all(draws, s, &mut stats, &mut scratch.setup);
     let t1 = Instant::now();
-    let bins = tile::bin(&setup, s);
+    tile::bin(&scratch.setup, s, &mut scratch.bins);
     let t2 = Instant::now();
-    tile::raster_tiles(&setup, &bins, draws, s, &mut stats, out);
+    tile::raster_tiles(&scratch.setup, &scratch.bins, draws, s, &mut stats, out);
+    out.scratch = scratch;
     let t3 = Instant::now();
     stats.setup_ms = (t1 - t0).as_secs_f64() * 1e3;
     stats.bin_ms = (t2 - t1).as_secs_f64() * 1e3;

@@ -2,6 +2,7 @@
 //! homogeneous space, projection to fixed point, culling, bounding boxes.
 
 use super::{CullMode, Draw, RasterSettings, RasterStats};
+use crate::geometry::VertexOut;
 use glam::{Vec3, Vec4};
 use rayon::prelude::*;
 
@@ -13,7 +14,14 @@ const HALF: i64 = ONE / 2;
 /// fit comfortably in i64.
 const GUARD_PX: f32 = 32768.0;
 
-/// A triangle ready for rasterisation. Its corners are ordered so that `area > 0`.
+/// Varyings the fragment stage interpolates, per corner: world position (3), normal (3), the
+/// extra scalar, and one lane of padding, all multiplied by the corner's 1 / w so that a linear
+/// blend followed by one multiply by w is perspective-correct.
+pub type Varyings = [f32; 8];
+
+/// A triangle ready for rasterisation and shading. Its corners are ordered so that `area > 0`.
+/// It carries its own varyings, so the raster stage reads one record per triangle and never goes
+/// back to the shaded vertices.
 #[derive(Debug, Clone, Copy)]
 pub struct SetupTri {
     /// snapped screen positions (1/256 pixel, y down)
@@ -27,24 +35,37 @@ pub struct SetupTri {
     pub area: i64,
     /// pixel bounding box, inclusive: x0, y0, x1, y1
     pub bbox: [u16; 4],
-    /// the draw and the triangle in it
+    /// the draw the triangle belongs to
     pub draw: u32,
-    pub tri: u32,
-    /// corner weights over the source triangle's vertices; `None` for an unclipped triangle whose
-    /// corners are the source's own (in `corner` order)
-    pub clip: Option<u32>,
-    /// which source corner each setup corner is (for unclipped triangles)
-    pub corner: [u8; 3],
     /// true when the source triangle faces the camera
     pub front: bool,
+    /// per-corner varyings, premultiplied by `inv_w`
+    pub var: [Varyings; 3],
 }
 
-/// Corner weights of clipped triangles.
-pub type ClipWeights = [[f32; 3]; 3];
-
+/// Setup output, kept between frames so that its buffers are reused: one list per chunk of input
+/// triangles (filled in parallel, in submission order).
+#[derive(Default, Clone)]
 pub struct Setup {
-    pub tris: Vec<SetupTri>,
-    pub clip_weights: Vec<ClipWeights>,
+    pub parts: Vec<Vec<SetupTri>>,
+}
+
+/// Input triangles per setup chunk; setup triangle ids are `chunk << PART_SHIFT | index`.
+const CHUNK: usize = 2048;
+/// A chunk emits at most 7 triangles per input triangle (a triangle clipped by five planes is a
+/// polygon of at most 8 corners).
+pub const PART_SHIFT: u32 = 15;
+const _: () = assert!(CHUNK * 7 <= 1 << PART_SHIFT);
+
+impl Setup {
+    #[inline]
+    pub fn get(&self, id: u32) -> &SetupTri {
+        &self.parts[(id >> PART_SHIFT) as usize][(id & ((1 << PART_SHIFT) - 1)) as usize]
+    }
+    /// Setup triangles over all parts.
+    pub fn count(&self) -> usize {
+        self.parts.iter().map(Vec::len).sum()
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -53,8 +74,20 @@ struct PolyVert {
     b: Vec3,
 }
 
-pub(super) fn setup_all(draws: &[Draw], s: &RasterSettings, stats: &mut RasterStats) -> Setup {
-    const CHUNK: usize = 2048;
+/// The varyings of a shaded vertex (not yet divided by w).
+#[inline]
+fn varyings(v: &VertexOut) -> Varyings {
+    [
+        v.world.x, v.world.y, v.world.z, v.normal.x, v.normal.y, v.normal.z, v.extra, 0.0,
+    ]
+}
+
+pub(super) fn setup_all(
+    draws: &[Draw],
+    s: &RasterSettings,
+    stats: &mut RasterStats,
+    setup: &mut Setup,
+) {
     let mut jobs = Vec::new();
     for (d, draw) in draws.iter().enumerate() {
         let n = draw.geometry.triangles.len();
@@ -63,48 +96,27 @@ pub(super) fn setup_all(draws: &[Draw], s: &RasterSettings, stats: &mut RasterSt
             jobs.push((d, start..(start + CHUNK).min(n)));
         }
     }
-    let parts: Vec<(Vec<SetupTri>, Vec<ClipWeights>, [u64; 3])> = jobs
+    setup.parts.resize_with(jobs.len(), Vec::new);
+    let counts: Vec<[u64; 3]> = jobs
         .into_par_iter()
-        .map(|(d, range)| {
-            let mut tris = Vec::with_capacity(range.len());
-            let mut weights = Vec::new();
+        .zip(setup.parts.par_iter_mut())
+        .map(|((d, range), tris)| {
+            tris.clear();
             let mut counts = [0u64; 3];
             let g = draws[d].geometry;
             for t in range {
-                let v = g.triangles[t].map(|i| g.vertices[i as usize].clip);
-                setup_one(
-                    v,
-                    d as u32,
-                    t as u32,
-                    s,
-                    &mut tris,
-                    &mut weights,
-                    &mut counts,
-                );
+                let v = g.triangles[t].map(|i| &g.vertices[i as usize]);
+                setup_one(v, d as u32, s, tris, &mut counts);
             }
-            (tris, weights, counts)
+            counts
         })
         .collect();
-    let total: usize = parts.iter().map(|p| p.0.len()).sum();
-    let mut out = Setup {
-        tris: Vec::with_capacity(total),
-        clip_weights: Vec::new(),
-    };
-    for (tris, weights, counts) in parts {
-        let base = out.clip_weights.len() as u32;
-        out.tris.extend(tris.into_iter().map(|mut t| {
-            if let Some(c) = &mut t.clip {
-                *c += base;
-            }
-            t
-        }));
-        out.clip_weights.extend_from_slice(&weights);
-        stats.culled += counts[0];
-        stats.rejected += counts[1];
-        stats.clipped += counts[2];
+    for c in counts {
+        stats.culled += c[0];
+        stats.rejected += c[1];
+        stats.clipped += c[2];
     }
-    stats.rasterized = out.tris.len() as u64;
-    out
+    stats.rasterized = setup.count() as u64;
 }
 
 /// Outcode bits: outside x-, x+, y-, y+, near, far.
@@ -118,16 +130,14 @@ fn outcode(p: Vec4) -> u8 {
         | ((p.z > p.w) as u8) << 5
 }
 
-#[allow(clippy::too_many_arguments)]
 fn setup_one(
-    v: [Vec4; 3],
+    src: [&VertexOut; 3],
     draw: u32,
-    tri: u32,
     s: &RasterSettings,
     out: &mut Vec<SetupTri>,
-    weights: &mut Vec<ClipWeights>,
     counts: &mut [u64; 3],
 ) {
+    let v = src.map(|v| v.clip);
     let oc = [outcode(v[0]), outcode(v[1]), outcode(v[2])];
     if oc[0] & oc[1] & oc[2] != 0 || !(v[0].is_finite() && v[1].is_finite() && v[2].is_finite()) {
         counts[1] += 1;
@@ -136,7 +146,7 @@ fn setup_one(
     let (gx, gy) = (GUARD_PX / s.width as f32, GUARD_PX / s.height as f32);
     let inside_guard = |p: Vec4| p.z >= 0.0 && p.x.abs() <= gx * p.w && p.y.abs() <= gy * p.w;
     if v.iter().all(|&p| inside_guard(p)) {
-        emit(v, [0, 1, 2], None, draw, tri, s, out, counts);
+        emit(v, || src.map(varyings), draw, s, out, counts);
         return;
     }
     counts[2] += 1;
@@ -192,22 +202,22 @@ fn setup_one(
             return;
         }
     }
+    let sv = src.map(varyings);
     for k in 1..n - 1 {
         let c = [poly[0], poly[k], poly[k + 1]];
-        let idx = weights.len() as u32;
-        weights.push([c[0].b.to_array(), c[1].b.to_array(), c[2].b.to_array()]);
-        if !emit(
-            [c[0].p, c[1].p, c[2].p],
-            [0, 1, 2],
-            Some(idx),
-            draw,
-            tri,
-            s,
-            out,
-            counts,
-        ) {
-            weights.pop();
-        }
+        // varyings are linear in clip space: blend the source vertices' with the corner weights
+        let var = || {
+            c.map(|c| {
+                let mut r = [0f32; 8];
+                for (m, src) in sv.iter().enumerate() {
+                    for (r, a) in r.iter_mut().zip(src) {
+                        *r += c.b[m] * a;
+                    }
+                }
+                r
+            })
+        };
+        emit([c[0].p, c[1].p, c[2].p], var, draw, s, out, counts);
     }
 }
 
@@ -221,19 +231,16 @@ fn canonical_less(a: Vec4, b: Vec4) -> bool {
 }
 
 /// Projects, snaps, culls and bounds one triangle (all corners in front of the near plane and
-/// inside the guard band). Returns whether it was kept.
-#[allow(clippy::too_many_arguments)]
+/// inside the guard band), and keeps it when it covers a pixel centre.
 #[inline]
 fn emit(
     v: [Vec4; 3],
-    corner: [u8; 3],
-    clip: Option<u32>,
+    var: impl FnOnce() -> [Varyings; 3],
     draw: u32,
-    tri: u32,
     s: &RasterSettings,
     out: &mut Vec<SetupTri>,
     counts: &mut [u64; 3],
-) -> bool {
+) {
     let (w, h) = (s.width as f32, s.height as f32);
     let scale = ONE as f32;
     let mut x = [0i32; 3];
@@ -259,7 +266,7 @@ fn emit(
         };
     if !keep {
         counts[0] += 1;
-        return false;
+        return;
     }
     let mut t = SetupTri {
         x,
@@ -269,10 +276,8 @@ fn emit(
         area,
         bbox: [0; 4],
         draw,
-        tri,
-        clip,
-        corner,
         front,
+        var: [[0.0; 8]; 3],
     };
     if area < 0 {
         // order corners so that area > 0
@@ -280,7 +285,6 @@ fn emit(
         t.y.swap(1, 2);
         t.z.swap(1, 2);
         t.inv_w.swap(1, 2);
-        t.corner.swap(1, 2);
         t.area = -area;
     }
     // pixels whose centres (px * 256 + 128) lie within the snapped bounds
@@ -294,11 +298,20 @@ fn emit(
     let py1 = ((ymax - HALF).div_euclid(ONE)).min(s.height as i64 - 1);
     if px0 > px1 || py0 > py1 {
         counts[1] += 1;
-        return false;
+        return;
     }
     t.bbox = [px0 as u16, py0 as u16, px1 as u16, py1 as u16];
+    let mut var = var();
+    for (k, a) in var.iter_mut().enumerate() {
+        for a in a.iter_mut() {
+            *a *= inv_w[k];
+        }
+    }
+    if area < 0 {
+        var.swap(1, 2);
+    }
+    t.var = var;
     out.push(t);
-    true
 }
 
 /// The edge function of edge a -> b at point p (fixed point), and whether the edge is a top or

@@ -1,45 +1,54 @@
 //! Binning of setup triangles to screen tiles, and the per-tile rasteriser.
 
-use super::setup::{edge_is_top_left, pixel_centre, Setup, SetupTri, SUBPIXEL_BITS};
-use super::shade::{pack_srgb, shade};
+use super::setup::{edge_is_top_left, pixel_centre, Setup, SetupTri, PART_SHIFT, SUBPIXEL_BITS};
+use super::shade::{pack_srgb, Fragment, FragmentShader};
 use super::{Draw, RasterOutput, RasterSettings, RasterStats};
-use crate::geometry::VertexOut;
-use glam::{Vec3, Vec4};
+use glam::Vec3;
 use rayon::prelude::*;
 
 /// Tile edge in pixels.
 pub const TILE: u32 = 32;
 const TILE_SHIFT: u32 = 5;
 
-/// Triangle ids per tile, in submission order: tile `k` holds `ids[offsets[k]..offsets[k + 1]]`.
-pub(super) struct Bins {
+/// Setup triangle ids per tile, in submission order: tile `k` holds
+/// `ids[offsets[k]..offsets[k + 1]]`. Kept between frames so that its buffers are reused.
+#[derive(Default, Clone)]
+pub struct Bins {
     pub tiles_x: u32,
     pub tiles_y: u32,
     pub offsets: Vec<u32>,
     pub ids: Vec<u32>,
+    /// per setup part: triangles per tile, then (after the scan) where the part's next id goes
+    cursors: Vec<Vec<u32>>,
 }
 
-/// Counting-sort binning: per chunk of triangles count per tile, scan in (tile, chunk) order, then
-/// each chunk scatters its ids into its own ranges, so order within a tile is submission order.
-pub(super) fn bin(setup: &Setup, s: &RasterSettings) -> Bins {
+#[inline]
+fn span(t: &SetupTri) -> (u32, u32, u32, u32) {
+    (
+        t.bbox[0] as u32 >> TILE_SHIFT,
+        t.bbox[1] as u32 >> TILE_SHIFT,
+        t.bbox[2] as u32 >> TILE_SHIFT,
+        t.bbox[3] as u32 >> TILE_SHIFT,
+    )
+}
+
+/// Counting-sort binning: per setup part count per tile, scan in (tile, part) order, then each
+/// part scatters its ids into its own ranges, so order within a tile is submission order.
+pub(super) fn bin(setup: &Setup, s: &RasterSettings, bins: &mut Bins) {
     let tiles_x = s.width.div_ceil(TILE);
     let tiles_y = s.height.div_ceil(TILE);
     let ntiles = (tiles_x * tiles_y) as usize;
-    const CHUNK: usize = 8192;
-    let tris = &setup.tris;
-    let span = |t: &SetupTri| {
-        (
-            t.bbox[0] as u32 >> TILE_SHIFT,
-            t.bbox[1] as u32 >> TILE_SHIFT,
-            t.bbox[2] as u32 >> TILE_SHIFT,
-            t.bbox[3] as u32 >> TILE_SHIFT,
-        )
-    };
-    let counts: Vec<Vec<u32>> = tris
-        .par_chunks(CHUNK)
-        .map(|c| {
-            let mut n = vec![0u32; ntiles];
-            for t in c {
+    bins.tiles_x = tiles_x;
+    bins.tiles_y = tiles_y;
+    bins.cursors.resize_with(setup.parts.len(), Vec::new);
+    setup
+        .parts
+        .par_iter()
+        .zip(bins.cursors.par_iter_mut())
+        .for_each(|(part, n)| {
+            n.clear();
+            n.resize(ntiles, 0);
+            for t in part {
                 let (x0, y0, x1, y1) = span(t);
                 for ty in y0..=y1 {
                     for tx in x0..=x1 {
@@ -47,48 +56,43 @@ pub(super) fn bin(setup: &Setup, s: &RasterSettings) -> Bins {
                     }
                 }
             }
-            n
-        })
-        .collect();
-    let nchunks = counts.len();
-    // starts[chunk][tile]
-    let mut starts = vec![vec![0u32; ntiles]; nchunks];
-    let mut offsets = vec![0u32; ntiles + 1];
+        });
+    bins.offsets.clear();
+    bins.offsets.resize(ntiles + 1, 0);
     let mut acc = 0u32;
     for tile in 0..ntiles {
-        offsets[tile] = acc;
-        for c in 0..nchunks {
-            starts[c][tile] = acc;
-            acc += counts[c][tile];
+        bins.offsets[tile] = acc;
+        for c in bins.cursors.iter_mut() {
+            let n = c[tile];
+            c[tile] = acc;
+            acc += n;
         }
     }
-    offsets[ntiles] = acc;
-    let mut ids = vec![0u32; acc as usize];
-    let out = SyncPtr(ids.as_mut_ptr());
-    tris.par_chunks(CHUNK)
-        .zip(starts.into_par_iter())
+    bins.offsets[ntiles] = acc;
+    bins.ids.clear();
+    bins.ids.resize(acc as usize, 0);
+    let out = SyncPtr(bins.ids.as_mut_ptr());
+    setup
+        .parts
+        .par_iter()
+        .zip(bins.cursors.par_iter_mut())
         .enumerate()
-        .for_each(|(c, (chunk, mut next))| {
+        .for_each(|(c, (part, next))| {
             let out = &out;
-            for (i, t) in chunk.iter().enumerate() {
+            for (i, t) in part.iter().enumerate() {
                 let (x0, y0, x1, y1) = span(t);
+                let id = (c as u32) << PART_SHIFT | i as u32;
                 for ty in y0..=y1 {
                     for tx in x0..=x1 {
                         let k = (ty * tiles_x + tx) as usize;
-                        // SAFETY: ranges [starts[c][k], starts[c][k] + counts[c][k]) are disjoint
-                        // across chunks and tiles and lie within `ids`.
-                        unsafe { *out.0.add(next[k] as usize) = (c * CHUNK + i) as u32 };
+                        // SAFETY: the ranges a part owns after the scan are disjoint across parts
+                        // and tiles and lie within `ids`.
+                        unsafe { *out.0.add(next[k] as usize) = id };
                         next[k] += 1;
                     }
                 }
             }
         });
-    Bins {
-        tiles_x,
-        tiles_y,
-        offsets,
-        ids,
-    }
 }
 
 struct SyncPtr<T>(*mut T);
@@ -123,6 +127,7 @@ pub(super) fn raster_tiles(
             .map_or(std::ptr::null_mut(), |c| c.as_mut_ptr()),
     );
     let bg = pack_srgb(Vec3::from_array(s.background));
+    let fs = FragmentShader::new(s);
     let ntiles = (bins.tiles_x * bins.tiles_y) as usize;
     let fragments: u64 = (0..ntiles)
         .into_par_iter()
@@ -153,26 +158,18 @@ pub(super) fn raster_tiles(
                 return 0;
             }
             let mut zbuf = [1f32; (TILE * TILE) as usize];
-            let mut vis = [u32::MAX; (TILE * TILE) as usize];
-            let mut bary = [[0f32; 2]; (TILE * TILE) as usize];
+            let mut cbuf = [bg; (TILE * TILE) as usize];
             let mut cov = s
                 .count_coverage
                 .then(|| Box::new([0u32; (TILE * TILE) as usize]));
             let mut frags = 0u64;
+            let tile = TileView { tx, ty, tw, th };
             for &id in ids {
-                let t = &setup.tris[id as usize];
-                frags += raster_tri(
-                    t,
-                    id,
-                    tx,
-                    ty,
-                    tw,
-                    th,
-                    &mut zbuf,
-                    &mut vis,
-                    &mut bary,
-                    cov.as_deref_mut(),
-                );
+                let t = setup.get(id);
+                let color = draws[t.draw as usize].color;
+                frags += raster_tri(t, &tile, &mut zbuf, &mut cbuf, cov.as_deref_mut(), |f| {
+                    fs.shade(f, t.front, color)
+                });
             }
             for j in 0..th {
                 let p = (ty as usize + j) * w + tx as usize;
@@ -186,11 +183,7 @@ pub(super) fn raster_tiles(
                 };
                 let l = j * TILE as usize;
                 drow.copy_from_slice(&zbuf[l..l + tw]);
-                for (i, c) in crow.chunks_exact_mut(4).enumerate() {
-                    let rgba = match vis[l + i] {
-                        u32::MAX => bg,
-                        id => shade_pixel(setup, id, bary[l + i], draws, s),
-                    };
+                for (c, rgba) in crow.chunks_exact_mut(4).zip(&cbuf[l..l + tw]) {
                     c.copy_from_slice(&rgba.to_le_bytes());
                 }
                 if let Some(cov) = &cov {
@@ -205,22 +198,27 @@ pub(super) fn raster_tiles(
     stats.fragments = fragments;
 }
 
-/// Scans one triangle over its bounding box within the tile. Returns the fragments that passed
-/// the depth test.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn raster_tri(
-    t: &SetupTri,
-    id: u32,
+/// The part of the frame a tile covers.
+struct TileView {
     tx: u32,
     ty: u32,
     tw: usize,
     th: usize,
-    zbuf: &mut [f32],
-    vis: &mut [u32],
-    bary: &mut [[f32; 2]],
+}
+
+/// Scans one triangle over its bounding box within the tile, shading each fragment that passes
+/// the depth test (forward shading: the triangle's varyings are at hand, in its setup record).
+/// Returns the fragments that passed the depth test.
+#[inline]
+fn raster_tri(
+    t: &SetupTri,
+    tile: &TileView,
+    zbuf: &mut [f32; (TILE * TILE) as usize],
+    cbuf: &mut [u32; (TILE * TILE) as usize],
     mut cov: Option<&mut [u32; (TILE * TILE) as usize]>,
+    shade: impl Fn(&Fragment) -> u32,
 ) -> u64 {
+    let TileView { tx, ty, tw, th } = *tile;
     let x0 = (t.bbox[0] as u32).max(tx);
     let y0 = (t.bbox[1] as u32).max(ty);
     let x1 = (t.bbox[2] as u32).min(tx + tw as u32 - 1);
@@ -247,6 +245,11 @@ fn raster_tri(
         dy[k] = (x[b] - x[a]) * one;
     }
     let inv_area = 1.0 / t.area as f32;
+    // attribute planes over the barycentrics of corners 1 and 2
+    let [v0, v1, v2] = &t.var;
+    let d1: [f32; 8] = std::array::from_fn(|i| v1[i] - v0[i]);
+    let d2: [f32; 8] = std::array::from_fn(|i| v2[i] - v0[i]);
+    let (w0, w1, w2) = (t.inv_w[0], t.inv_w[1] - t.inv_w[0], t.inv_w[2] - t.inv_w[0]);
     let mut frags = 0;
     for j in y0..=y1 {
         let mut e = e_row;
@@ -263,8 +266,16 @@ fn raster_tri(
                 }
                 if z < zbuf[l] {
                     zbuf[l] = z;
-                    vis[l] = id;
-                    bary[l] = [l1, l2];
+                    // perspective-correct: blend the 1/w-weighted varyings, then multiply by w
+                    let view_z = 1.0 / (w0 + w1 * l1 + w2 * l2);
+                    let a: [f32; 8] =
+                        std::array::from_fn(|i| (v0[i] + d1[i] * l1 + d2[i] * l2) * view_z);
+                    cbuf[l] = shade(&Fragment {
+                        world: Vec3::new(a[0], a[1], a[2]),
+                        normal: Vec3::new(a[3], a[4], a[5]),
+                        extra: a[6],
+                        view_z,
+                    });
                     frags += 1;
                 }
             }
@@ -277,46 +288,4 @@ fn raster_tri(
         }
     }
     frags
-}
-
-/// Perspective-correct interpolation of the visible triangle's varyings, then shading.
-#[inline]
-fn shade_pixel(setup: &Setup, id: u32, l12: [f32; 2], draws: &[Draw], s: &RasterSettings) -> u32 {
-    let t = &setup.tris[id as usize];
-    let p = [
-        (1.0 - l12[0] - l12[1]) * t.inv_w[0],
-        l12[0] * t.inv_w[1],
-        l12[1] * t.inv_w[2],
-    ];
-    let view_z = 1.0 / (p[0] + p[1] + p[2]);
-    // weights over the setup corners, then over the source triangle's vertices
-    let b = [p[0] * view_z, p[1] * view_z, p[2] * view_z];
-    let mut ws = [0f32; 3];
-    match t.clip {
-        None => {
-            for k in 0..3 {
-                ws[t.corner[k] as usize] = b[k];
-            }
-        }
-        Some(c) => {
-            let cw = &setup.clip_weights[c as usize];
-            for k in 0..3 {
-                let src = cw[t.corner[k] as usize];
-                for m in 0..3 {
-                    ws[m] += b[k] * src[m];
-                }
-            }
-        }
-    }
-    let d = &draws[t.draw as usize];
-    let g = d.geometry;
-    let [a, b, c] = g.triangles[t.tri as usize].map(|i| &g.vertices[i as usize]);
-    let out = VertexOut {
-        clip: Vec4::ZERO,
-        world: a.world * ws[0] + b.world * ws[1] + c.world * ws[2],
-        normal: a.normal * ws[0] + b.normal * ws[1] + c.normal * ws[2],
-        uv: a.uv * ws[0] + b.uv * ws[1] + c.uv * ws[2],
-        extra: a.extra * ws[0] + b.extra * ws[1] + c.extra * ws[2],
-    };
-    shade(&out, t.front, d.color, view_z, s)
 }
