@@ -51,6 +51,7 @@ fn frame(c: &mut Criterion) {
     for (name, order) in [
         ("hash", VertexOrder::Forsyth),
         ("multi", VertexOrder::Input),
+        ("multi", VertexOrder::Forsyth),
         ("warp", VertexOrder::Forsyth),
     ] {
         let p = Pipeline::builder()

@@ -227,7 +227,8 @@ pub struct Frame {
     /// fragments covering each pixel before the depth test, when requested
     pub coverage: Option<Vec<u32>>,
     pub stats: FrameStats,
-    /// raster working memory, reused by the next frame rendered into this one
+    /// geometry and raster working memory, reused by the next frame rendered into this one
+    shaded: Vec<crate::geometry::ShadedGeometry>,
     scratch: raster::Scratch,
 }
 
@@ -241,6 +242,7 @@ impl Frame {
             depth: Vec::new(),
             coverage: None,
             stats: FrameStats::default(),
+            shaded: Vec::new(),
             scratch: raster::Scratch::default(),
         }
     }
@@ -340,21 +342,24 @@ impl Pipeline {
     ) -> Result<(), Error> {
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
-        let mut shaded = Vec::with_capacity(prepared.objects.len());
+        // the previous frame's geometry buffers are reused
+        let mut shaded = std::mem::take(&mut frame.shaded);
+        shaded.resize_with(prepared.objects.len(), Default::default);
         let mut gstats = GeometryStats::default();
-        for o in &prepared.objects {
+        for (o, g) in prepared.objects.iter().zip(shaded.iter_mut()) {
             let u = Uniforms::new(o.model, view_proj, camera.eye, time);
             let batches = o
                 .batches
                 .as_ref()
                 .filter(|_| self.is_prepared_for(prepared));
-            let mut g = geometry::cpu::run(
+            geometry::cpu::run_into(
                 self.strategy,
                 &o.vertices,
                 &o.indices,
                 batches,
                 &*self.shader,
                 &u,
+                g,
             )?;
             if self.shading == ShadingMode::ShadingRate {
                 let counts = g.invocations_per_vertex(o.vertices.len());
@@ -363,14 +368,14 @@ impl Pipeline {
                 }
             }
             gstats.add(&g.stats);
-            shaded.push((g, o.color));
         }
         let geometry_ms = start.elapsed().as_secs_f64() * 1e3;
         let draws: Vec<Draw> = shaded
             .iter()
-            .map(|(g, c)| Draw {
+            .zip(&prepared.objects)
+            .map(|(g, o)| Draw {
                 geometry: g,
-                color: *c,
+                color: o.color,
             })
             .collect();
         let settings = RasterSettings {
@@ -400,6 +405,8 @@ impl Pipeline {
         frame.depth = out.depth;
         frame.coverage = out.coverage;
         frame.scratch = out.scratch;
+        drop(draws);
+        frame.shaded = shaded;
         r?;
         frame.stats = FrameStats {
             strategy: self.strategy.name(),

@@ -222,3 +222,27 @@ fn fma_loads_change_cost_not_output_positions() {
         assert!(b.vertices.iter().any(|x| x.extra != 0.0));
     }
 }
+
+/// `run_into` reuses one output across strategies and meshes and gives what a fresh `run` gives;
+/// an index error leaves it empty.
+#[test]
+fn run_into_reuses_its_output_without_leftovers() {
+    let big = rxpipe::mesh::from_spec("icosphere:3").unwrap();
+    let small = rxpipe::mesh::from_spec("torus:8").unwrap();
+    let u = Uniforms::default();
+    let mut out = rxpipe::geometry::ShadedGeometry::default();
+    for m in [&big, &small, &big] {
+        let v = inputs(m);
+        for s in Strategy::all() {
+            cpu::run_into(s, &v, &m.indices, None, &Transform, &u, &mut out).unwrap();
+            let fresh = cpu::run(s, &v, &m.indices, None, &Transform, &u).unwrap();
+            assert_eq!(out.triangles, fresh.triangles, "{}", s.name());
+            assert_eq!(out.sources, fresh.sources, "{}", s.name());
+            assert_eq!(out.stats, fresh.stats, "{}", s.name());
+        }
+    }
+    let v = inputs(&small);
+    let bad = [0, 1, v.len() as u32];
+    assert!(cpu::run_into(Strategy::Multi, &v, &bad, None, &Transform, &u, &mut out).is_err());
+    assert!(out.vertices.is_empty() && out.triangles.is_empty());
+}

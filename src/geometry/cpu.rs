@@ -46,6 +46,28 @@ pub fn run(
     shader: &dyn VertexShader,
     uniforms: &Uniforms,
 ) -> Result<ShadedGeometry, GeometryError> {
+    let mut out = ShadedGeometry::default();
+    run_into(
+        strategy, vertices, indices, batches, shader, uniforms, &mut out,
+    )?;
+    Ok(out)
+}
+
+/// [`run`] into an existing output, reusing its buffers (a renderer drawing frame after frame
+/// allocates nothing here). On error `out` is left empty.
+pub fn run_into(
+    strategy: Strategy,
+    vertices: &[VertexIn],
+    indices: &[u32],
+    batches: Option<&Batches>,
+    shader: &dyn VertexShader,
+    uniforms: &Uniforms,
+    out: &mut ShadedGeometry,
+) -> Result<(), GeometryError> {
+    out.vertices.clear();
+    out.sources.clear();
+    out.triangles.clear();
+    out.stats = GeometryStats::default();
     let n = vertices.len();
     if let Some((i, &index)) = indices.iter().enumerate().find(|(_, &i)| i as usize >= n) {
         return Err(GeometryError::IndexOutOfRange {
@@ -56,9 +78,9 @@ pub fn run(
     }
     let indices = &indices[..indices.len() / 3 * 3];
     let t = indices.len() / 3;
-    let mut out = match strategy {
-        Strategy::Naive => naive(vertices, indices, shader, uniforms),
-        Strategy::Multi => multi(vertices, indices, shader, uniforms),
+    match strategy {
+        Strategy::Naive => naive(vertices, indices, shader, uniforms, out),
+        Strategy::Multi => multi(vertices, indices, shader, uniforms, out),
         Strategy::WarpVote { batch } => {
             if batch < 3 || batch % 3 != 0 {
                 return Err(GeometryError::WarpBatch(batch));
@@ -68,7 +90,7 @@ pub fn run(
                 .par_chunks(b)
                 .map(|chunk| warp_vote_batch(chunk, vertices, shader, uniforms))
                 .collect();
-            concat(parts)
+            concat(parts, out)
         }
         Strategy::DynamicSort {
             max_indices,
@@ -111,15 +133,15 @@ pub fn run(
                     }
                 })
                 .collect();
-            concat(parts)
+            concat(parts, out)
         }
-    };
+    }
     out.stats = GeometryStats {
         invocations: out.vertices.len() as u64,
         triangles: t as u64,
         unique_vertices: unique_count(indices, n) as u64,
     };
-    Ok(out)
+    Ok(())
 }
 
 /// Distinct vertices referenced by an index buffer.
@@ -134,15 +156,12 @@ pub fn unique_count(indices: &[u32], vertex_count: usize) -> usize {
     c
 }
 
-fn concat(parts: Vec<BatchOut>) -> ShadedGeometry {
+fn concat(parts: Vec<BatchOut>, g: &mut ShadedGeometry) {
     let nv: usize = parts.iter().map(|p| p.vertices.len()).sum();
     let nt: usize = parts.iter().map(|p| p.triangles.len()).sum();
-    let mut g = ShadedGeometry {
-        vertices: Vec::with_capacity(nv),
-        sources: Vec::with_capacity(nv),
-        triangles: Vec::with_capacity(nt),
-        stats: Default::default(),
-    };
+    g.vertices.reserve(nv);
+    g.sources.reserve(nv);
+    g.triangles.reserve(nt);
     for p in parts {
         let base = g.vertices.len() as u32;
         g.vertices.extend_from_slice(&p.vertices);
@@ -150,32 +169,36 @@ fn concat(parts: Vec<BatchOut>) -> ShadedGeometry {
         g.triangles
             .extend(p.triangles.iter().map(|t| t.map(|i| i + base)));
     }
-    g
 }
 
-fn naive(vin: &[VertexIn], idx: &[u32], vs: &dyn VertexShader, u: &Uniforms) -> ShadedGeometry {
-    let vertices: Vec<VertexOut> = idx
-        .par_iter()
+fn naive(
+    vin: &[VertexIn],
+    idx: &[u32],
+    vs: &dyn VertexShader,
+    u: &Uniforms,
+    out: &mut ShadedGeometry,
+) {
+    idx.par_iter()
         .map(|&i| vs.shade(&vin[i as usize], u))
-        .collect();
-    ShadedGeometry {
-        vertices,
-        sources: idx.to_vec(),
-        triangles: (0..idx.len() as u32 / 3)
-            .map(|t| [3 * t, 3 * t + 1, 3 * t + 2])
-            .collect(),
-        stats: Default::default(),
-    }
+        .collect_into_vec(&mut out.vertices);
+    out.sources.extend_from_slice(idx);
+    out.triangles
+        .extend((0..idx.len() as u32 / 3).map(|t| [3 * t, 3 * t + 1, 3 * t + 2]));
 }
 
-fn multi(vin: &[VertexIn], idx: &[u32], vs: &dyn VertexShader, u: &Uniforms) -> ShadedGeometry {
-    let vertices: Vec<VertexOut> = vin.par_iter().map(|v| vs.shade(v, u)).collect();
-    ShadedGeometry {
-        sources: (0..vin.len() as u32).collect(),
-        vertices,
-        triangles: idx.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect(),
-        stats: Default::default(),
-    }
+fn multi(
+    vin: &[VertexIn],
+    idx: &[u32],
+    vs: &dyn VertexShader,
+    u: &Uniforms,
+    out: &mut ShadedGeometry,
+) {
+    vin.par_iter()
+        .map(|v| vs.shade(v, u))
+        .collect_into_vec(&mut out.vertices);
+    out.sources.extend(0..vin.len() as u32);
+    out.triangles
+        .extend(idx.chunks_exact(3).map(|t| [t[0], t[1], t[2]]));
 }
 
 /// Algorithm 1 for one static batch, lane by lane as the warp executes it.
