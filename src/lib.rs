@@ -48,6 +48,8 @@ pub enum Error {
     Raster(#[from] raster::RasterError),
     #[error(transparent)]
     Pass(#[from] passes::PassError),
+    #[error(transparent)]
+    Gpu(#[from] gpu::GpuError),
     #[error("{0}")]
     Backend(String),
     #[error("image: {0}")]

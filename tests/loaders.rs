@@ -67,6 +67,13 @@ fn igea_tristrips_become_triangles() {
 #[test]
 fn gzipped_distance_meshes_load_by_content() {
     let Some(dir) = common::meshes() else { return };
+    if !dir.join("distance").is_dir() {
+        eprintln!(
+            "notice: {} has no distance/ folder; skipping",
+            dir.display()
+        );
+        return;
+    }
     for (f, v, faces) in [
         ("tools_1000_A.obj.gz", 484, 1_000),
         ("sphere_1000_B.obj.gz", 1_000, 1_996),

@@ -3,8 +3,10 @@
 
 use glam::{Mat3, Mat4, Vec2, Vec3, Vec4};
 
-/// What a vertex shader reads: one vertex of the mesh.
+/// What a vertex shader reads: one vertex of the mesh. The same 32 bytes as CUDA's `VertexIn`
+/// (kernels/common.cuh).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C)]
 pub struct VertexIn {
     pub position: Vec3,
     pub normal: Vec3,

@@ -1,6 +1,13 @@
-//! GPU plumbing. This module knows nothing about stages. For now it only discovers whether a
-//! CUDA driver with a device and the NVRTC library can be used, without ever panicking: the
-//! libraries are loaded dynamically and their presence is checked before any call into them.
+//! GPU plumbing; this module knows nothing about stages. Discovery of the CUDA driver, a device
+//! and NVRTC without ever panicking (the libraries are loaded dynamically and their presence is
+//! checked before any call into them), the embedded kernel sources, NVRTC compilation with
+//! in-memory and on-disk caches, buffers and event timing.
+
+pub mod cache;
+pub mod context;
+pub mod kernels;
+
+pub use context::{median, Context, Gpu, GpuError, ModuleOrigin};
 
 use std::fmt;
 

@@ -31,3 +31,22 @@ pub fn tmp_dir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// The GPU, or `None` with a printed notice when there is none (the test then returns early).
+/// With `RXPIPE_REQUIRE_GPU=1` a missing GPU fails the test instead.
+pub fn gpu() -> Option<std::sync::Arc<rxpipe::gpu::Gpu>> {
+    gpu_with_cache(rxpipe::gpu::cache::default_dir())
+}
+
+pub fn gpu_with_cache(dir: Option<PathBuf>) -> Option<std::sync::Arc<rxpipe::gpu::Gpu>> {
+    match rxpipe::gpu::Gpu::open(dir) {
+        Ok(g) => Some(g),
+        Err(e) if std::env::var("RXPIPE_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+            panic!("RXPIPE_REQUIRE_GPU=1 but the GPU cannot be used: {e}")
+        }
+        Err(e) => {
+            eprintln!("notice: no GPU ({e}); skipping this test");
+            None
+        }
+    }
+}

@@ -1,0 +1,263 @@
+// The geometry stage on the GPU: vertex shading with batch vertex reuse (Kenzel et al. 2018,
+// sections 3 and 4.2). Every kernel writes the triangle queue: for input triangle t, the shaded
+// vertices of its three corners at out[3t], out[3t + 1], out[3t + 2], in input order.
+//
+// `vs_main` (the vertex shader) is spliced in before this file. With RXP_COUNT defined, every
+// shader invocation adds one to counts[vertex]; the CPU reference (src/geometry/cpu.rs) produces
+// the same counts, strategy by strategy.
+
+#ifdef RXP_COUNT
+#define RXP_COUNTED(id) atomicAdd(&counts[id], 1u)
+#else
+#define RXP_COUNTED(id) ((void)counts)
+#endif
+
+#define RXP_EMPTY 0xffffffffu
+#define RXP_FULL 0xffffffffu
+
+// Naive: one thread per index, every index shaded (ASR 3).
+extern "C" __global__ void naive(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
+                                 unsigned n, Uniforms u, VertexOut* __restrict__ out,
+                                 unsigned* counts) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned id = idx[i];
+    out[i] = vs_main(vin[id], u);
+    RXP_COUNTED(id);
+}
+
+// Multi-kernel reference, pass 1: shade every vertex once.
+extern "C" __global__ void multi_shade(const VertexIn* __restrict__ vin, unsigned nv, Uniforms u,
+                                       VertexOut* __restrict__ shaded, unsigned* counts) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nv) return;
+    shaded[i] = vs_main(vin[i], u);
+    RXP_COUNTED(i);
+}
+
+// Multi-kernel reference, pass 2: assemble the triangle queue.
+extern "C" __global__ void multi_assemble(const VertexOut* __restrict__ shaded,
+                                          const unsigned* __restrict__ idx, unsigned n,
+                                          VertexOut* __restrict__ out) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = shaded[idx[i]];
+}
+
+// Statically-batched warp voting (Algorithm 1). One warp per batch of `batch` indices (a multiple
+// of 3). A round loads 32 indices at a time; each lane's index either matches a vertex the warp
+// already holds, or is the first of its value among the lanes that need a new one (match_any),
+// which then takes the next free lane in lane order (ballot + popc). Once all 32 lanes hold a
+// vertex, the first index that finds no lane ends the round: the lanes shade their vertices and
+// the whole triangles before that index are written; the next round starts at the first index not
+// written, without the previous round's vertices.
+//
+// Shared memory per warp: 32 held ids, 32 shaded vertices, `batch + 32` lane numbers.
+extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
+                                     const unsigned* __restrict__ idx, unsigned n, unsigned batch,
+                                     Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const unsigned warps = blockDim.x >> 5;
+    const unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    VertexOut* sv = reinterpret_cast<VertexOut*>(smem) + w * 32;
+    unsigned* held = reinterpret_cast<unsigned*>(smem + warps * 32 * sizeof(VertexOut)) + w * 32;
+    unsigned char* map =
+        smem + warps * 32 * (sizeof(VertexOut) + sizeof(unsigned)) + w * (batch + 32);
+    const unsigned long long start = (unsigned long long)(blockIdx.x * warps + w) * batch;
+    if (start >= n) return;
+    const unsigned end = (unsigned)min((unsigned long long)batch, n - start);
+    const unsigned* bidx = idx + start;
+    const unsigned lt = (1u << lane) - 1u;
+    unsigned c_start = 0;
+    while (c_start < end) {
+        unsigned fill = 0, done = 0, offset = c_start;
+        while (offset < end && fill < 32) {
+            const bool valid = offset + lane < end;
+            const unsigned my = valid ? bidx[offset + lane] : RXP_EMPTY;
+            int slot = -1;
+            if (valid) {
+                for (unsigned j = 0; j < fill; ++j) {
+                    if (held[j] == my) slot = (int)j;
+                }
+            }
+            const bool need = valid && slot < 0;
+            const unsigned needmask = __ballot_sync(RXP_FULL, need);
+            const unsigned same = __match_any_sync(RXP_FULL, my) & needmask;
+            const unsigned leader = same ? (unsigned)(__ffs(same) - 1) : lane;
+            const bool is_leader = need && leader == lane;
+            const unsigned leaders = __ballot_sync(RXP_FULL, is_leader);
+            if (is_leader) {
+                const unsigned r = fill + __popc(leaders & lt);
+                if (r < 32) {
+                    slot = (int)r;
+                    held[r] = my;
+                }
+            }
+            const int from_leader = __shfl_sync(RXP_FULL, slot, leader);
+            if (need && !is_leader) slot = from_leader;
+            const unsigned fails = __ballot_sync(RXP_FULL, slot < 0);
+            const unsigned first_fail = fails ? (unsigned)(__ffs(fails) - 1) : 32u;
+            if (lane < first_fail) map[done + lane] = (unsigned char)slot;
+            fill = min(32u, fill + __popc(leaders));
+            done += first_fail;
+            offset += 32;
+            __syncwarp();
+            if (first_fail < 32) break;
+        }
+        const unsigned tris = done / 3;
+        if (lane < fill) {
+            const unsigned id = held[lane];
+            sv[lane] = vs_main(vin[id], u);
+            RXP_COUNTED(id);
+        }
+        __syncwarp();
+        for (unsigned p = lane; p < 3 * tris; p += 32) {
+            out[start + c_start + p] = sv[map[p]];
+        }
+        __syncwarp();
+        c_start += 3 * tris;
+    }
+}
+
+// Multiplicative hash of a vertex id into a table of `size` (a power of two) slots; the CPU's
+// `geometry::cpu::hash`.
+__device__ __forceinline__ unsigned rxp_hash(unsigned id, unsigned size) {
+    const unsigned bits = __ffs(size) - 1;
+    return bits == 0 ? 0u : (id * 2654435761u) >> (32 - bits);
+}
+
+// Dynamically-batched hashing (Algorithm 3, linear probing) and parallel hashing. One block per
+// batch (batch b is triangles tri_start[b]..tri_start[b + 1]), one thread per index. Each thread
+// inserts its index with atomicCAS; with `fast_probes` below 0xffffffff it gives up after that many
+// slots, and the warp then inserts its leftover indices together, 32 slots at a time from where
+// each stopped. The occupied slots are then shaded, one thread per slot.
+extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
+                                    const unsigned* __restrict__ idx,
+                                    const unsigned* __restrict__ tri_start, unsigned table,
+                                    unsigned fast_probes, Uniforms u, VertexOut* __restrict__ out,
+                                    unsigned* counts) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    VertexOut* sv = reinterpret_cast<VertexOut*>(smem);
+    unsigned* keys = reinterpret_cast<unsigned*>(sv + table);
+    const unsigned mask = table - 1;
+    const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
+    const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
+    for (unsigned s = threadIdx.x; s < table; s += blockDim.x) keys[s] = RXP_EMPTY;
+    __syncthreads();
+    const unsigned t = threadIdx.x;
+    const bool valid = t < n;
+    const unsigned my = valid ? idx[i0 + t] : RXP_EMPTY;
+    unsigned p = valid ? rxp_hash(my, table) : 0;
+    int slot = -1;
+    if (valid) {
+        const unsigned budget = min(fast_probes, table);
+        for (unsigned k = 0; k < budget; ++k) {
+            const unsigned prev = atomicCAS(&keys[p], RXP_EMPTY, my);
+            if (prev == RXP_EMPTY || prev == my) {
+                slot = (int)p;
+                break;
+            }
+            p = (p + 1) & mask;
+        }
+    }
+    // warp-cooperative slow path for the indices the fast path did not place
+    const unsigned lane = threadIdx.x & 31;
+    unsigned pending = __ballot_sync(RXP_FULL, valid && slot < 0);
+    while (pending) {
+        const unsigned src = __ffs(pending) - 1;
+        const unsigned id = __shfl_sync(RXP_FULL, my, src);
+        unsigned base = __shfl_sync(RXP_FULL, p, src);
+        int found = -1;
+        for (;;) {
+            const unsigned q = (base + lane) & mask;
+            const unsigned k = *(volatile unsigned*)&keys[q];
+            const unsigned hit = __ballot_sync(RXP_FULL, k == id);
+            if (hit) {
+                found = (int)((base + __ffs(hit) - 1) & mask);
+                break;
+            }
+            const unsigned empty = __ballot_sync(RXP_FULL, k == RXP_EMPTY);
+            if (empty) {
+                const unsigned e = __ffs(empty) - 1;
+                unsigned prev = 0;
+                if (lane == e) prev = atomicCAS(&keys[q], RXP_EMPTY, id);
+                prev = __shfl_sync(RXP_FULL, prev, e);
+                if (prev == RXP_EMPTY || prev == id) {
+                    found = (int)((base + e) & mask);
+                    break;
+                }
+                continue;  // lost the slot to another warp: look again from the same place
+            }
+            base = (base + 32) & mask;
+        }
+        if (lane == src) slot = found;
+        pending &= pending - 1;
+    }
+    __syncthreads();
+    for (unsigned s = threadIdx.x; s < table; s += blockDim.x) {
+        const unsigned id = keys[s];
+        if (id != RXP_EMPTY) {
+            sv[s] = vs_main(vin[id], u);
+            RXP_COUNTED(id);
+        }
+    }
+    __syncthreads();
+    if (valid) out[i0 + t] = sv[slot];
+}
+
+// Dynamically-batched sorting (Algorithm 2). One block per batch, blockDim a power of two of at
+// least the batch's indices. Sort (id, position) pairs in shared memory (bitonic), flag the first
+// of every id, scan the flags for the rank of each unique id, shade the unique ids in ascending
+// order, and write every index's vertex through its rank.
+extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
+                                    const unsigned* __restrict__ idx,
+                                    const unsigned* __restrict__ tri_start, unsigned max_vertices,
+                                    Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const unsigned P = blockDim.x;
+    VertexOut* sv = reinterpret_cast<VertexOut*>(smem);
+    unsigned long long* keys = reinterpret_cast<unsigned long long*>(sv + max_vertices);
+    unsigned* rank = reinterpret_cast<unsigned*>(keys + P);
+    const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
+    const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
+    const unsigned t = threadIdx.x;
+    keys[t] = t < n ? ((unsigned long long)idx[i0 + t] << 32) | t : ~0ull;
+    __syncthreads();
+    for (unsigned k = 2; k <= P; k <<= 1) {
+        for (unsigned j = k >> 1; j > 0; j >>= 1) {
+            const unsigned o = t ^ j;
+            if (o > t) {
+                const unsigned long long a = keys[t], b = keys[o];
+                const bool up = (t & k) == 0;
+                if ((a > b) == up) {
+                    keys[t] = b;
+                    keys[o] = a;
+                }
+            }
+            __syncthreads();
+        }
+    }
+    const unsigned id = (unsigned)(keys[t] >> 32);
+    const bool first = t < n && (t == 0 || (unsigned)(keys[t - 1] >> 32) != id);
+    // inclusive scan of the flags (Hillis-Steele in shared memory)
+    rank[t] = first;
+    __syncthreads();
+    for (unsigned d = 1; d < P; d <<= 1) {
+        const unsigned v = t >= d ? rank[t - d] : 0;
+        __syncthreads();
+        rank[t] += v;
+        __syncthreads();
+    }
+    const unsigned r = rank[t] - 1;  // rank of this sorted entry's id among the unique ids
+    if (first) {
+        sv[r] = vs_main(vin[id], u);
+        RXP_COUNTED(id);
+    }
+    __syncthreads();
+    // reuse the rank array as the inverse map: position -> rank
+    const unsigned pos = (unsigned)(keys[t] & 0xffffffffu);
+    __syncthreads();
+    if (t < n) rank[pos] = r;
+    __syncthreads();
+    if (t < n) out[i0 + t] = sv[rank[t]];
+}

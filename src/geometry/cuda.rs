@@ -1,0 +1,526 @@
+//! The geometry stage on the GPU (kernels/geometry.cu), side by side with [`super::cpu`]. Every
+//! strategy writes the triangle queue (three shaded vertices per input triangle, in input order).
+//! With statistics requested, the kernels are compiled with invocation counting and count per
+//! vertex exactly what the CPU reference counts.
+
+use super::{Batches, GeometryError, GeometryStats, Strategy, Uniforms, VertexIn, VertexOut};
+use crate::gpu::kernels::{self, Source};
+use crate::gpu::{Context, Gpu, GpuError};
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
+};
+use std::path::Path;
+use std::sync::Arc;
+
+/// A vertex shader for the GPU: CUDA C source that defines
+/// `__device__ VertexOut vs_main(const VertexIn& v, const Uniforms& u)` (the types are in
+/// kernels/common.cuh; `rxp_transform(v, u)` is the standard transform). It is compiled into every
+/// geometry kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaShader {
+    /// the file name NVRTC's messages use
+    pub name: String,
+    pub source: String,
+    /// preprocessor definitions (name, value)
+    pub defines: Vec<(String, String)>,
+}
+
+impl CudaShader {
+    /// The standard transform (the CPU's [`super::Transform`]).
+    pub fn transform() -> CudaShader {
+        CudaShader::builtin(kernels::SHADER_TRANSFORM, vec![])
+    }
+
+    /// The standard transform plus `n` dependent FMAs (the CPU's [`super::FmaLoad`]).
+    pub fn fma(n: u32) -> CudaShader {
+        CudaShader::builtin(kernels::SHADER_FMA, vec![("FMA_N".into(), n.to_string())])
+    }
+
+    fn builtin(s: Source, defines: Vec<(String, String)>) -> CudaShader {
+        CudaShader {
+            name: s.name.into(),
+            source: s.text.into(),
+            defines,
+        }
+    }
+
+    /// A shader from CUDA C source text; `name` is what error messages call it.
+    pub fn from_source(name: impl Into<String>, source: impl Into<String>) -> CudaShader {
+        CudaShader {
+            name: name.into(),
+            source: source.into(),
+            defines: vec![],
+        }
+    }
+
+    /// A shader read from a .cu file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<CudaShader, crate::io::IoError> {
+        let path = path.as_ref();
+        let source = std::fs::read_to_string(path).map_err(|e| crate::io::IoError::Io {
+            file: path.display().to_string(),
+            source: e,
+        })?;
+        Ok(CudaShader::from_source(path.display().to_string(), source))
+    }
+}
+
+/// The GPU's `VertexOut`: 64 bytes, as in kernels/common.cuh (clip 0..4, world 4..7, normal
+/// 7..10, uv 10..12, extra 12, three floats of padding).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C, align(16))]
+pub struct GpuVertexOut(pub [f32; 16]);
+
+// SAFETY: plain floats with the layout of the CUDA struct; all-zero bits are a valid value.
+unsafe impl DeviceRepr for GpuVertexOut {}
+unsafe impl ValidAsZeroBits for GpuVertexOut {}
+// SAFETY: `VertexIn` is `repr(C)`: three, three and two floats, as CUDA's `VertexIn`.
+unsafe impl DeviceRepr for VertexIn {}
+
+impl From<GpuVertexOut> for VertexOut {
+    fn from(g: GpuVertexOut) -> VertexOut {
+        let f = g.0;
+        VertexOut {
+            clip: glam::Vec4::new(f[0], f[1], f[2], f[3]),
+            world: glam::Vec3::new(f[4], f[5], f[6]),
+            normal: glam::Vec3::new(f[7], f[8], f[9]),
+            uv: glam::Vec2::new(f[10], f[11]),
+            extra: f[12],
+        }
+    }
+}
+
+/// The GPU's `Uniforms`: 180 bytes, passed to every kernel by value.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct GpuUniforms {
+    pub model: [f32; 16],
+    pub view_proj: [f32; 16],
+    pub normal_matrix: [f32; 9],
+    pub eye: [f32; 3],
+    pub time: f32,
+}
+
+// SAFETY: plain floats with the layout of the CUDA struct.
+unsafe impl DeviceRepr for GpuUniforms {}
+
+impl From<&Uniforms> for GpuUniforms {
+    fn from(u: &Uniforms) -> GpuUniforms {
+        GpuUniforms {
+            model: u.model.to_cols_array(),
+            view_proj: u.view_proj.to_cols_array(),
+            normal_matrix: u.normal_matrix.to_cols_array(),
+            eye: u.eye.to_array(),
+            time: u.time,
+        }
+    }
+}
+
+/// A mesh's inputs on the device: vertices, indices and (for the dynamic strategies) the batches.
+pub struct DeviceMesh {
+    pub vertices: CudaSlice<VertexIn>,
+    pub indices: CudaSlice<u32>,
+    pub vertex_count: usize,
+    /// whole triangles only
+    pub index_count: usize,
+    /// batch starts (triangle offsets, one more than batches) and the limits they were built for
+    pub batches: Option<(CudaSlice<u32>, usize, u32, u32)>,
+}
+
+impl DeviceMesh {
+    /// Validates and uploads a mesh's shader inputs and index buffer, and the dynamic batches when
+    /// given.
+    pub fn upload(
+        gpu: &Gpu,
+        vertices: &[VertexIn],
+        indices: &[u32],
+        batches: Option<&Batches>,
+    ) -> Result<DeviceMesh, crate::Error> {
+        let n = vertices.len();
+        if let Some((i, &index)) = indices.iter().enumerate().find(|(_, &i)| i as usize >= n) {
+            return Err(GeometryError::IndexOutOfRange {
+                triangle: i / 3,
+                index,
+                vertices: n,
+            }
+            .into());
+        }
+        let indices = &indices[..indices.len() / 3 * 3];
+        let batches = match batches {
+            Some(b) => Some((
+                gpu.upload(&b.starts, "batch offsets")?,
+                b.len(),
+                b.max_indices,
+                b.max_vertices,
+            )),
+            None => None,
+        };
+        Ok(DeviceMesh {
+            vertices: gpu.upload(vertices, "vertices")?,
+            indices: gpu.upload(indices, "indices")?,
+            vertex_count: n,
+            index_count: indices.len(),
+            batches,
+        })
+    }
+}
+
+/// The triangle queue and, with statistics, the per-vertex invocation counts, on the device.
+pub struct DeviceQueue {
+    pub vertices: CudaSlice<GpuVertexOut>,
+    /// shaded vertices of the multi strategy's first pass
+    pub shaded: Option<CudaSlice<GpuVertexOut>>,
+    pub counts: CudaSlice<u32>,
+    pub index_count: usize,
+}
+
+/// The geometry kernels compiled with one vertex shader.
+pub struct CudaGeometry {
+    pub gpu: Arc<Gpu>,
+    pub shader: CudaShader,
+    /// counts invocations (compiled in only when requested)
+    pub counting: bool,
+    module: Arc<CudaModule>,
+}
+
+const BLOCK: u32 = 256;
+/// Warps per block of the warp-voting kernel.
+const VOTE_WARPS: u32 = 4;
+/// Shared memory a block may use without opting in.
+const SHARED_LIMIT: usize = 48 * 1024;
+
+impl CudaGeometry {
+    /// Compiles (or fetches from the caches) the geometry kernels with `shader`.
+    pub fn new(
+        gpu: Arc<Gpu>,
+        shader: CudaShader,
+        counting: bool,
+    ) -> Result<CudaGeometry, GpuError> {
+        let defines = Self::defines(&shader, counting);
+        let d: Vec<(&str, String)> = defines
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        let module = gpu.module("geometry", &Self::parts(&shader), &d)?;
+        Ok(CudaGeometry {
+            gpu,
+            shader,
+            counting,
+            module,
+        })
+    }
+
+    fn parts(shader: &CudaShader) -> [Source<'_>; 3] {
+        [
+            kernels::COMMON,
+            Source {
+                name: &shader.name,
+                text: &shader.source,
+            },
+            kernels::GEOMETRY,
+        ]
+    }
+
+    fn defines(shader: &CudaShader, counting: bool) -> Vec<(String, String)> {
+        let mut d = shader.defines.clone();
+        if counting {
+            d.push(("RXP_COUNT".into(), "1".into()));
+        }
+        d
+    }
+
+    /// Where the compiled kernels came from (compiled now, disk cache or memory cache).
+    pub fn origin(&self) -> Option<crate::gpu::ModuleOrigin> {
+        let defines = Self::defines(&self.shader, self.counting);
+        let d: Vec<(&str, String)> = defines
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        self.gpu.module_origin(&Self::parts(&self.shader), &d)
+    }
+
+    fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
+        self.gpu.function(&self.module, name)
+    }
+
+    /// A queue sized for `mesh` (and reused frame after frame).
+    pub fn queue(&self, mesh: &DeviceMesh, strategy: Strategy) -> Result<DeviceQueue, GpuError> {
+        Ok(DeviceQueue {
+            vertices: self.gpu.zeros(mesh.index_count, "the triangle queue")?,
+            shaded: match strategy {
+                Strategy::Multi => Some(self.gpu.zeros(mesh.vertex_count, "shaded vertices")?),
+                _ => None,
+            },
+            counts: self
+                .gpu
+                .zeros(if self.counting { mesh.vertex_count } else { 1 }, "counts")?,
+            index_count: mesh.index_count,
+        })
+    }
+
+    /// Enqueues the geometry stage: `strategy` over `mesh` into `q` (counts are added to what `q`
+    /// holds; [`CudaGeometry::reset_counts`] clears them).
+    pub fn enqueue(
+        &self,
+        strategy: Strategy,
+        mesh: &DeviceMesh,
+        uniforms: &Uniforms,
+        q: &mut DeviceQueue,
+    ) -> Result<(), crate::Error> {
+        let u = GpuUniforms::from(uniforms);
+        let s = &self.gpu.stream;
+        let ni = mesh.index_count as u32;
+        if ni == 0 {
+            return Ok(());
+        }
+        let grid = |n: u32, b: u32| LaunchConfig {
+            grid_dim: (n.div_ceil(b), 1, 1),
+            block_dim: (b, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let launch_err = |what: &'static str| {
+            move |e| GpuError::Driver {
+                what: format!("launching {what}"),
+                source: e,
+            }
+        };
+        match strategy {
+            Strategy::Naive => {
+                let f = self.function("naive")?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&mesh.vertices)
+                    .arg(&mesh.indices)
+                    .arg(&ni)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(&mut q.counts);
+                // SAFETY: arguments match the kernel's signature; sizes are the buffers' own.
+                unsafe { l.launch(grid(ni, BLOCK)) }.map_err(launch_err("naive"))?;
+            }
+            Strategy::Multi => {
+                let nv = mesh.vertex_count as u32;
+                let shaded = q.shaded.as_mut().ok_or_else(|| {
+                    GpuError::Limit("the queue was not made for the multi strategy".into())
+                })?;
+                let f = self.function("multi_shade")?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&mesh.vertices)
+                    .arg(&nv)
+                    .arg(&u)
+                    .arg(&mut *shaded)
+                    .arg(&mut q.counts);
+                // SAFETY: as above.
+                unsafe { l.launch(grid(nv, BLOCK)) }.map_err(launch_err("multi_shade"))?;
+                let f = self.function("multi_assemble")?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&*shaded)
+                    .arg(&mesh.indices)
+                    .arg(&ni)
+                    .arg(&mut q.vertices);
+                // SAFETY: as above.
+                unsafe { l.launch(grid(ni, BLOCK)) }.map_err(launch_err("multi_assemble"))?;
+            }
+            Strategy::WarpVote { batch } => {
+                if batch < 3 || batch % 3 != 0 {
+                    return Err(GeometryError::WarpBatch(batch).into());
+                }
+                let per_warp = 32 * (std::mem::size_of::<GpuVertexOut>() + 4) + batch as usize + 32;
+                let smem = VOTE_WARPS as usize * per_warp;
+                if smem > SHARED_LIMIT {
+                    return Err(GpuError::Limit(format!(
+                        "warp voting with batches of {batch} indices needs {smem} bytes of shared memory per block (at most {SHARED_LIMIT})"
+                    ))
+                    .into());
+                }
+                let batches = ni.div_ceil(batch);
+                let f = self.function("warp_vote")?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&mesh.vertices)
+                    .arg(&mesh.indices)
+                    .arg(&ni)
+                    .arg(&batch)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(&mut q.counts);
+                let cfg = LaunchConfig {
+                    grid_dim: (batches.div_ceil(VOTE_WARPS), 1, 1),
+                    block_dim: (32 * VOTE_WARPS, 1, 1),
+                    shared_mem_bytes: smem as u32,
+                };
+                // SAFETY: as above; shared memory sized for VOTE_WARPS warps.
+                unsafe { l.launch(cfg) }.map_err(launch_err("warp_vote"))?;
+            }
+            Strategy::DynamicSort {
+                max_indices,
+                max_vertices,
+            }
+            | Strategy::DynamicHash {
+                max_indices,
+                max_vertices,
+            }
+            | Strategy::ParallelHash {
+                max_indices,
+                max_vertices,
+                ..
+            } => {
+                let (starts, nb, bi, bv) = mesh.batches.as_ref().ok_or_else(|| {
+                    GpuError::Limit("the mesh was uploaded without dynamic batches".into())
+                })?;
+                if (*bi, *bv) != (max_indices, max_vertices) {
+                    return Err(GpuError::Limit(format!(
+                        "the mesh's batches were built for {bi} indices and {bv} vertices, the strategy asks for {max_indices} and {max_vertices}"
+                    ))
+                    .into());
+                }
+                if max_indices > 1024 {
+                    return Err(GpuError::Limit(format!(
+                        "the GPU's dynamic batches hold at most 1024 indices (one thread each), got {max_indices}"
+                    ))
+                    .into());
+                }
+                let out = size_of::<GpuVertexOut>();
+                let nb = *nb as u32;
+                if nb == 0 {
+                    return Ok(());
+                }
+                if let Strategy::DynamicSort { .. } = strategy {
+                    let p = max_indices.next_power_of_two().max(32);
+                    let smem = max_vertices as usize * out + p as usize * 12;
+                    if smem > SHARED_LIMIT {
+                        return Err(GpuError::Limit(format!("sorting batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
+                    }
+                    let f = self.function("dyn_sort")?;
+                    let mut l = s.launch_builder(&f);
+                    l.arg(&mesh.vertices)
+                        .arg(&mesh.indices)
+                        .arg(starts)
+                        .arg(&max_vertices)
+                        .arg(&u)
+                        .arg(&mut q.vertices)
+                        .arg(&mut q.counts);
+                    let cfg = LaunchConfig {
+                        grid_dim: (nb, 1, 1),
+                        block_dim: (p, 1, 1),
+                        shared_mem_bytes: smem as u32,
+                    };
+                    // SAFETY: as above.
+                    unsafe { l.launch(cfg) }.map_err(launch_err("dyn_sort"))?;
+                } else {
+                    let table = max_vertices.next_power_of_two();
+                    let fast = match strategy {
+                        Strategy::ParallelHash { fast_probes, .. } => fast_probes,
+                        _ => u32::MAX,
+                    };
+                    let smem = table as usize * (out + 4);
+                    if smem > SHARED_LIMIT {
+                        return Err(GpuError::Limit(format!("hashing batches of {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
+                    }
+                    let f = self.function("dyn_hash")?;
+                    let mut l = s.launch_builder(&f);
+                    l.arg(&mesh.vertices)
+                        .arg(&mesh.indices)
+                        .arg(starts)
+                        .arg(&table)
+                        .arg(&fast)
+                        .arg(&u)
+                        .arg(&mut q.vertices)
+                        .arg(&mut q.counts);
+                    let cfg = LaunchConfig {
+                        grid_dim: (nb, 1, 1),
+                        block_dim: (max_indices.div_ceil(32) * 32, 1, 1),
+                        shared_mem_bytes: smem as u32,
+                    };
+                    // SAFETY: as above.
+                    unsafe { l.launch(cfg) }.map_err(launch_err("dyn_hash"))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the queue's invocation counts to zero.
+    pub fn reset_counts(&self, q: &mut DeviceQueue) -> Result<(), GpuError> {
+        self.gpu
+            .stream
+            .memset_zeros(&mut q.counts)
+            .ctx("clearing the invocation counts")
+    }
+
+    /// Runs the stage once and downloads everything: the triangle queue, per-vertex invocation
+    /// counts and statistics (invocation counts only when counting).
+    pub fn run(
+        &self,
+        strategy: Strategy,
+        vertices: &[VertexIn],
+        indices: &[u32],
+        batches: Option<&Batches>,
+        uniforms: &Uniforms,
+    ) -> Result<GpuGeometry, crate::Error> {
+        let owned;
+        let batches = match (strategy, batches) {
+            (
+                Strategy::DynamicSort {
+                    max_indices,
+                    max_vertices,
+                }
+                | Strategy::DynamicHash {
+                    max_indices,
+                    max_vertices,
+                }
+                | Strategy::ParallelHash {
+                    max_indices,
+                    max_vertices,
+                    ..
+                },
+                b,
+            ) => match b {
+                Some(b) if (b.max_indices, b.max_vertices) == (max_indices, max_vertices) => {
+                    Some(b)
+                }
+                _ => {
+                    owned = Batches::build(indices, vertices.len(), max_indices, max_vertices)?;
+                    Some(&owned)
+                }
+            },
+            _ => None,
+        };
+        let mesh = DeviceMesh::upload(&self.gpu, vertices, indices, batches)?;
+        let mut q = self.queue(&mesh, strategy)?;
+        self.enqueue(strategy, &mesh, uniforms, &mut q)?;
+        self.gpu.sync()?;
+        let queue: Vec<VertexOut> = self
+            .gpu
+            .download(&q.vertices, mesh.index_count)?
+            .into_iter()
+            .map(VertexOut::from)
+            .collect();
+        let counts = if self.counting {
+            Some(self.gpu.download(&q.counts, mesh.vertex_count)?)
+        } else {
+            None
+        };
+        let triangles = (mesh.index_count / 3) as u64;
+        let stats = GeometryStats {
+            invocations: counts
+                .as_ref()
+                .map_or(0, |c| c.iter().map(|&x| x as u64).sum()),
+            triangles,
+            unique_vertices: super::cpu::unique_count(&indices[..mesh.index_count], vertices.len())
+                as u64,
+        };
+        Ok(GpuGeometry {
+            queue,
+            counts,
+            stats,
+        })
+    }
+}
+
+/// A downloaded GPU geometry result.
+#[derive(Debug, Clone)]
+pub struct GpuGeometry {
+    /// three shaded vertices per input triangle, in input order
+    pub queue: Vec<VertexOut>,
+    /// invocations per input vertex (with counting)
+    pub counts: Option<Vec<u32>>,
+    pub stats: GeometryStats,
+}

@@ -1,0 +1,376 @@
+//! The CUDA device as rxpipe uses it: one context and stream, kernels compiled with NVRTC for the
+//! device's own architecture on first use and cached in memory and on disk, and small safe helpers
+//! for buffers and event timing.
+
+use super::cache;
+use super::kernels::{assemble, Source};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
+    ValidAsZeroBits,
+};
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Errors of the GPU backend.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error("CUDA is not available: {0}")]
+    Unavailable(String),
+    /// NVRTC rejected a program; `log` is its message, with file names and lines of the sources
+    #[error("CUDA compilation of {program} failed:\n{log}")]
+    Compile { program: String, log: String },
+    #[error("out of GPU memory allocating {what} ({bytes} bytes; the device has {total} bytes)")]
+    OutOfMemory {
+        what: String,
+        bytes: usize,
+        total: usize,
+    },
+    #[error("CUDA error in {what}: {source}")]
+    Driver {
+        what: String,
+        #[source]
+        source: DriverError,
+    },
+    #[error("{0}")]
+    Limit(String),
+}
+
+/// Wraps a driver error with what was being done.
+pub trait Context<T> {
+    fn ctx(self, what: &str) -> Result<T, GpuError>;
+}
+
+impl<T> Context<T> for Result<T, DriverError> {
+    fn ctx(self, what: &str) -> Result<T, GpuError> {
+        self.map_err(|source| GpuError::Driver {
+            what: what.into(),
+            source,
+        })
+    }
+}
+
+/// Where a module came from, for tests and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModuleOrigin {
+    Compiled,
+    DiskCache,
+    MemoryCache,
+}
+
+/// One CUDA device, its stream and its compiled modules.
+pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub name: String,
+    pub memory_bytes: usize,
+    pub compute_capability: (i32, i32),
+    pub nvrtc_version: (i32, i32),
+    /// where compiled modules are kept between runs (`None`: memory only)
+    pub cache_dir: Option<PathBuf>,
+    modules: Mutex<HashMap<u64, Arc<CudaModule>>>,
+    /// the origin of the last module returned, per key
+    origins: Mutex<HashMap<u64, ModuleOrigin>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "Gpu({}, sm_{}{})",
+            self.name, self.compute_capability.0, self.compute_capability.1
+        )
+    }
+}
+
+impl Gpu {
+    /// Opens device 0, after checking that the driver, a device and NVRTC are there (never
+    /// panics; a missing piece is [`GpuError::Unavailable`]).
+    pub fn new() -> Result<Arc<Gpu>, GpuError> {
+        Gpu::open(cache::default_dir())
+    }
+
+    /// [`Gpu::new`] with the disk cache in `cache_dir` (`None`: no disk cache).
+    pub fn open(cache_dir: Option<PathBuf>) -> Result<Arc<Gpu>, GpuError> {
+        let info = super::probe();
+        if !info.usable() {
+            return Err(GpuError::Unavailable(
+                info.problem.unwrap_or_else(|| "no usable device".into()),
+            ));
+        }
+        let dev = &info.devices[0];
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+            .map_err(|_| GpuError::Unavailable("the CUDA driver could not be used".into()))?
+            .ctx("creating the CUDA context")?;
+        let stream = ctx.default_stream();
+        Ok(Arc::new(Gpu {
+            ctx,
+            stream,
+            name: dev.name.clone(),
+            memory_bytes: dev.memory_bytes,
+            compute_capability: dev.compute_capability,
+            nvrtc_version: info.nvrtc_version.unwrap_or((0, 0)),
+            cache_dir,
+            modules: Mutex::new(HashMap::new()),
+            origins: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// The NVRTC options a program is compiled with.
+    fn options(&self, defines: &[(&str, String)]) -> Vec<String> {
+        let (ma, mi) = self.compute_capability;
+        let mut o = vec![
+            format!("--gpu-architecture=sm_{ma}{mi}"),
+            "--std=c++17".into(),
+            "-lineinfo".into(),
+        ];
+        for (k, v) in defines {
+            o.push(format!("-D{k}={v}"));
+        }
+        o
+    }
+
+    /// The cache key of a program: source, options, architecture and NVRTC version.
+    pub fn module_key(&self, parts: &[Source], defines: &[(&str, String)]) -> u64 {
+        let src = assemble(parts);
+        let opts = self.options(defines).join(" ");
+        let ver = format!(
+            "{:?} {:?} {}",
+            self.nvrtc_version,
+            self.compute_capability,
+            env!("CARGO_PKG_VERSION")
+        );
+        cache::fnv64(&[src.as_bytes(), opts.as_bytes(), ver.as_bytes()])
+    }
+
+    /// The module built from `parts` (concatenated, each with its own `#line`) and `defines`:
+    /// from memory, else from the disk cache, else compiled by NVRTC and stored in both.
+    pub fn module(
+        &self,
+        program: &str,
+        parts: &[Source],
+        defines: &[(&str, String)],
+    ) -> Result<Arc<CudaModule>, GpuError> {
+        let key = self.module_key(parts, defines);
+        if let Some(m) = self.modules.lock().unwrap().get(&key) {
+            self.origins
+                .lock()
+                .unwrap()
+                .insert(key, ModuleOrigin::MemoryCache);
+            return Ok(m.clone());
+        }
+        let cached = self.cache_dir.as_ref().and_then(|d| cache::load(d, key));
+        let (module, origin) = match cached.map(|c| self.load_cubin(c)) {
+            Some(Ok(m)) => (m, ModuleOrigin::DiskCache),
+            // a cache entry the driver refuses is rebuilt like a missing one
+            _ => {
+                let cubin = self.compile(program, parts, defines)?;
+                if let Some(d) = &self.cache_dir {
+                    if let Err(e) = cache::store(d, key, &cubin) {
+                        eprintln!(
+                            "notice: could not write the kernel cache in {}: {e}",
+                            d.display()
+                        );
+                    }
+                }
+                (self.load_cubin(cubin)?, ModuleOrigin::Compiled)
+            }
+        };
+        self.modules.lock().unwrap().insert(key, module.clone());
+        self.origins.lock().unwrap().insert(key, origin);
+        Ok(module)
+    }
+
+    /// Where the module for `parts` and `defines` last came from.
+    pub fn module_origin(
+        &self,
+        parts: &[Source],
+        defines: &[(&str, String)],
+    ) -> Option<ModuleOrigin> {
+        let key = self.module_key(parts, defines);
+        self.origins.lock().unwrap().get(&key).copied()
+    }
+
+    /// Forgets the modules held in memory (the disk cache stays).
+    pub fn clear_memory_cache(&self) {
+        self.modules.lock().unwrap().clear();
+    }
+
+    fn load_cubin(&self, cubin: Vec<u8>) -> Result<Arc<CudaModule>, GpuError> {
+        self.ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+            .ctx("loading a compiled kernel module")
+    }
+
+    /// Compiles with NVRTC to a CUBIN for this device.
+    fn compile(
+        &self,
+        program: &str,
+        parts: &[Source],
+        defines: &[(&str, String)],
+    ) -> Result<Vec<u8>, GpuError> {
+        use cudarc::nvrtc::{result, sys};
+        let src = CString::new(assemble(parts)).map_err(|_| GpuError::Compile {
+            program: program.into(),
+            log: "the source contains a NUL byte".into(),
+        })?;
+        let name = CString::new(format!("{program}.cu")).unwrap_or_default();
+        let opts = self.options(defines);
+        let fail = |log: String| GpuError::Compile {
+            program: program.into(),
+            log,
+        };
+        let prog = result::create_program(&src, Some(&name))
+            .map_err(|e| fail(format!("nvrtcCreateProgram: {e:?}")))?;
+        // SAFETY: `prog` is a live program until destroyed below; `src` and `name` outlive it.
+        let compiled = unsafe { result::compile_program(prog, &opts) };
+        let log = unsafe { result::get_program_log(prog) }
+            .map(|l| {
+                let bytes: Vec<u8> = l.iter().map(|&c| c as u8).take_while(|&c| c != 0).collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            })
+            .unwrap_or_default();
+        let out = match compiled {
+            Err(e) => Err(fail(if log.trim().is_empty() {
+                format!("{e:?}")
+            } else {
+                log
+            })),
+            Ok(()) => {
+                let mut size = 0usize;
+                // SAFETY: the program compiled; the buffer is sized as NVRTC reports.
+                unsafe {
+                    sys::nvrtcGetCUBINSize(prog, &mut size)
+                        .result()
+                        .map_err(|e| fail(format!("nvrtcGetCUBINSize: {e:?}")))
+                        .and_then(|_| {
+                            let mut buf = vec![0u8; size];
+                            sys::nvrtcGetCUBIN(prog, buf.as_mut_ptr() as *mut _)
+                                .result()
+                                .map_err(|e| fail(format!("nvrtcGetCUBIN: {e:?}")))
+                                .map(|_| buf)
+                        })
+                }
+            }
+        };
+        // SAFETY: created above and not destroyed before.
+        let _ = unsafe { result::destroy_program(prog) };
+        out
+    }
+
+    /// A kernel of a module.
+    pub fn function(&self, module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuError> {
+        module
+            .load_function(name)
+            .ctx(&format!("loading kernel {name}"))
+    }
+
+    /// A zeroed device buffer of `n` elements; running out of memory is a clear error.
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+        &self,
+        n: usize,
+        what: &str,
+    ) -> Result<CudaSlice<T>, GpuError> {
+        let bytes = n.max(1) * std::mem::size_of::<T>();
+        self.stream
+            .alloc_zeros::<T>(n.max(1))
+            .map_err(|e| self.alloc_error(e, what, bytes))
+    }
+
+    /// A device copy of `data`.
+    pub fn upload<T: DeviceRepr>(&self, data: &[T], what: &str) -> Result<CudaSlice<T>, GpuError> {
+        let bytes = std::mem::size_of_val(data);
+        if data.is_empty() {
+            // a one-element buffer stands in for an empty one (CUDA has no zero-size allocation)
+            // SAFETY: never read: every kernel is given the true length, zero.
+            return unsafe { self.stream.alloc::<T>(1) }
+                .map_err(|e| self.alloc_error(e, what, bytes));
+        }
+        self.stream
+            .clone_htod(data)
+            .map_err(|e| self.alloc_error(e, what, bytes))
+    }
+
+    /// A host copy of a device buffer's first `n` elements.
+    pub fn download<T: DeviceRepr + Default + Clone>(
+        &self,
+        buf: &CudaSlice<T>,
+        n: usize,
+    ) -> Result<Vec<T>, GpuError> {
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut out = vec![T::default(); n];
+        self.stream
+            .memcpy_dtoh(&buf.slice(0..n), &mut out)
+            .ctx("downloading a result")?;
+        Ok(out)
+    }
+
+    fn alloc_error(&self, e: DriverError, what: &str, bytes: usize) -> GpuError {
+        if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+            GpuError::OutOfMemory {
+                what: what.into(),
+                bytes,
+                total: self.memory_bytes,
+            }
+        } else {
+            GpuError::Driver {
+                what: format!("allocating {what}"),
+                source: e,
+            }
+        }
+    }
+
+    /// Runs `f` (which enqueues work on the stream) `runs` times after `warmup` runs, timing each
+    /// with CUDA events; returns the times in milliseconds.
+    pub fn time<F: FnMut() -> Result<(), GpuError>>(
+        &self,
+        warmup: usize,
+        runs: usize,
+        mut f: F,
+    ) -> Result<Vec<f64>, GpuError> {
+        use cudarc::driver::sys::CUevent_flags;
+        for _ in 0..warmup {
+            f()?;
+        }
+        let start = self
+            .ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .ctx("creating an event")?;
+        let end = self
+            .ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .ctx("creating an event")?;
+        let mut times = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            start.record(&self.stream).ctx("recording an event")?;
+            f()?;
+            end.record(&self.stream).ctx("recording an event")?;
+            end.synchronize().ctx("waiting for the GPU")?;
+            times.push(start.elapsed_ms(&end).ctx("reading an event")? as f64);
+        }
+        Ok(times)
+    }
+
+    /// Waits for all work on the stream.
+    pub fn sync(&self) -> Result<(), GpuError> {
+        self.stream.synchronize().ctx("waiting for the GPU")
+    }
+}
+
+/// The median of a list of times.
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let m = s.len() / 2;
+    if s.len() % 2 == 1 {
+        s[m]
+    } else {
+        0.5 * (s[m - 1] + s[m])
+    }
+}

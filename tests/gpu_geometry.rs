@@ -1,0 +1,245 @@
+//! The geometry stage on the GPU against the CPU reference: exact invocation counts per vertex for
+//! every strategy, mesh and order; triangle queues within float tolerance; custom and broken
+//! shaders; the kernel cache. Skips without a GPU unless RXPIPE_REQUIRE_GPU=1.
+
+mod common;
+
+use glam::{Mat4, Vec3};
+use rxpipe::geometry::cuda::{CudaGeometry, CudaShader};
+use rxpipe::geometry::shaders::FnShader;
+use rxpipe::geometry::{cpu, Batches, FmaLoad, Transform, Uniforms, VertexIn, VertexOut};
+use rxpipe::gpu::ModuleOrigin;
+use rxpipe::VertexShader;
+use rxpipe::{Strategy, VertexOrder};
+
+fn uniforms() -> Uniforms {
+    Uniforms::new(
+        Mat4::from_rotation_y(0.4),
+        Mat4::perspective_rh(0.8, 1.5, 0.1, 10.0)
+            * Mat4::from_translation(Vec3::new(0.0, 0.0, -3.0)),
+        Vec3::new(0.0, 0.0, 3.0),
+        0.5,
+    )
+}
+
+fn close(a: &VertexOut, b: &VertexOut, tol: f32) -> bool {
+    let fa = [
+        a.clip.to_array(),
+        [a.world.x, a.world.y, a.world.z, a.extra],
+    ];
+    let fb = [
+        b.clip.to_array(),
+        [b.world.x, b.world.y, b.world.z, b.extra],
+    ];
+    let n = (a.normal - b.normal).abs().max_element() <= tol * (1.0 + a.normal.abs().max_element());
+    n && fa
+        .iter()
+        .flatten()
+        .zip(fb.iter().flatten())
+        .all(|(x, y)| (x - y).abs() <= tol * (1.0 + x.abs()))
+}
+
+#[test]
+fn invocation_counts_equal_the_cpu_for_every_strategy_mesh_and_order() {
+    let Some(gpu) = common::gpu() else { return };
+    let Some(dir) = common::meshes() else { return };
+    let g = CudaGeometry::new(gpu, CudaShader::transform(), true).unwrap();
+    let u = uniforms();
+    let mut mismatches = Vec::new();
+    for f in common::SHARED {
+        let m = rxpipe::io::load_mesh(dir.join(f)).unwrap();
+        let v = VertexIn::from_mesh(&m);
+        for order in [
+            VertexOrder::Input,
+            VertexOrder::Forsyth,
+            VertexOrder::Random(7),
+        ] {
+            let idx = order.apply(&m.indices, m.vertex_count());
+            for s in Strategy::all() {
+                let c = cpu::run(s, &v, &idx, None, &Transform, &u).unwrap();
+                let r = g.run(s, &v, &idx, None, &u).unwrap();
+                let cpu_counts = c.invocations_per_vertex(v.len());
+                if r.counts.as_ref() != Some(&cpu_counts) || r.stats != c.stats {
+                    mismatches.push(format!(
+                        "{f} {order} {}: GPU {} invocations, CPU {}",
+                        s.name(),
+                        r.stats.invocations,
+                        c.stats.invocations
+                    ));
+                }
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+fn triangle_queues_equal_the_cpu_within_float_tolerance() {
+    let Some(gpu) = common::gpu() else { return };
+    let Some(dir) = common::meshes() else { return };
+    let u = uniforms();
+    for (shader, cpu_shader, tol) in [
+        (
+            CudaShader::transform(),
+            Box::new(Transform) as Box<dyn VertexShader>,
+            1e-5,
+        ),
+        (CudaShader::fma(256), Box::new(FmaLoad::new(256)), 1e-4),
+    ] {
+        let g = CudaGeometry::new(gpu.clone(), shader, false).unwrap();
+        for f in ["stanford-bunny.obj", "igea.ply", "fandisk.obj"] {
+            let m = rxpipe::io::load_mesh(dir.join(f)).unwrap();
+            let v = VertexIn::from_mesh(&m);
+            let idx = VertexOrder::Forsyth.apply(&m.indices, m.vertex_count());
+            let c = cpu::run(Strategy::Naive, &v, &idx, None, cpu_shader.as_ref(), &u).unwrap();
+            for s in Strategy::all() {
+                let r = g.run(s, &v, &idx, None, &u).unwrap();
+                assert_eq!(r.queue.len(), idx.len());
+                for (i, q) in r.queue.iter().enumerate() {
+                    let want = c.vertices[c.triangles[i / 3][i % 3] as usize];
+                    assert!(
+                        close(q, &want, tol),
+                        "{f} {} corner {i}: GPU {q:?}, CPU {want:?}",
+                        s.name()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_limits_are_configurable_on_the_gpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let m = rxpipe::mesh::icosphere(4);
+    let v = VertexIn::from_mesh(&m);
+    let u = uniforms();
+    let g = CudaGeometry::new(gpu, CudaShader::transform(), true).unwrap();
+    for (mi, mv) in [(96, 32), (384, 128), (1023, 256), (1023, 512)] {
+        let b = Batches::build(&m.indices, v.len(), mi, mv).unwrap();
+        for s in [
+            Strategy::DynamicSort {
+                max_indices: mi,
+                max_vertices: mv,
+            },
+            Strategy::DynamicHash {
+                max_indices: mi,
+                max_vertices: mv,
+            },
+            Strategy::ParallelHash {
+                max_indices: mi,
+                max_vertices: mv,
+                fast_probes: 2,
+            },
+        ] {
+            let c = cpu::run(s, &v, &m.indices, Some(&b), &Transform, &u).unwrap();
+            let r = g.run(s, &v, &m.indices, Some(&b), &u).unwrap();
+            assert_eq!(r.stats, c.stats, "{s:?}");
+        }
+    }
+    for batch in [3, 48, 96, 192, 384] {
+        let s = Strategy::WarpVote { batch };
+        let c = cpu::run(s, &v, &m.indices, None, &Transform, &u).unwrap();
+        let r = g.run(s, &v, &m.indices, None, &u).unwrap();
+        assert_eq!(
+            r.counts.unwrap(),
+            c.invocations_per_vertex(v.len()),
+            "{s:?}"
+        );
+    }
+}
+
+/// A travelling wave along the normals, in CUDA and as a Rust closure.
+const WAVE: &str = r#"
+__device__ VertexOut vs_main(const VertexIn& v, const Uniforms& u) {
+    VertexIn w = v;
+    float d = 0.1f * sinf(4.0f * v.position.y - 2.0f * u.time);
+    w.position = make_float3(v.position.x + d * v.normal.x, v.position.y + d * v.normal.y,
+                             v.position.z + d * v.normal.z);
+    VertexOut o = rxp_transform(w, u);
+    o.extra = d;
+    return o;
+}
+"#;
+
+#[test]
+fn custom_shader_matches_its_cpu_closure() {
+    let Some(gpu) = common::gpu() else { return };
+    let m = rxpipe::mesh::icosphere(3);
+    let v = VertexIn::from_mesh(&m);
+    let u = uniforms();
+    let cpu_wave = FnShader(|v: &VertexIn, u: &Uniforms| {
+        let d = 0.1 * (4.0 * v.position.y - 2.0 * u.time).sin();
+        let mut o = Transform.shade(
+            &VertexIn {
+                position: v.position + d * v.normal,
+                ..*v
+            },
+            u,
+        );
+        o.extra = d;
+        o
+    });
+    let g = CudaGeometry::new(gpu, CudaShader::from_source("wave.cu", WAVE), false).unwrap();
+    let c = cpu::run(Strategy::Naive, &v, &m.indices, None, &cpu_wave, &u).unwrap();
+    let r = g
+        .run(Strategy::parse("hash").unwrap(), &v, &m.indices, None, &u)
+        .unwrap();
+    for (i, q) in r.queue.iter().enumerate() {
+        let want = c.vertices[c.triangles[i / 3][i % 3] as usize];
+        assert!(close(q, &want, 1e-4), "corner {i}: GPU {q:?}, CPU {want:?}");
+    }
+}
+
+#[test]
+fn a_broken_shader_is_an_error_naming_its_file_and_line() {
+    let Some(gpu) = common::gpu() else { return };
+    let broken = "__device__ VertexOut vs_main(const VertexIn& v, const Uniforms& u) {\n    VertexOut o = rxp_transform(v, u);\n    o.extra = undefined_thing;\n    return o;\n}\n";
+    let e = CudaGeometry::new(gpu, CudaShader::from_source("my_shader.cu", broken), false)
+        .err()
+        .expect("a broken shader must not compile");
+    let msg = e.to_string();
+    assert!(msg.contains("my_shader.cu(3)"), "{msg}");
+    assert!(msg.contains("undefined_thing"), "{msg}");
+}
+
+#[test]
+fn kernel_cache_round_trip_and_corrupt_entries_are_rebuilt() {
+    let dir = common::tmp_dir("kernel-cache");
+    let Some(gpu) = common::gpu_with_cache(Some(dir.clone())) else {
+        return;
+    };
+    let shader = CudaShader::fma(7);
+    let first = CudaGeometry::new(gpu.clone(), shader.clone(), false).unwrap();
+    let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(entries.len(), 1, "one module, one cache entry");
+    assert_eq!(first.origin(), Some(ModuleOrigin::Compiled));
+    gpu.clear_memory_cache();
+    let again = CudaGeometry::new(gpu.clone(), shader.clone(), false).unwrap();
+    assert_eq!(again.origin(), Some(ModuleOrigin::DiskCache));
+    let u = uniforms();
+    let m = rxpipe::mesh::icosphere(2);
+    let v = VertexIn::from_mesh(&m);
+    let a = again
+        .run(Strategy::Naive, &v, &m.indices, None, &u)
+        .unwrap();
+    // corrupt the entry: it must be rebuilt, not trusted
+    let path = entries[0].path();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 10] ^= 0x5a;
+    std::fs::write(&path, &bytes).unwrap();
+    gpu.clear_memory_cache();
+    let rebuilt = CudaGeometry::new(gpu.clone(), shader.clone(), false).unwrap();
+    assert_eq!(rebuilt.origin(), Some(ModuleOrigin::Compiled));
+    let b = rebuilt
+        .run(Strategy::Naive, &v, &m.indices, None, &u)
+        .unwrap();
+    assert_eq!(a.queue, b.queue);
+    assert_ne!(
+        std::fs::read(&path).unwrap(),
+        bytes,
+        "the corrupt entry was rewritten"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
