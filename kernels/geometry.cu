@@ -14,34 +14,78 @@
 
 #define RXP_EMPTY 0xffffffffu
 #define RXP_FULL 0xffffffffu
+// Threads per block of the one-thread-per-element kernels (naive, multi).
+#define RXP_BLOCK 256
+
+// Queue writes. A VertexOut is 64 bytes, four float4 pieces. Were every thread to store its own
+// vertex, each store instruction of a warp would write one 16-byte piece of 32 different 64-byte
+// records: partial sectors, which the L2 may have to merge by reading DRAM. Instead, a warp or block
+// writes its contiguous run of records piece after piece, so consecutive lanes store consecutive
+// 16 bytes and every instruction writes 512 contiguous bytes.
+
+// Copies records src(0..count) to dst[0..count) as float4 pieces spread over `nthreads` threads
+// (thread `tid`); `src(r)` gives record r (in shared or global memory).
+template <typename Src>
+__device__ __forceinline__ void rxp_copy_records(VertexOut* __restrict__ dst, unsigned count,
+                                                 unsigned tid, unsigned nthreads, Src src) {
+    float4* d = reinterpret_cast<float4*>(dst);
+    for (unsigned q = tid; q < 4 * count; q += nthreads) {
+        d[q] = reinterpret_cast<const float4*>(src(q >> 2))[q & 3];
+    }
+}
+
+// A warp's lanes each hold one record for dst[lane] (lanes >= count hold none): stage them in the
+// warp's 2 KB of shared memory and write them as consecutive pieces. Call with the whole warp.
+__device__ __forceinline__ void rxp_warp_store(VertexOut* __restrict__ dst, const VertexOut& v,
+                                               unsigned count, VertexOut* stage) {
+    const unsigned lane = threadIdx.x & 31;
+    if (lane < count) stage[lane] = v;
+    __syncwarp();
+    rxp_copy_records(dst, count, lane, 32, [&](unsigned r) { return &stage[r]; });
+    __syncwarp();
+}
 
 // Naive: one thread per index, every index shaded (ASR 3).
-extern "C" __global__ void naive(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
-                                 unsigned n, Uniforms u, VertexOut* __restrict__ out,
-                                 unsigned* counts) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    unsigned id = idx[i];
-    out[i] = vs_main(vin[id], u);
-    RXP_COUNTED(id);
+extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
+    naive(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx, unsigned n,
+          Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
+    __shared__ VertexOut stage[RXP_BLOCK];
+    const unsigned warp0 = blockIdx.x * RXP_BLOCK + (threadIdx.x & ~31u);
+    if (warp0 >= n) return;
+    const unsigned i = blockIdx.x * RXP_BLOCK + threadIdx.x;
+    VertexOut v;
+    if (i < n) {
+        const unsigned id = idx[i];
+        v = vs_main(vin[id], u);
+        RXP_COUNTED(id);
+    }
+    rxp_warp_store(out + warp0, v, min(32u, n - warp0), stage + (threadIdx.x & ~31u));
 }
 
 // Multi-kernel reference, pass 1: shade every vertex once.
-extern "C" __global__ void multi_shade(const VertexIn* __restrict__ vin, unsigned nv, Uniforms u,
-                                       VertexOut* __restrict__ shaded, unsigned* counts) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nv) return;
-    shaded[i] = vs_main(vin[i], u);
-    RXP_COUNTED(i);
+extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
+    multi_shade(const VertexIn* __restrict__ vin, unsigned nv, Uniforms u,
+                VertexOut* __restrict__ shaded, unsigned* counts) {
+    __shared__ VertexOut stage[RXP_BLOCK];
+    const unsigned warp0 = blockIdx.x * RXP_BLOCK + (threadIdx.x & ~31u);
+    if (warp0 >= nv) return;
+    const unsigned i = blockIdx.x * RXP_BLOCK + threadIdx.x;
+    VertexOut v;
+    if (i < nv) {
+        v = vs_main(vin[i], u);
+        RXP_COUNTED(i);
+    }
+    rxp_warp_store(shaded + warp0, v, min(32u, nv - warp0), stage + (threadIdx.x & ~31u));
 }
 
-// Multi-kernel reference, pass 2: assemble the triangle queue.
+// Multi-kernel reference, pass 2: assemble the triangle queue, one float4 piece per thread.
 extern "C" __global__ void multi_assemble(const VertexOut* __restrict__ shaded,
                                           const unsigned* __restrict__ idx, unsigned n,
                                           VertexOut* __restrict__ out) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    out[i] = shaded[idx[i]];
+    const unsigned long long q = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= 4ull * n) return;
+    reinterpret_cast<float4*>(out)[q] =
+        reinterpret_cast<const float4*>(&shaded[idx[q >> 2]])[q & 3];
 }
 
 // Statically-batched warp voting (Algorithm 1). One warp per batch of `batch` indices (a multiple
@@ -111,9 +155,8 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
             RXP_COUNTED(id);
         }
         __syncwarp();
-        for (unsigned p = lane; p < 3 * tris; p += 32) {
-            out[start + c_start + p] = sv[map[p]];
-        }
+        rxp_copy_records(out + start + c_start, 3 * tris, lane, 32,
+                         [&](unsigned r) { return &sv[map[r]]; });
         __syncwarp();
         c_start += 3 * tris;
     }
@@ -139,6 +182,7 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
     extern __shared__ __align__(16) unsigned char smem[];
     VertexOut* sv = reinterpret_cast<VertexOut*>(smem);
     unsigned* keys = reinterpret_cast<unsigned*>(sv + table);
+    unsigned short* slot_of = reinterpret_cast<unsigned short*>(keys + table);
     const unsigned mask = table - 1;
     const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
     const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
@@ -201,8 +245,10 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
             RXP_COUNTED(id);
         }
     }
+    if (valid) slot_of[t] = (unsigned short)slot;
     __syncthreads();
-    if (valid) out[i0 + t] = sv[slot];
+    rxp_copy_records(out + i0, n, threadIdx.x, blockDim.x,
+                     [&](unsigned r) { return &sv[slot_of[r]]; });
 }
 
 // Dynamically-batched sorting (Algorithm 2). One block per batch, blockDim a power of two of at
@@ -259,5 +305,5 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     __syncthreads();
     if (t < n) rank[pos] = r;
     __syncthreads();
-    if (t < n) out[i0 + t] = sv[rank[t]];
+    rxp_copy_records(out + i0, n, t, P, [&](unsigned k) { return &sv[rank[k]]; });
 }

@@ -19,6 +19,7 @@
 //! # Ok::<(), rxpipe::Error>(())
 //! ```
 
+pub mod bench;
 pub mod geometry;
 pub mod gpu;
 pub mod image;

@@ -1,4 +1,4 @@
-//! The rxpipe command line: view, render, asr, info.
+//! The rxpipe command line: view, render, asr, bench, info.
 
 use clap::{Parser, Subcommand};
 use rxpipe::geometry::{self, Transform, Uniforms, VertexIn};
@@ -71,10 +71,35 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The paper's tables measured on the GPU
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
     /// Version, backend, CUDA device and NVRTC
     Info {
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// Geometry stage: ms per strategy and shader load (Table 2), shading rates (Table 1), roofline
+    Geometry {
+        /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
+        #[arg(long, default_value = "bunny,ogre,icosphere:9,bunny-grid:104")]
+        meshes: String,
+        #[arg(long, default_value_t = 20)]
+        runs: usize,
+        #[arg(long, default_value_t = 3)]
+        warmup: usize,
+        /// print JSON instead of markdown
+        #[arg(long)]
+        json: bool,
+        /// also write the markdown report to this file
+        #[arg(long)]
+        markdown: Option<PathBuf>,
     },
 }
 
@@ -114,6 +139,7 @@ fn main() -> ExitCode {
             order,
             json,
         } => asr(&mesh, &strategy, &order, json),
+        Command::Bench { what } => bench(what),
         Command::Info { json } => info(json),
     };
     match result {
@@ -302,6 +328,36 @@ fn asr(path: &PathBuf, s: &str, o: &str, json: bool) -> Res {
     Ok(())
 }
 
+fn bench(what: BenchWhat) -> Res {
+    match what {
+        BenchWhat::Geometry {
+            meshes,
+            runs,
+            warmup,
+            json,
+            markdown,
+        } => {
+            let gpu = rxpipe::gpu::Gpu::new()?;
+            let names: Vec<&str> = meshes.split(',').map(str::trim).collect();
+            let pb = spinner("starting".into());
+            let report = rxpipe::bench::geometry(gpu, &names, warmup, runs.max(1), &|m| {
+                pb.set_message(m.to_string())
+            })?;
+            pb.finish_and_clear();
+            let md = report.markdown();
+            if let Some(p) = markdown {
+                std::fs::write(&p, &md)?;
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{md}");
+            }
+        }
+    }
+    Ok(())
+}
+
 fn info(json: bool) -> Res {
     let cuda = rxpipe::gpu::probe();
     let renderer = Renderer::new(Backend::Auto)?;
@@ -312,6 +368,7 @@ fn info(json: bool) -> Res {
                 "version": env!("CARGO_PKG_VERSION"),
                 "backend": renderer.notice,
                 "cuda": cuda,
+                "kernel_cache": rxpipe::gpu::cache::default_dir(),
                 "threads": rayon::current_num_threads(),
             }))?
         );
@@ -320,6 +377,10 @@ fn info(json: bool) -> Res {
         println!("{}", renderer.notice);
         println!("CPU threads: {}", rayon::current_num_threads());
         print!("{cuda}");
+        match rxpipe::gpu::cache::default_dir() {
+            Some(d) => println!("Kernel cache:        {}", d.display()),
+            None => println!("Kernel cache:        none (set RXPIPE_CACHE_DIR or HOME)"),
+        }
     }
     Ok(())
 }

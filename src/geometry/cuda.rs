@@ -182,6 +182,7 @@ pub struct CudaGeometry {
     module: Arc<CudaModule>,
 }
 
+/// Threads per block of naive and multi (RXP_BLOCK in kernels/geometry.cu).
 const BLOCK: u32 = 256;
 /// Warps per block of the warp-voting kernel.
 const VOTE_WARPS: u32 = 4;
@@ -268,6 +269,14 @@ impl CudaGeometry {
     ) -> Result<(), crate::Error> {
         let u = GpuUniforms::from(uniforms);
         let s = &self.gpu.stream;
+        if mesh.index_count > (u32::MAX / 4) as usize {
+            return Err(GpuError::Limit(format!(
+                "{} indices are more than one geometry launch takes ({})",
+                mesh.index_count,
+                u32::MAX / 4
+            ))
+            .into());
+        }
         let ni = mesh.index_count as u32;
         if ni == 0 {
             return Ok(());
@@ -316,8 +325,8 @@ impl CudaGeometry {
                     .arg(&mesh.indices)
                     .arg(&ni)
                     .arg(&mut q.vertices);
-                // SAFETY: as above.
-                unsafe { l.launch(grid(ni, BLOCK)) }.map_err(launch_err("multi_assemble"))?;
+                // SAFETY: as above; one thread per 16-byte piece of the queue.
+                unsafe { l.launch(grid(4 * ni, BLOCK)) }.map_err(launch_err("multi_assemble"))?;
             }
             Strategy::WarpVote { batch } => {
                 if batch < 3 || batch % 3 != 0 {
@@ -410,7 +419,7 @@ impl CudaGeometry {
                         Strategy::ParallelHash { fast_probes, .. } => fast_probes,
                         _ => u32::MAX,
                     };
-                    let smem = table as usize * (out + 4);
+                    let smem = table as usize * (out + 4) + 2 * max_indices as usize;
                     if smem > SHARED_LIMIT {
                         return Err(GpuError::Limit(format!("hashing batches of {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
                     }

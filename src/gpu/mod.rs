@@ -29,6 +29,8 @@ pub struct DeviceInfo {
     pub name: String,
     pub memory_bytes: usize,
     pub compute_capability: (i32, i32),
+    /// peak DRAM bandwidth from the memory clock and bus width the driver reports
+    pub memory_bandwidth_gb_s: Option<f64>,
 }
 
 impl CudaInfo {
@@ -52,11 +54,13 @@ impl fmt::Display for CudaInfo {
         for (i, d) in self.devices.iter().enumerate() {
             writeln!(
                 f,
-                "device {i}: {} ({:.1} GiB, compute capability {}.{})",
+                "device {i}: {} ({:.1} GiB, compute capability {}.{}, peak DRAM bandwidth {})",
                 d.name,
                 d.memory_bytes as f64 / (1u64 << 30) as f64,
                 d.compute_capability.0,
-                d.compute_capability.1
+                d.compute_capability.1,
+                d.memory_bandwidth_gb_s
+                    .map_or("unknown".into(), |b| format!("{b:.0} GB/s"))
             )?;
         }
         if let Some(p) = &self.problem {
@@ -107,10 +111,16 @@ pub fn probe() -> CudaInfo {
                 attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
                 attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
             );
+            let clock_khz = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+            let bus_bits =
+                attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
             out.push(DeviceInfo {
                 name,
                 memory_bytes: mem,
                 compute_capability: cc,
+                // double data rate: two transfers per clock
+                memory_bandwidth_gb_s: (clock_khz > 0 && bus_bits > 0)
+                    .then(|| 2.0 * clock_khz as f64 * 1e3 * (bus_bits as f64 / 8.0) / 1e9),
             });
         }
         Ok((version, out))

@@ -1,0 +1,341 @@
+//! `rxpipe bench`: the paper's tables measured on this machine's GPU. Inputs stay on the device;
+//! every time is the median of CUDA-event timings after a warm-up.
+
+use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh};
+use crate::geometry::{Batches, Strategy, Uniforms, VertexIn, VertexOrder};
+use crate::gpu::{median, Gpu};
+use crate::{Error, Mesh};
+use glam::{Mat4, Vec3};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// The meshes of the geometry benchmark, by name: the shared bunny and ogre, the icosphere of
+/// level 9 (5.2 M triangles) and a grid of 104 bunnies (7.2 M triangles), all in Forsyth order.
+pub const GEOMETRY_MESHES: [&str; 4] = ["bunny", "ogre", "icosphere:9", "bunny-grid:104"];
+
+/// Loads a benchmark mesh by name (a shared mesh, a generator spec, or `bunny-grid:N`).
+pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
+    let shared = |f: &str| -> Result<Mesh, Error> {
+        let dir = crate::io::shared_meshes_dir().ok_or_else(|| {
+            Error::Backend(format!(
+                "the benchmark needs {f} from ../shared/meshes (or set RXPIPE_MESHES)"
+            ))
+        })?;
+        Ok(crate::io::load_mesh(dir.join(f))?)
+    };
+    Ok(match name {
+        "bunny" => shared("stanford-bunny.obj")?,
+        "ogre" => shared("ogre.obj")?,
+        n if n.starts_with("bunny-grid:") => {
+            let count: usize = n[11..]
+                .parse()
+                .map_err(|_| Error::Backend(format!("bad grid size in '{n}'")))?;
+            bunny_grid(&shared("stanford-bunny.obj")?, count)
+        }
+        n => crate::mesh::from_spec(n)
+            .ok_or_else(|| Error::Backend(format!("unknown benchmark mesh '{n}'")))?,
+    })
+}
+
+/// `count` copies of `m` on a square-ish grid in the xz plane, in Forsyth order copy by copy.
+pub fn bunny_grid(m: &Mesh, count: usize) -> Mesh {
+    let mut base = m.clone();
+    base.indices = VertexOrder::Forsyth.apply(&base.indices, base.vertex_count());
+    let (lo, hi) = base.bounds().unwrap_or((Vec3::ZERO, Vec3::ONE));
+    let step = (hi - lo) * 1.1;
+    let cols = (count as f64).sqrt().ceil() as usize;
+    let mut out = Mesh {
+        name: format!("{} grid of {count}", m.name),
+        ..Default::default()
+    };
+    for k in 0..count {
+        let mut c = base.clone();
+        let (i, j) = ((k % cols) as f32, (k / cols) as f32);
+        c.transform(Mat4::from_translation(Vec3::new(
+            i * step.x,
+            0.0,
+            j * step.z,
+        )));
+        out.append(&c);
+    }
+    out
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TimeRow {
+    pub mesh: String,
+    pub shader: String,
+    pub strategy: String,
+    pub median_ms: f64,
+    pub min_ms: f64,
+    pub runs: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AsrRow {
+    pub mesh: String,
+    pub strategy: String,
+    pub invocations: u64,
+    pub asr: f64,
+    pub ideal: f64,
+}
+
+/// The naive kernel against the DRAM roofline: the bytes it must move (indices read, each
+/// referenced vertex read once, the 64-byte vertices of the queue written) over its median time.
+#[derive(Debug, Clone, Serialize)]
+pub struct RooflineRow {
+    pub mesh: String,
+    pub bytes: u64,
+    pub naive_ms: f64,
+    pub achieved_gb_s: f64,
+    pub peak_gb_s: f64,
+    pub fraction: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MeshRow {
+    pub mesh: String,
+    pub vertices: usize,
+    pub triangles: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GeometryReport {
+    pub device: String,
+    pub driver: String,
+    pub nvrtc: String,
+    pub date: String,
+    pub meshes: Vec<MeshRow>,
+    pub times: Vec<TimeRow>,
+    pub asr: Vec<AsrRow>,
+    pub roofline: Vec<RooflineRow>,
+}
+
+/// The shader loads of the paper's Table 2.
+pub fn shader_loads() -> Vec<(String, CudaShader)> {
+    let mut v = vec![("transform".to_string(), CudaShader::transform())];
+    for n in [256, 512, 1024] {
+        v.push((format!("fma{n}"), CudaShader::fma(n)));
+    }
+    v
+}
+
+/// The strategies in the paper's Table 2 order.
+pub fn table_strategies() -> Vec<Strategy> {
+    ["naive", "warp", "hash", "phash", "sort", "multi"]
+        .iter()
+        .map(|n| Strategy::parse(n).unwrap())
+        .collect()
+}
+
+/// Runs the geometry benchmark: per mesh, per shader load, per strategy, the median of `runs`
+/// timed runs after `warmup`; plus the ASR of every strategy (a counting build) and the naive
+/// kernel's roofline. `progress` is told what runs.
+pub fn geometry(
+    gpu: Arc<Gpu>,
+    meshes: &[&str],
+    warmup: usize,
+    runs: usize,
+    progress: &dyn Fn(&str),
+) -> Result<GeometryReport, Error> {
+    let info = crate::gpu::probe();
+    let peak = info
+        .devices
+        .first()
+        .and_then(|d| d.memory_bandwidth_gb_s)
+        .unwrap_or(f64::NAN);
+    let mut report = GeometryReport {
+        device: gpu.name.clone(),
+        driver: info
+            .driver_version
+            .map_or("?".into(), |v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+        nvrtc: format!("{}.{}", gpu.nvrtc_version.0, gpu.nvrtc_version.1),
+        date: today(),
+        meshes: vec![],
+        times: vec![],
+        asr: vec![],
+        roofline: vec![],
+    };
+    let loads = shader_loads();
+    progress("compiling kernels");
+    let compiled: Vec<(String, CudaGeometry)> = loads
+        .into_iter()
+        .map(|(n, s)| Ok((n, CudaGeometry::new(gpu.clone(), s, false)?)))
+        .collect::<Result<_, Error>>()?;
+    let counting = CudaGeometry::new(gpu.clone(), CudaShader::transform(), true)?;
+    let eye = Vec3::new(0.0, 0.0, 3.0);
+    let u = Uniforms::new(
+        Mat4::IDENTITY,
+        Mat4::perspective_rh(0.8, 16.0 / 9.0, 0.1, 100.0)
+            * Mat4::look_at_rh(eye, Vec3::ZERO, Vec3::Y),
+        eye,
+        0.0,
+    );
+    for &name in meshes {
+        progress(&format!("{name}: loading and ordering"));
+        let mut m = bench_mesh(name)?;
+        if !name.starts_with("bunny-grid") {
+            m.indices = VertexOrder::Forsyth.apply(&m.indices, m.vertex_count());
+        }
+        let v = VertexIn::from_mesh(&m);
+        let b = Batches::build(&m.indices, v.len(), 1023, 256)?;
+        let dm = DeviceMesh::upload(&gpu, &v, &m.indices, Some(&b))?;
+        report.meshes.push(MeshRow {
+            mesh: name.into(),
+            vertices: v.len(),
+            triangles: m.triangle_count(),
+        });
+        let mut naive_transform = f64::NAN;
+        for (shader, g) in &compiled {
+            for s in table_strategies() {
+                progress(&format!("{name}: {shader} {}", s.name()));
+                let mut q = g.queue(&dm, s)?;
+                let mut err = None;
+                let t = gpu.time(warmup, runs, || {
+                    g.enqueue(s, &dm, &u, &mut q).map_err(|e| {
+                        let msg = e.to_string();
+                        err = Some(e);
+                        crate::gpu::GpuError::Limit(msg)
+                    })
+                })?;
+                if let Some(e) = err {
+                    return Err(e);
+                }
+                let med = median(&t);
+                if shader == "transform" && s == Strategy::Naive {
+                    naive_transform = med;
+                }
+                report.times.push(TimeRow {
+                    mesh: name.into(),
+                    shader: shader.clone(),
+                    strategy: s.name().into(),
+                    median_ms: med,
+                    min_ms: t.iter().cloned().fold(f64::INFINITY, f64::min),
+                    runs: t.len(),
+                });
+            }
+        }
+        progress(&format!("{name}: shading rates"));
+        for s in table_strategies() {
+            let mut q = counting.queue(&dm, s)?;
+            counting.enqueue(s, &dm, &u, &mut q)?;
+            let counts = gpu.download(&q.counts, v.len())?;
+            let inv: u64 = counts.iter().map(|&c| c as u64).sum();
+            let unique = counts.iter().filter(|&&c| c > 0).count() as f64;
+            let tris = m.triangle_count() as f64;
+            report.asr.push(AsrRow {
+                mesh: name.into(),
+                strategy: s.name().into(),
+                invocations: inv,
+                asr: inv as f64 / tris,
+                ideal: unique / tris,
+            });
+        }
+        let unique = crate::geometry::cpu::unique_count(&m.indices, v.len()) as u64;
+        let bytes = m.indices.len() as u64 * (4 + 64) + unique * 32;
+        let gbs = bytes as f64 / (naive_transform * 1e-3) / 1e9;
+        report.roofline.push(RooflineRow {
+            mesh: name.into(),
+            bytes,
+            naive_ms: naive_transform,
+            achieved_gb_s: gbs,
+            peak_gb_s: peak,
+            fraction: gbs / peak,
+        });
+    }
+    Ok(report)
+}
+
+impl GeometryReport {
+    /// The report as markdown: Table 2 per mesh, Table 1, the roofline.
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "# Geometry stage on the GPU\n\n{} (driver {}, NVRTC {}), {}. Medians of CUDA-event timings in ms, inputs resident on the device, dynamic batches of 1023 indices / 256 vertices, warp voting 96 indices per warp.\n\n",
+            self.device, self.driver, self.nvrtc, self.date
+        );
+        let strategies = table_strategies();
+        for m in &self.meshes {
+            s += &format!(
+                "## {} ({} vertices, {} triangles)\n\n| shader | {} |\n|---|{}\n",
+                m.mesh,
+                m.vertices,
+                m.triangles,
+                strategies
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                "---:|".repeat(strategies.len())
+            );
+            let mut shaders: Vec<&str> = vec![];
+            for t in self.times.iter().filter(|t| t.mesh == m.mesh) {
+                if !shaders.contains(&t.shader.as_str()) {
+                    shaders.push(&t.shader);
+                }
+            }
+            for sh in shaders {
+                let cells: Vec<String> = strategies
+                    .iter()
+                    .map(|st| {
+                        self.times
+                            .iter()
+                            .find(|t| t.mesh == m.mesh && t.shader == sh && t.strategy == st.name())
+                            .map_or("-".into(), |t| format!("{:.3}", t.median_ms))
+                    })
+                    .collect();
+                s += &format!("| {sh} | {} |\n", cells.join(" | "));
+            }
+            s += "\n";
+        }
+        s +=
+            &format!(
+            "## Shading rate (invocations per triangle)\n\n| mesh | {} | ideal |\n|---|{}---:|\n",
+            strategies.iter().map(|s| s.name()).collect::<Vec<_>>().join(" | "),
+            "---:|".repeat(strategies.len())
+        );
+        for m in &self.meshes {
+            let rows: Vec<&AsrRow> = self.asr.iter().filter(|r| r.mesh == m.mesh).collect();
+            let cells: Vec<String> = strategies
+                .iter()
+                .map(|st| {
+                    rows.iter()
+                        .find(|r| r.strategy == st.name())
+                        .map_or("-".into(), |r| format!("{:.3}", r.asr))
+                })
+                .collect();
+            let ideal = rows.first().map_or(f64::NAN, |r| r.ideal);
+            s += &format!("| {} | {} | {ideal:.3} |\n", m.mesh, cells.join(" | "));
+        }
+        s += "\n## Naive kernel against the DRAM roofline (standard transform)\n\nBytes it must move: 4-byte indices read, each referenced 32-byte vertex read once, a 64-byte vertex written per index.\n\n| mesh | MB | ms | GB/s | peak GB/s | fraction |\n|---|---:|---:|---:|---:|---:|\n";
+        for r in &self.roofline {
+            s += &format!(
+                "| {} | {:.1} | {:.3} | {:.0} | {:.0} | {:.0}% |\n",
+                r.mesh,
+                r.bytes as f64 / 1e6,
+                r.naive_ms,
+                r.achieved_gb_s,
+                r.peak_gb_s,
+                100.0 * r.fraction
+            );
+        }
+        s
+    }
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    // civil-from-days (Howard Hinnant's algorithm)
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    format!("{y:04}-{m:02}-{d:02}")
+}
