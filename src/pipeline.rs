@@ -1,16 +1,18 @@
 //! The pipeline: scene -> passes -> vertex order -> geometry stage -> raster stage -> frame.
 
+use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh, DeviceQueue};
 use crate::geometry::{
-    self, Batches, GeometryStats, Strategy, Transform, Uniforms, VertexIn, VertexOrder,
-    VertexShader,
+    self, Batches, GeometryStats, ShadedGeometry, Strategy, Transform, Uniforms, VertexIn,
+    VertexOrder, VertexOut, VertexShader,
 };
+use crate::gpu::Gpu;
 use crate::io::scene::{Camera, Scene};
 use crate::passes::{Normals, Pass};
 use crate::raster::{self, CullMode, Draw, RasterSettings, RasterStats, ShadingMode};
 use crate::Error;
 use glam::Mat4;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Where stages run.
@@ -38,36 +40,51 @@ impl Backend {
 #[derive(Debug, Clone)]
 pub struct Renderer {
     backend: Backend,
+    /// the device, with the CUDA backend
+    gpu: Option<Arc<Gpu>>,
     /// why the renderer chose what it chose, for the user
     pub notice: String,
 }
 
 impl Renderer {
-    /// Chooses a backend. The CUDA backend's stages are not built yet, so `Auto` runs on the CPU
-    /// and says whether a GPU was seen; `Cuda` is an error.
+    /// Chooses a backend. `Auto` takes CUDA when a device and NVRTC can be used and otherwise
+    /// falls back to the CPU, saying why; `Cuda` without a usable device is an error. With CUDA the
+    /// geometry stage runs on the GPU; rasterisation still runs on the CPU (the GPU rasteriser is
+    /// not built yet).
     pub fn new(backend: Backend) -> Result<Renderer, Error> {
+        const HYBRID: &str = "geometry on the GPU, rasterisation on the CPU";
         match backend {
             Backend::Cpu => Ok(Renderer {
                 backend: Backend::Cpu,
+                gpu: None,
                 notice: "backend: cpu".into(),
             }),
-            Backend::Auto => {
-                let info = crate::gpu::probe();
-                let why = if info.usable() {
-                    "a CUDA device is present, but the CUDA stages are not built yet".to_string()
-                } else {
-                    info.problem.unwrap_or_else(|| "no CUDA device".into())
-                };
-                Ok(Renderer {
+            Backend::Auto => match Gpu::new() {
+                Ok(gpu) => Ok(Renderer {
+                    backend: Backend::Cuda,
+                    notice: format!("backend: cuda, {} ({HYBRID})", gpu.name),
+                    gpu: Some(gpu),
+                }),
+                Err(e) => Ok(Renderer {
                     backend: Backend::Cpu,
-                    notice: format!("backend: cpu ({why})"),
+                    gpu: None,
+                    notice: format!("backend: cpu ({e})"),
+                }),
+            },
+            Backend::Cuda => {
+                let gpu = Gpu::new()?;
+                Ok(Renderer {
+                    backend: Backend::Cuda,
+                    notice: format!("backend: cuda, {} ({HYBRID})", gpu.name),
+                    gpu: Some(gpu),
                 })
             }
-            Backend::Cuda => Err(Error::Backend(
-                "the CUDA backend is not available in this version; use --backend cpu or auto"
-                    .into(),
-            )),
         }
+    }
+
+    /// The device, with the CUDA backend.
+    pub fn gpu(&self) -> Option<&Arc<Gpu>> {
+        self.gpu.as_ref()
     }
 
     pub fn backend(&self) -> Backend {
@@ -84,6 +101,8 @@ pub struct Pipeline {
     shader: Arc<dyn VertexShader>,
     passes: Vec<Box<dyn Pass>>,
     renderer: Renderer,
+    /// the geometry kernels, with the CUDA backend
+    cuda: Option<CudaGeometry>,
 }
 
 /// Builds a [`Pipeline`]; every knob has a default.
@@ -107,6 +126,8 @@ pub struct PipelineBuilder {
     shading: ShadingMode,
     cull: CullMode,
     shader: Arc<dyn VertexShader>,
+    cuda_shader: Option<CudaShader>,
+    custom_cpu_shader: bool,
     passes: Vec<Box<dyn Pass>>,
 }
 
@@ -118,6 +139,8 @@ impl Default for PipelineBuilder {
             shading: ShadingMode::Lit,
             cull: CullMode::Back,
             shader: Arc::new(Transform),
+            cuda_shader: None,
+            custom_cpu_shader: false,
             passes: Vec::new(),
         }
     }
@@ -140,8 +163,17 @@ impl PipelineBuilder {
         self.cull = c;
         self
     }
+    /// The vertex shader of the CPU backend (the standard transform by default).
     pub fn vertex_shader(mut self, s: impl VertexShader + 'static) -> Self {
         self.shader = Arc::new(s);
+        self.custom_cpu_shader = true;
+        self
+    }
+    /// The vertex shader of the CUDA backend: CUDA C defining `vs_main` (see
+    /// [`CudaShader`]). Give the CPU version with [`PipelineBuilder::vertex_shader`]; a pipeline
+    /// with a custom CPU shader and no CUDA one runs its geometry on the CPU.
+    pub fn cuda_shader(mut self, s: CudaShader) -> Self {
+        self.cuda_shader = Some(s);
         self
     }
     pub fn pass(mut self, p: impl Pass + 'static) -> Self {
@@ -158,6 +190,19 @@ impl PipelineBuilder {
                 .into());
             }
         }
+        let cuda = match (renderer.gpu(), self.cuda_shader, self.custom_cpu_shader) {
+            (Some(gpu), Some(s), _) => Some(CudaGeometry::new(gpu.clone(), s, true)?),
+            (Some(gpu), None, false) => {
+                Some(CudaGeometry::new(gpu.clone(), CudaShader::transform(), true)?)
+            }
+            (None, Some(s), false) => {
+                return Err(Error::Backend(format!(
+                    "the vertex shader {} is CUDA only; give the CPU backend its own with vertex_shader()",
+                    s.name
+                )))
+            }
+            _ => None,
+        };
         Ok(Pipeline {
             strategy: self.strategy,
             order: self.order,
@@ -166,6 +211,7 @@ impl PipelineBuilder {
             shader: self.shader,
             passes: self.passes,
             renderer: renderer.clone(),
+            cuda,
         })
     }
 }
@@ -177,6 +223,8 @@ pub struct PreparedObject {
     pub batches: Option<Batches>,
     pub model: Mat4,
     pub color: [f32; 4],
+    /// the inputs on the device and the object's triangle queue, with the CUDA backend
+    pub device: Option<(DeviceMesh, Mutex<Option<DeviceQueue>>)>,
 }
 
 /// A scene prepared for one pipeline configuration (passes run, order applied, batches built).
@@ -228,7 +276,7 @@ pub struct Frame {
     pub coverage: Option<Vec<u32>>,
     pub stats: FrameStats,
     /// geometry and raster working memory, reused by the next frame rendered into this one
-    shaded: Vec<crate::geometry::ShadedGeometry>,
+    shaded: Vec<ShadedGeometry>,
     scratch: raster::Scratch,
 }
 
@@ -284,12 +332,20 @@ impl Pipeline {
                 None => None,
             };
             let vertices = VertexIn::from_mesh(&m);
+            let device = match &self.cuda {
+                Some(c) => Some((
+                    DeviceMesh::upload(&c.gpu, &vertices, &indices, batches.as_ref())?,
+                    Mutex::new(None),
+                )),
+                None => None,
+            };
             objects.push(PreparedObject {
                 vertices,
                 indices,
                 batches,
                 model: o.transform,
                 color: o.color,
+                device,
             });
         }
         Ok(Prepared {
@@ -297,6 +353,49 @@ impl Pipeline {
             order: self.order,
             limits: self.strategy.dynamic_limits(),
         })
+    }
+
+    /// The geometry stage on the GPU, downloaded into `g` (the CPU rasteriser reads it): the
+    /// queue's three vertices per triangle, each entry's source vertex, and the invocation counts.
+    fn gpu_geometry(
+        &self,
+        c: &CudaGeometry,
+        dm: &DeviceMesh,
+        queue: &Mutex<Option<DeviceQueue>>,
+        o: &PreparedObject,
+        u: &Uniforms,
+        g: &mut ShadedGeometry,
+    ) -> Result<(), Error> {
+        let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+        if q.as_ref()
+            .is_none_or(|q| self.strategy == Strategy::Multi && q.shaded.is_none())
+        {
+            *q = Some(c.queue(dm, self.strategy)?);
+        }
+        let q = q.as_mut().unwrap();
+        c.reset_counts(q)?;
+        c.enqueue(self.strategy, dm, u, q)?;
+        let queue = c.gpu.download(&q.vertices, dm.index_count)?;
+        let counts = c.gpu.download(&q.counts, dm.vertex_count)?;
+        let indices = &o.indices[..dm.index_count];
+        g.vertices.clear();
+        g.vertices.extend(queue.into_iter().map(VertexOut::from));
+        if self.shading == ShadingMode::ShadingRate {
+            for (v, &i) in g.vertices.iter_mut().zip(indices) {
+                v.extra = counts[i as usize] as f32;
+            }
+        }
+        g.sources.clear();
+        g.sources.extend_from_slice(indices);
+        g.triangles.clear();
+        g.triangles
+            .extend((0..dm.index_count as u32 / 3).map(|t| [3 * t, 3 * t + 1, 3 * t + 2]));
+        g.stats = GeometryStats {
+            invocations: counts.iter().map(|&c| c as u64).sum(),
+            triangles: (dm.index_count / 3) as u64,
+            unique_vertices: geometry::cpu::unique_count(indices, dm.vertex_count) as u64,
+        };
+        Ok(())
     }
 
     /// Whether a prepared scene still matches this pipeline's order and batch limits.
@@ -352,16 +451,22 @@ impl Pipeline {
                 .batches
                 .as_ref()
                 .filter(|_| self.is_prepared_for(prepared));
-            geometry::cpu::run_into(
-                self.strategy,
-                &o.vertices,
-                &o.indices,
-                batches,
-                &*self.shader,
-                &u,
-                g,
-            )?;
-            if self.shading == ShadingMode::ShadingRate {
+            let on_gpu = matches!((&self.cuda, &o.device), (Some(_), Some(_)));
+            if let (Some(c), Some((dm, queue))) = (&self.cuda, &o.device) {
+                self.gpu_geometry(c, dm, queue, o, &u, g)?;
+            } else {
+                geometry::cpu::run_into(
+                    self.strategy,
+                    &o.vertices,
+                    &o.indices,
+                    batches,
+                    &*self.shader,
+                    &u,
+                    g,
+                )?;
+            }
+            // (the GPU path sets the shading-rate varying from its own per-vertex counts)
+            if !on_gpu && self.shading == ShadingMode::ShadingRate {
                 let counts = g.invocations_per_vertex(o.vertices.len());
                 for (v, &s) in g.vertices.iter_mut().zip(&g.sources) {
                     v.extra = counts[s as usize] as f32;

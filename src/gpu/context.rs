@@ -124,6 +124,9 @@ impl Gpu {
             format!("--gpu-architecture=sm_{ma}{mi}"),
             "--std=c++17".into(),
             "-lineinfo".into(),
+            // no contraction of a * b + c into one FMA: the kernels then round exactly as the CPU
+            // reference does (explicit fmaf calls still fuse)
+            "--fmad=false".into(),
         ];
         for (k, v) in defines {
             o.push(format!("-D{k}={v}"));
