@@ -45,37 +45,37 @@ __device__ __forceinline__ void rxp_warp_store(VertexOut* __restrict__ dst, cons
     __syncwarp();
 }
 
-// Naive: one thread per index, every index shaded (ASR 3).
-extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
-    naive(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx, unsigned n,
-          Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
+// One thread per element: element i shades vertex idx[i] (or vertex i when idx is null) into
+// out[i]. Blocks of RXP_BLOCK threads.
+__device__ __forceinline__ void rxp_shade_each(const VertexIn* __restrict__ vin,
+                                               const unsigned* __restrict__ idx, unsigned n,
+                                               const Uniforms& u, VertexOut* __restrict__ out,
+                                               unsigned* counts) {
     __shared__ VertexOut stage[RXP_BLOCK];
     const unsigned warp0 = blockIdx.x * RXP_BLOCK + (threadIdx.x & ~31u);
     if (warp0 >= n) return;
     const unsigned i = blockIdx.x * RXP_BLOCK + threadIdx.x;
     VertexOut v;
     if (i < n) {
-        const unsigned id = idx[i];
+        const unsigned id = idx ? idx[i] : i;
         v = vs_main(vin[id], u);
         RXP_COUNTED(id);
     }
     rxp_warp_store(out + warp0, v, min(32u, n - warp0), stage + (threadIdx.x & ~31u));
 }
 
+// Naive: one thread per index, every index shaded (ASR 3).
+extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
+    naive(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx, unsigned n,
+          Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
+    rxp_shade_each(vin, idx, n, u, out, counts);
+}
+
 // Multi-kernel reference, pass 1: shade every vertex once.
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     multi_shade(const VertexIn* __restrict__ vin, unsigned nv, Uniforms u,
                 VertexOut* __restrict__ shaded, unsigned* counts) {
-    __shared__ VertexOut stage[RXP_BLOCK];
-    const unsigned warp0 = blockIdx.x * RXP_BLOCK + (threadIdx.x & ~31u);
-    if (warp0 >= nv) return;
-    const unsigned i = blockIdx.x * RXP_BLOCK + threadIdx.x;
-    VertexOut v;
-    if (i < nv) {
-        v = vs_main(vin[i], u);
-        RXP_COUNTED(i);
-    }
-    rxp_warp_store(shaded + warp0, v, min(32u, nv - warp0), stage + (threadIdx.x & ~31u));
+    rxp_shade_each(vin, nullptr, nv, u, shaded, counts);
 }
 
 // Multi-kernel reference, pass 2: assemble the triangle queue, one float4 piece per thread.

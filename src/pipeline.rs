@@ -393,7 +393,7 @@ impl Pipeline {
         g.stats = GeometryStats {
             invocations: counts.iter().map(|&c| c as u64).sum(),
             triangles: (dm.index_count / 3) as u64,
-            unique_vertices: geometry::cpu::unique_count(indices, dm.vertex_count) as u64,
+            unique_vertices: dm.unique_vertices as u64,
         };
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! The dynamic batching preprocess (§3.4): split the index buffer front to back into batches of
 //! whole triangles holding at most `max_indices` indices and `max_vertices` distinct vertices.
 
-use super::GeometryError;
+use super::{GeometryError, Strategy};
+use std::borrow::Cow;
 
 /// Batch boundaries, as triangle offsets: batch `b` is triangles `starts[b]..starts[b + 1]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -80,6 +81,23 @@ impl Batches {
     /// The triangle range of batch `b`.
     pub fn range(&self, b: usize) -> std::ops::Range<usize> {
         self.starts[b] as usize..self.starts[b + 1] as usize
+    }
+
+    /// The batches `strategy` needs: `given` when it was built for the strategy's limits, else
+    /// built now; `None` for the strategies without dynamic batching.
+    pub fn for_strategy<'a>(
+        strategy: Strategy,
+        given: Option<&'a Batches>,
+        indices: &[u32],
+        vertex_count: usize,
+    ) -> Result<Option<Cow<'a, Batches>>, GeometryError> {
+        let Some((mi, mv)) = strategy.dynamic_limits() else {
+            return Ok(None);
+        };
+        Ok(Some(match given {
+            Some(b) if (b.max_indices, b.max_vertices) == (mi, mv) => Cow::Borrowed(b),
+            _ => Cow::Owned(Batches::build(indices, vertex_count, mi, mv)?),
+        }))
     }
 }
 

@@ -92,28 +92,12 @@ pub fn run_into(
                 .collect();
             concat(parts, out)
         }
-        Strategy::DynamicSort {
-            max_indices,
-            max_vertices,
-        }
-        | Strategy::DynamicHash {
-            max_indices,
-            max_vertices,
-        }
-        | Strategy::ParallelHash {
-            max_indices,
-            max_vertices,
-            ..
-        } => {
-            let owned;
-            let b = match batches {
-                Some(b) if b.max_indices == max_indices && b.max_vertices == max_vertices => b,
-                _ => {
-                    owned = Batches::build(indices, n, max_indices, max_vertices)?;
-                    &owned
-                }
-            };
-            let table = (max_vertices as usize).next_power_of_two();
+        Strategy::DynamicSort { .. }
+        | Strategy::DynamicHash { .. }
+        | Strategy::ParallelHash { .. } => {
+            let b = Batches::for_strategy(strategy, batches, indices, n)?
+                .expect("a dynamic strategy has batch limits");
+            let table = (b.max_vertices as usize).next_power_of_two();
             let parts: Vec<BatchOut> = (0..b.len())
                 .into_par_iter()
                 .map(|k| {

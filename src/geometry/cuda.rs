@@ -122,6 +122,8 @@ pub struct DeviceMesh {
     pub vertex_count: usize,
     /// whole triangles only
     pub index_count: usize,
+    /// distinct vertices the indices reference (counted once, at upload)
+    pub unique_vertices: usize,
     /// batch starts (triangle offsets, one more than batches) and the limits they were built for
     pub batches: Option<(CudaSlice<u32>, usize, u32, u32)>,
 }
@@ -159,6 +161,7 @@ impl DeviceMesh {
             indices: gpu.upload(indices, "indices")?,
             vertex_count: n,
             index_count: indices.len(),
+            unique_vertices: super::cpu::unique_count(indices, n),
             batches,
         })
     }
@@ -358,19 +361,12 @@ impl CudaGeometry {
                 // SAFETY: as above; shared memory sized for VOTE_WARPS warps.
                 unsafe { l.launch(cfg) }.map_err(launch_err("warp_vote"))?;
             }
-            Strategy::DynamicSort {
-                max_indices,
-                max_vertices,
-            }
-            | Strategy::DynamicHash {
-                max_indices,
-                max_vertices,
-            }
-            | Strategy::ParallelHash {
-                max_indices,
-                max_vertices,
-                ..
-            } => {
+            Strategy::DynamicSort { .. }
+            | Strategy::DynamicHash { .. }
+            | Strategy::ParallelHash { .. } => {
+                let (max_indices, max_vertices) = strategy
+                    .dynamic_limits()
+                    .expect("a dynamic strategy has batch limits");
                 let (starts, nb, bi, bv) = mesh.batches.as_ref().ok_or_else(|| {
                     GpuError::Limit("the mesh was uploaded without dynamic batches".into())
                 })?;
@@ -464,35 +460,8 @@ impl CudaGeometry {
         batches: Option<&Batches>,
         uniforms: &Uniforms,
     ) -> Result<GpuGeometry, crate::Error> {
-        let owned;
-        let batches = match (strategy, batches) {
-            (
-                Strategy::DynamicSort {
-                    max_indices,
-                    max_vertices,
-                }
-                | Strategy::DynamicHash {
-                    max_indices,
-                    max_vertices,
-                }
-                | Strategy::ParallelHash {
-                    max_indices,
-                    max_vertices,
-                    ..
-                },
-                b,
-            ) => match b {
-                Some(b) if (b.max_indices, b.max_vertices) == (max_indices, max_vertices) => {
-                    Some(b)
-                }
-                _ => {
-                    owned = Batches::build(indices, vertices.len(), max_indices, max_vertices)?;
-                    Some(&owned)
-                }
-            },
-            _ => None,
-        };
-        let mesh = DeviceMesh::upload(&self.gpu, vertices, indices, batches)?;
+        let batches = Batches::for_strategy(strategy, batches, indices, vertices.len())?;
+        let mesh = DeviceMesh::upload(&self.gpu, vertices, indices, batches.as_deref())?;
         let mut q = self.queue(&mesh, strategy)?;
         self.enqueue(strategy, &mesh, uniforms, &mut q)?;
         self.gpu.sync()?;
@@ -513,8 +482,7 @@ impl CudaGeometry {
                 .as_ref()
                 .map_or(0, |c| c.iter().map(|&x| x as u64).sum()),
             triangles,
-            unique_vertices: super::cpu::unique_count(&indices[..mesh.index_count], vertices.len())
-                as u64,
+            unique_vertices: mesh.unique_vertices as u64,
         };
         Ok(GpuGeometry {
             queue,

@@ -328,12 +328,12 @@ impl Gpu {
 
     /// Runs `f` (which enqueues work on the stream) `runs` times after `warmup` runs, timing each
     /// with CUDA events; returns the times in milliseconds.
-    pub fn time<F: FnMut() -> Result<(), GpuError>>(
+    pub fn time<E: From<GpuError>, F: FnMut() -> Result<(), E>>(
         &self,
         warmup: usize,
         runs: usize,
         mut f: F,
-    ) -> Result<Vec<f64>, GpuError> {
+    ) -> Result<Vec<f64>, E> {
         use cudarc::driver::sys::CUevent_flags;
         for _ in 0..warmup {
             f()?;
