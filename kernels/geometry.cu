@@ -307,3 +307,13 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     __syncthreads();
     rxp_copy_records(out + i0, n, t, P, [&](unsigned k) { return &sv[rank[k]]; });
 }
+
+// The sum of the per-vertex invocation counts (the frame's invocation total), added to *total
+// with one atomic per warp, so that a frame's statistics need no download of the counts.
+extern "C" __global__ void sum_counts(const unsigned* __restrict__ counts, unsigned n,
+                                      unsigned long long* total) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long v = i < n ? counts[i] : 0;
+    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+    if ((threadIdx.x & 31) == 0 && v) atomicAdd(total, v);
+}

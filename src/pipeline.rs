@@ -3,11 +3,12 @@
 use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh, DeviceQueue};
 use crate::geometry::{
     self, Batches, GeometryStats, ShadedGeometry, Strategy, Transform, Uniforms, VertexIn,
-    VertexOrder, VertexOut, VertexShader,
+    VertexOrder, VertexShader,
 };
 use crate::gpu::Gpu;
 use crate::io::scene::{Camera, Scene};
 use crate::passes::{Normals, Pass};
+use crate::raster::cuda::{CudaRaster, GpuDraw};
 use crate::raster::{self, CullMode, Draw, RasterSettings, RasterStats, ShadingMode};
 use crate::Error;
 use glam::Mat4;
@@ -49,10 +50,9 @@ pub struct Renderer {
 impl Renderer {
     /// Chooses a backend. `Auto` takes CUDA when a device and NVRTC can be used and otherwise
     /// falls back to the CPU, saying why; `Cuda` without a usable device is an error. With CUDA the
-    /// geometry stage runs on the GPU; rasterisation still runs on the CPU (the GPU rasteriser is
-    /// not built yet).
+    /// geometry and raster stages run on the GPU.
     pub fn new(backend: Backend) -> Result<Renderer, Error> {
-        const HYBRID: &str = "geometry on the GPU, rasterisation on the CPU";
+        const HYBRID: &str = "geometry and rasterisation on the GPU";
         match backend {
             Backend::Cpu => Ok(Renderer {
                 backend: Backend::Cpu,
@@ -103,6 +103,8 @@ pub struct Pipeline {
     renderer: Renderer,
     /// the geometry kernels, with the CUDA backend
     cuda: Option<CudaGeometry>,
+    /// the raster kernels and their buffers, with the CUDA backend
+    raster: Option<Mutex<CudaRaster>>,
 }
 
 /// Builds a [`Pipeline`]; every knob has a default.
@@ -203,6 +205,10 @@ impl PipelineBuilder {
             }
             _ => None,
         };
+        let raster = match &cuda {
+            Some(c) => Some(Mutex::new(CudaRaster::new(c.gpu.clone())?)),
+            None => None,
+        };
         Ok(Pipeline {
             strategy: self.strategy,
             order: self.order,
@@ -212,6 +218,7 @@ impl PipelineBuilder {
             passes: self.passes,
             renderer: renderer.clone(),
             cuda,
+            raster,
         })
     }
 }
@@ -275,6 +282,8 @@ pub struct Frame {
     /// fragments covering each pixel before the depth test, when requested
     pub coverage: Option<Vec<u32>>,
     pub stats: FrameStats,
+    /// what the renderer had to adapt for this frame (GPU buffers that grew), for the user
+    pub notes: Vec<String>,
     /// geometry and raster working memory, reused by the next frame rendered into this one
     shaded: Vec<ShadedGeometry>,
     scratch: raster::Scratch,
@@ -290,6 +299,7 @@ impl Frame {
             depth: Vec::new(),
             coverage: None,
             stats: FrameStats::default(),
+            notes: Vec::new(),
             shaded: Vec::new(),
             scratch: raster::Scratch::default(),
         }
@@ -355,47 +365,125 @@ impl Pipeline {
         })
     }
 
-    /// The geometry stage on the GPU, downloaded into `g` (the CPU rasteriser reads it): the
-    /// queue's three vertices per triangle, each entry's source vertex, and the invocation counts.
-    fn gpu_geometry(
+    /// The whole frame on the GPU: each object's geometry stage into its device queue, the raster
+    /// stage over all queues, and one download of colour and depth.
+    #[allow(clippy::too_many_arguments)]
+    fn render_gpu(
         &self,
         c: &CudaGeometry,
-        dm: &DeviceMesh,
-        queue: &Mutex<Option<DeviceQueue>>,
-        o: &PreparedObject,
-        u: &Uniforms,
-        g: &mut ShadedGeometry,
+        rast: &Mutex<CudaRaster>,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        (width, height): (u32, u32),
+        time: f32,
+        frame: &mut Frame,
     ) -> Result<(), Error> {
-        let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
-        if q.as_ref()
-            .is_none_or(|q| self.strategy == Strategy::Multi && q.shaded.is_none())
-        {
-            *q = Some(c.queue(dm, self.strategy)?);
-        }
-        let q = q.as_mut().unwrap();
-        c.reset_counts(q)?;
-        c.enqueue(self.strategy, dm, u, q)?;
-        let queue = c.gpu.download(&q.vertices, dm.index_count)?;
-        let counts = c.gpu.download(&q.counts, dm.vertex_count)?;
-        let indices = &o.indices[..dm.index_count];
-        g.vertices.clear();
-        g.vertices.extend(queue.into_iter().map(VertexOut::from));
-        if self.shading == ShadingMode::ShadingRate {
-            for (v, &i) in g.vertices.iter_mut().zip(indices) {
-                v.extra = counts[i as usize] as f32;
+        let start = Instant::now();
+        let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
+        let mut rast = rast.lock().unwrap_or_else(|p| p.into_inner());
+        rast.mark_start()?;
+        let mut queues = Vec::with_capacity(prepared.objects.len());
+        for o in &prepared.objects {
+            let Some((dm, queue)) = &o.device else {
+                return Err(Error::Backend(
+                    "an object was prepared without the GPU".into(),
+                ));
+            };
+            let u = Uniforms::new(o.model, view_proj, camera.eye, time);
+            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
+            if q.as_ref()
+                .is_none_or(|q| self.strategy == Strategy::Multi && q.shaded.is_none())
+            {
+                *q = Some(c.queue(dm, self.strategy)?);
             }
+            let qm = q.as_mut().unwrap();
+            c.reset_counts(qm)?;
+            c.enqueue(self.strategy, dm, &u, qm)?;
+            c.sum_counts(qm, dm.vertex_count)?;
+            queues.push(q);
         }
-        g.sources.clear();
-        g.sources.extend_from_slice(indices);
-        g.triangles.clear();
-        g.triangles
-            .extend((0..dm.index_count as u32 / 3).map(|t| [3 * t, 3 * t + 1, 3 * t + 2]));
-        g.stats = GeometryStats {
-            invocations: counts.iter().map(|&c| c as u64).sum(),
-            triangles: (dm.index_count / 3) as u64,
-            unique_vertices: dm.unique_vertices as u64,
+        let draws: Vec<GpuDraw> = queues
+            .iter()
+            .zip(&prepared.objects)
+            .map(|(q, o)| {
+                let q = q.as_ref().expect("made above");
+                let dm = &o.device.as_ref().expect("checked above").0;
+                GpuDraw {
+                    queue: &q.vertices,
+                    triangles: dm.index_count / 3,
+                    color: o.color,
+                    rate: (self.shading == ShadingMode::ShadingRate)
+                        .then_some((&dm.indices, &q.counts)),
+                }
+            })
+            .collect();
+        let settings = self.raster_settings(scene, camera, (width, height));
+        let mut out = self.take_output(frame);
+        let r = rast.render(&draws, &settings, &mut out);
+        Self::put_output(frame, out);
+        r?;
+        let mut gstats = GeometryStats::default();
+        for (q, o) in queues.iter().zip(&prepared.objects) {
+            let q = q.as_ref().expect("made above");
+            let dm = &o.device.as_ref().expect("checked above").0;
+            gstats.add(&GeometryStats {
+                invocations: c.gpu.download(&q.total, 1)?[0],
+                triangles: (dm.index_count / 3) as u64,
+                unique_vertices: dm.unique_vertices as u64,
+            });
+        }
+        frame.notes = rast.grown.clone();
+        frame.stats = FrameStats {
+            strategy: self.strategy.name(),
+            geometry: gstats,
+            raster: frame.stats.raster,
+            geometry_ms: rast.times.before_ms,
+            total_ms: start.elapsed().as_secs_f64() * 1e3,
         };
         Ok(())
+    }
+
+    fn raster_settings(
+        &self,
+        scene: &Scene,
+        camera: &Camera,
+        (width, height): (u32, u32),
+    ) -> RasterSettings {
+        RasterSettings {
+            width,
+            height,
+            cull: self.cull,
+            shading: self.shading,
+            light: scene.light,
+            eye: camera.eye,
+            background: scene.background,
+            depth_range: (camera.near, camera.far),
+            count_coverage: false,
+        }
+    }
+
+    /// The frame's buffers as a raster target (given back with [`Pipeline::put_output`]).
+    fn take_output(&self, frame: &mut Frame) -> raster::RasterOutput {
+        raster::RasterOutput {
+            width: frame.width,
+            height: frame.height,
+            color: std::mem::take(&mut frame.color),
+            depth: std::mem::take(&mut frame.depth),
+            coverage: frame.coverage.take(),
+            stats: Default::default(),
+            scratch: std::mem::take(&mut frame.scratch),
+        }
+    }
+
+    fn put_output(frame: &mut Frame, out: raster::RasterOutput) {
+        frame.width = out.width;
+        frame.height = out.height;
+        frame.color = out.color;
+        frame.depth = out.depth;
+        frame.coverage = out.coverage;
+        frame.scratch = out.scratch;
+        frame.stats.raster = out.stats;
     }
 
     /// Whether a prepared scene still matches this pipeline's order and batch limits.
@@ -439,6 +527,21 @@ impl Pipeline {
         time: f32,
         frame: &mut Frame,
     ) -> Result<(), Error> {
+        if let (Some(c), Some(rast)) = (&self.cuda, &self.raster) {
+            if prepared.objects.iter().all(|o| o.device.is_some()) {
+                return self.render_gpu(
+                    c,
+                    rast,
+                    prepared,
+                    scene,
+                    camera,
+                    (width, height),
+                    time,
+                    frame,
+                );
+            }
+        }
+        frame.notes.clear();
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
         // the previous frame's geometry buffers are reused
@@ -451,22 +554,16 @@ impl Pipeline {
                 .batches
                 .as_ref()
                 .filter(|_| self.is_prepared_for(prepared));
-            let on_gpu = matches!((&self.cuda, &o.device), (Some(_), Some(_)));
-            if let (Some(c), Some((dm, queue))) = (&self.cuda, &o.device) {
-                self.gpu_geometry(c, dm, queue, o, &u, g)?;
-            } else {
-                geometry::cpu::run_into(
-                    self.strategy,
-                    &o.vertices,
-                    &o.indices,
-                    batches,
-                    &*self.shader,
-                    &u,
-                    g,
-                )?;
-            }
-            // (the GPU path sets the shading-rate varying from its own per-vertex counts)
-            if !on_gpu && self.shading == ShadingMode::ShadingRate {
+            geometry::cpu::run_into(
+                self.strategy,
+                &o.vertices,
+                &o.indices,
+                batches,
+                &*self.shader,
+                &u,
+                g,
+            )?;
+            if self.shading == ShadingMode::ShadingRate {
                 let counts = g.invocations_per_vertex(o.vertices.len());
                 for (v, &s) in g.vertices.iter_mut().zip(&g.sources) {
                     v.extra = counts[s as usize] as f32;
@@ -483,40 +580,17 @@ impl Pipeline {
                 color: o.color,
             })
             .collect();
-        let settings = RasterSettings {
-            width,
-            height,
-            cull: self.cull,
-            shading: self.shading,
-            light: scene.light,
-            eye: camera.eye,
-            background: scene.background,
-            depth_range: (camera.near, camera.far),
-            count_coverage: false,
-        };
-        let mut out = raster::RasterOutput {
-            width,
-            height,
-            color: std::mem::take(&mut frame.color),
-            depth: std::mem::take(&mut frame.depth),
-            coverage: frame.coverage.take(),
-            stats: Default::default(),
-            scratch: std::mem::take(&mut frame.scratch),
-        };
+        let settings = self.raster_settings(scene, camera, (width, height));
+        let mut out = self.take_output(frame);
         let r = raster::rasterize_into(&draws, &settings, &mut out);
-        frame.width = out.width;
-        frame.height = out.height;
-        frame.color = out.color;
-        frame.depth = out.depth;
-        frame.coverage = out.coverage;
-        frame.scratch = out.scratch;
+        Self::put_output(frame, out);
         drop(draws);
         frame.shaded = shaded;
         r?;
         frame.stats = FrameStats {
             strategy: self.strategy.name(),
             geometry: gstats,
-            raster: out.stats,
+            raster: frame.stats.raster,
             geometry_ms,
             total_ms: start.elapsed().as_secs_f64() * 1e3,
         };

@@ -1,10 +1,12 @@
-//! Whole frames with the CUDA backend (geometry on the GPU) against the CPU backend: the images
-//! must agree (at most 0.1% of pixels differ, none by more than 2/255). Skips without a GPU unless
-//! RXPIPE_REQUIRE_GPU=1.
+//! Whole frames with the CUDA backend (geometry and rasterisation on the GPU) against the CPU
+//! backend: the images must agree (at most 0.1% of pixels differ, none by more than 2/255) and the
+//! depth buffers, which both compute with the same operations, must be identical. Skips without a
+//! GPU unless RXPIPE_REQUIRE_GPU=1.
 
 mod common;
 
-use rxpipe::{Backend, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
+use rxpipe::io::scene::Camera;
+use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
 
 fn compare(a: &[u8], b: &[u8]) -> (usize, u8) {
     let mut differ = 0;
@@ -18,30 +20,79 @@ fn compare(a: &[u8], b: &[u8]) -> (usize, u8) {
 }
 
 fn frames_agree(scene: &Scene, size: (u32, u32), strategy: Strategy, shading: ShadingMode) {
+    frames_agree_with(
+        scene,
+        &scene.camera,
+        size,
+        strategy,
+        shading,
+        CullMode::Back,
+    );
+}
+
+fn frames_agree_with(
+    scene: &Scene,
+    camera: &Camera,
+    size: (u32, u32),
+    strategy: Strategy,
+    shading: ShadingMode,
+    cull: CullMode,
+) -> rxpipe::raster::RasterStats {
     let cpu = Renderer::new(Backend::Cpu).unwrap();
     let gpu = Renderer::new(Backend::Cuda).unwrap();
-    let mut images = Vec::new();
-    let mut stats = Vec::new();
+    let mut frames = Vec::new();
     for r in [&cpu, &gpu] {
-        let mut p = Pipeline::builder()
+        let p = Pipeline::builder()
             .strategy(strategy)
             .order(VertexOrder::Forsyth)
             .shading(shading)
+            .cull(cull)
             .build(r)
             .unwrap();
-        let f = p.render(scene, &scene.camera, size).unwrap();
-        stats.push(f.stats.geometry);
-        images.push(f.color);
+        let prepared = p.prepare(scene).unwrap();
+        frames.push(
+            p.render_prepared(&prepared, scene, camera, size, 0.0)
+                .unwrap(),
+        );
     }
-    assert_eq!(stats[0], stats[1], "{} {:?}", strategy.name(), shading);
-    let (differ, worst) = compare(&images[0], &images[1]);
+    let what = format!(
+        "{} {:?} {:?} {}x{}",
+        strategy.name(),
+        shading,
+        cull,
+        size.0,
+        size.1
+    );
+    let (c, g) = (&frames[0], &frames[1]);
+    assert_eq!(c.stats.geometry, g.stats.geometry, "{what}");
+    let (rc, rg) = (&c.stats.raster, &g.stats.raster);
+    assert_eq!(
+        (
+            rc.triangles_in,
+            rc.culled,
+            rc.rejected,
+            rc.clipped,
+            rc.rasterized
+        ),
+        (
+            rg.triangles_in,
+            rg.culled,
+            rg.rejected,
+            rg.clipped,
+            rg.rasterized
+        ),
+        "{what}: raster counts"
+    );
+    assert!(rg.rasterized > 0, "{what}: nothing drawn");
+    let depth_differ = c.depth.iter().zip(&g.depth).filter(|(a, b)| a != b).count();
+    assert_eq!(depth_differ, 0, "{what}: depth buffers differ");
+    let (differ, worst) = compare(&c.color, &g.color);
     let pixels = (size.0 * size.1) as usize;
     assert!(
         differ * 1000 <= pixels && worst <= 2,
-        "{} {:?}: {differ} of {pixels} pixels differ, by up to {worst}",
-        strategy.name(),
-        shading
+        "{what}: {differ} of {pixels} pixels differ, by up to {worst}"
     );
+    *rg
 }
 
 #[test]
@@ -70,18 +121,146 @@ fn shared_meshes_on_the_gpu_equal_the_cpu() {
     for f in common::SHARED {
         let m = rxpipe::io::load_mesh(dir.join(f)).unwrap();
         let scene = Scene::from_meshes(f, vec![m]);
-        frames_agree(
-            &scene,
-            (640, 360),
-            Strategy::parse("hash").unwrap(),
-            ShadingMode::Lit,
-        );
+        for shading in [ShadingMode::Lit, ShadingMode::Normals] {
+            frames_agree(
+                &scene,
+                (640, 360),
+                Strategy::parse("hash").unwrap(),
+                shading,
+            );
+        }
     }
     let m = rxpipe::io::load_mesh(dir.join("stanford-bunny.obj")).unwrap();
     let scene = Scene::from_meshes("bunny", vec![m]);
     for s in Strategy::all() {
         frames_agree(&scene, (640, 360), s, ShadingMode::ShadingRate);
     }
+}
+
+#[test]
+fn every_shading_and_cull_mode_on_the_gpu_equals_the_cpu() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let scene = Scene::load("scenes/default.toml").unwrap();
+    let hash = Strategy::parse("hash").unwrap();
+    for shading in [ShadingMode::Normals, ShadingMode::Depth] {
+        frames_agree(&scene, (333, 197), hash, shading);
+    }
+    for cull in [CullMode::None, CullMode::Front] {
+        frames_agree_with(
+            &scene,
+            &scene.camera,
+            (320, 180),
+            hash,
+            ShadingMode::Lit,
+            cull,
+        );
+    }
+}
+
+#[test]
+fn near_plane_and_guard_band_clipping_on_the_gpu_equal_the_cpu() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let scene = Scene::load("scenes/default.toml").unwrap();
+    // low over the floor: the floor crosses the near plane and reaches far past the guard band
+    let mut low = scene.camera;
+    low.eye = glam::Vec3::new(0.3, 0.02, 2.2);
+    low.target = glam::Vec3::new(-0.5, 0.3, 0.0);
+    low.near = 0.01;
+    // inside the sphere, looking out through its back faces
+    let mut inside = scene.camera;
+    inside.eye = glam::Vec3::new(-1.3, 0.35, 0.0);
+    inside.target = glam::Vec3::new(0.0, 0.35, 2.0);
+    inside.near = 0.05;
+    let hash = Strategy::parse("hash").unwrap();
+    for (camera, cull) in [(&low, CullMode::Back), (&inside, CullMode::None)] {
+        let r = frames_agree_with(&scene, camera, (480, 270), hash, ShadingMode::Lit, cull);
+        assert!(r.clipped > 0, "{r:?}");
+    }
+}
+
+#[test]
+fn gpu_raster_buffers_grow_and_say_so() {
+    let Some(gpu) = common::gpu() else { return };
+    use rxpipe::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh};
+    use rxpipe::raster::cuda::{CudaRaster, GpuDraw};
+    use rxpipe::raster::{rasterize, Draw, RasterOutput, RasterSettings};
+    let scene = Scene::load("scenes/default.toml").unwrap();
+    let s = RasterSettings {
+        eye: scene.camera.eye,
+        light: scene.light,
+        background: scene.background,
+        ..RasterSettings::new(256, 144)
+    };
+    let geo = CudaGeometry::new(gpu.clone(), CudaShader::transform(), false).unwrap();
+    let naive = Strategy::parse("naive").unwrap();
+    let view_proj = scene.camera.view_projection(256.0 / 144.0);
+    let mut meshes = Vec::new();
+    let mut cpu_geometry = Vec::new();
+    for o in &scene.objects {
+        let mut m = o.mesh.clone();
+        rxpipe::passes::Pass::run(&rxpipe::passes::Normals::default(), &mut m).unwrap();
+        let v = rxpipe::geometry::VertexIn::from_mesh(&m);
+        let u = rxpipe::geometry::Uniforms::new(o.transform, view_proj, scene.camera.eye, 0.0);
+        let dm = DeviceMesh::upload(&gpu, &v, &m.indices, None).unwrap();
+        let mut q = geo.queue(&dm, naive).unwrap();
+        geo.enqueue(naive, &dm, &u, &mut q).unwrap();
+        meshes.push((dm, q, o.color));
+        let g = rxpipe::geometry::cpu::run(
+            naive,
+            &v,
+            &m.indices,
+            None,
+            &rxpipe::geometry::Transform,
+            &u,
+        )
+        .unwrap();
+        cpu_geometry.push((g, o.color));
+    }
+    let draws: Vec<GpuDraw> = meshes
+        .iter()
+        .map(|(dm, q, color)| GpuDraw {
+            queue: &q.vertices,
+            triangles: dm.index_count / 3,
+            color: *color,
+            rate: None,
+        })
+        .collect();
+    // room for one record and one bin entry: both must grow, and the frame still be right
+    let mut r = CudaRaster::with_capacity(gpu.clone(), 1, 1).unwrap();
+    let mut out = RasterOutput::empty();
+    r.render(&draws, &s, &mut out).unwrap();
+    assert_eq!(r.grown.len(), 2, "{:?}", r.grown);
+    assert!(
+        r.grown[0].starts_with("setup records grew from 1 to"),
+        "{:?}",
+        r.grown
+    );
+    assert!(
+        r.grown[1].starts_with("tile bins grew from 1 to"),
+        "{:?}",
+        r.grown
+    );
+    let cpu_draws: Vec<Draw> = cpu_geometry
+        .iter()
+        .map(|(g, color)| Draw {
+            geometry: g,
+            color: *color,
+        })
+        .collect();
+    let reference = rasterize(&cpu_draws, &s).unwrap();
+    assert_eq!(out.depth, reference.depth);
+    let (differ, worst) = compare(&out.color, &reference.color);
+    assert!(differ * 1000 <= 256 * 144 && worst <= 2, "{differ} {worst}");
+    // a second frame needs no growing
+    r.render(&draws, &s, &mut out).unwrap();
+    assert!(r.grown.is_empty(), "{:?}", r.grown);
+    // a frame size the rasteriser does not take is an error, not a crash
+    let bad = RasterSettings::new(0, 10);
+    assert!(r.render(&draws, &bad, &mut out).is_err());
 }
 
 #[test]

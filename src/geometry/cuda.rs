@@ -173,6 +173,8 @@ pub struct DeviceQueue {
     /// shaded vertices of the multi strategy's first pass
     pub shaded: Option<CudaSlice<GpuVertexOut>>,
     pub counts: CudaSlice<u32>,
+    /// the sum of `counts`, after [`CudaGeometry::sum_counts`]
+    pub total: CudaSlice<u64>,
     pub index_count: usize,
 }
 
@@ -257,6 +259,7 @@ impl CudaGeometry {
             counts: self
                 .gpu
                 .zeros(if self.counting { mesh.vertex_count } else { 1 }, "counts")?,
+            total: self.gpu.zeros(1, "the invocation total")?,
             index_count: mesh.index_count,
         })
     }
@@ -448,6 +451,32 @@ impl CudaGeometry {
             .stream
             .memset_zeros(&mut q.counts)
             .ctx("clearing the invocation counts")
+    }
+
+    /// Enqueues the sum of the queue's per-vertex counts (of `vertex_count` vertices) into
+    /// `q.total` (cleared first); read it with [`Gpu::download`] after the frame.
+    pub fn sum_counts(&self, q: &mut DeviceQueue, vertex_count: usize) -> Result<(), GpuError> {
+        let s = &self.gpu.stream;
+        s.memset_zeros(&mut q.total)
+            .ctx("clearing the invocation total")?;
+        if !self.counting || vertex_count == 0 {
+            return Ok(());
+        }
+        let n = vertex_count.min(q.counts.len()) as u32;
+        let f = self.function("sum_counts")?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&q.counts).arg(&n).arg(&mut q.total);
+        let cfg = LaunchConfig {
+            grid_dim: (n.div_ceil(BLOCK), 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: `counts` holds at least n entries; one thread per entry.
+        unsafe { l.launch(cfg) }.map_err(|e| GpuError::Driver {
+            what: "launching sum_counts".into(),
+            source: e,
+        })?;
+        Ok(())
     }
 
     /// Runs the stage once and downloads everything: the triangle queue, per-vertex invocation

@@ -20,6 +20,12 @@ pub const GEOMETRY: Source<'static> = Source {
     text: include_str!("../../kernels/geometry.cu"),
 };
 
+/// The raster stage's kernels (setup, binning, tile rasterisation and shading).
+pub const RASTER: Source<'static> = Source {
+    name: "kernels/raster.cu",
+    text: include_str!("../../kernels/raster.cu"),
+};
+
 /// The built-in vertex shaders.
 pub const SHADER_TRANSFORM: Source<'static> = Source {
     name: "kernels/shaders/transform.cu",

@@ -4,6 +4,7 @@
 //! exactly once), a depth test, perspective-correct interpolation and deferred shading of the
 //! visible fragment only. Tiles run in parallel (rayon).
 
+pub mod cuda;
 mod setup;
 mod shade;
 mod tile;

@@ -57,7 +57,7 @@ pub fn rate_color(invocations: f32) -> Vec3 {
     }
 }
 
-fn srgb_lut() -> &'static [u8; 4096] {
+pub(super) fn srgb_lut() -> &'static [u8; 4096] {
     static LUT: OnceLock<[u8; 4096]> = OnceLock::new();
     LUT.get_or_init(|| {
         let mut l = [0u8; 4096];
@@ -81,7 +81,7 @@ pub fn pack_srgb(c: Vec3) -> u32 {
 }
 
 #[inline]
-fn pack_with(lut: &[u8; 4096], c: Vec3) -> u32 {
+pub(super) fn pack_with(lut: &[u8; 4096], c: Vec3) -> u32 {
     let q = |x: f32| lut[(x.clamp(0.0, 1.0) * 4095.0 + 0.5) as usize] as u32;
     q(c.x) | q(c.y) << 8 | q(c.z) << 16 | 0xff00_0000
 }

@@ -1,0 +1,687 @@
+// The raster stage on the GPU, side by side with the CPU reference (src/raster/): triangle setup
+// (near-plane and guard-band clipping, back-face culling, 8-bit sub-pixel fixed point), binning of
+// triangles to 32x32-pixel tiles, per-tile rasterisation with the top-left fill rule and a depth
+// test, and deferred shading of the one visible fragment per pixel.
+//
+// Depth test. Within a tile, a pixel's nearest fragment is kept as one 64-bit key: the depth's
+// bits (ordered as an unsigned integer) above the source triangle's submission index. atomicMin
+// on the key keeps the nearest fragment and, among equally near ones, the earliest submitted, the
+// CPU's `z < zbuf` in submission order, whatever order the tile's triangles arrive in. So binning
+// needs no ordering and the image does not depend on scheduling.
+//
+// Every computation that decides coverage, depth or interpolation repeats the CPU's operations in
+// the CPU's order (the program is compiled with --fmad=false), so coverage and depth are bit-exact
+// and colours differ only where the shading's reciprocal square roots round differently.
+//
+// Buffers (sized by the host, which grows them and renders again when a count exceeds them):
+// records (SetupTri), first (per input triangle: its first record), tile counts, offsets and
+// cursors, bins (record ids per tile), counters (RXP_C_*).
+
+#define RXP_TILE 32
+#define RXP_TILE_SHIFT 5
+#define RXP_ONE 256LL
+#define RXP_HALF 128LL
+#define RXP_GUARD_PX 32768.0f
+#define RXP_NONE 0xffffffffu
+#define RXP_KEY_EMPTY 0xffffffffffffffffull
+// threads per block of every raster kernel
+#define RXP_RBLOCK 256
+// triangles covering at most this many pixels of a tile are rasterised by one thread; larger ones
+// by the whole block
+#define RXP_SMALL 48
+
+// counters
+#define RXP_C_CULLED 0
+#define RXP_C_REJECTED 1
+#define RXP_C_CLIPPED 2
+#define RXP_C_RECORDS 3
+#define RXP_C_BINNED 4
+#define RXP_C_FRAGMENTS 5
+#define RXP_C_RASTERIZED 6
+#define RXP_COUNTERS 8
+
+// flags of a record
+#define RXP_F_FRONT 1u
+#define RXP_F_LIVE 2u
+// pieces of the source triangle (on its first record): bits 2..4
+#define RXP_F_PIECES_SHIFT 2
+// the draw: bits 8..31
+#define RXP_F_DRAW_SHIFT 8
+
+// The frame's constants (the Rust `RasterParams`, byte for byte).
+struct RasterParams {
+    int width;
+    int height;
+    int tiles_x;
+    int tiles_y;
+    // 0 none, 1 back, 2 front
+    int cull;
+    // 0 lit, 1 normals, 2 depth, 3 shading rate
+    int shading;
+    float to_light[3];
+    float ambient;
+    float light_color[3];
+    float eye[3];
+    float near_z;
+    float far_z;
+    unsigned background;
+    unsigned record_capacity;
+    unsigned bin_capacity;
+    unsigned pad;
+};
+
+// A triangle ready for rasterisation (the CPU's SetupTri): corners ordered so that area > 0.
+struct SetupTri {
+    int x[3];
+    int y[3];
+    float z[3];
+    float inv_w[3];
+    long long area;
+    unsigned short bbox[4];
+    // submission index of the source triangle, over all draws of the frame
+    unsigned tri;
+    unsigned flags;
+    // world position, normal, extra, padding; premultiplied by inv_w
+    float var[3][8];
+};
+
+// ---- block-wide helpers --------------------------------------------------------------------
+
+// Exclusive prefix sum of `v` over the block; `total` receives the block's sum.
+__device__ __forceinline__ unsigned rxp_block_scan(unsigned v, unsigned* total) {
+    __shared__ unsigned warp_sums[RXP_RBLOCK / 32];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned x = v;
+    for (int d = 1; d < 32; d <<= 1) {
+        unsigned y = __shfl_up_sync(0xffffffffu, x, d);
+        if (lane >= (unsigned)d) x += y;
+    }
+    if (lane == 31) warp_sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        unsigned s = lane < RXP_RBLOCK / 32 ? warp_sums[lane] : 0;
+        for (int d = 1; d < 32; d <<= 1) {
+            unsigned y = __shfl_up_sync(0xffffffffu, s, d);
+            if (lane >= (unsigned)d) s += y;
+        }
+        if (lane < RXP_RBLOCK / 32) warp_sums[lane] = s;
+    }
+    __syncthreads();
+    unsigned before = warp == 0 ? 0 : warp_sums[warp - 1];
+    *total = warp_sums[RXP_RBLOCK / 32 - 1];
+    __syncthreads();
+    return before + x - v;
+}
+
+// Adds each thread's `v` to counters[c] with one atomic per block.
+__device__ __forceinline__ void rxp_block_count(unsigned long long* counters, int c, unsigned v) {
+    unsigned total;
+    rxp_block_scan(v, &total);
+    if (threadIdx.x == 0 && total) atomicAdd(&counters[c], (unsigned long long)total);
+}
+
+// ---- triangle setup ------------------------------------------------------------------------
+
+__device__ __forceinline__ unsigned rxp_outcode(float4 p) {
+    return (unsigned)(p.x < -p.w) | (unsigned)(p.x > p.w) << 1 | (unsigned)(p.y < -p.w) << 2 |
+           (unsigned)(p.y > p.w) << 3 | (unsigned)(p.z < 0.0f) << 4 | (unsigned)(p.z > p.w) << 5;
+}
+
+__device__ __forceinline__ int rxp_snap(float v) {
+    return (int)(v + copysignf(0.5f, v));
+}
+
+__device__ __forceinline__ long long rxp_floor_div(long long a, long long b) {
+    long long q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+// The geometric part of a setup record: snapped corners, depth, 1/w, area, bounding box.
+struct SetupGeo {
+    int x[3], y[3];
+    float z[3], inv_w[3];
+    long long area;
+    unsigned short bbox[4];
+    bool front;
+    // whether corners 1 and 2 were swapped to make the area positive
+    bool swapped;
+};
+
+// The CPU's `emit` up to the varyings: 0 kept, 1 culled, 2 rejected (covers no pixel centre).
+__device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, SetupGeo& g) {
+    const float w = (float)p.width, h = (float)p.height, scale = (float)RXP_ONE;
+    g.area = 0;
+    g.swapped = false;
+    for (int k = 0; k < 3; k++) {
+        float iw = 1.0f / v[k].w;
+        g.inv_w[k] = iw;
+        g.x[k] = rxp_snap((v[k].x * iw * 0.5f + 0.5f) * w * scale);
+        g.y[k] = rxp_snap((0.5f - v[k].y * iw * 0.5f) * h * scale);
+        g.z[k] = v[k].z * iw;
+    }
+    long long area = ((long long)g.x[1] - g.x[0]) * ((long long)g.y[2] - g.y[0]) -
+                     ((long long)g.x[2] - g.x[0]) * ((long long)g.y[1] - g.y[0]);
+    g.front = area < 0;
+    bool keep = area != 0 && (p.cull == 0 || (p.cull == 1 && g.front) || (p.cull == 2 && !g.front));
+    if (!keep) return 1;
+    g.swapped = area < 0;
+    g.area = area;
+    if (g.swapped) {
+        int t = g.x[1]; g.x[1] = g.x[2]; g.x[2] = t;
+        t = g.y[1]; g.y[1] = g.y[2]; g.y[2] = t;
+        float f = g.z[1]; g.z[1] = g.z[2]; g.z[2] = f;
+        f = g.inv_w[1]; g.inv_w[1] = g.inv_w[2]; g.inv_w[2] = f;
+        g.area = -area;
+    }
+    long long xmin = min(g.x[0], min(g.x[1], g.x[2])), xmax = max(g.x[0], max(g.x[1], g.x[2]));
+    long long ymin = min(g.y[0], min(g.y[1], g.y[2])), ymax = max(g.y[0], max(g.y[1], g.y[2]));
+    long long px0 = max(rxp_floor_div(xmin - RXP_HALF + RXP_ONE - 1, RXP_ONE), 0LL);
+    long long px1 = min(rxp_floor_div(xmax - RXP_HALF, RXP_ONE), (long long)p.width - 1);
+    long long py0 = max(rxp_floor_div(ymin - RXP_HALF + RXP_ONE - 1, RXP_ONE), 0LL);
+    long long py1 = min(rxp_floor_div(ymax - RXP_HALF, RXP_ONE), (long long)p.height - 1);
+    if (px0 > px1 || py0 > py1) return 2;
+    g.bbox[0] = (unsigned short)px0;
+    g.bbox[1] = (unsigned short)py0;
+    g.bbox[2] = (unsigned short)px1;
+    g.bbox[3] = (unsigned short)py1;
+    return 0;
+}
+
+// Writes a record; `var` are the corners' varyings (not yet divided by w), in source order.
+__device__ void rxp_write_record(SetupTri* r, const SetupGeo& g, int status, unsigned tri,
+                                 unsigned flags, const float var[3][8]) {
+    SetupTri t;
+    for (int k = 0; k < 3; k++) {
+        t.x[k] = g.x[k];
+        t.y[k] = g.y[k];
+        t.z[k] = g.z[k];
+        t.inv_w[k] = g.inv_w[k];
+    }
+    t.area = g.area;
+    t.tri = tri;
+    if (status != 0) {
+        // a dead piece of a clipped triangle: an empty box, never binned
+        t.bbox[0] = 1;
+        t.bbox[1] = 1;
+        t.bbox[2] = 0;
+        t.bbox[3] = 0;
+        t.flags = flags;
+        for (int k = 0; k < 3; k++)
+            for (int i = 0; i < 8; i++) t.var[k][i] = 0.0f;
+    } else {
+        for (int i = 0; i < 4; i++) t.bbox[i] = g.bbox[i];
+        t.flags = flags | RXP_F_LIVE | (g.front ? RXP_F_FRONT : 0u);
+        // the CPU multiplies each source corner by its 1/w (in source order), then swaps
+        for (int k = 0; k < 3; k++) {
+            int src = g.swapped ? (k == 1 ? 2 : (k == 2 ? 1 : 0)) : k;
+            // inv_w was swapped with the corners: the source corner's 1/w is g.inv_w[k]
+            for (int i = 0; i < 8; i++) t.var[k][i] = var[src][i] * g.inv_w[k];
+        }
+    }
+    *r = t;
+}
+
+__device__ __forceinline__ bool rxp_canonical_less(float4 a, float4 b) {
+    if (a.x != b.x) return a.x < b.x;
+    if (a.y != b.y) return a.y < b.y;
+    if (a.z != b.z) return a.z < b.z;
+    if (a.w != b.w) return a.w < b.w;
+    return false;
+}
+
+// Sutherland-Hodgman against the near plane and the four guard-band planes (the CPU's clipper,
+// operation for operation). Returns the polygon's corner count (below 3: nothing left).
+__device__ int rxp_clip(const float4 v[3], float gx, float gy, float4 poly[9], float3 bary[9]) {
+    float4 next_p[9];
+    float3 next_b[9];
+    int n = 3;
+    poly[0] = v[0];
+    poly[1] = v[1];
+    poly[2] = v[2];
+    bary[0] = make_float3(1, 0, 0);
+    bary[1] = make_float3(0, 1, 0);
+    bary[2] = make_float3(0, 0, 1);
+    for (int pl = 0; pl < 5; pl++) {
+        int m = 0;
+        for (int i = 0; i < n; i++) {
+            float4 a = poly[i], b = poly[(i + 1) % n];
+            float3 ab = bary[i], bb = bary[(i + 1) % n];
+            // glam's dot: (x*x' + z*z') + (y*y' + w*w'); with the planes' zeros this is:
+            float da, db;
+            switch (pl) {
+                case 0: da = a.z; db = b.z; break;
+                case 1: da = -a.x + gx * a.w; db = -b.x + gx * b.w; break;
+                case 2: da = a.x + gx * a.w; db = b.x + gx * b.w; break;
+                case 3: da = -a.y + gy * a.w; db = -b.y + gy * b.w; break;
+                default: da = a.y + gy * a.w; db = b.y + gy * b.w; break;
+            }
+            if (da >= 0.0f) {
+                next_p[m] = a;
+                next_b[m] = ab;
+                m++;
+            }
+            if ((da >= 0.0f) != (db >= 0.0f)) {
+                bool ca = rxp_canonical_less(a, b);
+                float4 pp = ca ? a : b, qp = ca ? b : a;
+                float3 pb = ca ? ab : bb, qb = ca ? bb : ab;
+                float dp = ca ? da : db, dq = ca ? db : da;
+                float t = dp / (dp - dq);
+                next_p[m] = make_float4(pp.x + (qp.x - pp.x) * t, pp.y + (qp.y - pp.y) * t,
+                                        pp.z + (qp.z - pp.z) * t, pp.w + (qp.w - pp.w) * t);
+                next_b[m] = make_float3(pb.x + (qb.x - pb.x) * t, pb.y + (qb.y - pb.y) * t,
+                                        pb.z + (qb.z - pb.z) * t);
+                m++;
+            }
+        }
+        n = m;
+        for (int i = 0; i < n; i++) {
+            poly[i] = next_p[i];
+            bary[i] = next_b[i];
+        }
+        if (n < 3) return n;
+    }
+    return n;
+}
+
+__device__ __forceinline__ void rxp_load_vertex(const VertexOut* q, float4& clip, float var[8]) {
+    const float4* f = reinterpret_cast<const float4*>(q);
+    float4 a = f[0], b = f[1], c = f[2], d = f[3];
+    clip = a;
+    // world (b.xyz), normal (b.w, c.x, c.y), uv (c.z, c.w), extra (d.x)
+    var[0] = b.x;
+    var[1] = b.y;
+    var[2] = b.z;
+    var[3] = b.w;
+    var[4] = c.x;
+    var[5] = c.y;
+    var[6] = d.x;
+    var[7] = 0.0f;
+}
+
+// Adds one to the count of every tile a live record's box touches; returns how many.
+__device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4],
+                                                    const RasterParams& p, unsigned* tile_counts) {
+    unsigned x0 = bbox[0] >> RXP_TILE_SHIFT, y0 = bbox[1] >> RXP_TILE_SHIFT;
+    unsigned x1 = bbox[2] >> RXP_TILE_SHIFT, y1 = bbox[3] >> RXP_TILE_SHIFT;
+    for (unsigned ty = y0; ty <= y1; ty++)
+        for (unsigned tx = x0; tx <= x1; tx++) atomicAdd(&tile_counts[ty * p.tiles_x + tx], 1u);
+    return (x1 - x0 + 1) * (y1 - y0 + 1);
+}
+
+// One thread per triangle of a draw's queue (three VertexOut per triangle). `counts` and `indices`
+// are given in the shading-rate mode: the varying `extra` becomes the vertex's invocation count.
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
+    rxp_setup(const VertexOut* __restrict__ queue, unsigned ntris, unsigned tri_base,
+              unsigned draw, const unsigned* __restrict__ indices,
+              const unsigned* __restrict__ counts, RasterParams p,
+              SetupTri* __restrict__ records, unsigned* __restrict__ first,
+              unsigned* __restrict__ tile_counts, unsigned long long* counters) {
+    const unsigned t = blockIdx.x * RXP_RBLOCK + threadIdx.x;
+    float4 v[3];
+    float var[3][8];
+    // 0 nothing to write, 1 one triangle, 2 clipped
+    int kind = 0;
+    unsigned n = 0, culled = 0, rejected = 0, clipped = 0;
+    SetupGeo g;
+    int status = 0;
+    float4 poly[9];
+    float3 bary[9];
+    int corners = 0;
+    if (t < ntris) {
+        for (int k = 0; k < 3; k++) {
+            rxp_load_vertex(&queue[3 * (size_t)t + k], v[k], var[k]);
+            if (counts) var[k][6] = (float)counts[indices[3 * (size_t)t + k]];
+        }
+        unsigned oc0 = rxp_outcode(v[0]), oc1 = rxp_outcode(v[1]), oc2 = rxp_outcode(v[2]);
+        bool finite = true;
+        for (int k = 0; k < 3; k++)
+            finite = finite && isfinite(v[k].x) && isfinite(v[k].y) && isfinite(v[k].z) &&
+                     isfinite(v[k].w);
+        if ((oc0 & oc1 & oc2) != 0 || !finite) {
+            rejected = 1;
+        } else {
+            const float gx = RXP_GUARD_PX / (float)p.width, gy = RXP_GUARD_PX / (float)p.height;
+            bool inside = true;
+            for (int k = 0; k < 3; k++)
+                inside = inside && v[k].z >= 0.0f && fabsf(v[k].x) <= gx * v[k].w &&
+                         fabsf(v[k].y) <= gy * v[k].w;
+            if (inside) {
+                status = rxp_emit_geo(v, p, g);
+                if (status == 0) {
+                    kind = 1;
+                    n = 1;
+                } else if (status == 1) {
+                    culled = 1;
+                } else {
+                    rejected = 1;
+                }
+            } else {
+                clipped = 1;
+                corners = rxp_clip(v, gx, gy, poly, bary);
+                if (corners < 3) {
+                    rejected = 1;
+                } else {
+                    kind = 2;
+                    n = corners - 2;
+                }
+            }
+        }
+    }
+    unsigned total;
+    unsigned offset = rxp_block_scan(n, &total);
+    __shared__ unsigned base;
+    if (threadIdx.x == 0) base = total ? (unsigned)atomicAdd(&counters[RXP_C_RECORDS], (unsigned long long)total) : 0;
+    __syncthreads();
+    const unsigned r0 = base + offset;
+    // records beyond the capacity are not written: the host sees the count, grows, renders again
+    const bool fits = r0 + n <= p.record_capacity && r0 + n >= r0;
+    unsigned binned = 0, live = 0;
+    const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT;
+    if (t < ntris) first[tri_base + t] = (kind != 0 && fits) ? r0 : RXP_NONE;
+    if (kind == 1 && fits) {
+        rxp_write_record(&records[r0], g, 0, tri_base + t, draw_flags | 1u << RXP_F_PIECES_SHIFT,
+                         var);
+        binned += rxp_count_tiles(g.bbox, p, tile_counts);
+        live = 1;
+    } else if (kind == 2 && fits) {
+        for (int k = 1; k + 1 < corners; k++) {
+            const int c[3] = {0, k, k + 1};
+            float4 pv[3];
+            float pvar[3][8];
+            for (int j = 0; j < 3; j++) {
+                pv[j] = poly[c[j]];
+                const float b[3] = {bary[c[j]].x, bary[c[j]].y, bary[c[j]].z};
+                for (int i = 0; i < 8; i++) {
+                    float r = 0.0f;
+                    for (int m = 0; m < 3; m++) r += b[m] * var[m][i];
+                    pvar[j][i] = r;
+                }
+            }
+            SetupGeo pg;
+            int st = rxp_emit_geo(pv, p, pg);
+            unsigned pieces = k == 1 ? (unsigned)(corners - 2) << RXP_F_PIECES_SHIFT : 0u;
+            rxp_write_record(&records[r0 + k - 1], pg, st, tri_base + t, draw_flags | pieces, pvar);
+            if (st == 0) {
+                binned += rxp_count_tiles(pg.bbox, p, tile_counts);
+                live++;
+            } else if (st == 1) {
+                culled++;
+            } else {
+                rejected++;
+            }
+        }
+    }
+    rxp_block_count(counters, RXP_C_CULLED, culled);
+    rxp_block_count(counters, RXP_C_REJECTED, rejected);
+    rxp_block_count(counters, RXP_C_CLIPPED, clipped);
+    rxp_block_count(counters, RXP_C_BINNED, binned);
+    rxp_block_count(counters, RXP_C_RASTERIZED, live);
+}
+
+// ---- binning -------------------------------------------------------------------------------
+
+// One block: offsets[k] = sum of counts before tile k (offsets[ntiles] = the total), and the fill
+// cursors start at the offsets.
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
+    rxp_bin_scan(const unsigned* __restrict__ tile_counts, unsigned ntiles,
+                 unsigned* __restrict__ offsets, unsigned* __restrict__ cursors) {
+    unsigned carry = 0;
+    for (unsigned start = 0; start < ntiles; start += RXP_RBLOCK) {
+        unsigned k = start + threadIdx.x;
+        unsigned c = k < ntiles ? tile_counts[k] : 0;
+        unsigned total;
+        unsigned before = rxp_block_scan(c, &total);
+        if (k < ntiles) {
+            offsets[k] = carry + before;
+            cursors[k] = carry + before;
+        }
+        carry += total;
+    }
+    if (threadIdx.x == 0) offsets[ntiles] = carry;
+}
+
+// One thread per record: its id goes into every tile its box touches.
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
+    rxp_bin_fill(const SetupTri* __restrict__ records, const unsigned long long* counters,
+                 RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins) {
+    const unsigned r = blockIdx.x * RXP_RBLOCK + threadIdx.x;
+    unsigned long long nrec = counters[RXP_C_RECORDS];
+    if (nrec > p.record_capacity) nrec = 0;  // overflowed: nothing was binned consistently
+    if (r >= nrec) return;
+    const SetupTri& t = records[r];
+    if (!(t.flags & RXP_F_LIVE)) return;
+    unsigned x0 = t.bbox[0] >> RXP_TILE_SHIFT, y0 = t.bbox[1] >> RXP_TILE_SHIFT;
+    unsigned x1 = t.bbox[2] >> RXP_TILE_SHIFT, y1 = t.bbox[3] >> RXP_TILE_SHIFT;
+    for (unsigned ty = y0; ty <= y1; ty++)
+        for (unsigned tx = x0; tx <= x1; tx++) {
+            unsigned at = atomicAdd(&cursors[ty * p.tiles_x + tx], 1u);
+            if (at < p.bin_capacity) bins[at] = r;
+        }
+}
+
+// ---- per-tile rasterisation and shading ----------------------------------------------------
+
+// Depth as an unsigned integer with the same order as the float (negative zero below zero).
+__device__ __forceinline__ unsigned rxp_ordered(float z) {
+    unsigned b = __float_as_uint(z);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ float rxp_unordered(unsigned b) {
+    return __uint_as_float((b & 0x80000000u) ? (b & 0x7fffffffu) : ~b);
+}
+
+// The edge function of edge k (opposite corner k, from corner k+1 to corner k+2) at a pixel
+// centre, with the fill rule's bias: covered when all three are >= 0 (the CPU's values exactly).
+__device__ __forceinline__ void rxp_edges(const SetupTri& t, long long px, long long py,
+                                          long long e[3]) {
+    for (int k = 0; k < 3; k++) {
+        int a = (k + 1) % 3, b = (k + 2) % 3;
+        long long dx = (long long)t.x[b] - t.x[a], dy = (long long)t.y[b] - t.y[a];
+        bool top_left = dy < 0 || (dy == 0 && dx > 0);
+        e[k] = dx * (py - t.y[a]) - dy * (px - t.x[a]) + (top_left ? 0 : -1);
+    }
+}
+
+// Depth at a covered pixel (the CPU's expression).
+__device__ __forceinline__ float rxp_depth(const SetupTri& t, const long long e[3],
+                                           float inv_area) {
+    float l1 = (float)e[1] * inv_area;
+    float l2 = (float)e[2] * inv_area;
+    return t.z[0] + (t.z[1] - t.z[0]) * l1 + (t.z[2] - t.z[0]) * l2;
+}
+
+// One thread scans a small triangle's pixels within the tile.
+__device__ __forceinline__ unsigned rxp_raster_small(const SetupTri& t, int x0, int y0, int x1,
+                                                     int y1, int tx, int ty,
+                                                     unsigned long long* keys) {
+    long long e_row[3], dx[3], dy[3];
+    const long long px = (long long)x0 * RXP_ONE + RXP_HALF, py = (long long)y0 * RXP_ONE + RXP_HALF;
+    rxp_edges(t, px, py, e_row);
+    for (int k = 0; k < 3; k++) {
+        int a = (k + 1) % 3, b = (k + 2) % 3;
+        dx[k] = -((long long)t.y[b] - t.y[a]) * RXP_ONE;
+        dy[k] = ((long long)t.x[b] - t.x[a]) * RXP_ONE;
+    }
+    const float inv_area = 1.0f / (float)t.area;
+    unsigned frags = 0;
+    for (int j = y0; j <= y1; j++) {
+        long long e[3] = {e_row[0], e_row[1], e_row[2]};
+        for (int i = x0; i <= x1; i++) {
+            if ((e[0] | e[1] | e[2]) >= 0) {
+                float z = rxp_depth(t, e, inv_area);
+                if (z < 1.0f) {
+                    unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | t.tri;
+                    unsigned long long old = atomicMin(&keys[(j - ty) * RXP_TILE + (i - tx)], key);
+                    frags += key < old;
+                }
+            }
+            for (int k = 0; k < 3; k++) e[k] += dx[k];
+        }
+        for (int k = 0; k < 3; k++) e_row[k] += dy[k];
+    }
+    return frags;
+}
+
+__device__ __forceinline__ float rxp_rsqrt_len(float x, float y, float z) {
+    return rsqrtf(fmaxf(x * x + y * y + z * z, 1e-30f));
+}
+
+__device__ __forceinline__ unsigned rxp_pack_lut(const unsigned char* lut, float r, float g,
+                                                 float b) {
+    auto q = [&](float x) {
+        return (unsigned)lut[(int)(fminf(fmaxf(x, 0.0f), 1.0f) * 4095.0f + 0.5f)];
+    };
+    return q(r) | q(g) << 8 | q(b) << 16 | 0xff000000u;
+}
+
+// The fragment shader (the CPU's FragmentShader::shade).
+__device__ unsigned rxp_shade(const RasterParams& p, const unsigned char* lut, const float a[8],
+                              float view_z, bool front, float4 base) {
+    float nx = front ? a[3] : -a[3], ny = front ? a[4] : -a[4], nz = front ? a[5] : -a[5];
+    float s = rxp_rsqrt_len(nx, ny, nz);
+    nx *= s;
+    ny *= s;
+    nz *= s;
+    const float lx = p.to_light[0], ly = p.to_light[1], lz = p.to_light[2];
+    switch (p.shading) {
+        case 0: {
+            float diffuse = fmaxf(nx * lx + ny * ly + nz * lz, 0.0f);
+            float vx = p.eye[0] - a[0], vy = p.eye[1] - a[1], vz = p.eye[2] - a[2];
+            float vs = rxp_rsqrt_len(vx, vy, vz);
+            vx *= vs;
+            vy *= vs;
+            vz *= vs;
+            float hx = lx + vx, hy = ly + vy, hz = lz + vz;
+            float hs = rxp_rsqrt_len(hx, hy, hz);
+            hx *= hs;
+            hy *= hs;
+            hz *= hs;
+            float spec = fmaxf(nx * hx + ny * hy + nz * hz, 0.0f);
+            for (int i = 0; i < 5; i++) spec *= spec;
+            spec = diffuse > 0.0f ? 0.25f * spec : 0.0f;
+            float r = base.x * (p.ambient + diffuse * p.light_color[0]) + p.light_color[0] * spec;
+            float g = base.y * (p.ambient + diffuse * p.light_color[1]) + p.light_color[1] * spec;
+            float b = base.z * (p.ambient + diffuse * p.light_color[2]) + p.light_color[2] * spec;
+            return rxp_pack_lut(lut, r, g, b);
+        }
+        case 1: {
+            auto q = [](float x) { return (unsigned)(fminf(fmaxf(x, 0.0f), 1.0f) * 255.0f + 0.5f); };
+            return q(nx * 0.5f + 0.5f) | q(ny * 0.5f + 0.5f) << 8 | q(nz * 0.5f + 0.5f) << 16 |
+                   0xff000000u;
+        }
+        case 2: {
+            float t = 1.0f - fminf(fmaxf((view_z - p.near_z) / (p.far_z - p.near_z), 0.0f), 1.0f);
+            unsigned q = (unsigned)(t * 255.0f + 0.5f);
+            return q | q << 8 | q << 16 | 0xff000000u;
+        }
+        default: {
+            float light = 0.45f + 0.55f * fabsf(nx * lx + ny * ly + nz * lz);
+            float c = fminf(fmaxf((a[6] - 1.0f) / 5.0f, 0.0f), 1.0f);
+            float r = c < 0.5f ? 2.0f * c : 1.0f, g = c < 0.5f ? 1.0f : 2.0f - 2.0f * c;
+            return rxp_pack_lut(lut, r * light, g * light, 0.0f);
+        }
+    }
+}
+
+// One block per tile: rasterise the tile's triangles into shared-memory depth keys, then shade
+// each pixel's visible fragment and write colour and depth.
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
+    rxp_raster(const SetupTri* __restrict__ records, const unsigned* __restrict__ first,
+               const unsigned* __restrict__ offsets, const unsigned* __restrict__ bins,
+               const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
+               RasterParams p, unsigned* __restrict__ color, float* __restrict__ depth,
+               unsigned long long* counters) {
+    __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
+    __shared__ unsigned big[RXP_RBLOCK];
+    __shared__ unsigned nbig;
+    const unsigned tile = blockIdx.x;
+    const int tx = (int)(tile % p.tiles_x) * RXP_TILE, ty = (int)(tile / p.tiles_x) * RXP_TILE;
+    const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
+    for (int i = threadIdx.x; i < RXP_TILE * RXP_TILE; i += RXP_RBLOCK) keys[i] = RXP_KEY_EMPTY;
+    unsigned start = offsets[tile], end = offsets[tile + 1];
+    if (end > p.bin_capacity) end = p.bin_capacity;
+    if (start > end) start = end;
+    unsigned frags = 0;
+    for (unsigned chunk = start; chunk < end; chunk += RXP_RBLOCK) {
+        if (threadIdx.x == 0) nbig = 0;
+        __syncthreads();
+        if (chunk + threadIdx.x < end) {
+            const unsigned r = bins[chunk + threadIdx.x];
+            const SetupTri& t = records[r];
+            int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
+            int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
+            if (x0 <= x1 && y0 <= y1) {
+                if ((x1 - x0 + 1) * (y1 - y0 + 1) <= RXP_SMALL) {
+                    frags += rxp_raster_small(t, x0, y0, x1, y1, tx, ty, keys);
+                } else {
+                    big[atomicAdd(&nbig, 1u)] = r;
+                }
+            }
+        }
+        __syncthreads();
+        for (unsigned b = 0; b < nbig; b++) {
+            const SetupTri& t = records[big[b]];
+            int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
+            int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
+            const int bw = x1 - x0 + 1, n = bw * (y1 - y0 + 1);
+            const float inv_area = 1.0f / (float)t.area;
+            for (int q = threadIdx.x; q < n; q += RXP_RBLOCK) {
+                const int i = x0 + q % bw, j = y0 + q / bw;
+                long long e[3];
+                rxp_edges(t, (long long)i * RXP_ONE + RXP_HALF, (long long)j * RXP_ONE + RXP_HALF, e);
+                if ((e[0] | e[1] | e[2]) >= 0) {
+                    float z = rxp_depth(t, e, inv_area);
+                    if (z < 1.0f) {
+                        unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | t.tri;
+                        unsigned long long old =
+                            atomicMin(&keys[(j - ty) * RXP_TILE + (i - tx)], key);
+                        frags += key < old;
+                    }
+                }
+            }
+        }
+        // everyone is done with this chunk's big triangles before `nbig` is reset
+        __syncthreads();
+    }
+    __syncthreads();
+    // resolve: shade the visible fragment of every pixel
+    for (int l = threadIdx.x; l < RXP_TILE * RXP_TILE; l += RXP_RBLOCK) {
+        const int i = l % RXP_TILE, j = l / RXP_TILE;
+        if (i >= tw || j >= th) continue;
+        const size_t at = (size_t)(ty + j) * p.width + (tx + i);
+        const unsigned long long key = keys[l];
+        if (key == RXP_KEY_EMPTY) {
+            color[at] = p.background;
+            depth[at] = 1.0f;
+            continue;
+        }
+        const unsigned tri = (unsigned)key;
+        const unsigned r0 = first[tri];
+        const long long px = (long long)(tx + i) * RXP_ONE + RXP_HALF;
+        const long long py = (long long)(ty + j) * RXP_ONE + RXP_HALF;
+        long long e[3] = {-1, -1, -1};
+        // the source triangle's record, or for a clipped one, the piece that covers the pixel
+        const unsigned pieces = (records[r0].flags >> RXP_F_PIECES_SHIFT) & 7u;
+        unsigned r = r0;
+        for (unsigned k = 0; k < pieces; k++) {
+            if (!(records[r0 + k].flags & RXP_F_LIVE)) continue;
+            r = r0 + k;
+            rxp_edges(records[r], px, py, e);
+            if ((e[0] | e[1] | e[2]) >= 0) break;
+        }
+        const SetupTri& t = records[r];
+        const float inv_area = 1.0f / (float)t.area;
+        const float l1 = (float)e[1] * inv_area, l2 = (float)e[2] * inv_area;
+        const float w0 = t.inv_w[0], w1 = t.inv_w[1] - t.inv_w[0], w2 = t.inv_w[2] - t.inv_w[0];
+        const float view_z = 1.0f / (w0 + w1 * l1 + w2 * l2);
+        float a[8];
+        for (int c = 0; c < 8; c++) {
+            const float v0 = t.var[0][c];
+            a[c] = (v0 + (t.var[1][c] - v0) * l1 + (t.var[2][c] - v0) * l2) * view_z;
+        }
+        const unsigned draw = t.flags >> RXP_F_DRAW_SHIFT;
+        color[at] = rxp_shade(p, lut, a, view_z, (t.flags & RXP_F_FRONT) != 0, draw_colors[draw]);
+        depth[at] = rxp_unordered((unsigned)(key >> 32));
+    }
+    rxp_block_count(counters, RXP_C_FRAGMENTS, frags);
+}

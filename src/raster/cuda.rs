@@ -1,0 +1,458 @@
+//! The raster stage on the GPU (kernels/raster.cu), side by side with the CPU rasteriser in this
+//! module: setup, binning to 32x32 tiles, per-tile rasterisation with a depth test and shading of
+//! the visible fragment, into an RGBA8 colour buffer and a depth buffer on the device that are
+//! downloaded once per frame.
+//!
+//! Every buffer whose size depends on what the frame produces (setup records, tile bins) is
+//! checked after the frame: when a count exceeded its buffer, the buffer grows to fit and the
+//! frame is rasterised again, and [`CudaRaster::grown`] says so. Nothing overflows silently.
+
+use super::shade::srgb_lut;
+use super::tile::TILE;
+use super::{CullMode, RasterError, RasterOutput, RasterSettings, RasterStats, ShadingMode};
+use crate::geometry::cuda::GpuVertexOut;
+use crate::gpu::kernels;
+use crate::gpu::{Context, Gpu, GpuError};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig};
+use cudarc::driver::{PushKernelArg, ValidAsZeroBits};
+use glam::Vec3;
+use std::sync::Arc;
+
+/// Threads per block of every raster kernel (RXP_RBLOCK).
+const BLOCK: u32 = 256;
+/// A setup record (`SetupTri` in kernels/raster.cu) is 168 bytes: 21 eight-byte words.
+const RECORD_WORDS: usize = 21;
+/// Counters the kernels keep (RXP_C_* in kernels/raster.cu).
+const C_CULLED: usize = 0;
+const C_REJECTED: usize = 1;
+const C_CLIPPED: usize = 2;
+const C_RECORDS: usize = 3;
+const C_BINNED: usize = 4;
+const C_FRAGMENTS: usize = 5;
+const C_RASTERIZED: usize = 6;
+const COUNTERS: usize = 8;
+
+/// The frame's constants, as `RasterParams` in kernels/raster.cu.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+struct Params {
+    width: i32,
+    height: i32,
+    tiles_x: i32,
+    tiles_y: i32,
+    cull: i32,
+    shading: i32,
+    to_light: [f32; 3],
+    ambient: f32,
+    light_color: [f32; 3],
+    eye: [f32; 3],
+    near_z: f32,
+    far_z: f32,
+    background: u32,
+    record_capacity: u32,
+    bin_capacity: u32,
+    pad: u32,
+}
+
+// SAFETY: plain integers and floats with the layout of the CUDA struct.
+unsafe impl DeviceRepr for Params {}
+
+/// One draw for the GPU rasteriser: a triangle queue on the device (three shaded vertices per
+/// triangle, as the GPU geometry stage writes it) and its base colour.
+pub struct GpuDraw<'a> {
+    pub queue: &'a CudaSlice<GpuVertexOut>,
+    pub triangles: usize,
+    /// linear RGBA
+    pub color: [f32; 4],
+    /// for the shading-rate mode: the queue's source vertex per entry and the per-vertex
+    /// invocation counts
+    pub rate: Option<(&'a CudaSlice<u32>, &'a CudaSlice<u32>)>,
+}
+
+/// Device times of the last frame's stages, in milliseconds (CUDA events).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct StageTimes {
+    /// from [`CudaRaster::mark_start`] to the start of setup (the caller's geometry stage)
+    pub before_ms: f64,
+    pub setup_ms: f64,
+    pub bin_ms: f64,
+    pub raster_ms: f64,
+}
+
+/// The GPU rasteriser and its buffers, kept from frame to frame.
+pub struct CudaRaster {
+    pub gpu: Arc<Gpu>,
+    module: Arc<CudaModule>,
+    lut: CudaSlice<u8>,
+    records: CudaSlice<u64>,
+    record_capacity: usize,
+    first: CudaSlice<u32>,
+    tile_counts: CudaSlice<u32>,
+    offsets: CudaSlice<u32>,
+    cursors: CudaSlice<u32>,
+    bins: CudaSlice<u32>,
+    bin_capacity: usize,
+    colors: CudaSlice<f32>,
+    counters: CudaSlice<u64>,
+    /// RGBA8 and depth of the frame
+    color: CudaSlice<u8>,
+    depth: CudaSlice<f32>,
+    events: [CudaEvent; 5],
+    started: bool,
+    /// what grew during the last frame, for the user (empty when nothing had to)
+    pub grown: Vec<String>,
+    /// the last frame's stage times
+    pub times: StageTimes,
+}
+
+fn grow<T: DeviceRepr + ValidAsZeroBits>(
+    gpu: &Gpu,
+    buf: &mut CudaSlice<T>,
+    n: usize,
+    what: &str,
+) -> Result<(), GpuError> {
+    if buf.len() < n.max(1) {
+        // free the old buffer first: the two need not fit together
+        *buf = gpu.zeros(1, what)?;
+        *buf = gpu.zeros(n, what)?;
+    }
+    Ok(())
+}
+
+impl CudaRaster {
+    /// Compiles (or fetches from the caches) the raster kernels.
+    pub fn new(gpu: Arc<Gpu>) -> Result<CudaRaster, GpuError> {
+        CudaRaster::with_capacity(gpu, 0, 0)
+    }
+
+    /// [`CudaRaster::new`] with initial room for `records` setup records and `bins` tile-bin
+    /// entries (both grow as frames need; tests start them tiny to exercise the growing).
+    pub fn with_capacity(
+        gpu: Arc<Gpu>,
+        records: usize,
+        bins: usize,
+    ) -> Result<CudaRaster, GpuError> {
+        let module = gpu.module("raster", &[kernels::COMMON, kernels::RASTER], &[])?;
+        let lut = gpu.upload(&srgb_lut()[..], "the sRGB table")?;
+        let event = || {
+            gpu.ctx
+                .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .ctx("creating an event")
+        };
+        Ok(CudaRaster {
+            records: gpu.zeros(records * RECORD_WORDS, "setup records")?,
+            record_capacity: records,
+            first: gpu.zeros(1, "first records")?,
+            tile_counts: gpu.zeros(1, "tile counts")?,
+            offsets: gpu.zeros(1, "tile offsets")?,
+            cursors: gpu.zeros(1, "tile cursors")?,
+            bins: gpu.zeros(bins, "tile bins")?,
+            bin_capacity: bins,
+            colors: gpu.zeros(4, "draw colours")?,
+            counters: gpu.zeros(COUNTERS, "raster counters")?,
+            color: gpu.zeros(4, "the colour buffer")?,
+            depth: gpu.zeros(1, "the depth buffer")?,
+            events: [event()?, event()?, event()?, event()?, event()?],
+            started: false,
+            grown: Vec::new(),
+            times: StageTimes::default(),
+            module,
+            lut,
+            gpu,
+        })
+    }
+
+    fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
+        self.gpu.function(&self.module, name)
+    }
+
+    /// Marks the start of the frame on the stream (before the caller enqueues its geometry
+    /// stage), so that [`StageTimes::before_ms`] measures it.
+    pub fn mark_start(&mut self) -> Result<(), GpuError> {
+        self.events[0]
+            .record(&self.gpu.stream)
+            .ctx("recording an event")?;
+        self.started = true;
+        Ok(())
+    }
+
+    fn params(&self, s: &RasterSettings) -> Params {
+        let lut = srgb_lut();
+        Params {
+            width: s.width as i32,
+            height: s.height as i32,
+            tiles_x: s.width.div_ceil(TILE) as i32,
+            tiles_y: s.height.div_ceil(TILE) as i32,
+            cull: match s.cull {
+                CullMode::None => 0,
+                CullMode::Back => 1,
+                CullMode::Front => 2,
+            },
+            shading: match s.shading {
+                ShadingMode::Lit => 0,
+                ShadingMode::Normals => 1,
+                ShadingMode::Depth => 2,
+                ShadingMode::ShadingRate => 3,
+            },
+            to_light: (-s.light.direction).normalize_or_zero().to_array(),
+            ambient: s.light.ambient,
+            light_color: s.light.color.to_array(),
+            eye: s.eye.to_array(),
+            near_z: s.depth_range.0,
+            far_z: s.depth_range.1,
+            background: super::shade::pack_with(lut, Vec3::from_array(s.background)),
+            record_capacity: self.record_capacity as u32,
+            bin_capacity: self.bin_capacity as u32,
+            pad: 0,
+        }
+    }
+
+    /// Rasterises the draws (earlier draws win depth ties, as on the CPU) and downloads colour
+    /// and depth into `out`. Buffers that turn out too small grow, and the frame is rasterised
+    /// again (listed in [`CudaRaster::grown`]).
+    pub fn render(
+        &mut self,
+        draws: &[GpuDraw],
+        s: &RasterSettings,
+        out: &mut RasterOutput,
+    ) -> Result<(), crate::Error> {
+        if s.width == 0 || s.height == 0 || s.width > 16384 || s.height > 16384 {
+            return Err(RasterError::Size(s.width, s.height).into());
+        }
+        let triangles: usize = draws.iter().map(|d| d.triangles).sum();
+        if triangles >= u32::MAX as usize || draws.len() >= 1 << 24 {
+            return Err(GpuError::Limit(format!(
+                "{triangles} triangles in {} draws are more than the GPU rasteriser takes in one frame (2^32 - 1 triangles, 2^24 draws)",
+                draws.len()
+            ))
+            .into());
+        }
+        self.grown.clear();
+        let pixels = (s.width * s.height) as usize;
+        let ntiles = (s.width.div_ceil(TILE) * s.height.div_ceil(TILE)) as usize;
+        let gpu = self.gpu.clone();
+        grow(&gpu, &mut self.first, triangles, "first records")?;
+        grow(&gpu, &mut self.tile_counts, ntiles, "tile counts")?;
+        grow(&gpu, &mut self.offsets, ntiles + 1, "tile offsets")?;
+        grow(&gpu, &mut self.cursors, ntiles, "tile cursors")?;
+        grow(&gpu, &mut self.colors, 4 * draws.len(), "draw colours")?;
+        grow(&gpu, &mut self.color, 4 * pixels, "the colour buffer")?;
+        grow(&gpu, &mut self.depth, pixels, "the depth buffer")?;
+        if self.record_capacity == 0 {
+            // most triangles make at most one record; clipping may ask for more, then we grow
+            self.grow_records(triangles + 1024)?;
+            self.grown.clear();
+        }
+        if self.bin_capacity == 0 {
+            self.grow_bins(2 * triangles + 4 * ntiles)?;
+            self.grown.clear();
+        }
+        let colors: Vec<f32> = draws.iter().flat_map(|d| d.color).collect();
+        if !colors.is_empty() {
+            gpu.stream
+                .memcpy_htod(&colors, &mut self.colors)
+                .ctx("uploading draw colours")?;
+        }
+        if !self.started {
+            self.mark_start()?;
+        }
+        let mut counters = [0u64; COUNTERS];
+        for attempt in 0..3 {
+            counters = self.enqueue(draws, s, ntiles)?;
+            let records = counters[C_RECORDS] as usize;
+            let binned = counters[C_BINNED] as usize;
+            let mut again = false;
+            if records > self.record_capacity {
+                self.grow_records(records + records / 4)?;
+                again = true;
+            }
+            if binned > self.bin_capacity {
+                self.grow_bins(binned + binned / 4)?;
+                again = true;
+            }
+            if !again {
+                break;
+            }
+            if attempt == 2 {
+                return Err(GpuError::Limit(
+                    "the raster buffers kept overflowing after growing twice".into(),
+                )
+                .into());
+            }
+            // the caller's geometry is not part of a repeated raster's time
+            self.mark_start()?;
+        }
+        self.started = false;
+        out.width = s.width;
+        out.height = s.height;
+        out.color.resize(4 * pixels, 0);
+        out.depth.resize(pixels, 1.0);
+        out.coverage = None;
+        gpu.stream
+            .memcpy_dtoh(&self.color.slice(0..4 * pixels), &mut out.color[..])
+            .ctx("downloading the colour buffer")?;
+        gpu.stream
+            .memcpy_dtoh(&self.depth.slice(0..pixels), &mut out.depth[..])
+            .ctx("downloading the depth buffer")?;
+        let ms = |a: usize, b: usize| -> Result<f64, GpuError> {
+            Ok(self.events[a]
+                .elapsed_ms(&self.events[b])
+                .ctx("reading an event")? as f64)
+        };
+        self.times = StageTimes {
+            before_ms: ms(0, 1)?,
+            setup_ms: ms(1, 2)?,
+            bin_ms: ms(2, 3)?,
+            raster_ms: ms(3, 4)?,
+        };
+        out.stats = RasterStats {
+            triangles_in: triangles as u64,
+            culled: counters[C_CULLED],
+            rejected: counters[C_REJECTED],
+            clipped: counters[C_CLIPPED],
+            rasterized: counters[C_RASTERIZED],
+            fragments: counters[C_FRAGMENTS],
+            setup_ms: self.times.setup_ms,
+            bin_ms: self.times.bin_ms,
+            raster_ms: self.times.raster_ms,
+        };
+        Ok(())
+    }
+
+    fn grow_records(&mut self, n: usize) -> Result<(), GpuError> {
+        let n = n.min(u32::MAX as usize - 1);
+        grow(
+            &self.gpu,
+            &mut self.records,
+            n * RECORD_WORDS,
+            "setup records",
+        )?;
+        self.grown.push(format!(
+            "setup records grew from {} to {n}",
+            self.record_capacity
+        ));
+        self.record_capacity = n;
+        Ok(())
+    }
+
+    fn grow_bins(&mut self, n: usize) -> Result<(), GpuError> {
+        let n = n.min(u32::MAX as usize - 1);
+        grow(&self.gpu, &mut self.bins, n, "tile bins")?;
+        self.grown
+            .push(format!("tile bins grew from {} to {n}", self.bin_capacity));
+        self.bin_capacity = n;
+        Ok(())
+    }
+
+    /// Enqueues setup, binning and rasterisation, waits, and returns the counters.
+    fn enqueue(
+        &mut self,
+        draws: &[GpuDraw],
+        s: &RasterSettings,
+        ntiles: usize,
+    ) -> Result<[u64; COUNTERS], crate::Error> {
+        let p = self.params(s);
+        let stream = self.gpu.stream.clone();
+        let launch_err = |what: &'static str| {
+            move |e| GpuError::Driver {
+                what: format!("launching {what}"),
+                source: e,
+            }
+        };
+        let cfg = |n: u32| LaunchConfig {
+            grid_dim: (n.div_ceil(BLOCK).max(1), 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        self.events[1].record(&stream).ctx("recording an event")?;
+        stream
+            .memset_zeros(&mut self.counters)
+            .ctx("clearing the raster counters")?;
+        stream
+            .memset_zeros(&mut self.tile_counts)
+            .ctx("clearing the tile counts")?;
+        let setup = self.function("rxp_setup")?;
+        let mut base = 0u32;
+        for (d, draw) in draws.iter().enumerate() {
+            let n = draw.triangles as u32;
+            if n == 0 {
+                continue;
+            }
+            if draw.queue.len() < 3 * draw.triangles {
+                return Err(GpuError::Limit(format!(
+                    "draw {d}: its queue holds {} vertices, not the {} of {} triangles",
+                    draw.queue.len(),
+                    3 * draw.triangles,
+                    draw.triangles
+                ))
+                .into());
+            }
+            let d32 = d as u32;
+            let null = 0u64;
+            let mut l = stream.launch_builder(&setup);
+            l.arg(draw.queue).arg(&n).arg(&base).arg(&d32);
+            match draw.rate {
+                Some((indices, counts)) => l.arg(indices).arg(counts),
+                None => l.arg(&null).arg(&null),
+            };
+            l.arg(&p)
+                .arg(&mut self.records)
+                .arg(&mut self.first)
+                .arg(&mut self.tile_counts)
+                .arg(&mut self.counters);
+            // SAFETY: arguments match rxp_setup's signature; the queue holds 3n vertices (checked
+            // above), `first` holds every triangle of the frame, records are bounded in the
+            // kernel by the capacity in `p`.
+            unsafe { l.launch(cfg(n)) }.map_err(launch_err("rxp_setup"))?;
+            base += n;
+        }
+        self.events[2].record(&stream).ctx("recording an event")?;
+        let nt = ntiles as u32;
+        let scan = self.function("rxp_bin_scan")?;
+        let mut l = stream.launch_builder(&scan);
+        l.arg(&self.tile_counts)
+            .arg(&nt)
+            .arg(&mut self.offsets)
+            .arg(&mut self.cursors);
+        // SAFETY: one block; tile_counts and cursors hold ntiles entries, offsets ntiles + 1.
+        unsafe { l.launch(cfg(1)) }.map_err(launch_err("rxp_bin_scan"))?;
+        let fill = self.function("rxp_bin_fill")?;
+        let mut l = stream.launch_builder(&fill);
+        l.arg(&self.records)
+            .arg(&self.counters)
+            .arg(&p)
+            .arg(&mut self.cursors)
+            .arg(&mut self.bins);
+        // SAFETY: one thread per record slot; the kernel reads only records below the count and
+        // writes bins below the capacity in `p`.
+        unsafe { l.launch(cfg(self.record_capacity as u32)) }
+            .map_err(launch_err("rxp_bin_fill"))?;
+        self.events[3].record(&stream).ctx("recording an event")?;
+        let raster = self.function("rxp_raster")?;
+        let mut l = stream.launch_builder(&raster);
+        l.arg(&self.records)
+            .arg(&self.first)
+            .arg(&self.offsets)
+            .arg(&self.bins)
+            .arg(&self.colors)
+            .arg(&self.lut)
+            .arg(&p)
+            .arg(&mut self.color)
+            .arg(&mut self.depth)
+            .arg(&mut self.counters);
+        let tiles = LaunchConfig {
+            grid_dim: (nt, 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: one block per tile; colour and depth hold width x height pixels.
+        unsafe { l.launch(tiles) }.map_err(launch_err("rxp_raster"))?;
+        self.events[4].record(&stream).ctx("recording an event")?;
+        let mut c = [0u64; COUNTERS];
+        stream
+            .memcpy_dtoh(&self.counters, &mut c[..])
+            .ctx("downloading the raster counters")?;
+        stream.synchronize().ctx("waiting for the GPU")?;
+        Ok(c)
+    }
+}
