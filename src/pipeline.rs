@@ -82,6 +82,18 @@ impl Renderer {
         }
     }
 
+    /// The CUDA backend on a device already opened.
+    pub fn from_gpu(gpu: Arc<Gpu>) -> Renderer {
+        Renderer {
+            backend: Backend::Cuda,
+            notice: format!(
+                "backend: cuda, {} (geometry and rasterisation on the GPU)",
+                gpu.name
+            ),
+            gpu: Some(gpu),
+        }
+    }
+
     /// The device, with the CUDA backend.
     pub fn gpu(&self) -> Option<&Arc<Gpu>> {
         self.gpu.as_ref()

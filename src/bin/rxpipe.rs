@@ -68,6 +68,9 @@ enum Command {
         /// input, forsyth, random
         #[arg(long, default_value = "forsyth")]
         order: String,
+        /// where the geometry stage runs: auto, cpu, cuda
+        #[arg(long, default_value = "auto")]
+        backend: String,
         #[arg(long)]
         json: bool,
     },
@@ -90,6 +93,28 @@ enum BenchWhat {
         /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
         #[arg(long, default_value = "bunny,ogre,icosphere:9,bunny-grid:104")]
         meshes: String,
+        #[arg(long, default_value_t = 20)]
+        runs: usize,
+        #[arg(long, default_value_t = 3)]
+        warmup: usize,
+        /// print JSON instead of markdown
+        #[arg(long)]
+        json: bool,
+        /// also write the markdown report to this file
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+    },
+    /// Whole frames on the GPU: per-stage times of geometry, setup, binning, raster and shading
+    Frame {
+        /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
+        #[arg(long, default_value = "bunny,ogre,icosphere:9,bunny-grid:104")]
+        meshes: String,
+        /// comma-separated strategies
+        #[arg(long, default_value = "naive,warp,hash,phash")]
+        strategies: String,
+        /// WIDTHxHEIGHT
+        #[arg(long, default_value = "1920x1080")]
+        size: String,
         #[arg(long, default_value_t = 20)]
         runs: usize,
         #[arg(long, default_value_t = 3)]
@@ -137,8 +162,9 @@ fn main() -> ExitCode {
             mesh,
             strategy,
             order,
+            backend,
             json,
-        } => asr(&mesh, &strategy, &order, json),
+        } => asr(&mesh, &strategy, &order, &backend, json),
         Command::Bench { what } => bench(what),
         Command::Info { json } => info(json),
     };
@@ -164,6 +190,12 @@ fn strategy(s: &str) -> Result<Strategy, String> {
         s,
         &Strategy::NAMES.join(", "),
     )
+}
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    s.split_once('x')
+        .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
+        .filter(|&(w, h): &(u32, u32)| w > 0 && h > 0)
+        .ok_or_else(|| format!("bad size '{s}' (expected WIDTHxHEIGHT, e.g. 1920x1080)"))
 }
 fn order(s: &str) -> Result<VertexOrder, String> {
     parse_or(VertexOrder::parse(s), "order", s, "input, forsyth, random")
@@ -245,6 +277,9 @@ fn render(
         eprintln!("{}", renderer.notice);
         println!("{}: {}", out.display(), frame.stats);
     }
+    for n in &frame.notes {
+        eprintln!("note: {n}");
+    }
     Ok(())
 }
 
@@ -257,7 +292,7 @@ struct AsrRow {
     ideal: f64,
 }
 
-fn asr(path: &PathBuf, s: &str, o: &str, json: bool) -> Res {
+fn asr(path: &PathBuf, s: &str, o: &str, b: &str, json: bool) -> Res {
     let strategies: Vec<Strategy> = if s == "all" {
         Strategy::all().to_vec()
     } else {
@@ -276,24 +311,31 @@ fn asr(path: &PathBuf, s: &str, o: &str, json: bool) -> Res {
     let indices = order.apply(&mesh.indices, mesh.vertex_count());
     pb.finish_and_clear();
     let vertices = VertexIn::from_mesh(&mesh);
+    let renderer = Renderer::new(backend(b)?)?;
+    eprintln!("{}", renderer.notice);
+    let cuda = match renderer.gpu() {
+        Some(gpu) => Some(rxpipe::geometry::cuda::CudaGeometry::new(
+            gpu.clone(),
+            rxpipe::geometry::cuda::CudaShader::transform(),
+            true,
+        )?),
+        None => None,
+    };
     let bar = indicatif::ProgressBar::new(strategies.len() as u64);
     let mut rows = Vec::new();
     for st in strategies {
         bar.set_message(st.to_string());
-        let g = geometry::cpu::run(
-            st,
-            &vertices,
-            &indices,
-            None,
-            &Transform,
-            &Uniforms::default(),
-        )?;
+        let u = Uniforms::default();
+        let stats = match &cuda {
+            Some(c) => c.run(st, &vertices, &indices, None, &u)?.stats,
+            None => geometry::cpu::run(st, &vertices, &indices, None, &Transform, &u)?.stats,
+        };
         rows.push(AsrRow {
             strategy: st.to_string(),
-            invocations: g.stats.invocations,
-            triangles: g.stats.triangles,
-            asr: g.stats.asr(),
-            ideal: g.stats.ideal_asr(),
+            invocations: stats.invocations,
+            triangles: stats.triangles,
+            asr: stats.asr(),
+            ideal: stats.ideal_asr(),
         });
         bar.inc(1);
     }
@@ -343,6 +385,38 @@ fn bench(what: BenchWhat) -> Res {
             let report = rxpipe::bench::geometry(gpu, &names, warmup, runs.max(1), &|m| {
                 pb.set_message(m.to_string())
             })?;
+            pb.finish_and_clear();
+            let md = report.markdown();
+            if let Some(p) = markdown {
+                std::fs::write(&p, &md)?;
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{md}");
+            }
+        }
+        BenchWhat::Frame {
+            meshes,
+            strategies,
+            size,
+            runs,
+            warmup,
+            json,
+            markdown,
+        } => {
+            let size = parse_size(&size)?;
+            let strategies = strategies
+                .split(',')
+                .map(|s| strategy(s.trim()))
+                .collect::<Result<Vec<_>, _>>()?;
+            let gpu = rxpipe::gpu::Gpu::new()?;
+            let names: Vec<&str> = meshes.split(',').map(str::trim).collect();
+            let pb = spinner("starting".into());
+            let report =
+                rxpipe::bench::frame(gpu, &names, &strategies, size, warmup, runs.max(1), &|m| {
+                    pb.set_message(m.to_string())
+                })?;
             pb.finish_and_clear();
             let md = report.markdown();
             if let Some(p) = markdown {
