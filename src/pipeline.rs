@@ -349,17 +349,24 @@ impl Pipeline {
             // lighting needs normals: compute smooth ones when no pass provided them
             normals.run(&mut m)?;
             let indices = self.order.apply(&m.indices, m.vertex_count());
-            let batches = match self.strategy.dynamic_limits() {
-                Some((mi, mv)) => Some(Batches::build(&indices, m.vertex_count(), mi, mv)?),
-                None => None,
-            };
             let vertices = VertexIn::from_mesh(&m);
-            let device = match &self.cuda {
-                Some(c) => Some((
-                    DeviceMesh::upload(&c.gpu, &vertices, &indices, batches.as_ref())?,
-                    Mutex::new(None),
-                )),
-                None => None,
+            let limits = self.strategy.dynamic_limits();
+            // with the CUDA backend the batches are built on the GPU, else on the CPU
+            let (batches, device) = match &self.cuda {
+                Some(c) => {
+                    let mut dm = DeviceMesh::upload(&c.gpu, &vertices, &indices, None)?;
+                    if let Some((mi, mv)) = limits {
+                        dm.build_batches(&c.gpu, mi, mv)?;
+                    }
+                    (None, Some((dm, Mutex::new(None))))
+                }
+                None => match limits {
+                    Some((mi, mv)) => (
+                        Some(Batches::build(&indices, m.vertex_count(), mi, mv)?),
+                        None,
+                    ),
+                    None => (None, None),
+                },
             };
             objects.push(PreparedObject {
                 vertices,

@@ -74,6 +74,57 @@ fn invocation_counts_equal_the_cpu_for_every_strategy_mesh_and_order() {
 }
 
 #[test]
+fn gpu_batches_equal_the_cpu_preprocess() {
+    let Some(gpu) = common::gpu() else { return };
+    use rxpipe::geometry::cuda::DeviceMesh;
+    let mut meshes: Vec<(String, rxpipe::Mesh)> = vec![
+        ("icosphere:6".into(), rxpipe::mesh::icosphere(6)),
+        ("empty".into(), rxpipe::Mesh::default()),
+    ];
+    if let Some(dir) = common::meshes() {
+        for f in common::SHARED {
+            meshes.push((f.into(), rxpipe::io::load_mesh(dir.join(f)).unwrap()));
+        }
+    }
+    // a strip of degenerate and repeating triangles
+    let mut odd = rxpipe::mesh::icosphere(2);
+    odd.indices.extend([0, 0, 0, 1, 1, 2, 3, 4, 3, 5, 5, 5]);
+    meshes.push(("degenerate".into(), odd));
+    let mut checked = 0;
+    for (name, m) in &meshes {
+        let v = VertexIn::from_mesh(m);
+        for order in [
+            VertexOrder::Input,
+            VertexOrder::Forsyth,
+            VertexOrder::Random(3),
+        ] {
+            let idx = order.apply(&m.indices, m.vertex_count());
+            let mut dm = DeviceMesh::upload(&gpu, &v, &idx, None).unwrap();
+            for (mi, mv) in [
+                (1023, 256),
+                (96, 32),
+                (300, 100),
+                (1024, 1024),
+                (3, 3),
+                (9, 3),
+            ] {
+                let cpu = Batches::build(&idx, v.len(), mi, mv).unwrap();
+                dm.build_batches(&gpu, mi, mv).unwrap();
+                let g = dm.download_batches(&gpu).unwrap().unwrap();
+                assert_eq!(g, cpu, "{name} {order} {mi}/{mv}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 36);
+    // limits the GPU does not take are errors
+    let m = rxpipe::mesh::icosphere(1);
+    let mut dm = DeviceMesh::upload(&gpu, &VertexIn::from_mesh(&m), &m.indices, None).unwrap();
+    assert!(dm.build_batches(&gpu, 2, 256).is_err());
+    assert!(dm.build_batches(&gpu, 2048, 256).is_err());
+}
+
+#[test]
 fn triangle_queues_equal_the_cpu_within_float_tolerance() {
     let Some(gpu) = common::gpu() else { return };
     let Some(dir) = common::meshes() else { return };

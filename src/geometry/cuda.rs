@@ -167,6 +167,138 @@ impl DeviceMesh {
     }
 }
 
+/// Threads per block of the batching kernels (RXB_BLOCK), triangles per thread of its compaction
+/// (RXB_PER), and the sort window of its look-back kernel (RXB_SORT).
+const RXB_BLOCK: u32 = 256;
+const RXB_PER: u32 = 4;
+const RXB_SORT: u32 = 2048;
+
+impl DeviceMesh {
+    /// Builds the dynamic batches on the GPU (kernels/batching.cu): the same batches as
+    /// [`Batches::build`] on the CPU, from the indices already on the device. Replaces any
+    /// batches the mesh had.
+    pub fn build_batches(
+        &mut self,
+        gpu: &Gpu,
+        max_indices: u32,
+        max_vertices: u32,
+    ) -> Result<(), crate::Error> {
+        if max_indices < 3 || max_vertices < 3 {
+            return Err(GeometryError::BatchLimits {
+                max_indices,
+                max_vertices,
+            }
+            .into());
+        }
+        if max_indices > 1024 {
+            return Err(GpuError::Limit(format!(
+                "the GPU builds batches of at most 1024 indices, got {max_indices}"
+            ))
+            .into());
+        }
+        let n = (self.index_count / 3) as u32;
+        let mut starts: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch offsets")?;
+        if n == 0 {
+            self.batches = Some((starts, 0, max_indices, max_vertices));
+            return Ok(());
+        }
+        let module = gpu.module("batching", &[kernels::BATCHING], &[])?;
+        let f = |name: &str| gpu.function(&module, name);
+        let s = &gpu.stream;
+        let err = |what: &'static str| {
+            move |e| GpuError::Driver {
+                what: format!("launching {what}"),
+                source: e,
+            }
+        };
+        let cfg = |blocks: u32, threads: u32| LaunchConfig {
+            grid_dim: (blocks.max(1), 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let max_tris = max_indices / 3;
+        let lookback = 3 * max_tris - 1;
+        let span = RXB_SORT - lookback;
+        let ni = 3 * n;
+        let mut prev: CudaSlice<i32> = gpu.zeros(ni as usize, "batching look-back")?;
+        let k = f("rxb_prev")?;
+        let mut l = s.launch_builder(&k);
+        l.arg(&self.indices)
+            .arg(&ni)
+            .arg(&lookback)
+            .arg(&span)
+            .arg(&mut prev);
+        // SAFETY: one block per `span` positions, each writing only its own positions of `prev`.
+        unsafe { l.launch(cfg(ni.div_ceil(span), RXB_SORT / 2)) }.map_err(err("rxb_prev"))?;
+        let mut jump: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch ends")?;
+        let k = f("rxb_batch_end")?;
+        let mut l = s.launch_builder(&k);
+        l.arg(&prev)
+            .arg(&n)
+            .arg(&max_tris)
+            .arg(&max_vertices)
+            .arg(&mut jump);
+        // SAFETY: one thread per triangle and one for the end; `prev` holds 3n entries.
+        unsafe { l.launch(cfg((n + 1).div_ceil(RXB_BLOCK), RXB_BLOCK)) }
+            .map_err(err("rxb_batch_end"))?;
+        drop(prev);
+        let mut next: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch ends")?;
+        let mut mark: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch marks")?;
+        s.memcpy_htod(&[1u32], &mut mark.slice_mut(0..1))
+            .ctx("marking the first batch")?;
+        let k = f("rxb_orbit")?;
+        // after round r every start J^m(0) with m < 2^(r+1) is marked; there are at most n
+        let mut reach = 1u64;
+        while reach <= n as u64 {
+            let mut l = s.launch_builder(&k);
+            l.arg(&jump).arg(&mut next).arg(&mut mark).arg(&n);
+            // SAFETY: one thread per entry of the n + 1 entry buffers; jumps stay within 0..=n.
+            unsafe { l.launch(cfg((n + 1).div_ceil(RXB_BLOCK), RXB_BLOCK)) }
+                .map_err(err("rxb_orbit"))?;
+            std::mem::swap(&mut jump, &mut next);
+            reach *= 2;
+        }
+        let per_block = RXB_BLOCK * RXB_PER;
+        let blocks = n.div_ceil(per_block);
+        let mut block_counts: CudaSlice<u32> = gpu.zeros(blocks as usize, "batch counts")?;
+        let mut total: CudaSlice<u32> = gpu.zeros(1, "batch count")?;
+        let k = f("rxb_count")?;
+        let mut l = s.launch_builder(&k);
+        l.arg(&mark).arg(&n).arg(&mut block_counts);
+        // SAFETY: one block per `per_block` triangles, writing its own count.
+        unsafe { l.launch(cfg(blocks, RXB_BLOCK)) }.map_err(err("rxb_count"))?;
+        let k = f("rxb_scan")?;
+        let mut l = s.launch_builder(&k);
+        l.arg(&mut block_counts)
+            .arg(&blocks)
+            .arg(&n)
+            .arg(&mut starts)
+            .arg(&mut total);
+        // SAFETY: one block; starts holds n + 1 entries and there are at most n batches.
+        unsafe { l.launch(cfg(1, RXB_BLOCK)) }.map_err(err("rxb_scan"))?;
+        let k = f("rxb_compact")?;
+        let mut l = s.launch_builder(&k);
+        l.arg(&mark).arg(&n).arg(&block_counts).arg(&mut starts);
+        // SAFETY: as rxb_count; every marked triangle gets its own slot below the count.
+        unsafe { l.launch(cfg(blocks, RXB_BLOCK)) }.map_err(err("rxb_compact"))?;
+        let nb = gpu.download(&total, 1)?[0] as usize;
+        self.batches = Some((starts, nb, max_indices, max_vertices));
+        Ok(())
+    }
+
+    /// The mesh's batches, downloaded (for tests and tools).
+    pub fn download_batches(&self, gpu: &Gpu) -> Result<Option<Batches>, GpuError> {
+        let Some((starts, nb, mi, mv)) = &self.batches else {
+            return Ok(None);
+        };
+        Ok(Some(Batches {
+            starts: gpu.download(starts, nb + 1)?,
+            max_indices: *mi,
+            max_vertices: *mv,
+        }))
+    }
+}
+
 /// The triangle queue and, with statistics, the per-vertex invocation counts, on the device.
 pub struct DeviceQueue {
     pub vertices: CudaSlice<GpuVertexOut>,
@@ -479,7 +611,8 @@ impl CudaGeometry {
         Ok(())
     }
 
-    /// Runs the stage once and downloads everything: the triangle queue, per-vertex invocation
+    /// Runs the stage once (building the dynamic batches on the GPU unless matching ones are
+    /// given) and downloads everything: the triangle queue, per-vertex invocation
     /// counts and statistics (invocation counts only when counting).
     pub fn run(
         &self,
@@ -489,8 +622,13 @@ impl CudaGeometry {
         batches: Option<&Batches>,
         uniforms: &Uniforms,
     ) -> Result<GpuGeometry, crate::Error> {
-        let batches = Batches::for_strategy(strategy, batches, indices, vertices.len())?;
-        let mesh = DeviceMesh::upload(&self.gpu, vertices, indices, batches.as_deref())?;
+        // given batches are used when they fit the strategy; otherwise the GPU builds them
+        let limits = strategy.dynamic_limits();
+        let given = batches.filter(|b| Some((b.max_indices, b.max_vertices)) == limits);
+        let mut mesh = DeviceMesh::upload(&self.gpu, vertices, indices, given)?;
+        if let (None, Some((mi, mv))) = (given, limits) {
+            mesh.build_batches(&self.gpu, mi, mv)?;
+        }
         let mut q = self.queue(&mesh, strategy)?;
         self.enqueue(strategy, &mesh, uniforms, &mut q)?;
         self.gpu.sync()?;

@@ -20,6 +20,12 @@ pub const GEOMETRY: Source<'static> = Source {
     text: include_str!("../../kernels/geometry.cu"),
 };
 
+/// The dynamic batching preprocess (batch starts of the CPU's front-to-back scan, in parallel).
+pub const BATCHING: Source<'static> = Source {
+    name: "kernels/batching.cu",
+    text: include_str!("../../kernels/batching.cu"),
+};
+
 /// The raster stage's kernels (setup, binning, tile rasterisation and shading).
 pub const RASTER: Source<'static> = Source {
     name: "kernels/raster.cu",
