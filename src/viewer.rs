@@ -96,6 +96,9 @@ impl App {
             Ok(f) => f,
             Err(e) => return self.fail(el, e),
         };
+        for n in &frame.notes {
+            eprintln!("note: {n}");
+        }
         if let (Some(px), Some(win)) = (self.pixels.as_mut(), self.window.as_ref()) {
             let buf = px.frame_mut();
             if buf.len() == frame.color.len() {
