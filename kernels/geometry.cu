@@ -170,10 +170,12 @@ __device__ __forceinline__ unsigned rxp_hash(unsigned id, unsigned size) {
 }
 
 // Dynamically-batched hashing (Algorithm 3, linear probing) and parallel hashing. One block per
-// batch (batch b is triangles tri_start[b]..tri_start[b + 1]), one thread per index. Each thread
-// inserts its index with atomicCAS; with `fast_probes` below 0xffffffff it gives up after that many
-// slots, and the warp then inserts its leftover indices together, 32 slots at a time from where
-// each stopped. The occupied slots are then shaded, one thread per slot.
+// batch (batch b is triangles tri_start[b]..tri_start[b + 1]); the block has as many threads as
+// the table has slots (at least 32), and each thread takes every blockDim-th index of the batch, so
+// that in the shading phase every thread shades one slot (a block of one thread per index would
+// leave three quarters of its threads idle there). Each thread inserts its indices with atomicCAS;
+// with `fast_probes` below 0xffffffff it gives up after that many slots, and the warp then inserts
+// its leftover indices together, 32 slots at a time from where each stopped.
 extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
                                     const unsigned* __restrict__ idx,
                                     const unsigned* __restrict__ tri_start, unsigned table,
@@ -188,54 +190,58 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
     const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
     for (unsigned s = threadIdx.x; s < table; s += blockDim.x) keys[s] = RXP_EMPTY;
     __syncthreads();
-    const unsigned t = threadIdx.x;
-    const bool valid = t < n;
-    const unsigned my = valid ? idx[i0 + t] : RXP_EMPTY;
-    unsigned p = valid ? rxp_hash(my, table) : 0;
-    int slot = -1;
-    if (valid) {
-        const unsigned budget = min(fast_probes, table);
-        for (unsigned k = 0; k < budget; ++k) {
-            const unsigned prev = atomicCAS(&keys[p], RXP_EMPTY, my);
-            if (prev == RXP_EMPTY || prev == my) {
-                slot = (int)p;
-                break;
-            }
-            p = (p + 1) & mask;
-        }
-    }
-    // warp-cooperative slow path for the indices the fast path did not place
     const unsigned lane = threadIdx.x & 31;
-    unsigned pending = __ballot_sync(RXP_FULL, valid && slot < 0);
-    while (pending) {
-        const unsigned src = __ffs(pending) - 1;
-        const unsigned id = __shfl_sync(RXP_FULL, my, src);
-        unsigned base = __shfl_sync(RXP_FULL, p, src);
-        int found = -1;
-        for (;;) {
-            const unsigned q = (base + lane) & mask;
-            const unsigned k = *(volatile unsigned*)&keys[q];
-            const unsigned hit = __ballot_sync(RXP_FULL, k == id);
-            if (hit) {
-                found = (int)((base + __ffs(hit) - 1) & mask);
-                break;
-            }
-            const unsigned empty = __ballot_sync(RXP_FULL, k == RXP_EMPTY);
-            if (empty) {
-                const unsigned e = __ffs(empty) - 1;
-                unsigned prev = 0;
-                if (lane == e) prev = atomicCAS(&keys[q], RXP_EMPTY, id);
-                prev = __shfl_sync(RXP_FULL, prev, e);
-                if (prev == RXP_EMPTY || prev == id) {
-                    found = (int)((base + e) & mask);
+    // rounds over the batch; every lane of a warp takes part in every round (warp-wide ballots)
+    for (unsigned r0 = 0; r0 < n; r0 += blockDim.x) {
+        const unsigned t = r0 + threadIdx.x;
+        const bool valid = t < n;
+        const unsigned my = valid ? idx[i0 + t] : RXP_EMPTY;
+        unsigned p = valid ? rxp_hash(my, table) : 0;
+        int slot = -1;
+        if (valid) {
+            const unsigned budget = min(fast_probes, table);
+            for (unsigned k = 0; k < budget; ++k) {
+                const unsigned prev = atomicCAS(&keys[p], RXP_EMPTY, my);
+                if (prev == RXP_EMPTY || prev == my) {
+                    slot = (int)p;
                     break;
                 }
-                continue;  // lost the slot to another warp: look again from the same place
+                p = (p + 1) & mask;
             }
-            base = (base + 32) & mask;
         }
-        if (lane == src) slot = found;
-        pending &= pending - 1;
+        // warp-cooperative slow path for the indices the fast path did not place
+        unsigned pending = __ballot_sync(RXP_FULL, valid && slot < 0);
+        while (pending) {
+            const unsigned src = __ffs(pending) - 1;
+            const unsigned id = __shfl_sync(RXP_FULL, my, src);
+            unsigned base = __shfl_sync(RXP_FULL, p, src);
+            int found = -1;
+            for (;;) {
+                const unsigned q = (base + lane) & mask;
+                const unsigned k = *(volatile unsigned*)&keys[q];
+                const unsigned hit = __ballot_sync(RXP_FULL, k == id);
+                if (hit) {
+                    found = (int)((base + __ffs(hit) - 1) & mask);
+                    break;
+                }
+                const unsigned empty = __ballot_sync(RXP_FULL, k == RXP_EMPTY);
+                if (empty) {
+                    const unsigned e = __ffs(empty) - 1;
+                    unsigned prev = 0;
+                    if (lane == e) prev = atomicCAS(&keys[q], RXP_EMPTY, id);
+                    prev = __shfl_sync(RXP_FULL, prev, e);
+                    if (prev == RXP_EMPTY || prev == id) {
+                        found = (int)((base + e) & mask);
+                        break;
+                    }
+                    continue;  // lost the slot to another warp: look again from the same place
+                }
+                base = (base + 32) & mask;
+            }
+            if (lane == src) slot = found;
+            pending &= pending - 1;
+        }
+        if (valid) slot_of[t] = (unsigned short)slot;
     }
     __syncthreads();
     for (unsigned s = threadIdx.x; s < table; s += blockDim.x) {
@@ -245,7 +251,6 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
             RXP_COUNTED(id);
         }
     }
-    if (valid) slot_of[t] = (unsigned short)slot;
     __syncthreads();
     rxp_copy_records(out + i0, n, threadIdx.x, blockDim.x,
                      [&](unsigned r) { return &sv[slot_of[r]]; });

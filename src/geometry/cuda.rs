@@ -564,9 +564,10 @@ impl CudaGeometry {
                         .arg(&u)
                         .arg(&mut q.vertices)
                         .arg(&mut q.counts);
+                    // one thread per table slot (each takes every blockDim-th index)
                     let cfg = LaunchConfig {
                         grid_dim: (nb, 1, 1),
-                        block_dim: (max_indices.div_ceil(32) * 32, 1, 1),
+                        block_dim: (table.max(32), 1, 1),
                         shared_mem_bytes: smem as u32,
                     };
                     // SAFETY: as above.
