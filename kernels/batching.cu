@@ -105,31 +105,6 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
     next_jump[t] = jump[j];
 }
 
-__device__ __forceinline__ unsigned rxb_block_scan(unsigned v, unsigned* total) {
-    __shared__ unsigned sums[RXB_BLOCK / 32];
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    unsigned x = v;
-    for (int d = 1; d < 32; d <<= 1) {
-        unsigned y = __shfl_up_sync(0xffffffffu, x, d);
-        if (lane >= (unsigned)d) x += y;
-    }
-    if (lane == 31) sums[warp] = x;
-    __syncthreads();
-    if (warp == 0) {
-        unsigned s = lane < RXB_BLOCK / 32 ? sums[lane] : 0;
-        for (int d = 1; d < 32; d <<= 1) {
-            unsigned y = __shfl_up_sync(0xffffffffu, s, d);
-            if (lane >= (unsigned)d) s += y;
-        }
-        if (lane < RXB_BLOCK / 32) sums[lane] = s;
-    }
-    __syncthreads();
-    const unsigned before = warp == 0 ? 0 : sums[warp - 1];
-    *total = sums[RXB_BLOCK / 32 - 1];
-    __syncthreads();
-    return before + x - v;
-}
-
 // Marked triangles per block of RXB_BLOCK * RXB_PER.
 extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
     rxb_count(const unsigned* __restrict__ mark, unsigned n, unsigned* __restrict__ block_counts) {
@@ -137,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
     unsigned c = 0;
     for (unsigned k = 0; k < RXB_PER; k++) c += base + k < n && mark[base + k];
     unsigned total;
-    rxb_block_scan(c, &total);
+    rxp_block_scan<RXB_BLOCK>(c, &total);
     if (threadIdx.x == 0) block_counts[blockIdx.x] = total;
 }
 
@@ -151,7 +126,7 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
         const unsigned k = s + threadIdx.x;
         const unsigned c = k < blocks ? block_counts[k] : 0;
         unsigned total;
-        const unsigned before = rxb_block_scan(c, &total);
+        const unsigned before = rxp_block_scan<RXB_BLOCK>(c, &total);
         if (k < blocks) block_counts[k] = carry + before;
         carry += total;
     }
@@ -169,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
     unsigned c = 0;
     for (unsigned k = 0; k < RXB_PER; k++) c += base + k < n && mark[base + k];
     unsigned total;
-    unsigned at = block_offsets[blockIdx.x] + rxb_block_scan(c, &total);
+    unsigned at = block_offsets[blockIdx.x] + rxp_block_scan<RXB_BLOCK>(c, &total);
     for (unsigned k = 0; k < RXB_PER; k++)
         if (base + k < n && mark[base + k]) starts[at++] = base + k;
 }

@@ -85,38 +85,12 @@ struct SetupTri {
     float var[3][8];
 };
 
-// ---- block-wide helpers --------------------------------------------------------------------
-
-// Exclusive prefix sum of `v` over the block; `total` receives the block's sum.
-__device__ __forceinline__ unsigned rxp_block_scan(unsigned v, unsigned* total) {
-    __shared__ unsigned warp_sums[RXP_RBLOCK / 32];
-    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    unsigned x = v;
-    for (int d = 1; d < 32; d <<= 1) {
-        unsigned y = __shfl_up_sync(0xffffffffu, x, d);
-        if (lane >= (unsigned)d) x += y;
-    }
-    if (lane == 31) warp_sums[warp] = x;
-    __syncthreads();
-    if (warp == 0) {
-        unsigned s = lane < RXP_RBLOCK / 32 ? warp_sums[lane] : 0;
-        for (int d = 1; d < 32; d <<= 1) {
-            unsigned y = __shfl_up_sync(0xffffffffu, s, d);
-            if (lane >= (unsigned)d) s += y;
-        }
-        if (lane < RXP_RBLOCK / 32) warp_sums[lane] = s;
-    }
-    __syncthreads();
-    unsigned before = warp == 0 ? 0 : warp_sums[warp - 1];
-    *total = warp_sums[RXP_RBLOCK / 32 - 1];
-    __syncthreads();
-    return before + x - v;
-}
+// ---- block-wide helpers (rxp_block_scan is in kernels/scan.cuh) ----------------------------
 
 // Adds each thread's `v` to counters[c] with one atomic per block.
 __device__ __forceinline__ void rxp_block_count(unsigned long long* counters, int c, unsigned v) {
     unsigned total;
-    rxp_block_scan(v, &total);
+    rxp_block_scan<RXP_RBLOCK>(v, &total);
     if (threadIdx.x == 0 && total) atomicAdd(&counters[c], (unsigned long long)total);
 }
 
@@ -368,7 +342,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         }
     }
     unsigned total;
-    unsigned offset = rxp_block_scan(n, &total);
+    unsigned offset = rxp_block_scan<RXP_RBLOCK>(n, &total);
     __shared__ unsigned base;
     if (threadIdx.x == 0) base = total ? (unsigned)atomicAdd(&counters[RXP_C_RECORDS], (unsigned long long)total) : 0;
     __syncthreads();
@@ -430,7 +404,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         unsigned k = start + threadIdx.x;
         unsigned c = k < ntiles ? tile_counts[k] : 0;
         unsigned total;
-        unsigned before = rxp_block_scan(c, &total);
+        unsigned before = rxp_block_scan<RXP_RBLOCK>(c, &total);
         if (k < ntiles) {
             offsets[k] = carry + before;
             cursors[k] = carry + before;

@@ -109,12 +109,42 @@ pub struct MeshRow {
     pub triangles: usize,
 }
 
+/// Where and when a report was measured.
 #[derive(Debug, Clone, Serialize)]
-pub struct GeometryReport {
+pub struct Machine {
     pub device: String,
     pub driver: String,
     pub nvrtc: String,
     pub date: String,
+}
+
+impl Machine {
+    fn of(gpu: &Gpu, info: &crate::gpu::CudaInfo) -> Machine {
+        Machine {
+            device: gpu.name.clone(),
+            driver: info
+                .driver_version
+                .map_or("?".into(), |v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+            nvrtc: format!("{}.{}", gpu.nvrtc_version.0, gpu.nvrtc_version.1),
+            date: today(),
+        }
+    }
+}
+
+impl std::fmt::Display for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (driver {}, NVRTC {}), {}",
+            self.device, self.driver, self.nvrtc, self.date
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GeometryReport {
+    #[serde(flatten)]
+    pub machine: Machine,
     pub meshes: Vec<MeshRow>,
     pub times: Vec<TimeRow>,
     pub asr: Vec<AsrRow>,
@@ -156,12 +186,7 @@ pub fn geometry(
         .and_then(|d| d.memory_bandwidth_gb_s)
         .unwrap_or(f64::NAN);
     let mut report = GeometryReport {
-        device: gpu.name.clone(),
-        driver: info
-            .driver_version
-            .map_or("?".into(), |v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
-        nvrtc: format!("{}.{}", gpu.nvrtc_version.0, gpu.nvrtc_version.1),
-        date: today(),
+        machine: Machine::of(&gpu, &info),
         meshes: vec![],
         times: vec![],
         asr: vec![],
@@ -271,8 +296,8 @@ impl GeometryReport {
     /// The report as markdown: Table 2 per mesh, Table 1, the roofline.
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "# Geometry stage on the GPU\n\n{} (driver {}, NVRTC {}), {}. Medians of CUDA-event timings in ms, inputs resident on the device, dynamic batches of 1023 indices / 256 vertices, warp voting 96 indices per warp.\n\n",
-            self.device, self.driver, self.nvrtc, self.date
+            "# Geometry stage on the GPU\n\n{}. Medians of CUDA-event timings in ms, inputs resident on the device, dynamic batches of 1023 indices / 256 vertices, warp voting 96 indices per warp.\n\n",
+            self.machine
         );
         let strategies = table_strategies();
         for m in &self.meshes {
@@ -393,10 +418,8 @@ pub struct FrameRow {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FrameReport {
-    pub device: String,
-    pub driver: String,
-    pub nvrtc: String,
-    pub date: String,
+    #[serde(flatten)]
+    pub machine: Machine,
     pub width: u32,
     pub height: u32,
     pub meshes: Vec<MeshRow>,
@@ -430,12 +453,7 @@ pub fn frame(
 ) -> Result<FrameReport, Error> {
     let info = crate::gpu::probe();
     let mut report = FrameReport {
-        device: gpu.name.clone(),
-        driver: info
-            .driver_version
-            .map_or("?".into(), |v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
-        nvrtc: format!("{}.{}", gpu.nvrtc_version.0, gpu.nvrtc_version.1),
-        date: today(),
+        machine: Machine::of(&gpu, &info),
         width: size.0,
         height: size.1,
         meshes: vec![],
@@ -513,8 +531,8 @@ pub fn frame(
 impl FrameReport {
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "# Whole frames on the GPU\n\n{} (driver {}, NVRTC {}), {}. {}x{}, lit (Blinn-Phong), back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height. Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'with download' is the host's wall time including the download of colour and depth.\n\n| mesh | triangles | strategy | ASR | rasterised | geometry | setup | binning | raster + shade | frame | with download |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-            self.device, self.driver, self.nvrtc, self.date, self.width, self.height
+            "# Whole frames on the GPU\n\n{}. {}x{}, lit (Blinn-Phong), back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height. Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'with download' is the host's wall time including the download of colour and depth.\n\n| mesh | triangles | strategy | ASR | rasterised | geometry | setup | binning | raster + shade | frame | with download |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            self.machine, self.width, self.height
         );
         for r in &self.rows {
             s += &format!(

@@ -386,15 +386,7 @@ fn bench(what: BenchWhat) -> Res {
                 pb.set_message(m.to_string())
             })?;
             pb.finish_and_clear();
-            let md = report.markdown();
-            if let Some(p) = markdown {
-                std::fs::write(&p, &md)?;
-            }
-            if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                print!("{md}");
-            }
+            report_out(&report, report.markdown(), markdown, json)?;
         }
         BenchWhat::Frame {
             meshes,
@@ -418,16 +410,26 @@ fn bench(what: BenchWhat) -> Res {
                     pb.set_message(m.to_string())
                 })?;
             pb.finish_and_clear();
-            let md = report.markdown();
-            if let Some(p) = markdown {
-                std::fs::write(&p, &md)?;
-            }
-            if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
-            } else {
-                print!("{md}");
-            }
+            report_out(&report, report.markdown(), markdown, json)?;
         }
+    }
+    Ok(())
+}
+
+/// Prints a benchmark report as markdown or JSON, and writes the markdown to a file when asked.
+fn report_out(
+    report: &impl serde::Serialize,
+    md: String,
+    markdown: Option<PathBuf>,
+    json: bool,
+) -> Res {
+    if let Some(p) = markdown {
+        std::fs::write(&p, &md)?;
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print!("{md}");
     }
     Ok(())
 }

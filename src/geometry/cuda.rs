@@ -202,7 +202,7 @@ impl DeviceMesh {
             self.batches = Some((starts, 0, max_indices, max_vertices));
             return Ok(());
         }
-        let module = gpu.module("batching", &[kernels::BATCHING], &[])?;
+        let module = gpu.module("batching", &[kernels::SCAN, kernels::BATCHING], &[])?;
         let f = |name: &str| gpu.function(&module, name);
         let s = &gpu.stream;
         let err = |what: &'static str| {

@@ -20,6 +20,12 @@ pub const GEOMETRY: Source<'static> = Source {
     text: include_str!("../../kernels/geometry.cu"),
 };
 
+/// A block-wide prefix sum, used by the raster and batching kernels.
+pub const SCAN: Source<'static> = Source {
+    name: "kernels/scan.cuh",
+    text: include_str!("../../kernels/scan.cuh"),
+};
+
 /// The dynamic batching preprocess (batch starts of the CPU's front-to-back scan, in parallel).
 pub const BATCHING: Source<'static> = Source {
     name: "kernels/batching.cu",

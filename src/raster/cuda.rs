@@ -132,7 +132,11 @@ impl CudaRaster {
         records: usize,
         bins: usize,
     ) -> Result<CudaRaster, GpuError> {
-        let module = gpu.module("raster", &[kernels::COMMON, kernels::RASTER], &[])?;
+        let module = gpu.module(
+            "raster",
+            &[kernels::COMMON, kernels::SCAN, kernels::RASTER],
+            &[],
+        )?;
         let lut = gpu.upload(&srgb_lut()[..], "the sRGB table")?;
         let event = || {
             gpu.ctx
