@@ -90,42 +90,38 @@ enum Command {
 enum BenchWhat {
     /// Geometry stage: ms per strategy and shader load (Table 2), shading rates (Table 1), roofline
     Geometry {
-        /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
-        #[arg(long, default_value = "bunny,ogre,icosphere:9,bunny-grid:104")]
-        meshes: String,
-        #[arg(long, default_value_t = 20)]
-        runs: usize,
-        #[arg(long, default_value_t = 3)]
-        warmup: usize,
-        /// print JSON instead of markdown
-        #[arg(long)]
-        json: bool,
-        /// also write the markdown report to this file
-        #[arg(long)]
-        markdown: Option<PathBuf>,
+        #[command(flatten)]
+        common: BenchArgs,
     },
     /// Whole frames on the GPU: per-stage times of geometry, setup, binning, raster and shading
     Frame {
-        /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
-        #[arg(long, default_value = "bunny,ogre,icosphere:9,bunny-grid:104")]
-        meshes: String,
         /// comma-separated strategies
         #[arg(long, default_value = "naive,warp,hash,phash")]
         strategies: String,
         /// WIDTHxHEIGHT
         #[arg(long, default_value = "1920x1080")]
         size: String,
-        #[arg(long, default_value_t = 20)]
-        runs: usize,
-        #[arg(long, default_value_t = 3)]
-        warmup: usize,
-        /// print JSON instead of markdown
-        #[arg(long)]
-        json: bool,
-        /// also write the markdown report to this file
-        #[arg(long)]
-        markdown: Option<PathBuf>,
+        #[command(flatten)]
+        common: BenchArgs,
     },
+}
+
+/// Options every benchmark takes.
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
+    #[arg(long, default_value = "bunny,ogre,icosphere:9,bunny-grid:104")]
+    meshes: String,
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// print JSON instead of markdown
+    #[arg(long)]
+    json: bool,
+    /// also write the markdown report to this file
+    #[arg(long)]
+    markdown: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -372,30 +368,20 @@ fn asr(path: &PathBuf, s: &str, o: &str, b: &str, json: bool) -> Res {
 
 fn bench(what: BenchWhat) -> Res {
     match what {
-        BenchWhat::Geometry {
-            meshes,
-            runs,
-            warmup,
-            json,
-            markdown,
-        } => {
+        BenchWhat::Geometry { common: c } => {
             let gpu = rxpipe::gpu::Gpu::new()?;
-            let names: Vec<&str> = meshes.split(',').map(str::trim).collect();
+            let names: Vec<&str> = c.meshes.split(',').map(str::trim).collect();
             let pb = spinner("starting".into());
-            let report = rxpipe::bench::geometry(gpu, &names, warmup, runs.max(1), &|m| {
+            let report = rxpipe::bench::geometry(gpu, &names, c.warmup, c.runs.max(1), &|m| {
                 pb.set_message(m.to_string())
             })?;
             pb.finish_and_clear();
-            report_out(&report, report.markdown(), markdown, json)?;
+            report_out(&report, report.markdown(), c.markdown, c.json)?;
         }
         BenchWhat::Frame {
-            meshes,
             strategies,
             size,
-            runs,
-            warmup,
-            json,
-            markdown,
+            common: c,
         } => {
             let size = parse_size(&size)?;
             let strategies = strategies
@@ -403,14 +389,19 @@ fn bench(what: BenchWhat) -> Res {
                 .map(|s| strategy(s.trim()))
                 .collect::<Result<Vec<_>, _>>()?;
             let gpu = rxpipe::gpu::Gpu::new()?;
-            let names: Vec<&str> = meshes.split(',').map(str::trim).collect();
+            let names: Vec<&str> = c.meshes.split(',').map(str::trim).collect();
             let pb = spinner("starting".into());
-            let report =
-                rxpipe::bench::frame(gpu, &names, &strategies, size, warmup, runs.max(1), &|m| {
-                    pb.set_message(m.to_string())
-                })?;
+            let report = rxpipe::bench::frame(
+                gpu,
+                &names,
+                &strategies,
+                size,
+                c.warmup,
+                c.runs.max(1),
+                &|m| pb.set_message(m.to_string()),
+            )?;
             pb.finish_and_clear();
-            report_out(&report, report.markdown(), markdown, json)?;
+            report_out(&report, report.markdown(), c.markdown, c.json)?;
         }
     }
     Ok(())
