@@ -269,6 +269,7 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     VertexOut* sv = reinterpret_cast<VertexOut*>(smem);
     unsigned long long* keys = reinterpret_cast<unsigned long long*>(sv + max_vertices);
     unsigned* rank = reinterpret_cast<unsigned*>(keys + P);
+    unsigned* uid = rank + P;
     const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
     const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
     const unsigned t = threadIdx.x;
@@ -300,9 +301,15 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
         __syncthreads();
     }
     const unsigned r = rank[t] - 1;  // rank of this sorted entry's id among the unique ids
-    if (first) {
-        sv[r] = vs_main(vin[id], u);
-        RXP_COUNTED(id);
+    // gather the unique ids in rank order, so that the first threads of the block shade them
+    // (shading where the flags happen to be would keep every warp busy at a quarter of its lanes)
+    if (first) uid[r] = id;
+    const unsigned unique = min(rank[P - 1], max_vertices);
+    __syncthreads();
+    for (unsigned s = t; s < unique; s += P) {
+        const unsigned v = uid[s];
+        sv[s] = vs_main(vin[v], u);
+        RXP_COUNTED(v);
     }
     __syncthreads();
     // reuse the rank array as the inverse map: position -> rank

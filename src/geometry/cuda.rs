@@ -524,7 +524,8 @@ impl CudaGeometry {
                 }
                 if let Strategy::DynamicSort { .. } = strategy {
                     let p = max_indices.next_power_of_two().max(32);
-                    let smem = max_vertices as usize * out + p as usize * 12;
+                    // shaded vertices and their ids, (id, position) keys and ranks
+                    let smem = max_vertices as usize * (out + 4) + p as usize * 12;
                     if smem > SHARED_LIMIT {
                         return Err(GpuError::Limit(format!("sorting batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
                     }
