@@ -14,8 +14,11 @@
 
 #define RXP_EMPTY 0xffffffffu
 #define RXP_FULL 0xffffffffu
-// Threads per block of the one-thread-per-element kernels (naive, multi).
+// Threads per block of the one-thread-per-element kernels (naive, multi); the host defines it
+// (BlockSizes::elementwise).
+#ifndef RXP_BLOCK
 #define RXP_BLOCK 256
+#endif
 
 // Queue writes. A VertexOut is 64 bytes, four float4 pieces. Were every thread to store its own
 // vertex, each store instruction of a warp would write one 16-byte piece of 32 different 64-byte

@@ -74,6 +74,38 @@ fn invocation_counts_equal_the_cpu_for_every_strategy_mesh_and_order() {
 }
 
 #[test]
+fn block_sizes_are_configurable() {
+    let Some(gpu) = common::gpu() else { return };
+    use rxpipe::geometry::cuda::BlockSizes;
+    let m = rxpipe::mesh::icosphere(4);
+    let v = VertexIn::from_mesh(&m);
+    let u = uniforms();
+    let default = CudaGeometry::new(gpu.clone(), CudaShader::transform(), true).unwrap();
+    for (elementwise, vote_warps) in [(32, 1), (512, 8), (128, 16)] {
+        let b = BlockSizes {
+            elementwise,
+            vote_warps,
+        };
+        let g = CudaGeometry::with_blocks(gpu.clone(), CudaShader::transform(), true, b).unwrap();
+        for name in ["naive", "multi", "warp"] {
+            let s = Strategy::parse(name).unwrap();
+            let a = default.run(s, &v, &m.indices, None, &u).unwrap();
+            let r = g.run(s, &v, &m.indices, None, &u).unwrap();
+            assert_eq!(r.counts, a.counts, "{name} {b:?}");
+            assert_eq!(r.queue, a.queue, "{name} {b:?}");
+        }
+    }
+    for (elementwise, vote_warps) in [(100, 4), (1024, 4), (256, 0), (256, 33)] {
+        let b = BlockSizes {
+            elementwise,
+            vote_warps,
+        };
+        let e = CudaGeometry::with_blocks(gpu.clone(), CudaShader::transform(), true, b);
+        assert!(e.is_err(), "{b:?}");
+    }
+}
+
+#[test]
 fn gpu_batches_equal_the_cpu_preprocess() {
     let Some(gpu) = common::gpu() else { return };
     use rxpipe::geometry::cuda::DeviceMesh;

@@ -316,13 +316,29 @@ pub struct CudaGeometry {
     pub shader: CudaShader,
     /// counts invocations (compiled in only when requested)
     pub counting: bool,
+    pub blocks: BlockSizes,
     module: Arc<CudaModule>,
 }
 
-/// Threads per block of naive and multi (RXP_BLOCK in kernels/geometry.cu).
-const BLOCK: u32 = 256;
-/// Warps per block of the warp-voting kernel.
-const VOTE_WARPS: u32 = 4;
+/// Block sizes of the geometry kernels whose blocks are not one batch each (the dynamic
+/// strategies size their blocks from the batch limits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockSizes {
+    /// threads per block of naive and multi (a multiple of 32, at most 512: each stages its
+    /// 64-byte vertices in shared memory; RXP_BLOCK in kernels/geometry.cu)
+    pub elementwise: u32,
+    /// warps per block of warp voting (1 to 32)
+    pub vote_warps: u32,
+}
+
+impl Default for BlockSizes {
+    fn default() -> Self {
+        BlockSizes {
+            elementwise: 256,
+            vote_warps: 4,
+        }
+    }
+}
 /// Shared memory a block may use without opting in.
 const SHARED_LIMIT: usize = 48 * 1024;
 
@@ -333,7 +349,24 @@ impl CudaGeometry {
         shader: CudaShader,
         counting: bool,
     ) -> Result<CudaGeometry, GpuError> {
-        let defines = Self::defines(&shader, counting);
+        CudaGeometry::with_blocks(gpu, shader, counting, BlockSizes::default())
+    }
+
+    /// [`CudaGeometry::new`] with other block sizes.
+    pub fn with_blocks(
+        gpu: Arc<Gpu>,
+        shader: CudaShader,
+        counting: bool,
+        blocks: BlockSizes,
+    ) -> Result<CudaGeometry, GpuError> {
+        let e = blocks.elementwise;
+        if e == 0 || e % 32 != 0 || e > 512 || !(1..=32).contains(&blocks.vote_warps) {
+            return Err(GpuError::Limit(format!(
+                "block sizes {} threads (naive, multi; a multiple of 32 up to 512) and {} warps (warp voting; 1 to 32) are not supported",
+                e, blocks.vote_warps
+            )));
+        }
+        let defines = Self::defines(&shader, counting, blocks);
         let d: Vec<(&str, String)> = defines
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
@@ -343,6 +376,7 @@ impl CudaGeometry {
             gpu,
             shader,
             counting,
+            blocks,
             module,
         })
     }
@@ -358,8 +392,9 @@ impl CudaGeometry {
         ]
     }
 
-    fn defines(shader: &CudaShader, counting: bool) -> Vec<(String, String)> {
+    fn defines(shader: &CudaShader, counting: bool, blocks: BlockSizes) -> Vec<(String, String)> {
         let mut d = shader.defines.clone();
+        d.push(("RXP_BLOCK".into(), blocks.elementwise.to_string()));
         if counting {
             d.push(("RXP_COUNT".into(), "1".into()));
         }
@@ -368,7 +403,7 @@ impl CudaGeometry {
 
     /// Where the compiled kernels came from (compiled now, disk cache or memory cache).
     pub fn origin(&self) -> Option<crate::gpu::ModuleOrigin> {
-        let defines = Self::defines(&self.shader, self.counting);
+        let defines = Self::defines(&self.shader, self.counting, self.blocks);
         let d: Vec<(&str, String)> = defines
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
@@ -407,6 +442,8 @@ impl CudaGeometry {
     ) -> Result<(), crate::Error> {
         let u = GpuUniforms::from(uniforms);
         let s = &self.gpu.stream;
+        let block = self.blocks.elementwise;
+        let vote_warps = self.blocks.vote_warps;
         if mesh.index_count > (u32::MAX / 4) as usize {
             return Err(GpuError::Limit(format!(
                 "{} indices are more than one geometry launch takes ({})",
@@ -441,7 +478,7 @@ impl CudaGeometry {
                     .arg(&mut q.vertices)
                     .arg(&mut q.counts);
                 // SAFETY: arguments match the kernel's signature; sizes are the buffers' own.
-                unsafe { l.launch(grid(ni, BLOCK)) }.map_err(launch_err("naive"))?;
+                unsafe { l.launch(grid(ni, block)) }.map_err(launch_err("naive"))?;
             }
             Strategy::Multi => {
                 let nv = mesh.vertex_count as u32;
@@ -456,7 +493,7 @@ impl CudaGeometry {
                     .arg(&mut *shaded)
                     .arg(&mut q.counts);
                 // SAFETY: as above.
-                unsafe { l.launch(grid(nv, BLOCK)) }.map_err(launch_err("multi_shade"))?;
+                unsafe { l.launch(grid(nv, block)) }.map_err(launch_err("multi_shade"))?;
                 let f = self.function("multi_assemble")?;
                 let mut l = s.launch_builder(&f);
                 l.arg(&*shaded)
@@ -464,14 +501,14 @@ impl CudaGeometry {
                     .arg(&ni)
                     .arg(&mut q.vertices);
                 // SAFETY: as above; one thread per 16-byte piece of the queue.
-                unsafe { l.launch(grid(4 * ni, BLOCK)) }.map_err(launch_err("multi_assemble"))?;
+                unsafe { l.launch(grid(4 * ni, block)) }.map_err(launch_err("multi_assemble"))?;
             }
             Strategy::WarpVote { batch } => {
                 if batch < 3 || batch % 3 != 0 {
                     return Err(GeometryError::WarpBatch(batch).into());
                 }
                 let per_warp = 32 * (std::mem::size_of::<GpuVertexOut>() + 4) + batch as usize + 32;
-                let smem = VOTE_WARPS as usize * per_warp;
+                let smem = vote_warps as usize * per_warp;
                 if smem > SHARED_LIMIT {
                     return Err(GpuError::Limit(format!(
                         "warp voting with batches of {batch} indices needs {smem} bytes of shared memory per block (at most {SHARED_LIMIT})"
@@ -489,11 +526,11 @@ impl CudaGeometry {
                     .arg(&mut q.vertices)
                     .arg(&mut q.counts);
                 let cfg = LaunchConfig {
-                    grid_dim: (batches.div_ceil(VOTE_WARPS), 1, 1),
-                    block_dim: (32 * VOTE_WARPS, 1, 1),
+                    grid_dim: (batches.div_ceil(vote_warps), 1, 1),
+                    block_dim: (32 * vote_warps, 1, 1),
                     shared_mem_bytes: smem as u32,
                 };
-                // SAFETY: as above; shared memory sized for VOTE_WARPS warps.
+                // SAFETY: as above; shared memory sized for vote_warps warps.
                 unsafe { l.launch(cfg) }.map_err(launch_err("warp_vote"))?;
             }
             Strategy::DynamicSort { .. }
@@ -601,8 +638,8 @@ impl CudaGeometry {
         let mut l = s.launch_builder(&f);
         l.arg(&q.counts).arg(&n).arg(&mut q.total);
         let cfg = LaunchConfig {
-            grid_dim: (n.div_ceil(BLOCK), 1, 1),
-            block_dim: (BLOCK, 1, 1),
+            grid_dim: (n.div_ceil(256), 1, 1),
+            block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
         // SAFETY: `counts` holds at least n entries; one thread per entry.
