@@ -52,7 +52,6 @@ impl Renderer {
     /// falls back to the CPU, saying why; `Cuda` without a usable device is an error. With CUDA the
     /// geometry and raster stages run on the GPU.
     pub fn new(backend: Backend) -> Result<Renderer, Error> {
-        const HYBRID: &str = "geometry and rasterisation on the GPU";
         match backend {
             Backend::Cpu => Ok(Renderer {
                 backend: Backend::Cpu,
@@ -60,25 +59,14 @@ impl Renderer {
                 notice: "backend: cpu".into(),
             }),
             Backend::Auto => match Gpu::new() {
-                Ok(gpu) => Ok(Renderer {
-                    backend: Backend::Cuda,
-                    notice: format!("backend: cuda, {} ({HYBRID})", gpu.name),
-                    gpu: Some(gpu),
-                }),
+                Ok(gpu) => Ok(Renderer::from_gpu(gpu)),
                 Err(e) => Ok(Renderer {
                     backend: Backend::Cpu,
                     gpu: None,
                     notice: format!("backend: cpu ({e})"),
                 }),
             },
-            Backend::Cuda => {
-                let gpu = Gpu::new()?;
-                Ok(Renderer {
-                    backend: Backend::Cuda,
-                    notice: format!("backend: cuda, {} ({HYBRID})", gpu.name),
-                    gpu: Some(gpu),
-                })
-            }
+            Backend::Cuda => Ok(Renderer::from_gpu(Gpu::new()?)),
         }
     }
 
@@ -113,10 +101,14 @@ pub struct Pipeline {
     shader: Arc<dyn VertexShader>,
     passes: Vec<Box<dyn Pass>>,
     renderer: Renderer,
-    /// the geometry kernels, with the CUDA backend
-    cuda: Option<CudaGeometry>,
-    /// the raster kernels and their buffers, with the CUDA backend
-    raster: Option<Mutex<CudaRaster>>,
+    /// the geometry and raster kernels (and the raster's buffers), with the CUDA backend
+    cuda: Option<GpuStages>,
+}
+
+/// The stages a pipeline runs on the GPU.
+struct GpuStages {
+    geometry: CudaGeometry,
+    raster: Mutex<CudaRaster>,
 }
 
 /// Builds a [`Pipeline`]; every knob has a default.
@@ -204,11 +196,9 @@ impl PipelineBuilder {
                 .into());
             }
         }
-        let cuda = match (renderer.gpu(), self.cuda_shader, self.custom_cpu_shader) {
-            (Some(gpu), Some(s), _) => Some(CudaGeometry::new(gpu.clone(), s, true)?),
-            (Some(gpu), None, false) => {
-                Some(CudaGeometry::new(gpu.clone(), CudaShader::transform(), true)?)
-            }
+        let shader = match (renderer.gpu(), self.cuda_shader, self.custom_cpu_shader) {
+            (Some(gpu), Some(s), _) => Some((gpu, s)),
+            (Some(gpu), None, false) => Some((gpu, CudaShader::transform())),
             (None, Some(s), false) => {
                 return Err(Error::Backend(format!(
                     "the vertex shader {} is CUDA only; give the CPU backend its own with vertex_shader()",
@@ -217,8 +207,11 @@ impl PipelineBuilder {
             }
             _ => None,
         };
-        let raster = match &cuda {
-            Some(c) => Some(Mutex::new(CudaRaster::new(c.gpu.clone())?)),
+        let cuda = match shader {
+            Some((gpu, s)) => Some(GpuStages {
+                geometry: CudaGeometry::new(gpu.clone(), s, true)?,
+                raster: Mutex::new(CudaRaster::new(gpu.clone())?),
+            }),
             None => None,
         };
         Ok(Pipeline {
@@ -230,7 +223,6 @@ impl PipelineBuilder {
             passes: self.passes,
             renderer: renderer.clone(),
             cuda,
-            raster,
         })
     }
 }
@@ -352,7 +344,7 @@ impl Pipeline {
             let vertices = VertexIn::from_mesh(&m);
             let limits = self.strategy.dynamic_limits();
             // with the CUDA backend the batches are built on the GPU, else on the CPU
-            let (batches, device) = match &self.cuda {
+            let (batches, device) = match self.cuda.as_ref().map(|g| &g.geometry) {
                 Some(c) => {
                     let mut dm = DeviceMesh::upload(&c.gpu, &vertices, &indices, None)?;
                     if let Some((mi, mv)) = limits {
@@ -389,8 +381,7 @@ impl Pipeline {
     #[allow(clippy::too_many_arguments)]
     fn render_gpu(
         &self,
-        c: &CudaGeometry,
-        rast: &Mutex<CudaRaster>,
+        stages: &GpuStages,
         prepared: &Prepared,
         scene: &Scene,
         camera: &Camera,
@@ -400,7 +391,8 @@ impl Pipeline {
     ) -> Result<(), Error> {
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
-        let mut rast = rast.lock().unwrap_or_else(|p| p.into_inner());
+        let c = &stages.geometry;
+        let mut rast = stages.raster.lock().unwrap_or_else(|p| p.into_inner());
         rast.mark_start()?;
         let mut queues = Vec::with_capacity(prepared.objects.len());
         for o in &prepared.objects {
@@ -432,8 +424,7 @@ impl Pipeline {
                     queue: &q.vertices,
                     triangles: dm.index_count / 3,
                     color: o.color,
-                    rate: (self.shading == ShadingMode::ShadingRate)
-                        .then_some((&dm.indices, &q.counts)),
+                    rate: (self.shading == ShadingMode::ShadingRate).then_some((dm, &q.counts)),
                 }
             })
             .collect();
@@ -546,11 +537,10 @@ impl Pipeline {
         time: f32,
         frame: &mut Frame,
     ) -> Result<(), Error> {
-        if let (Some(c), Some(rast)) = (&self.cuda, &self.raster) {
+        if let Some(stages) = &self.cuda {
             if prepared.objects.iter().all(|o| o.device.is_some()) {
                 return self.render_gpu(
-                    c,
-                    rast,
+                    stages,
                     prepared,
                     scene,
                     camera,

@@ -22,14 +22,8 @@ enum Command {
     /// Open a scene (.toml, glTF or any mesh file) in a window [default: scenes/default.toml]
     View {
         scene: Option<PathBuf>,
-        #[arg(long, default_value = "hash")]
-        strategy: String,
-        #[arg(long, default_value = "input")]
-        order: String,
-        #[arg(long, default_value = "lit")]
-        shading: String,
-        #[arg(long, default_value = "auto")]
-        backend: String,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
     },
     /// Render a scene to a PNG file
     Render {
@@ -40,21 +34,11 @@ enum Command {
         width: u32,
         #[arg(long, default_value_t = 720)]
         height: u32,
-        /// naive, warp, sort, hash, phash, multi
-        #[arg(long, default_value = "hash")]
-        strategy: String,
-        /// input, forsyth, random
-        #[arg(long, default_value = "input")]
-        order: String,
-        /// lit, normals, depth, rate
-        #[arg(long, default_value = "lit")]
-        shading: String,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
         /// back, front, none
         #[arg(long, default_value = "back")]
         cull: String,
-        /// auto, cpu, cuda
-        #[arg(long, default_value = "auto")]
-        backend: String,
         #[arg(long)]
         json: bool,
     },
@@ -106,6 +90,37 @@ enum BenchWhat {
     },
 }
 
+/// The pipeline options of `view` and `render`.
+#[derive(clap::Args)]
+struct PipelineArgs {
+    /// naive, warp, sort, hash, phash, multi
+    #[arg(long, default_value = "hash")]
+    strategy: String,
+    /// input, forsyth, random
+    #[arg(long, default_value = "input")]
+    order: String,
+    /// lit, normals, depth, rate
+    #[arg(long, default_value = "lit")]
+    shading: String,
+    /// auto, cpu, cuda
+    #[arg(long, default_value = "auto")]
+    backend: String,
+}
+
+impl PipelineArgs {
+    /// The renderer these options ask for and a pipeline on it.
+    fn build(&self, cull: CullMode) -> Result<(Renderer, Pipeline), Box<dyn std::error::Error>> {
+        let renderer = Renderer::new(backend(&self.backend)?)?;
+        let pipeline = Pipeline::builder()
+            .strategy(strategy(&self.strategy)?)
+            .order(order(&self.order)?)
+            .shading(shading(&self.shading)?)
+            .cull(cull)
+            .build(&renderer)?;
+        Ok((renderer, pipeline))
+    }
+}
+
 /// Options every benchmark takes.
 #[derive(clap::Args)]
 struct BenchArgs {
@@ -126,34 +141,23 @@ struct BenchArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command.unwrap_or(Command::View {
-        scene: None,
-        strategy: "hash".into(),
-        order: "input".into(),
-        shading: "lit".into(),
-        backend: "auto".into(),
-    }) {
-        Command::View {
-            scene,
-            strategy,
-            order,
-            shading,
-            backend,
-        } => view(scene, &strategy, &order, &shading, &backend),
+    // no command: `view` with its defaults
+    let command = cli.command.unwrap_or_else(|| {
+        Cli::parse_from(["rxpipe", "view"])
+            .command
+            .expect("`view` parses")
+    });
+    let result = match command {
+        Command::View { scene, pipeline } => view(scene, &pipeline),
         Command::Render {
             scene,
             out,
             width,
             height,
-            strategy,
-            order,
-            shading,
+            pipeline,
             cull,
-            backend,
             json,
-        } => render(
-            &scene, &out, width, height, &strategy, &order, &shading, &cull, &backend, json,
-        ),
+        } => render(&scene, &out, (width, height), &pipeline, &cull, json),
         Command::Asr {
             mesh,
             strategy,
@@ -219,33 +223,23 @@ fn default_scene() -> PathBuf {
     PathBuf::from("scenes/default.toml")
 }
 
-fn view(scene: Option<PathBuf>, s: &str, o: &str, sh: &str, b: &str) -> Res {
+fn view(scene: Option<PathBuf>, args: &PipelineArgs) -> Res {
     let path = scene.unwrap_or_else(default_scene);
     let pb = spinner(format!("loading {}", path.display()));
     let scene = Scene::load(&path)?;
     pb.finish_and_clear();
-    let renderer = Renderer::new(backend(b)?)?;
+    let (renderer, pipeline) = args.build(CullMode::Back)?;
     eprintln!("{}", renderer.notice);
-    let pipeline = Pipeline::builder()
-        .strategy(strategy(s)?)
-        .order(order(o)?)
-        .shading(shading(sh)?)
-        .build(&renderer)?;
     rxpipe::viewer::run(scene, pipeline)?;
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn render(
     path: &PathBuf,
     out: &PathBuf,
-    width: u32,
-    height: u32,
-    s: &str,
-    o: &str,
-    sh: &str,
+    size: (u32, u32),
+    args: &PipelineArgs,
     cull: &str,
-    b: &str,
     json: bool,
 ) -> Res {
     let cull = match cull {
@@ -257,14 +251,8 @@ fn render(
     let pb = spinner(format!("loading {}", path.display()));
     let scene = Scene::load(path)?;
     pb.set_message(format!("rendering {} triangles", scene.triangle_count()));
-    let renderer = Renderer::new(backend(b)?)?;
-    let mut pipeline = Pipeline::builder()
-        .strategy(strategy(s)?)
-        .order(order(o)?)
-        .shading(shading(sh)?)
-        .cull(cull)
-        .build(&renderer)?;
-    let frame = pipeline.render(&scene, &scene.camera, (width, height))?;
+    let (renderer, mut pipeline) = args.build(cull)?;
+    let frame = pipeline.render(&scene, &scene.camera, size)?;
     pb.finish_and_clear();
     frame.save_png(out)?;
     if json {

@@ -69,14 +69,7 @@ pub fn run_into(
     out.triangles.clear();
     out.stats = GeometryStats::default();
     let n = vertices.len();
-    if let Some((i, &index)) = indices.iter().enumerate().find(|(_, &i)| i as usize >= n) {
-        return Err(GeometryError::IndexOutOfRange {
-            triangle: i / 3,
-            index,
-            vertices: n,
-        });
-    }
-    let indices = &indices[..indices.len() / 3 * 3];
+    let indices = super::whole_triangles(indices, n)?;
     let t = indices.len() / 3;
     match strategy {
         Strategy::Naive => naive(vertices, indices, shader, uniforms, out),

@@ -138,15 +138,7 @@ impl DeviceMesh {
         batches: Option<&Batches>,
     ) -> Result<DeviceMesh, crate::Error> {
         let n = vertices.len();
-        if let Some((i, &index)) = indices.iter().enumerate().find(|(_, &i)| i as usize >= n) {
-            return Err(GeometryError::IndexOutOfRange {
-                triangle: i / 3,
-                index,
-                vertices: n,
-            }
-            .into());
-        }
-        let indices = &indices[..indices.len() / 3 * 3];
+        let indices = super::whole_triangles(indices, n)?;
         let batches = match batches {
             Some(b) => Some((
                 gpu.upload(&b.starts, "batch offsets")?,

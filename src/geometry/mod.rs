@@ -144,6 +144,23 @@ pub enum GeometryError {
     },
 }
 
+/// Checks that every index refers to one of `vertex_count` vertices (naming the first that does
+/// not) and returns the whole triangles (a trailing partial triangle is dropped).
+pub fn whole_triangles(indices: &[u32], vertex_count: usize) -> Result<&[u32], GeometryError> {
+    if let Some((i, &index)) = indices
+        .iter()
+        .enumerate()
+        .find(|(_, &i)| i as usize >= vertex_count)
+    {
+        return Err(GeometryError::IndexOutOfRange {
+            triangle: i / 3,
+            index,
+            vertices: vertex_count,
+        });
+    }
+    Ok(&indices[..indices.len() / 3 * 3])
+}
+
 /// Vertex shader invocation statistics of one geometry stage run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct GeometryStats {

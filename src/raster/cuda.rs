@@ -10,7 +10,7 @@
 use super::shade::srgb_lut;
 use super::tile::TILE;
 use super::{CullMode, RasterError, RasterOutput, RasterSettings, RasterStats, ShadingMode};
-use crate::geometry::cuda::GpuVertexOut;
+use crate::geometry::cuda::{DeviceMesh, GpuVertexOut};
 use crate::gpu::kernels;
 use crate::gpu::{Context, Gpu, GpuError};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig};
@@ -64,9 +64,9 @@ pub struct GpuDraw<'a> {
     pub triangles: usize,
     /// linear RGBA
     pub color: [f32; 4],
-    /// for the shading-rate mode: the queue's source vertex per entry and the per-vertex
-    /// invocation counts
-    pub rate: Option<(&'a CudaSlice<u32>, &'a CudaSlice<u32>)>,
+    /// for the shading-rate mode: the mesh the queue was shaded from (its indices give each
+    /// queue entry's source vertex) and the per-vertex invocation counts
+    pub rate: Option<(&'a DeviceMesh, &'a CudaSlice<u32>)>,
 }
 
 /// Device times of the last frame's stages, in milliseconds (CUDA events).
@@ -391,12 +391,25 @@ impl CudaRaster {
                 ))
                 .into());
             }
+            if let Some((mesh, counts)) = draw.rate {
+                if mesh.index_count < 3 * draw.triangles || counts.len() < mesh.vertex_count {
+                    return Err(GpuError::Limit(format!(
+                        "draw {d}: its shading-rate inputs cover {} indices and {} counts, not the {} indices of {} triangles over {} vertices",
+                        mesh.index_count,
+                        counts.len(),
+                        3 * draw.triangles,
+                        draw.triangles,
+                        mesh.vertex_count
+                    ))
+                    .into());
+                }
+            }
             let d32 = d as u32;
             let null = 0u64;
             let mut l = stream.launch_builder(&setup);
             l.arg(draw.queue).arg(&n).arg(&base).arg(&d32);
             match draw.rate {
-                Some((indices, counts)) => l.arg(indices).arg(counts),
+                Some((mesh, counts)) => l.arg(&mesh.indices).arg(counts),
                 None => l.arg(&null).arg(&null),
             };
             l.arg(&p)
@@ -404,9 +417,10 @@ impl CudaRaster {
                 .arg(&mut self.first)
                 .arg(&mut self.tile_counts)
                 .arg(&mut self.counters);
-            // SAFETY: arguments match rxp_setup's signature; the queue holds 3n vertices (checked
-            // above), `first` holds every triangle of the frame, records are bounded in the
-            // kernel by the capacity in `p`.
+            // SAFETY: arguments match rxp_setup's signature; the queue holds 3n vertices and the
+            // rate inputs 3n indices, all below the vertex count (checked at upload), and as many
+            // counts (checked above); `first` holds every triangle of the frame; records are
+            // bounded in the kernel by the capacity in `p`.
             unsafe { l.launch(cfg(n)) }.map_err(launch_err("rxp_setup"))?;
             base += n;
         }
