@@ -28,6 +28,7 @@ pub mod mesh;
 pub mod passes;
 pub mod pipeline;
 pub mod raster;
+pub mod reindex;
 pub mod viewer;
 
 pub use geometry::{Strategy, VertexOrder, VertexShader};
@@ -51,6 +52,8 @@ pub enum Error {
     Pass(#[from] passes::PassError),
     #[error(transparent)]
     Gpu(#[from] gpu::GpuError),
+    #[error(transparent)]
+    Reindex(#[from] reindex::ReindexError),
     #[error("{0}")]
     Backend(String),
     #[error("image: {0}")]

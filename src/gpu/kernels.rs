@@ -32,6 +32,18 @@ pub const BATCHING: Source<'static> = Source {
     text: include_str!("../../kernels/batching.cu"),
 };
 
+/// Device-wide prefix sum and stable LSD radix sort (needs [`SCAN`] before it).
+pub const SORT: Source<'static> = Source {
+    name: "kernels/sort.cu",
+    text: include_str!("../../kernels/sort.cu"),
+};
+
+/// The re-indexing stage's kernels (needs [`SCAN`] and [`SORT`] before it).
+pub const REINDEX: Source<'static> = Source {
+    name: "kernels/reindex.cu",
+    text: include_str!("../../kernels/reindex.cu"),
+};
+
 /// The raster stage's kernels (setup, binning, tile rasterisation and shading).
 pub const RASTER: Source<'static> = Source {
     name: "kernels/raster.cu",

@@ -1,0 +1,508 @@
+//! The CUDA implementations (kernels/reindex.cu, with kernels/sort.cu's scan and radix sort):
+//! the paper's method, and a hash-table variant with no sort.
+//!
+//! Inputs stay on the device ([`DeviceInput`]); a [`Workspace`] holds every buffer a method
+//! needs, sized before anything runs, so one can be timed over and over without allocating.
+
+use super::{report, Keys, Method, ReindexError, Reindexed};
+use crate::gpu::context::Context;
+use crate::gpu::{kernels, Gpu, GpuError};
+use crate::mesh::Mesh;
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use glam::{Vec2, Vec3};
+use std::sync::Arc;
+
+/// The two GPU methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuMethod {
+    /// The paper's: radix sort of the vertex keys.
+    Sort,
+    /// A hash table of vertex classes; no sort.
+    Hash,
+}
+
+impl GpuMethod {
+    pub fn method(self) -> Method {
+        match self {
+            GpuMethod::Sort => Method::CudaSort,
+            GpuMethod::Hash => Method::CudaHash,
+        }
+    }
+}
+
+// must match kernels/sort.cu
+const RXS_TILE: usize = 256 * 16;
+const BLOCK: u32 = 256;
+
+/// A validated mesh on the device: vertices as `floats` consecutive floats (position, then normal
+/// and uv where present), and the indices.
+pub struct DeviceInput {
+    pub vert: CudaSlice<f32>,
+    pub idx: CudaSlice<u32>,
+    pub vertices: usize,
+    pub indices: usize,
+    pub floats: usize,
+    /// weld cell size, 0 for exact equality
+    pub cell: f32,
+    first: u32,
+    has_normals: bool,
+    has_uvs: bool,
+}
+
+impl DeviceInput {
+    /// Checks the mesh (as every method does) and uploads it.
+    pub fn upload(gpu: &Gpu, mesh: &Mesh, weld: Option<f32>) -> Result<DeviceInput, ReindexError> {
+        let keys = Keys::new(mesh, weld)?;
+        let floats = keys.words;
+        let mut vert = Vec::with_capacity(mesh.vertex_count() * floats);
+        for i in 0..mesh.vertex_count() {
+            vert.extend_from_slice(&mesh.positions[i].to_array());
+            if let Some(n) = &mesh.normals {
+                vert.extend_from_slice(&n[i].to_array());
+            }
+            if let Some(t) = &mesh.uvs {
+                vert.extend_from_slice(&t[i].to_array());
+            }
+        }
+        Ok(DeviceInput {
+            vert: gpu.upload(&vert, "re-indexing vertices")?,
+            idx: gpu.upload(&mesh.indices, "re-indexing indices")?,
+            vertices: mesh.vertex_count(),
+            indices: mesh.indices.len(),
+            floats,
+            cell: weld.unwrap_or(0.0),
+            first: mesh.indices[0],
+            has_normals: mesh.normals.is_some(),
+            has_uvs: mesh.uvs.is_some(),
+        })
+    }
+}
+
+/// The device memory a method needs for `n` vertices of `floats` floats and `m` indices, input
+/// and output included (the paper: two copies of the vertex and index arrays plus sort scratch).
+pub fn required_bytes(method: GpuMethod, n: usize, m: usize, floats: usize) -> usize {
+    let tiles = n.div_ceil(RXS_TILE).max(1);
+    let io = 2 * (n * floats + m) * 4;
+    let scan = (256 * tiles).div_ceil(RXS_TILE) * 4 + 64;
+    io + scan
+        + match method {
+            // used, keys and ids twice, nodup, newIdx, perm, digit counts
+            GpuMethod::Sort => (n * (1 + 2 * (floats + 1) + 3) + 256 * tiles) * 4,
+            // used, slot/rep, is_rep, newIdx, the table (2n rounded up to a power of two)
+            GpuMethod::Hash => n * 4 * 4 + table_slots(n) * 4,
+        }
+}
+
+fn table_slots(used: usize) -> usize {
+    (2 * used).next_power_of_two().max(1024)
+}
+
+/// Every buffer one method needs for one input size, and the result after [`Reindexer::run`].
+pub struct Workspace {
+    method: GpuMethod,
+    used: CudaSlice<u32>,
+    a: CudaSlice<u32>,
+    b: CudaSlice<u32>,
+    keys: [CudaSlice<u32>; 2],
+    ids: [CudaSlice<u32>; 2],
+    counts: CudaSlice<u32>,
+    offsets: CudaSlice<u32>,
+    sums: CudaSlice<u32>,
+    small: CudaSlice<u32>,
+    /// the new vertices (`vertices_out` of them) and indices
+    pub out_vert: CudaSlice<f32>,
+    pub out_idx: CudaSlice<u32>,
+    pub vertices_out: usize,
+    pub used_count: usize,
+    /// radix passes run and skipped (digits equal in every key) by the last sort
+    pub passes: (u32, u32),
+}
+
+/// The compiled re-indexing kernels of one device.
+pub struct Reindexer {
+    gpu: Arc<Gpu>,
+    f: std::collections::HashMap<&'static str, CudaFunction>,
+}
+
+const KERNELS: [&str; 15] = [
+    "rxs_reduce",
+    "rxs_scan_sums",
+    "rxs_scan_tiles",
+    "rxs_or_diff",
+    "rxs_upsweep",
+    "rxs_downsweep",
+    "rxr_mark_used",
+    "rxr_keys",
+    "rxr_heads",
+    "rxr_scatter",
+    "rxr_remap",
+    "rxr_hash_insert",
+    "rxr_hash_rep",
+    "rxr_hash_scatter",
+    "rxr_hash_remap",
+];
+
+fn cfg(blocks: usize, threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks.max(1) as u32, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn launch_err(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> GpuError {
+    move |source| GpuError::Driver {
+        what: format!("launching {what}"),
+        source,
+    }
+}
+
+impl Reindexer {
+    /// Compiles (or fetches from the cache) the kernels.
+    pub fn new(gpu: &Arc<Gpu>) -> Result<Reindexer, GpuError> {
+        let module = gpu.module(
+            "reindex",
+            &[kernels::SCAN, kernels::SORT, kernels::REINDEX],
+            &[],
+        )?;
+        let mut f = std::collections::HashMap::new();
+        for k in KERNELS {
+            f.insert(k, gpu.function(&module, k)?);
+        }
+        Ok(Reindexer {
+            gpu: gpu.clone(),
+            f,
+        })
+    }
+
+    /// Allocates a workspace for `input`, after checking that the device has the memory.
+    pub fn workspace(&self, input: &DeviceInput, method: GpuMethod) -> Result<Workspace, GpuError> {
+        let (n, m, fl) = (input.vertices, input.indices, input.floats);
+        let need = required_bytes(method, n, m, fl) - 4 * (n * fl + m);
+        let (free, _) = self.gpu.ctx.mem_get_info().ctx("querying free GPU memory")?;
+        if need > free {
+            return Err(GpuError::OutOfMemory {
+                what: format!(
+                    "re-indexing {n} vertices ({}): {need} bytes needed, {free} free",
+                    method.method().name()
+                ),
+                bytes: need,
+                total: self.gpu.memory_bytes,
+            });
+        }
+        let g = &self.gpu;
+        let tiles = n.div_ceil(RXS_TILE).max(1);
+        let z = |len: usize, what: &str| g.zeros::<u32>(len, what);
+        let sort = method == GpuMethod::Sort;
+        Ok(Workspace {
+            method,
+            used: z(n, "used flags")?,
+            a: z(n, "re-indexing scratch")?,
+            b: z(n, "new indices")?,
+            keys: [
+                z(if sort { n * fl } else { 1 }, "sort keys")?,
+                z(if sort { n * fl } else { 1 }, "sort keys")?,
+            ],
+            // sort: ids (twice); hash: representative flags
+            ids: [
+                z(n, "sort ids")?,
+                z(if sort { n } else { 1 }, "sort ids")?,
+            ],
+            // sort: digit counts; hash: the table
+            counts: z(if sort { 256 * tiles } else { table_slots(n) }, "digit counts")?,
+            offsets: z(if sort { 256 * tiles } else { 1 }, "digit offsets")?,
+            sums: z(n.max(256 * tiles).div_ceil(RXS_TILE) + 1, "scan sums")?,
+            small: z(16, "scan totals")?,
+            out_vert: g.zeros::<f32>(n * fl, "re-indexed vertices")?,
+            out_idx: z(m, "re-indexed indices")?,
+            vertices_out: 0,
+            used_count: 0,
+            passes: (0, 0),
+        })
+    }
+
+    fn k(&self, name: &str) -> &CudaFunction {
+        &self.f[name]
+    }
+
+    /// `out` = the prefix sum of `x[..n]` (mode 0: exclusive, 1: inclusive minus one); returns
+    /// nothing until synchronised: the total is written to `small[slot]`.
+    #[allow(clippy::too_many_arguments)]
+    fn scan(
+        &self,
+        x: &CudaSlice<u32>,
+        n: usize,
+        mode: u32,
+        out: &mut CudaSlice<u32>,
+        sums: &mut CudaSlice<u32>,
+        small: &mut CudaSlice<u32>,
+        slot: usize,
+    ) -> Result<(), GpuError> {
+        let s = &self.gpu.stream;
+        let tiles = n.div_ceil(RXS_TILE).max(1);
+        let n32 = n as u32;
+        let t32 = tiles as u32;
+        let mut l = s.launch_builder(self.k("rxs_reduce"));
+        l.arg(x).arg(&n32).arg(&mut *sums);
+        // SAFETY: one block per tile; `sums` holds at least `tiles` entries.
+        unsafe { l.launch(cfg(tiles, 256)) }.map_err(launch_err("rxs_reduce"))?;
+        let mut total = small.slice_mut(slot..slot + 1);
+        let mut l = s.launch_builder(self.k("rxs_scan_sums"));
+        l.arg(&mut *sums).arg(&t32).arg(&mut total);
+        // SAFETY: one block scanning `tiles` sums in place.
+        unsafe { l.launch(cfg(1, 1024)) }.map_err(launch_err("rxs_scan_sums"))?;
+        let mut l = s.launch_builder(self.k("rxs_scan_tiles"));
+        l.arg(x).arg(&n32).arg(&*sums).arg(&mode).arg(out);
+        // SAFETY: one block per tile, writing only its own `n`-bounded range of `out`.
+        unsafe { l.launch(cfg(tiles, 256)) }.map_err(launch_err("rxs_scan_tiles"))?;
+        Ok(())
+    }
+
+    /// Runs the method on a device input into `ws` (its out_vert, out_idx, vertices_out and
+    /// used_count). Synchronises a few times to read counts (used vertices; for the sort, which
+    /// digits vary; the output size).
+    pub fn run(&self, input: &DeviceInput, ws: &mut Workspace) -> Result<(), GpuError> {
+        let (n, m, fl) = (input.vertices, input.indices, input.floats as u32);
+        let s = &self.gpu.stream;
+        let (n32, m32) = (n as u32, m as u32);
+        let nb = n.div_ceil(BLOCK as usize);
+        let mb = m.div_ceil(BLOCK as usize);
+        s.memset_zeros(&mut ws.used).ctx("clearing used flags")?;
+        let mut l = s.launch_builder(self.k("rxr_mark_used"));
+        l.arg(&input.idx).arg(&m32).arg(&mut ws.used);
+        // SAFETY: one thread per index; indices were validated below the vertex count.
+        unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxr_mark_used"))?;
+        let Workspace {
+            used,
+            a,
+            b,
+            keys,
+            ids,
+            counts,
+            offsets,
+            sums,
+            small,
+            out_vert,
+            out_idx,
+            ..
+        } = ws;
+        // the used count, into small[0] (the scan's output goes to scratch `a`)
+        self.scan(used, n, 0, a, sums, small, 0)?;
+        match ws.method {
+            GpuMethod::Sort => {
+                let [k0, k1] = keys;
+                let [i0, i1] = ids;
+                let mut l = s.launch_builder(self.k("rxr_keys"));
+                l.arg(&input.vert)
+                    .arg(&fl)
+                    .arg(&input.cell)
+                    .arg(&n32)
+                    .arg(&*used)
+                    .arg(&input.first)
+                    .arg(&mut *k0)
+                    .arg(&mut *i0);
+                // SAFETY: one thread per vertex, writing its own key words and id.
+                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_keys"))?;
+                // which bits of each word vary (small[1..1 + floats])
+                for w in 0..fl as usize {
+                    let word = k0.slice(w * n..(w + 1) * n);
+                    let mut d = small.slice_mut(1 + w..2 + w);
+                    s.memset_zeros(&mut d).ctx("clearing")?;
+                    let mut l = s.launch_builder(self.k("rxs_or_diff"));
+                    l.arg(&word).arg(&n32).arg(&mut d);
+                    // SAFETY: a grid-stride loop over `n` words, OR-ing into one word.
+                    unsafe { l.launch(cfg(nb.min(4096), BLOCK)) }
+                        .map_err(launch_err("rxs_or_diff"))?;
+                }
+                let diff = self.gpu.download(small, 1 + fl as usize)?;
+                let (mut run, mut skipped) = (0u32, 0u32);
+                let tiles = n.div_ceil(RXS_TILE).max(1);
+                let t32 = tiles as u32;
+                let (mut src_k, mut dst_k, mut src_i, mut dst_i) = (k0, k1, i0, i1);
+                // least significant digit first: the last word's low byte
+                for w in (0..fl).rev() {
+                    for byte in 0..4u32 {
+                        let shift = 8 * byte;
+                        if (diff[1 + w as usize] >> shift) & 255 == 0 {
+                            skipped += 1;
+                            continue;
+                        }
+                        run += 1;
+                        let word = src_k.slice(w as usize * n..(w as usize + 1) * n);
+                        let mut l = s.launch_builder(self.k("rxs_upsweep"));
+                        l.arg(&word)
+                            .arg(&n32)
+                            .arg(&shift)
+                            .arg(&mut *counts)
+                            .arg(&t32);
+                        // SAFETY: one block per tile writing its 256 counts.
+                        unsafe { l.launch(cfg(tiles, 256)) }.map_err(launch_err("rxs_upsweep"))?;
+                        drop(word);
+                        // the counts' exclusive prefix: where each tile's digit runs go
+                        self.scan(counts, 256 * tiles, 0, offsets, sums, small, 9)?;
+                        let mut l = s.launch_builder(self.k("rxs_downsweep"));
+                        l.arg(&*src_k)
+                            .arg(&*src_i)
+                            .arg(&n32)
+                            .arg(&fl)
+                            .arg(&w)
+                            .arg(&shift)
+                            .arg(&*offsets)
+                            .arg(&t32)
+                            .arg(&mut *dst_k)
+                            .arg(&mut *dst_i);
+                        // SAFETY: a stable permutation: every element goes to one distinct
+                        // position below n (the offsets are a prefix of the counts).
+                        unsafe { l.launch(cfg(tiles, 256)) }
+                            .map_err(launch_err("rxs_downsweep"))?;
+                        std::mem::swap(&mut src_k, &mut dst_k);
+                        std::mem::swap(&mut src_i, &mut dst_i);
+                    }
+                }
+                let mut l = s.launch_builder(self.k("rxr_heads"));
+                l.arg(&*src_k).arg(&n32).arg(&fl).arg(&mut *a);
+                // SAFETY: one thread per sorted key.
+                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_heads"))?;
+                self.scan(a, n, 1, b, sums, small, 1)?;
+                // perm goes to the other id buffer
+                let mut l = s.launch_builder(self.k("rxr_scatter"));
+                l.arg(&input.vert)
+                    .arg(&fl)
+                    .arg(&n32)
+                    .arg(&*src_i)
+                    .arg(&*a)
+                    .arg(&*b)
+                    .arg(&*used)
+                    .arg(&input.first)
+                    .arg(&mut *out_vert)
+                    .arg(&mut *dst_i);
+                // SAFETY: orgID is a permutation of 0..n; newIdx < the unique count <= n.
+                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_scatter"))?;
+                let mut l = s.launch_builder(self.k("rxr_remap"));
+                l.arg(&input.idx)
+                    .arg(&m32)
+                    .arg(&*dst_i)
+                    .arg(&*b)
+                    .arg(&mut *out_idx);
+                // SAFETY: one thread per index; perm and newIdx have n entries.
+                unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxr_remap"))?;
+                ws.passes = (run, skipped);
+            }
+            GpuMethod::Hash => {
+                let used_count = self.gpu.download(small, 1)?[0] as usize;
+                let slots = table_slots(used_count).min(counts.len());
+                let mask = (slots - 1) as u32;
+                let mut table = counts.slice_mut(0..slots);
+                s.memset_zeros(&mut table).ctx("clearing the hash table")?;
+                let mut l = s.launch_builder(self.k("rxr_hash_insert"));
+                l.arg(&input.vert)
+                    .arg(&fl)
+                    .arg(&input.cell)
+                    .arg(&n32)
+                    .arg(&*used)
+                    .arg(&mut table)
+                    .arg(&mask)
+                    .arg(&mut *a);
+                // SAFETY: one thread per vertex; the table has more empty slots than used
+                // vertices, so every probe ends.
+                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_hash_insert"))?;
+                drop(table);
+                let [is_rep, _] = ids;
+                let mut l = s.launch_builder(self.k("rxr_hash_rep"));
+                l.arg(&n32)
+                    .arg(&*used)
+                    .arg(&*counts)
+                    .arg(&mut *a)
+                    .arg(&mut *is_rep);
+                // SAFETY: one thread per vertex; slots are below the table size.
+                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_hash_rep"))?;
+                self.scan(is_rep, n, 0, b, sums, small, 1)?;
+                let mut l = s.launch_builder(self.k("rxr_hash_scatter"));
+                l.arg(&input.vert)
+                    .arg(&fl)
+                    .arg(&n32)
+                    .arg(&*is_rep)
+                    .arg(&*b)
+                    .arg(&mut *out_vert);
+                // SAFETY: representatives go to distinct scan positions below n.
+                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_hash_scatter"))?;
+                let mut l = s.launch_builder(self.k("rxr_hash_remap"));
+                l.arg(&input.idx)
+                    .arg(&m32)
+                    .arg(&*a)
+                    .arg(&*b)
+                    .arg(&mut *out_idx);
+                // SAFETY: one thread per index; every indexed vertex is used, so rep is set.
+                unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxr_hash_remap"))?;
+            }
+        }
+        let totals = self.gpu.download(&ws.small, 2)?;
+        ws.used_count = totals[0] as usize;
+        ws.vertices_out = totals[1] as usize;
+        Ok(())
+    }
+
+    /// Downloads the result as a mesh with `input`'s attributes.
+    pub fn download(
+        &self,
+        input: &DeviceInput,
+        ws: &Workspace,
+        like: &Mesh,
+    ) -> Result<Mesh, GpuError> {
+        let fl = input.floats;
+        let vert = self.gpu.download(&ws.out_vert, ws.vertices_out * fl)?;
+        let indices = self.gpu.download(&ws.out_idx, input.indices)?;
+        let v3 = |c: &[f32], o: usize| Vec3::new(c[o], c[o + 1], c[o + 2]);
+        let chunks = || vert.chunks_exact(fl);
+        let positions = chunks().map(|c| v3(c, 0)).collect();
+        let normals = input
+            .has_normals
+            .then(|| chunks().map(|c| v3(c, 3)).collect());
+        let uv_at = 3 + 3 * input.has_normals as usize;
+        let uvs = input
+            .has_uvs
+            .then(|| chunks().map(|c| Vec2::new(c[uv_at], c[uv_at + 1])).collect());
+        Ok(Mesh {
+            name: like.name.clone(),
+            positions,
+            normals,
+            uvs,
+            indices,
+            base_color: like.base_color,
+        })
+    }
+}
+
+/// Re-indexes `mesh` on the GPU: checks the memory the method needs, uploads, runs, downloads.
+pub fn reindex(
+    gpu: &Arc<Gpu>,
+    mesh: &Mesh,
+    weld: Option<f32>,
+    method: GpuMethod,
+) -> Result<Reindexed, ReindexError> {
+    let keys = Keys::new(mesh, weld)?;
+    let (n, m) = (mesh.vertex_count(), mesh.indices.len());
+    let need = required_bytes(method, n, m, keys.words);
+    let (free, _) = gpu.ctx.mem_get_info().ctx("querying free GPU memory")?;
+    if need > free {
+        return Err(GpuError::OutOfMemory {
+            what: format!(
+                "re-indexing '{}' ({n} vertices) with {}",
+                mesh.name,
+                method.method().name()
+            ),
+            bytes: need,
+            total: gpu.memory_bytes,
+        }
+        .into());
+    }
+    let r = Reindexer::new(gpu)?;
+    let input = DeviceInput::upload(gpu, mesh, weld)?;
+    let mut ws = r.workspace(&input, method)?;
+    r.run(&input, &mut ws)?;
+    let out = r.download(&input, &ws, mesh)?;
+    Ok(Reindexed {
+        report: report(method.method(), mesh, ws.used_count, ws.vertices_out),
+        mesh: out,
+    })
+}
