@@ -10,6 +10,7 @@ use crate::io::scene::{Camera, Scene};
 use crate::passes::{Normals, Pass};
 use crate::raster::cuda::{CudaRaster, GpuDraw};
 use crate::raster::{self, CullMode, Draw, RasterSettings, RasterStats, ShadingMode};
+use crate::reindex::{self, ReindexOptions, ReindexReport};
 use crate::Error;
 use glam::Mat4;
 use std::path::Path;
@@ -100,6 +101,8 @@ pub struct Pipeline {
     pub cull: CullMode,
     shader: Arc<dyn VertexShader>,
     passes: Vec<Box<dyn Pass>>,
+    /// the re-indexing every object goes through first (`None`: meshes are used as given)
+    pub reindex: Option<ReindexOptions>,
     renderer: Renderer,
     /// the geometry and raster kernels (and the raster's buffers), with the CUDA backend
     cuda: Option<GpuStages>,
@@ -135,6 +138,7 @@ pub struct PipelineBuilder {
     cuda_shader: Option<CudaShader>,
     custom_cpu_shader: bool,
     passes: Vec<Box<dyn Pass>>,
+    reindex: Option<ReindexOptions>,
 }
 
 impl Default for PipelineBuilder {
@@ -148,6 +152,7 @@ impl Default for PipelineBuilder {
             cuda_shader: None,
             custom_cpu_shader: false,
             passes: Vec::new(),
+            reindex: Some(ReindexOptions::default()),
         }
     }
 }
@@ -180,6 +185,12 @@ impl PipelineBuilder {
     /// with a custom CPU shader and no CUDA one runs its geometry on the CPU.
     pub fn cuda_shader(mut self, s: CudaShader) -> Self {
         self.cuda_shader = Some(s);
+        self
+    }
+    /// How every mesh is re-indexed before the passes (duplicate and unused vertices removed, on
+    /// the GPU with the CUDA backend); on by default, `None` turns it off.
+    pub fn reindex(mut self, r: Option<ReindexOptions>) -> Self {
+        self.reindex = r;
         self
     }
     pub fn pass(mut self, p: impl Pass + 'static) -> Self {
@@ -221,6 +232,7 @@ impl PipelineBuilder {
             cull: self.cull,
             shader: self.shader,
             passes: self.passes,
+            reindex: self.reindex,
             renderer: renderer.clone(),
             cuda,
         })
@@ -241,8 +253,22 @@ pub struct PreparedObject {
 /// A scene prepared for one pipeline configuration (passes run, order applied, batches built).
 pub struct Prepared {
     pub objects: Vec<PreparedObject>,
+    /// what re-indexing removed from each object (empty when it is off)
+    pub reindexed: Vec<ReindexReport>,
     order: VertexOrder,
     limits: Option<(u32, u32)>,
+}
+
+impl Prepared {
+    /// One line per object whose re-indexing removed something.
+    pub fn reindex_notes(&self) -> Vec<String> {
+        self.reindexed
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.vertices_out != r.vertices_in || r.fallback.is_some())
+            .map(|(k, r)| format!("object {k}: {r}"))
+            .collect()
+    }
 }
 
 /// Per-frame statistics: geometry invocations, raster counts and stage times.
@@ -331,10 +357,18 @@ impl Pipeline {
     /// Runs the passes and the vertex order on every object and builds the dynamic batches.
     pub fn prepare(&self, scene: &Scene) -> Result<Prepared, Error> {
         let mut objects = Vec::with_capacity(scene.objects.len());
+        let mut reindexed = Vec::new();
         let normals = Normals::default();
         for o in &scene.objects {
             o.mesh.validate()?;
-            let mut m = o.mesh.clone();
+            let mut m = match &self.reindex {
+                Some(opts) if !o.mesh.indices.is_empty() => {
+                    let r = reindex::reindex(&o.mesh, opts, self.renderer.gpu())?;
+                    reindexed.push(r.report);
+                    r.mesh
+                }
+                _ => o.mesh.clone(),
+            };
             for p in &self.passes {
                 p.run(&mut m)?;
             }
@@ -371,6 +405,7 @@ impl Pipeline {
         }
         Ok(Prepared {
             objects,
+            reindexed,
             order: self.order,
             limits: self.strategy.dynamic_limits(),
         })
@@ -501,7 +536,7 @@ impl Pipeline {
         p.order == self.order && p.limits == self.strategy.dynamic_limits()
     }
 
-    /// Prepares and renders a scene.
+    /// Prepares and renders a scene; the frame's notes say what re-indexing removed.
     pub fn render(
         &mut self,
         scene: &Scene,
@@ -509,7 +544,9 @@ impl Pipeline {
         size: (u32, u32),
     ) -> Result<Frame, Error> {
         let prepared = self.prepare(scene)?;
-        self.render_prepared(&prepared, scene, camera, size, 0.0)
+        let mut f = self.render_prepared(&prepared, scene, camera, size, 0.0)?;
+        f.notes.extend(prepared.reindex_notes());
+        Ok(f)
     }
 
     /// Renders a prepared scene into a new frame.

@@ -80,7 +80,12 @@ impl App {
             .is_none_or(|p| !self.pipeline.is_prepared_for(p))
         {
             match self.pipeline.prepare(&self.scene) {
-                Ok(p) => self.prepared = Some(p),
+                Ok(p) => {
+                    for n in p.reindex_notes() {
+                        eprintln!("note: {n}");
+                    }
+                    self.prepared = Some(p)
+                }
                 Err(e) => return self.fail(el, e),
             }
         }

@@ -188,7 +188,7 @@ fn truncated_binary_ply_is_an_error() {
 }
 
 #[test]
-fn stl_binary_and_ascii_are_soups() {
+fn stl_binary_and_ascii_are_welded_on_load() {
     let mut bin = vec![0u8; 80];
     bin.extend(2u32.to_le_bytes());
     for t in 0..2 {
@@ -200,8 +200,10 @@ fn stl_binary_and_ascii_are_soups() {
         }
         bin.extend([0u8; 2]);
     }
+    // two facets sharing the corners (0,0,0) and (1,0,0): four vertices once welded
     let m = io::load_mesh(write("b.stl", &bin)).unwrap();
-    assert_eq!((m.vertex_count(), m.triangle_count()), (6, 2));
+    assert_eq!((m.vertex_count(), m.triangle_count()), (4, 2));
+    assert_eq!(m.indices, [0, 1, 2, 0, 1, 3]);
     let ascii = b"solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n";
     let m = io::load_mesh(write("a.stl", ascii)).unwrap();
     assert_eq!((m.vertex_count(), m.triangle_count()), (3, 1));
@@ -377,4 +379,26 @@ fn scene_files_parse_and_report_errors_with_lines() {
     std::fs::write(&p, "[[object]]\nmesh = \"does-not-exist.obj\"\n").unwrap();
     let e = rxpipe::Scene::load(&p).unwrap_err().to_string();
     assert!(e.contains("does-not-exist.obj"), "{e}");
+}
+
+#[test]
+fn gltf_non_indexed_primitives_are_welded_on_load() {
+    // a quad as a 6-corner soup: (0,0) (1,0) (1,1) | (0,0) (1,1) (0,1)
+    let mut buf = Vec::new();
+    for c in [
+        0f32, 0., 0., 1., 0., 0., 1., 1., 0., 0., 0., 0., 1., 1., 0., 0., 1., 0.,
+    ] {
+        buf.extend(c.to_le_bytes());
+    }
+    let json = format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],"nodes":[{{"mesh":0}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}}}}]}}],
+"buffers":[{{"uri":"data:application/octet-stream;base64,{}","byteLength":72}}],
+"bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":72}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":6,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}}]}}"#,
+        b64(&buf)
+    );
+    let m = io::load_mesh(write("soup.gltf", json.as_bytes())).unwrap();
+    assert_eq!((m.vertex_count(), m.triangle_count()), (4, 2));
+    assert_eq!(m.indices, [0, 1, 2, 0, 2, 3]);
 }

@@ -97,8 +97,14 @@ fn shared_meshes() {
 /// -0.0 against +0.0), optional normals and uvs, indices that skip some vertices and repeat
 /// triangles and corners.
 fn random_mesh() -> impl Strategy<Value = Mesh> {
-    (1usize..60, 1usize..5, any::<bool>(), any::<bool>(), any::<u64>()).prop_map(
-        |(nv, pool, normals, uvs, seed)| {
+    (
+        1usize..60,
+        1usize..5,
+        any::<bool>(),
+        any::<bool>(),
+        any::<u64>(),
+    )
+        .prop_map(|(nv, pool, normals, uvs, seed)| {
             let mut s = seed | 1;
             let mut next = move || {
                 s ^= s << 13;
@@ -133,8 +139,7 @@ fn random_mesh() -> impl Strategy<Value = Mesh> {
                 indices,
                 base_color: None,
             }
-        },
-    )
+        })
 }
 
 proptest! {
@@ -154,7 +159,11 @@ proptest! {
 fn signed_zeros_are_equal() {
     let m = Mesh::new(
         "zeros",
-        vec![Vec3::new(0.0, 1.0, 0.0), Vec3::new(-0.0, 1.0, -0.0), Vec3::X],
+        vec![
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(-0.0, 1.0, -0.0),
+            Vec3::X,
+        ],
         vec![0, 2, 1, 1, 2, 0],
     );
     assert_eq!(check_all(&m), 2);
@@ -166,10 +175,7 @@ fn bad_input_is_a_clear_error() {
     m.normals = Some(vec![Vec3::Z; 10]);
     m.normals.as_mut().unwrap()[6] = Vec3::new(0.0, f32::NAN, 1.0);
     for method in [Method::Serial, Method::Parallel] {
-        let opts = ReindexOptions {
-            method,
-            weld: None,
-        };
+        let opts = ReindexOptions { method, weld: None };
         let e = reindex::reindex(&m, &opts, None).unwrap_err();
         assert!(matches!(e, ReindexError::NaN { vertex: 6, .. }), "{e}");
         assert!(e.to_string().contains("vertex 6 has a NaN normal"), "{e}");
@@ -190,7 +196,10 @@ fn bad_input_is_a_clear_error() {
     let e = cpu::parallel(&paper_example(), Some(0.0)).unwrap_err();
     assert!(matches!(e, ReindexError::WeldCell { .. }), "{e}");
     let e = cpu::parallel(&paper_example(), Some(1e-30)).unwrap_err();
-    assert!(matches!(e, ReindexError::WeldRange { vertex: 0, .. }), "{e}");
+    assert!(
+        matches!(e, ReindexError::WeldRange { vertex: 0, .. }),
+        "{e}"
+    );
 }
 
 #[test]
@@ -212,11 +221,21 @@ fn weld_merges_positions_in_one_cell() {
     let p = |x: f32, y: f32| Vec3::new(x, y, 0.0);
     let soup = Mesh::new(
         "scan",
-        vec![p(0., 0.), p(1., 0.), p(1., 1.), p(e, 0.), p(1., 1. + e), p(0., 1.)],
+        vec![
+            p(0., 0.),
+            p(1., 0.),
+            p(1., 1.),
+            p(e, 0.),
+            p(1., 1. + e),
+            p(0., 1.),
+        ],
         (0..6).collect(),
     );
     assert_eq!(cpu::serial(&soup, None).unwrap().mesh.vertex_count(), 6);
-    for w in [cpu::serial(&soup, Some(1e-3)), cpu::parallel(&soup, Some(1e-3))] {
+    for w in [
+        cpu::serial(&soup, Some(1e-3)),
+        cpu::parallel(&soup, Some(1e-3)),
+    ] {
         let r = w.unwrap();
         assert_eq!(r.mesh.vertex_count(), 4);
         reindex::verify(&soup, &r.mesh, Some(1e-3)).unwrap();

@@ -58,6 +58,35 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Remove duplicate and unused vertices (Wald), writing OBJ or binary PLY
+    Reindex {
+        input: PathBuf,
+        out: PathBuf,
+        #[command(flatten)]
+        opts: ReindexArgs,
+    },
+    /// Merge meshes into one, vertices they share stored once
+    Merge {
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        opts: ReindexArgs,
+    },
+    /// Extract some faces as a compact mesh: index ranges, or one part (glTF primitive/material)
+    Subset {
+        input: PathBuf,
+        out: PathBuf,
+        /// triangle ranges, e.g. 0..1000,5000..6000
+        #[arg(long, conflicts_with = "part")]
+        faces: Option<String>,
+        /// the K-th part of the file (glTF: primitive K of the default scene)
+        #[arg(long)]
+        part: Option<usize>,
+        #[command(flatten)]
+        opts: ReindexArgs,
+    },
     /// The paper's tables measured on the GPU
     Bench {
         #[command(subcommand)]
@@ -70,8 +99,42 @@ enum Command {
     },
 }
 
+/// Options of the mesh tools.
+#[derive(clap::Args)]
+struct ReindexArgs {
+    /// auto, serial, parallel, cuda-sort, cuda-hash
+    #[arg(long, default_value = "auto")]
+    method: String,
+    /// weld positions closer than this cell size (default: exact equality)
+    #[arg(long)]
+    weld: Option<f32>,
+    /// overwrite OUT if it exists
+    #[arg(long)]
+    force: bool,
+    /// print the report as JSON
+    #[arg(long)]
+    json: bool,
+}
+
 #[derive(Subcommand)]
 enum BenchWhat {
+    /// Re-indexing (Wald's Table 1): CPU serial, CPU parallel, meshopt, GPU sort and hash
+    Reindex {
+        /// comma-separated grid sizes N (5 N² vertices each)
+        #[arg(long, default_value = "8,64,1024,4096,8192")]
+        sizes: String,
+        /// skip the serial CPU method where the last size predicts more than this many seconds
+        #[arg(long, default_value_t = 60.0)]
+        serial_limit: f64,
+        #[arg(long, default_value_t = 20)]
+        runs: usize,
+        #[arg(long, default_value_t = 3)]
+        warmup: usize,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+    },
     /// Geometry stage: ms per strategy and shader load (Table 2), shading rates (Table 1), roofline
     Geometry {
         #[command(flatten)]
@@ -165,6 +228,19 @@ fn main() -> ExitCode {
             backend,
             json,
         } => asr(&mesh, &strategy, &order, &backend, json),
+        Command::Reindex { input, out, opts } => mesh_tool(&[input], &out, None, &opts),
+        Command::Merge { inputs, out, opts } => mesh_tool(&inputs, &out, None, &opts),
+        Command::Subset {
+            input,
+            out,
+            faces,
+            part,
+            opts,
+        } => match (faces, part) {
+            (Some(f), _) => mesh_tool(&[input], &out, Some(Select::Faces(f)), &opts),
+            (None, Some(k)) => mesh_tool(&[input], &out, Some(Select::Part(k)), &opts),
+            (None, None) => Err("subset needs --faces RANGES or --part K".into()),
+        },
         Command::Bench { what } => bench(what),
         Command::Info { json } => info(json),
     };
@@ -354,8 +430,154 @@ fn asr(path: &PathBuf, s: &str, o: &str, b: &str, json: bool) -> Res {
     Ok(())
 }
 
+/// Which faces `subset` keeps.
+enum Select {
+    Faces(String),
+    Part(usize),
+}
+
+/// A face mask from ranges like `0..10,20..30` (or single faces `7`).
+fn face_ranges(spec: &str, faces: usize) -> Result<Vec<bool>, String> {
+    let mut keep = vec![false; faces];
+    for r in spec.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+        let bad = || format!("bad face range '{r}' (use A..B or A)");
+        let (a, b) = match r.split_once("..") {
+            Some((a, b)) => (
+                a.parse::<usize>().map_err(|_| bad())?,
+                b.parse::<usize>().map_err(|_| bad())?,
+            ),
+            None => {
+                let a = r.parse::<usize>().map_err(|_| bad())?;
+                (a, a + 1)
+            }
+        };
+        if a > b || b > faces {
+            return Err(format!(
+                "face range '{r}' is outside the mesh's {faces} triangles"
+            ));
+        }
+        keep[a..b].iter_mut().for_each(|k| *k = true);
+    }
+    Ok(keep)
+}
+
+/// reindex, merge and subset: load, re-index (on the GPU when there is one), write.
+fn mesh_tool(inputs: &[PathBuf], out: &PathBuf, select: Option<Select>, a: &ReindexArgs) -> Res {
+    use rxpipe::reindex::{self, Method, ReindexOptions};
+    let method = Method::parse(&a.method).ok_or_else(|| {
+        format!(
+            "unknown method '{}' (choose from auto, serial, parallel, cuda-sort, cuda-hash)",
+            a.method
+        )
+    })?;
+    // never overwrite an input, nor an existing file unless asked
+    for i in inputs {
+        if std::fs::canonicalize(i).ok() == std::fs::canonicalize(out).ok() && out.exists() {
+            return Err(format!("{} is an input; choose another output", out.display()).into());
+        }
+    }
+    if out.exists() && !a.force {
+        return Err(format!("{} exists (use --force to overwrite it)", out.display()).into());
+    }
+    let gpu = match method {
+        Method::Auto | Method::CudaSort | Method::CudaHash => rxpipe::gpu::Gpu::new().ok(),
+        _ => None,
+    };
+    let opts = ReindexOptions {
+        method,
+        weld: a.weld,
+    };
+    let r = match select {
+        None if inputs.len() == 1 => {
+            reindex::reindex(&rxpipe::io::load_mesh(&inputs[0])?, &opts, gpu.as_ref())?
+        }
+        None => {
+            let meshes = inputs
+                .iter()
+                .map(rxpipe::io::load_mesh)
+                .collect::<Result<Vec<_>, _>>()?;
+            reindex::merge(&meshes, &opts, gpu.as_ref())?
+        }
+        Some(sel) => {
+            let (parts, _) = rxpipe::io::load_meshes(&inputs[0])?;
+            let mut all = rxpipe::Mesh {
+                name: inputs[0].display().to_string(),
+                ..Default::default()
+            };
+            let mut part_of = Vec::new();
+            for (k, p) in parts.iter().enumerate() {
+                all.append(p);
+                part_of.extend(std::iter::repeat_n(k, p.triangle_count()));
+            }
+            let keep = match sel {
+                Select::Faces(ref spec) => face_ranges(spec, all.triangle_count())?,
+                Select::Part(k) if k < parts.len() => part_of.iter().map(|&p| p == k).collect(),
+                Select::Part(k) => {
+                    return Err(format!(
+                        "{} has {} part(s), numbered from 0; there is no part {k}",
+                        inputs[0].display(),
+                        parts.len()
+                    )
+                    .into())
+                }
+            };
+            if let Select::Part(k) = sel {
+                all.base_color = parts[k].base_color;
+            }
+            reindex::subset(&all, &keep, &opts, gpu.as_ref())?
+        }
+    };
+    rxpipe::io::save_mesh(&r.mesh, out)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r.report)?);
+    } else {
+        println!(
+            "{}\nwrote {} ({} vertices, {} triangles)",
+            r.report,
+            out.display(),
+            r.mesh.vertex_count(),
+            r.mesh.triangle_count()
+        );
+    }
+    Ok(())
+}
+
 fn bench(what: BenchWhat) -> Res {
     match what {
+        BenchWhat::Reindex {
+            sizes,
+            serial_limit,
+            runs,
+            warmup,
+            json,
+            markdown,
+        } => {
+            let sizes = sizes
+                .split(',')
+                .map(|s| s.trim().parse::<u32>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| format!("bad --sizes '{sizes}' (comma-separated integers)"))?;
+            if let Some(&n) = sizes
+                .iter()
+                .find(|&&n| n == 0 || 5 * (n as u64).pow(2) > u32::MAX as u64)
+            {
+                return Err(format!("grid size {n} is out of range (1 to 29308)").into());
+            }
+            let gpu = match rxpipe::gpu::Gpu::new() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!("notice: {e}; measuring the CPU columns only");
+                    None
+                }
+            };
+            let pb = spinner("starting".into());
+            let report =
+                rxpipe::bench::reindex(gpu, &sizes, warmup, runs.max(1), serial_limit, &|m| {
+                    pb.set_message(m.to_string())
+                })?;
+            pb.finish_and_clear();
+            report_out(&report, report.markdown(), markdown, json)?;
+        }
         BenchWhat::Geometry { common: c } => {
             let gpu = rxpipe::gpu::Gpu::new()?;
             let names: Vec<&str> = c.meshes.split(',').map(str::trim).collect();

@@ -55,6 +55,7 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
                 .map(Vec3::from_array)
                 .collect();
             let n = positions.len() as u32;
+            let soup = reader.read_indices().is_none();
             let raw: Vec<u32> = match reader.read_indices() {
                 Some(i) => i.into_u32().collect(),
                 None => (0..n).collect(),
@@ -101,6 +102,11 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
                 indices,
                 base_color: Some(color),
             };
+            if soup {
+                // a non-indexed primitive is a triangle soup: weld it (re-indexing stage)
+                m.validate()?;
+                m = super::weld_soup(m)?;
+            }
             m.transform(world);
             out.push(m);
         }

@@ -120,6 +120,24 @@ pub fn sniff(data: &[u8], name: &str) -> Option<Format> {
     None
 }
 
+/// Welds a triangle soup (STL, a non-indexed glTF primitive) into an indexed mesh with the
+/// re-indexing stage (exact equality): duplicate corners become one vertex. The serial method
+/// keeps the file's order (vertices numbered by first reference), which loaders promise.
+pub fn weld_soup(m: Mesh) -> Result<Mesh, IoError> {
+    use crate::reindex::{cpu, ReindexError};
+    if m.indices.is_empty() {
+        return Ok(m);
+    }
+    match cpu::serial(&m, None) {
+        Ok(r) => Ok(r.mesh),
+        Err(ReindexError::Mesh(e)) => Err(e.into()),
+        Err(e) => Err(IoError::Unsupported {
+            file: m.name.clone(),
+            message: e.to_string(),
+        }),
+    }
+}
+
 /// Loads every mesh of a file (glTF may hold several primitives; other formats hold one), each
 /// validated, with the file's own counts.
 pub fn load_meshes(path: impl AsRef<Path>) -> Result<(Vec<Mesh>, SourceCounts), IoError> {

@@ -1,5 +1,5 @@
-//! STL, binary and ascii, kept as triangle soups (three vertices per triangle); welding them into
-//! an indexed mesh is the re-indexing stage's job.
+//! STL, binary and ascii: triangle soups (three vertices per facet), welded on load into an
+//! indexed mesh by the re-indexing stage (`io::weld_soup`); facet normals are not kept.
 
 use super::{IoError, SourceCounts};
 use crate::mesh::Mesh;
@@ -64,7 +64,7 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
     let indices = (0..positions.len() as u32).collect();
     let nv = positions.len();
     Ok((
-        Mesh::new(file, positions, indices),
+        super::weld_soup(Mesh::new(file, positions, indices))?,
         SourceCounts {
             vertices: nv,
             faces,

@@ -56,7 +56,10 @@ pub fn parallel(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexErro
 fn parallel_w<const W: usize>(mesh: &Mesh, keys: &Keys) -> Result<Reindexed, ReindexError> {
     let n = mesh.vertex_count();
     // step 1: mark used vertices
-    let used: Vec<AtomicBool> = (0..n).into_par_iter().map(|_| AtomicBool::new(false)).collect();
+    let used: Vec<AtomicBool> = (0..n)
+        .into_par_iter()
+        .map(|_| AtomicBool::new(false))
+        .collect();
     mesh.indices
         .par_iter()
         .for_each(|&i| used[i as usize].store(true, Relaxed));

@@ -179,7 +179,11 @@ impl Reindexer {
     pub fn workspace(&self, input: &DeviceInput, method: GpuMethod) -> Result<Workspace, GpuError> {
         let (n, m, fl) = (input.vertices, input.indices, input.floats);
         let need = required_bytes(method, n, m, fl) - 4 * (n * fl + m);
-        let (free, _) = self.gpu.ctx.mem_get_info().ctx("querying free GPU memory")?;
+        let (free, _) = self
+            .gpu
+            .ctx
+            .mem_get_info()
+            .ctx("querying free GPU memory")?;
         if need > free {
             return Err(GpuError::OutOfMemory {
                 what: format!(
@@ -204,12 +208,12 @@ impl Reindexer {
                 z(if sort { n * fl } else { 1 }, "sort keys")?,
             ],
             // sort: ids (twice); hash: representative flags
-            ids: [
-                z(n, "sort ids")?,
-                z(if sort { n } else { 1 }, "sort ids")?,
-            ],
+            ids: [z(n, "sort ids")?, z(if sort { n } else { 1 }, "sort ids")?],
             // sort: digit counts; hash: the table
-            counts: z(if sort { 256 * tiles } else { table_slots(n) }, "digit counts")?,
+            counts: z(
+                if sort { 256 * tiles } else { table_slots(n) },
+                "digit counts",
+            )?,
             offsets: z(if sort { 256 * tiles } else { 1 }, "digit offsets")?,
             sums: z(n.max(256 * tiles).div_ceil(RXS_TILE) + 1, "scan sums")?,
             small: z(16, "scan totals")?,
@@ -337,7 +341,6 @@ impl Reindexer {
                             .arg(&t32);
                         // SAFETY: one block per tile writing its 256 counts.
                         unsafe { l.launch(cfg(tiles, 256)) }.map_err(launch_err("rxs_upsweep"))?;
-                        drop(word);
                         // the counts' exclusive prefix: where each tile's digit runs go
                         self.scan(counts, 256 * tiles, 0, offsets, sums, small, 9)?;
                         let mut l = s.launch_builder(self.k("rxs_downsweep"));
@@ -406,7 +409,6 @@ impl Reindexer {
                 // SAFETY: one thread per vertex; the table has more empty slots than used
                 // vertices, so every probe ends.
                 unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_hash_insert"))?;
-                drop(table);
                 let [is_rep, _] = ids;
                 let mut l = s.launch_builder(self.k("rxr_hash_rep"));
                 l.arg(&n32)
@@ -459,9 +461,11 @@ impl Reindexer {
             .has_normals
             .then(|| chunks().map(|c| v3(c, 3)).collect());
         let uv_at = 3 + 3 * input.has_normals as usize;
-        let uvs = input
-            .has_uvs
-            .then(|| chunks().map(|c| Vec2::new(c[uv_at], c[uv_at + 1])).collect());
+        let uvs = input.has_uvs.then(|| {
+            chunks()
+                .map(|c| Vec2::new(c[uv_at], c[uv_at + 1]))
+                .collect()
+        });
         Ok(Mesh {
             name: like.name.clone(),
             positions,

@@ -58,13 +58,18 @@ pub enum ReindexError {
     WeldCell { cell: f32 },
     /// A position is too far out for the weld grid (its cell index does not fit 32 bits).
     #[error("mesh '{mesh}': vertex {vertex} lies outside the weld grid of cell size {cell}")]
-    WeldRange { mesh: String, vertex: usize, cell: f32 },
+    WeldRange {
+        mesh: String,
+        vertex: usize,
+        cell: f32,
+    },
     #[error(transparent)]
     Gpu(#[from] GpuError),
 }
 
 /// Which implementation re-indexes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// The fastest available: CUDA (hashing) with a GPU, the parallel CPU method otherwise.
     #[default]
