@@ -109,49 +109,74 @@ extern "C" __global__ void __launch_bounds__(RXS_THREADS)
 }
 
 // Element i of the tile is handled by warp i / (32 * RXS_ITEMS) in round (i / 32) % RXS_ITEMS,
-// lane i % 32: the warps' ranges and the rounds are in element order, so ranks are stable.
+// lane i % 32: the warps' ranges and the rounds are in element order, so ranks are stable. Each
+// array is staged in shared memory in the tile's digit order and written out from there, so that
+// consecutive threads write consecutive addresses of a digit's run (coalesced).
 extern "C" __global__ void __launch_bounds__(RXS_THREADS)
     rxs_downsweep(const unsigned* __restrict__ keys, const unsigned* __restrict__ vals,
                   unsigned n, unsigned words, unsigned digit_word, unsigned shift,
                   const unsigned* __restrict__ offsets, unsigned tiles,
                   unsigned* __restrict__ keys_out, unsigned* __restrict__ vals_out) {
     __shared__ unsigned cnt[RXS_WARPS][256];
+    __shared__ unsigned gbase[256];
+    __shared__ unsigned stage[RXS_TILE];
+    __shared__ unsigned char sdigit[RXS_TILE];
     const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     for (unsigned w = 0; w < RXS_WARPS; ++w) cnt[w][threadIdx.x] = 0;
     __syncthreads();
-    const size_t base = (size_t)blockIdx.x * RXS_TILE + (size_t)warp * 32 * RXS_ITEMS;
+    const size_t tile0 = (size_t)blockIdx.x * RXS_TILE;
+    const size_t rest = (size_t)n - tile0;
+    const unsigned in_tile = rest < RXS_TILE ? (unsigned)rest : RXS_TILE;
+    const size_t base = tile0 + (size_t)warp * 32 * RXS_ITEMS;
     const unsigned* dw = keys + (size_t)digit_word * n;
     const unsigned lt = (1u << lane) - 1u;
-    unsigned rank[RXS_ITEMS], digit[RXS_ITEMS];
+    unsigned pos[RXS_ITEMS], digit[RXS_ITEMS];
 #pragma unroll
     for (unsigned r = 0; r < RXS_ITEMS; ++r) {
         const size_t i = base + r * 32 + lane;
         const unsigned d = i < n ? (dw[i] >> shift) & 255u : 256u;
         const unsigned peers = __match_any_sync(0xffffffffu, d);
         digit[r] = d;
-        if (d < 256u) rank[r] = cnt[warp][d] + __popc(peers & lt);
+        if (d < 256u) pos[r] = cnt[warp][d] + __popc(peers & lt);
         __syncwarp();
         if (d < 256u && (peers & lt) == 0) cnt[warp][d] += __popc(peers);
         __syncwarp();
     }
     __syncthreads();
     {
-        // exclusive prefix over the warps, starting at the tile's global offset for the digit
+        // per digit: exclusive prefix over the warps, then over the digits of the tile
         const unsigned d = threadIdx.x;
-        unsigned s = offsets[(size_t)d * tiles + blockIdx.x];
+        unsigned s = 0;
         for (unsigned w = 0; w < RXS_WARPS; ++w) {
             const unsigned t = cnt[w][d];
             cnt[w][d] = s;
             s += t;
         }
+        unsigned total;
+        const unsigned start = rxp_block_scan<RXS_THREADS>(s, &total);
+        for (unsigned w = 0; w < RXS_WARPS; ++w) cnt[w][d] += start;
+        // global position of tile position j (of digit d) is gbase[d] + j
+        gbase[d] = offsets[(size_t)d * tiles + blockIdx.x] - start;
     }
     __syncthreads();
 #pragma unroll
     for (unsigned r = 0; r < RXS_ITEMS; ++r) {
-        const size_t i = base + r * 32 + lane;
-        if (digit[r] >= 256u) continue;
-        const size_t pos = cnt[warp][digit[r]] + rank[r];
-        for (unsigned w = 0; w < words; ++w) keys_out[w * (size_t)n + pos] = keys[w * (size_t)n + i];
-        vals_out[pos] = vals[i];
+        if (digit[r] < 256u) {
+            pos[r] += cnt[warp][digit[r]];
+            sdigit[pos[r]] = (unsigned char)digit[r];
+        }
+    }
+    for (unsigned a = 0; a <= words; ++a) {
+        const unsigned* src = a < words ? keys + (size_t)a * n : vals;
+        unsigned* dst = a < words ? keys_out + (size_t)a * n : vals_out;
+        __syncthreads();
+#pragma unroll
+        for (unsigned r = 0; r < RXS_ITEMS; ++r) {
+            const size_t i = base + r * 32 + lane;
+            if (digit[r] < 256u) stage[pos[r]] = src[i];
+        }
+        __syncthreads();
+        for (unsigned j = threadIdx.x; j < in_tile; j += RXS_THREADS)
+            dst[gbase[sdigit[j]] + j] = stage[j];
     }
 }

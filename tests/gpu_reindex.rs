@@ -68,7 +68,7 @@ fn random_mesh(seed: u64, n: usize, copies: usize, attrs: bool) -> Mesh {
     let normals = attrs.then(|| slots.iter().map(|&s| base[s].1).collect());
     let uvs = attrs.then(|| slots.iter().map(|&s| base[s].2).collect());
     // triangles over the first 90% of the slots: the rest are unused
-    let used = (slots.len() * 9 / 10).max(3) as u64;
+    let used = (slots.len() * 9 / 10).max(1) as u64;
     let indices = (0..3 * n).map(|_| (r.next() % used) as u32).collect();
     Mesh {
         name: format!("random {seed} {n}x{copies}"),
