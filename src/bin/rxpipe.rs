@@ -60,15 +60,19 @@ enum Command {
     },
     /// Remove duplicate and unused vertices (Wald), writing OBJ or binary PLY
     Reindex {
+        /// a mesh file (OBJ, PLY, STL, glTF, optionally gzipped)
         input: PathBuf,
+        /// where to write the result: .obj or .ply (binary)
         out: PathBuf,
         #[command(flatten)]
         opts: ReindexArgs,
     },
     /// Merge meshes into one, vertices they share stored once
     Merge {
+        /// the mesh files to merge
         #[arg(required = true)]
         inputs: Vec<PathBuf>,
+        /// where to write the result: .obj or .ply (binary)
         #[arg(long)]
         out: PathBuf,
         #[command(flatten)]
@@ -76,7 +80,9 @@ enum Command {
     },
     /// Extract some faces as a compact mesh: index ranges, or one part (glTF primitive/material)
     Subset {
+        /// a mesh file
         input: PathBuf,
+        /// where to write the result: .obj or .ply (binary)
         out: PathBuf,
         /// triangle ranges, e.g. 0..1000,5000..6000
         #[arg(long, conflicts_with = "part")]
@@ -105,7 +111,7 @@ struct ReindexArgs {
     /// auto, serial, parallel, cuda-sort, cuda-hash
     #[arg(long, default_value = "auto")]
     method: String,
-    /// weld positions closer than this cell size (default: exact equality)
+    /// compare positions by the grid cell of this size they round to (default: exact equality)
     #[arg(long)]
     weld: Option<f32>,
     /// overwrite OUT if it exists
@@ -475,6 +481,10 @@ fn mesh_tool(inputs: &[PathBuf], out: &PathBuf, select: Option<Select>, a: &Rein
         if std::fs::canonicalize(i).ok() == std::fs::canonicalize(out).ok() && out.exists() {
             return Err(format!("{} is an input; choose another output", out.display()).into());
         }
+    }
+    let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if !ext.eq_ignore_ascii_case("obj") && !ext.eq_ignore_ascii_case("ply") {
+        return Err(format!("{}: can write .obj or .ply", out.display()).into());
     }
     if out.exists() && !a.force {
         return Err(format!("{} exists (use --force to overwrite it)", out.display()).into());
