@@ -566,8 +566,8 @@ pub struct ReindexRow {
     pub vertices_out: usize,
     pub indices: usize,
     pub serial_ms: Option<f64>,
-    pub parallel_ms: f64,
-    pub meshopt_ms: f64,
+    pub parallel_ms: Option<f64>,
+    pub meshopt_ms: Option<f64>,
     pub gpu_sort_ms: Option<f64>,
     pub gpu_hash_ms: Option<f64>,
     /// radix passes run and skipped (a digit equal in every key) by the sort
@@ -614,13 +614,16 @@ fn wall<T>(f: impl FnOnce() -> T) -> (f64, T) {
 }
 
 /// Runs the re-indexing benchmark on the paper's grid for each `n`: CPU serial (skipped where the
-/// previous size predicts more than `serial_limit_s`), CPU parallel, meshopt's remap, and with a
-/// GPU both CUDA methods, each checked to find (n + 1)² vertices.
+/// previous size predicts more than `serial_limit_s`), CPU parallel, meshopt's remap (the CPU
+/// columns only with `cpu`), and with a GPU both CUDA methods, each checked to find (n + 1)²
+/// vertices.
+#[allow(clippy::too_many_arguments)]
 pub fn reindex(
     gpu: Option<Arc<Gpu>>,
     sizes: &[u32],
     warmup: usize,
     runs: usize,
+    cpu: bool,
     serial_limit_s: f64,
     progress: &dyn Fn(&str),
 ) -> Result<ReindexReport, Error> {
@@ -672,6 +675,7 @@ pub fn reindex(
             Ok(median(&t))
         };
         let serial_ms = match serial_ns_per_vertex {
+            _ if !cpu => None,
             Some(ns) if ns * nv as f64 * 1e-9 > serial_limit_s => None,
             _ => {
                 let ms = timed("CPU serial", &|| {
@@ -681,12 +685,20 @@ pub fn reindex(
                 Some(ms)
             }
         };
-        let parallel_ms = timed("CPU parallel", &|| {
-            Ok(cpu::parallel(&mesh, None)?.report.vertices_out)
-        })?;
-        let meshopt_ms = timed("meshopt remap", &|| {
-            Ok(meshopt::generate_vertex_remap(&mesh.positions, Some(&mesh.indices)).0)
-        })?;
+        let parallel_ms = cpu
+            .then(|| {
+                timed("CPU parallel", &|| {
+                    Ok(cpu::parallel(&mesh, None)?.report.vertices_out)
+                })
+            })
+            .transpose()?;
+        let meshopt_ms = cpu
+            .then(|| {
+                timed("meshopt remap", &|| {
+                    Ok(meshopt::generate_vertex_remap(&mesh.positions, Some(&mesh.indices)).0)
+                })
+            })
+            .transpose()?;
         let roofline_bytes =
             (nv * 12 + mesh.indices.len() * 4) + (expect * 12 + mesh.indices.len() * 4);
         let mut row = ReindexRow {
@@ -756,13 +768,13 @@ impl ReindexReport {
         let o = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.2}"));
         for r in &self.rows {
             s += &format!(
-                "| {} | {} | {} | {} | {:.2} | {:.2} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 r.n,
                 r.vertices_in,
                 r.vertices_out,
                 o(r.serial_ms),
-                r.parallel_ms,
-                r.meshopt_ms,
+                o(r.parallel_ms),
+                o(r.meshopt_ms),
                 o(r.gpu_sort_ms),
                 o(r.gpu_hash_ms),
                 o(r.upload_ms),

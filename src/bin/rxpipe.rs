@@ -132,6 +132,9 @@ enum BenchWhat {
         /// skip the serial CPU method where the last size predicts more than this many seconds
         #[arg(long, default_value_t = 60.0)]
         serial_limit: f64,
+        /// GPU columns only
+        #[arg(long)]
+        no_cpu: bool,
         #[arg(long, default_value_t = 20)]
         runs: usize,
         #[arg(long, default_value_t = 3)]
@@ -557,6 +560,7 @@ fn bench(what: BenchWhat) -> Res {
         BenchWhat::Reindex {
             sizes,
             serial_limit,
+            no_cpu,
             runs,
             warmup,
             json,
@@ -581,10 +585,15 @@ fn bench(what: BenchWhat) -> Res {
                 }
             };
             let pb = spinner("starting".into());
-            let report =
-                rxpipe::bench::reindex(gpu, &sizes, warmup, runs.max(1), serial_limit, &|m| {
-                    pb.set_message(m.to_string())
-                })?;
+            let report = rxpipe::bench::reindex(
+                gpu,
+                &sizes,
+                warmup,
+                runs.max(1),
+                !no_cpu,
+                serial_limit,
+                &|m| pb.set_message(m.to_string()),
+            )?;
             pb.finish_and_clear();
             report_out(&report, report.markdown(), markdown, json)?;
         }
