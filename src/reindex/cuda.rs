@@ -93,8 +93,10 @@ pub fn required_bytes(method: GpuMethod, n: usize, m: usize, floats: usize) -> u
         }
 }
 
+/// Hash table slots for `used` vertices: a power of two, at least twice as many, at most 2^32
+/// (then still more slots than vertices, which are fewer than 2^32).
 fn table_slots(used: usize) -> usize {
-    (2 * used).next_power_of_two().max(1024)
+    (2 * used).next_power_of_two().clamp(1024, 1 << 32)
 }
 
 /// Every buffer one method needs for one input size, and the result after [`Reindexer::run`].
@@ -486,6 +488,14 @@ pub fn reindex(
 ) -> Result<Reindexed, ReindexError> {
     let keys = Keys::new(mesh, weld)?;
     let (n, m) = (mesh.vertex_count(), mesh.indices.len());
+    if m > u32::MAX as usize {
+        return Err(GpuError::Limit(format!(
+            "'{}' has {m} indices; the GPU re-indexing takes at most {}",
+            mesh.name,
+            u32::MAX
+        ))
+        .into());
+    }
     let need = required_bytes(method, n, m, keys.words);
     let (free, _) = gpu.ctx.mem_get_info().ctx("querying free GPU memory")?;
     if need > free {
