@@ -500,6 +500,7 @@ fn mesh_tool(inputs: &[PathBuf], out: &PathBuf, select: Option<Select>, a: &Rein
         method,
         weld: a.weld,
     };
+    let pb = spinner(format!("loading and re-indexing {}", inputs[0].display()));
     let r = match select {
         None if inputs.len() == 1 => {
             reindex::reindex(&rxpipe::io::load_mesh(&inputs[0])?, &opts, gpu.as_ref())?
@@ -540,7 +541,9 @@ fn mesh_tool(inputs: &[PathBuf], out: &PathBuf, select: Option<Select>, a: &Rein
             reindex::subset(&all, &keep, &opts, gpu.as_ref())?
         }
     };
+    pb.set_message(format!("writing {}", out.display()));
     rxpipe::io::save_mesh(&r.mesh, out)?;
+    pb.finish_and_clear();
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r.report)?);
     } else {
