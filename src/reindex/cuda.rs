@@ -10,6 +10,7 @@ use crate::gpu::{kernels, Gpu, GpuError};
 use crate::mesh::Mesh;
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use glam::{Vec2, Vec3};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// The two GPU methods.
@@ -54,16 +55,23 @@ impl DeviceInput {
     pub fn upload(gpu: &Gpu, mesh: &Mesh, weld: Option<f32>) -> Result<DeviceInput, ReindexError> {
         let keys = Keys::new(mesh, weld)?;
         let floats = keys.words;
-        let mut vert = Vec::with_capacity(mesh.vertex_count() * floats);
-        for i in 0..mesh.vertex_count() {
-            vert.extend_from_slice(&mesh.positions[i].to_array());
-            if let Some(n) = &mesh.normals {
-                vert.extend_from_slice(&n[i].to_array());
-            }
-            if let Some(t) = &mesh.uvs {
-                vert.extend_from_slice(&t[i].to_array());
-            }
-        }
+        // interleaved: position, then normal and uv where present
+        let vert: Vec<f32> = (0..mesh.vertex_count())
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let mut v = [0f32; super::MAX_WORDS];
+                v[..3].copy_from_slice(&mesh.positions[i].to_array());
+                let mut w = 3;
+                if let Some(n) = &mesh.normals {
+                    v[w..w + 3].copy_from_slice(&n[i].to_array());
+                    w += 3;
+                }
+                if let Some(t) = &mesh.uvs {
+                    v[w..w + 2].copy_from_slice(&t[i].to_array());
+                }
+                v.into_iter().take(floats)
+            })
+            .collect();
         Ok(DeviceInput {
             vert: gpu.upload(&vert, "re-indexing vertices")?,
             idx: gpu.upload(&mesh.indices, "re-indexing indices")?,
@@ -457,7 +465,7 @@ impl Reindexer {
         let vert = self.gpu.download(&ws.out_vert, ws.vertices_out * fl)?;
         let indices = self.gpu.download(&ws.out_idx, input.indices)?;
         let v3 = |c: &[f32], o: usize| Vec3::new(c[o], c[o + 1], c[o + 2]);
-        let chunks = || vert.chunks_exact(fl);
+        let chunks = || vert.par_chunks_exact(fl);
         let positions = chunks().map(|c| v3(c, 0)).collect();
         let normals = input
             .has_normals
