@@ -69,13 +69,14 @@ extern "C" __global__ void rxr_scatter(const float* __restrict__ vert, unsigned 
     }
 }
 
-// step 4: every index becomes newIdx[perm[i]]
+// step 4: every index becomes newIdx[map[i]]; map is the inverse permutation perm (the paper's
+// method) or each vertex's representative (the hash variant)
 extern "C" __global__ void rxr_remap(const unsigned* __restrict__ idx, unsigned m,
-                                     const unsigned* __restrict__ perm,
+                                     const unsigned* __restrict__ map,
                                      const unsigned* __restrict__ new_idx,
                                      unsigned* __restrict__ out) {
     const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < m) out[k] = new_idx[perm[idx[k]]];
+    if (k < m) out[k] = new_idx[map[idx[k]]];
 }
 
 // ---- the hash variant ---------------------------------------------------------------------------
@@ -155,13 +156,4 @@ extern "C" __global__ void rxr_hash_scatter(const float* __restrict__ vert, unsi
     if (i >= n || !is_rep[i]) return;
     const size_t dst = new_idx[i];
     for (unsigned w = 0; w < floats; ++w) out[dst * floats + w] = vert[i * floats + w];
-}
-
-// every index becomes newIdx[rep[i]]
-extern "C" __global__ void rxr_hash_remap(const unsigned* __restrict__ idx, unsigned m,
-                                          const unsigned* __restrict__ rep,
-                                          const unsigned* __restrict__ new_idx,
-                                          unsigned* __restrict__ out) {
-    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < m) out[k] = new_idx[rep[idx[k]]];
 }

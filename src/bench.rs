@@ -782,7 +782,7 @@ impl ReindexReport {
             );
         }
         if let Some(peak) = self.peak_gb_s {
-            s += &format!("\n## Against the roofline\n\nBytes of reading the input (12-byte vertices, 4-byte indices) and writing the output once; roofline time at the GPU's peak of {peak:.0} GB/s; achieved GB/s = those bytes / time. Radix passes: 8-bit digits of the 96-bit keys that were run / skipped (a digit equal in every key, here the z = 0 coordinate's four).\n\n| N | MB | roofline ms | sort ms | sort GB/s | sort passes | hash ms | hash GB/s | hash / roofline |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            s += &format!("\n## Against the roofline\n\nBytes of reading the input (12-byte vertices, 4-byte indices) and writing the output once; roofline time at the GPU's peak of {peak:.0} GB/s; achieved GB/s = those bytes / time. Radix passes: 8-bit digits of the 96-bit keys that were run / skipped (a digit equal in every key is skipped: on this planar grid the four bytes of z = 0, and the low mantissa bytes of x and y, zero for multiples of 1/(2N)).\n\n| N | MB | roofline ms | sort ms | sort GB/s | sort passes | hash ms | hash GB/s | hash / roofline |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
             for r in &self.rows {
                 let gbs = |t: Option<f64>| t.map(|t| r.roofline_bytes as f64 / (t * 1e6));
                 s += &format!(

@@ -135,14 +135,8 @@ enum BenchWhat {
         /// GPU columns only
         #[arg(long)]
         no_cpu: bool,
-        #[arg(long, default_value_t = 20)]
-        runs: usize,
-        #[arg(long, default_value_t = 3)]
-        warmup: usize,
-        #[arg(long)]
-        json: bool,
-        #[arg(long)]
-        markdown: Option<PathBuf>,
+        #[command(flatten)]
+        report: ReportArgs,
     },
     /// Geometry stage: ms per strategy and shader load (Table 2), shading rates (Table 1), roofline
     Geometry {
@@ -193,12 +187,19 @@ impl PipelineArgs {
     }
 }
 
-/// Options every benchmark takes.
+/// Options of the benchmarks that run on meshes.
 #[derive(clap::Args)]
 struct BenchArgs {
     /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
     #[arg(long, default_value = "bunny,ogre,icosphere:9,bunny-grid:104")]
     meshes: String,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// Options every benchmark takes: runs and the report.
+#[derive(clap::Args)]
+struct ReportArgs {
     #[arg(long, default_value_t = 20)]
     runs: usize,
     #[arg(long, default_value_t = 3)]
@@ -564,10 +565,7 @@ fn bench(what: BenchWhat) -> Res {
             sizes,
             serial_limit,
             no_cpu,
-            runs,
-            warmup,
-            json,
-            markdown,
+            report: c,
         } => {
             let sizes = sizes
                 .split(',')
@@ -591,19 +589,20 @@ fn bench(what: BenchWhat) -> Res {
             let report = rxpipe::bench::reindex(
                 gpu,
                 &sizes,
-                warmup,
-                runs.max(1),
+                c.warmup,
+                c.runs.max(1),
                 !no_cpu,
                 serial_limit,
                 &|m| pb.set_message(m.to_string()),
             )?;
             pb.finish_and_clear();
-            report_out(&report, report.markdown(), markdown, json)?;
+            report_out(&report, report.markdown(), c.markdown, c.json)?;
         }
         BenchWhat::Geometry { common: c } => {
             let gpu = rxpipe::gpu::Gpu::new()?;
             let names: Vec<&str> = c.meshes.split(',').map(str::trim).collect();
             let pb = spinner("starting".into());
+            let c = c.report;
             let report = rxpipe::bench::geometry(gpu, &names, c.warmup, c.runs.max(1), &|m| {
                 pb.set_message(m.to_string())
             })?;
@@ -628,12 +627,12 @@ fn bench(what: BenchWhat) -> Res {
                 &names,
                 &strategies,
                 size,
-                c.warmup,
-                c.runs.max(1),
+                c.report.warmup,
+                c.report.runs.max(1),
                 &|m| pb.set_message(m.to_string()),
             )?;
             pb.finish_and_clear();
-            report_out(&report, report.markdown(), c.markdown, c.json)?;
+            report_out(&report, report.markdown(), c.report.markdown, c.report.json)?;
         }
     }
     Ok(())

@@ -104,7 +104,6 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
             };
             if soup {
                 // a non-indexed primitive is a triangle soup: weld it (re-indexing stage)
-                m.validate()?;
                 m = super::weld_soup(m)?;
             }
             m.transform(world);

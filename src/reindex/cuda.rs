@@ -53,7 +53,16 @@ pub struct DeviceInput {
 impl DeviceInput {
     /// Checks the mesh (as every method does) and uploads it.
     pub fn upload(gpu: &Gpu, mesh: &Mesh, weld: Option<f32>) -> Result<DeviceInput, ReindexError> {
-        let keys = Keys::new(mesh, weld)?;
+        Self::upload_checked(gpu, mesh, &Keys::new(mesh, weld)?, weld)
+    }
+
+    /// Uploads a mesh `keys` has already checked.
+    fn upload_checked(
+        gpu: &Gpu,
+        mesh: &Mesh,
+        keys: &Keys,
+        weld: Option<f32>,
+    ) -> Result<DeviceInput, ReindexError> {
         let floats = keys.words;
         // interleaved: position, then normal and uv where present
         let vert: Vec<f32> = (0..mesh.vertex_count())
@@ -134,7 +143,7 @@ pub struct Reindexer {
     f: std::collections::HashMap<&'static str, CudaFunction>,
 }
 
-const KERNELS: [&str; 15] = [
+const KERNELS: [&str; 14] = [
     "rxs_reduce",
     "rxs_scan_sums",
     "rxs_scan_tiles",
@@ -149,7 +158,6 @@ const KERNELS: [&str; 15] = [
     "rxr_hash_insert",
     "rxr_hash_rep",
     "rxr_hash_scatter",
-    "rxr_hash_remap",
 ];
 
 fn cfg(blocks: usize, threads: u32) -> LaunchConfig {
@@ -302,7 +310,7 @@ impl Reindexer {
         } = ws;
         // the used count, into small[0] (the scan's output goes to scratch `a`)
         self.scan(used, n, 0, a, sums, small, 0)?;
-        match ws.method {
+        let map: &CudaSlice<u32> = match ws.method {
             GpuMethod::Sort => {
                 let [k0, k1] = keys;
                 let [i0, i1] = ids;
@@ -391,15 +399,9 @@ impl Reindexer {
                     .arg(&mut *dst_i);
                 // SAFETY: orgID is a permutation of 0..n; newIdx < the unique count <= n.
                 unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_scatter"))?;
-                let mut l = s.launch_builder(self.k("rxr_remap"));
-                l.arg(&input.idx)
-                    .arg(&m32)
-                    .arg(&*dst_i)
-                    .arg(&*b)
-                    .arg(&mut *out_idx);
-                // SAFETY: one thread per index; perm and newIdx have n entries.
-                unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxr_remap"))?;
                 ws.passes = (run, skipped);
+                // indices go through the inverse permutation
+                &*dst_i
             }
             GpuMethod::Hash => {
                 let used_count = self.gpu.download(small, 1)?[0] as usize;
@@ -438,16 +440,20 @@ impl Reindexer {
                     .arg(&mut *out_vert);
                 // SAFETY: representatives go to distinct scan positions below n.
                 unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_hash_scatter"))?;
-                let mut l = s.launch_builder(self.k("rxr_hash_remap"));
-                l.arg(&input.idx)
-                    .arg(&m32)
-                    .arg(&*a)
-                    .arg(&*b)
-                    .arg(&mut *out_idx);
-                // SAFETY: one thread per index; every indexed vertex is used, so rep is set.
-                unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxr_hash_remap"))?;
+                // indices go through their class's representative
+                &*a
             }
-        }
+        };
+        // every index becomes newIdx[map[i]] (b holds newIdx in both methods)
+        let mut l = s.launch_builder(self.k("rxr_remap"));
+        l.arg(&input.idx)
+            .arg(&m32)
+            .arg(map)
+            .arg(&*b)
+            .arg(&mut *out_idx);
+        // SAFETY: one thread per index; map and newIdx have n entries, and every indexed vertex
+        // is used, so its map entry is set.
+        unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxr_remap"))?;
         let totals = self.gpu.download(&ws.small, 2)?;
         ws.used_count = totals[0] as usize;
         ws.vertices_out = totals[1] as usize;
@@ -519,7 +525,7 @@ pub fn reindex(
         .into());
     }
     let r = Reindexer::new(gpu)?;
-    let input = DeviceInput::upload(gpu, mesh, weld)?;
+    let input = DeviceInput::upload_checked(gpu, mesh, &keys, weld)?;
     let mut ws = r.workspace(&input, method)?;
     r.run(&input, &mut ws)?;
     let out = r.download(&input, &ws, mesh)?;
