@@ -112,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
     unsigned c = 0;
     for (unsigned k = 0; k < RXB_PER; k++) c += base + k < n && mark[base + k];
     unsigned total;
-    rxp_block_scan<RXB_BLOCK>(c, &total);
+    rxp_block_scan(c, &total);
     if (threadIdx.x == 0) block_counts[blockIdx.x] = total;
 }
 
@@ -126,7 +126,7 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
         const unsigned k = s + threadIdx.x;
         const unsigned c = k < blocks ? block_counts[k] : 0;
         unsigned total;
-        const unsigned before = rxp_block_scan<RXB_BLOCK>(c, &total);
+        const unsigned before = rxp_block_scan(c, &total);
         if (k < blocks) block_counts[k] = carry + before;
         carry += total;
     }
@@ -144,7 +144,7 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
     unsigned c = 0;
     for (unsigned k = 0; k < RXB_PER; k++) c += base + k < n && mark[base + k];
     unsigned total;
-    unsigned at = block_offsets[blockIdx.x] + rxp_block_scan<RXB_BLOCK>(c, &total);
+    unsigned at = block_offsets[blockIdx.x] + rxp_block_scan(c, &total);
     for (unsigned k = 0; k < RXB_PER; k++)
         if (base + k < n && mark[base + k]) starts[at++] = base + k;
 }

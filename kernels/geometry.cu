@@ -1,6 +1,10 @@
 // The geometry stage on the GPU: vertex shading with batch vertex reuse (Kenzel et al. 2018,
-// sections 3 and 4.2). Every kernel writes the triangle queue: for input triangle t, the shaded
-// vertices of its three corners at out[3t], out[3t + 1], out[3t + 2], in input order.
+// sections 3 and 4.2). Every kernel writes the triangle queue, in input order. The queue is
+// indexed, like a mesh shader's output: each batch writes the vertices it shaded once, into its own
+// region of `out`, and for input triangle t the positions in `out` of its three corners at
+// corners[3t], corners[3t + 1], corners[3t + 2]. So reuse saves the queue's writes as well as the
+// shading. Naive shades every index and writes flat: corner k of triangle t is out[3t + k], and
+// `corners` is not written.
 //
 // `vs_main` (the vertex shader) is spliced in before this file. With RXP_COUNT defined, every
 // shader invocation adds one to counts[vertex]; the CPU reference (src/geometry/cpu.rs) produces
@@ -35,6 +39,16 @@ __device__ __forceinline__ void rxp_copy_records(VertexOut* __restrict__ dst, un
     for (unsigned q = tid; q < 4 * count; q += nthreads) {
         d[q] = reinterpret_cast<const float4*>(src(q >> 2))[q & 3];
     }
+}
+
+// Stores a shaded vertex as four float4 pieces (the 64-byte layout of kernels/common.cuh, padding
+// zero). A warp storing consecutive records writes 2 KB whose sectors the L2 completes.
+__device__ __forceinline__ void rxp_store_vertex(VertexOut* __restrict__ dst, const VertexOut& v) {
+    float4* d = reinterpret_cast<float4*>(dst);
+    d[0] = v.clip;
+    d[1] = make_float4(v.world.x, v.world.y, v.world.z, v.normal.x);
+    d[2] = make_float4(v.normal.y, v.normal.z, v.uv.x, v.uv.y);
+    d[3] = make_float4(v.extra, 0.0f, 0.0f, 0.0f);
 }
 
 // A warp's lanes each hold one record for dst[lane] (lanes >= count hold none): stage them in the
@@ -74,21 +88,12 @@ extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     rxp_shade_each(vin, idx, n, u, out, counts);
 }
 
-// Multi-kernel reference, pass 1: shade every vertex once.
+// Multi-kernel reference: shade every vertex once into out[v]; the triangle queue's corners are
+// then the index buffer itself (the host copies it).
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     multi_shade(const VertexIn* __restrict__ vin, unsigned nv, Uniforms u,
                 VertexOut* __restrict__ shaded, unsigned* counts) {
     rxp_shade_each(vin, nullptr, nv, u, shaded, counts);
-}
-
-// Multi-kernel reference, pass 2: assemble the triangle queue, one float4 piece per thread.
-extern "C" __global__ void multi_assemble(const VertexOut* __restrict__ shaded,
-                                          const unsigned* __restrict__ idx, unsigned n,
-                                          VertexOut* __restrict__ out) {
-    const unsigned long long q = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (q >= 4ull * n) return;
-    reinterpret_cast<float4*>(out)[q] =
-        reinterpret_cast<const float4*>(&shaded[idx[q >> 2]])[q & 3];
 }
 
 // Statically-batched warp voting (Algorithm 1). One warp per batch of `batch` indices (a multiple
@@ -99,23 +104,27 @@ extern "C" __global__ void multi_assemble(const VertexOut* __restrict__ shaded,
 // the whole triangles before that index are written; the next round starts at the first index not
 // written, without the previous round's vertices.
 //
-// Shared memory per warp: 32 held ids, 32 shaded vertices, `batch + 32` lane numbers.
+// Every round writes its shaded vertices after the previous rounds' in the batch's region of `vcap`
+// vertices of `out` (the host's bound: every round but the last writes at least ten triangles whose
+// corners use all but at most two of its 32 vertices, so a batch writes at most batch + 2 * rounds).
+//
+// Shared memory per warp: 32 held ids, `batch + 32` lane numbers.
 extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
                                      const unsigned* __restrict__ idx, unsigned n, unsigned batch,
-                                     Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
+                                     unsigned vcap, Uniforms u, VertexOut* __restrict__ out,
+                                     unsigned* __restrict__ corners, unsigned* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
     const unsigned warps = blockDim.x >> 5;
     const unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    VertexOut* sv = reinterpret_cast<VertexOut*>(smem) + w * 32;
-    unsigned* held = reinterpret_cast<unsigned*>(smem + warps * 32 * sizeof(VertexOut)) + w * 32;
-    unsigned char* map =
-        smem + warps * 32 * (sizeof(VertexOut) + sizeof(unsigned)) + w * (batch + 32);
+    unsigned* held = reinterpret_cast<unsigned*>(smem) + w * 32;
+    unsigned char* map = smem + warps * 32 * sizeof(unsigned) + w * (batch + 32);
     const unsigned long long start = (unsigned long long)(blockIdx.x * warps + w) * batch;
     if (start >= n) return;
     const unsigned end = (unsigned)min((unsigned long long)batch, n - start);
     const unsigned* bidx = idx + start;
     const unsigned lt = (1u << lane) - 1u;
-    unsigned c_start = 0;
+    const unsigned long long vbase = (unsigned long long)(blockIdx.x * warps + w) * vcap;
+    unsigned c_start = 0, written = 0;
     while (c_start < end) {
         unsigned fill = 0, done = 0, offset = c_start;
         while (offset < end && fill < 32) {
@@ -154,13 +163,13 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
         const unsigned tris = done / 3;
         if (lane < fill) {
             const unsigned id = held[lane];
-            sv[lane] = vs_main(vin[id], u);
+            rxp_store_vertex(out + vbase + written + lane, vs_main(vin[id], u));
             RXP_COUNTED(id);
         }
+        for (unsigned r = lane; r < 3 * tris; r += 32)
+            corners[start + c_start + r] = (unsigned)(vbase + written + map[r]);
         __syncwarp();
-        rxp_copy_records(out + start + c_start, 3 * tris, lane, 32,
-                         [&](unsigned r) { return &sv[map[r]]; });
-        __syncwarp();
+        written += fill;
         c_start += 3 * tris;
     }
 }
@@ -173,32 +182,38 @@ __device__ __forceinline__ unsigned rxp_hash(unsigned id, unsigned size) {
 }
 
 // Dynamically-batched hashing (Algorithm 3, linear probing) and parallel hashing. One block per
-// batch (batch b is triangles tri_start[b]..tri_start[b + 1]); the block has as many threads as
-// the table has slots (at least 32), and each thread takes every blockDim-th index of the batch, so
-// that in the shading phase every thread shades one slot (a block of one thread per index would
-// leave three quarters of its threads idle there). Each thread inserts its indices with atomicCAS;
-// with `fast_probes` below 0xffffffff it gives up after that many slots, and the warp then inserts
-// its leftover indices together, 32 slots at a time from where each stopped.
+// batch (batch b is triangles tri_start[b]..tri_start[b + 1]) of blockDim = max(next power of two
+// of max_vertices, 32) threads; the shared-memory table has `table` slots (twice that, so that
+// probe sequences stay short however full the batch is). The batch's indices are first read into
+// shared memory with independent loads; then each thread inserts every blockDim-th of them with
+// atomicCAS; with `fast_probes` below 0xffffffff it gives up after that many slots, and the warp
+// then inserts its leftover indices together, 32 slots at a time from where each stopped. The
+// filled slots are numbered in slot order (a block-wide scan), which is the order batch b writes
+// its vertices to out[b * max_vertices ...]; the first `unique` threads shade them.
+//
+// Shared memory: the table (id, then the slot's vertex number), the ids by number, and the
+// batch's indices (then the slot each was placed in).
 extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
                                     const unsigned* __restrict__ idx,
                                     const unsigned* __restrict__ tri_start, unsigned table,
-                                    unsigned fast_probes, Uniforms u, VertexOut* __restrict__ out,
+                                    unsigned max_vertices, unsigned fast_probes, Uniforms u,
+                                    VertexOut* __restrict__ out, unsigned* __restrict__ corners,
                                     unsigned* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
-    VertexOut* sv = reinterpret_cast<VertexOut*>(smem);
-    unsigned* keys = reinterpret_cast<unsigned*>(sv + table);
-    unsigned short* slot_of = reinterpret_cast<unsigned short*>(keys + table);
-    const unsigned mask = table - 1;
+    unsigned* keys = reinterpret_cast<unsigned*>(smem);
+    unsigned* uid = keys + table;
+    unsigned* ids = uid + max_vertices;
+    const unsigned mask = table - 1, P = blockDim.x, lane = threadIdx.x & 31;
     const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
     const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
-    for (unsigned s = threadIdx.x; s < table; s += blockDim.x) keys[s] = RXP_EMPTY;
+    for (unsigned s = threadIdx.x; s < table; s += P) keys[s] = RXP_EMPTY;
+    for (unsigned t = threadIdx.x; t < n; t += P) ids[t] = idx[i0 + t];
     __syncthreads();
-    const unsigned lane = threadIdx.x & 31;
     // rounds over the batch; every lane of a warp takes part in every round (warp-wide ballots)
-    for (unsigned r0 = 0; r0 < n; r0 += blockDim.x) {
+    for (unsigned r0 = 0; r0 < n; r0 += P) {
         const unsigned t = r0 + threadIdx.x;
         const bool valid = t < n;
-        const unsigned my = valid ? idx[i0 + t] : RXP_EMPTY;
+        const unsigned my = valid ? ids[t] : RXP_EMPTY;
         unsigned p = valid ? rxp_hash(my, table) : 0;
         int slot = -1;
         if (valid) {
@@ -244,29 +259,45 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
             if (lane == src) slot = found;
             pending &= pending - 1;
         }
-        if (valid) slot_of[t] = (unsigned short)slot;
+        if (valid) ids[t] = (unsigned)slot;
     }
     __syncthreads();
-    for (unsigned s = threadIdx.x; s < table; s += blockDim.x) {
+    // number the filled slots in slot order: thread k counts slots k * per .. (k + 1) * per
+    const unsigned per = (table + P - 1) / P, s0 = min(threadIdx.x * per, table),
+                   s1 = min(s0 + per, table);
+    unsigned filled = 0;
+    for (unsigned s = s0; s < s1; ++s) filled += keys[s] != RXP_EMPTY;
+    unsigned unique;
+    unsigned number = rxp_block_scan(filled, &unique);
+    for (unsigned s = s0; s < s1; ++s) {
         const unsigned id = keys[s];
         if (id != RXP_EMPTY) {
-            sv[s] = vs_main(vin[id], u);
-            RXP_COUNTED(id);
+            // (the batches guarantee number < max_vertices; a mismatched batch is cut short)
+            if (number < max_vertices) uid[number] = id;
+            keys[s] = number++;
         }
     }
+    unique = min(unique, max_vertices);
     __syncthreads();
-    rxp_copy_records(out + i0, n, threadIdx.x, blockDim.x,
-                     [&](unsigned r) { return &sv[slot_of[r]]; });
+    const unsigned long long vbase = (unsigned long long)blockIdx.x * max_vertices;
+    for (unsigned t = threadIdx.x; t < n; t += P) corners[i0 + t] = (unsigned)(vbase + keys[ids[t]]);
+    for (unsigned r = threadIdx.x; r < unique; r += P) {
+        const unsigned id = uid[r];
+        rxp_store_vertex(out + vbase + r, vs_main(vin[id], u));
+        RXP_COUNTED(id);
+    }
 }
 
 // Dynamically-batched sorting (Algorithm 2). One block per batch, blockDim a power of two of at
 // least the batch's indices. Sort (id, position) pairs in shared memory (bitonic), flag the first
 // of every id, scan the flags for the rank of each unique id, shade the unique ids in ascending
-// order, and write every index's vertex through its rank.
+// order, write them to out[b * max_vertices ...] for batch b, and every index's corner through its
+// rank.
 extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
                                     const unsigned* __restrict__ idx,
                                     const unsigned* __restrict__ tri_start, unsigned max_vertices,
-                                    Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
+                                    Uniforms u, VertexOut* __restrict__ out,
+                                    unsigned* __restrict__ corners, unsigned* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
     const unsigned P = blockDim.x;
     VertexOut* sv = reinterpret_cast<VertexOut*>(smem);
@@ -320,7 +351,9 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     __syncthreads();
     if (t < n) rank[pos] = r;
     __syncthreads();
-    rxp_copy_records(out + i0, n, t, P, [&](unsigned k) { return &sv[rank[k]]; });
+    const unsigned long long vbase = (unsigned long long)blockIdx.x * max_vertices;
+    rxp_copy_records(out + vbase, unique, t, P, [&](unsigned k) { return &sv[k]; });
+    if (t < n) corners[i0 + t] = (unsigned)(vbase + rank[t]);
 }
 
 // The sum of the per-vertex invocation counts (the frame's invocation total), added to *total

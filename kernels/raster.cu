@@ -90,7 +90,7 @@ struct SetupTri {
 // Adds each thread's `v` to counters[c] with one atomic per block.
 __device__ __forceinline__ void rxp_block_count(unsigned long long* counters, int c, unsigned v) {
     unsigned total;
-    rxp_block_scan<RXP_RBLOCK>(v, &total);
+    rxp_block_scan(v, &total);
     if (threadIdx.x == 0 && total) atomicAdd(&counters[c], (unsigned long long)total);
 }
 
@@ -282,10 +282,14 @@ __device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4]
     return (x1 - x0 + 1) * (y1 - y0 + 1);
 }
 
-// One thread per triangle of a draw's queue (three VertexOut per triangle). `counts` and `indices`
-// are given in the shading-rate mode: the varying `extra` becomes the vertex's invocation count.
+// One thread per triangle of a draw's queue: the shaded vertices `queue` (nverts of them) and, per
+// triangle, the positions of its three corners in `tri_corners` (null: the queue is flat, corner k of
+// triangle t is queue[3t + k]; see kernels/geometry.cu). A corner outside the queue rejects the
+// triangle. `counts` and `indices` are given in the shading-rate mode: the varying `extra` becomes
+// the vertex's invocation count.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
-    rxp_setup(const VertexOut* __restrict__ queue, unsigned ntris, unsigned tri_base,
+    rxp_setup(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
+              unsigned long long nverts, unsigned ntris, unsigned tri_base,
               unsigned draw, const unsigned* __restrict__ indices,
               const unsigned* __restrict__ counts, RasterParams p,
               SetupTri* __restrict__ records, unsigned* __restrict__ first,
@@ -302,12 +306,20 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     float3 bary[9];
     int corners = 0;
     if (t < ntris) {
+        bool finite = true;
         for (int k = 0; k < 3; k++) {
-            rxp_load_vertex(&queue[3 * (size_t)t + k], v[k], var[k]);
+            const unsigned long long c =
+                tri_corners ? tri_corners[3 * (size_t)t + k] : 3ull * t + k;
+            if (c < nverts) {
+                rxp_load_vertex(&queue[c], v[k], var[k]);
+            } else {
+                finite = false;
+                v[k] = make_float4(0.0f, 0.0f, 0.0f, 1.0f);
+                for (int i = 0; i < 8; i++) var[k][i] = 0.0f;
+            }
             if (counts) var[k][6] = (float)counts[indices[3 * (size_t)t + k]];
         }
         unsigned oc0 = rxp_outcode(v[0]), oc1 = rxp_outcode(v[1]), oc2 = rxp_outcode(v[2]);
-        bool finite = true;
         for (int k = 0; k < 3; k++)
             finite = finite && isfinite(v[k].x) && isfinite(v[k].y) && isfinite(v[k].z) &&
                      isfinite(v[k].w);
@@ -342,7 +354,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         }
     }
     unsigned total;
-    unsigned offset = rxp_block_scan<RXP_RBLOCK>(n, &total);
+    unsigned offset = rxp_block_scan(n, &total);
     __shared__ unsigned base;
     if (threadIdx.x == 0) base = total ? (unsigned)atomicAdd(&counters[RXP_C_RECORDS], (unsigned long long)total) : 0;
     __syncthreads();
@@ -404,7 +416,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         unsigned k = start + threadIdx.x;
         unsigned c = k < ntiles ? tile_counts[k] : 0;
         unsigned total;
-        unsigned before = rxp_block_scan<RXP_RBLOCK>(c, &total);
+        unsigned before = rxp_block_scan(c, &total);
         if (k < ntiles) {
             offsets[k] = carry + before;
             cursors[k] = carry + before;

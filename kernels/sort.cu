@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(RXS_THREADS)
         if (i < n) s += in[i];
     }
     unsigned total;
-    rxp_block_scan<RXS_THREADS>(s, &total);
+    rxp_block_scan(s, &total);
     if (threadIdx.x == 0) sums[blockIdx.x] = total;
 }
 
@@ -42,7 +42,7 @@ extern "C" __global__ void __launch_bounds__(1024)
         const unsigned k = s + threadIdx.x;
         const unsigned v = k < count ? sums[k] : 0;
         unsigned total;
-        const unsigned before = rxp_block_scan<1024>(v, &total);
+        const unsigned before = rxp_block_scan(v, &total);
         if (k < count) sums[k] = carry + before;
         carry += total;
     }
@@ -68,7 +68,7 @@ extern "C" __global__ void __launch_bounds__(RXS_THREADS)
         s += v[k];
     }
     unsigned total;
-    unsigned run = offsets[blockIdx.x] + rxp_block_scan<RXS_THREADS>(s, &total);
+    unsigned run = offsets[blockIdx.x] + rxp_block_scan(s, &total);
 #pragma unroll
     for (unsigned k = 0; k < RXS_ITEMS; ++k) {
         tile[threadIdx.x * RXS_ITEMS + k] = mode == 0 ? run : run + v[k] - 1;
@@ -153,7 +153,7 @@ extern "C" __global__ void __launch_bounds__(RXS_THREADS)
             s += t;
         }
         unsigned total;
-        const unsigned start = rxp_block_scan<RXS_THREADS>(s, &total);
+        const unsigned start = rxp_block_scan(s, &total);
         for (unsigned w = 0; w < RXS_WARPS; ++w) cnt[w][d] += start;
         // global position of tile position j (of digit d) is gbase[d] + j
         gbase[d] = offsets[(size_t)d * tiles + blockIdx.x] - start;

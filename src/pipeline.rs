@@ -438,9 +438,7 @@ impl Pipeline {
             };
             let u = Uniforms::new(o.model, view_proj, camera.eye, time);
             let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
-            if q.as_ref()
-                .is_none_or(|q| self.strategy == Strategy::Multi && q.shaded.is_none())
-            {
+            if q.as_ref().is_none_or(|q| q.strategy != self.strategy) {
                 *q = Some(c.queue(dm, self.strategy)?);
             }
             let qm = q.as_mut().unwrap();
@@ -456,7 +454,7 @@ impl Pipeline {
                 let q = q.as_ref().expect("made above");
                 let dm = &o.device.as_ref().expect("checked above").0;
                 GpuDraw {
-                    queue: &q.vertices,
+                    queue: q,
                     triangles: dm.index_count / 3,
                     color: o.color,
                     rate: (self.shading == ShadingMode::ShadingRate).then_some((dm, &q.counts)),

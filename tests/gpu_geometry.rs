@@ -326,3 +326,45 @@ fn kernel_cache_round_trip_and_corrupt_entries_are_rebuilt() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn queues_are_indexed_and_made_for_one_strategy() {
+    let Some(gpu) = common::gpu() else { return };
+    use rxpipe::geometry::cuda::DeviceMesh;
+    let m = rxpipe::mesh::icosphere(4);
+    let v = VertexIn::from_mesh(&m);
+    let g = CudaGeometry::new(gpu.clone(), CudaShader::transform(), false).unwrap();
+    let hash = Strategy::parse("hash").unwrap();
+    let mut dm = DeviceMesh::upload(&gpu, &v, &m.indices, None).unwrap();
+    let (mi, mv) = hash.dynamic_limits().unwrap();
+    dm.build_batches(&gpu, mi, mv).unwrap();
+    let u = uniforms();
+    // naive writes three vertices per triangle; every reuse strategy's queue holds fewer vertices
+    // (its batches' shaded vertices) plus three corners per triangle
+    let naive = g.queue(&dm, Strategy::Naive).unwrap();
+    assert!(naive.corners.is_none());
+    assert_eq!(naive.vertices.len(), m.indices.len());
+    for s in Strategy::all()
+        .into_iter()
+        .filter(|s| *s != Strategy::Naive)
+    {
+        let q = g.queue(&dm, s).unwrap();
+        // warp voting's batches may write a few vertices twice (a triangle cut at a round's end)
+        if !matches!(s, Strategy::WarpVote { .. }) {
+            assert!(q.vertices.len() < m.indices.len(), "{}", s.name());
+        }
+        assert_eq!(q.corners.as_ref().unwrap().len(), m.indices.len());
+    }
+    // a queue laid out for one strategy is refused by another
+    let mut q = g.queue(&dm, hash).unwrap();
+    let e = g.enqueue(Strategy::Naive, &dm, &u, &mut q).unwrap_err();
+    assert!(e.to_string().contains("made for"), "{e}");
+    g.enqueue(hash, &dm, &u, &mut q).unwrap();
+    gpu.sync().unwrap();
+    let c = cpu::run(hash, &v, &m.indices, None, &Transform, &u).unwrap();
+    let r = q.download(&gpu).unwrap();
+    for (i, q) in r.iter().enumerate() {
+        let want = c.vertices[c.triangles[i / 3][i % 3] as usize];
+        assert!(close(q, &want, 1e-5), "corner {i}: GPU {q:?}, CPU {want:?}");
+    }
+}

@@ -223,7 +223,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
     let draws: Vec<GpuDraw> = meshes
         .iter()
         .map(|(dm, q, color)| GpuDraw {
-            queue: &q.vertices,
+            queue: q,
             triangles: dm.index_count / 3,
             color: *color,
             rate: None,
@@ -272,4 +272,55 @@ fn cuda_backend_without_a_gpu_is_a_clear_error() {
     assert!(e.contains("CUDA is not available"), "{e}");
     let auto = Renderer::new(Backend::Auto).unwrap();
     assert!(auto.notice.starts_with("backend: cpu ("), "{}", auto.notice);
+}
+
+#[test]
+fn gpu_setup_rejects_corners_outside_the_queue() {
+    let Some(gpu) = common::gpu() else { return };
+    use rxpipe::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh};
+    use rxpipe::raster::cuda::{CudaRaster, GpuDraw};
+    use rxpipe::raster::{RasterOutput, RasterSettings};
+    let m = rxpipe::mesh::icosphere(3);
+    let v = rxpipe::geometry::VertexIn::from_mesh(&m);
+    let u = rxpipe::geometry::Uniforms::new(
+        glam::Mat4::IDENTITY,
+        glam::Mat4::perspective_rh(0.8, 1.0, 0.1, 10.0)
+            * glam::Mat4::from_translation(glam::Vec3::new(0.0, 0.0, -3.0)),
+        glam::Vec3::new(0.0, 0.0, 3.0),
+        0.0,
+    );
+    let geo = CudaGeometry::new(gpu.clone(), CudaShader::transform(), false).unwrap();
+    let hash = Strategy::parse("hash").unwrap();
+    let (mi, mv) = hash.dynamic_limits().unwrap();
+    let mut dm = DeviceMesh::upload(&gpu, &v, &m.indices, None).unwrap();
+    dm.build_batches(&gpu, mi, mv).unwrap();
+    let mut q = geo.queue(&dm, hash).unwrap();
+    geo.enqueue(hash, &dm, &u, &mut q).unwrap();
+    let s = RasterSettings::new(128, 128);
+    let mut r = CudaRaster::new(gpu.clone()).unwrap();
+    fn draw(q: &rxpipe::geometry::cuda::DeviceQueue) -> GpuDraw<'_> {
+        GpuDraw {
+            queue: q,
+            triangles: q.index_count / 3,
+            color: [1.0; 4],
+            rate: None,
+        }
+    }
+    let mut good = RasterOutput::empty();
+    r.render(&[draw(&q)], &s, &mut good).unwrap();
+    // every corner of every triangle outside the queue: all rejected, nothing drawn, no fault
+    let bad = vec![u32::MAX; dm.index_count];
+    gpu.stream
+        .memcpy_htod(&bad, q.corners.as_mut().unwrap())
+        .unwrap();
+    let mut out = RasterOutput::empty();
+    r.render(&[draw(&q)], &s, &mut out).unwrap();
+    assert!(good.stats.rasterized > 0, "{:?}", good.stats);
+    assert_eq!(out.stats.rasterized, 0, "{:?}", out.stats);
+    assert_eq!(
+        out.stats.rejected,
+        (dm.index_count / 3) as u64,
+        "{:?}",
+        out.stats
+    );
 }

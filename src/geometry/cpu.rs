@@ -90,7 +90,7 @@ pub fn run_into(
         | Strategy::ParallelHash { .. } => {
             let b = Batches::for_strategy(strategy, batches, indices, n)?
                 .expect("a dynamic strategy has batch limits");
-            let table = (b.max_vertices as usize).next_power_of_two();
+            let table = super::hash_table_size(b.max_vertices) as usize;
             let parts: Vec<BatchOut> = (0..b.len())
                 .into_par_iter()
                 .map(|k| {

@@ -1,5 +1,6 @@
 //! The geometry stage on the GPU (kernels/geometry.cu), side by side with [`super::cpu`]. Every
-//! strategy writes the triangle queue (three shaded vertices per input triangle, in input order).
+//! strategy writes the triangle queue in input order: the vertices it shaded and, per triangle,
+//! where its three corners are among them (see [`DeviceQueue`]).
 //! With statistics requested, the kernels are compiled with invocation counting and count per
 //! vertex exactly what the CPU reference counts.
 
@@ -292,10 +293,18 @@ impl DeviceMesh {
 }
 
 /// The triangle queue and, with statistics, the per-vertex invocation counts, on the device.
+///
+/// The queue is indexed, as a mesh shader's output is: every batch writes the vertices it shaded,
+/// once, into its own region of `vertices`, and `corners` holds for input triangle t the positions
+/// of its three corners in `vertices` (at 3t, 3t + 1, 3t + 2). So vertex reuse saves the queue's
+/// writes as well as the shading. Naive shades every index and writes a flat queue (`corners` is
+/// `None`: corner k of triangle t is `vertices[3t + k]`); multi shades every vertex once and its
+/// corners are the index buffer.
 pub struct DeviceQueue {
+    /// the strategy the queue is laid out for
+    pub strategy: Strategy,
     pub vertices: CudaSlice<GpuVertexOut>,
-    /// shaded vertices of the multi strategy's first pass
-    pub shaded: Option<CudaSlice<GpuVertexOut>>,
+    pub corners: Option<CudaSlice<u32>>,
     pub counts: CudaSlice<u32>,
     /// the sum of `counts`, after [`CudaGeometry::sum_counts`]
     pub total: CudaSlice<u64>,
@@ -373,9 +382,10 @@ impl CudaGeometry {
         })
     }
 
-    fn parts(shader: &CudaShader) -> [Source<'_>; 3] {
+    fn parts(shader: &CudaShader) -> [Source<'_>; 4] {
         [
             kernels::COMMON,
+            kernels::SCAN,
             Source {
                 name: &shader.name,
                 text: &shader.source,
@@ -407,13 +417,22 @@ impl CudaGeometry {
         self.gpu.function(&self.module, name)
     }
 
-    /// A queue sized for `mesh` (and reused frame after frame).
-    pub fn queue(&self, mesh: &DeviceMesh, strategy: Strategy) -> Result<DeviceQueue, GpuError> {
+    /// A queue for `strategy` sized for `mesh` (and reused frame after frame).
+    pub fn queue(
+        &self,
+        mesh: &DeviceMesh,
+        strategy: Strategy,
+    ) -> Result<DeviceQueue, crate::Error> {
+        let capacity = queue_capacity(strategy, mesh)?;
         Ok(DeviceQueue {
-            vertices: self.gpu.zeros(mesh.index_count, "the triangle queue")?,
-            shaded: match strategy {
-                Strategy::Multi => Some(self.gpu.zeros(mesh.vertex_count, "shaded vertices")?),
-                _ => None,
+            strategy,
+            vertices: self.gpu.zeros(capacity.max(1), "the triangle queue")?,
+            corners: match strategy {
+                Strategy::Naive => None,
+                _ => Some(
+                    self.gpu
+                        .zeros(mesh.index_count.max(1), "the queue's corners")?,
+                ),
             },
             counts: self
                 .gpu
@@ -445,8 +464,23 @@ impl CudaGeometry {
             .into());
         }
         let ni = mesh.index_count as u32;
+        if q.strategy != strategy || q.index_count != mesh.index_count {
+            return Err(GpuError::Limit(format!(
+                "the queue was made for {} over {} indices, not {} over {}",
+                q.strategy, q.index_count, strategy, mesh.index_count
+            ))
+            .into());
+        }
         if ni == 0 {
             return Ok(());
+        }
+        let capacity = queue_capacity(strategy, mesh)?;
+        if q.vertices.len() < capacity {
+            return Err(GpuError::Limit(format!(
+                "the queue holds {} vertices, {strategy} needs {capacity}",
+                q.vertices.len()
+            ))
+            .into());
         }
         let grid = |n: u32, b: u32| LaunchConfig {
             grid_dim: (n.div_ceil(b), 1, 1),
@@ -474,32 +508,24 @@ impl CudaGeometry {
             }
             Strategy::Multi => {
                 let nv = mesh.vertex_count as u32;
-                let shaded = q.shaded.as_mut().ok_or_else(|| {
-                    GpuError::Limit("the queue was not made for the multi strategy".into())
-                })?;
                 let f = self.function("multi_shade")?;
                 let mut l = s.launch_builder(&f);
                 l.arg(&mesh.vertices)
                     .arg(&nv)
                     .arg(&u)
-                    .arg(&mut *shaded)
+                    .arg(&mut q.vertices)
                     .arg(&mut q.counts);
-                // SAFETY: as above.
+                // SAFETY: as above; the queue holds the mesh's vertex count.
                 unsafe { l.launch(grid(nv, block)) }.map_err(launch_err("multi_shade"))?;
-                let f = self.function("multi_assemble")?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&*shaded)
-                    .arg(&mesh.indices)
-                    .arg(&ni)
-                    .arg(&mut q.vertices);
-                // SAFETY: as above; one thread per 16-byte piece of the queue.
-                unsafe { l.launch(grid(4 * ni, block)) }.map_err(launch_err("multi_assemble"))?;
+                s.memcpy_dtod(&mesh.indices, q.corners.as_mut().ok_or_else(no_corners)?)
+                    .ctx("copying the indices into the queue")?;
             }
             Strategy::WarpVote { batch } => {
                 if batch < 3 || batch % 3 != 0 {
                     return Err(GeometryError::WarpBatch(batch).into());
                 }
-                let per_warp = 32 * (std::mem::size_of::<GpuVertexOut>() + 4) + batch as usize + 32;
+                // held ids and lane numbers
+                let per_warp = 32 * 4 + batch as usize + 32;
                 let smem = vote_warps as usize * per_warp;
                 if smem > SHARED_LIMIT {
                     return Err(GpuError::Limit(format!(
@@ -508,14 +534,17 @@ impl CudaGeometry {
                     .into());
                 }
                 let batches = ni.div_ceil(batch);
+                let vcap = vcap_per_batch(batch);
                 let f = self.function("warp_vote")?;
                 let mut l = s.launch_builder(&f);
                 l.arg(&mesh.vertices)
                     .arg(&mesh.indices)
                     .arg(&ni)
                     .arg(&batch)
+                    .arg(&vcap)
                     .arg(&u)
                     .arg(&mut q.vertices)
+                    .arg(q.corners.as_mut().ok_or_else(no_corners)?)
                     .arg(&mut q.counts);
                 let cfg = LaunchConfig {
                     grid_dim: (batches.div_ceil(vote_warps), 1, 1),
@@ -540,9 +569,9 @@ impl CudaGeometry {
                     ))
                     .into());
                 }
-                if max_indices > 1024 {
+                if max_indices > 1024 || max_vertices > 1024 {
                     return Err(GpuError::Limit(format!(
-                        "the GPU's dynamic batches hold at most 1024 indices (one thread each), got {max_indices}"
+                        "the GPU's dynamic batches hold at most 1024 indices and 1024 vertices, got {max_indices} and {max_vertices}"
                     ))
                     .into());
                 }
@@ -566,6 +595,7 @@ impl CudaGeometry {
                         .arg(&max_vertices)
                         .arg(&u)
                         .arg(&mut q.vertices)
+                        .arg(q.corners.as_mut().ok_or_else(no_corners)?)
                         .arg(&mut q.counts);
                     let cfg = LaunchConfig {
                         grid_dim: (nb, 1, 1),
@@ -575,14 +605,15 @@ impl CudaGeometry {
                     // SAFETY: as above.
                     unsafe { l.launch(cfg) }.map_err(launch_err("dyn_sort"))?;
                 } else {
-                    let table = max_vertices.next_power_of_two();
+                    let table = super::hash_table_size(max_vertices);
                     let fast = match strategy {
                         Strategy::ParallelHash { fast_probes, .. } => fast_probes,
                         _ => u32::MAX,
                     };
-                    let smem = table as usize * (out + 4) + 2 * max_indices as usize;
+                    // the table, the ids by number, the batch's indices
+                    let smem = 4 * (table + max_vertices + max_indices) as usize;
                     if smem > SHARED_LIMIT {
-                        return Err(GpuError::Limit(format!("hashing batches of {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
+                        return Err(GpuError::Limit(format!("hashing batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
                     }
                     let f = self.function("dyn_hash")?;
                     let mut l = s.launch_builder(&f);
@@ -590,14 +621,16 @@ impl CudaGeometry {
                         .arg(&mesh.indices)
                         .arg(starts)
                         .arg(&table)
+                        .arg(&max_vertices)
                         .arg(&fast)
                         .arg(&u)
                         .arg(&mut q.vertices)
+                        .arg(q.corners.as_mut().ok_or_else(no_corners)?)
                         .arg(&mut q.counts);
-                    // one thread per table slot (each takes every blockDim-th index)
+                    // one thread per vertex a batch may have (each takes every blockDim-th index)
                     let cfg = LaunchConfig {
                         grid_dim: (nb, 1, 1),
-                        block_dim: (table.max(32), 1, 1),
+                        block_dim: (max_vertices.next_power_of_two().max(32), 1, 1),
                         shared_mem_bytes: smem as u32,
                     };
                     // SAFETY: as above.
@@ -663,12 +696,7 @@ impl CudaGeometry {
         let mut q = self.queue(&mesh, strategy)?;
         self.enqueue(strategy, &mesh, uniforms, &mut q)?;
         self.gpu.sync()?;
-        let queue: Vec<VertexOut> = self
-            .gpu
-            .download(&q.vertices, mesh.index_count)?
-            .into_iter()
-            .map(VertexOut::from)
-            .collect();
+        let queue = q.download(&self.gpu)?;
         let counts = if self.counting {
             Some(self.gpu.download(&q.counts, mesh.vertex_count)?)
         } else {
@@ -687,6 +715,73 @@ impl CudaGeometry {
             counts,
             stats,
         })
+    }
+}
+
+/// Vertices of the queue's region for each batch of warp voting with batches of `batch` indices:
+/// every round but the last writes at least ten triangles, whose corners use all but at most two
+/// of its 32 vertices, so a batch writes at most `batch + 2 * rounds` vertices.
+fn vcap_per_batch(batch: u32) -> u32 {
+    batch + 2 * (batch / 30 + 1)
+}
+
+/// Vertices the queue of `strategy` holds for `mesh` (see [`DeviceQueue`]).
+fn queue_capacity(strategy: Strategy, mesh: &DeviceMesh) -> Result<usize, crate::Error> {
+    let n = mesh.index_count;
+    let capacity = match strategy {
+        Strategy::Naive => n as u64,
+        Strategy::Multi => mesh.vertex_count as u64,
+        Strategy::WarpVote { batch } => {
+            if batch < 3 || batch % 3 != 0 {
+                return Err(GeometryError::WarpBatch(batch).into());
+            }
+            (n as u64).div_ceil(batch as u64) * vcap_per_batch(batch) as u64
+        }
+        _ => {
+            let (_, max_vertices) = strategy
+                .dynamic_limits()
+                .expect("a dynamic strategy has batch limits");
+            let batches = mesh.batches.as_ref().map_or(0, |b| b.1);
+            batches as u64 * max_vertices as u64
+        }
+    };
+    if strategy != Strategy::Naive && capacity > u32::MAX as u64 {
+        return Err(GpuError::Limit(format!(
+            "{strategy} over {n} indices needs a queue of {capacity} vertices, more than its 32-bit corners address"
+        ))
+        .into());
+    }
+    Ok(capacity as usize)
+}
+
+fn no_corners() -> GpuError {
+    GpuError::Limit("the queue has no corners for an indexed strategy".into())
+}
+
+impl DeviceQueue {
+    /// Downloads the queue as three shaded vertices per triangle, in input order.
+    pub fn download(&self, gpu: &Gpu) -> Result<Vec<VertexOut>, GpuError> {
+        let vertices = gpu.download(&self.vertices, self.vertices.len())?;
+        let at = |i: usize| {
+            vertices
+                .get(i)
+                .copied()
+                .map(VertexOut::from)
+                .ok_or_else(|| {
+                    GpuError::Limit(format!(
+                        "the queue's corner {i} is outside its {} vertices",
+                        vertices.len()
+                    ))
+                })
+        };
+        match &self.corners {
+            None => (0..self.index_count).map(at).collect(),
+            Some(c) => gpu
+                .download(c, self.index_count)?
+                .into_iter()
+                .map(|i| at(i as usize))
+                .collect(),
+        }
     }
 }
 

@@ -25,6 +25,13 @@ pub const DEFAULT_WARP_BATCH: u32 = 96;
 /// Solo probes of parallel hashing before the warp-cooperative slow path.
 pub const DEFAULT_FAST_PROBES: u32 = 4;
 
+/// Slots of the hash table of a dynamic batch of at most `max_vertices` vertices (CPU and GPU):
+/// the power of two of at least twice that, so that the table is at most half full and linear
+/// probe sequences stay short.
+pub fn hash_table_size(max_vertices: u32) -> u32 {
+    (2 * max_vertices.max(1)).next_power_of_two()
+}
+
 /// How the geometry stage finds reusable vertices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {

@@ -10,7 +10,7 @@
 use super::shade::srgb_lut;
 use super::tile::TILE;
 use super::{CullMode, RasterError, RasterOutput, RasterSettings, RasterStats, ShadingMode};
-use crate::geometry::cuda::{DeviceMesh, GpuVertexOut};
+use crate::geometry::cuda::{DeviceMesh, DeviceQueue};
 use crate::gpu::kernels;
 use crate::gpu::{Context, Gpu, GpuError};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig};
@@ -57,10 +57,11 @@ struct Params {
 // SAFETY: plain integers and floats with the layout of the CUDA struct.
 unsafe impl DeviceRepr for Params {}
 
-/// One draw for the GPU rasteriser: a triangle queue on the device (three shaded vertices per
-/// triangle, as the GPU geometry stage writes it) and its base colour.
+/// One draw for the GPU rasteriser: a triangle queue on the device (as the GPU geometry stage
+/// writes it: shaded vertices and, unless flat, each triangle's corners among them) and its base
+/// colour.
 pub struct GpuDraw<'a> {
-    pub queue: &'a CudaSlice<GpuVertexOut>,
+    pub queue: &'a DeviceQueue,
     pub triangles: usize,
     /// linear RGBA
     pub color: [f32; 4],
@@ -382,11 +383,15 @@ impl CudaRaster {
             if n == 0 {
                 continue;
             }
-            if draw.queue.len() < 3 * draw.triangles {
+            let q = draw.queue;
+            let short = match &q.corners {
+                None => q.vertices.len() < 3 * draw.triangles,
+                Some(c) => c.len() < 3 * draw.triangles,
+            };
+            if short || q.index_count < 3 * draw.triangles {
                 return Err(GpuError::Limit(format!(
-                    "draw {d}: its queue holds {} vertices, not the {} of {} triangles",
-                    draw.queue.len(),
-                    3 * draw.triangles,
+                    "draw {d}: its queue holds {} triangles, not {}",
+                    q.index_count / 3,
                     draw.triangles
                 ))
                 .into());
@@ -407,7 +412,13 @@ impl CudaRaster {
             let d32 = d as u32;
             let null = 0u64;
             let mut l = stream.launch_builder(&setup);
-            l.arg(draw.queue).arg(&n).arg(&base).arg(&d32);
+            let nverts = q.vertices.len() as u64;
+            l.arg(&q.vertices);
+            match &q.corners {
+                Some(c) => l.arg(c),
+                None => l.arg(&null),
+            };
+            l.arg(&nverts).arg(&n).arg(&base).arg(&d32);
             match draw.rate {
                 Some((mesh, counts)) => l.arg(&mesh.indices).arg(counts),
                 None => l.arg(&null).arg(&null),
@@ -417,7 +428,8 @@ impl CudaRaster {
                 .arg(&mut self.first)
                 .arg(&mut self.tile_counts)
                 .arg(&mut self.counters);
-            // SAFETY: arguments match rxp_setup's signature; the queue holds 3n vertices and the
+            // SAFETY: arguments match rxp_setup's signature; the queue holds 3n corners (or 3n
+            // vertices when flat), corners outside its vertices are rejected in the kernel, and the
             // rate inputs 3n indices, all below the vertex count (checked at upload), and as many
             // counts (checked above); `first` holds every triangle of the frame; records are
             // bounded in the kernel by the capacity in `p`.
