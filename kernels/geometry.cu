@@ -41,6 +41,18 @@ __device__ __forceinline__ void rxp_copy_records(VertexOut* __restrict__ dst, un
     }
 }
 
+// Reads vertex `id` as two 16-byte loads (a VertexIn is 32 bytes and the buffer is aligned), not
+// eight scattered 4-byte ones: the vertex fetch of every strategy.
+__device__ __forceinline__ VertexIn rxp_fetch(const VertexIn* __restrict__ vin, unsigned id) {
+    const float4* f = reinterpret_cast<const float4*>(vin + id);
+    const float4 a = __ldg(f), b = __ldg(f + 1);
+    VertexIn v;
+    v.position = make_float3(a.x, a.y, a.z);
+    v.normal = make_float3(a.w, b.x, b.y);
+    v.uv = make_float2(b.z, b.w);
+    return v;
+}
+
 // Stores a shaded vertex as four float4 pieces (the 64-byte layout of kernels/common.cuh, padding
 // zero). A warp storing consecutive records writes 2 KB whose sectors the L2 completes.
 __device__ __forceinline__ void rxp_store_vertex(VertexOut* __restrict__ dst, const VertexOut& v) {
@@ -75,7 +87,7 @@ __device__ __forceinline__ void rxp_shade_each(const VertexIn* __restrict__ vin,
     VertexOut v;
     if (i < n) {
         const unsigned id = idx ? idx[i] : i;
-        v = vs_main(vin[id], u);
+        v = vs_main(rxp_fetch(vin, id), u);
         RXP_COUNTED(id);
     }
     rxp_warp_store(out + warp0, v, min(32u, n - warp0), stage + (threadIdx.x & ~31u));
@@ -163,7 +175,7 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
         const unsigned tris = done / 3;
         if (lane < fill) {
             const unsigned id = held[lane];
-            rxp_store_vertex(out + vbase + written + lane, vs_main(vin[id], u));
+            rxp_store_vertex(out + vbase + written + lane, vs_main(rxp_fetch(vin, id), u));
             RXP_COUNTED(id);
         }
         for (unsigned r = lane; r < 3 * tris; r += 32)
@@ -182,17 +194,17 @@ __device__ __forceinline__ unsigned rxp_hash(unsigned id, unsigned size) {
 }
 
 // Dynamically-batched hashing (Algorithm 3, linear probing) and parallel hashing. One block per
-// batch (batch b is triangles tri_start[b]..tri_start[b + 1]) of blockDim = max(next power of two
-// of max_vertices, 32) threads; the shared-memory table has `table` slots (twice that, so that
-// probe sequences stay short however full the batch is). The batch's indices are first read into
-// shared memory with independent loads; then each thread inserts every blockDim-th of them with
-// atomicCAS; with `fast_probes` below 0xffffffff it gives up after that many slots, and the warp
-// then inserts its leftover indices together, 32 slots at a time from where each stopped. The
-// filled slots are numbered in slot order (a block-wide scan), which is the order batch b writes
-// its vertices to out[b * max_vertices ...]; the first `unique` threads shade them.
+// batch (batch b is triangles tri_start[b]..tri_start[b + 1]), of any multiple of 32 threads (the
+// host's BlockSizes::hash); the shared-memory table has `table` slots, at least twice max_vertices,
+// so that probe sequences stay short however full the batch is. Each thread inserts every
+// blockDim-th index of the batch with atomicCAS; with `fast_probes` below 0xffffffff it gives up
+// after that many slots, and the warp then inserts its leftover indices together, 32 slots at a
+// time from where each stopped. The filled slots are numbered in slot order (a block-wide scan),
+// which is the order batch b writes its vertices to out[b * max_vertices ...]; the block's threads
+// shade them in that order, and write each index's corner.
 //
-// Shared memory: the table (id, then the slot's vertex number), the ids by number, and the
-// batch's indices (then the slot each was placed in).
+// Shared memory: the table (id, then the slot's vertex number), the ids by number, and the slot
+// of each index of the batch.
 extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
                                     const unsigned* __restrict__ idx,
                                     const unsigned* __restrict__ tri_start, unsigned table,
@@ -202,18 +214,17 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
     extern __shared__ __align__(16) unsigned char smem[];
     unsigned* keys = reinterpret_cast<unsigned*>(smem);
     unsigned* uid = keys + table;
-    unsigned* ids = uid + max_vertices;
+    unsigned* slot_of = uid + max_vertices;
     const unsigned mask = table - 1, P = blockDim.x, lane = threadIdx.x & 31;
     const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
     const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
     for (unsigned s = threadIdx.x; s < table; s += P) keys[s] = RXP_EMPTY;
-    for (unsigned t = threadIdx.x; t < n; t += P) ids[t] = idx[i0 + t];
     __syncthreads();
     // rounds over the batch; every lane of a warp takes part in every round (warp-wide ballots)
     for (unsigned r0 = 0; r0 < n; r0 += P) {
         const unsigned t = r0 + threadIdx.x;
         const bool valid = t < n;
-        const unsigned my = valid ? ids[t] : RXP_EMPTY;
+        const unsigned my = valid ? idx[i0 + t] : RXP_EMPTY;
         unsigned p = valid ? rxp_hash(my, table) : 0;
         int slot = -1;
         if (valid) {
@@ -259,7 +270,7 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
             if (lane == src) slot = found;
             pending &= pending - 1;
         }
-        if (valid) ids[t] = (unsigned)slot;
+        if (valid) slot_of[t] = (unsigned)slot;
     }
     __syncthreads();
     // number the filled slots in slot order: thread k counts slots k * per .. (k + 1) * per
@@ -280,10 +291,10 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
     unique = min(unique, max_vertices);
     __syncthreads();
     const unsigned long long vbase = (unsigned long long)blockIdx.x * max_vertices;
-    for (unsigned t = threadIdx.x; t < n; t += P) corners[i0 + t] = (unsigned)(vbase + keys[ids[t]]);
+    for (unsigned t = threadIdx.x; t < n; t += P) corners[i0 + t] = (unsigned)(vbase + keys[slot_of[t]]);
     for (unsigned r = threadIdx.x; r < unique; r += P) {
         const unsigned id = uid[r];
-        rxp_store_vertex(out + vbase + r, vs_main(vin[id], u));
+        rxp_store_vertex(out + vbase + r, vs_main(rxp_fetch(vin, id), u));
         RXP_COUNTED(id);
     }
 }
@@ -342,7 +353,7 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     __syncthreads();
     for (unsigned s = t; s < unique; s += P) {
         const unsigned v = uid[s];
-        sv[s] = vs_main(vin[v], u);
+        sv[s] = vs_main(rxp_fetch(vin, v), u);
         RXP_COUNTED(v);
     }
     __syncthreads();

@@ -330,6 +330,9 @@ pub struct BlockSizes {
     pub elementwise: u32,
     /// warps per block of warp voting (1 to 32)
     pub vote_warps: u32,
+    /// threads per block (per dynamic batch) of hashing and parallel hashing (a multiple of 32,
+    /// at most 1024)
+    pub hash: u32,
 }
 
 impl Default for BlockSizes {
@@ -337,6 +340,7 @@ impl Default for BlockSizes {
         BlockSizes {
             elementwise: 256,
             vote_warps: 4,
+            hash: 128,
         }
     }
 }
@@ -361,10 +365,18 @@ impl CudaGeometry {
         blocks: BlockSizes,
     ) -> Result<CudaGeometry, GpuError> {
         let e = blocks.elementwise;
-        if e == 0 || e % 32 != 0 || e > 512 || !(1..=32).contains(&blocks.vote_warps) {
+        let h = blocks.hash;
+        if e == 0
+            || e % 32 != 0
+            || e > 512
+            || !(1..=32).contains(&blocks.vote_warps)
+            || h == 0
+            || h % 32 != 0
+            || h > 1024
+        {
             return Err(GpuError::Limit(format!(
-                "block sizes {} threads (naive, multi; a multiple of 32 up to 512) and {} warps (warp voting; 1 to 32) are not supported",
-                e, blocks.vote_warps
+                "block sizes {} threads (naive, multi; a multiple of 32 up to 512), {} warps (warp voting; 1 to 32) and {} threads (hashing; a multiple of 32 up to 1024) are not supported",
+                e, blocks.vote_warps, h
             )));
         }
         let defines = Self::defines(&shader, counting, blocks);
@@ -627,10 +639,10 @@ impl CudaGeometry {
                         .arg(&mut q.vertices)
                         .arg(q.corners.as_mut().ok_or_else(no_corners)?)
                         .arg(&mut q.counts);
-                    // one thread per vertex a batch may have (each takes every blockDim-th index)
+                    // each thread takes every blockDim-th index and shades every blockDim-th vertex
                     let cfg = LaunchConfig {
                         grid_dim: (nb, 1, 1),
-                        block_dim: (max_vertices.next_power_of_two().max(32), 1, 1),
+                        block_dim: (self.blocks.hash, 1, 1),
                         shared_mem_bytes: smem as u32,
                     };
                     // SAFETY: as above.
