@@ -220,11 +220,14 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
     const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
     for (unsigned s = threadIdx.x; s < table; s += P) keys[s] = RXP_EMPTY;
     __syncthreads();
-    // rounds over the batch; every lane of a warp takes part in every round (warp-wide ballots)
+    // rounds over the batch; every lane of a warp takes part in every round (warp-wide ballots).
+    // Each round loads the next round's index before probing, so its latency is hidden.
+    unsigned next = threadIdx.x < n ? idx[i0 + threadIdx.x] : RXP_EMPTY;
     for (unsigned r0 = 0; r0 < n; r0 += P) {
         const unsigned t = r0 + threadIdx.x;
         const bool valid = t < n;
-        const unsigned my = valid ? idx[i0 + t] : RXP_EMPTY;
+        const unsigned my = next;
+        if (t + P < n) next = idx[i0 + t + P];
         unsigned p = valid ? rxp_hash(my, table) : 0;
         int slot = -1;
         if (valid) {
@@ -238,6 +241,8 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
                 p = (p + 1) & mask;
             }
         }
+        // reconverge after the probes (else the ballot runs once per divergent group)
+        __syncwarp();
         // warp-cooperative slow path for the indices the fast path did not place
         unsigned pending = __ballot_sync(RXP_FULL, valid && slot < 0);
         while (pending) {
