@@ -24,11 +24,12 @@
 #define RXP_BLOCK 256
 #endif
 
-// Queue writes. A VertexOut is 64 bytes, four float4 pieces. Were every thread to store its own
-// vertex, each store instruction of a warp would write one 16-byte piece of 32 different 64-byte
-// records: partial sectors, which the L2 may have to merge by reading DRAM. Instead, a warp or block
-// writes its contiguous run of records piece after piece, so consecutive lanes store consecutive
-// 16 bytes and every instruction writes 512 contiguous bytes.
+// Queue writes. A VertexOut is 64 bytes, four float4 pieces. Naive, multi and sorting stage their
+// records in shared memory and write a contiguous run piece after piece (consecutive lanes store
+// consecutive 16 bytes, 512 contiguous bytes per instruction). Warp voting and hashing store each
+// vertex straight from the registers that shaded it (rxp_store_vertex): consecutive lanes still
+// write consecutive records, whose sectors the L2 completes, and the shared-memory round trip,
+// which was hashing's busiest pipe, is saved.
 
 // Copies records src(0..count) to dst[0..count) as float4 pieces spread over `nthreads` threads
 // (thread `tid`); `src(r)` gives record r (in shared or global memory).

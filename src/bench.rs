@@ -296,7 +296,7 @@ impl GeometryReport {
     /// The report as markdown: Table 2 per mesh, Table 1, the roofline.
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "# Geometry stage on the GPU\n\n{}. Medians of CUDA-event timings in ms, inputs resident on the device, dynamic batches of 1023 indices / 256 vertices, warp voting 96 indices per warp, hashing 128 threads per batch. Every strategy writes the indexed triangle queue (each batch's shaded vertices once, 64 bytes each, and three 4-byte corners per triangle; naive writes three vertices per triangle, multi the shaded vertex buffer and a copy of the indices).\n\n",
+            "# Geometry stage on the GPU\n\n{}. Medians of CUDA-event timings in ms, inputs resident on the device, dynamic batches of 1023 indices / 256 vertices, warp voting 96 indices per warp, hashing 128 threads per batch. Every strategy writes the indexed triangle queue (each batch's shaded vertices once, 64 bytes each, and three 4-byte corners per triangle; naive writes three vertices per triangle, multi the shaded vertex buffer, its corners being the indices, copied once when the queue is made).\n\n",
             self.machine
         );
         let strategies = table_strategies();

@@ -299,7 +299,7 @@ impl DeviceMesh {
 /// of its three corners in `vertices` (at 3t, 3t + 1, 3t + 2). So vertex reuse saves the queue's
 /// writes as well as the shading. Naive shades every index and writes a flat queue (`corners` is
 /// `None`: corner k of triangle t is `vertices[3t + k]`); multi shades every vertex once and its
-/// corners are the index buffer.
+/// corners are the index buffer, copied when the queue is made.
 pub struct DeviceQueue {
     /// the strategy the queue is laid out for
     pub strategy: Strategy,
@@ -436,16 +436,26 @@ impl CudaGeometry {
         strategy: Strategy,
     ) -> Result<DeviceQueue, crate::Error> {
         let capacity = queue_capacity(strategy, mesh)?;
+        let corners = match strategy {
+            Strategy::Naive => None,
+            _ => {
+                let mut c = self
+                    .gpu
+                    .zeros(mesh.index_count.max(1), "the queue's corners")?;
+                // multi's corners are the index buffer, the same every frame: copied once here
+                if strategy == Strategy::Multi && mesh.index_count > 0 {
+                    self.gpu
+                        .stream
+                        .memcpy_dtod(&mesh.indices, &mut c)
+                        .ctx("copying the indices into the queue")?;
+                }
+                Some(c)
+            }
+        };
         Ok(DeviceQueue {
             strategy,
             vertices: self.gpu.zeros(capacity.max(1), "the triangle queue")?,
-            corners: match strategy {
-                Strategy::Naive => None,
-                _ => Some(
-                    self.gpu
-                        .zeros(mesh.index_count.max(1), "the queue's corners")?,
-                ),
-            },
+            corners,
             counts: self
                 .gpu
                 .zeros(if self.counting { mesh.vertex_count } else { 1 }, "counts")?,
@@ -527,10 +537,9 @@ impl CudaGeometry {
                     .arg(&u)
                     .arg(&mut q.vertices)
                     .arg(&mut q.counts);
-                // SAFETY: as above; the queue holds the mesh's vertex count.
+                // SAFETY: as above; the queue holds the mesh's vertex count, and its corners
+                // (the indices) were copied when it was made.
                 unsafe { l.launch(grid(nv, block)) }.map_err(launch_err("multi_shade"))?;
-                s.memcpy_dtod(&mesh.indices, q.corners.as_mut().ok_or_else(no_corners)?)
-                    .ctx("copying the indices into the queue")?;
             }
             Strategy::WarpVote { batch } => {
                 if batch < 3 || batch % 3 != 0 {
