@@ -68,44 +68,48 @@ fn frame(c: &mut Criterion) {
             })
         });
     }
-    // euc, given the same mesh (smooth normals from rxpipe's pass), camera and culling
-    let prepared = Pipeline::builder()
-        .build(&renderer)
-        .unwrap()
-        .prepare(&scene)
-        .unwrap();
-    let o = &prepared.objects[0];
-    let positions: Vec<vek::Vec3<f32>> = o
-        .vertices
-        .iter()
-        .map(|v| vek::Vec3::from(v.position.to_array()))
-        .collect();
-    let normals: Vec<vek::Vec3<f32>> = o
-        .vertices
-        .iter()
-        .map(|v| vek::Vec3::from(v.normal.to_array()))
-        .collect();
+    // euc, given the same buffers as rxpipe (smooth normals from rxpipe's pass, the vertex
+    // order's triangles and vertex layout), camera and culling
     let vp = scene.camera.view_projection(W as f32 / H as f32);
     // euc expects OpenGL-style clip space (z in [-w, w]); convert our [0, w] depth
     let to_gl = glam::Mat4::from_cols_array(&[
         1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, -1.0, 1.0,
     ]);
     let mvp = vek::Mat4::from_col_array((to_gl * vp).to_cols_array());
-    let euc = EucBunny {
-        mvp,
-        positions: &positions,
-        normals: &normals,
-        light: vek::Vec3::new(0.4, 1.0, 0.6).normalized(),
-    };
-    let mut color = Buffer2d::new([W as usize, H as usize], 0u32);
-    let mut depth = Buffer2d::new([W as usize, H as usize], 1.0f32);
-    g.bench_function("euc 0.5.3 (one core)", |b| {
-        b.iter(|| {
-            color.clear(0);
-            depth.clear(1.0);
-            euc.draw::<rasterizer::Triangles<_>, _>(&o.indices, &mut color, Some(&mut depth));
-        })
-    });
+    for order in [VertexOrder::Input, VertexOrder::Forsyth] {
+        let prepared = Pipeline::builder()
+            .order(order)
+            .build(&renderer)
+            .unwrap()
+            .prepare(&scene)
+            .unwrap();
+        let o = &prepared.objects[0];
+        let positions: Vec<vek::Vec3<f32>> = o
+            .vertices
+            .iter()
+            .map(|v| vek::Vec3::from(v.position.to_array()))
+            .collect();
+        let normals: Vec<vek::Vec3<f32>> = o
+            .vertices
+            .iter()
+            .map(|v| vek::Vec3::from(v.normal.to_array()))
+            .collect();
+        let euc = EucBunny {
+            mvp,
+            positions: &positions,
+            normals: &normals,
+            light: vek::Vec3::new(0.4, 1.0, 0.6).normalized(),
+        };
+        let mut color = Buffer2d::new([W as usize, H as usize], 0u32);
+        let mut depth = Buffer2d::new([W as usize, H as usize], 1.0f32);
+        g.bench_function(format!("euc 0.5.3, one core ({order} order)"), |b| {
+            b.iter(|| {
+                color.clear(0);
+                depth.clear(1.0);
+                euc.draw::<rasterizer::Triangles<_>, _>(&o.indices, &mut color, Some(&mut depth));
+            })
+        });
+    }
     g.finish();
 }
 

@@ -40,7 +40,7 @@ pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
 /// `count` copies of `m` on a square-ish grid in the xz plane, in Forsyth order copy by copy.
 pub fn bunny_grid(m: &Mesh, count: usize) -> Mesh {
     let mut base = m.clone();
-    base.indices = VertexOrder::Forsyth.apply(&base.indices, base.vertex_count());
+    VertexOrder::Forsyth.arrange(&mut base);
     let (lo, hi) = base.bounds().unwrap_or((Vec3::ZERO, Vec3::ONE));
     let step = (hi - lo) * 1.1;
     let cols = (count as f64).sqrt().ceil() as usize;
@@ -212,7 +212,7 @@ pub fn geometry(
         progress(&format!("{name}: loading and ordering"));
         let mut m = bench_mesh(name)?;
         if !name.starts_with("bunny-grid") {
-            m.indices = VertexOrder::Forsyth.apply(&m.indices, m.vertex_count());
+            VertexOrder::Forsyth.arrange(&mut m);
         }
         let v = VertexIn::from_mesh(&m);
         progress(&format!("{name}: dynamic batches"));

@@ -374,7 +374,8 @@ impl Pipeline {
             }
             // lighting needs normals: compute smooth ones when no pass provided them
             normals.run(&mut m)?;
-            let indices = self.order.apply(&m.indices, m.vertex_count());
+            self.order.arrange(&mut m);
+            let indices = std::mem::take(&mut m.indices);
             let vertices = VertexIn::from_mesh(&m);
             let limits = self.strategy.dynamic_limits();
             // with the CUDA backend the batches are built on the GPU, else on the CPU

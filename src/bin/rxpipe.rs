@@ -370,7 +370,7 @@ fn asr(path: &PathBuf, s: &str, o: &str, b: &str, json: bool) -> Res {
     };
     let order = order(o)?;
     let pb = spinner(format!("loading {}", path.display()));
-    let mesh = match path.to_str().and_then(rxpipe::mesh::from_spec) {
+    let mut mesh = match path.to_str().and_then(rxpipe::mesh::from_spec) {
         Some(m) => m,
         None => rxpipe::io::load_mesh(path)?,
     };
@@ -378,7 +378,8 @@ fn asr(path: &PathBuf, s: &str, o: &str, b: &str, json: bool) -> Res {
         "ordering {} triangles ({order})",
         mesh.triangle_count()
     ));
-    let indices = order.apply(&mesh.indices, mesh.vertex_count());
+    order.arrange(&mut mesh);
+    let indices = &mesh.indices;
     pb.finish_and_clear();
     let vertices = VertexIn::from_mesh(&mesh);
     let renderer = Renderer::new(backend(b)?)?;
@@ -397,8 +398,8 @@ fn asr(path: &PathBuf, s: &str, o: &str, b: &str, json: bool) -> Res {
         bar.set_message(st.to_string());
         let u = Uniforms::default();
         let stats = match &cuda {
-            Some(c) => c.run(st, &vertices, &indices, None, &u)?.stats,
-            None => geometry::cpu::run(st, &vertices, &indices, None, &Transform, &u)?.stats,
+            Some(c) => c.run(st, &vertices, indices, None, &u)?.stats,
+            None => geometry::cpu::run(st, &vertices, indices, None, &Transform, &u)?.stats,
         };
         rows.push(AsrRow {
             strategy: st.to_string(),

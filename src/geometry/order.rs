@@ -1,8 +1,11 @@
-//! The order in which triangles are fed to the geometry stage.
+//! The order in which triangles are fed to the geometry stage, and the vertex layout that goes
+//! with it.
 
+use crate::Mesh;
 use std::fmt;
 
-/// Triangle order fed to the geometry stage.
+/// Triangle order fed to the geometry stage. Forsyth order also lays the vertex buffer out in the
+/// order the triangles first use it (see [`VertexOrder::arrange`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum VertexOrder {
     /// as in the file
@@ -29,6 +32,21 @@ impl VertexOrder {
             VertexOrder::Input => VertexOrder::Forsyth,
             VertexOrder::Forsyth => VertexOrder::Random(0x5eed),
             VertexOrder::Random(_) => VertexOrder::Input,
+        }
+    }
+
+    /// Orders a mesh for the geometry stage: its triangles as [`VertexOrder::apply`] does, and
+    /// for Forsyth order also its vertices, renumbered in the order the triangles first use them
+    /// (meshoptimizer's vertex fetch optimisation; unused vertices keep their relative order at
+    /// the end, so nothing is dropped). The vertex layout changes neither which vertices a
+    /// triangle has nor any shading count; it makes every gather of a vertex, in the geometry
+    /// stage and in triangle setup, walk memory forward instead of jumping around it.
+    pub fn arrange(self, m: &mut Mesh) {
+        m.indices = self.apply(&m.indices, m.vertex_count());
+        if self == VertexOrder::Forsyth {
+            let n = m.vertex_count();
+            let old_of = first_use_layout(&mut m.indices, n);
+            m.permute_vertices(&old_of);
         }
     }
 
@@ -67,5 +85,79 @@ impl fmt::Display for VertexOrder {
             VertexOrder::Forsyth => "forsyth",
             VertexOrder::Random(_) => "random",
         })
+    }
+}
+
+/// Renumbers the vertices of an index buffer in the order its triangles first use them, unused
+/// vertices last in their old order. Rewrites `indices` and returns, for each new vertex number,
+/// the old one. Indices out of range are left as they are (for validation to report).
+pub fn first_use_layout(indices: &mut [u32], vertex_count: usize) -> Vec<u32> {
+    const UNSEEN: u32 = u32::MAX;
+    let mut new_of = vec![UNSEEN; vertex_count];
+    let mut old_of = Vec::with_capacity(vertex_count);
+    for i in indices.iter_mut() {
+        let Some(new) = new_of.get_mut(*i as usize) else {
+            continue;
+        };
+        if *new == UNSEEN {
+            *new = old_of.len() as u32;
+            old_of.push(*i);
+        }
+        *i = *new;
+    }
+    old_of.extend((0..vertex_count as u32).filter(|&v| new_of[v as usize] == UNSEEN));
+    old_of
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_use_layout_keeps_every_triangle_and_vertex() {
+        // vertex 1 is unused; the triangles use 4, 2, 0, 3
+        let positions: Vec<glam::Vec3> = (0..5).map(|i| glam::Vec3::splat(i as f32)).collect();
+        let mut m = Mesh::new("t", positions.clone(), vec![4, 2, 0, 0, 2, 3]);
+        let old_of = first_use_layout(&mut m.indices, 5);
+        assert_eq!(old_of, vec![4, 2, 0, 3, 1]);
+        assert_eq!(m.indices, vec![0, 1, 2, 2, 1, 3]);
+        m.permute_vertices(&old_of);
+        let corners: Vec<f32> = m
+            .indices
+            .iter()
+            .map(|&i| m.positions[i as usize].x)
+            .collect();
+        assert_eq!(corners, vec![4.0, 2.0, 0.0, 0.0, 2.0, 3.0]);
+        assert_eq!(m.positions[4].x, 1.0, "the unused vertex is kept, last");
+    }
+
+    #[test]
+    fn forsyth_arrangement_walks_the_vertices_forward() {
+        let mut m = crate::mesh::from_spec("icosphere:3").unwrap();
+        let before = m.clone();
+        VertexOrder::Forsyth.arrange(&mut m);
+        // the same triangles (as position triples), in some order
+        let key = |m: &Mesh| {
+            let mut t: Vec<[[u32; 3]; 3]> = m
+                .indices
+                .chunks_exact(3)
+                .map(|t| {
+                    t.iter()
+                        .map(|&i| m.positions[i as usize].to_array().map(f32::to_bits))
+                        .collect::<Vec<_>>()
+                        .try_into()
+                        .unwrap()
+                })
+                .collect();
+            t.sort_unstable();
+            t
+        };
+        assert_eq!(key(&m), key(&before));
+        // every index is at most one past the largest index before it
+        let mut next = 0;
+        for &i in &m.indices {
+            assert!(i <= next, "index {i} before vertex {next} was first used");
+            next = next.max(i + 1);
+        }
     }
 }

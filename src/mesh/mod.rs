@@ -177,6 +177,22 @@ impl Mesh {
         }
     }
 
+    /// Reorders the vertices: new vertex `k` is old vertex `old_of[k]`, a permutation of
+    /// `0..vertex_count()`. The indices are not touched; they must already use the new numbers.
+    pub fn permute_vertices(&mut self, old_of: &[u32]) {
+        fn gather<T: Copy>(v: &[T], old_of: &[u32]) -> Vec<T> {
+            old_of.iter().map(|&o| v[o as usize]).collect()
+        }
+        debug_assert_eq!(old_of.len(), self.positions.len());
+        self.positions = gather(&self.positions, old_of);
+        if let Some(n) = &mut self.normals {
+            *n = gather(n, old_of);
+        }
+        if let Some(uv) = &mut self.uvs {
+            *uv = gather(uv, old_of);
+        }
+    }
+
     /// Appends another mesh; attributes missing on either side are filled with zeros.
     pub fn append(&mut self, other: &Mesh) {
         let base = self.positions.len() as u32;
