@@ -200,9 +200,10 @@ __device__ __forceinline__ unsigned rxp_hash(unsigned id, unsigned size) {
 // so that probe sequences stay short however full the batch is. Each thread inserts every
 // blockDim-th index of the batch with atomicCAS; with `fast_probes` below 0xffffffff it gives up
 // after that many slots, and the warp then inserts its leftover indices together, 32 slots at a
-// time from where each stopped. The filled slots are numbered in slot order (a block-wide scan),
-// which is the order batch b writes its vertices to out[b * max_vertices ...]; the block's threads
-// shade them in that order, and write each index's corner.
+// time from where each stopped. The filled slots are numbered in slot order (ballots, population
+// counts and the warps' totals), which is the order batch b writes its vertices to
+// out[b * max_vertices ...]; the block's threads shade them in that order, and write each index's
+// corner.
 //
 // Shared memory: the table (id, then the slot's vertex number), the ids by number, and the slot
 // of each index of the batch.
@@ -219,16 +220,20 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
     const unsigned mask = table - 1, P = blockDim.x, lane = threadIdx.x & 31;
     const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
     const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
-    for (unsigned s = threadIdx.x; s < table; s += P) keys[s] = RXP_EMPTY;
+    // the table is a power of two: clear it 16 bytes at a time (and a table of 1 or 2 slots)
+    for (unsigned s = threadIdx.x; s < table / 4; s += P)
+        reinterpret_cast<uint4*>(keys)[s] = make_uint4(RXP_EMPTY, RXP_EMPTY, RXP_EMPTY, RXP_EMPTY);
+    if (table < 4 && threadIdx.x < table) keys[threadIdx.x] = RXP_EMPTY;
     __syncthreads();
     // rounds over the batch; every lane of a warp takes part in every round (warp-wide ballots).
     // Each round loads the next round's index before probing, so its latency is hidden.
-    unsigned next = threadIdx.x < n ? idx[i0 + threadIdx.x] : RXP_EMPTY;
-    for (unsigned r0 = 0; r0 < n; r0 += P) {
-        const unsigned t = r0 + threadIdx.x;
+    const unsigned* ip = idx + i0 + threadIdx.x;
+    unsigned next = threadIdx.x < n ? *ip : RXP_EMPTY;
+    for (unsigned t = threadIdx.x; t - threadIdx.x < n; t += P) {
         const bool valid = t < n;
         const unsigned my = next;
-        if (t + P < n) next = idx[i0 + t + P];
+        ip += P;
+        if (t + P < n) next = *ip;
         unsigned p = valid ? rxp_hash(my, table) : 0;
         int slot = -1;
         if (valid) {
@@ -279,25 +284,39 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
         if (valid) slot_of[t] = (unsigned)slot;
     }
     __syncthreads();
-    // number the filled slots in slot order: thread k counts slots k * per .. (k + 1) * per
-    const unsigned per = (table + P - 1) / P, s0 = min(threadIdx.x * per, table),
-                   s1 = min(s0 + per, table);
+    // number the filled slots in slot order: warp w takes slots w * per .. (w + 1) * per, 32 at a
+    // time; a ballot and a population count number a round's filled slots, and the warps' totals
+    // (through shared memory) give each warp its first number
+    __shared__ unsigned warp_total[32];
+    const unsigned warp = threadIdx.x >> 5, warps = P >> 5, lt = (1u << lane) - 1;
+    const unsigned per = ((table + P - 1) / P) * 32, s0 = warp * per;
     unsigned filled = 0;
-    for (unsigned s = s0; s < s1; ++s) filled += keys[s] != RXP_EMPTY;
-    unsigned unique;
-    unsigned number = rxp_block_scan(filled, &unique);
-    for (unsigned s = s0; s < s1; ++s) {
-        const unsigned id = keys[s];
+    for (unsigned s = s0 + lane; s - lane < s0 + per && s - lane < table; s += 32)
+        filled += __popc(__ballot_sync(RXP_FULL, s < table && keys[s] != RXP_EMPTY));
+    if (lane == 0) warp_total[warp] = filled;
+    __syncthreads();
+    unsigned number = 0, unique = 0;
+    for (unsigned w = 0; w < warps; ++w) {
+        const unsigned c = warp_total[w];
+        number += w < warp ? c : 0;
+        unique += c;
+    }
+    for (unsigned s = s0 + lane; s - lane < s0 + per && s - lane < table; s += 32) {
+        const unsigned id = s < table ? keys[s] : RXP_EMPTY;
+        const unsigned f = __ballot_sync(RXP_FULL, id != RXP_EMPTY);
         if (id != RXP_EMPTY) {
-            // (the batches guarantee number < max_vertices; a mismatched batch is cut short)
-            if (number < max_vertices) uid[number] = id;
-            keys[s] = number++;
+            const unsigned k = number + __popc(f & lt);
+            // (the batches guarantee k < max_vertices; a mismatched batch is cut short)
+            if (k < max_vertices) uid[k] = id;
+            keys[s] = k;
         }
+        number += __popc(f);
     }
     unique = min(unique, max_vertices);
     __syncthreads();
     const unsigned long long vbase = (unsigned long long)blockIdx.x * max_vertices;
-    for (unsigned t = threadIdx.x; t < n; t += P) corners[i0 + t] = (unsigned)(vbase + keys[slot_of[t]]);
+    unsigned* dst = corners + i0 + threadIdx.x;
+    for (unsigned t = threadIdx.x; t < n; t += P, dst += P) *dst = (unsigned)(vbase + keys[slot_of[t]]);
     for (unsigned r = threadIdx.x; r < unique; r += P) {
         const unsigned id = uid[r];
         rxp_store_vertex(out + vbase + r, vs_main(rxp_fetch(vin, id), u));
