@@ -23,6 +23,10 @@
 #ifndef RXP_BLOCK
 #define RXP_BLOCK 256
 #endif
+// Threads per block (per dynamic batch) of hashing; the host defines it (BlockSizes::hash).
+#ifndef RXP_HASH_BLOCK
+#define RXP_HASH_BLOCK 128
+#endif
 
 // Queue writes. A VertexOut is 64 bytes, four float4 pieces. Naive, multi and sorting stage their
 // records in shared memory and write a contiguous run piece after piece (consecutive lanes store
@@ -187,37 +191,36 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
     }
 }
 
-// Multiplicative hash of a vertex id into a table of `size` (a power of two) slots; the CPU's
-// `geometry::cpu::hash`.
-__device__ __forceinline__ unsigned rxp_hash(unsigned id, unsigned size) {
-    const unsigned bits = __ffs(size) - 1;
-    return bits == 0 ? 0u : (id * 2654435761u) >> (32 - bits);
-}
-
-// Dynamically-batched hashing (Algorithm 3, linear probing) and parallel hashing. One block per
-// batch (batch b is triangles tri_start[b]..tri_start[b + 1]), of any multiple of 32 threads (the
-// host's BlockSizes::hash); the shared-memory table has `table` slots, at least twice max_vertices,
-// so that probe sequences stay short however full the batch is. Each thread inserts every
-// blockDim-th index of the batch with atomicCAS; with `fast_probes` below 0xffffffff it gives up
-// after that many slots, and the warp then inserts its leftover indices together, 32 slots at a
-// time from where each stopped. The filled slots are numbered in slot order (ballots, population
+// Dynamically-batched hashing (Algorithm 3, linear probing; dyn_hash) and parallel hashing
+// (dyn_phash). One block per batch (batch b is triangles tri_start[b]..tri_start[b + 1]), of
+// RXP_HASH_BLOCK threads (a multiple of 32: the host's BlockSizes::hash); the shared-memory table
+// has `table` slots, a power of two at least twice max_vertices, so that probe sequences stay
+// short however full the batch is. An id's first slot is its multiplicative hash (the CPU's
+// `geometry::cpu::hash`). Each thread inserts every RXP_HASH_BLOCK-th index of the batch with
+// atomicCAS; parallel hashing gives up after `fast_probes` slots, and the warp then inserts its
+// leftover indices together, 32 slots at a time from where each stopped. The filled slots are numbered in slot order (ballots, population
 // counts and the warps' totals), which is the order batch b writes its vertices to
 // out[b * max_vertices ...]; the block's threads shade them in that order, and write each index's
 // corner.
 //
 // Shared memory: the table (id, then the slot's vertex number), the ids by number, and the slot
 // of each index of the batch.
-extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
-                                    const unsigned* __restrict__ idx,
-                                    const unsigned* __restrict__ tri_start, unsigned table,
-                                    unsigned max_vertices, unsigned fast_probes, Uniforms u,
-                                    VertexOut* __restrict__ out, unsigned* __restrict__ corners,
-                                    unsigned* counts) {
+template <bool kSlowPath>
+__device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
+                                             const unsigned* __restrict__ idx,
+                                             const unsigned* __restrict__ tri_start,
+                                             unsigned table, unsigned max_vertices,
+                                             unsigned fast_probes, const Uniforms& u,
+                                             VertexOut* __restrict__ out,
+                                             unsigned* __restrict__ corners, unsigned* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
     unsigned* keys = reinterpret_cast<unsigned*>(smem);
     unsigned* uid = keys + table;
     unsigned* slot_of = uid + max_vertices;
-    const unsigned mask = table - 1, P = blockDim.x, lane = threadIdx.x & 31;
+    constexpr unsigned P = RXP_HASH_BLOCK;
+    const unsigned mask = table - 1, lane = threadIdx.x & 31;
+    // the hash's shift (a table has at least two slots)
+    const unsigned shift = 33 - __ffs(table);
     const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
     const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
     // the table is a power of two: clear it 16 bytes at a time (and a table of 1 or 2 slots)
@@ -234,10 +237,12 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
         const unsigned my = next;
         ip += P;
         if (t + P < n) next = *ip;
-        unsigned p = valid ? rxp_hash(my, table) : 0;
+        unsigned p = (my * 2654435761u) >> shift;
         int slot = -1;
         if (valid) {
-            const unsigned budget = min(fast_probes, table);
+            // hashing probes until it finds the id or an empty slot, which it always does: the
+            // table has more slots than the batch has vertices
+            const unsigned budget = kSlowPath ? min(fast_probes, table) : table;
             for (unsigned k = 0; k < budget; ++k) {
                 const unsigned prev = atomicCAS(&keys[p], RXP_EMPTY, my);
                 if (prev == RXP_EMPTY || prev == my) {
@@ -247,10 +252,10 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
                 p = (p + 1) & mask;
             }
         }
-        // reconverge after the probes (else the ballot runs once per divergent group)
-        __syncwarp();
-        // warp-cooperative slow path for the indices the fast path did not place
-        unsigned pending = __ballot_sync(RXP_FULL, valid && slot < 0);
+        // parallel hashing: the warp-cooperative slow path for the indices the fast path did not
+        // place (after reconverging the warp, else the ballot runs once per divergent group)
+        if (kSlowPath) __syncwarp();
+        unsigned pending = kSlowPath ? __ballot_sync(RXP_FULL, valid && slot < 0) : 0;
         while (pending) {
             const unsigned src = __ffs(pending) - 1;
             const unsigned id = __shfl_sync(RXP_FULL, my, src);
@@ -281,7 +286,8 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
             if (lane == src) slot = found;
             pending &= pending - 1;
         }
-        if (valid) slot_of[t] = (unsigned)slot;
+        // (a slot is always found; the mask only keeps the shared-memory reads below in bounds)
+        if (valid) slot_of[t] = (unsigned)slot & mask;
     }
     __syncthreads();
     // number the filled slots in slot order: warp w takes slots w * per .. (w + 1) * per, 32 at a
@@ -316,12 +322,31 @@ extern "C" __global__ void dyn_hash(const VertexIn* __restrict__ vin,
     __syncthreads();
     const unsigned long long vbase = (unsigned long long)blockIdx.x * max_vertices;
     unsigned* dst = corners + i0 + threadIdx.x;
+#pragma unroll 4
     for (unsigned t = threadIdx.x; t < n; t += P, dst += P) *dst = (unsigned)(vbase + keys[slot_of[t]]);
     for (unsigned r = threadIdx.x; r < unique; r += P) {
         const unsigned id = uid[r];
         rxp_store_vertex(out + vbase + r, vs_main(rxp_fetch(vin, id), u));
         RXP_COUNTED(id);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
+    dyn_hash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
+             const unsigned* __restrict__ tri_start, unsigned table, unsigned max_vertices,
+             unsigned fast_probes, Uniforms u, VertexOut* __restrict__ out,
+             unsigned* __restrict__ corners, unsigned* counts) {
+    rxp_dyn_hash<false>(vin, idx, tri_start, table, max_vertices, fast_probes, u, out, corners,
+                        counts);
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
+    dyn_phash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
+              const unsigned* __restrict__ tri_start, unsigned table, unsigned max_vertices,
+              unsigned fast_probes, Uniforms u, VertexOut* __restrict__ out,
+              unsigned* __restrict__ corners, unsigned* counts) {
+    rxp_dyn_hash<true>(vin, idx, tri_start, table, max_vertices, fast_probes, u, out, corners,
+                       counts);
 }
 
 // Dynamically-batched sorting (Algorithm 2). One block per batch, blockDim a power of two of at

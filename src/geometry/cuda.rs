@@ -409,6 +409,7 @@ impl CudaGeometry {
     fn defines(shader: &CudaShader, counting: bool, blocks: BlockSizes) -> Vec<(String, String)> {
         let mut d = shader.defines.clone();
         d.push(("RXP_BLOCK".into(), blocks.elementwise.to_string()));
+        d.push(("RXP_HASH_BLOCK".into(), blocks.hash.to_string()));
         if counting {
             d.push(("RXP_COUNT".into(), "1".into()));
         }
@@ -636,7 +637,11 @@ impl CudaGeometry {
                     if smem > SHARED_LIMIT {
                         return Err(GpuError::Limit(format!("hashing batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
                     }
-                    let f = self.function("dyn_hash")?;
+                    let name = match strategy {
+                        Strategy::ParallelHash { .. } => "dyn_phash",
+                        _ => "dyn_hash",
+                    };
+                    let f = self.function(name)?;
                     let mut l = s.launch_builder(&f);
                     l.arg(&mesh.vertices)
                         .arg(&mesh.indices)
@@ -655,7 +660,7 @@ impl CudaGeometry {
                         shared_mem_bytes: smem as u32,
                     };
                     // SAFETY: as above.
-                    unsafe { l.launch(cfg) }.map_err(launch_err("dyn_hash"))?;
+                    unsafe { l.launch(cfg) }.map_err(launch_err(name))?;
                 }
             }
         }
