@@ -40,8 +40,12 @@ impl VertexOrder {
     /// (meshoptimizer's vertex fetch optimisation; unused vertices keep their relative order at
     /// the end, so nothing is dropped). The vertex layout changes neither which vertices a
     /// triangle has nor any shading count; it makes every gather of a vertex, in the geometry
-    /// stage and in triangle setup, walk memory forward instead of jumping around it.
+    /// stage and in triangle setup, walk memory forward instead of jumping around it. A mesh that
+    /// fails [`Mesh::validate`] is left as it is, for validation to report.
     pub fn arrange(self, m: &mut Mesh) {
+        if m.validate().is_err() {
+            return;
+        }
         m.indices = self.apply(&m.indices, m.vertex_count());
         if self == VertexOrder::Forsyth {
             let n = m.vertex_count();
@@ -129,6 +133,19 @@ mod tests {
             .collect();
         assert_eq!(corners, vec![4.0, 2.0, 0.0, 0.0, 2.0, 3.0]);
         assert_eq!(m.positions[4].x, 1.0, "the unused vertex is kept, last");
+    }
+
+    #[test]
+    fn an_invalid_mesh_is_left_for_validation() {
+        let p = vec![glam::Vec3::ZERO; 3];
+        let mut bad_index = Mesh::new("t", p.clone(), vec![0, 1, 7]);
+        VertexOrder::Forsyth.arrange(&mut bad_index);
+        assert_eq!(bad_index.indices, vec![0, 1, 7]);
+        let mut short_normals = Mesh::new("t", p, vec![2, 1, 0]);
+        short_normals.normals = Some(vec![glam::Vec3::Y]);
+        VertexOrder::Forsyth.arrange(&mut short_normals);
+        assert_eq!(short_normals.indices, vec![2, 1, 0]);
+        assert!(short_normals.validate().is_err());
     }
 
     #[test]
