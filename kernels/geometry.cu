@@ -196,15 +196,24 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
 // RXP_HASH_BLOCK threads (a multiple of 32: the host's BlockSizes::hash); the shared-memory table
 // has `table` slots, a power of two at least twice max_vertices, so that probe sequences stay
 // short however full the batch is. An id's first slot is its multiplicative hash (the CPU's
-// `geometry::cpu::hash`). Each thread inserts every RXP_HASH_BLOCK-th index of the batch with
-// atomicCAS; parallel hashing gives up after `fast_probes` slots, and the warp then inserts its
-// leftover indices together, 32 slots at a time from where each stopped. The filled slots are numbered in slot order (ballots, population
-// counts and the warps' totals), which is the order batch b writes its vertices to
-// out[b * max_vertices ...]; the block's threads shade them in that order, and write each index's
-// corner.
+// `geometry::cpu::hash`).
 //
-// Shared memory: the table (id, then the slot's vertex number), the ids by number, and the slot
-// of each index of the batch.
+// Each thread inserts every RXP_HASH_BLOCK-th index of the batch, round by round (at most
+// RXP_HASH_ROUNDS, unrolled, each index loaded a round ahead), with atomicCAS; parallel hashing
+// gives up after `fast_probes` slots, and the warp then inserts its leftover indices together, 32
+// slots at a time from where each stopped. The thread whose CAS fills an empty slot owns that
+// vertex and keeps the slot of each of its indices in a register. After the rounds each thread
+// numbers the slots it filled (a warp scan of the threads' counts and one shared atomicAdd per
+// warp), so no pass over the table is needed. Vertex k of batch b goes to out[b * max_vertices +
+// k]; the numbers follow the order in which the warps claim them, so a batch's region may be laid
+// out differently from run to run, but the queue's triangles (through the corners) never are.
+// After one barrier the block writes each index's corner (its slot's number) and shades the
+// batch's vertices, thread r taking numbers r, r + RXP_HASH_BLOCK, ...
+//
+// Shared memory: the table (ids), each slot's vertex number, the ids by number.
+#define RXP_HASH_ROUNDS ((1024 + RXP_HASH_BLOCK - 1) / RXP_HASH_BLOCK)
+// blocks per SM the register allocation must allow: a full SM (2048 threads, at most 32 blocks)
+#define RXP_HASH_MIN_BLOCKS (RXP_HASH_BLOCK >= 64 ? 2048 / RXP_HASH_BLOCK : 32)
 template <bool kSlowPath>
 __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
                                              const unsigned* __restrict__ idx,
@@ -215,38 +224,46 @@ __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
                                              unsigned* __restrict__ corners, unsigned* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
     unsigned* keys = reinterpret_cast<unsigned*>(smem);
-    unsigned* uid = keys + table;
-    unsigned* slot_of = uid + max_vertices;
-    constexpr unsigned P = RXP_HASH_BLOCK;
-    const unsigned mask = table - 1, lane = threadIdx.x & 31;
+    unsigned* num = keys + table;
+    unsigned* uid = num + table;
+    __shared__ unsigned claimed;
+    constexpr unsigned P = RXP_HASH_BLOCK, R = RXP_HASH_ROUNDS;
+    const unsigned mask = table - 1, lane = threadIdx.x & 31, lt = (1u << lane) - 1;
     // the hash's shift (a table has at least two slots)
     const unsigned shift = 33 - __ffs(table);
     const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
-    const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
+    // (the host allows at most 1024 indices per batch: R rounds of P)
+    const unsigned n = min(3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]), R * P);
+    // this thread's first index of the batch, loaded before the table is cleared
+    const unsigned* ip = idx + i0 + threadIdx.x;
+    unsigned next = threadIdx.x < n ? ip[0] : RXP_EMPTY;
     // the table is a power of two: clear it 16 bytes at a time (and a table of 1 or 2 slots)
     for (unsigned s = threadIdx.x; s < table / 4; s += P)
         reinterpret_cast<uint4*>(keys)[s] = make_uint4(RXP_EMPTY, RXP_EMPTY, RXP_EMPTY, RXP_EMPTY);
     if (table < 4 && threadIdx.x < table) keys[threadIdx.x] = RXP_EMPTY;
+    if (threadIdx.x == 0) claimed = 0;
     __syncthreads();
-    // rounds over the batch; every lane of a warp takes part in every round (warp-wide ballots).
-    // Each round loads the next round's index before probing, so its latency is hidden.
-    const unsigned* ip = idx + i0 + threadIdx.x;
-    unsigned next = threadIdx.x < n ? *ip : RXP_EMPTY;
-    for (unsigned t = threadIdx.x; t - threadIdx.x < n; t += P) {
-        const bool valid = t < n;
-        const unsigned my = next;
-        ip += P;
-        if (t + P < n) next = *ip;
-        unsigned p = (my * 2654435761u) >> shift;
-        int slot = -1;
+    // rounds over the batch; every lane of a warp takes part in every round (warp-wide ballots)
+    unsigned slot[R], fresh_rounds = 0;
+#pragma unroll
+    for (unsigned r = 0; r < R; ++r) {
+        slot[r] = 0;
+        if (r * P >= n) break;
+        const bool valid = threadIdx.x + r * P < n;
+        const unsigned id = next;
+        // the next round's index, in flight while this one probes
+        if (r + 1 < R && threadIdx.x + (r + 1) * P < n) next = ip[(r + 1) * P];
+        unsigned p = (id * 2654435761u) >> shift;
+        bool placed = false, fresh = false;
         if (valid) {
             // hashing probes until it finds the id or an empty slot, which it always does: the
             // table has more slots than the batch has vertices
             const unsigned budget = kSlowPath ? min(fast_probes, table) : table;
             for (unsigned k = 0; k < budget; ++k) {
-                const unsigned prev = atomicCAS(&keys[p], RXP_EMPTY, my);
-                if (prev == RXP_EMPTY || prev == my) {
-                    slot = (int)p;
+                const unsigned prev = atomicCAS(&keys[p], RXP_EMPTY, id);
+                if (prev == RXP_EMPTY || prev == id) {
+                    placed = true;
+                    fresh = prev == RXP_EMPTY;
                     break;
                 }
                 p = (p + 1) & mask;
@@ -254,76 +271,80 @@ __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
         }
         // parallel hashing: the warp-cooperative slow path for the indices the fast path did not
         // place (after reconverging the warp, else the ballot runs once per divergent group)
-        if (kSlowPath) __syncwarp();
-        unsigned pending = kSlowPath ? __ballot_sync(RXP_FULL, valid && slot < 0) : 0;
-        while (pending) {
-            const unsigned src = __ffs(pending) - 1;
-            const unsigned id = __shfl_sync(RXP_FULL, my, src);
-            unsigned base = __shfl_sync(RXP_FULL, p, src);
-            int found = -1;
-            for (;;) {
-                const unsigned q = (base + lane) & mask;
-                const unsigned k = *(volatile unsigned*)&keys[q];
-                const unsigned hit = __ballot_sync(RXP_FULL, k == id);
-                if (hit) {
-                    found = (int)((base + __ffs(hit) - 1) & mask);
-                    break;
-                }
-                const unsigned empty = __ballot_sync(RXP_FULL, k == RXP_EMPTY);
-                if (empty) {
-                    const unsigned e = __ffs(empty) - 1;
-                    unsigned prev = 0;
-                    if (lane == e) prev = atomicCAS(&keys[q], RXP_EMPTY, id);
-                    prev = __shfl_sync(RXP_FULL, prev, e);
-                    if (prev == RXP_EMPTY || prev == id) {
-                        found = (int)((base + e) & mask);
+        if (kSlowPath) {
+            __syncwarp();
+            unsigned pending = __ballot_sync(RXP_FULL, valid && !placed);
+            while (pending) {
+                const unsigned src = __ffs(pending) - 1;
+                const unsigned want = __shfl_sync(RXP_FULL, id, src);
+                unsigned base = __shfl_sync(RXP_FULL, p, src);
+                unsigned found = 0;
+                bool took = false;
+                for (;;) {
+                    const unsigned q = (base + lane) & mask;
+                    const unsigned k = *(volatile unsigned*)&keys[q];
+                    const unsigned hit = __ballot_sync(RXP_FULL, k == want);
+                    if (hit) {
+                        found = (base + __ffs(hit) - 1) & mask;
                         break;
                     }
-                    continue;  // lost the slot to another warp: look again from the same place
+                    const unsigned empty = __ballot_sync(RXP_FULL, k == RXP_EMPTY);
+                    if (empty) {
+                        const unsigned e = __ffs(empty) - 1;
+                        unsigned prev = 0;
+                        if (lane == e) prev = atomicCAS(&keys[q], RXP_EMPTY, want);
+                        prev = __shfl_sync(RXP_FULL, prev, e);
+                        if (prev == RXP_EMPTY || prev == want) {
+                            found = (base + e) & mask;
+                            took = prev == RXP_EMPTY;
+                            break;
+                        }
+                        continue;  // lost the slot to another warp: look again from the same place
+                    }
+                    base = (base + 32) & mask;
                 }
-                base = (base + 32) & mask;
+                if (lane == src) {
+                    p = found;
+                    fresh = took;
+                }
+                pending &= pending - 1;
             }
-            if (lane == src) slot = found;
-            pending &= pending - 1;
         }
         // (a slot is always found; the mask only keeps the shared-memory reads below in bounds)
-        if (valid) slot_of[t] = (unsigned)slot & mask;
+        slot[r] = p & mask;
+        fresh_rounds |= (unsigned)fresh << r;
+        // reconverge the warp after its probes (else the next round, and the scan below, run
+        // once per divergent group)
+        __syncwarp();
     }
-    __syncthreads();
-    // number the filled slots in slot order: warp w takes slots w * per .. (w + 1) * per, 32 at a
-    // time; a ballot and a population count number a round's filled slots, and the warps' totals
-    // (through shared memory) give each warp its first number
-    __shared__ unsigned warp_total[32];
-    const unsigned warp = threadIdx.x >> 5, warps = P >> 5, lt = (1u << lane) - 1;
-    const unsigned per = ((table + P - 1) / P) * 32, s0 = warp * per;
-    unsigned filled = 0;
-    for (unsigned s = s0 + lane; s - lane < s0 + per && s - lane < table; s += 32)
-        filled += __popc(__ballot_sync(RXP_FULL, s < table && keys[s] != RXP_EMPTY));
-    if (lane == 0) warp_total[warp] = filled;
-    __syncthreads();
-    unsigned number = 0, unique = 0;
-    for (unsigned w = 0; w < warps; ++w) {
-        const unsigned c = warp_total[w];
-        number += w < warp ? c : 0;
-        unique += c;
+    // number the slots this thread filled: a warp scan of the threads' counts, and one shared
+    // atomicAdd per warp for the warp's first number
+    const unsigned mine = __popc(fresh_rounds);
+    unsigned before = mine;
+#pragma unroll
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        const unsigned v = __shfl_up_sync(RXP_FULL, before, d);
+        if (lane >= d) before += v;
     }
-    for (unsigned s = s0 + lane; s - lane < s0 + per && s - lane < table; s += 32) {
-        const unsigned id = s < table ? keys[s] : RXP_EMPTY;
-        const unsigned f = __ballot_sync(RXP_FULL, id != RXP_EMPTY);
-        if (id != RXP_EMPTY) {
-            const unsigned k = number + __popc(f & lt);
+    unsigned first = 0;
+    if (lane == 31 && before) first = atomicAdd(&claimed, before);
+    unsigned k = __shfl_sync(RXP_FULL, first, 31) + before - mine;
+#pragma unroll
+    for (unsigned r = 0; r < R; ++r) {
+        if (fresh_rounds & (1u << r)) {
+            num[slot[r]] = k;
             // (the batches guarantee k < max_vertices; a mismatched batch is cut short)
-            if (k < max_vertices) uid[k] = id;
-            keys[s] = k;
+            if (k < max_vertices) uid[k] = keys[slot[r]];
+            ++k;
         }
-        number += __popc(f);
     }
-    unique = min(unique, max_vertices);
     __syncthreads();
+    const unsigned unique = min(claimed, max_vertices);
     const unsigned long long vbase = (unsigned long long)blockIdx.x * max_vertices;
     unsigned* dst = corners + i0 + threadIdx.x;
-#pragma unroll 4
-    for (unsigned t = threadIdx.x; t < n; t += P, dst += P) *dst = (unsigned)(vbase + keys[slot_of[t]]);
+#pragma unroll
+    for (unsigned r = 0; r < R; ++r)
+        if (threadIdx.x + r * P < n) dst[r * P] = (unsigned)(vbase + num[slot[r]]);
     for (unsigned r = threadIdx.x; r < unique; r += P) {
         const unsigned id = uid[r];
         rxp_store_vertex(out + vbase + r, vs_main(rxp_fetch(vin, id), u));
@@ -331,7 +352,7 @@ __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
     }
 }
 
-extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK, RXP_HASH_MIN_BLOCKS)
     dyn_hash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
              const unsigned* __restrict__ tri_start, unsigned table, unsigned max_vertices,
              unsigned fast_probes, Uniforms u, VertexOut* __restrict__ out,
@@ -340,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
                         counts);
 }
 
-extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK, RXP_HASH_MIN_BLOCKS)
     dyn_phash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
               const unsigned* __restrict__ tri_start, unsigned table, unsigned max_vertices,
               unsigned fast_probes, Uniforms u, VertexOut* __restrict__ out,

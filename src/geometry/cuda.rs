@@ -632,8 +632,8 @@ impl CudaGeometry {
                         Strategy::ParallelHash { fast_probes, .. } => fast_probes,
                         _ => u32::MAX,
                     };
-                    // the table, the ids by number, the batch's indices
-                    let smem = 4 * (table + max_vertices + max_indices) as usize;
+                    // the table, each slot's vertex number, the ids by number
+                    let smem = 4 * (2 * table + max_vertices) as usize;
                     if smem > SHARED_LIMIT {
                         return Err(GpuError::Limit(format!("hashing batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
                     }
