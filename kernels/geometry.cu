@@ -212,8 +212,6 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
 //
 // Shared memory: the table (ids), each slot's vertex number, the ids by number.
 #define RXP_HASH_ROUNDS ((1024 + RXP_HASH_BLOCK - 1) / RXP_HASH_BLOCK)
-// blocks per SM the register allocation must allow: a full SM (2048 threads, at most 32 blocks)
-#define RXP_HASH_MIN_BLOCKS (RXP_HASH_BLOCK >= 64 ? 2048 / RXP_HASH_BLOCK : 32)
 template <bool kSlowPath>
 __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
                                              const unsigned* __restrict__ idx,
@@ -352,7 +350,7 @@ __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
     }
 }
 
-extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK, RXP_HASH_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_hash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
              const unsigned* __restrict__ tri_start, unsigned table, unsigned max_vertices,
              unsigned fast_probes, Uniforms u, VertexOut* __restrict__ out,
@@ -361,7 +359,7 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK, RXP_HASH_MIN_BLOCKS
                         counts);
 }
 
-extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK, RXP_HASH_MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_phash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
               const unsigned* __restrict__ tri_start, unsigned table, unsigned max_vertices,
               unsigned fast_probes, Uniforms u, VertexOut* __restrict__ out,
