@@ -126,7 +126,9 @@ pub(super) fn raster_tiles(
             .as_mut()
             .map_or(std::ptr::null_mut(), |c| c.as_mut_ptr()),
     );
-    let bg = pack_srgb(Vec3::from_array(s.background));
+    // packed colours are kept as little-endian words, so that a row of them is the frame's bytes
+    let bg = pack_srgb(Vec3::from_array(s.background)).to_le();
+    let bg_row = [bg; TILE as usize];
     let fs = FragmentShader::new(s);
     let ntiles = (bins.tiles_x * bins.tiles_y) as usize;
     let fragments: u64 = (0..ntiles)
@@ -151,9 +153,7 @@ pub(super) fn raster_tiles(
                         )
                     };
                     drow.fill(1.0);
-                    for c in crow.chunks_exact_mut(4) {
-                        c.copy_from_slice(&bg.to_le_bytes());
-                    }
+                    crow.copy_from_slice(bytemuck::cast_slice(&bg_row[..tw]));
                 }
                 return 0;
             }
@@ -168,7 +168,7 @@ pub(super) fn raster_tiles(
                 let t = setup.get(id);
                 let color = draws[t.draw as usize].color;
                 frags += raster_tri(t, &tile, &mut zbuf, &mut cbuf, cov.as_deref_mut(), |f| {
-                    fs.shade(f, t.front, color)
+                    fs.shade(f, t.front, color).to_le()
                 });
             }
             for j in 0..th {
@@ -183,9 +183,8 @@ pub(super) fn raster_tiles(
                 };
                 let l = j * TILE as usize;
                 drow.copy_from_slice(&zbuf[l..l + tw]);
-                for (c, rgba) in crow.chunks_exact_mut(4).zip(&cbuf[l..l + tw]) {
-                    c.copy_from_slice(&rgba.to_le_bytes());
-                }
+                // (cbuf holds little-endian RGBA words: its bytes are the frame's)
+                crow.copy_from_slice(bytemuck::cast_slice(&cbuf[l..l + tw]));
                 if let Some(cov) = &cov {
                     // SAFETY: as above, for the coverage buffer, which exists when requested.
                     let vrow = unsafe { std::slice::from_raw_parts_mut(vp.0.add(p), tw) };
