@@ -158,19 +158,27 @@ pub(super) fn raster_tiles(
                 return 0;
             }
             let mut zbuf = [1f32; (TILE * TILE) as usize];
+            // the visibility buffer: per pixel the winning triangle (its place in `ids`) and its
+            // barycentrics there; colours are computed once per pixel after the last triangle
+            let mut win = [NONE; (TILE * TILE) as usize];
+            let mut bary = [[0f32; 2]; (TILE * TILE) as usize];
             let mut cbuf = [bg; (TILE * TILE) as usize];
             let mut cov = s
                 .count_coverage
                 .then(|| Box::new([0u32; (TILE * TILE) as usize]));
             let mut frags = 0u64;
             let tile = TileView { tx, ty, tw, th };
-            for &id in ids {
+            for (j, &id) in ids.iter().enumerate() {
                 let t = setup.get(id);
-                let color = draws[t.draw as usize].color;
-                frags += raster_tri(t, &tile, &mut zbuf, &mut cbuf, cov.as_deref_mut(), |f| {
-                    fs.shade(f, t.front, color).to_le()
-                });
+                let mut vis = Visibility {
+                    z: &mut zbuf,
+                    win: &mut win,
+                    bary: &mut bary,
+                    cov: cov.as_deref_mut(),
+                };
+                frags += raster_tri(t, j as u32, &tile, &mut vis);
             }
+            shade_tile(&fs, setup, ids, draws, &win, &bary, th, &mut cbuf);
             for j in 0..th {
                 let p = (ty as usize + j) * w + tx as usize;
                 // SAFETY: tiles are disjoint rectangles of the frame; this row segment lies inside
@@ -205,18 +213,96 @@ struct TileView {
     th: usize,
 }
 
-/// Scans one triangle over its bounding box within the tile, shading each fragment that passes
-/// the depth test (forward shading: the triangle's varyings are at hand, in its setup record).
-/// Returns the fragments that passed the depth test.
+/// No triangle covers the pixel.
+const NONE: u32 = u32::MAX;
+
+/// A tile's depth and visibility buffers (and coverage counts when requested).
+struct Visibility<'a> {
+    z: &'a mut [f32; (TILE * TILE) as usize],
+    win: &'a mut [u32; (TILE * TILE) as usize],
+    bary: &'a mut [[f32; 2]; (TILE * TILE) as usize],
+    cov: Option<&'a mut [u32; (TILE * TILE) as usize]>,
+}
+
+/// Interpolates triangle `t`'s varyings at barycentrics (l1, l2) of corners 1 and 2,
+/// perspective-correct: blends the 1/w-weighted varyings, then multiplies by w. Returns them and
+/// the view depth.
 #[inline]
-fn raster_tri(
-    t: &SetupTri,
-    tile: &TileView,
-    zbuf: &mut [f32; (TILE * TILE) as usize],
+fn interpolate(t: &SetupTri, l1: f32, l2: f32) -> ([f32; 7], f32) {
+    let [v0, v1, v2] = &t.var;
+    let (w0, w1, w2) = (t.inv_w[0], t.inv_w[1] - t.inv_w[0], t.inv_w[2] - t.inv_w[0]);
+    let view_z = 1.0 / (w0 + w1 * l1 + w2 * l2);
+    let a = std::array::from_fn(|i| (v0[i] + (v1[i] - v0[i]) * l1 + (v2[i] - v0[i]) * l2) * view_z);
+    (a, view_z)
+}
+
+/// Colours every covered pixel of the tile from its visible triangle: the lit mode four pixels at
+/// a time, the others one by one.
+#[allow(clippy::too_many_arguments)]
+fn shade_tile(
+    fs: &FragmentShader,
+    setup: &Setup,
+    ids: &[u32],
+    draws: &[Draw],
+    win: &[u32; (TILE * TILE) as usize],
+    bary: &[[f32; 2]; (TILE * TILE) as usize],
+    th: usize,
     cbuf: &mut [u32; (TILE * TILE) as usize],
-    mut cov: Option<&mut [u32; (TILE * TILE) as usize]>,
-    shade: impl Fn(&Fragment) -> u32,
-) -> u64 {
+) {
+    let n = th * TILE as usize;
+    if !fs.lit() {
+        for l in 0..n {
+            if win[l] == NONE {
+                continue;
+            }
+            let t = setup.get(ids[win[l] as usize]);
+            let (a, view_z) = interpolate(t, bary[l][0], bary[l][1]);
+            let f = Fragment {
+                world: Vec3::new(a[0], a[1], a[2]),
+                normal: Vec3::new(a[3], a[4], a[5]),
+                extra: a[6],
+                view_z,
+            };
+            cbuf[l] = fs.shade(&f, t.front, draws[t.draw as usize].color).to_le();
+        }
+        return;
+    }
+    for l0 in (0..n).step_by(4) {
+        let lanes: [u32; 4] = std::array::from_fn(|i| win[l0 + i]);
+        if lanes == [NONE; 4] {
+            continue;
+        }
+        // lanes without a fragment shade a harmless stand-in whose colour is dropped
+        let mut world = [[0f32; 4]; 3];
+        let mut normal = [[0f32, 0.0, 0.0, 0.0], [0.0; 4], [1.0; 4]];
+        let mut base = [[0f32; 4]; 3];
+        for (i, &k) in lanes.iter().enumerate() {
+            if k == NONE {
+                continue;
+            }
+            let t = setup.get(ids[k as usize]);
+            let (a, _) = interpolate(t, bary[l0 + i][0], bary[l0 + i][1]);
+            let color = draws[t.draw as usize].color;
+            for c in 0..3 {
+                world[c][i] = a[c];
+                normal[c][i] = if t.front { a[3 + c] } else { -a[3 + c] };
+                base[c][i] = color[c];
+            }
+        }
+        let rgba = fs.shade_lit4(&world, &normal, &base);
+        for (i, &k) in lanes.iter().enumerate() {
+            if k != NONE {
+                cbuf[l0 + i] = rgba[i].to_le();
+            }
+        }
+    }
+}
+
+/// Scans one triangle (number `j` of the tile's list) over its bounding box within the tile,
+/// recording it and its barycentrics at each pixel where it passes the depth test. Returns the
+/// fragments that passed.
+#[inline]
+fn raster_tri(t: &SetupTri, j: u32, tile: &TileView, vis: &mut Visibility) -> u64 {
     let TileView { tx, ty, tw, th } = *tile;
     let x0 = (t.bbox[0] as u32).max(tx);
     let y0 = (t.bbox[1] as u32).max(ty);
@@ -244,15 +330,10 @@ fn raster_tri(
         dy[k] = (x[b] - x[a]) * one;
     }
     let inv_area = 1.0 / t.area as f32;
-    // attribute planes over the barycentrics of corners 1 and 2
-    let [v0, v1, v2] = &t.var;
-    let d1: [f32; 8] = std::array::from_fn(|i| v1[i] - v0[i]);
-    let d2: [f32; 8] = std::array::from_fn(|i| v2[i] - v0[i]);
-    let (w0, w1, w2) = (t.inv_w[0], t.inv_w[1] - t.inv_w[0], t.inv_w[2] - t.inv_w[0]);
     let mut frags = 0;
-    for j in y0..=y1 {
+    for j_row in y0..=y1 {
         let mut e = e_row;
-        let row = ((j - ty) * TILE) as usize;
+        let row = ((j_row - ty) * TILE) as usize;
         for i in x0..=x1 {
             if (e[0] | e[1] | e[2]) >= 0 {
                 // barycentrics (bias removed is below float precision for any visible triangle)
@@ -260,21 +341,13 @@ fn raster_tri(
                 let l2 = e[2] as f32 * inv_area;
                 let z = t.z[0] + (t.z[1] - t.z[0]) * l1 + (t.z[2] - t.z[0]) * l2;
                 let l = row + (i - tx) as usize;
-                if let Some(c) = cov.as_deref_mut() {
+                if let Some(c) = vis.cov.as_deref_mut() {
                     c[l] += 1;
                 }
-                if z < zbuf[l] {
-                    zbuf[l] = z;
-                    // perspective-correct: blend the 1/w-weighted varyings, then multiply by w
-                    let view_z = 1.0 / (w0 + w1 * l1 + w2 * l2);
-                    let a: [f32; 8] =
-                        std::array::from_fn(|i| (v0[i] + d1[i] * l1 + d2[i] * l2) * view_z);
-                    cbuf[l] = shade(&Fragment {
-                        world: Vec3::new(a[0], a[1], a[2]),
-                        normal: Vec3::new(a[3], a[4], a[5]),
-                        extra: a[6],
-                        view_z,
-                    });
+                if z < vis.z[l] {
+                    vis.z[l] = z;
+                    vis.win[l] = j;
+                    vis.bary[l] = [l1, l2];
                     frags += 1;
                 }
             }
