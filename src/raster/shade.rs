@@ -121,6 +121,33 @@ fn rsqrt4(x: [f32; 4]) -> [f32; 4] {
     }
 }
 
+/// The sRGB table's index of four linear values, as [`pack_with`] computes it (clamped to [0, 1],
+/// a NaN to 0, times 4095, rounded half up).
+#[inline]
+fn lut_index4(x: [f32; 4]) -> [usize; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        let mut k = [0i32; 4];
+        // SAFETY: SSE2 is part of the x86-64 baseline; the loads and stores are of 4-lane arrays.
+        // maxps returns its second operand (0) for a NaN lane, as the scalar cast maps NaN to 0;
+        // the clamped value is in [0.5, 4095.5], so truncation is exact and in range.
+        unsafe {
+            let v = _mm_min_ps(
+                _mm_max_ps(_mm_loadu_ps(x.as_ptr()), _mm_setzero_ps()),
+                _mm_set1_ps(1.0),
+            );
+            let v = _mm_add_ps(_mm_mul_ps(v, _mm_set1_ps(4095.0)), _mm_set1_ps(0.5));
+            _mm_storeu_si128(k.as_mut_ptr().cast(), _mm_cvttps_epi32(v));
+        }
+        k.map(|k| k as usize)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        x.map(|x| (x.clamp(0.0, 1.0) * 4095.0 + 0.5) as usize)
+    }
+}
+
 /// Four 3-vectors, one per lane, component-major: `v[c][lane]`.
 pub type Vec3x4 = [[f32; 4]; 3];
 
@@ -250,7 +277,11 @@ impl<'a> FragmentShader<'a> {
         let c: Vec3x4 = std::array::from_fn(|k| {
             std::array::from_fn(|i| base[k][i] * (amb[k] + lc[k] * diffuse[i]) + lc[k] * spec[i])
         });
-        std::array::from_fn(|i| pack_with(self.lut, Vec3::new(c[0][i], c[1][i], c[2][i])))
+        let [r, g, b] = c.map(lut_index4);
+        std::array::from_fn(|i| {
+            let q = |k: usize| self.lut[k] as u32;
+            q(r[i]) | q(g[i]) << 8 | q(b[i]) << 16 | 0xff00_0000
+        })
     }
 }
 
