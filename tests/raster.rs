@@ -124,6 +124,55 @@ fn tile_rasteriser_equals_brute_force_coverage() {
     }
 }
 
+/// The frame's depth and colour land where the triangles are, at sizes that are not multiples of
+/// the tile (partial tiles, frame rows not aligned to cache lines): a pixel is drawn exactly where
+/// the brute-force rasteriser covers it, the rest is background at far depth, and rendering into a
+/// frame that held another image first gives the same bytes.
+#[test]
+fn frame_pixels_are_where_the_coverage_is() {
+    let cam = Camera {
+        eye: Vec3::new(0.3, 0.4, 3.0),
+        target: Vec3::ZERO,
+        up: Vec3::Y,
+        fov_y: 45.0,
+        near: 0.1,
+        far: 10.0,
+    };
+    for (w, h) in [(97, 61), (1, 1), (33, 70), (250, 3)] {
+        let g = shade(
+            &rxpipe::mesh::icosphere(3),
+            Mat4::IDENTITY,
+            &cam,
+            w as f32 / h as f32,
+        );
+        let draws = [Draw {
+            geometry: &g,
+            color: [0.8, 0.5, 0.2, 1.0],
+        }];
+        let mut s = RasterSettings::new(w, h);
+        // (no lit pixel of this object has a green of zero)
+        s.background = [1.0, 0.0, 1.0];
+        let fresh = raster::rasterize(&draws, &s).unwrap();
+        let cov = brute_coverage(&g, w, h, CullMode::Back);
+        let bg = raster::pack_srgb(Vec3::from_array(s.background)).to_le_bytes();
+        for (i, &c) in cov.iter().enumerate() {
+            let rgba = &fresh.color[4 * i..4 * i + 4];
+            if c == 0 {
+                assert_eq!(fresh.depth[i], 1.0, "{w}x{h} pixel {i}");
+                assert_eq!(rgba, bg, "{w}x{h} pixel {i}");
+            } else {
+                assert!(fresh.depth[i] < 1.0, "{w}x{h} pixel {i}");
+                assert_ne!(rgba, bg, "{w}x{h} pixel {i}");
+            }
+        }
+        // a target that held a larger, different frame
+        let mut reused = raster::rasterize(&draws, &RasterSettings::new(w + 40, h + 9)).unwrap();
+        raster::rasterize_into(&draws, &s, &mut reused).unwrap();
+        assert_eq!(reused.color, fresh.color, "{w}x{h}");
+        assert_eq!(reused.depth, fresh.depth, "{w}x{h}");
+    }
+}
+
 #[test]
 fn closed_convex_mesh_covers_its_silhouette_exactly_once() {
     let cam = Camera {

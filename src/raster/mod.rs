@@ -10,8 +10,8 @@ mod shade;
 mod tile;
 
 pub use setup::{snap, SetupTri, Varyings, SUBPIXEL_BITS};
-pub use shade::Fragment;
 pub use shade::ShadingMode;
+pub use shade::{pack_srgb, Fragment};
 
 use crate::geometry::ShadedGeometry;
 use crate::io::scene::Light;

@@ -99,7 +99,10 @@ struct SyncPtr<T>(*mut T);
 unsafe impl<T> Sync for SyncPtr<T> {}
 unsafe impl<T> Send for SyncPtr<T> {}
 
-/// Rasterises every tile in parallel; each tile writes its own pixels of the frame once.
+/// Rasterises the frame band by band (a row of tiles, in parallel): each tile of a band is
+/// rasterised and shaded in its own buffers and copied into the band's staging rows, and the
+/// finished band goes to the frame in one pass of streaming stores, so the frame's 8 bytes per
+/// pixel are written once, in whole cache lines, without first being read.
 pub(super) fn raster_tiles(
     setup: &Setup,
     bins: &Bins,
@@ -119,8 +122,6 @@ pub(super) fn raster_tiles(
         (c, true) => *c = Some(vec![0u32; w * h]),
         (c, false) => *c = None,
     }
-    let cp = SyncPtr(out.color.as_mut_ptr());
-    let dp = SyncPtr(out.depth.as_mut_ptr());
     let vp = SyncPtr(
         out.coverage
             .as_mut()
@@ -128,81 +129,108 @@ pub(super) fn raster_tiles(
     );
     // packed colours are kept as little-endian words, so that a row of them is the frame's bytes
     let bg = pack_srgb(Vec3::from_array(s.background)).to_le();
-    let bg_row = [bg; TILE as usize];
     let fs = FragmentShader::new(s);
-    let ntiles = (bins.tiles_x * bins.tiles_y) as usize;
-    let fragments: u64 = (0..ntiles)
-        .into_par_iter()
-        .map(|k| {
-            let (cp, dp, vp) = (&cp, &dp, &vp);
-            let tx = (k as u32 % bins.tiles_x) * TILE;
-            let ty = (k as u32 / bins.tiles_x) * TILE;
-            let tw = TILE.min(s.width - tx) as usize;
-            let th = TILE.min(s.height - ty) as usize;
-            let ids = &bins.ids[bins.offsets[k] as usize..bins.offsets[k + 1] as usize];
-            if ids.is_empty() && !s.count_coverage {
-                // nothing binned here: background and far depth, no per-tile buffers
-                for j in 0..th {
-                    let p = (ty as usize + j) * w + tx as usize;
-                    // SAFETY: tiles are disjoint rectangles of the frame; this row segment lies
-                    // inside the frame and belongs to this tile only.
-                    let (crow, drow) = unsafe {
-                        (
-                            std::slice::from_raw_parts_mut(cp.0.add(4 * p), 4 * tw),
-                            std::slice::from_raw_parts_mut(dp.0.add(p), tw),
-                        )
-                    };
-                    drow.fill(1.0);
-                    crow.copy_from_slice(bytemuck::cast_slice(&bg_row[..tw]));
+    let band = w * TILE as usize;
+    let fragments: u64 = out
+        .color
+        .par_chunks_mut(4 * band)
+        .zip(out.depth.par_chunks_mut(band))
+        .enumerate()
+        .map_init(
+            || (vec![0u32; band], vec![0f32; band]),
+            |(scolor, sdepth), (by, (fcolor, fdepth))| {
+                let vp = &vp;
+                let ty = by as u32 * TILE;
+                let th = TILE.min(s.height - ty) as usize;
+                let mut frags = 0u64;
+                for bx in 0..bins.tiles_x {
+                    let k = (by as u32 * bins.tiles_x + bx) as usize;
+                    let tx = bx * TILE;
+                    let tw = TILE.min(s.width - tx) as usize;
+                    let ids = &bins.ids[bins.offsets[k] as usize..bins.offsets[k + 1] as usize];
+                    if ids.is_empty() && !s.count_coverage {
+                        // nothing binned here: background and far depth
+                        for j in 0..th {
+                            let p = j * w + tx as usize;
+                            scolor[p..p + tw].fill(bg);
+                            sdepth[p..p + tw].fill(1.0);
+                        }
+                        continue;
+                    }
+                    let mut zbuf = [1f32; (TILE * TILE) as usize];
+                    // the visibility buffer: per pixel the winning triangle (its place in `ids`)
+                    // and its barycentrics there; colours are computed once per pixel after the
+                    // last triangle
+                    let mut win = [NONE; (TILE * TILE) as usize];
+                    let mut bary = [[0f32; 2]; (TILE * TILE) as usize];
+                    let mut cbuf = [bg; (TILE * TILE) as usize];
+                    let mut cov = s
+                        .count_coverage
+                        .then(|| Box::new([0u32; (TILE * TILE) as usize]));
+                    let tile = TileView { tx, ty, tw, th };
+                    for (j, &id) in ids.iter().enumerate() {
+                        let t = setup.get(id);
+                        let mut vis = Visibility {
+                            z: &mut zbuf,
+                            win: &mut win,
+                            bary: &mut bary,
+                            cov: cov.as_deref_mut(),
+                        };
+                        frags += raster_tri(t, j as u32, &tile, &mut vis);
+                    }
+                    shade_tile(&fs, setup, ids, draws, &win, &bary, th, &mut cbuf);
+                    for j in 0..th {
+                        let p = j * w + tx as usize;
+                        let l = j * TILE as usize;
+                        scolor[p..p + tw].copy_from_slice(&cbuf[l..l + tw]);
+                        sdepth[p..p + tw].copy_from_slice(&zbuf[l..l + tw]);
+                        if let Some(cov) = &cov {
+                            let p = (ty as usize + j) * w + tx as usize;
+                            // SAFETY: tiles are disjoint rectangles of the frame; this row segment
+                            // of the coverage buffer (which exists when requested) lies inside
+                            // the frame and belongs to this tile only.
+                            let vrow = unsafe { std::slice::from_raw_parts_mut(vp.0.add(p), tw) };
+                            vrow.copy_from_slice(&cov[l..l + tw]);
+                        }
+                    }
                 }
-                return 0;
-            }
-            let mut zbuf = [1f32; (TILE * TILE) as usize];
-            // the visibility buffer: per pixel the winning triangle (its place in `ids`) and its
-            // barycentrics there; colours are computed once per pixel after the last triangle
-            let mut win = [NONE; (TILE * TILE) as usize];
-            let mut bary = [[0f32; 2]; (TILE * TILE) as usize];
-            let mut cbuf = [bg; (TILE * TILE) as usize];
-            let mut cov = s
-                .count_coverage
-                .then(|| Box::new([0u32; (TILE * TILE) as usize]));
-            let mut frags = 0u64;
-            let tile = TileView { tx, ty, tw, th };
-            for (j, &id) in ids.iter().enumerate() {
-                let t = setup.get(id);
-                let mut vis = Visibility {
-                    z: &mut zbuf,
-                    win: &mut win,
-                    bary: &mut bary,
-                    cov: cov.as_deref_mut(),
-                };
-                frags += raster_tri(t, j as u32, &tile, &mut vis);
-            }
-            shade_tile(&fs, setup, ids, draws, &win, &bary, th, &mut cbuf);
-            for j in 0..th {
-                let p = (ty as usize + j) * w + tx as usize;
-                // SAFETY: tiles are disjoint rectangles of the frame; this row segment lies inside
-                // the frame and belongs to this tile only.
-                let (crow, drow) = unsafe {
-                    (
-                        std::slice::from_raw_parts_mut(cp.0.add(4 * p), 4 * tw),
-                        std::slice::from_raw_parts_mut(dp.0.add(p), tw),
-                    )
-                };
-                let l = j * TILE as usize;
-                drow.copy_from_slice(&zbuf[l..l + tw]);
-                // (cbuf holds little-endian RGBA words: its bytes are the frame's)
-                crow.copy_from_slice(bytemuck::cast_slice(&cbuf[l..l + tw]));
-                if let Some(cov) = &cov {
-                    // SAFETY: as above, for the coverage buffer, which exists when requested.
-                    let vrow = unsafe { std::slice::from_raw_parts_mut(vp.0.add(p), tw) };
-                    vrow.copy_from_slice(&cov[l..l + tw]);
-                }
-            }
-            frags
-        })
+                stream_copy(fcolor, bytemuck::cast_slice(&scolor[..th * w]));
+                stream_copy(
+                    bytemuck::cast_slice_mut(fdepth),
+                    bytemuck::cast_slice(&sdepth[..th * w]),
+                );
+                frags
+            },
+        )
         .sum();
     stats.fragments = fragments;
+}
+
+/// Copies `src` to `dst` (of the same length) with non-temporal stores for the whole 64-byte
+/// lines of `dst`, so that the destination lines are not read before they are overwritten.
+fn stream_copy(dst: &mut [u8], src: &[u8]) {
+    assert_eq!(dst.len(), src.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        let head = dst.as_ptr().align_offset(64).min(dst.len());
+        let body = (dst.len() - head) / 64 * 64;
+        dst[..head].copy_from_slice(&src[..head]);
+        for off in (head..head + body).step_by(16) {
+            // SAFETY: SSE2 is part of the x86-64 baseline; off + 16 <= head + body <= len for
+            // both slices, and dst + off is 16-byte aligned (dst + head is 64-byte aligned).
+            unsafe {
+                let v = _mm_loadu_si128(src.as_ptr().add(off).cast::<__m128i>());
+                _mm_stream_si128(dst.as_mut_ptr().add(off).cast::<__m128i>(), v);
+            }
+        }
+        dst[head + body..].copy_from_slice(&src[head + body..]);
+        // SAFETY: SSE is part of the x86-64 baseline. Orders the streaming stores before what
+        // this thread does next (the band's completion, which the caller synchronises on).
+        unsafe { _mm_sfence() };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    dst.copy_from_slice(src);
 }
 
 /// The part of the frame a tile covers.
@@ -360,4 +388,25 @@ fn raster_tri(t: &SetupTri, j: u32, tile: &TileView, vis: &mut Visibility) -> u6
         }
     }
     frags
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stream_copy;
+
+    /// Every byte arrives, whatever the destination's alignment and the length.
+    #[test]
+    fn stream_copy_copies_every_byte() {
+        let src: Vec<u8> = (0..700u32).map(|i| (i * 7 + 3) as u8).collect();
+        let mut buf = vec![0u8; 800];
+        for start in 0..70 {
+            for len in [0, 1, 15, 16, 63, 64, 65, 127, 128, 129, 300, 700 - start] {
+                buf.fill(0);
+                stream_copy(&mut buf[start..start + len], &src[start..start + len]);
+                assert_eq!(&buf[start..start + len], &src[start..start + len]);
+                assert!(buf[..start].iter().all(|&b| b == 0));
+                assert!(buf[start + len..].iter().all(|&b| b == 0));
+            }
+        }
+    }
 }
