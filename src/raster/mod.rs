@@ -2,7 +2,8 @@
 //! back-face culling, viewport transform to 8-bit sub-pixel fixed point, tile binning, and per-tile
 //! rasterisation with exact integer edge functions (top-left fill rule: shared edges are covered
 //! exactly once), a depth test, perspective-correct interpolation and deferred shading of the
-//! visible fragment only. Tiles run in parallel (rayon).
+//! visible fragment only (a per-tile visibility buffer; the lit mode four pixels at a time). Rows
+//! of tiles run in parallel (rayon), each streamed to the frame once it is done.
 
 pub mod cuda;
 mod setup;
