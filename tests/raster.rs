@@ -93,16 +93,21 @@ fn coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32> {
     out.coverage.unwrap()
 }
 
-#[test]
-fn tile_rasteriser_equals_brute_force_coverage() {
-    let cam = Camera {
+/// A camera looking at the origin slightly from above and the side.
+fn oblique_camera() -> Camera {
+    Camera {
         eye: Vec3::new(0.3, 0.4, 3.0),
         target: Vec3::ZERO,
         up: Vec3::Y,
         fov_y: 45.0,
         near: 0.1,
         far: 10.0,
-    };
+    }
+}
+
+#[test]
+fn tile_rasteriser_equals_brute_force_coverage() {
+    let cam = oblique_camera();
     let (w, h) = (97, 61); // not multiples of the tile size
     for (m, model) in [
         (rxpipe::mesh::icosphere(2), Mat4::IDENTITY),
@@ -130,14 +135,7 @@ fn tile_rasteriser_equals_brute_force_coverage() {
 /// frame that held another image first gives the same bytes.
 #[test]
 fn frame_pixels_are_where_the_coverage_is() {
-    let cam = Camera {
-        eye: Vec3::new(0.3, 0.4, 3.0),
-        target: Vec3::ZERO,
-        up: Vec3::Y,
-        fov_y: 45.0,
-        near: 0.1,
-        far: 10.0,
-    };
+    let cam = oblique_camera();
     for (w, h) in [(97, 61), (1, 1), (33, 70), (250, 3)] {
         let g = shade(
             &rxpipe::mesh::icosphere(3),

@@ -136,9 +136,10 @@ pub(super) fn raster_tiles(
         .par_chunks_mut(4 * band)
         .zip(out.depth.par_chunks_mut(band))
         .enumerate()
-        .map_init(
-            || (vec![0u32; band], vec![0f32; band]),
-            |(scolor, sdepth), (by, (fcolor, fdepth))| {
+        .map(|(by, (fcolor, fdepth))| {
+            STAGING.with_borrow_mut(|(scolor, sdepth)| {
+                scolor.resize(band, 0);
+                sdepth.resize(band, 0.0);
                 let vp = &vp;
                 let ty = by as u32 * TILE;
                 let th = TILE.min(s.height - ty) as usize;
@@ -200,10 +201,18 @@ pub(super) fn raster_tiles(
                     bytemuck::cast_slice(&sdepth[..th * w]),
                 );
                 frags
-            },
-        )
+            })
+        })
         .sum();
     stats.fragments = fragments;
+}
+
+thread_local! {
+    /// Each worker's staging rows of one band (colour, depth), kept between bands and frames
+    /// (borrowed for a whole band, whose work starts no parallel work of its own).
+    static STAGING: std::cell::RefCell<(Vec<u32>, Vec<f32>)> = const {
+        std::cell::RefCell::new((Vec::new(), Vec::new()))
+    };
 }
 
 /// Copies `src` to `dst` (of the same length) with non-temporal stores for the whole 64-byte
