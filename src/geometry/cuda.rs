@@ -319,6 +319,9 @@ pub struct CudaGeometry {
     pub counting: bool,
     pub blocks: BlockSizes,
     module: Arc<CudaModule>,
+    /// the modules compiled for hashing batches of other vertex limits than the default (the
+    /// hash tables are sized at compile time), by limit
+    hash_modules: std::sync::Mutex<Vec<(u32, Arc<CudaModule>)>>,
 }
 
 /// Block sizes of the geometry kernels whose blocks are not one batch each (the dynamic
@@ -379,7 +382,7 @@ impl CudaGeometry {
                 e, blocks.vote_warps, h
             )));
         }
-        let defines = Self::defines(&shader, counting, blocks);
+        let defines = Self::defines(&shader, counting, blocks, super::DEFAULT_MAX_VERTICES);
         let d: Vec<(&str, String)> = defines
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
@@ -391,6 +394,7 @@ impl CudaGeometry {
             counting,
             blocks,
             module,
+            hash_modules: Default::default(),
         })
     }
 
@@ -406,10 +410,21 @@ impl CudaGeometry {
         ]
     }
 
-    fn defines(shader: &CudaShader, counting: bool, blocks: BlockSizes) -> Vec<(String, String)> {
+    /// The defines of the module whose hashing kernels take batches of at most `max_vertices`.
+    fn defines(
+        shader: &CudaShader,
+        counting: bool,
+        blocks: BlockSizes,
+        max_vertices: u32,
+    ) -> Vec<(String, String)> {
         let mut d = shader.defines.clone();
         d.push(("RXP_BLOCK".into(), blocks.elementwise.to_string()));
         d.push(("RXP_HASH_BLOCK".into(), blocks.hash.to_string()));
+        d.push(("RXP_HASH_VERTICES".into(), max_vertices.to_string()));
+        d.push((
+            "RXP_HASH_TABLE".into(),
+            super::hash_table_size(max_vertices).to_string(),
+        ));
         if counting {
             d.push(("RXP_COUNT".into(), "1".into()));
         }
@@ -418,7 +433,12 @@ impl CudaGeometry {
 
     /// Where the compiled kernels came from (compiled now, disk cache or memory cache).
     pub fn origin(&self) -> Option<crate::gpu::ModuleOrigin> {
-        let defines = Self::defines(&self.shader, self.counting, self.blocks);
+        let defines = Self::defines(
+            &self.shader,
+            self.counting,
+            self.blocks,
+            super::DEFAULT_MAX_VERTICES,
+        );
         let d: Vec<(&str, String)> = defines
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
@@ -428,6 +448,31 @@ impl CudaGeometry {
 
     fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
         self.gpu.function(&self.module, name)
+    }
+
+    /// Hashing kernel `name` for batches of at most `max_vertices` vertices: from the main
+    /// module for the default limit, else from a module compiled (once) for that limit.
+    fn hash_function(&self, name: &str, max_vertices: u32) -> Result<CudaFunction, GpuError> {
+        if max_vertices == super::DEFAULT_MAX_VERTICES {
+            return self.function(name);
+        }
+        let mut modules = self.hash_modules.lock().unwrap();
+        let module = match modules.iter().find(|(v, _)| *v == max_vertices) {
+            Some((_, m)) => m.clone(),
+            None => {
+                let defines = Self::defines(&self.shader, self.counting, self.blocks, max_vertices);
+                let d: Vec<(&str, String)> = defines
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.clone()))
+                    .collect();
+                let m = self
+                    .gpu
+                    .module("geometry", &Self::parts(&self.shader), &d)?;
+                modules.push((max_vertices, m.clone()));
+                m
+            }
+        };
+        self.gpu.function(&module, name)
     }
 
     /// A queue for `strategy` sized for `mesh` (and reused frame after frame).
@@ -632,7 +677,8 @@ impl CudaGeometry {
                         Strategy::ParallelHash { fast_probes, .. } => fast_probes,
                         _ => u32::MAX,
                     };
-                    // the table, each slot's vertex number, the ids by number
+                    // the table, each slot's vertex number, the ids by number (static arrays of
+                    // the module compiled for this vertex limit)
                     let smem = 4 * (2 * table + max_vertices) as usize;
                     if smem > SHARED_LIMIT {
                         return Err(GpuError::Limit(format!("hashing batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
@@ -641,13 +687,11 @@ impl CudaGeometry {
                         Strategy::ParallelHash { .. } => "dyn_phash",
                         _ => "dyn_hash",
                     };
-                    let f = self.function(name)?;
+                    let f = self.hash_function(name, max_vertices)?;
                     let mut l = s.launch_builder(&f);
                     l.arg(&mesh.vertices)
                         .arg(&mesh.indices)
                         .arg(starts)
-                        .arg(&table)
-                        .arg(&max_vertices)
                         .arg(&fast)
                         .arg(&u)
                         .arg(&mut q.vertices)
@@ -657,7 +701,7 @@ impl CudaGeometry {
                     let cfg = LaunchConfig {
                         grid_dim: (nb, 1, 1),
                         block_dim: (self.blocks.hash, 1, 1),
-                        shared_mem_bytes: smem as u32,
+                        shared_mem_bytes: 0,
                     };
                     // SAFETY: as above.
                     unsafe { l.launch(cfg) }.map_err(launch_err(name))?;
