@@ -5,7 +5,8 @@
 //    vertex if it lies within the longest batch before j (else -1). Blocks sort (vertex, position)
 //    pairs of their positions plus that look-back window in shared memory.
 // 2. rxb_batch_end: for every triangle t, the end of the batch the greedy scan would build if a
-//    batch started at t. Index j of a batch starting at t is a new vertex iff prev[j] < 3t.
+//    batch started at t (cut back to whole warps of vertices when the index limit ends it, as the
+//    CPU does). Index j of a batch starting at t is a new vertex iff prev[j] < 3t.
 // 3. rxb_orbit: the batches the scan really builds start at 0, end(0), end(end(0)), ...: the orbit
 //    of 0 under `end`, marked by pointer doubling in log2(n) rounds.
 // 4. rxb_count / rxb_scan / rxb_compact: the marked triangles, in order, are the batch starts.
@@ -13,6 +14,8 @@
 #define RXB_SORT 2048
 #define RXB_SORT_THREADS 1024
 #define RXB_BLOCK 256
+// the CPU's batching::WARP
+#define RXB_WARP 32
 // per thread of the compaction kernels
 #define RXB_PER 4
 
@@ -78,18 +81,25 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
     }
     const int start = (int)(3 * t);
     const int* w = &window[3 * threadIdx.x];
-    unsigned unique = 0, tris = 0;
-    unsigned e = t;
+    unsigned unique = 0, tris = 0, cross = 0;
+    bool index_limited = false;
     for (;;) {
-        if (e >= n_tris) break;
-        const int* tri = &w[3 * (e - t)];
+        if (t + tris >= n_tris) break;
+        const int* tri = &w[3 * tris];
         const unsigned fresh = (tri[0] < start) + (tri[1] < start) + (tri[2] < start);
-        if (tris > 0 && (unique + fresh > max_vertices || tris + 1 > max_tris)) break;
+        if (tris > 0 && (unique + fresh > max_vertices || tris + 1 > max_tris)) {
+            index_limited = unique + fresh <= max_vertices;
+            break;
+        }
+        // where the vertex count last crossed a multiple of the warp width
+        if ((unique + RXB_WARP - 1) / RXB_WARP < (unique + fresh + RXB_WARP - 1) / RXB_WARP)
+            cross = tris;
         unique += fresh;
         tris++;
-        e++;
     }
-    end[t] = e;
+    // a batch the index limit ends is cut back to whole warps of vertices
+    if (index_limited && unique % RXB_WARP != 0 && cross > 0) tris = cross;
+    end[t] = t + tris;
 }
 
 // One round of pointer doubling: marks jump(t) for every marked t and squares the jump.
