@@ -126,6 +126,8 @@ __device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, SetupGeo& 
     const float w = (float)p.width, h = (float)p.height, scale = (float)RXP_ONE;
     g.area = 0;
     g.swapped = false;
+    // a corner at w = 0 (the clip-space origin survives every clip plane) has no projection
+    if (!(v[0].w > 0.0f && v[1].w > 0.0f && v[2].w > 0.0f)) return 2;
     for (int k = 0; k < 3; k++) {
         float iw = 1.0f / v[k].w;
         g.inv_w[k] = iw;

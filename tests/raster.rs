@@ -257,6 +257,51 @@ fn near_plane_and_guard_band_clipping() {
     assert!(out.depth[119 * 160 + 80] < out.depth[75 * 160 + 80]);
 }
 
+/// A corner at the clip-space origin (w = 0) passes every clip plane but has no projection: its
+/// triangle is rejected, the other triangles are drawn as without it.
+#[test]
+fn corners_at_the_clip_space_origin_are_rejected() {
+    use rxpipe::geometry::VertexOut;
+    let at = |x: f32, y: f32, z: f32, w: f32| VertexOut {
+        clip: Vec4::new(x, y, z, w),
+        normal: Vec3::Z,
+        ..Default::default()
+    };
+    let g = ShadedGeometry {
+        vertices: vec![
+            at(-0.5, -0.5, 0.5, 1.0),
+            at(0.5, -0.5, 0.5, 1.0),
+            at(0.0, 0.5, 0.5, 1.0),
+            at(0.0, 0.0, 0.0, 0.0),
+        ],
+        sources: vec![0, 1, 2, 3],
+        triangles: vec![[0, 1, 2], [0, 1, 3], [3, 1, 2]],
+        ..Default::default()
+    };
+    let mut s = RasterSettings::new(64, 48);
+    s.cull = CullMode::None;
+    s.count_coverage = true;
+    let draw = |g: &ShadedGeometry| {
+        raster::rasterize(
+            &[Draw {
+                geometry: g,
+                color: [1.0; 4],
+            }],
+            &s,
+        )
+        .unwrap()
+    };
+    let out = draw(&g);
+    assert_eq!(out.stats.rasterized, 1);
+    assert_eq!(out.stats.rejected, 2);
+    let alone = ShadedGeometry {
+        triangles: vec![[0, 1, 2]],
+        ..g.clone()
+    };
+    assert_eq!(out.coverage, draw(&alone).coverage);
+    assert_eq!(out.color, draw(&alone).color);
+}
+
 #[test]
 fn bad_frame_sizes_are_errors() {
     let g = ShadedGeometry::default();

@@ -241,6 +241,11 @@ fn emit(
     out: &mut Vec<SetupTri>,
     counts: &mut [u64; 3],
 ) {
+    // a corner at w = 0 (the clip-space origin survives every clip plane) has no projection
+    if !(v[0].w > 0.0 && v[1].w > 0.0 && v[2].w > 0.0) {
+        counts[1] += 1;
+        return;
+    }
     let (w, h) = (s.width as f32, s.height as f32);
     let scale = ONE as f32;
     let mut x = [0i32; 3];
@@ -323,11 +328,22 @@ pub fn edge_is_top_left(ax: i32, ay: i32, bx: i32, by: i32) -> bool {
     dy < 0 || (dy == 0 && dx > 0)
 }
 
-/// Rounds a screen coordinate (in 1/256 pixel) to fixed point, halves away from zero. A
-/// truncating conversion, so it compiles to one instruction where `f32::round` is a libm call.
+/// Rounds a screen coordinate (in 1/256 pixel) to fixed point, halves away from zero, with one
+/// truncating conversion (`f32::round` is a libm call). Setup only snaps finite coordinates
+/// within the guard band, where this equals `as i32`; on x86-64 it is the bare `cvttss2si`,
+/// without the saturation checks of `as` (a NaN or an out-of-range value gives i32::MIN there).
 #[inline]
 pub fn snap(v: f32) -> i32 {
-    (v + 0.5f32.copysign(v)) as i32
+    let r = v + 0.5f32.copysign(v);
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE is part of the x86-64 baseline.
+        unsafe { std::arch::x86_64::_mm_cvtt_ss2si(std::arch::x86_64::_mm_set_ss(r)) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        r as i32
+    }
 }
 
 /// Pixel centre in fixed point.
