@@ -29,7 +29,8 @@ pub struct SetupTri {
     pub y: [i32; 3],
     /// NDC depth per corner
     pub z: [f32; 3],
-    /// 1 / clip w per corner
+    /// 1 / clip w: corner 0's, then corner 1's and corner 2's minus corner 0's (the plane the
+    /// fragment stage interpolates)
     pub inv_w: [f32; 3],
     /// twice the signed area in fixed point squared
     pub area: i64,
@@ -39,7 +40,9 @@ pub struct SetupTri {
     pub draw: u32,
     /// true when the source triangle faces the camera
     pub front: bool,
-    /// per-corner varyings, premultiplied by `inv_w`
+    /// the varyings premultiplied by 1 / w: corner 0's, then corner 1's and corner 2's minus
+    /// corner 0's, so that interpolating at barycentrics (l1, l2) is `var[0] + var[1] * l1 +
+    /// var[2] * l2` (the differences are those the fragment stage would otherwise take per pixel)
     pub var: [Varyings; 3],
 }
 
@@ -315,7 +318,12 @@ fn emit(
     if area < 0 {
         var.swap(1, 2);
     }
+    for i in 0..8 {
+        var[1][i] -= var[0][i];
+        var[2][i] -= var[0][i];
+    }
     t.var = var;
+    t.inv_w = [t.inv_w[0], t.inv_w[1] - t.inv_w[0], t.inv_w[2] - t.inv_w[0]];
     out.push(t);
 }
 

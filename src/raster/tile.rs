@@ -137,7 +137,7 @@ pub(super) fn raster_tiles(
         .zip(out.depth.par_chunks_mut(band))
         .enumerate()
         .map(|(by, (fcolor, fdepth))| {
-            STAGING.with_borrow_mut(|(scolor, sdepth)| {
+            STAGING.with_borrow_mut(|(scolor, sdepth, bary)| {
                 scolor.resize(band, 0);
                 sdepth.resize(band, 0.0);
                 let vp = &vp;
@@ -163,7 +163,6 @@ pub(super) fn raster_tiles(
                     // and its barycentrics there; colours are computed once per pixel after the
                     // last triangle
                     let mut win = [NONE; (TILE * TILE) as usize];
-                    let mut bary = [[0f32; 2]; (TILE * TILE) as usize];
                     let mut cbuf = [bg; (TILE * TILE) as usize];
                     let mut cov = s
                         .count_coverage
@@ -174,12 +173,12 @@ pub(super) fn raster_tiles(
                         let mut vis = Visibility {
                             z: &mut zbuf,
                             win: &mut win,
-                            bary: &mut bary,
+                            bary,
                             cov: cov.as_deref_mut(),
                         };
                         frags += raster_tri(t, j as u32, &tile, &mut vis);
                     }
-                    shade_tile(&fs, setup, ids, draws, &win, &bary, th, &mut cbuf);
+                    shade_tile(&fs, setup, ids, draws, &win, bary, th, &mut cbuf);
                     for j in 0..th {
                         let p = j * w + tx as usize;
                         let l = j * TILE as usize;
@@ -207,12 +206,16 @@ pub(super) fn raster_tiles(
     stats.fragments = fragments;
 }
 
+/// A tile's barycentrics: per pixel (l1, l2) of its visible triangle.
+type TileBary = [[f32; 2]; (TILE * TILE) as usize];
+
 thread_local! {
-    /// Each worker's staging rows of one band (colour, depth), kept between bands and frames
-    /// (borrowed for a whole band, whose work starts no parallel work of its own).
-    static STAGING: std::cell::RefCell<(Vec<u32>, Vec<f32>)> = const {
-        std::cell::RefCell::new((Vec::new(), Vec::new()))
-    };
+    /// Each worker's staging rows of one band (colour, depth) and its tiles' barycentrics, kept
+    /// between bands and frames (borrowed for a whole band, whose work starts no parallel work of
+    /// its own). The barycentrics are never cleared: the fragment stage reads them only where the
+    /// tile's visibility buffer names a triangle, and the triangle that won there wrote them.
+    static STAGING: std::cell::RefCell<(Vec<u32>, Vec<f32>, Box<TileBary>)> =
+        std::cell::RefCell::new((Vec::new(), Vec::new(), Box::new([[0.0; 2]; (TILE * TILE) as usize])));
 }
 
 /// Copies `src` to `dst` (of the same length) with non-temporal stores for the whole 64-byte
@@ -266,10 +269,10 @@ struct Visibility<'a> {
 /// the view depth.
 #[inline]
 fn interpolate(t: &SetupTri, l1: f32, l2: f32) -> ([f32; 7], f32) {
-    let [v0, v1, v2] = &t.var;
-    let (w0, w1, w2) = (t.inv_w[0], t.inv_w[1] - t.inv_w[0], t.inv_w[2] - t.inv_w[0]);
+    let [v0, d1, d2] = &t.var;
+    let [w0, w1, w2] = t.inv_w;
     let view_z = 1.0 / (w0 + w1 * l1 + w2 * l2);
-    let a = std::array::from_fn(|i| (v0[i] + (v1[i] - v0[i]) * l1 + (v2[i] - v0[i]) * l2) * view_z);
+    let a = std::array::from_fn(|i| (v0[i] + d1[i] * l1 + d2[i] * l2) * view_z);
     (a, view_z)
 }
 
