@@ -318,9 +318,11 @@ fn emit(
     if area < 0 {
         var.swap(1, 2);
     }
-    for i in 0..8 {
-        var[1][i] -= var[0][i];
-        var[2][i] -= var[0][i];
+    let v0 = var[0];
+    for d in &mut var[1..] {
+        for (d, a) in d.iter_mut().zip(v0) {
+            *d -= a;
+        }
     }
     t.var = var;
     t.inv_w = [t.inv_w[0], t.inv_w[1] - t.inv_w[0], t.inv_w[2] - t.inv_w[0]];
