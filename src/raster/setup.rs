@@ -51,6 +51,9 @@ pub struct SetupTri {
 #[derive(Default, Clone)]
 pub struct Setup {
     pub parts: Vec<Vec<SetupTri>>,
+    /// per part, the bounding box of each of its triangles (`SetupTri::bbox`), which binning
+    /// reads twice: 8 contiguous bytes per triangle instead of a line of each record
+    pub boxes: Vec<Vec<[u16; 4]>>,
 }
 
 /// Input triangles per setup chunk; setup triangle ids are `chunk << PART_SHIFT | index`.
@@ -100,10 +103,11 @@ pub(super) fn setup_all(
         }
     }
     setup.parts.resize_with(jobs.len(), Vec::new);
+    setup.boxes.resize_with(jobs.len(), Vec::new);
     let counts: Vec<[u64; 3]> = jobs
         .into_par_iter()
-        .zip(setup.parts.par_iter_mut())
-        .map(|((d, range), tris)| {
+        .zip(setup.parts.par_iter_mut().zip(setup.boxes.par_iter_mut()))
+        .map(|((d, range), (tris, boxes))| {
             tris.clear();
             let mut counts = [0u64; 3];
             let g = draws[d].geometry;
@@ -111,6 +115,9 @@ pub(super) fn setup_all(
                 let v = g.triangles[t].map(|i| &g.vertices[i as usize]);
                 setup_one(v, d as u32, s, tris, &mut counts);
             }
+            // (the part's records are still in the cache)
+            boxes.clear();
+            boxes.extend(tris.iter().map(|t| t.bbox));
             counts
         })
         .collect();
