@@ -112,6 +112,7 @@ pub(super) fn setup_all(
             let mut counts = [0u64; 3];
             let g = draws[d].geometry;
             let corners = |t: usize| g.triangles[t].map(|i| &g.vertices[i as usize]);
+            #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
             let mut t = range.start;
             #[cfg(target_arch = "x86_64")]
             while t + 4 <= range.end {

@@ -407,6 +407,8 @@ fn raster_tri_with(
         dy[k] = (x[b] - x[a]) * one;
     }
     let inv_area = 1.0 / t.area as f32;
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = lanes;
     #[cfg(target_arch = "x86_64")]
     {
         // a small triangle's edge functions over its bounding box fit in 32 bits: four pixels at
@@ -465,6 +467,7 @@ fn raster_tri_with(
 /// pixels) take the 32-bit path: every edge function over the bounding box (and the few pixels
 /// left of it that a group of four starts at) is a difference of two products of factors below
 /// 2^15, so it fits in an i32.
+#[cfg(target_arch = "x86_64")]
 const SMALL_SPAN: i32 = 64 << SUBPIXEL_BITS;
 
 /// A small triangle clipped to one tile, in tile-local pixels, with its edge functions at the
