@@ -14,8 +14,6 @@
 #define RXB_SORT 2048
 #define RXB_SORT_THREADS 1024
 #define RXB_BLOCK 256
-// the CPU's batching::WARP
-#define RXB_WARP 32
 // per thread of the compaction kernels
 #define RXB_PER 4
 
@@ -62,7 +60,7 @@ extern "C" __global__ void __launch_bounds__(RXB_SORT_THREADS)
 // end[t] for every triangle t < n_tris (end[n_tris] = n_tris).
 extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
     rxb_batch_end(const int* __restrict__ prev, unsigned n_tris, unsigned max_tris,
-                  unsigned max_vertices, unsigned* __restrict__ end) {
+                  unsigned max_vertices, unsigned warp, unsigned* __restrict__ end) {
     // the prev values of the block's triangles and the longest batch after the last of them
     __shared__ int window[3 * RXB_BLOCK + 3 * 341 + 3];
     const unsigned t0 = blockIdx.x * RXB_BLOCK;
@@ -92,13 +90,13 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
             break;
         }
         // where the vertex count last crossed a multiple of the warp width
-        if ((unique + RXB_WARP - 1) / RXB_WARP < (unique + fresh + RXB_WARP - 1) / RXB_WARP)
-            cross = tris;
+        if ((unique + warp - 1) / warp < (unique + fresh + warp - 1) / warp) cross = tris;
         unique += fresh;
         tris++;
     }
-    // a batch the index limit ends is cut back to whole warps of vertices
-    if (index_limited && unique % RXB_WARP != 0 && cross > 0) tris = cross;
+    // a batch the index limit ends is cut back to whole warps of vertices (`warp` is the CPU's
+    // batching::WARP)
+    if (index_limited && unique % warp != 0 && cross > 0) tris = cross;
     end[t] = t + tris;
 }
 

@@ -234,7 +234,7 @@ __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
     __shared__ unsigned num[table], uid[max_vertices];
     __shared__ unsigned claimed;
     constexpr unsigned P = RXP_HASH_BLOCK, R = RXP_HASH_ROUNDS;
-    const unsigned mask = table - 1, lane = threadIdx.x & 31, lt = (1u << lane) - 1;
+    const unsigned mask = table - 1, lane = threadIdx.x & 31;
     // the hash's shift (a table has at least two slots)
     const unsigned shift = 33 - __ffs(table);
     const unsigned long long i0 = 3ull * tri_start[blockIdx.x];

@@ -226,10 +226,12 @@ impl DeviceMesh {
         let mut jump: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch ends")?;
         let k = f("rxb_batch_end")?;
         let mut l = s.launch_builder(&k);
+        let warp = super::batching::WARP;
         l.arg(&prev)
             .arg(&n)
             .arg(&max_tris)
             .arg(&max_vertices)
+            .arg(&warp)
             .arg(&mut jump);
         // SAFETY: one thread per triangle and one for the end; `prev` holds 3n entries.
         unsafe { l.launch(cfg((n + 1).div_ceil(RXB_BLOCK), RXB_BLOCK)) }
@@ -347,6 +349,14 @@ impl Default for BlockSizes {
         }
     }
 }
+/// Defines as [`Gpu::module`] takes them.
+fn borrowed(defines: &[(String, String)]) -> Vec<(&str, String)> {
+    defines
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect()
+}
+
 /// Shared memory a block may use without opting in.
 const SHARED_LIMIT: usize = 48 * 1024;
 
@@ -383,11 +393,7 @@ impl CudaGeometry {
             )));
         }
         let defines = Self::defines(&shader, counting, blocks, super::DEFAULT_MAX_VERTICES);
-        let d: Vec<(&str, String)> = defines
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.clone()))
-            .collect();
-        let module = gpu.module("geometry", &Self::parts(&shader), &d)?;
+        let module = gpu.module("geometry", &Self::parts(&shader), &borrowed(&defines))?;
         Ok(CudaGeometry {
             gpu,
             shader,
@@ -439,11 +445,8 @@ impl CudaGeometry {
             self.blocks,
             super::DEFAULT_MAX_VERTICES,
         );
-        let d: Vec<(&str, String)> = defines
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.clone()))
-            .collect();
-        self.gpu.module_origin(&Self::parts(&self.shader), &d)
+        self.gpu
+            .module_origin(&Self::parts(&self.shader), &borrowed(&defines))
     }
 
     fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
@@ -461,13 +464,9 @@ impl CudaGeometry {
             Some((_, m)) => m.clone(),
             None => {
                 let defines = Self::defines(&self.shader, self.counting, self.blocks, max_vertices);
-                let d: Vec<(&str, String)> = defines
-                    .iter()
-                    .map(|(k, v)| (k.as_str(), v.clone()))
-                    .collect();
-                let m = self
-                    .gpu
-                    .module("geometry", &Self::parts(&self.shader), &d)?;
+                let m =
+                    self.gpu
+                        .module("geometry", &Self::parts(&self.shader), &borrowed(&defines))?;
                 modules.push((max_vertices, m.clone()));
                 m
             }

@@ -169,3 +169,14 @@ pub fn rasterize_into(
     out.stats = stats;
     Ok(())
 }
+
+/// A small deterministic generator of floats in [0, 1] (xorshift32) for the raster's unit tests.
+#[cfg(test)]
+pub(crate) fn test_rng(mut seed: u32) -> impl FnMut() -> f32 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed as f32 / u32::MAX as f32
+    }
+}

@@ -551,13 +551,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn quad_setup_equals_the_scalar_setup() {
-        let mut seed = 0x9e37_79b9u32;
-        let mut r = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed as f32 / u32::MAX as f32
-        };
+        let mut r = super::super::test_rng(0x9e37_79b9);
         let mut corner = |kind: u32| -> Vec4 {
             let w = 0.5 + 4.0 * r();
             let p = Vec4::new((r() - 0.5) * 2.2 * w, (r() - 0.5) * 2.2 * w, r() * w, w);

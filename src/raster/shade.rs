@@ -297,13 +297,8 @@ mod tests {
         s.eye = Vec3::new(0.3, 1.5, 4.0);
         let fs = FragmentShader::new(&s);
         assert!(fs.lit());
-        let mut seed = 0x1234_5678u32;
-        let mut r = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed as f32 / u32::MAX as f32 * 4.0 - 2.0
-        };
+        let mut unit = super::super::test_rng(0x1234_5678);
+        let mut r = move || unit() * 4.0 - 2.0;
         let mut differ = 0;
         for round in 0..2000 {
             let world: Vec3x4 = std::array::from_fn(|_| std::array::from_fn(|_| r()));

@@ -284,7 +284,7 @@ const NONE: u32 = u32::MAX;
 struct Visibility<'a> {
     z: &'a mut [f32; (TILE * TILE) as usize],
     win: &'a mut [u32; (TILE * TILE) as usize],
-    bary: &'a mut [[f32; 2]; (TILE * TILE) as usize],
+    bary: &'a mut TileBary,
     cov: Option<&'a mut [u32; (TILE * TILE) as usize]>,
 }
 
@@ -309,7 +309,7 @@ fn shade_tile(
     ids: &[u32],
     draws: &[Draw],
     win: &[u32; (TILE * TILE) as usize],
-    bary: &[[f32; 2]; (TILE * TILE) as usize],
+    bary: &TileBary,
     th: usize,
     cbuf: &mut [u32; (TILE * TILE) as usize],
 ) {
@@ -568,13 +568,7 @@ mod tests {
     fn small_triangle_lanes_equal_the_scalar_scan() {
         use crate::geometry::{ShadedGeometry, VertexOut};
         let (w, h) = (70u32, 45u32);
-        let mut seed = 0x2545_f491u32;
-        let mut r = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 17;
-            seed ^= seed << 5;
-            seed as f32 / u32::MAX as f32
-        };
+        let mut r = super::super::test_rng(0x2545_f491);
         let mut g = ShadedGeometry::default();
         for i in 0..3000 {
             // small ones mostly, every tenth spans up to half the frame
