@@ -83,7 +83,7 @@ fn frame(c: &mut Criterion) {
             .unwrap()
             .prepare(&scene)
             .unwrap();
-        let o = &prepared.objects[0];
+        let o = prepared.cpu_mesh(0).expect("the CPU backend");
         let positions: Vec<vek::Vec3<f32>> = o
             .vertices
             .iter()

@@ -30,22 +30,7 @@ extern "C" __global__ void __launch_bounds__(RXB_SORT_THREADS)
                       : ~0ull;
     }
     __syncthreads();
-    for (unsigned k = 2; k <= RXB_SORT; k <<= 1) {
-        for (unsigned j = k >> 1; j > 0; j >>= 1) {
-            for (unsigned i = threadIdx.x; i < RXB_SORT; i += RXB_SORT_THREADS) {
-                const unsigned ixj = i ^ j;
-                if (ixj > i) {
-                    const bool up = (i & k) == 0;
-                    const unsigned long long a = keys[i], b = keys[ixj];
-                    if ((a > b) == up) {
-                        keys[i] = b;
-                        keys[ixj] = a;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-    }
+    rxp_bitonic_sort(keys, RXB_SORT, threadIdx.x, RXB_SORT_THREADS);
     for (unsigned i = threadIdx.x; i < RXB_SORT; i += RXB_SORT_THREADS) {
         const unsigned long long key = keys[i];
         if (key == ~0ull) continue;

@@ -326,12 +326,7 @@ __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
     // number the slots this thread filled: a warp scan of the threads' counts, and one shared
     // atomicAdd per warp for the warp's first number
     const unsigned mine = __popc(fresh_rounds);
-    unsigned before = mine;
-#pragma unroll
-    for (unsigned d = 1; d < 32; d <<= 1) {
-        const unsigned v = __shfl_up_sync(RXP_FULL, before, d);
-        if (lane >= d) before += v;
-    }
+    const unsigned before = rxp_warp_scan(mine, lane);
     unsigned first = 0;
     if (lane == 31 && before) first = atomicAdd(&claimed, before);
     unsigned k = __shfl_sync(RXP_FULL, first, 31) + before - mine;
@@ -393,36 +388,17 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     const unsigned t = threadIdx.x;
     keys[t] = t < n ? ((unsigned long long)idx[i0 + t] << 32) | t : ~0ull;
     __syncthreads();
-    for (unsigned k = 2; k <= P; k <<= 1) {
-        for (unsigned j = k >> 1; j > 0; j >>= 1) {
-            const unsigned o = t ^ j;
-            if (o > t) {
-                const unsigned long long a = keys[t], b = keys[o];
-                const bool up = (t & k) == 0;
-                if ((a > b) == up) {
-                    keys[t] = b;
-                    keys[o] = a;
-                }
-            }
-            __syncthreads();
-        }
-    }
+    rxp_bitonic_sort(keys, P, t, P);
     const unsigned id = (unsigned)(keys[t] >> 32);
     const bool first = t < n && (t == 0 || (unsigned)(keys[t - 1] >> 32) != id);
-    // inclusive scan of the flags (Hillis-Steele in shared memory)
-    rank[t] = first;
-    __syncthreads();
-    for (unsigned d = 1; d < P; d <<= 1) {
-        const unsigned v = t >= d ? rank[t - d] : 0;
-        __syncthreads();
-        rank[t] += v;
-        __syncthreads();
-    }
-    const unsigned r = rank[t] - 1;  // rank of this sorted entry's id among the unique ids
+    // the rank of this sorted entry's id among the unique ids: an inclusive block scan of the
+    // flags, minus one
+    unsigned unique_all;
+    const unsigned r = rxp_block_scan(first, &unique_all) + first - 1;
     // gather the unique ids in rank order, so that the first threads of the block shade them
     // (shading where the flags happen to be would keep every warp busy at a quarter of its lanes)
     if (first) uid[r] = id;
-    const unsigned unique = min(rank[P - 1], max_vertices);
+    const unsigned unique = min(unique_all, max_vertices);
     __syncthreads();
     for (unsigned s = t; s < unique; s += P) {
         const unsigned v = uid[s];
@@ -438,14 +414,4 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     const unsigned long long vbase = (unsigned long long)blockIdx.x * max_vertices;
     rxp_copy_records(out + vbase, unique, t, P, [&](unsigned k) { return &sv[k]; });
     if (t < n) corners[i0 + t] = (unsigned)(vbase + rank[t]);
-}
-
-// The sum of the per-vertex invocation counts (the frame's invocation total), added to *total
-// with one atomic per warp, so that a frame's statistics need no download of the counts.
-extern "C" __global__ void sum_counts(const unsigned* __restrict__ counts, unsigned n,
-                                      unsigned long long* total) {
-    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long v = i < n ? counts[i] : 0;
-    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
-    if ((threadIdx.x & 31) == 0 && v) atomicAdd(total, v);
 }

@@ -85,7 +85,7 @@ struct SetupTri {
     float var[3][8];
 };
 
-// ---- block-wide helpers (rxp_block_scan is in kernels/scan.cuh) ----------------------------
+// ---- block-wide helpers (rxp_block_scan is in kernels/blocks.cuh) ----------------------------
 
 // Adds each thread's `v` to counters[c] with one atomic per block.
 __device__ __forceinline__ void rxp_block_count(unsigned long long* counters, int c, unsigned v) {

@@ -18,13 +18,6 @@ __device__ __forceinline__ unsigned rxr_word(const float* __restrict__ vert, uns
     return rxr_ordered(f);
 }
 
-// used[idx[k]] = 1 for every index
-extern "C" __global__ void rxr_mark_used(const unsigned* __restrict__ idx, unsigned m,
-                                         unsigned* __restrict__ used) {
-    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k < m) used[idx[k]] = 1u;
-}
-
 // ---- the paper's method -------------------------------------------------------------------------
 
 // step 1 and the sort's input: the keys of every vertex, an unused one replaced by vertex `first`

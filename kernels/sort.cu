@@ -1,6 +1,6 @@
 // Device-wide building blocks: a reduce-then-scan prefix sum and a stable LSD radix sort of
 // multi-word keys with a 32-bit payload. Written once here and reused by the stages that need
-// them (the re-indexing stage first). Needs scan.cuh before it.
+// them (the re-indexing stage first). Needs blocks.cuh before it.
 //
 // Scan of n unsigned values (three launches):
 //   rxs_reduce     one partial sum per tile of RXS_TILE values

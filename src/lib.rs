@@ -19,6 +19,7 @@
 //! # Ok::<(), rxpipe::Error>(())
 //! ```
 
+pub mod backend;
 pub mod bench;
 pub mod geometry;
 pub mod gpu;
@@ -31,10 +32,11 @@ pub mod raster;
 pub mod reindex;
 pub mod viewer;
 
+pub use backend::{Backend, BackendKind, Renderer};
 pub use geometry::{Strategy, VertexOrder, VertexShader};
 pub use io::scene::{Camera, Light, Scene};
 pub use mesh::Mesh;
-pub use pipeline::{Backend, Frame, FrameStats, Pipeline, PipelineBuilder, Prepared, Renderer};
+pub use pipeline::{Frame, FrameStats, Pipeline, PipelineBuilder, Prepared};
 pub use raster::{CullMode, ShadingMode};
 
 /// Any error rxpipe returns.

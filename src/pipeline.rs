@@ -1,127 +1,65 @@
-//! The pipeline: scene -> passes -> vertex order -> geometry stage -> raster stage -> frame.
+//! The pipeline: scene -> re-indexing -> mesh passes -> vertex order -> (per frame) frame stages
+//! -> geometry stage -> raster stage -> frame.
+//!
+//! [`Pipeline::prepare`] runs the mesh stages on every object and makes the result resident on
+//! the renderer's backend; [`Pipeline::render_into`] runs one frame. Both are single code paths
+//! over [`crate::backend::Api`]: the backend is chosen once, in the [`Renderer`], and every stage
+//! reports which backend ran it.
 
-use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh, DeviceQueue};
-use crate::geometry::{
-    self, Batches, GeometryStats, ShadedGeometry, Strategy, Transform, Uniforms, VertexIn,
-    VertexOrder, VertexShader,
-};
-use crate::gpu::Gpu;
+use crate::backend::cpu::{CpuApi, CpuMesh};
+use crate::backend::cuda::CudaApi;
+use crate::backend::{Api, BackendKind, DrawRef, Renderer};
+use crate::geometry::cuda::CudaShader;
+use crate::geometry::VertexShader;
+use crate::geometry::{self, GeometryStats, Strategy, Transform, Uniforms, VertexOrder};
 use crate::io::scene::{Camera, Scene};
-use crate::passes::{Normals, Pass};
-use crate::raster::cuda::{CudaRaster, GpuDraw};
-use crate::raster::{self, CullMode, Draw, RasterSettings, RasterStats, ShadingMode};
+use crate::passes::{
+    Derived, FrameContext, FrameStage, FrameStageStats, MeshPass, Normals, ObjectBounds, Order,
+    PassContext, PassError, Stage, StageReport, WorkingMesh,
+};
+use crate::raster::{self, CullMode, RasterSettings, RasterStats, ShadingMode};
 use crate::reindex::{self, ReindexOptions, ReindexReport};
 use crate::Error;
-use glam::Mat4;
+use glam::Vec3;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Where stages run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backend {
-    /// CUDA when a device and NVRTC load, otherwise the CPU
-    #[default]
-    Auto,
-    Cpu,
-    Cuda,
-}
+pub use crate::backend::Backend;
 
-impl Backend {
-    pub fn parse(s: &str) -> Option<Backend> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "auto" => Backend::Auto,
-            "cpu" => Backend::Cpu,
-            "cuda" | "gpu" => Backend::Cuda,
-            _ => return None,
-        })
-    }
-}
-
-/// The chosen backend, made once and shared by pipelines.
-#[derive(Debug, Clone)]
-pub struct Renderer {
-    backend: Backend,
-    /// the device, with the CUDA backend
-    gpu: Option<Arc<Gpu>>,
-    /// why the renderer chose what it chose, for the user
-    pub notice: String,
-}
-
-impl Renderer {
-    /// Chooses a backend. `Auto` takes CUDA when a device and NVRTC can be used and otherwise
-    /// falls back to the CPU, saying why; `Cuda` without a usable device is an error. With CUDA the
-    /// geometry and raster stages run on the GPU.
-    pub fn new(backend: Backend) -> Result<Renderer, Error> {
-        match backend {
-            Backend::Cpu => Ok(Renderer {
-                backend: Backend::Cpu,
-                gpu: None,
-                notice: "backend: cpu".into(),
-            }),
-            Backend::Auto => match Gpu::new() {
-                Ok(gpu) => Ok(Renderer::from_gpu(gpu)),
-                Err(e) => Ok(Renderer {
-                    backend: Backend::Cpu,
-                    gpu: None,
-                    notice: format!("backend: cpu ({e})"),
-                }),
-            },
-            Backend::Cuda => Ok(Renderer::from_gpu(Gpu::new()?)),
-        }
-    }
-
-    /// The CUDA backend on a device already opened.
-    pub fn from_gpu(gpu: Arc<Gpu>) -> Renderer {
-        Renderer {
-            backend: Backend::Cuda,
-            notice: format!(
-                "backend: cuda, {} (geometry and rasterisation on the GPU)",
-                gpu.name
-            ),
-            gpu: Some(gpu),
-        }
-    }
-
-    /// The device, with the CUDA backend.
-    pub fn gpu(&self) -> Option<&Arc<Gpu>> {
-        self.gpu.as_ref()
-    }
-
-    pub fn backend(&self) -> Backend {
-        self.backend
-    }
-}
-
-/// Settings of a pipeline; see [`PipelineBuilder`].
+/// A pipeline: its settings, its stages and the backend they run on; see [`PipelineBuilder`].
 pub struct Pipeline {
     pub strategy: Strategy,
     pub order: VertexOrder,
     pub shading: ShadingMode,
     pub cull: CullMode,
-    shader: Arc<dyn VertexShader>,
-    passes: Vec<Box<dyn Pass>>,
     /// the re-indexing every object goes through first (`None`: meshes are used as given)
     pub reindex: Option<ReindexOptions>,
+    /// the user's mesh passes, in order
+    passes: Vec<Arc<dyn MeshPass>>,
+    /// the frame stages, in order
+    frame_stages: Vec<Arc<dyn FrameStage>>,
+    /// what the builder decided about the default stages, for the user
+    pub notices: Vec<String>,
     renderer: Renderer,
-    /// the geometry and raster kernels (and the raster's buffers), with the CUDA backend
-    cuda: Option<GpuStages>,
+    engine: Engine,
 }
 
-/// The stages a pipeline runs on the GPU.
-struct GpuStages {
-    geometry: CudaGeometry,
-    raster: Mutex<CudaRaster>,
+/// The backend a pipeline runs on, with its shader compiled in.
+enum Engine {
+    Cpu(CpuApi),
+    Cuda(Box<CudaApi>),
 }
 
 /// Builds a [`Pipeline`]; every knob has a default.
 ///
 /// ```
 /// use rxpipe::{Backend, Pipeline, Renderer, Strategy};
+/// use rxpipe::passes::{Normals, NormalsMode};
 /// let renderer = Renderer::new(Backend::Cpu)?;
 /// let mut pipeline = Pipeline::builder()
 ///     .strategy(Strategy::parse("hash").unwrap())
-///     .pass(rxpipe::passes::Normals::default())
+///     .pass(Normals::new(NormalsMode::Angle))
 ///     .build(&renderer)?;
 /// let scene = rxpipe::Scene::from_meshes("ball", vec![rxpipe::mesh::icosphere(3)]);
 /// let frame = pipeline.render(&scene, &scene.camera, (160, 120))?;
@@ -137,14 +75,16 @@ pub struct PipelineBuilder {
     shader: Arc<dyn VertexShader>,
     cuda_shader: Option<CudaShader>,
     custom_cpu_shader: bool,
-    passes: Vec<Box<dyn Pass>>,
+    passes: Vec<Arc<dyn MeshPass>>,
+    frame_stages: Vec<Arc<dyn FrameStage>>,
+    default_stages: bool,
     reindex: Option<ReindexOptions>,
 }
 
 impl Default for PipelineBuilder {
     fn default() -> Self {
         PipelineBuilder {
-            strategy: Strategy::parse("hash").unwrap(),
+            strategy: Strategy::parse("hash").expect("a known strategy"),
             order: VertexOrder::Input,
             shading: ShadingMode::Lit,
             cull: CullMode::Back,
@@ -152,6 +92,8 @@ impl Default for PipelineBuilder {
             cuda_shader: None,
             custom_cpu_shader: false,
             passes: Vec::new(),
+            frame_stages: Vec::new(),
+            default_stages: true,
             reindex: Some(ReindexOptions::default()),
         }
     }
@@ -162,6 +104,7 @@ impl PipelineBuilder {
         self.strategy = s;
         self
     }
+    /// The vertex order, the last mesh stage.
     pub fn order(mut self, o: VertexOrder) -> Self {
         self.order = o;
         self
@@ -174,15 +117,14 @@ impl PipelineBuilder {
         self.cull = c;
         self
     }
-    /// The vertex shader of the CPU backend (the standard transform by default).
+    /// The vertex shader of the CPU backend (the standard transform by default). With the CUDA
+    /// backend a custom shader needs its CUDA version too ([`PipelineBuilder::cuda_shader`]).
     pub fn vertex_shader(mut self, s: impl VertexShader + 'static) -> Self {
         self.shader = Arc::new(s);
         self.custom_cpu_shader = true;
         self
     }
-    /// The vertex shader of the CUDA backend: CUDA C defining `vs_main` (see
-    /// [`CudaShader`]). Give the CPU version with [`PipelineBuilder::vertex_shader`]; a pipeline
-    /// with a custom CPU shader and no CUDA one runs its geometry on the CPU.
+    /// The vertex shader of the CUDA backend: CUDA C defining `vs_main` (see [`CudaShader`]).
     pub fn cuda_shader(mut self, s: CudaShader) -> Self {
         self.cuda_shader = Some(s);
         self
@@ -193,10 +135,41 @@ impl PipelineBuilder {
         self.reindex = r;
         self
     }
-    pub fn pass(mut self, p: impl Pass + 'static) -> Self {
-        self.passes.push(Box::new(p));
+    /// Adds a mesh pass (run in the order added, before the default normals and the order).
+    pub fn pass(mut self, p: impl MeshPass + 'static) -> Self {
+        self.passes.push(Arc::new(p));
         self
     }
+    /// Adds a frame stage (run every frame in the order added).
+    pub fn frame_stage(mut self, s: impl FrameStage + 'static) -> Self {
+        self.frame_stages.push(Arc::new(s));
+        self
+    }
+    /// Adds a stage made by [`crate::passes::parse`]. An `order` stage sets the vertex order.
+    pub fn stage(mut self, s: Stage) -> Self {
+        match s {
+            Stage::Mesh(p) => self.passes.push(p),
+            // the order is the last mesh stage whatever its place in the list
+            Stage::Order(o) => self.order = o,
+            Stage::Frame(f) => self.frame_stages.push(f),
+        }
+        self
+    }
+    /// Adds the stages named by specifications such as `normals:angle` (each possibly a
+    /// comma-separated list); an unknown name or argument is an error listing what exists.
+    pub fn stages<S: AsRef<str>>(mut self, specs: &[S]) -> Result<Self, PassError> {
+        for s in crate::passes::parse_list(specs)? {
+            self = self.stage(s);
+        }
+        Ok(self)
+    }
+    /// Whether the default stages run (on by default): normals for meshes without them, and the
+    /// frustum stage with the built-in vertex shaders.
+    pub fn default_stages(mut self, on: bool) -> Self {
+        self.default_stages = on;
+        self
+    }
+
     pub fn build(self, renderer: &Renderer) -> Result<Pipeline, Error> {
         if let Some((mi, mv)) = self.strategy.dynamic_limits() {
             if mi < 3 || mv < 3 {
@@ -207,90 +180,204 @@ impl PipelineBuilder {
                 .into());
             }
         }
-        let shader = match (renderer.gpu(), self.cuda_shader, self.custom_cpu_shader) {
-            (Some(gpu), Some(s), _) => Some((gpu, s)),
-            (Some(gpu), None, false) => Some((gpu, CudaShader::transform())),
-            (None, Some(s), false) => {
+        let builtin =
+            !self.custom_cpu_shader && self.cuda_shader.as_ref().is_none_or(CudaShader::is_builtin);
+        let engine = match (renderer.gpu(), self.cuda_shader) {
+            (Some(gpu), Some(s)) => Engine::Cuda(Box::new(CudaApi::new(gpu.clone(), s)?)),
+            (Some(_), None) if self.custom_cpu_shader => {
+                return Err(Error::Backend(
+                    "the vertex shader given with vertex_shader() runs on the CPU only, and the backend is cuda: give its CUDA version with cuda_shader(), or choose the cpu backend".into(),
+                ))
+            }
+            (Some(gpu), None) => {
+                Engine::Cuda(Box::new(CudaApi::new(gpu.clone(), CudaShader::transform())?))
+            }
+            (None, Some(s)) if !self.custom_cpu_shader => {
                 return Err(Error::Backend(format!(
-                    "the vertex shader {} is CUDA only; give the CPU backend its own with vertex_shader()",
+                    "the vertex shader {} is CUDA only, and the backend is cpu: give the CPU its own with vertex_shader(), or choose the cuda backend",
                     s.name
                 )))
             }
-            _ => None,
+            (None, _) => Engine::Cpu(CpuApi::new(self.shader)),
         };
-        let cuda = match shader {
-            Some((gpu, s)) => Some(GpuStages {
-                geometry: CudaGeometry::new(gpu.clone(), s, true)?,
-                raster: Mutex::new(CudaRaster::new(gpu.clone())?),
-            }),
-            None => None,
-        };
+        let mut frame_stages = self.frame_stages;
+        let mut notices = Vec::new();
+        let listed = frame_stages.iter().any(|s| s.name() == "frustum");
+        if self.default_stages && !listed {
+            if builtin {
+                frame_stages.insert(0, Arc::new(crate::passes::Frustum::default()));
+            } else {
+                notices.push(
+                    "the frustum stage is off: a custom vertex shader may move vertices outside their object's bounds (list it to turn it on)".into(),
+                );
+            }
+        }
         Ok(Pipeline {
             strategy: self.strategy,
             order: self.order,
             shading: self.shading,
             cull: self.cull,
-            shader: self.shader,
-            passes: self.passes,
             reindex: self.reindex,
+            passes: self.passes,
+            frame_stages,
+            notices,
             renderer: renderer.clone(),
-            cuda,
+            engine,
         })
     }
 }
 
-/// A scene object after passes and reordering, ready for the geometry stage.
+/// One object of a prepared scene, as the host sees it.
+#[derive(Debug, Clone)]
 pub struct PreparedObject {
-    pub vertices: Vec<VertexIn>,
-    pub indices: Vec<u32>,
-    pub batches: Option<Batches>,
-    pub model: Mat4,
+    /// its index among the scene's objects
+    pub object: usize,
+    pub model: glam::Mat4,
+    /// linear RGBA
     pub color: [f32; 4],
-    /// the inputs on the device and the object's triangle queue, with the CUDA backend
-    pub device: Option<(DeviceMesh, Mutex<Option<DeviceQueue>>)>,
+    /// object-space bounds of its vertices (`None`: no vertices)
+    pub bounds: Option<(Vec3, Vec3)>,
+    pub vertices: usize,
+    pub triangles: usize,
 }
 
-/// A scene prepared for one pipeline configuration (passes run, order applied, batches built).
+/// An object made resident on a backend, with the queue its frames reuse.
+struct Resident<A: Api> {
+    mesh: A::Mesh,
+    queue: Mutex<Option<A::Queue>>,
+}
+
+enum Residents {
+    Cpu(Vec<Resident<CpuApi>>),
+    Cuda(Vec<Resident<CudaApi>>),
+}
+
+/// A scene prepared for one pipeline configuration: stages run, order applied, batches built,
+/// every object resident on the pipeline's backend.
 pub struct Prepared {
     pub objects: Vec<PreparedObject>,
+    residents: Residents,
     /// what re-indexing removed from each object (empty when it is off)
     pub reindexed: Vec<ReindexReport>,
+    /// what every mesh stage did to every object
+    pub stages: Vec<StageReport>,
+    /// objects left out because a stage failed on them (the others are intact)
+    pub failures: Vec<String>,
     order: VertexOrder,
     limits: Option<(u32, u32)>,
+    backend: BackendKind,
 }
 
 impl Prepared {
-    /// One line per object whose re-indexing removed something.
+    /// One line per object whose re-indexing removed something, and per object a stage failed on.
     pub fn reindex_notes(&self) -> Vec<String> {
-        self.reindexed
+        let mut v: Vec<String> = self
+            .reindexed
             .iter()
-            .enumerate()
-            .filter(|(_, r)| r.vertices_out != r.vertices_in || r.fallback.is_some())
-            .map(|(k, r)| format!("object {k}: {r}"))
+            .zip(&self.objects)
+            .filter(|(r, _)| r.vertices_out != r.vertices_in || r.fallback.is_some())
+            .map(|(r, o)| format!("object {}: {r}", o.object))
+            .collect();
+        v.extend(self.failures.iter().map(|f| format!("left out: {f}")));
+        v
+    }
+
+    /// One line per mesh stage: its backend, total time and what it did (the first object's
+    /// words and how many objects it ran on).
+    pub fn stage_summary(&self) -> Vec<String> {
+        let mut names: Vec<(&str, BackendKind)> = Vec::new();
+        for r in &self.stages {
+            if !names.contains(&(r.stage.as_str(), r.backend)) {
+                names.push((r.stage.as_str(), r.backend));
+            }
+        }
+        names
+            .into_iter()
+            .map(|(n, b)| {
+                let rs: Vec<&StageReport> = self
+                    .stages
+                    .iter()
+                    .filter(|r| r.stage == n && r.backend == b)
+                    .collect();
+                let ms: f64 = rs.iter().map(|r| r.ms).sum();
+                let moved = rs.iter().filter(|r| r.moved.is_some()).count();
+                let mut line = format!(
+                    "stage {n} ({b}): {:.2} ms over {} object(s); {}",
+                    ms,
+                    rs.len(),
+                    rs[0].changed
+                );
+                if moved > 0 {
+                    line += &format!(
+                        "; the mesh moved for {moved} object(s) ({})",
+                        rs.iter().find_map(|r| r.moved.clone()).unwrap_or_default()
+                    );
+                }
+                line
+            })
             .collect()
+    }
+
+    /// The CPU-resident mesh of prepared object `k` (with the CPU backend).
+    pub fn cpu_mesh(&self, k: usize) -> Option<&CpuMesh> {
+        match &self.residents {
+            Residents::Cpu(v) => v.get(k).map(|r| &r.mesh),
+            Residents::Cuda(_) => None,
+        }
+    }
+
+    /// The backend the objects are resident on.
+    pub fn backend(&self) -> BackendKind {
+        self.backend
     }
 }
 
-/// Per-frame statistics: geometry invocations, raster counts and stage times.
-#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+/// Per-frame statistics: which backend ran it, frame-stage results, geometry invocations, raster
+/// counts and stage times.
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct FrameStats {
+    /// the backend of the geometry and raster stages
+    pub backend: Option<BackendKind>,
     pub strategy: &'static str,
+    /// what each frame stage did
+    pub stages: Vec<FrameStageStats>,
     pub geometry: GeometryStats,
     pub raster: RasterStats,
     pub geometry_ms: f64,
     pub total_ms: f64,
 }
 
+impl FrameStats {
+    /// Objects and triangles the frame stages dropped.
+    pub fn culled(&self) -> (u64, u64) {
+        self.stages.iter().fold((0, 0), |(o, t), s| {
+            (o + s.culled_objects, t + s.culled_triangles)
+        })
+    }
+}
+
 impl std::fmt::Display for FrameStats {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        for s in &self.stages {
+            write!(
+                f,
+                "{} ({}): {} objects / {} triangles culled in {:.3} ms; ",
+                s.stage,
+                s.backend.map_or("-", |b| b.name()),
+                s.culled_objects,
+                s.culled_triangles,
+                s.ms
+            )?;
+        }
         write!(
             f,
-            "{} triangles, {} invocations (ASR {:.3}, ideal {:.3}, strategy {}), {} rasterised, {} fragments; geometry {:.2} ms, setup {:.2} ms, binning {:.2} ms, raster {:.2} ms, total {:.2} ms",
+            "{} triangles, {} invocations (ASR {:.3}, ideal {:.3}, strategy {}, {}), {} rasterised, {} fragments; geometry {:.2} ms, setup {:.2} ms, binning {:.2} ms, raster {:.2} ms, total {:.2} ms",
             self.geometry.triangles,
             self.geometry.invocations,
             self.geometry.asr(),
             self.geometry.ideal_asr(),
             self.strategy,
+            self.backend.map_or("-", |b| b.name()),
             self.raster.rasterized,
             self.raster.fragments,
             self.geometry_ms,
@@ -314,8 +401,7 @@ pub struct Frame {
     pub stats: FrameStats,
     /// what the renderer had to adapt for this frame (GPU buffers that grew), for the user
     pub notes: Vec<String>,
-    /// geometry and raster working memory, reused by the next frame rendered into this one
-    shaded: Vec<ShadedGeometry>,
+    /// the raster stage's working memory, reused by the next frame rendered into this one
     scratch: raster::Scratch,
 }
 
@@ -330,7 +416,6 @@ impl Frame {
             coverage: None,
             stats: FrameStats::default(),
             notes: Vec::new(),
-            shaded: Vec::new(),
             scratch: raster::Scratch::default(),
         }
     }
@@ -338,6 +423,29 @@ impl Frame {
     /// Writes the colour buffer as PNG (to a temporary name first, then renamed into place).
     pub fn save_png(&self, path: impl AsRef<Path>) -> Result<(), Error> {
         crate::image::save_png(path.as_ref(), self.width, self.height, &self.color)
+    }
+
+    /// The frame's buffers as a raster target (given back with [`Frame::put_output`]).
+    fn take_output(&mut self) -> raster::RasterOutput {
+        raster::RasterOutput {
+            width: self.width,
+            height: self.height,
+            color: std::mem::take(&mut self.color),
+            depth: std::mem::take(&mut self.depth),
+            coverage: self.coverage.take(),
+            stats: Default::default(),
+            scratch: std::mem::take(&mut self.scratch),
+        }
+    }
+
+    fn put_output(&mut self, out: raster::RasterOutput) {
+        self.width = out.width;
+        self.height = out.height;
+        self.color = out.color;
+        self.depth = out.depth;
+        self.coverage = out.coverage;
+        self.scratch = out.scratch;
+        self.stats.raster = out.stats;
     }
 }
 
@@ -350,142 +458,214 @@ impl Pipeline {
         &self.renderer
     }
 
-    pub fn set_shader(&mut self, s: Arc<dyn VertexShader>) {
-        self.shader = s;
+    /// The mesh passes in the order they run on an object (the defaults included: normals where
+    /// a mesh has none, and the vertex order), by name.
+    pub fn mesh_stage_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.passes.iter().map(|p| p.name().to_string()).collect();
+        v.push("normals (where missing)".into());
+        v.push(format!("order ({})", self.order));
+        v
     }
 
-    /// Runs the passes and the vertex order on every object and builds the dynamic batches.
+    /// The frame stages, by name.
+    pub fn frame_stage_names(&self) -> Vec<String> {
+        self.frame_stages
+            .iter()
+            .map(|s| s.name().to_string())
+            .collect()
+    }
+
+    /// Runs the mesh stages on every object (re-indexing, the passes, normals where missing, the
+    /// vertex order) and makes the results resident on the backend, with the dynamic batches. A
+    /// stage that fails on one object leaves that object out (named in
+    /// [`Prepared::failures`]) and the others intact; when every object fails, the first
+    /// failure is the error.
     pub fn prepare(&self, scene: &Scene) -> Result<Prepared, Error> {
-        let mut objects = Vec::with_capacity(scene.objects.len());
-        let mut reindexed = Vec::new();
-        let normals = Normals::default();
-        for o in &scene.objects {
-            o.mesh.validate()?;
-            let mut m = match &self.reindex {
-                Some(opts) if !o.mesh.indices.is_empty() => {
-                    let r = reindex::reindex(&o.mesh, opts, self.renderer.gpu())?;
-                    reindexed.push(r.report);
-                    r.mesh
-                }
-                _ => o.mesh.clone(),
-            };
-            for p in &self.passes {
-                p.run(&mut m)?;
+        match &self.engine {
+            Engine::Cpu(api) => {
+                let (p, r) = self.prepare_on(api, scene)?;
+                Ok(Prepared {
+                    residents: Residents::Cpu(r),
+                    ..p
+                })
             }
-            // lighting needs normals: compute smooth ones when no pass provided them
-            normals.run(&mut m)?;
-            self.order.arrange(&mut m);
-            let indices = std::mem::take(&mut m.indices);
-            let vertices = VertexIn::from_mesh(&m);
-            let limits = self.strategy.dynamic_limits();
-            // with the CUDA backend the batches are built on the GPU, else on the CPU
-            let (batches, device) = match self.cuda.as_ref().map(|g| &g.geometry) {
-                Some(c) => {
-                    let mut dm = DeviceMesh::upload(&c.gpu, &vertices, &indices, None)?;
-                    if let Some((mi, mv)) = limits {
-                        dm.build_batches(&c.gpu, mi, mv)?;
-                    }
-                    (None, Some((dm, Mutex::new(None))))
-                }
-                None => match limits {
-                    Some((mi, mv)) => (
-                        Some(Batches::build(&indices, m.vertex_count(), mi, mv)?),
-                        None,
-                    ),
-                    None => (None, None),
-                },
-            };
-            objects.push(PreparedObject {
-                vertices,
-                indices,
-                batches,
-                model: o.transform,
-                color: o.color,
-                device,
-            });
+            Engine::Cuda(api) => {
+                let (p, r) = self.prepare_on(&**api, scene)?;
+                Ok(Prepared {
+                    residents: Residents::Cuda(r),
+                    ..p
+                })
+            }
         }
-        Ok(Prepared {
-            objects,
-            reindexed,
+    }
+
+    fn prepare_on<A: Api>(
+        &self,
+        api: &A,
+        scene: &Scene,
+    ) -> Result<(Prepared, Vec<Resident<A>>), Error> {
+        let mut prepared = Prepared {
+            objects: Vec::new(),
+            residents: Residents::Cpu(Vec::new()),
+            reindexed: Vec::new(),
+            stages: Vec::new(),
+            failures: Vec::new(),
             order: self.order,
             limits: self.strategy.dynamic_limits(),
-        })
+            backend: api.kind(),
+        };
+        let mut residents = Vec::new();
+        let mut first_error = None;
+        for (k, o) in scene.objects.iter().enumerate() {
+            match self.prepare_object(api, k, o, &mut prepared) {
+                Ok((obj, r)) => {
+                    prepared.objects.push(obj);
+                    residents.push(r);
+                }
+                Err(e) => {
+                    prepared
+                        .failures
+                        .push(format!("object {k} ('{}'): {e}", o.mesh.name));
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let (true, Some(e)) = (prepared.objects.is_empty(), first_error) {
+            return Err(e);
+        }
+        Ok((prepared, residents))
     }
 
-    /// The whole frame on the GPU: each object's geometry stage into its device queue, the raster
-    /// stage over all queues, and one download of colour and depth.
-    #[allow(clippy::too_many_arguments)]
-    fn render_gpu(
+    /// One object through the mesh stages onto the backend.
+    fn prepare_object<A: Api>(
         &self,
-        stages: &GpuStages,
-        prepared: &Prepared,
-        scene: &Scene,
-        camera: &Camera,
-        (width, height): (u32, u32),
-        time: f32,
-        frame: &mut Frame,
-    ) -> Result<(), Error> {
-        let start = Instant::now();
-        let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
-        let c = &stages.geometry;
-        let mut rast = stages.raster.lock().unwrap_or_else(|p| p.into_inner());
-        rast.mark_start()?;
-        let mut queues = Vec::with_capacity(prepared.objects.len());
-        for o in &prepared.objects {
-            let Some((dm, queue)) = &o.device else {
-                return Err(Error::Backend(
-                    "an object was prepared without the GPU".into(),
-                ));
-            };
-            let u = Uniforms::new(o.model, view_proj, camera.eye, time);
-            let mut q = queue.lock().unwrap_or_else(|p| p.into_inner());
-            if q.as_ref().is_none_or(|q| q.strategy != self.strategy) {
-                *q = Some(c.queue(dm, self.strategy)?);
+        api: &A,
+        k: usize,
+        o: &crate::io::scene::Object,
+        prepared: &mut Prepared,
+    ) -> Result<(PreparedObject, Resident<A>), Error> {
+        o.mesh.validate()?;
+        let kind = api.kind();
+        let gpu = self.renderer.gpu();
+        let mesh = match &self.reindex {
+            Some(opts) if !o.mesh.indices.is_empty() => {
+                let t = Instant::now();
+                let r = reindex::reindex(&o.mesh, opts, gpu)?;
+                prepared.stages.push(StageReport {
+                    stage: "reindex".into(),
+                    object: k,
+                    backend: if r.report.method.is_gpu() {
+                        BackendKind::Cuda
+                    } else {
+                        BackendKind::Cpu
+                    },
+                    ms: t.elapsed().as_secs_f64() * 1e3,
+                    changed: format!(
+                        "{} -> {} vertices",
+                        r.report.vertices_in, r.report.vertices_out
+                    ),
+                    moved: r.report.fallback.clone(),
+                });
+                prepared.reindexed.push(r.report);
+                r.mesh
             }
-            let qm = q.as_mut().unwrap();
-            c.reset_counts(qm)?;
-            c.enqueue(self.strategy, dm, &u, qm)?;
-            c.sum_counts(qm, dm.vertex_count)?;
-            queues.push(q);
-        }
-        let draws: Vec<GpuDraw> = queues
-            .iter()
-            .zip(&prepared.objects)
-            .map(|(q, o)| {
-                let q = q.as_ref().expect("made above");
-                let dm = &o.device.as_ref().expect("checked above").0;
-                GpuDraw {
-                    queue: q,
-                    triangles: dm.index_count / 3,
-                    color: o.color,
-                    rate: (self.shading == ShadingMode::ShadingRate).then_some((dm, &q.counts)),
-                }
-            })
-            .collect();
-        let settings = self.raster_settings(scene, camera, (width, height));
-        let mut out = self.take_output(frame);
-        let r = rast.render(&draws, &settings, &mut out);
-        Self::put_output(frame, out);
-        r?;
-        let mut gstats = GeometryStats::default();
-        for (q, o) in queues.iter().zip(&prepared.objects) {
-            let q = q.as_ref().expect("made above");
-            let dm = &o.device.as_ref().expect("checked above").0;
-            gstats.add(&GeometryStats {
-                invocations: c.gpu.download(&q.total, 1)?[0],
-                triangles: (dm.index_count / 3) as u64,
-                unique_vertices: dm.unique_vertices as u64,
+            _ => {
+                prepared.reindexed.push(ReindexReport {
+                    vertices_in: o.mesh.vertex_count(),
+                    vertices_out: o.mesh.vertex_count(),
+                    ..Default::default()
+                });
+                o.mesh.clone()
+            }
+        };
+        let mut bounds = mesh.bounds();
+        let mut wm = WorkingMesh::new(mesh);
+        let mut ctx = PassContext::new(kind, gpu, k);
+        let normals = Normals::default();
+        let order = Order(self.order);
+        let user = self.passes.len();
+        let defaults: [&dyn MeshPass; 2] = [&normals, &order];
+        let passes = self.passes.iter().map(|p| &**p).chain(defaults);
+        for (i, pass) in passes.enumerate() {
+            // the default normals stage runs only where the mesh has none (lighting needs them)
+            if i == user && wm.has_normals() {
+                continue;
+            }
+            let runs_on = if pass.backends().contains(&kind) {
+                kind
+            } else {
+                BackendKind::Cpu
+            };
+            ctx.backend = runs_on;
+            let moves = wm.move_count();
+            let t = Instant::now();
+            let changed = pass.run(&mut wm, &mut ctx).map_err(|e| match e {
+                PassError::Failed { .. } => e,
+                other => PassError::Failed {
+                    stage: pass.name().into(),
+                    object: k,
+                    mesh: o.mesh.name.clone(),
+                    message: other.to_string(),
+                },
+            })?;
+            let inv = pass.invalidates();
+            ctx.invalidate(inv);
+            if inv.contains(Derived::NORMALS) {
+                wm.clear_normals();
+            }
+            if inv.contains(Derived::BOUNDS) {
+                bounds = None;
+            }
+            prepared.stages.push(StageReport {
+                stage: pass.name().into(),
+                object: k,
+                backend: runs_on,
+                ms: t.elapsed().as_secs_f64() * 1e3,
+                changed,
+                moved: wm.moves_since(moves).map(|m| {
+                    if runs_on != kind {
+                        format!("{m} (the stage has no {kind} implementation)")
+                    } else {
+                        m
+                    }
+                }),
             });
         }
-        frame.notes = rast.grown.clone();
-        frame.stats = FrameStats {
-            strategy: self.strategy.name(),
-            geometry: gstats,
-            raster: frame.stats.raster,
-            geometry_ms: rast.times.before_ms,
-            total_ms: start.elapsed().as_secs_f64() * 1e3,
-        };
-        Ok(())
+        if bounds.is_none() {
+            bounds = wm.host().map_err(crate::Error::from)?.bounds();
+        }
+        let (vertices, triangles) = (wm.vertex_count(), wm.triangle_count());
+        let t = Instant::now();
+        let limits = self.strategy.dynamic_limits();
+        let moves = wm.move_count();
+        let mesh = api.resident(&mut wm, limits)?;
+        prepared.stages.push(StageReport {
+            stage: "resident".into(),
+            object: k,
+            backend: kind,
+            ms: t.elapsed().as_secs_f64() * 1e3,
+            changed: match limits {
+                Some((mi, mv)) => {
+                    format!("shader inputs and batches of {mi} indices / {mv} vertices")
+                }
+                None => "shader inputs".into(),
+            },
+            moved: wm.moves_since(moves),
+        });
+        Ok((
+            PreparedObject {
+                object: k,
+                model: o.transform,
+                color: o.color,
+                bounds,
+                vertices,
+                triangles,
+            },
+            Resident {
+                mesh,
+                queue: Mutex::new(None),
+            },
+        ))
     }
 
     fn raster_settings(
@@ -507,32 +687,11 @@ impl Pipeline {
         }
     }
 
-    /// The frame's buffers as a raster target (given back with [`Pipeline::put_output`]).
-    fn take_output(&self, frame: &mut Frame) -> raster::RasterOutput {
-        raster::RasterOutput {
-            width: frame.width,
-            height: frame.height,
-            color: std::mem::take(&mut frame.color),
-            depth: std::mem::take(&mut frame.depth),
-            coverage: frame.coverage.take(),
-            stats: Default::default(),
-            scratch: std::mem::take(&mut frame.scratch),
-        }
-    }
-
-    fn put_output(frame: &mut Frame, out: raster::RasterOutput) {
-        frame.width = out.width;
-        frame.height = out.height;
-        frame.color = out.color;
-        frame.depth = out.depth;
-        frame.coverage = out.coverage;
-        frame.scratch = out.scratch;
-        frame.stats.raster = out.stats;
-    }
-
-    /// Whether a prepared scene still matches this pipeline's order and batch limits.
+    /// Whether a prepared scene still matches this pipeline's backend, order and batch limits.
     pub fn is_prepared_for(&self, p: &Prepared) -> bool {
-        p.order == self.order && p.limits == self.strategy.dynamic_limits()
+        p.order == self.order
+            && p.limits == self.strategy.dynamic_limits()
+            && p.backend == self.renderer.kind()
     }
 
     /// Prepares and renders a scene; the frame's notes say what re-indexing removed.
@@ -554,18 +713,89 @@ impl Pipeline {
         prepared: &Prepared,
         scene: &Scene,
         camera: &Camera,
-        (width, height): (u32, u32),
+        size: (u32, u32),
         time: f32,
     ) -> Result<Frame, Error> {
         let mut frame = Frame::empty();
-        self.render_into(prepared, scene, camera, (width, height), time, &mut frame)?;
+        self.render_into(prepared, scene, camera, size, time, &mut frame)?;
         Ok(frame)
     }
 
     /// Renders a prepared scene into an existing frame, reusing its memory (the viewer prepares
-    /// once and renders every frame this way).
+    /// once and renders every frame this way). A scene prepared for another backend, order or
+    /// batch limits is an error: prepare it again.
     pub fn render_into(
         &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+        time: f32,
+        frame: &mut Frame,
+    ) -> Result<(), Error> {
+        if !self.is_prepared_for(prepared) {
+            return Err(Error::Backend(format!(
+                "the scene was prepared for the {} backend, {} order and batch limits {:?}; this pipeline needs {}, {} and {:?}: prepare it again",
+                prepared.backend,
+                prepared.order,
+                prepared.limits,
+                self.renderer.kind(),
+                self.order,
+                self.strategy.dynamic_limits()
+            )));
+        }
+        match (&self.engine, &prepared.residents) {
+            (Engine::Cpu(api), Residents::Cpu(r)) => {
+                self.frame(api, r, prepared, scene, camera, size, time, frame)
+            }
+            (Engine::Cuda(api), Residents::Cuda(r)) => {
+                self.frame(&**api, r, prepared, scene, camera, size, time, frame)
+            }
+            _ => Err(Error::Backend(
+                "the scene was prepared on another backend: prepare it again".into(),
+            )),
+        }
+    }
+
+    /// Runs the geometry stage alone once over every object of a prepared scene (identity
+    /// transforms) and returns the invocation statistics: the shading rates, on the backend.
+    pub fn geometry_stats(&self, prepared: &Prepared) -> Result<GeometryStats, Error> {
+        if !self.is_prepared_for(prepared) {
+            return Err(Error::Backend(
+                "the scene was prepared for another backend, order or batch limits".into(),
+            ));
+        }
+        match (&self.engine, &prepared.residents) {
+            (Engine::Cpu(api), Residents::Cpu(r)) => self.shade_all(api, r),
+            (Engine::Cuda(api), Residents::Cuda(r)) => self.shade_all(&**api, r),
+            _ => Err(Error::Backend(
+                "the scene was prepared on another backend: prepare it again".into(),
+            )),
+        }
+    }
+
+    fn shade_all<A: Api>(
+        &self,
+        api: &A,
+        residents: &[Resident<A>],
+    ) -> Result<GeometryStats, Error> {
+        let u = Uniforms::default();
+        let mut stats = GeometryStats::default();
+        for r in residents {
+            let mut q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
+            api.shade(self.strategy, &r.mesh, &u, false, &mut q)?;
+            stats.add(&api.stats(&r.mesh, q.as_ref().expect("shaded above"))?);
+        }
+        Ok(stats)
+    }
+
+    /// The frame, on any backend: frame stages, then every visible object's geometry stage into
+    /// its queue, then the raster stage over all of them.
+    #[allow(clippy::too_many_arguments)]
+    fn frame<A: Api>(
+        &self,
+        api: &A,
+        residents: &[Resident<A>],
         prepared: &Prepared,
         scene: &Scene,
         camera: &Camera,
@@ -573,68 +803,94 @@ impl Pipeline {
         time: f32,
         frame: &mut Frame,
     ) -> Result<(), Error> {
-        if let Some(stages) = &self.cuda {
-            if prepared.objects.iter().all(|o| o.device.is_some()) {
-                return self.render_gpu(
-                    stages,
-                    prepared,
-                    scene,
-                    camera,
-                    (width, height),
-                    time,
-                    frame,
-                );
-            }
-        }
         frame.notes.clear();
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
-        // the previous frame's geometry buffers are reused
-        let mut shaded = std::mem::take(&mut frame.shaded);
-        shaded.resize_with(prepared.objects.len(), Default::default);
-        let mut gstats = GeometryStats::default();
-        for (o, g) in prepared.objects.iter().zip(shaded.iter_mut()) {
-            let u = Uniforms::new(o.model, view_proj, camera.eye, time);
-            let batches = o
-                .batches
-                .as_ref()
-                .filter(|_| self.is_prepared_for(prepared));
-            geometry::cpu::run_into(
-                self.strategy,
-                &o.vertices,
-                &o.indices,
-                batches,
-                &*self.shader,
-                &u,
-                g,
-            )?;
-            if self.shading == ShadingMode::ShadingRate {
-                let counts = g.invocations_per_vertex(o.vertices.len());
-                for (v, &s) in g.vertices.iter_mut().zip(&g.sources) {
-                    v.extra = counts[s as usize] as f32;
-                }
-            }
-            gstats.add(&g.stats);
-        }
-        let geometry_ms = start.elapsed().as_secs_f64() * 1e3;
-        let draws: Vec<Draw> = shaded
+        let objects: Vec<ObjectBounds> = prepared
+            .objects
             .iter()
-            .zip(&prepared.objects)
-            .map(|(g, o)| Draw {
-                geometry: g,
-                color: o.color,
+            .map(|o| ObjectBounds {
+                bounds: o.bounds.filter(|_| o.triangles > 0),
+                model: o.model,
+                triangles: o.triangles as u64,
+            })
+            .collect();
+        let mut visible = vec![true; objects.len()];
+        let mut stages = Vec::with_capacity(self.frame_stages.len());
+        for s in &self.frame_stages {
+            let kind = api.kind();
+            let runs_on = if s.backends().contains(&kind) {
+                kind
+            } else {
+                BackendKind::Cpu
+            };
+            let ctx = FrameContext {
+                backend: runs_on,
+                gpu: self.renderer.gpu(),
+                camera,
+                view_proj,
+                objects: &objects,
+            };
+            let before = visible.clone();
+            let t = Instant::now();
+            s.run(&ctx, &mut visible)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let dropped = before
+                .iter()
+                .zip(&visible)
+                .enumerate()
+                .filter(|(_, (b, v))| **b && !**v);
+            let (mut co, mut ct) = (0, 0);
+            for (k, _) in dropped {
+                co += 1;
+                ct += objects[k].triangles;
+            }
+            stages.push(FrameStageStats {
+                stage: s.name().into(),
+                backend: Some(runs_on),
+                ms,
+                culled_objects: co,
+                culled_triangles: ct,
+            });
+        }
+        api.begin_frame()?;
+        let mut queues = Vec::new();
+        for (k, r) in residents.iter().enumerate().filter(|(k, _)| visible[*k]) {
+            let o = &prepared.objects[k];
+            let u = Uniforms::new(o.model, view_proj, camera.eye, time);
+            let mut q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
+            api.shade(
+                self.strategy,
+                &r.mesh,
+                &u,
+                self.shading == ShadingMode::ShadingRate,
+                &mut q,
+            )?;
+            queues.push((k, q));
+        }
+        let draws: Vec<DrawRef<A>> = queues
+            .iter()
+            .map(|(k, q)| DrawRef {
+                mesh: &residents[*k].mesh,
+                queue: q.as_ref().expect("shaded above"),
+                color: prepared.objects[*k].color,
             })
             .collect();
         let settings = self.raster_settings(scene, camera, (width, height));
-        let mut out = self.take_output(frame);
-        let r = raster::rasterize_into(&draws, &settings, &mut out);
-        Self::put_output(frame, out);
-        drop(draws);
-        frame.shaded = shaded;
-        r?;
+        let mut out = frame.take_output();
+        let r = api.raster(&draws, &settings, &mut out);
+        frame.put_output(out);
+        let geometry_ms = r?;
+        let mut geometry = GeometryStats::default();
+        for d in &draws {
+            geometry.add(&api.stats(d.mesh, d.queue)?);
+        }
+        frame.notes = api.notes();
         frame.stats = FrameStats {
+            backend: Some(api.kind()),
             strategy: self.strategy.name(),
-            geometry: gstats,
+            stages,
+            geometry,
             raster: frame.stats.raster,
             geometry_ms,
             total_ms: start.elapsed().as_secs_f64() * 1e3,

@@ -202,7 +202,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
     let mut cpu_geometry = Vec::new();
     for o in &scene.objects {
         let mut m = o.mesh.clone();
-        rxpipe::passes::Pass::run(&rxpipe::passes::Normals::default(), &mut m).unwrap();
+        rxpipe::passes::Normals::default().apply(&mut m);
         let v = rxpipe::geometry::VertexIn::from_mesh(&m);
         let u = rxpipe::geometry::Uniforms::new(o.transform, view_proj, scene.camera.eye, 0.0);
         let dm = DeviceMesh::upload(&gpu, &v, &m.indices, None).unwrap();

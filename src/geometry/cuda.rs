@@ -6,6 +6,14 @@
 
 use super::{Batches, GeometryError, GeometryStats, Strategy, Uniforms, VertexIn, VertexOut};
 use crate::gpu::kernels::{self, Source};
+
+/// The geometry stage's kernels; a vertex shader (`vs_main`) precedes them.
+pub const KERNELS: Source<'static> = crate::kernel_source!("geometry.cu");
+/// The dynamic batching preprocess (the batch starts of the CPU's front-to-back scan).
+pub const BATCHING: Source<'static> = crate::kernel_source!("batching.cu");
+/// The built-in vertex shaders.
+pub const SHADER_TRANSFORM: Source<'static> = crate::kernel_source!("shaders/transform.cu");
+pub const SHADER_FMA: Source<'static> = crate::kernel_source!("shaders/fma.cu");
 use crate::gpu::{Context, Gpu, GpuError};
 use cudarc::driver::{
     CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
@@ -29,12 +37,12 @@ pub struct CudaShader {
 impl CudaShader {
     /// The standard transform (the CPU's [`super::Transform`]).
     pub fn transform() -> CudaShader {
-        CudaShader::builtin(kernels::SHADER_TRANSFORM, vec![])
+        CudaShader::builtin(SHADER_TRANSFORM, vec![])
     }
 
     /// The standard transform plus `n` dependent FMAs (the CPU's [`super::FmaLoad`]).
     pub fn fma(n: u32) -> CudaShader {
-        CudaShader::builtin(kernels::SHADER_FMA, vec![("FMA_N".into(), n.to_string())])
+        CudaShader::builtin(SHADER_FMA, vec![("FMA_N".into(), n.to_string())])
     }
 
     fn builtin(s: Source, defines: Vec<(String, String)>) -> CudaShader {
@@ -43,6 +51,12 @@ impl CudaShader {
             source: s.text.into(),
             defines,
         }
+    }
+
+    /// Whether this is one of the built-in shaders (which leave positions to the standard
+    /// transform, so object bounds hold for them).
+    pub fn is_builtin(&self) -> bool {
+        self.source == SHADER_TRANSFORM.text || self.source == SHADER_FMA.text
     }
 
     /// A shader from CUDA C source text; `name` is what error messages call it.
@@ -76,6 +90,8 @@ unsafe impl DeviceRepr for GpuVertexOut {}
 unsafe impl ValidAsZeroBits for GpuVertexOut {}
 // SAFETY: `VertexIn` is `repr(C)`: three, three and two floats, as CUDA's `VertexIn`.
 unsafe impl DeviceRepr for VertexIn {}
+// SAFETY: plain floats; all-zero bits are a valid value.
+unsafe impl ValidAsZeroBits for VertexIn {}
 
 impl From<GpuVertexOut> for VertexOut {
     fn from(g: GpuVertexOut) -> VertexOut {
@@ -160,6 +176,74 @@ impl DeviceMesh {
     }
 }
 
+/// Builds the geometry stage's input on the device (kernels/vertex_input.cu).
+pub const VERTEX_INPUT: Source<'static> = crate::kernel_source!("vertex_input.cu");
+
+impl DeviceMesh {
+    /// The shader inputs of a mesh the passes left on the device, packed there (no transfer);
+    /// the distinct referenced vertices are counted on the device too. The indices must be in
+    /// range (the mesh was validated before its passes).
+    pub fn from_device(
+        gpu: &Gpu,
+        d: &crate::passes::DeviceAttributes,
+    ) -> Result<DeviceMesh, GpuError> {
+        let n = d.vertex_count as u32;
+        let index_count = d.index_count / 3 * 3;
+        let module = gpu.module(
+            "vertex_input",
+            &[kernels::COMMON, kernels::BLOCKS, VERTEX_INPUT],
+            &[],
+        )?;
+        let mut vertices: CudaSlice<VertexIn> = gpu.zeros(d.vertex_count, "vertices")?;
+        let null = 0u64;
+        let f = gpu.function(&module, "rxv_pack")?;
+        let mut l = gpu.stream.launch_builder(&f);
+        l.arg(&d.positions);
+        match &d.normals {
+            Some(b) => l.arg(b),
+            None => l.arg(&null),
+        };
+        match &d.uvs {
+            Some(b) => l.arg(b),
+            None => l.arg(&null),
+        };
+        l.arg(&n).arg(&mut vertices);
+        // SAFETY: one thread per vertex; the attribute arrays hold n vertices each.
+        unsafe { crate::gpu::launch_1d(l, n, "rxv_pack") }?;
+        let mut used: CudaSlice<u32> = gpu.zeros(d.vertex_count, "used vertices")?;
+        let m = index_count as u32;
+        let f = gpu.function(&module, "rxp_mark_used")?;
+        let mut l = gpu.stream.launch_builder(&f);
+        l.arg(&d.indices).arg(&m).arg(&mut used);
+        // SAFETY: one thread per index; every index is below n.
+        unsafe { crate::gpu::launch_1d(l, m, "rxp_mark_used") }?;
+        let mut total: CudaSlice<u64> = gpu.zeros(1, "used vertex count")?;
+        let f = gpu.function(&module, "rxp_sum_u32")?;
+        let mut l = gpu.stream.launch_builder(&f);
+        l.arg(&used).arg(&n).arg(&mut total);
+        // SAFETY: one thread per vertex over n flags.
+        unsafe { crate::gpu::launch_1d(l, n, "rxp_sum_u32") }?;
+        let unique = gpu.download(&total, 1)?[0] as usize;
+        let mut indices: CudaSlice<u32> = gpu.zeros(index_count, "indices")?;
+        if index_count > 0 {
+            gpu.stream
+                .memcpy_dtod(
+                    &d.indices.slice(0..index_count),
+                    &mut indices.slice_mut(0..index_count),
+                )
+                .ctx("copying the indices")?;
+        }
+        Ok(DeviceMesh {
+            vertices,
+            indices,
+            vertex_count: d.vertex_count,
+            index_count,
+            unique_vertices: unique,
+            batches: None,
+        })
+    }
+}
+
 /// Threads per block of the batching kernels (RXB_BLOCK), triangles per thread of its compaction
 /// (RXB_PER), and the sort window of its look-back kernel (RXB_SORT).
 const RXB_BLOCK: u32 = 256;
@@ -195,7 +279,7 @@ impl DeviceMesh {
             self.batches = Some((starts, 0, max_indices, max_vertices));
             return Ok(());
         }
-        let module = gpu.module("batching", &[kernels::SCAN, kernels::BATCHING], &[])?;
+        let module = gpu.module("batching", &[kernels::BLOCKS, BATCHING], &[])?;
         let f = |name: &str| gpu.function(&module, name);
         let s = &gpu.stream;
         let err = |what: &'static str| {
@@ -407,12 +491,12 @@ impl CudaGeometry {
     fn parts(shader: &CudaShader) -> [Source<'_>; 4] {
         [
             kernels::COMMON,
-            kernels::SCAN,
+            kernels::BLOCKS,
             Source {
                 name: &shader.name,
                 text: &shader.source,
             },
-            kernels::GEOMETRY,
+            KERNELS,
         ]
     }
 
@@ -728,7 +812,7 @@ impl CudaGeometry {
             return Ok(());
         }
         let n = vertex_count.min(q.counts.len()) as u32;
-        let f = self.function("sum_counts")?;
+        let f = self.function("rxp_sum_u32")?;
         let mut l = s.launch_builder(&f);
         l.arg(&q.counts).arg(&n).arg(&mut q.total);
         let cfg = LaunchConfig {
@@ -738,7 +822,7 @@ impl CudaGeometry {
         };
         // SAFETY: `counts` holds at least n entries; one thread per entry.
         unsafe { l.launch(cfg) }.map_err(|e| GpuError::Driver {
-            what: "launching sum_counts".into(),
+            what: "launching rxp_sum_u32".into(),
             source: e,
         })?;
         Ok(())

@@ -54,38 +54,54 @@ pub enum Strategy {
     Multi,
 }
 
+/// Every strategy with its default parameters, in [`Strategy::NAMES`] order.
+const DEFAULTS: [Strategy; 6] = [
+    Strategy::Naive,
+    Strategy::WarpVote {
+        batch: DEFAULT_WARP_BATCH,
+    },
+    Strategy::DynamicSort {
+        max_indices: DEFAULT_MAX_INDICES,
+        max_vertices: DEFAULT_MAX_VERTICES,
+    },
+    Strategy::DynamicHash {
+        max_indices: DEFAULT_MAX_INDICES,
+        max_vertices: DEFAULT_MAX_VERTICES,
+    },
+    Strategy::ParallelHash {
+        max_indices: DEFAULT_MAX_INDICES,
+        max_vertices: DEFAULT_MAX_VERTICES,
+        fast_probes: DEFAULT_FAST_PROBES,
+    },
+    Strategy::Multi,
+];
+
+/// Strategies by their short names, with their default parameters (`--strategy hash`).
+impl clap::ValueEnum for Strategy {
+    fn value_variants<'a>() -> &'a [Self] {
+        &DEFAULTS
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let v = clap::builder::PossibleValue::new(self.name());
+        Some(match self {
+            Strategy::WarpVote { .. } => v.alias("warpvote").alias("warp-vote"),
+            Strategy::ParallelHash { .. } => v.alias("parallel-hash"),
+            _ => v,
+        })
+    }
+}
+
 impl Strategy {
     pub const NAMES: [&'static str; 6] = ["naive", "warp", "sort", "hash", "phash", "multi"];
 
     /// Every strategy with its default parameters, in the paper's table order.
     pub fn all() -> [Strategy; 6] {
-        Strategy::NAMES.map(|n| Strategy::parse(n).unwrap())
+        DEFAULTS
     }
 
     /// Parses a short name: naive, warp, sort, hash, phash, multi.
     pub fn parse(name: &str) -> Option<Strategy> {
-        let (mi, mv) = (DEFAULT_MAX_INDICES, DEFAULT_MAX_VERTICES);
-        Some(match name.to_ascii_lowercase().as_str() {
-            "naive" => Strategy::Naive,
-            "warp" | "warpvote" | "warp-vote" => Strategy::WarpVote {
-                batch: DEFAULT_WARP_BATCH,
-            },
-            "sort" => Strategy::DynamicSort {
-                max_indices: mi,
-                max_vertices: mv,
-            },
-            "hash" => Strategy::DynamicHash {
-                max_indices: mi,
-                max_vertices: mv,
-            },
-            "phash" | "parallel-hash" => Strategy::ParallelHash {
-                max_indices: mi,
-                max_vertices: mv,
-                fast_probes: DEFAULT_FAST_PROBES,
-            },
-            "multi" => Strategy::Multi,
-            _ => return None,
-        })
+        <Strategy as clap::ValueEnum>::from_str(name, true).ok()
     }
 
     pub fn name(&self) -> &'static str {

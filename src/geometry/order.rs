@@ -17,20 +17,37 @@ pub enum VertexOrder {
     Random(u64),
 }
 
-impl VertexOrder {
-    pub fn parse(s: &str) -> Option<VertexOrder> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "input" | "file" => VertexOrder::Input,
-            "forsyth" | "tomf" => VertexOrder::Forsyth,
-            "random" => VertexOrder::Random(0x5eed),
-            _ => return None,
+/// The seed of the random order the command line and the viewer use.
+pub const RANDOM_SEED: u64 = 0x5eed;
+
+impl clap::ValueEnum for VertexOrder {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            VertexOrder::Input,
+            VertexOrder::Forsyth,
+            VertexOrder::Random(RANDOM_SEED),
+        ]
+    }
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        use clap::builder::PossibleValue;
+        Some(match self {
+            VertexOrder::Input => PossibleValue::new("input").alias("file"),
+            VertexOrder::Forsyth => PossibleValue::new("forsyth").alias("tomf"),
+            VertexOrder::Random(_) => PossibleValue::new("random"),
         })
+    }
+}
+
+impl VertexOrder {
+    /// Parses `input`, `forsyth` or `random` (seeded with [`RANDOM_SEED`]).
+    pub fn parse(s: &str) -> Option<VertexOrder> {
+        <VertexOrder as clap::ValueEnum>::from_str(s, true).ok()
     }
 
     pub fn next(self) -> VertexOrder {
         match self {
             VertexOrder::Input => VertexOrder::Forsyth,
-            VertexOrder::Forsyth => VertexOrder::Random(0x5eed),
+            VertexOrder::Forsyth => VertexOrder::Random(RANDOM_SEED),
             VertexOrder::Random(_) => VertexOrder::Input,
         }
     }

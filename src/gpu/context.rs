@@ -363,6 +363,48 @@ impl Gpu {
     }
 }
 
+/// Threads per block of [`launch_1d`].
+pub const BLOCK_1D: u32 = 256;
+
+/// Launches `l` with one thread per element of `n` in blocks of [`BLOCK_1D`] (nothing when
+/// `n` is zero); a failed launch names `what`.
+///
+/// # Safety
+/// As [`cudarc::driver::LaunchArgs::launch`]: the arguments must match the kernel's signature
+/// and every buffer must hold what the kernel reads and writes for `n` threads.
+pub unsafe fn launch_1d(l: cudarc::driver::LaunchArgs, n: u32, what: &str) -> Result<(), GpuError> {
+    launch(l, n.div_ceil(BLOCK_1D), BLOCK_1D, 0, what)
+}
+
+/// Launches `l` on `blocks` blocks of `threads` threads with `shared` bytes of dynamic shared
+/// memory (nothing when `blocks` is zero); a failed launch names `what`.
+///
+/// # Safety
+/// As [`cudarc::driver::LaunchArgs::launch`].
+pub unsafe fn launch(
+    mut l: cudarc::driver::LaunchArgs,
+    blocks: u32,
+    threads: u32,
+    shared: u32,
+    what: &str,
+) -> Result<(), GpuError> {
+    if blocks == 0 {
+        return Ok(());
+    }
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: shared,
+    };
+    // SAFETY: the caller's (see above).
+    unsafe { l.launch(cfg) }
+        .map(|_| ())
+        .map_err(|source| GpuError::Driver {
+            what: format!("launching {what}"),
+            source,
+        })
+}
+
 /// The median of a list of times.
 pub fn median(v: &[f64]) -> f64 {
     if v.is_empty() {

@@ -1,4 +1,7 @@
-//! The CUDA sources in kernels/, embedded in the binary at build time.
+//! Embedded CUDA sources: how a stage names its kernel file ([`crate::kernel_source!`]), the
+//! shared building blocks every stage may include, and how pieces become one translation unit.
+//! Stages own their kernels (each stage's `cuda.rs` declares its source); this module names
+//! none of them.
 
 /// A named piece of CUDA C source. The name is what NVRTC's messages call it (`#line`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -7,58 +10,27 @@ pub struct Source<'a> {
     pub text: &'a str,
 }
 
-/// Types and helpers shared by every kernel and vertex shader (VertexIn, VertexOut, Uniforms,
-/// `rxp_transform`).
-pub const COMMON: Source<'static> = Source {
-    name: "kernels/common.cuh",
-    text: include_str!("../../kernels/common.cuh"),
-};
+/// A file of kernels/ embedded in the binary at build time, as a [`Source`] named
+/// `kernels/FILE` (the binary never reads kernels/ at run time).
+#[macro_export]
+macro_rules! kernel_source {
+    ($file:literal) => {
+        $crate::gpu::kernels::Source {
+            name: concat!("kernels/", $file),
+            text: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/", $file)),
+        }
+    };
+}
 
-/// The geometry stage's kernels; a vertex shader (`vs_main`) must precede them.
-pub const GEOMETRY: Source<'static> = Source {
-    name: "kernels/geometry.cu",
-    text: include_str!("../../kernels/geometry.cu"),
-};
+/// Types every vertex shader and the kernels that read shaded vertices share (VertexIn,
+/// VertexOut, Uniforms, `rxp_transform`).
+pub const COMMON: Source<'static> = crate::kernel_source!("common.cuh");
 
-/// A block-wide prefix sum, used by the raster and batching kernels.
-pub const SCAN: Source<'static> = Source {
-    name: "kernels/scan.cuh",
-    text: include_str!("../../kernels/scan.cuh"),
-};
+/// Warp- and block-wide prefix sums and a block-wide bitonic sort, written once for every stage.
+pub const BLOCKS: Source<'static> = crate::kernel_source!("blocks.cuh");
 
-/// The dynamic batching preprocess (batch starts of the CPU's front-to-back scan, in parallel).
-pub const BATCHING: Source<'static> = Source {
-    name: "kernels/batching.cu",
-    text: include_str!("../../kernels/batching.cu"),
-};
-
-/// Device-wide prefix sum and stable LSD radix sort (needs [`SCAN`] before it).
-pub const SORT: Source<'static> = Source {
-    name: "kernels/sort.cu",
-    text: include_str!("../../kernels/sort.cu"),
-};
-
-/// The re-indexing stage's kernels (needs [`SCAN`] and [`SORT`] before it).
-pub const REINDEX: Source<'static> = Source {
-    name: "kernels/reindex.cu",
-    text: include_str!("../../kernels/reindex.cu"),
-};
-
-/// The raster stage's kernels (setup, binning, tile rasterisation and shading).
-pub const RASTER: Source<'static> = Source {
-    name: "kernels/raster.cu",
-    text: include_str!("../../kernels/raster.cu"),
-};
-
-/// The built-in vertex shaders.
-pub const SHADER_TRANSFORM: Source<'static> = Source {
-    name: "kernels/shaders/transform.cu",
-    text: include_str!("../../kernels/shaders/transform.cu"),
-};
-pub const SHADER_FMA: Source<'static> = Source {
-    name: "kernels/shaders/fma.cu",
-    text: include_str!("../../kernels/shaders/fma.cu"),
-};
+/// Device-wide prefix sum and stable LSD radix sort of multi-word keys (needs [`BLOCKS`] first).
+pub const SORT: Source<'static> = crate::kernel_source!("sort.cu");
 
 /// Concatenates sources into one translation unit, each preceded by a `#line` directive so that
 /// NVRTC's errors name the file and line the text came from (`#pragma once` lines are dropped:

@@ -1,4 +1,5 @@
-//! GPU plumbing; this module knows nothing about stages. Discovery of the CUDA driver, a device
+//! GPU plumbing; this module knows nothing about stages (each stage's `cuda.rs` declares its own
+//! kernels with [`crate::kernel_source!`]). Discovery of the CUDA driver, a device
 //! and NVRTC without ever panicking (the libraries are loaded dynamically and their presence is
 //! checked before any call into them), the embedded kernel sources, NVRTC compilation with
 //! in-memory and on-disk caches, buffers and event timing.
@@ -7,7 +8,7 @@ pub mod cache;
 pub mod context;
 pub mod kernels;
 
-pub use context::{median, Context, Gpu, GpuError, ModuleOrigin};
+pub use context::{launch, launch_1d, median, Context, Gpu, GpuError, ModuleOrigin, BLOCK_1D};
 
 use std::fmt;
 

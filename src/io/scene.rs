@@ -102,6 +102,9 @@ pub struct Scene {
     pub light: Light,
     pub objects: Vec<Object>,
     pub background: [f32; 3],
+    /// the stages the scene asks for (`passes = ["normals:angle"]`), as
+    /// [`crate::passes::parse`] takes them; checked when a pipeline is built
+    pub passes: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -175,6 +178,8 @@ struct FileScene {
     background: Option<[f32; 3]>,
     #[serde(default)]
     object: Vec<FileObject>,
+    #[serde(default)]
+    passes: Vec<String>,
 }
 
 impl Scene {
@@ -272,6 +277,7 @@ impl Scene {
             light: Light::default(),
             objects,
             background: f.background.unwrap_or([0.06, 0.07, 0.09]),
+            passes: f.passes,
         };
         match f.camera {
             Some(c) => {
@@ -314,6 +320,7 @@ impl Scene {
             light: Light::default(),
             objects,
             background: [0.06, 0.07, 0.09],
+            passes: Vec::new(),
         };
         s.frame_all();
         s

@@ -1,29 +1,418 @@
-//! Mesh-processing passes that run before the geometry stage.
+//! Pluggable stages: mesh passes, run when a scene is prepared, and frame stages, run every frame
+//! before the geometry stage.
 //!
-//! A [`Pass`] takes a mesh and returns a processed one; the pipeline runs its passes in order on
-//! every object when a scene is prepared (not every frame).
+//! - A [`MeshPass`] takes one object's mesh ([`WorkingMesh`], on the host or, with CUDA, on the
+//!   device) and changes it: it may change the topology, and says which derived data it
+//!   invalidates ([`Derived`]) so that normals, adjacency, vertex order and batches are rebuilt
+//!   after it and not before. It gets a [`PassContext`]: the backend, the device when there is
+//!   one, and derived data built on first use and cached until a pass invalidates it.
+//! - A [`FrameStage`] sees the camera and every object's bounds and may drop objects from the
+//!   frame ([`FrameContext`]); the frustum stage is the first.
+//!
+//! Every stage reports which backend ran it, how long it took and what it changed
+//! ([`StageReport`], [`FrameStageStats`]). A pass with only a CPU implementation still runs with
+//! the CUDA backend: the mesh is moved to the host and the report says so.
+//!
+//! Stages are chosen by name with arguments, `NAME[:ARG[:ARG...]]` where an argument is
+//! `key=value` or a bare value for the stage's first argument (`normals:angle`,
+//! `normals:mode=flat:overwrite=no`); [`registry`] lists them and [`parse`] builds one.
+//!
+//! ```
+//! use rxpipe::passes::{self, Stage};
+//! let Stage::Mesh(p) = passes::parse("normals:angle")? else { unreachable!() };
+//! assert_eq!(p.name(), "normals");
+//! assert!(passes::parse("normals:mode=sideways").is_err());
+//! # Ok::<(), rxpipe::passes::PassError>(())
+//! ```
 
-mod normals;
+mod derived;
+pub mod frustum;
+pub mod normals;
+mod order;
+mod working;
 
+pub use derived::VertexFaces;
+pub use frustum::Frustum;
 pub use normals::{Normals, NormalsMode};
+pub use order::Order;
+pub use working::{DeviceAttributes, WorkingMesh};
 
-use crate::mesh::Mesh;
+use crate::backend::BackendKind;
+use crate::gpu::Gpu;
+use crate::io::scene::Camera;
+use glam::{Mat4, Vec3};
+use std::sync::Arc;
 
-/// Errors raised by passes.
+/// Errors of the stages and of choosing them.
 #[derive(Debug, thiserror::Error)]
 pub enum PassError {
-    #[error("pass '{pass}' on mesh '{mesh}': {message}")]
+    #[error("unknown stage '{name}' (stages: {known})")]
+    Unknown { name: String, known: String },
+    #[error("stage '{stage}': bad argument '{arg}': {message}")]
+    Argument {
+        stage: String,
+        arg: String,
+        message: String,
+    },
+    #[error("stage '{stage}' on object {object} ('{mesh}'): {message}")]
     Failed {
-        pass: String,
+        stage: String,
+        object: usize,
         mesh: String,
         message: String,
     },
+    #[error("stage '{stage}': {source}")]
+    Gpu {
+        stage: String,
+        #[source]
+        source: crate::gpu::GpuError,
+    },
 }
 
-/// A mesh-processing stage.
-pub trait Pass: Send + Sync {
-    /// A short name for reports.
+impl PassError {
+    /// A GPU error met by `stage`.
+    pub fn gpu(stage: &str) -> impl FnOnce(crate::gpu::GpuError) -> PassError + '_ {
+        move |source| PassError::Gpu {
+            stage: stage.into(),
+            source,
+        }
+    }
+}
+
+/// Derived data a mesh pass can invalidate (a small bit set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Derived(u8);
+
+impl Derived {
+    pub const NONE: Derived = Derived(0);
+    /// vertex normals (a pass that moves positions invalidates them)
+    pub const NORMALS: Derived = Derived(1);
+    /// vertex-face adjacency (and, later, patches): any change of the index buffer
+    pub const ADJACENCY: Derived = Derived(2);
+    /// object bounds (a pass that moves positions invalidates them)
+    pub const BOUNDS: Derived = Derived(4);
+    /// everything built from the topology and the positions
+    pub const ALL: Derived = Derived(7);
+
+    pub fn contains(self, o: Derived) -> bool {
+        self.0 & o.0 == o.0
+    }
+}
+
+impl std::ops::BitOr for Derived {
+    type Output = Derived;
+    fn bitor(self, o: Derived) -> Derived {
+        Derived(self.0 | o.0)
+    }
+}
+
+/// What one pass is given besides its mesh: the backend, the device (with CUDA) and the derived
+/// data of the object, built on first use and cached until a pass invalidates it.
+pub struct PassContext<'a> {
+    pub backend: BackendKind,
+    pub gpu: Option<&'a Arc<Gpu>>,
+    /// the object's index in the scene, for messages
+    pub object: usize,
+    adjacency: Option<Arc<VertexFaces>>,
+}
+
+impl<'a> PassContext<'a> {
+    /// A context for one object.
+    pub fn new(backend: BackendKind, gpu: Option<&'a Arc<Gpu>>, object: usize) -> Self {
+        PassContext {
+            backend,
+            gpu,
+            object,
+            adjacency: None,
+        }
+    }
+
+    /// The vertex-face adjacency of `mesh` (built now, or the cached one).
+    pub fn adjacency(&mut self, mesh: &crate::Mesh) -> Arc<VertexFaces> {
+        self.adjacency
+            .get_or_insert_with(|| Arc::new(VertexFaces::build(&mesh.indices, mesh.vertex_count())))
+            .clone()
+    }
+
+    /// Whether the adjacency is cached (for tests and reports).
+    pub fn has_adjacency(&self) -> bool {
+        self.adjacency.is_some()
+    }
+
+    /// Drops the derived data `d` names.
+    pub fn invalidate(&mut self, d: Derived) {
+        if d.contains(Derived::ADJACENCY) {
+            self.adjacency = None;
+        }
+    }
+}
+
+/// A mesh pass: runs on every object when a scene is prepared.
+pub trait MeshPass: Send + Sync {
+    /// The stage's name, as [`parse`] knows it.
     fn name(&self) -> &str;
-    /// Processes one mesh in place.
-    fn run(&self, mesh: &mut Mesh) -> Result<(), PassError>;
+    /// The backends with an implementation; on any other the pass runs on the CPU.
+    fn backends(&self) -> &'static [BackendKind];
+    /// The derived data this pass makes stale when it changes the mesh.
+    fn invalidates(&self) -> Derived;
+    /// Runs on one object; returns what it changed, in a few words.
+    fn run(&self, mesh: &mut WorkingMesh, ctx: &mut PassContext) -> Result<String, PassError>;
+}
+
+/// One object as a frame stage sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectBounds {
+    /// object-space bounds of the vertices its triangles use (`None`: no triangles)
+    pub bounds: Option<(Vec3, Vec3)>,
+    pub model: Mat4,
+    pub triangles: u64,
+}
+
+/// What a frame stage is given: the backend, the device, the camera and the objects.
+pub struct FrameContext<'a> {
+    pub backend: BackendKind,
+    pub gpu: Option<&'a Arc<Gpu>>,
+    pub camera: &'a Camera,
+    pub view_proj: Mat4,
+    pub objects: &'a [ObjectBounds],
+}
+
+/// A frame stage: runs every frame before the geometry stage and may drop objects.
+pub trait FrameStage: Send + Sync {
+    fn name(&self) -> &str;
+    /// The backends with an implementation; on any other the stage runs on the CPU.
+    fn backends(&self) -> &'static [BackendKind];
+    /// Clears `visible[k]` for every object `k` the stage drops (it never sets one).
+    fn run(&self, ctx: &FrameContext, visible: &mut [bool]) -> Result<(), PassError>;
+}
+
+/// What one mesh pass did to one object.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StageReport {
+    pub stage: String,
+    pub object: usize,
+    pub backend: BackendKind,
+    pub ms: f64,
+    /// what it changed, in a few words
+    pub changed: String,
+    /// where the mesh had to move for it (to the host for a CPU-only pass, to the device)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moved: Option<String>,
+}
+
+/// What one frame stage did in one frame.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FrameStageStats {
+    pub stage: String,
+    pub backend: Option<BackendKind>,
+    pub ms: f64,
+    pub culled_objects: u64,
+    pub culled_triangles: u64,
+}
+
+/// A stage built from its name and arguments.
+pub enum Stage {
+    Mesh(Arc<dyn MeshPass>),
+    Frame(Arc<dyn FrameStage>),
+    /// the vertex order, which always runs last among the mesh stages
+    Order(crate::geometry::VertexOrder),
+}
+
+/// When a stage runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StageKind {
+    /// when a scene is prepared
+    Mesh,
+    /// every frame, before the geometry stage
+    Frame,
+}
+
+/// One argument of a stage.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ArgInfo {
+    pub name: &'static str,
+    /// the values it takes
+    pub values: &'static str,
+    pub default: &'static str,
+    pub about: &'static str,
+}
+
+/// A stage as `rxpipe passes` lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StageInfo {
+    pub name: &'static str,
+    pub kind: StageKind,
+    pub about: &'static str,
+    pub args: &'static [ArgInfo],
+    pub backends: &'static [BackendKind],
+    /// whether a pipeline runs it without being asked
+    pub default: &'static str,
+}
+
+/// Every stage rxpipe knows, in the order they run.
+pub fn registry() -> &'static [StageInfo] {
+    &[normals::INFO, order::INFO, frustum::INFO]
+}
+
+/// Parsed arguments of one stage: `(key, value)` pairs, bare values under the first argument's
+/// name, each checked against the stage's [`ArgInfo`].
+pub struct Args<'a> {
+    stage: &'static StageInfo,
+    pairs: Vec<(&'static str, &'a str)>,
+}
+
+impl<'a> Args<'a> {
+    fn new(stage: &'static StageInfo, args: &[&'a str]) -> Result<Args<'a>, PassError> {
+        let mut pairs = Vec::new();
+        for a in args {
+            let (key, value) = match a.split_once('=') {
+                Some((k, v)) => (k.trim(), v.trim()),
+                None => match stage.args.first() {
+                    Some(first) => (first.name, a.trim()),
+                    None => ("", a.trim()),
+                },
+            };
+            let Some(info) = stage.args.iter().find(|i| i.name == key) else {
+                let known: Vec<&str> = stage.args.iter().map(|i| i.name).collect();
+                return Err(PassError::Argument {
+                    stage: stage.name.into(),
+                    arg: a.to_string(),
+                    message: if known.is_empty() {
+                        "this stage takes no arguments".into()
+                    } else {
+                        format!("unknown argument (arguments: {})", known.join(", "))
+                    },
+                });
+            };
+            if pairs.iter().any(|(k, _)| *k == info.name) {
+                return Err(PassError::Argument {
+                    stage: stage.name.into(),
+                    arg: a.to_string(),
+                    message: "given twice".into(),
+                });
+            }
+            pairs.push((info.name, value));
+        }
+        Ok(Args { stage, pairs })
+    }
+
+    /// The value of `key`, if given.
+    pub fn get(&self, key: &str) -> Option<&'a str> {
+        self.pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    /// The value of `key` as one of `choices` (case-insensitive), or `default` when not given.
+    pub fn choice<T: Copy>(
+        &self,
+        key: &str,
+        choices: &[(&str, T)],
+        default: T,
+    ) -> Result<T, PassError> {
+        let Some(v) = self.get(key) else {
+            return Ok(default);
+        };
+        choices
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(v))
+            .map(|(_, t)| *t)
+            .ok_or_else(|| PassError::Argument {
+                stage: self.stage.name.into(),
+                arg: format!("{key}={v}"),
+                message: format!(
+                    "expected one of {}",
+                    choices
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+    }
+
+    /// A yes/no argument.
+    pub fn flag(&self, key: &str, default: bool) -> Result<bool, PassError> {
+        self.choice(
+            key,
+            &[
+                ("yes", true),
+                ("on", true),
+                ("true", true),
+                ("no", false),
+                ("off", false),
+                ("false", false),
+            ],
+            default,
+        )
+    }
+}
+
+/// Builds a stage from `NAME[:ARG[:ARG...]]`. An unknown name or argument is an error that lists
+/// what exists.
+pub fn parse(spec: &str) -> Result<Stage, PassError> {
+    let mut parts = spec.split(':');
+    let name = parts.next().unwrap_or("").trim();
+    let args: Vec<&str> = parts.filter(|a| !a.trim().is_empty()).collect();
+    let Some(info) = registry()
+        .iter()
+        .find(|i| i.name.eq_ignore_ascii_case(name))
+    else {
+        return Err(PassError::Unknown {
+            name: name.into(),
+            known: registry()
+                .iter()
+                .map(|i| i.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    };
+    let args = Args::new(info, &args)?;
+    match info.name {
+        "normals" => Ok(Stage::Mesh(Arc::new(Normals::from_args(&args)?))),
+        "order" => Ok(Stage::Order(Order::from_args(&args)?.0)),
+        "frustum" => Ok(Stage::Frame(Arc::new(Frustum::from_args(&args)?))),
+        _ => unreachable!("every registered stage is built above"),
+    }
+}
+
+/// Parses a list of stage specifications, each possibly comma-separated (`--pass a,b --pass c`).
+pub fn parse_list<S: AsRef<str>>(specs: &[S]) -> Result<Vec<Stage>, PassError> {
+    specs
+        .iter()
+        .flat_map(|s| {
+            s.as_ref()
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .map(|s| parse(&s))
+        .collect()
+}
+
+/// The registry as a table, for `rxpipe passes`.
+pub fn describe() -> String {
+    let mut s = String::new();
+    for i in registry() {
+        let backends: Vec<&str> = i.backends.iter().map(|b| b.name()).collect();
+        s += &format!(
+            "{} ({} stage; backends: {}; {})\n    {}\n",
+            i.name,
+            match i.kind {
+                StageKind::Mesh => "mesh",
+                StageKind::Frame => "frame",
+            },
+            backends.join(", "),
+            i.default,
+            i.about
+        );
+        for a in i.args {
+            s += &format!(
+                "    {}={} (default {}): {}\n",
+                a.name, a.values, a.default, a.about
+            );
+        }
+    }
+    s
 }

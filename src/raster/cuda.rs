@@ -11,7 +11,10 @@ use super::shade::srgb_lut;
 use super::tile::TILE;
 use super::{CullMode, RasterError, RasterOutput, RasterSettings, RasterStats, ShadingMode};
 use crate::geometry::cuda::{DeviceMesh, DeviceQueue};
-use crate::gpu::kernels;
+use crate::gpu::kernels::{self, Source};
+
+/// The raster stage's kernels (setup, binning, tile rasterisation and shading).
+pub const KERNELS: Source<'static> = crate::kernel_source!("raster.cu");
 use crate::gpu::{Context, Gpu, GpuError};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig};
 use cudarc::driver::{PushKernelArg, ValidAsZeroBits};
@@ -133,11 +136,7 @@ impl CudaRaster {
         records: usize,
         bins: usize,
     ) -> Result<CudaRaster, GpuError> {
-        let module = gpu.module(
-            "raster",
-            &[kernels::COMMON, kernels::SCAN, kernels::RASTER],
-            &[],
-        )?;
+        let module = gpu.module("raster", &[kernels::COMMON, kernels::BLOCKS, KERNELS], &[])?;
         let lut = gpu.upload(&srgb_lut()[..], "the sRGB table")?;
         let event = || {
             gpu.ctx

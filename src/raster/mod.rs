@@ -20,7 +20,7 @@ use glam::Vec3;
 use std::time::Instant;
 
 /// Which faces to drop before rasterisation. Front faces are counter-clockwise in NDC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum CullMode {
     None,
     #[default]

@@ -5,29 +5,26 @@ use glam::Vec3;
 use std::sync::OnceLock;
 
 /// How fragments are coloured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ShadingMode {
     /// Blinn-Phong with the scene light and the object's base colour
     #[default]
+    #[value(alias = "lambert", alias = "phong")]
     Lit,
     /// world-space normal as colour
+    #[value(alias = "normal")]
     Normals,
     /// view depth from near (white) to far (black)
     Depth,
     /// each vertex coloured by how many times it was shaded: green once, red six or more times
+    #[value(name = "rate", alias = "shading-rate", alias = "shadingrate")]
     ShadingRate,
 }
 
 impl ShadingMode {
     pub const NAMES: [&'static str; 4] = ["lit", "normals", "depth", "rate"];
     pub fn parse(s: &str) -> Option<ShadingMode> {
-        Some(match s.to_ascii_lowercase().as_str() {
-            "lit" | "lambert" | "phong" => ShadingMode::Lit,
-            "normals" | "normal" => ShadingMode::Normals,
-            "depth" => ShadingMode::Depth,
-            "rate" | "shading-rate" | "shadingrate" => ShadingMode::ShadingRate,
-            _ => return None,
-        })
+        <ShadingMode as clap::ValueEnum>::from_str(s, true).ok()
     }
     pub fn name(self) -> &'static str {
         match self {

@@ -13,6 +13,9 @@ use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 use std::sync::Arc;
 
+/// The re-indexing stage's kernels (need the shared scan and sort before them).
+pub const SOURCE: kernels::Source<'static> = crate::kernel_source!("reindex.cu");
+
 /// The two GPU methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GpuMethod {
@@ -150,7 +153,7 @@ const KERNELS: [&str; 14] = [
     "rxs_or_diff",
     "rxs_upsweep",
     "rxs_downsweep",
-    "rxr_mark_used",
+    "rxp_mark_used",
     "rxr_keys",
     "rxr_heads",
     "rxr_scatter",
@@ -178,11 +181,7 @@ fn launch_err(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> Gpu
 impl Reindexer {
     /// Compiles (or fetches from the cache) the kernels.
     pub fn new(gpu: &Arc<Gpu>) -> Result<Reindexer, GpuError> {
-        let module = gpu.module(
-            "reindex",
-            &[kernels::SCAN, kernels::SORT, kernels::REINDEX],
-            &[],
-        )?;
+        let module = gpu.module("reindex", &[kernels::BLOCKS, kernels::SORT, SOURCE], &[])?;
         let mut f = std::collections::HashMap::new();
         for k in KERNELS {
             f.insert(k, gpu.function(&module, k)?);
@@ -290,10 +289,10 @@ impl Reindexer {
         let nb = n.div_ceil(BLOCK as usize);
         let mb = m.div_ceil(BLOCK as usize);
         s.memset_zeros(&mut ws.used).ctx("clearing used flags")?;
-        let mut l = s.launch_builder(self.k("rxr_mark_used"));
+        let mut l = s.launch_builder(self.k("rxp_mark_used"));
         l.arg(&input.idx).arg(&m32).arg(&mut ws.used);
         // SAFETY: one thread per index; indices were validated below the vertex count.
-        unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxr_mark_used"))?;
+        unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxp_mark_used"))?;
         let Workspace {
             used,
             a,

@@ -68,7 +68,7 @@ pub enum ReindexError {
 }
 
 /// Which implementation re-indexes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// The fastest available: CUDA (hashing) with a GPU, the parallel CPU method otherwise.
@@ -101,6 +101,11 @@ impl Method {
             Method::CudaSort => "cuda-sort",
             Method::CudaHash => "cuda-hash",
         }
+    }
+
+    /// Whether the method runs on the GPU.
+    pub fn is_gpu(self) -> bool {
+        matches!(self, Method::CudaSort | Method::CudaHash)
     }
 
     pub fn parse(s: &str) -> Option<Method> {

@@ -1,0 +1,71 @@
+// Building blocks every stage's kernels share, written once: a warp scan, a block scan, a
+// block-wide bitonic sort in shared memory, and two small whole-buffer kernels (marking used
+// vertices, summing counts). Device-wide scan and radix sort are in sort.cu.
+#pragma once
+
+// Inclusive prefix sum of `v` over the lanes of a full warp.
+__device__ __forceinline__ unsigned rxp_warp_scan(unsigned v, unsigned lane) {
+#pragma unroll
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        const unsigned y = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += y;
+    }
+    return v;
+}
+
+// Exclusive prefix sum of every thread's `v` over the block (blockDim.x a multiple of 32, at most
+// 1024); `total` receives the block's sum. Every thread of the block must call it.
+__device__ __forceinline__ unsigned rxp_block_scan(unsigned v, unsigned* total) {
+    __shared__ unsigned sums[32];
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const unsigned x = rxp_warp_scan(v, lane);
+    if (lane == 31) sums[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        const unsigned s = rxp_warp_scan(lane < warps ? sums[lane] : 0, lane);
+        if (lane < warps) sums[lane] = s;
+    }
+    __syncthreads();
+    const unsigned before = warp == 0 ? 0 : sums[warp - 1];
+    *total = sums[warps - 1];
+    __syncthreads();
+    return before + x - v;
+}
+
+// Sorts `n` 64-bit keys in shared memory ascending (n a power of two), thread `t` of `threads`
+// taking every threads-th element. Every thread of the block must call it; it ends synchronised.
+__device__ __forceinline__ void rxp_bitonic_sort(unsigned long long* keys, unsigned n, unsigned t,
+                                                 unsigned threads) {
+    for (unsigned k = 2; k <= n; k <<= 1) {
+        for (unsigned j = k >> 1; j > 0; j >>= 1) {
+            for (unsigned i = t; i < n; i += threads) {
+                const unsigned o = i ^ j;
+                if (o > i) {
+                    const bool up = (i & k) == 0;
+                    const unsigned long long a = keys[i], b = keys[o];
+                    if ((a > b) == up) {
+                        keys[i] = b;
+                        keys[o] = a;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// used[idx[k]] = 1 for every one of the m indices
+extern "C" __global__ void rxp_mark_used(const unsigned* __restrict__ idx, unsigned m,
+                                         unsigned* __restrict__ used) {
+    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < m) used[idx[k]] = 1u;
+}
+
+// *total += the sum of the n counts, with one atomic per warp
+extern "C" __global__ void rxp_sum_u32(const unsigned* __restrict__ counts, unsigned n,
+                                       unsigned long long* total) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long v = i < n ? counts[i] : 0;
+    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+    if ((threadIdx.x & 31) == 0 && v) atomicAdd(total, v);
+}

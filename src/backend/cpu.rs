@@ -1,0 +1,126 @@
+//! The CPU reference backend: the geometry stage of [`crate::geometry::cpu`] with a Rust vertex
+//! shader, and the raster stage of [`crate::raster`], both parallel with rayon.
+
+use super::{Api, BackendKind, DrawRef};
+use crate::geometry::{self, Batches, GeometryStats, ShadedGeometry, Strategy, Uniforms};
+use crate::geometry::{VertexIn, VertexShader};
+use crate::passes::WorkingMesh;
+use crate::raster::{self, Draw, RasterOutput, RasterSettings};
+use crate::Error;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// A mesh resident on the CPU: shader inputs, indices and dynamic batches.
+#[derive(Debug, Clone, Default)]
+pub struct CpuMesh {
+    pub vertices: Vec<VertexIn>,
+    pub indices: Vec<u32>,
+    pub batches: Option<Batches>,
+}
+
+/// The CPU backend with one vertex shader.
+pub struct CpuApi {
+    pub shader: Arc<dyn VertexShader>,
+    started: Mutex<Option<Instant>>,
+}
+
+impl CpuApi {
+    pub fn new(shader: Arc<dyn VertexShader>) -> CpuApi {
+        CpuApi {
+            shader,
+            started: Mutex::new(None),
+        }
+    }
+}
+
+impl Api for CpuApi {
+    type Mesh = CpuMesh;
+    type Queue = ShadedGeometry;
+
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cpu
+    }
+
+    fn resident(
+        &self,
+        mesh: &mut WorkingMesh,
+        limits: Option<(u32, u32)>,
+    ) -> Result<CpuMesh, Error> {
+        let m = mesh.host_mut()?;
+        let vertices = VertexIn::from_mesh(m);
+        let indices = std::mem::take(&mut m.indices);
+        let batches = match limits {
+            Some((mi, mv)) => Some(Batches::build(&indices, vertices.len(), mi, mv)?),
+            None => None,
+        };
+        Ok(CpuMesh {
+            vertices,
+            indices,
+            batches,
+        })
+    }
+
+    fn begin_frame(&self) -> Result<(), Error> {
+        *self.started.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+        Ok(())
+    }
+
+    fn shade(
+        &self,
+        strategy: Strategy,
+        mesh: &CpuMesh,
+        uniforms: &Uniforms,
+        rate: bool,
+        queue: &mut Option<ShadedGeometry>,
+    ) -> Result<(), Error> {
+        let g = queue.get_or_insert_with(Default::default);
+        // batches built for other limits are not used (the stage builds its own)
+        let batches = mesh
+            .batches
+            .as_ref()
+            .filter(|b| Some((b.max_indices, b.max_vertices)) == strategy.dynamic_limits());
+        geometry::cpu::run_into(
+            strategy,
+            &mesh.vertices,
+            &mesh.indices,
+            batches,
+            &*self.shader,
+            uniforms,
+            g,
+        )?;
+        if rate {
+            let counts = g.invocations_per_vertex(mesh.vertices.len());
+            for (v, &s) in g.vertices.iter_mut().zip(&g.sources) {
+                v.extra = counts[s as usize] as f32;
+            }
+        }
+        Ok(())
+    }
+
+    fn raster(
+        &self,
+        draws: &[DrawRef<'_, Self>],
+        settings: &RasterSettings,
+        out: &mut RasterOutput,
+    ) -> Result<f64, Error> {
+        let geometry_ms = self
+            .started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .map_or(0.0, |t| t.elapsed().as_secs_f64() * 1e3);
+        let draws: Vec<Draw> = draws
+            .iter()
+            .map(|d| Draw {
+                geometry: d.queue,
+                color: d.color,
+            })
+            .collect();
+        raster::rasterize_into(&draws, settings, out)?;
+        Ok(geometry_ms)
+    }
+
+    fn stats(&self, _: &CpuMesh, queue: &ShadedGeometry) -> Result<GeometryStats, Error> {
+        Ok(queue.stats)
+    }
+}

@@ -1,0 +1,124 @@
+//! The CUDA backend: the geometry stage of [`crate::geometry::cuda`] with a CUDA vertex shader
+//! compiled into its kernels, and the raster stage of [`crate::raster::cuda`]. A frame stays on
+//! the device from the first vertex to the last pixel; colour and depth are downloaded once.
+
+use super::{Api, BackendKind, DrawRef};
+use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh, DeviceQueue};
+use crate::geometry::{GeometryStats, Strategy, Uniforms, VertexIn};
+use crate::gpu::Gpu;
+use crate::passes::WorkingMesh;
+use crate::raster::cuda::{CudaRaster, GpuDraw};
+use crate::raster::{RasterOutput, RasterSettings, ShadingMode};
+use crate::Error;
+use std::sync::{Arc, Mutex};
+
+/// The CUDA backend with one vertex shader: the geometry kernels compiled with it, and the
+/// rasteriser with its buffers (kept from frame to frame).
+pub struct CudaApi {
+    pub gpu: Arc<Gpu>,
+    pub geometry: CudaGeometry,
+    raster: Mutex<CudaRaster>,
+}
+
+impl CudaApi {
+    /// Compiles (or fetches from the caches) the geometry kernels with `shader` and the raster
+    /// kernels.
+    pub fn new(gpu: Arc<Gpu>, shader: CudaShader) -> Result<CudaApi, Error> {
+        Ok(CudaApi {
+            geometry: CudaGeometry::new(gpu.clone(), shader, true)?,
+            raster: Mutex::new(CudaRaster::new(gpu.clone())?),
+            gpu,
+        })
+    }
+
+    fn rasteriser(&self) -> std::sync::MutexGuard<'_, CudaRaster> {
+        self.raster.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Api for CudaApi {
+    type Mesh = DeviceMesh;
+    type Queue = DeviceQueue;
+
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
+    }
+
+    fn resident(
+        &self,
+        mesh: &mut WorkingMesh,
+        limits: Option<(u32, u32)>,
+    ) -> Result<DeviceMesh, Error> {
+        let mut dm = match mesh.current_device() {
+            Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
+            None => {
+                let m = mesh.host()?;
+                DeviceMesh::upload(&self.gpu, &VertexIn::from_mesh(m), &m.indices, None)?
+            }
+        };
+        if let Some((mi, mv)) = limits {
+            dm.build_batches(&self.gpu, mi, mv)?;
+        }
+        Ok(dm)
+    }
+
+    fn begin_frame(&self) -> Result<(), Error> {
+        Ok(self.rasteriser().mark_start()?)
+    }
+
+    fn shade(
+        &self,
+        strategy: Strategy,
+        mesh: &DeviceMesh,
+        uniforms: &Uniforms,
+        _rate: bool,
+        queue: &mut Option<DeviceQueue>,
+    ) -> Result<(), Error> {
+        let c = &self.geometry;
+        if queue
+            .as_ref()
+            .is_none_or(|q| q.strategy != strategy || q.index_count != mesh.index_count)
+        {
+            *queue = Some(c.queue(mesh, strategy)?);
+        }
+        let q = queue.as_mut().expect("made above");
+        // the counts feed the statistics and the shading-rate mode alike
+        c.reset_counts(q)?;
+        c.enqueue(strategy, mesh, uniforms, q)?;
+        c.sum_counts(q, mesh.vertex_count)?;
+        Ok(())
+    }
+
+    fn raster(
+        &self,
+        draws: &[DrawRef<'_, Self>],
+        settings: &RasterSettings,
+        out: &mut RasterOutput,
+    ) -> Result<f64, Error> {
+        let rate = settings.shading == ShadingMode::ShadingRate;
+        let draws: Vec<GpuDraw> = draws
+            .iter()
+            .map(|d| GpuDraw {
+                queue: d.queue,
+                triangles: d.mesh.index_count / 3,
+                color: d.color,
+                rate: rate.then_some((d.mesh, &d.queue.counts)),
+            })
+            .collect();
+        let mut r = self.rasteriser();
+        r.render(&draws, settings, out)?;
+        Ok(r.times.before_ms)
+    }
+
+    fn stats(&self, mesh: &DeviceMesh, queue: &DeviceQueue) -> Result<GeometryStats, Error> {
+        Ok(GeometryStats {
+            invocations: self.gpu.download(&queue.total, 1)?[0],
+            triangles: (mesh.index_count / 3) as u64,
+            unique_vertices: mesh.unique_vertices as u64,
+        })
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.rasteriser().grown.clone()
+    }
+}

@@ -1,0 +1,180 @@
+//! Backends: where the stages of a frame run.
+//!
+//! [`Api`] says what a backend provides to the frame: a resident mesh (shader inputs, indices and
+//! dynamic batches), the geometry stage with a strategy and a vertex shader, the raster stage and
+//! the statistics. The CPU reference ([`cpu::CpuApi`]) and CUDA ([`cuda::CudaApi`]) implement it,
+//! and [`crate::pipeline`] runs one generic frame over it, so there is exactly one frame path.
+//!
+//! [`Backend`] is what a user asks for (`auto`, `cpu`, `cuda`); [`BackendKind`] is what ran. A
+//! [`Renderer`] is the choice made once: `Auto` says what it picked and why, and nothing falls
+//! back silently afterwards (a combination that cannot run where asked is an error naming why).
+
+pub mod cpu;
+pub mod cuda;
+
+use crate::geometry::{GeometryStats, Strategy, Uniforms};
+use crate::gpu::Gpu;
+use crate::raster::{RasterOutput, RasterSettings};
+use crate::Error;
+use std::sync::Arc;
+
+/// Where stages should run, as a user asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Backend {
+    /// CUDA when a device and NVRTC load, otherwise the CPU (and it says why)
+    #[default]
+    Auto,
+    /// the CPU reference (rayon)
+    Cpu,
+    /// the CUDA backend; an error when no device or NVRTC can be used
+    #[value(alias = "gpu")]
+    Cuda,
+}
+
+impl Backend {
+    /// Parses `auto`, `cpu`, `cuda` (or `gpu`).
+    pub fn parse(s: &str) -> Option<Backend> {
+        <Backend as clap::ValueEnum>::from_str(s, true).ok()
+    }
+}
+
+/// The backend that ran a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Cpu,
+    Cuda,
+}
+
+impl BackendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The chosen backend, made once and shared by pipelines.
+#[derive(Debug, Clone)]
+pub struct Renderer {
+    kind: BackendKind,
+    /// the device, with the CUDA backend
+    gpu: Option<Arc<Gpu>>,
+    /// what the renderer chose and why, for the user
+    pub notice: String,
+}
+
+impl Renderer {
+    /// Chooses a backend. `Auto` takes CUDA when a device and NVRTC can be used and otherwise the
+    /// CPU, saying why in [`Renderer::notice`]; `Cuda` without a usable device is an error.
+    pub fn new(backend: Backend) -> Result<Renderer, Error> {
+        match backend {
+            Backend::Cpu => Ok(Renderer::cpu("backend: cpu (asked for)".into())),
+            Backend::Auto => match Gpu::new() {
+                Ok(gpu) => {
+                    let mut r = Renderer::from_gpu(gpu);
+                    r.notice = format!("{} (auto: a CUDA device and NVRTC were found)", r.notice);
+                    Ok(r)
+                }
+                Err(e) => Ok(Renderer::cpu(format!("backend: cpu (auto: {e})"))),
+            },
+            Backend::Cuda => Ok(Renderer::from_gpu(Gpu::new()?)),
+        }
+    }
+
+    fn cpu(notice: String) -> Renderer {
+        Renderer {
+            kind: BackendKind::Cpu,
+            gpu: None,
+            notice,
+        }
+    }
+
+    /// The CUDA backend on a device already opened.
+    pub fn from_gpu(gpu: Arc<Gpu>) -> Renderer {
+        Renderer {
+            kind: BackendKind::Cuda,
+            notice: format!("backend: cuda, {}", gpu.name),
+            gpu: Some(gpu),
+        }
+    }
+
+    /// The device, with the CUDA backend.
+    pub fn gpu(&self) -> Option<&Arc<Gpu>> {
+        self.gpu.as_ref()
+    }
+
+    /// The backend every stage of this renderer's pipelines runs on.
+    pub fn kind(&self) -> BackendKind {
+        self.kind
+    }
+}
+
+/// One object's draw for [`Api::raster`]: its resident mesh, the queue the geometry stage wrote
+/// for it this frame, and its base colour.
+pub struct DrawRef<'a, A: Api + ?Sized> {
+    pub mesh: &'a A::Mesh,
+    pub queue: &'a A::Queue,
+    /// linear RGBA
+    pub color: [f32; 4],
+}
+
+/// What a backend provides to a frame. Implemented by the CPU reference and by CUDA; the frame in
+/// [`crate::pipeline`] is one generic function over it.
+pub trait Api: Send + Sync {
+    /// A mesh made resident for the geometry stage: shader inputs, whole triangles, batches.
+    type Mesh: Send + Sync;
+    /// The geometry stage's output for one object, reused frame after frame.
+    type Queue: Send;
+
+    /// The backend this is.
+    fn kind(&self) -> BackendKind;
+
+    /// Makes a prepared mesh resident, with dynamic batches for `limits` when given. The mesh has
+    /// passed its stages; `mesh` is what the stages left (on the host or, with CUDA, possibly on
+    /// the device already).
+    fn resident(
+        &self,
+        mesh: &mut crate::passes::WorkingMesh,
+        limits: Option<(u32, u32)>,
+    ) -> Result<Self::Mesh, Error>;
+
+    /// Starts a frame's timing (the geometry stage's time runs from here to the raster stage).
+    fn begin_frame(&self) -> Result<(), Error>;
+
+    /// The geometry stage: `strategy` over `mesh` with the backend's vertex shader into `queue`
+    /// (made or remade to fit when it does not). With `rate`, each shaded vertex's `extra`
+    /// varying carries how often its source vertex was shaded (the shading-rate mode).
+    fn shade(
+        &self,
+        strategy: Strategy,
+        mesh: &Self::Mesh,
+        uniforms: &Uniforms,
+        rate: bool,
+        queue: &mut Option<Self::Queue>,
+    ) -> Result<(), Error>;
+
+    /// The raster stage over the draws, in order, into `out`; returns the geometry stage's time
+    /// since [`Api::begin_frame`] in milliseconds.
+    fn raster(
+        &self,
+        draws: &[DrawRef<'_, Self>],
+        settings: &RasterSettings,
+        out: &mut RasterOutput,
+    ) -> Result<f64, Error>;
+
+    /// Invocation statistics of the last [`Api::shade`] into `queue`.
+    fn stats(&self, mesh: &Self::Mesh, queue: &Self::Queue) -> Result<GeometryStats, Error>;
+
+    /// Notes about the last frame (buffers that had to grow), for the user.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+}

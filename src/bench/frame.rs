@@ -1,0 +1,187 @@
+//! The frame benchmark: whole frames on the GPU, per-stage device times.
+
+use super::{bench_mesh, Machine, MeshRow, GEOMETRY_MESHES};
+use crate::geometry::{Strategy, VertexOrder};
+use crate::gpu::{median, Gpu};
+use crate::Error;
+use glam::Vec3;
+use serde::Serialize;
+use std::sync::Arc;
+
+/// The meshes of the frame benchmark (those of the geometry benchmark).
+pub const FRAME_MESHES: [&str; 4] = GEOMETRY_MESHES;
+
+/// One mesh and strategy of the frame benchmark: medians of CUDA-event stage times in ms.
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameRow {
+    pub mesh: String,
+    pub strategy: String,
+    pub triangles: u64,
+    /// triangles left after setup (binned)
+    pub rasterized: u64,
+    pub asr: f64,
+    pub geometry_ms: f64,
+    pub setup_ms: f64,
+    pub bin_ms: f64,
+    pub raster_ms: f64,
+    /// the device time of the whole frame (median of the per-frame sums)
+    pub frame_ms: f64,
+    /// host wall time of a frame including the download of colour and depth
+    pub with_download_ms: f64,
+    /// host wall time of the frame stages (the frustum test, with its download on the GPU)
+    pub frame_stages_ms: f64,
+    /// objects the frame stages dropped in the last frame
+    pub culled_objects: u64,
+    pub runs: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameReport {
+    #[serde(flatten)]
+    pub machine: Machine,
+    pub width: u32,
+    pub height: u32,
+    /// whether the frustum stage ran
+    pub frustum: bool,
+    pub meshes: Vec<MeshRow>,
+    pub rows: Vec<FrameRow>,
+}
+
+/// A camera looking at the bounds from the front and above, at the distance where the bounding
+/// sphere's diameter spans `fraction` of the screen height.
+pub fn camera_spanning(lo: Vec3, hi: Vec3, fraction: f32) -> crate::Camera {
+    let mut c = crate::Camera::framing(lo, hi);
+    let centre = (lo + hi) * 0.5;
+    let r = ((hi - lo).length() * 0.5).max(1e-6);
+    let dist = r / (fraction * (c.fov_y.to_radians() * 0.5).tan());
+    c.eye = centre + (c.eye - centre).normalize() * dist;
+    c.near = (dist - r).max(dist * 1e-3);
+    c.far = dist + 2.0 * r;
+    c
+}
+
+/// Runs the frame benchmark: whole frames (geometry, setup, binning, rasterisation and shading,
+/// lit) of each mesh with each strategy at `size` on the GPU, the mesh framed so that its bounds
+/// span 60% of the screen height.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    gpu: Arc<Gpu>,
+    meshes: &[&str],
+    strategies: &[Strategy],
+    size: (u32, u32),
+    frustum: bool,
+    warmup: usize,
+    runs: usize,
+    progress: &dyn Fn(&str),
+) -> Result<FrameReport, Error> {
+    let info = crate::gpu::probe();
+    let mut report = FrameReport {
+        machine: Machine::of(&gpu, &info),
+        width: size.0,
+        height: size.1,
+        frustum,
+        meshes: vec![],
+        rows: vec![],
+    };
+    let renderer = crate::Renderer::from_gpu(gpu);
+    for &name in meshes {
+        progress(&format!("{name}: loading"));
+        let m = bench_mesh(name)?;
+        report.meshes.push(MeshRow {
+            mesh: name.into(),
+            vertices: m.vertex_count(),
+            triangles: m.triangle_count(),
+        });
+        // the grid is already in Forsyth order, copy by copy
+        let order = if name.starts_with("bunny-grid") {
+            VertexOrder::Input
+        } else {
+            VertexOrder::Forsyth
+        };
+        let mut scene = crate::Scene::from_meshes(name, vec![m]);
+        let (lo, hi) = scene.bounds().unwrap_or((Vec3::splat(-1.0), Vec3::ONE));
+        scene.camera = camera_spanning(lo, hi, 0.6);
+        let mut prepared: Option<crate::Prepared> = None;
+        for &s in strategies {
+            progress(&format!("{name}: {}", s.name()));
+            let p = crate::Pipeline::builder()
+                .strategy(s)
+                .order(order)
+                .default_stages(frustum)
+                .build(&renderer)?;
+            if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
+                prepared = Some(p.prepare(&scene)?);
+            }
+            let pr = prepared.as_ref().expect("prepared above");
+            let mut f = crate::Frame::empty();
+            for _ in 0..warmup {
+                p.render_into(pr, &scene, &scene.camera, size, 0.0, &mut f)?;
+            }
+            let mut stages: [Vec<f64>; 7] = Default::default();
+            for _ in 0..runs {
+                p.render_into(pr, &scene, &scene.camera, size, 0.0, &mut f)?;
+                let st = &f.stats;
+                let r = &st.raster;
+                let dev = st.geometry_ms + r.setup_ms + r.bin_ms + r.raster_ms;
+                for (v, x) in stages.iter_mut().zip([
+                    st.geometry_ms,
+                    r.setup_ms,
+                    r.bin_ms,
+                    r.raster_ms,
+                    dev,
+                    st.total_ms,
+                    st.stages.iter().map(|s| s.ms).sum(),
+                ]) {
+                    v.push(x);
+                }
+            }
+            report.rows.push(FrameRow {
+                mesh: name.into(),
+                strategy: s.name().into(),
+                triangles: f.stats.geometry.triangles,
+                rasterized: f.stats.raster.rasterized,
+                asr: f.stats.geometry.asr(),
+                geometry_ms: median(&stages[0]),
+                setup_ms: median(&stages[1]),
+                bin_ms: median(&stages[2]),
+                raster_ms: median(&stages[3]),
+                frame_ms: median(&stages[4]),
+                with_download_ms: median(&stages[5]),
+                frame_stages_ms: median(&stages[6]),
+                culled_objects: f.stats.culled().0,
+                runs,
+            });
+        }
+    }
+    Ok(report)
+}
+
+impl FrameReport {
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "# Whole frames on the GPU\n\n{}. {}x{}, lit (Blinn-Phong), back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height. Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'frame stages' is the host's wall time of the frame stages ({}), outside the device total; 'with download' is the host's wall time of the whole frame including the frame stages and the download of colour and depth.\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            self.machine,
+            self.width,
+            self.height,
+            if self.frustum { "the frustum test" } else { "none" }
+        );
+        for r in &self.rows {
+            s += &format!(
+                "| {} | {} | {} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | **{:.3}** | {:.2} |\n",
+                r.mesh,
+                r.triangles,
+                r.strategy,
+                r.asr,
+                r.rasterized,
+                r.frame_stages_ms,
+                r.geometry_ms,
+                r.setup_ms,
+                r.bin_ms,
+                r.raster_ms,
+                r.frame_ms,
+                r.with_download_ms
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,101 @@
+//! `rxpipe asr`: the average shading rate of each reuse strategy on a mesh, on the chosen backend.
+
+use crate::{spinner, Res};
+use rxpipe::{Backend, Pipeline, Renderer, Scene, Strategy, VertexOrder};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// a mesh file, or a generator: icosphere:LEVEL, torus:N, grid:N, rings:TRIANGLES
+    mesh: PathBuf,
+    /// strategies, comma-separated [default: all]
+    #[arg(long, value_enum, value_delimiter = ',')]
+    strategy: Vec<Strategy>,
+    #[arg(long, value_enum, default_value = "forsyth")]
+    order: VertexOrder,
+    /// where the geometry stage runs
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: Backend,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Row {
+    strategy: String,
+    invocations: u64,
+    triangles: u64,
+    asr: f64,
+    ideal: f64,
+}
+
+pub fn run(a: Args) -> Res {
+    let strategies = if a.strategy.is_empty() {
+        Strategy::all().to_vec()
+    } else {
+        a.strategy.clone()
+    };
+    let pb = spinner(format!("loading {}", a.mesh.display()));
+    let mesh = match a.mesh.to_str().and_then(rxpipe::mesh::from_spec) {
+        Some(m) => m,
+        None => rxpipe::io::load_mesh(&a.mesh)?,
+    };
+    let (vertices, triangles) = (mesh.vertex_count(), mesh.triangle_count());
+    let scene = Scene::from_meshes(&a.mesh.display().to_string(), vec![mesh]);
+    let renderer = Renderer::new(a.backend)?;
+    pb.finish_and_clear();
+    eprintln!("{}", renderer.notice);
+    let bar = indicatif::ProgressBar::new(strategies.len() as u64);
+    let mut rows = Vec::new();
+    let mut prepared = None;
+    for st in strategies {
+        bar.set_message(st.to_string());
+        // the mesh as given (no re-indexing), in the asked order
+        let p = Pipeline::builder()
+            .strategy(st)
+            .order(a.order)
+            .reindex(None)
+            .build(&renderer)?;
+        if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
+            prepared = Some(p.prepare(&scene)?);
+        }
+        let stats = p.geometry_stats(prepared.as_ref().expect("prepared above"))?;
+        rows.push(Row {
+            strategy: st.to_string(),
+            invocations: stats.invocations,
+            triangles: stats.triangles,
+            asr: stats.asr(),
+            ideal: stats.ideal_asr(),
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "mesh": a.mesh.display().to_string(),
+                "order": a.order.to_string(),
+                "backend": renderer.kind(),
+                "vertices": vertices,
+                "rows": rows,
+            }))?
+        );
+    } else {
+        println!(
+            "{} ({vertices} vertices, {triangles} triangles, {} order, {} backend)",
+            a.mesh.display(),
+            a.order,
+            renderer.kind()
+        );
+        println!("| strategy | invocations | triangles | ASR | ideal |");
+        println!("|---|---:|---:|---:|---:|");
+        for r in rows {
+            println!(
+                "| {} | {} | {} | {:.3} | {:.3} |",
+                r.strategy, r.invocations, r.triangles, r.asr, r.ideal
+            );
+        }
+    }
+    Ok(())
+}

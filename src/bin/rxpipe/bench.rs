@@ -1,0 +1,165 @@
+//! `rxpipe bench`: the paper-style tables measured on this machine.
+
+use crate::{spinner, Res};
+use rxpipe::Strategy;
+use std::path::PathBuf;
+
+#[derive(clap::Subcommand)]
+pub enum What {
+    /// Re-indexing (Wald's Table 1): CPU serial, CPU parallel, meshopt, GPU sort and hash
+    Reindex {
+        /// comma-separated grid sizes N (5 N² vertices each)
+        #[arg(long, value_delimiter = ',', default_value = "8,64,1024,4096,8192",
+              value_parser = clap::value_parser!(u32).range(1..=29308))]
+        sizes: Vec<u32>,
+        /// skip the serial CPU method where the last size predicts more than this many seconds
+        #[arg(long, default_value_t = 60.0)]
+        serial_limit: f64,
+        /// GPU columns only
+        #[arg(long)]
+        no_cpu: bool,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Geometry stage: ms per strategy and shader load (Table 2), shading rates (Table 1), roofline
+    Geometry {
+        #[command(flatten)]
+        common: MeshArgs,
+    },
+    /// Whole frames on the GPU: per-stage times of frame stages, geometry, setup, binning, raster
+    Frame {
+        #[arg(
+            long,
+            value_enum,
+            value_delimiter = ',',
+            default_value = "naive,warp,hash,phash"
+        )]
+        strategies: Vec<Strategy>,
+        /// WIDTHxHEIGHT
+        #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+        size: (u32, u32),
+        /// run without the frustum stage (its cost is the difference)
+        #[arg(long)]
+        no_frustum: bool,
+        #[command(flatten)]
+        common: MeshArgs,
+    },
+}
+
+/// Options of the benchmarks that run on meshes.
+#[derive(clap::Args)]
+pub struct MeshArgs {
+    /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "bunny,ogre,icosphere:9,bunny-grid:104"
+    )]
+    meshes: Vec<String>,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// Options every benchmark takes: runs and the report.
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    runs: u64,
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// print JSON instead of markdown
+    #[arg(long)]
+    json: bool,
+    /// also write the markdown report to this file (never over an existing one)
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    s.split_once('x')
+        .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
+        .filter(|&(w, h): &(u32, u32)| w > 0 && h > 0)
+        .ok_or_else(|| format!("bad size '{s}' (expected WIDTHxHEIGHT, e.g. 1920x1080)"))
+}
+
+pub fn run(what: What) -> Res {
+    match what {
+        What::Reindex {
+            sizes,
+            serial_limit,
+            no_cpu,
+            report: c,
+        } => {
+            let gpu = match rxpipe::gpu::Gpu::new() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!("notice: {e}; measuring the CPU columns only");
+                    None
+                }
+            };
+            let pb = spinner("starting".into());
+            let report = rxpipe::bench::reindex::run(
+                gpu,
+                &sizes,
+                c.warmup,
+                c.runs as usize,
+                !no_cpu,
+                serial_limit,
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), &c)
+        }
+        What::Geometry { common: c } => {
+            let gpu = rxpipe::gpu::Gpu::new()?;
+            let names: Vec<&str> = c.meshes.iter().map(|s| s.trim()).collect();
+            let pb = spinner("starting".into());
+            let r = &c.report;
+            let report =
+                rxpipe::bench::geometry::run(gpu, &names, r.warmup, r.runs as usize, &|m| {
+                    pb.set_message(m.to_string())
+                })?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), r)
+        }
+        What::Frame {
+            strategies,
+            size,
+            no_frustum,
+            common: c,
+        } => {
+            let gpu = rxpipe::gpu::Gpu::new()?;
+            let names: Vec<&str> = c.meshes.iter().map(|s| s.trim()).collect();
+            let pb = spinner("starting".into());
+            let r = &c.report;
+            let report = rxpipe::bench::frame::run(
+                gpu,
+                &names,
+                &strategies,
+                size,
+                !no_frustum,
+                r.warmup,
+                r.runs as usize,
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), r)
+        }
+    }
+}
+
+/// Prints a benchmark report as markdown or JSON, and writes the markdown to a file when asked.
+fn out(report: &impl serde::Serialize, md: String, a: &ReportArgs) -> Res {
+    if let Some(p) = &a.markdown {
+        if p.exists() {
+            return Err(format!("{} exists; choose another file", p.display()).into());
+        }
+        std::fs::write(p, &md)?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print!("{md}");
+    }
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! The rxpipe command line: one module per command.
+
+mod asr;
+mod bench;
+mod info;
+mod mesh_tools;
+mod passes;
+mod render;
+mod view;
+
+use clap::{Parser, Subcommand};
+use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "rxpipe",
+    version,
+    about = "A compute-mode rendering pipeline with batch vertex reuse (Kenzel et al. 2018)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Open a scene (.toml, glTF or any mesh file) in a window [default: scenes/default.toml]
+    View(view::Args),
+    /// Render a scene to a PNG file
+    Render(render::Args),
+    /// Average shading rate of each reuse strategy on a mesh
+    Asr(asr::Args),
+    /// Remove duplicate and unused vertices (Wald), writing OBJ or binary PLY
+    Reindex(mesh_tools::ReindexCmd),
+    /// Merge meshes into one, vertices they share stored once
+    Merge(mesh_tools::MergeCmd),
+    /// Extract some faces as a compact mesh: index ranges, or one part (glTF primitive/material)
+    Subset(mesh_tools::SubsetCmd),
+    /// List the pipeline's stages (mesh passes and frame stages) with their arguments
+    Passes(passes::Args),
+    /// The paper's tables measured on the GPU
+    Bench {
+        #[command(subcommand)]
+        what: bench::What,
+    },
+    /// Version, backend, CUDA device and NVRTC
+    Info(info::Args),
+}
+
+/// The pipeline options of `view` and `render`.
+#[derive(clap::Args)]
+pub struct PipelineArgs {
+    #[arg(long, value_enum, default_value = "hash")]
+    strategy: Strategy,
+    #[arg(long, value_enum, default_value = "input")]
+    order: VertexOrder,
+    #[arg(long, value_enum, default_value = "lit")]
+    shading: ShadingMode,
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: Backend,
+    /// a stage NAME[:ARG[:ARG...]] (repeatable or comma-separated; `rxpipe passes` lists them);
+    /// runs after the scene file's `passes`
+    #[arg(long = "pass", value_name = "NAME[:ARGS]")]
+    passes: Vec<String>,
+}
+
+impl PipelineArgs {
+    /// The renderer these options ask for and a pipeline on it, with the scene's stages first.
+    fn build(
+        &self,
+        scene: &Scene,
+        cull: CullMode,
+    ) -> Result<(Renderer, Pipeline), Box<dyn std::error::Error>> {
+        let renderer = Renderer::new(self.backend)?;
+        let builder = Pipeline::builder()
+            .strategy(self.strategy)
+            .order(self.order)
+            .shading(self.shading)
+            .cull(cull)
+            .stages(&scene.passes)
+            .map_err(|e| format!("{}: passes: {e}", scene.name))?;
+        let pipeline = builder.stages(&self.passes)?.build(&renderer)?;
+        Ok((renderer, pipeline))
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // no command: `view` with its defaults
+    let command = cli.command.unwrap_or_else(|| {
+        Cli::parse_from(["rxpipe", "view"])
+            .command
+            .expect("`view` parses")
+    });
+    let result = match command {
+        Command::View(a) => view::run(a),
+        Command::Render(a) => render::run(a),
+        Command::Asr(a) => asr::run(a),
+        Command::Reindex(a) => mesh_tools::reindex(a),
+        Command::Merge(a) => mesh_tools::merge(a),
+        Command::Subset(a) => mesh_tools::subset(a),
+        Command::Passes(a) => passes::run(a),
+        Command::Bench { what } => bench::run(what),
+        Command::Info(a) => info::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rxpipe: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Res = Result<(), Box<dyn std::error::Error>>;
+
+/// A spinner on standard error for slow steps.
+fn spinner(msg: String) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_message(msg);
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+/// Where the default scene is (the repository's scenes/default.toml).
+fn default_scene() -> PathBuf {
+    PathBuf::from("scenes/default.toml")
+}

@@ -1,0 +1,190 @@
+//! `rxpipe reindex`, `merge` and `subset`: load, re-index (on the GPU when there is one), write.
+//! They never overwrite an input, nor an existing file without `--force`.
+
+use crate::{spinner, Res};
+use rxpipe::reindex::{self, Method, ReindexOptions};
+use std::path::PathBuf;
+
+/// Options of the mesh tools.
+#[derive(clap::Args)]
+pub struct ToolArgs {
+    #[arg(long, value_enum, default_value = "auto")]
+    method: Method,
+    /// compare positions by the grid cell of this size they round to (default: exact equality)
+    #[arg(long)]
+    weld: Option<f32>,
+    /// overwrite OUT if it exists
+    #[arg(long)]
+    force: bool,
+    /// print the report as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ReindexCmd {
+    /// a mesh file (OBJ, PLY, STL, glTF, optionally gzipped)
+    input: PathBuf,
+    /// where to write the result: .obj or .ply (binary)
+    out: PathBuf,
+    #[command(flatten)]
+    opts: ToolArgs,
+}
+
+#[derive(clap::Args)]
+pub struct MergeCmd {
+    /// the mesh files to merge
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// where to write the result: .obj or .ply (binary)
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    opts: ToolArgs,
+}
+
+#[derive(clap::Args)]
+pub struct SubsetCmd {
+    /// a mesh file
+    input: PathBuf,
+    /// where to write the result: .obj or .ply (binary)
+    out: PathBuf,
+    /// triangle ranges, e.g. 0..1000,5000..6000
+    #[arg(long, conflicts_with = "part", required_unless_present = "part")]
+    faces: Option<String>,
+    /// the K-th part of the file (glTF: primitive K of the default scene)
+    #[arg(long)]
+    part: Option<usize>,
+    #[command(flatten)]
+    opts: ToolArgs,
+}
+
+pub fn reindex(c: ReindexCmd) -> Res {
+    tool(&[c.input], &c.out, None, &c.opts)
+}
+
+pub fn merge(c: MergeCmd) -> Res {
+    tool(&c.inputs, &c.out, None, &c.opts)
+}
+
+pub fn subset(c: SubsetCmd) -> Res {
+    let sel = match (c.faces, c.part) {
+        (Some(f), _) => Select::Faces(f),
+        (None, Some(k)) => Select::Part(k),
+        (None, None) => return Err("subset needs --faces RANGES or --part K".into()),
+    };
+    tool(&[c.input], &c.out, Some(sel), &c.opts)
+}
+
+/// Which faces `subset` keeps.
+enum Select {
+    Faces(String),
+    Part(usize),
+}
+
+/// A face mask from ranges like `0..10,20..30` (or single faces `7`).
+fn face_ranges(spec: &str, faces: usize) -> Result<Vec<bool>, String> {
+    let mut keep = vec![false; faces];
+    for r in spec.split(',').map(str::trim).filter(|r| !r.is_empty()) {
+        let bad = || format!("bad face range '{r}' (use A..B or A)");
+        let (a, b) = match r.split_once("..") {
+            Some((a, b)) => (
+                a.parse::<usize>().map_err(|_| bad())?,
+                b.parse::<usize>().map_err(|_| bad())?,
+            ),
+            None => {
+                let a = r.parse::<usize>().map_err(|_| bad())?;
+                (a, a + 1)
+            }
+        };
+        if a > b || b > faces {
+            return Err(format!(
+                "face range '{r}' is outside the mesh's {faces} triangles"
+            ));
+        }
+        keep[a..b].iter_mut().for_each(|k| *k = true);
+    }
+    Ok(keep)
+}
+
+/// Loads, re-indexes (on the GPU when there is one) and writes.
+fn tool(inputs: &[PathBuf], out: &PathBuf, select: Option<Select>, a: &ToolArgs) -> Res {
+    let method = a.method;
+    // never overwrite an input, nor an existing file unless asked
+    for i in inputs {
+        if std::fs::canonicalize(i).ok() == std::fs::canonicalize(out).ok() && out.exists() {
+            return Err(format!("{} is an input; choose another output", out.display()).into());
+        }
+    }
+    let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if !ext.eq_ignore_ascii_case("obj") && !ext.eq_ignore_ascii_case("ply") {
+        return Err(format!("{}: can write .obj or .ply", out.display()).into());
+    }
+    if out.exists() && !a.force {
+        return Err(format!("{} exists (use --force to overwrite it)", out.display()).into());
+    }
+    let gpu = match method {
+        Method::Auto | Method::CudaSort | Method::CudaHash => rxpipe::gpu::Gpu::new().ok(),
+        _ => None,
+    };
+    let opts = ReindexOptions {
+        method,
+        weld: a.weld,
+    };
+    let pb = spinner(format!("loading and re-indexing {}", inputs[0].display()));
+    let r = match select {
+        None if inputs.len() == 1 => {
+            reindex::reindex(&rxpipe::io::load_mesh(&inputs[0])?, &opts, gpu.as_ref())?
+        }
+        None => {
+            let meshes = inputs
+                .iter()
+                .map(rxpipe::io::load_mesh)
+                .collect::<Result<Vec<_>, _>>()?;
+            reindex::merge(&meshes, &opts, gpu.as_ref())?
+        }
+        Some(sel) => {
+            let (parts, _) = rxpipe::io::load_meshes(&inputs[0])?;
+            let mut all = rxpipe::Mesh {
+                name: inputs[0].display().to_string(),
+                ..Default::default()
+            };
+            let mut part_of = Vec::new();
+            for (k, p) in parts.iter().enumerate() {
+                all.append(p);
+                part_of.extend(std::iter::repeat_n(k, p.triangle_count()));
+            }
+            let keep = match sel {
+                Select::Faces(ref spec) => face_ranges(spec, all.triangle_count())?,
+                Select::Part(k) if k < parts.len() => part_of.iter().map(|&p| p == k).collect(),
+                Select::Part(k) => {
+                    return Err(format!(
+                        "{} has {} part(s), numbered from 0; there is no part {k}",
+                        inputs[0].display(),
+                        parts.len()
+                    )
+                    .into())
+                }
+            };
+            if let Select::Part(k) = sel {
+                all.base_color = parts[k].base_color;
+            }
+            reindex::subset(&all, &keep, &opts, gpu.as_ref())?
+        }
+    };
+    pb.set_message(format!("writing {}", out.display()));
+    rxpipe::io::save_mesh(&r.mesh, out)?;
+    pb.finish_and_clear();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r.report)?);
+    } else {
+        println!(
+            "{}\nwrote {} ({} vertices, {} triangles)",
+            r.report,
+            out.display(),
+            r.mesh.vertex_count(),
+            r.mesh.triangle_count()
+        );
+    }
+    Ok(())
+}

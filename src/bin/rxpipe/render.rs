@@ -1,0 +1,61 @@
+//! `rxpipe render`: a scene to a PNG file, with every stage's report.
+
+use crate::{spinner, PipelineArgs, Res};
+use rxpipe::{CullMode, Scene};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    scene: PathBuf,
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    #[arg(long, default_value_t = 720)]
+    height: u32,
+    #[command(flatten)]
+    pipeline: PipelineArgs,
+    #[arg(long, value_enum, default_value = "back")]
+    cull: CullMode,
+    /// print the frame's statistics and every stage's report as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Res {
+    let pb = spinner(format!("loading {}", a.scene.display()));
+    let scene = Scene::load(&a.scene)?;
+    let (renderer, pipeline) = a.pipeline.build(&scene, a.cull)?;
+    pb.set_message(format!("preparing {} triangles", scene.triangle_count()));
+    let prepared = pipeline.prepare(&scene)?;
+    pb.set_message(format!("rendering {} triangles", scene.triangle_count()));
+    let mut frame =
+        pipeline.render_prepared(&prepared, &scene, &scene.camera, (a.width, a.height), 0.0)?;
+    frame.notes.extend(prepared.reindex_notes());
+    pb.finish_and_clear();
+    frame.save_png(&a.out)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "backend": renderer.notice,
+                "mesh_stages": prepared.stages,
+                "frame": frame.stats,
+                "notes": frame.notes,
+            }))?
+        );
+    } else {
+        eprintln!("{}", renderer.notice);
+        for n in &pipeline.notices {
+            eprintln!("note: {n}");
+        }
+        for l in prepared.stage_summary() {
+            eprintln!("{l}");
+        }
+        println!("{}: {}", a.out.display(), frame.stats);
+    }
+    for n in &frame.notes {
+        eprintln!("note: {n}");
+    }
+    Ok(())
+}

@@ -1,0 +1,93 @@
+//! The frustum stage: whole objects outside the view are dropped before the geometry stage, on
+//! the CPU ([`cpu`]) or the GPU ([`cuda`], kernels/frustum.cu), with the same test.
+//!
+//! An object is dropped when all eight corners of its bounding box lie outside one of the six
+//! planes the raster stage's trivial rejection uses, by more than a small relative margin; then
+//! setup would have rejected every one of its triangles, so the image is the same as without the
+//! stage. The test assumes the vertex shader leaves positions inside the object's bounds (the
+//! built-in shaders do); a pipeline with a custom shader runs it only when asked.
+
+pub mod cpu;
+pub mod cuda;
+
+use super::{Args, FrameContext, FrameStage, PassError, StageInfo, StageKind};
+use crate::backend::BackendKind;
+use std::sync::Mutex;
+
+/// The relative margin by which every corner must be outside a plane (against rounding: the
+/// shader transforms by the model then the view-projection, the test by their product).
+pub const MARGIN: f32 = 1e-5;
+
+/// The frustum stage.
+#[derive(Default)]
+pub struct Frustum {
+    /// the GPU's buffers, kept from frame to frame
+    device: Mutex<Option<cuda::Buffers>>,
+}
+
+pub(crate) const INFO: StageInfo = StageInfo {
+    name: "frustum",
+    kind: StageKind::Frame,
+    about: "drops whole objects whose bounding box lies outside the view",
+    args: &[],
+    backends: &[BackendKind::Cpu, BackendKind::Cuda],
+    default: "default with the built-in vertex shaders",
+};
+
+impl Frustum {
+    pub(crate) fn from_args(_: &Args) -> Result<Frustum, PassError> {
+        Ok(Frustum::default())
+    }
+}
+
+/// One object's test input: its model-view-projection matrix (column-major) and object-space
+/// bounds, as `FrustumObject` in kernels/frustum.cu.
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+pub struct FrustumObject {
+    pub mvp: [f32; 16],
+    pub lo: [f32; 3],
+    pub hi: [f32; 3],
+}
+
+/// The test inputs of the objects that have triangles, and their indices.
+fn inputs(ctx: &FrameContext, visible: &[bool]) -> (Vec<FrustumObject>, Vec<usize>) {
+    let mut objects = Vec::new();
+    let mut which = Vec::new();
+    for (k, o) in ctx.objects.iter().enumerate() {
+        if let (Some((lo, hi)), true) = (o.bounds, visible[k]) {
+            objects.push(FrustumObject {
+                mvp: (ctx.view_proj * o.model).to_cols_array(),
+                lo: lo.to_array(),
+                hi: hi.to_array(),
+            });
+            which.push(k);
+        }
+    }
+    (objects, which)
+}
+
+impl FrameStage for Frustum {
+    fn name(&self) -> &str {
+        "frustum"
+    }
+
+    fn backends(&self) -> &'static [BackendKind] {
+        INFO.backends
+    }
+
+    fn run(&self, ctx: &FrameContext, visible: &mut [bool]) -> Result<(), PassError> {
+        let (objects, which) = inputs(ctx, visible);
+        let inside = match (ctx.backend, ctx.gpu) {
+            (BackendKind::Cuda, Some(gpu)) => {
+                let mut dev = self.device.lock().unwrap_or_else(|p| p.into_inner());
+                cuda::cull(gpu, &objects, &mut dev).map_err(PassError::gpu("frustum"))?
+            }
+            _ => objects.iter().map(cpu::inside).collect(),
+        };
+        for (k, ok) in which.into_iter().zip(inside) {
+            visible[k] &= ok;
+        }
+        Ok(())
+    }
+}

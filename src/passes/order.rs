@@ -1,0 +1,69 @@
+//! The vertex-order stage: the triangle and vertex order the geometry stage sees (input,
+//! Forsyth's cache optimisation with the vertex buffer in first-use order, or random). CPU only
+//! (meshopt); with the CUDA backend the mesh moves to the host for it, and the report says so.
+
+use super::WorkingMesh;
+use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
+use crate::backend::BackendKind;
+use crate::geometry::VertexOrder;
+
+/// The vertex-order stage.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Order(pub VertexOrder);
+
+pub(crate) const INFO: StageInfo = StageInfo {
+    name: "order",
+    kind: StageKind::Mesh,
+    about: "triangle and vertex order for the geometry stage (the pipeline's --order)",
+    args: &[ArgInfo {
+        name: "order",
+        values: "input|forsyth|random",
+        default: "input",
+        about: "keep the input order, Forsyth's vertex-cache order, or a random order",
+    }],
+    backends: &[BackendKind::Cpu],
+    default: "default: always runs last, with the pipeline's order",
+};
+
+impl Order {
+    pub(crate) fn from_args(a: &Args) -> Result<Order, PassError> {
+        Ok(Order(a.choice(
+            "order",
+            &[
+                ("input", VertexOrder::Input),
+                ("forsyth", VertexOrder::Forsyth),
+                (
+                    "random",
+                    VertexOrder::parse("random").expect("a known order"),
+                ),
+            ],
+            VertexOrder::Input,
+        )?))
+    }
+}
+
+impl MeshPass for Order {
+    fn name(&self) -> &str {
+        "order"
+    }
+
+    fn backends(&self) -> &'static [BackendKind] {
+        INFO.backends
+    }
+
+    fn invalidates(&self) -> Derived {
+        match self.0 {
+            VertexOrder::Input => Derived::NONE,
+            _ => Derived::ADJACENCY,
+        }
+    }
+
+    fn run(&self, mesh: &mut WorkingMesh, _: &mut PassContext) -> Result<String, PassError> {
+        if self.0 == VertexOrder::Input {
+            return Ok("input order kept".into());
+        }
+        let m = mesh.host_mut().map_err(PassError::gpu("order"))?;
+        self.0.arrange(m);
+        Ok(format!("{} order", self.0))
+    }
+}

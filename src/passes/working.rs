@@ -1,0 +1,217 @@
+//! The mesh a pass works on: a host copy and, with the CUDA backend, a device copy, each marked
+//! current or stale, so that a mesh stays on the device from one GPU pass to the next and moves
+//! only when a pass needs the other side (each move is recorded for the stage reports).
+
+use crate::gpu::{Context, Gpu, GpuError};
+use crate::mesh::Mesh;
+use cudarc::driver::CudaSlice;
+use glam::{Vec2, Vec3};
+
+/// A mesh's attributes on the device, as flat arrays: three floats per position and normal, two
+/// per uv, three indices per triangle.
+pub struct DeviceAttributes {
+    pub positions: CudaSlice<f32>,
+    pub normals: Option<CudaSlice<f32>>,
+    pub uvs: Option<CudaSlice<f32>>,
+    pub indices: CudaSlice<u32>,
+    pub vertex_count: usize,
+    pub index_count: usize,
+}
+
+impl DeviceAttributes {
+    /// Uploads a host mesh's attributes.
+    pub fn upload(gpu: &Gpu, m: &Mesh) -> Result<DeviceAttributes, GpuError> {
+        let flat3 = |v: &[Vec3]| -> Vec<f32> { v.iter().flat_map(|p| p.to_array()).collect() };
+        let flat2 = |v: &[Vec2]| -> Vec<f32> { v.iter().flat_map(|p| p.to_array()).collect() };
+        Ok(DeviceAttributes {
+            positions: gpu.upload(&flat3(&m.positions), "positions")?,
+            normals: match &m.normals {
+                Some(n) => Some(gpu.upload(&flat3(n), "normals")?),
+                None => None,
+            },
+            uvs: match &m.uvs {
+                Some(u) => Some(gpu.upload(&flat2(u), "texture coordinates")?),
+                None => None,
+            },
+            indices: gpu.upload(&m.indices, "indices")?,
+            vertex_count: m.vertex_count(),
+            index_count: m.indices.len(),
+        })
+    }
+}
+
+/// One object's mesh while it passes through the stages.
+pub struct WorkingMesh {
+    host: Mesh,
+    host_current: bool,
+    device: Option<DeviceAttributes>,
+    device_current: bool,
+    /// the moves between host and device, in order
+    moves: Vec<String>,
+}
+
+impl WorkingMesh {
+    /// A mesh on the host.
+    pub fn new(mesh: Mesh) -> WorkingMesh {
+        WorkingMesh {
+            host: mesh,
+            host_current: true,
+            device: None,
+            device_current: false,
+            moves: Vec::new(),
+        }
+    }
+
+    /// The mesh's name (for messages).
+    pub fn name(&self) -> &str {
+        &self.host.name
+    }
+
+    pub fn vertex_count(&self) -> usize {
+        match (&self.device, self.host_current) {
+            (Some(d), false) => d.vertex_count,
+            _ => self.host.vertex_count(),
+        }
+    }
+
+    pub fn triangle_count(&self) -> usize {
+        match (&self.device, self.host_current) {
+            (Some(d), false) => d.index_count / 3,
+            _ => self.host.triangle_count(),
+        }
+    }
+
+    /// Whether the mesh has normals (on whichever side is current).
+    pub fn has_normals(&self) -> bool {
+        match (&self.device, self.host_current) {
+            (Some(d), false) => d.normals.is_some(),
+            _ => self.host.normals.is_some(),
+        }
+    }
+
+    /// Drops the normals (a pass moved the positions), on the side that is current.
+    pub fn clear_normals(&mut self) {
+        if self.host_current {
+            self.host.normals = None;
+        }
+        if let (Some(d), true) = (self.device.as_mut(), self.device_current) {
+            d.normals = None;
+        }
+    }
+
+    /// Whether the device copy is current (the last pass ran on the GPU).
+    pub fn on_device(&self) -> bool {
+        self.device_current
+    }
+
+    /// The host mesh, read-only; downloaded first when the device copy is newer.
+    pub fn host(&mut self) -> Result<&Mesh, GpuError> {
+        if !self.host_current {
+            // the device is current whenever the host is not
+            let gpu_err = || GpuError::Limit("the mesh is on no side".into());
+            let d = self.device.as_ref().ok_or_else(gpu_err)?;
+            let mut m = std::mem::take(&mut self.host);
+            download(d, &mut m)?;
+            self.host = m;
+            self.host_current = true;
+            self.moves.push("downloaded to the host".into());
+        }
+        Ok(&self.host)
+    }
+
+    /// The host mesh for changing: the device copy becomes stale.
+    pub fn host_mut(&mut self) -> Result<&mut Mesh, GpuError> {
+        self.host()?;
+        self.device_current = false;
+        Ok(&mut self.host)
+    }
+
+    /// The device copy, read-only; uploaded first when the host copy is newer.
+    pub fn device(&mut self, gpu: &Gpu) -> Result<&DeviceAttributes, GpuError> {
+        if !self.device_current {
+            self.device = None;
+            self.device = Some(DeviceAttributes::upload(gpu, &self.host)?);
+            self.device_current = true;
+            self.moves.push("uploaded to the device".into());
+        }
+        Ok(self.device.as_ref().expect("uploaded above"))
+    }
+
+    /// The device copy for changing: the host copy becomes stale.
+    pub fn device_mut(&mut self, gpu: &Gpu) -> Result<&mut DeviceAttributes, GpuError> {
+        self.device(gpu)?;
+        self.host_current = false;
+        Ok(self.device.as_mut().expect("uploaded above"))
+    }
+
+    /// Replaces the device copy (a pass that builds new arrays); the host copy becomes stale.
+    pub fn set_device(&mut self, d: DeviceAttributes) {
+        self.device = Some(d);
+        self.device_current = true;
+        self.host_current = false;
+    }
+
+    /// The device copy when it is current, without moving anything.
+    pub fn current_device(&self) -> Option<&DeviceAttributes> {
+        self.device.as_ref().filter(|_| self.device_current)
+    }
+
+    /// How many moves have happened so far (a pass's report names the ones it caused).
+    pub fn move_count(&self) -> usize {
+        self.moves.len()
+    }
+
+    /// The moves from `from` on.
+    pub fn moves_since(&self, from: usize) -> Option<String> {
+        let m = &self.moves[from.min(self.moves.len())..];
+        (!m.is_empty()).then(|| m.join(", "))
+    }
+
+    /// The host mesh, taken (downloaded first when needed).
+    pub fn into_host(mut self) -> Result<Mesh, GpuError> {
+        self.host()?;
+        Ok(self.host)
+    }
+}
+
+/// Downloads on the stream the buffers were made on.
+fn download(d: &DeviceAttributes, m: &mut Mesh) -> Result<(), GpuError> {
+    let stream = d.positions.stream().clone();
+    let n = d.vertex_count;
+    let get = |b: &CudaSlice<f32>, len: usize| -> Result<Vec<f32>, GpuError> {
+        let mut out = vec![0f32; len];
+        if len > 0 {
+            stream
+                .memcpy_dtoh(&b.slice(0..len), &mut out)
+                .ctx("downloading a mesh")?;
+        }
+        Ok(out)
+    };
+    let v3 = |f: Vec<f32>| -> Vec<Vec3> {
+        f.chunks_exact(3)
+            .map(|c| Vec3::new(c[0], c[1], c[2]))
+            .collect()
+    };
+    m.positions = v3(get(&d.positions, 3 * n)?);
+    m.normals = match &d.normals {
+        Some(b) => Some(v3(get(b, 3 * n)?)),
+        None => None,
+    };
+    m.uvs = match &d.uvs {
+        Some(b) => Some(
+            get(b, 2 * n)?
+                .chunks_exact(2)
+                .map(|c| Vec2::new(c[0], c[1]))
+                .collect(),
+        ),
+        None => None,
+    };
+    let mut idx = vec![0u32; d.index_count];
+    if d.index_count > 0 {
+        stream
+            .memcpy_dtoh(&d.indices.slice(0..d.index_count), &mut idx)
+            .ctx("downloading a mesh")?;
+    }
+    m.indices = idx;
+    stream.synchronize().ctx("waiting for the GPU")
+}
