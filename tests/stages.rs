@@ -1,0 +1,594 @@
+//! The stage machinery: normals against a float64 reference on both backends, the frustum stage
+//! (same image, stats, CPU and GPU verdicts equal), choosing stages by name, invalidation, moves
+//! between host and device, failures confined to their object, and no silent fallback.
+
+mod common;
+
+use glam::{DVec3, Mat4, Vec3};
+use rxpipe::backend::BackendKind;
+use rxpipe::passes::{
+    self, Derived, FrameContext, Frustum, MeshPass, Normals, NormalsMode, ObjectBounds,
+    PassContext, PassError, Stage, WorkingMesh,
+};
+use rxpipe::{Backend, Camera, Mesh, Pipeline, Renderer, Scene, Strategy};
+
+/// The float64 reference: a serial scatter over the triangles, written independently of the
+/// stage (the stage gathers per vertex over the adjacency on the CPU, scatters with atomics on
+/// the GPU).
+fn reference(m: &Mesh, mode: NormalsMode) -> Vec<DVec3> {
+    let mut acc = vec![DVec3::ZERO; m.vertex_count()];
+    for t in m.indices.chunks_exact(3) {
+        let p: Vec<DVec3> = t
+            .iter()
+            .map(|&i| m.positions[i as usize].as_dvec3())
+            .collect();
+        let n = (p[1] - p[0]).cross(p[2] - p[0]);
+        for k in 0..3 {
+            let w = match mode {
+                NormalsMode::Area => n,
+                _ => {
+                    if n.length() == 0.0 {
+                        DVec3::ZERO
+                    } else {
+                        let a = p[(k + 1) % 3] - p[k];
+                        let b = p[(k + 2) % 3] - p[k];
+                        let cos = (a.dot(b) / (a.length() * b.length())).clamp(-1.0, 1.0);
+                        n.normalize() * cos.acos()
+                    }
+                }
+            };
+            acc[t[k] as usize] += w;
+        }
+    }
+    acc.into_iter().map(|v| v.normalize_or_zero()).collect()
+}
+
+/// Every normal within 1e-5 (relative to the reference's unit length) of the reference, for the
+/// vertices whose reference sum is well conditioned (not a near-cancellation of its faces).
+fn assert_close(got: &[Vec3], want: &[DVec3], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    let mut worst = 0.0f64;
+    for (v, (g, w)) in got.iter().zip(want).enumerate() {
+        let e = (g.as_dvec3() - *w).length();
+        worst = worst.max(e);
+        assert!(
+            e <= 1e-5,
+            "{what}: vertex {v}: {g:?} against {w:?} (error {e:e})"
+        );
+    }
+    eprintln!("{what}: worst error {worst:e}");
+}
+
+fn test_meshes() -> Vec<Mesh> {
+    let mut v = vec![
+        rxpipe::mesh::icosphere(4),
+        rxpipe::mesh::torus(1.0, 0.3, 48, 16),
+        rxpipe::mesh::rings(5000),
+    ];
+    if let Some(dir) = common::meshes() {
+        for f in ["stanford-bunny.obj", "fandisk.obj", "igea.ply"] {
+            v.push(rxpipe::io::load_mesh(dir.join(f)).unwrap());
+        }
+    }
+    for m in &mut v {
+        m.normals = None;
+    }
+    v
+}
+
+#[test]
+fn cpu_normals_match_the_float64_reference() {
+    for m in test_meshes() {
+        for mode in [NormalsMode::Area, NormalsMode::Angle] {
+            let mut c = m.clone();
+            Normals::new(mode).apply(&mut c);
+            assert_eq!(c.positions, m.positions);
+            assert_eq!(c.indices, m.indices);
+            assert_close(
+                c.normals.as_ref().unwrap(),
+                &reference(&m, mode),
+                &format!("{} {}", m.name, mode.name()),
+            );
+        }
+    }
+}
+
+#[test]
+fn flat_normals_split_every_triangle() {
+    let m = rxpipe::mesh::icosphere(2);
+    let mut f = m.clone();
+    Normals::new(NormalsMode::Flat).apply(&mut f);
+    assert_eq!(f.vertex_count(), 3 * m.triangle_count());
+    assert_eq!(
+        f.indices,
+        (0..3 * m.triangle_count() as u32).collect::<Vec<_>>()
+    );
+    let n = f.normals.as_ref().unwrap();
+    for (t, tri) in m.indices.chunks_exact(3).enumerate() {
+        let p: Vec<DVec3> = tri
+            .iter()
+            .map(|&i| m.positions[i as usize].as_dvec3())
+            .collect();
+        let want = (p[1] - p[0]).cross(p[2] - p[0]).normalize();
+        for k in 0..3 {
+            assert_eq!(f.positions[3 * t + k], m.positions[tri[k] as usize]);
+            assert!((n[3 * t + k].as_dvec3() - want).length() < 1e-6);
+        }
+    }
+}
+
+#[test]
+fn gpu_normals_match_the_float64_reference_and_stay_on_the_device() {
+    let Some(gpu) = common::gpu() else { return };
+    for m in test_meshes() {
+        for mode in [NormalsMode::Area, NormalsMode::Angle, NormalsMode::Flat] {
+            let mut wm = WorkingMesh::new(m.clone());
+            let mut ctx = PassContext::new(BackendKind::Cuda, Some(&gpu), 0);
+            Normals::new(mode).run(&mut wm, &mut ctx).unwrap();
+            assert!(wm.on_device(), "the normals stay on the device");
+            let g = wm.into_host().unwrap();
+            let what = format!("{} {} (cuda)", m.name, mode.name());
+            if mode == NormalsMode::Flat {
+                let mut c = m.clone();
+                Normals::new(mode).apply(&mut c);
+                assert_eq!(g.positions, c.positions, "{what}");
+                assert_eq!(g.indices, c.indices, "{what}");
+                assert_close(
+                    g.normals.as_ref().unwrap(),
+                    &c.normals
+                        .unwrap()
+                        .iter()
+                        .map(|n| n.as_dvec3())
+                        .collect::<Vec<_>>(),
+                    &what,
+                );
+            } else {
+                assert_eq!(g.positions, m.positions, "{what}");
+                assert_close(g.normals.as_ref().unwrap(), &reference(&m, mode), &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn stages_parse_by_name_and_refuse_what_does_not_exist() {
+    assert!(matches!(passes::parse("normals").unwrap(), Stage::Mesh(_)));
+    assert!(matches!(passes::parse("frustum").unwrap(), Stage::Frame(_)));
+    assert!(matches!(
+        passes::parse("order:forsyth").unwrap(),
+        Stage::Order(rxpipe::VertexOrder::Forsyth)
+    ));
+    let e = passes::parse("smooth").err().unwrap().to_string();
+    assert!(e.contains("normals, order, frustum"), "{e}");
+    for bad in [
+        "normals:mode=sideways",
+        "normals:sideways",
+        "normals:overwrite=maybe",
+        "normals:angle:mode=area",
+        "frustum:1",
+        "order:zigzag",
+    ] {
+        assert!(
+            matches!(passes::parse(bad), Err(PassError::Argument { .. })),
+            "{bad} was accepted"
+        );
+    }
+    let list = passes::parse_list(&["normals:angle,frustum", "order:random"]).unwrap();
+    assert_eq!(list.len(), 3);
+    // every registered stage parses with no arguments
+    for i in passes::registry() {
+        passes::parse(i.name).unwrap();
+    }
+}
+
+fn two_objects_one_behind() -> Scene {
+    let a = rxpipe::mesh::icosphere(3);
+    let mut b = rxpipe::mesh::torus(1.0, 0.3, 32, 12);
+    b.transform(Mat4::from_translation(Vec3::new(0.0, 0.0, 30.0)));
+    let mut s = Scene::from_meshes("two", vec![a, b]);
+    s.camera = Camera {
+        eye: Vec3::new(0.0, 0.0, 4.0),
+        target: Vec3::ZERO,
+        up: Vec3::Y,
+        fov_y: 45.0,
+        near: 0.1,
+        far: 100.0,
+    };
+    s
+}
+
+/// Renders `scene` on `backend` with and without the default frame stages.
+fn with_and_without_frustum(backend: Backend, scene: &Scene) -> [rxpipe::Frame; 2] {
+    let renderer = Renderer::new(backend).unwrap();
+    [true, false].map(|on| {
+        let mut p = Pipeline::builder()
+            .default_stages(on)
+            .build(&renderer)
+            .unwrap();
+        p.render(scene, &scene.camera, (160, 120)).unwrap()
+    })
+}
+
+fn check_frustum(backend: Backend) {
+    let scene = two_objects_one_behind();
+    let behind = scene.objects[1].mesh.triangle_count() as u64;
+    let [on, off] = with_and_without_frustum(backend, &scene);
+    assert_eq!(on.color, off.color, "the stage changed the image");
+    assert_eq!(on.depth, off.depth);
+    assert_eq!(on.stats.culled(), (1, behind));
+    let st = &on.stats.stages[0];
+    assert_eq!(st.stage, "frustum");
+    assert_eq!(st.backend, Some(Renderer::new(backend).unwrap().kind()));
+    assert!(off.stats.stages.is_empty());
+    assert_eq!(
+        on.stats.geometry.triangles + behind,
+        off.stats.geometry.triangles
+    );
+    // the camera turned around: the sphere is culled and the torus drawn
+    let mut s = scene.clone();
+    s.camera.target = Vec3::new(0.0, 0.0, 30.0);
+    let [on, off] = with_and_without_frustum(backend, &s);
+    assert_eq!(on.color, off.color);
+    assert_eq!(
+        on.stats.culled(),
+        (1, s.objects[0].mesh.triangle_count() as u64)
+    );
+}
+
+#[test]
+fn frustum_stage_keeps_the_image_and_counts_what_it_culled() {
+    check_frustum(Backend::Cpu);
+}
+
+#[test]
+fn gpu_frustum_stage_keeps_the_image_and_counts_what_it_culled() {
+    if common::gpu().is_none() {
+        return;
+    }
+    check_frustum(Backend::Cuda);
+}
+
+#[test]
+fn gpu_frustum_verdicts_equal_the_cpu_ones() {
+    let Some(gpu) = common::gpu() else { return };
+    // boxes scattered around a camera, many straddling the planes
+    let mut seed = 0x1234_5678u32;
+    let mut rnd = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed as f32 / u32::MAX as f32 * 2.0 - 1.0
+    };
+    let objects: Vec<ObjectBounds> = (0..5000)
+        .map(|_| {
+            let c = Vec3::new(rnd() * 20.0, rnd() * 20.0, rnd() * 20.0);
+            let h = Vec3::new(rnd().abs(), rnd().abs(), rnd().abs()) * 2.0;
+            ObjectBounds {
+                bounds: Some((c - h, c + h)),
+                model: Mat4::from_rotation_y(rnd()),
+                triangles: 1,
+            }
+        })
+        .collect();
+    let camera = Camera {
+        eye: Vec3::new(0.0, 2.0, 8.0),
+        target: Vec3::ZERO,
+        up: Vec3::Y,
+        fov_y: 50.0,
+        near: 0.5,
+        far: 15.0,
+    };
+    let mut verdicts = Vec::new();
+    for (kind, g) in [(BackendKind::Cpu, None), (BackendKind::Cuda, Some(&gpu))] {
+        let ctx = FrameContext {
+            backend: kind,
+            gpu: g,
+            camera: &camera,
+            view_proj: camera.view_projection(1.5),
+            objects: &objects,
+        };
+        let mut visible = vec![true; objects.len()];
+        rxpipe::passes::FrameStage::run(&Frustum::default(), &ctx, &mut visible).unwrap();
+        verdicts.push(visible);
+    }
+    let culled = verdicts[0].iter().filter(|v| !**v).count();
+    assert!(culled > 500 && culled < 4500, "{culled} of 5000 culled");
+    assert_eq!(verdicts[0], verdicts[1]);
+}
+
+/// A pass that fails on meshes of one name and counts the others.
+struct FailOn(&'static str);
+
+impl MeshPass for FailOn {
+    fn name(&self) -> &str {
+        "fail-on"
+    }
+    fn backends(&self) -> &'static [BackendKind] {
+        &[BackendKind::Cpu]
+    }
+    fn invalidates(&self) -> Derived {
+        Derived::NONE
+    }
+    fn run(&self, mesh: &mut WorkingMesh, ctx: &mut PassContext) -> Result<String, PassError> {
+        if mesh.name() == self.0 {
+            return Err(PassError::Failed {
+                stage: "fail-on".into(),
+                object: ctx.object,
+                mesh: mesh.name().into(),
+                message: "refused on purpose".into(),
+            });
+        }
+        Ok("nothing".into())
+    }
+}
+
+#[test]
+fn a_stage_failing_on_one_object_leaves_the_others() {
+    let renderer = Renderer::new(Backend::Cpu).unwrap();
+    let mut a = rxpipe::mesh::icosphere(2);
+    a.name = "good".into();
+    let mut b = rxpipe::mesh::icosphere(1);
+    b.name = "bad".into();
+    let scene = Scene::from_meshes("mixed", vec![a.clone(), b]);
+    let p = Pipeline::builder()
+        .pass(FailOn("bad"))
+        .build(&renderer)
+        .unwrap();
+    let prepared = p.prepare(&scene).unwrap();
+    assert_eq!(prepared.objects.len(), 1);
+    assert_eq!(prepared.objects[0].object, 0);
+    assert_eq!(prepared.failures.len(), 1);
+    let f = &prepared.failures[0];
+    assert!(
+        f.contains("object 1") && f.contains("bad") && f.contains("refused"),
+        "{f}"
+    );
+    let frame = p
+        .render_prepared(&prepared, &scene, &scene.camera, (64, 64), 0.0)
+        .unwrap();
+    assert_eq!(frame.stats.geometry.triangles, a.triangle_count() as u64);
+    // every object failing is an error naming the first
+    let only_bad = Scene::from_meshes("bad", vec![scene.objects[1].mesh.clone()]);
+    let e = p.prepare(&only_bad).err().unwrap().to_string();
+    assert!(e.contains("fail-on") && e.contains("bad"), "{e}");
+}
+
+/// A pass that moves every vertex (so normals and bounds go stale) and records the adjacency it
+/// was given.
+struct Inflate;
+
+impl MeshPass for Inflate {
+    fn name(&self) -> &str {
+        "inflate"
+    }
+    fn backends(&self) -> &'static [BackendKind] {
+        &[BackendKind::Cpu]
+    }
+    fn invalidates(&self) -> Derived {
+        Derived::NORMALS | Derived::BOUNDS
+    }
+    fn run(&self, mesh: &mut WorkingMesh, ctx: &mut PassContext) -> Result<String, PassError> {
+        let m = mesh.host_mut().map_err(PassError::gpu("inflate"))?;
+        let adjacency = ctx.adjacency(m);
+        assert_eq!(adjacency.offsets.len(), m.vertex_count() + 1);
+        for p in &mut m.positions {
+            *p *= 2.0;
+        }
+        Ok("doubled".into())
+    }
+}
+
+#[test]
+fn a_pass_that_moves_positions_gets_normals_and_bounds_rebuilt_after_it() {
+    let renderer = Renderer::new(Backend::Cpu).unwrap();
+    let scene = Scene::from_meshes("ball", vec![rxpipe::mesh::icosphere(3)]);
+    let p = Pipeline::builder().pass(Inflate).build(&renderer).unwrap();
+    let prepared = p.prepare(&scene).unwrap();
+    // the icosphere has normals; the pass invalidated them, so the default stage ran after it
+    let names: Vec<&str> = prepared.stages.iter().map(|r| r.stage.as_str()).collect();
+    assert_eq!(
+        names,
+        ["reindex", "inflate", "normals", "order", "resident"]
+    );
+    let (lo, hi) = prepared.objects[0].bounds.unwrap();
+    assert!(
+        (hi - lo - Vec3::splat(4.0)).abs().max_element() < 1e-3,
+        "{lo} {hi}"
+    );
+    // without the pass the default normals stage does not run (the mesh has normals)
+    let plain = Pipeline::builder().build(&renderer).unwrap();
+    let names: Vec<String> = plain
+        .prepare(&scene)
+        .unwrap()
+        .stages
+        .into_iter()
+        .map(|r| r.stage)
+        .collect();
+    assert_eq!(names, ["reindex", "order", "resident"]);
+}
+
+#[test]
+fn adjacency_is_cached_until_invalidated() {
+    let m = rxpipe::mesh::icosphere(2);
+    let mut ctx = PassContext::new(BackendKind::Cpu, None, 0);
+    assert!(!ctx.has_adjacency());
+    let a = ctx.adjacency(&m);
+    assert!(std::sync::Arc::ptr_eq(&a, &ctx.adjacency(&m)));
+    ctx.invalidate(Derived::NORMALS);
+    assert!(ctx.has_adjacency());
+    ctx.invalidate(Derived::ADJACENCY);
+    assert!(!ctx.has_adjacency());
+}
+
+#[test]
+fn every_stage_reports_its_backend_on_the_cpu() {
+    let renderer = Renderer::new(Backend::Cpu).unwrap();
+    let mut m = rxpipe::mesh::icosphere(3);
+    m.normals = None;
+    let scene = Scene::from_meshes("ball", vec![m]);
+    let mut p = Pipeline::builder()
+        .stages(&["normals:angle", "order:forsyth"])
+        .unwrap()
+        .build(&renderer)
+        .unwrap();
+    assert_eq!(p.order, rxpipe::VertexOrder::Forsyth);
+    let prepared = p.prepare(&scene).unwrap();
+    assert!(prepared
+        .stages
+        .iter()
+        .all(|r| r.backend == BackendKind::Cpu));
+    assert!(prepared.stages.iter().all(|r| r.moved.is_none()));
+    let f = p.render(&scene, &scene.camera, (64, 48)).unwrap();
+    assert_eq!(f.stats.backend, Some(BackendKind::Cpu));
+    assert_eq!(f.stats.stages[0].backend, Some(BackendKind::Cpu));
+}
+
+#[test]
+fn gpu_stages_run_on_the_device_and_say_when_the_mesh_moves() {
+    let Some(gpu) = common::gpu() else { return };
+    let renderer = Renderer::from_gpu(gpu);
+    let mut m = rxpipe::mesh::icosphere(4);
+    m.normals = None;
+    let scene = Scene::from_meshes("ball", vec![m]);
+    let cpu = Renderer::new(Backend::Cpu).unwrap();
+    for order in ["input", "forsyth"] {
+        let specs = ["normals:angle".to_string(), format!("order:{order}")];
+        let p = Pipeline::builder()
+            .stages(&specs)
+            .unwrap()
+            .build(&renderer)
+            .unwrap();
+        let prepared = p.prepare(&scene).unwrap();
+        let by = |n: &str| prepared.stages.iter().find(|r| r.stage == n).unwrap();
+        assert_eq!(by("reindex").backend, BackendKind::Cuda);
+        assert_eq!(by("normals").backend, BackendKind::Cuda);
+        assert_eq!(by("order").backend, BackendKind::Cpu);
+        assert_eq!(by("resident").backend, BackendKind::Cuda);
+        if order == "input" {
+            // normals computed on the device and packed there: nothing comes back to the host
+            assert!(by("order").moved.is_none());
+            assert!(by("resident").moved.is_none(), "{:?}", by("resident").moved);
+        } else {
+            let moved = by("order").moved.clone().unwrap();
+            assert!(
+                moved.contains("downloaded") && moved.contains("no cuda"),
+                "{moved}"
+            );
+        }
+        // the GPU frame equals the CPU frame of the same stages within the raster tolerance
+        let f = p
+            .render_prepared(&prepared, &scene, &scene.camera, (128, 96), 0.0)
+            .unwrap();
+        let pc = Pipeline::builder()
+            .stages(&specs)
+            .unwrap()
+            .build(&cpu)
+            .unwrap();
+        let fc = pc
+            .render_prepared(
+                &pc.prepare(&scene).unwrap(),
+                &scene,
+                &scene.camera,
+                (128, 96),
+                0.0,
+            )
+            .unwrap();
+        assert_eq!(f.stats.geometry, fc.stats.geometry, "{order}");
+        let differ = f
+            .color
+            .iter()
+            .zip(&fc.color)
+            .filter(|(a, b)| a.abs_diff(**b) > 1)
+            .count();
+        assert!(
+            differ <= 8,
+            "{order}: {differ} channels differ by more than 1"
+        );
+    }
+}
+
+#[test]
+fn a_cpu_only_shader_on_cuda_is_an_error_not_a_fallback() {
+    let Some(gpu) = common::gpu() else { return };
+    let renderer = Renderer::from_gpu(gpu);
+    let e = Pipeline::builder()
+        .vertex_shader(rxpipe::geometry::FmaLoad::new(16))
+        .build(&renderer)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("CPU only") && e.contains("cuda_shader"), "{e}");
+}
+
+#[test]
+fn a_cuda_only_shader_on_the_cpu_is_an_error() {
+    let renderer = Renderer::new(Backend::Cpu).unwrap();
+    let e = Pipeline::builder()
+        .cuda_shader(rxpipe::geometry::cuda::CudaShader::fma(16))
+        .build(&renderer)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("CUDA only"), "{e}");
+}
+
+#[test]
+fn a_custom_shader_turns_the_frustum_stage_off_and_says_so() {
+    let renderer = Renderer::new(Backend::Cpu).unwrap();
+    let p = Pipeline::builder()
+        .vertex_shader(rxpipe::geometry::FmaLoad::new(16))
+        .build(&renderer)
+        .unwrap();
+    assert!(p.frame_stage_names().is_empty());
+    assert!(p.notices[0].contains("frustum"));
+    let p = Pipeline::builder()
+        .vertex_shader(rxpipe::geometry::FmaLoad::new(16))
+        .stages(&["frustum"])
+        .unwrap()
+        .build(&renderer)
+        .unwrap();
+    assert_eq!(p.frame_stage_names(), ["frustum"]);
+}
+
+#[test]
+fn a_scene_prepared_for_another_configuration_is_refused() {
+    let renderer = Renderer::new(Backend::Cpu).unwrap();
+    let scene = Scene::from_meshes("ball", vec![rxpipe::mesh::icosphere(2)]);
+    let p = Pipeline::builder().build(&renderer).unwrap();
+    let prepared = p.prepare(&scene).unwrap();
+    let other = Pipeline::builder()
+        .strategy(Strategy::DynamicHash {
+            max_indices: 300,
+            max_vertices: 100,
+        })
+        .build(&renderer)
+        .unwrap();
+    let e = other
+        .render_prepared(&prepared, &scene, &scene.camera, (32, 32), 0.0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("prepare it again"), "{e}");
+}
+
+#[test]
+fn scene_files_name_their_stages() {
+    let dir = std::path::Path::new(".");
+    let s = Scene::parse(
+        "passes = [\"normals:angle\", \"frustum\"]\n[[object]]\ngenerator = \"icosphere\"\n",
+        "t.toml",
+        dir,
+    )
+    .unwrap();
+    assert_eq!(s.passes, ["normals:angle", "frustum"]);
+    let renderer = Renderer::new(Backend::Cpu).unwrap();
+    assert!(Pipeline::builder().stages(&s.passes).is_ok());
+    let bad = Scene::parse("passes = [\"nope\"]\n", "t.toml", dir).unwrap();
+    let e = Pipeline::builder()
+        .stages(&bad.passes)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("unknown stage 'nope'"), "{e}");
+    drop(renderer);
+}
