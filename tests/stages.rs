@@ -233,6 +233,13 @@ fn check_frustum(backend: Backend) {
         on.stats.culled(),
         (1, s.objects[0].mesh.triangle_count() as u64)
     );
+    // looking away from everything: nothing is drawn, and the frame is the background
+    s.camera.target = Vec3::new(100.0, 0.0, 4.0);
+    let [on, off] = with_and_without_frustum(backend, &s);
+    assert_eq!(on.color, off.color);
+    assert_eq!(on.stats.culled().0, 2);
+    assert_eq!(on.stats.geometry.triangles, 0);
+    assert!(on.color.chunks_exact(4).all(|p| p == &on.color[..4]));
 }
 
 #[test]
@@ -250,7 +257,6 @@ fn gpu_frustum_stage_keeps_the_image_and_counts_what_it_culled() {
 
 #[test]
 fn gpu_frustum_verdicts_equal_the_cpu_ones() {
-    let Some(gpu) = common::gpu() else { return };
     // boxes scattered around a camera, many straddling the planes
     let mut seed = 0x1234_5678u32;
     let mut rnd = || {
@@ -261,7 +267,7 @@ fn gpu_frustum_verdicts_equal_the_cpu_ones() {
     };
     let objects: Vec<ObjectBounds> = (0..5000)
         .map(|_| {
-            let c = Vec3::new(rnd() * 20.0, rnd() * 20.0, rnd() * 20.0);
+            let c = Vec3::new(rnd() * 8.0, rnd() * 8.0, rnd() * 8.0);
             let h = Vec3::new(rnd().abs(), rnd().abs(), rnd().abs()) * 2.0;
             ObjectBounds {
                 bounds: Some((c - h, c + h)),
@@ -276,10 +282,14 @@ fn gpu_frustum_verdicts_equal_the_cpu_ones() {
         up: Vec3::Y,
         fov_y: 50.0,
         near: 0.5,
-        far: 15.0,
+        far: 12.0,
     };
+    let gpu = common::gpu();
     let mut verdicts = Vec::new();
-    for (kind, g) in [(BackendKind::Cpu, None), (BackendKind::Cuda, Some(&gpu))] {
+    for (kind, g) in [(BackendKind::Cpu, None), (BackendKind::Cuda, gpu.as_ref())] {
+        if kind == BackendKind::Cuda && g.is_none() {
+            break;
+        }
         let ctx = FrameContext {
             backend: kind,
             gpu: g,
@@ -292,8 +302,10 @@ fn gpu_frustum_verdicts_equal_the_cpu_ones() {
         verdicts.push(visible);
     }
     let culled = verdicts[0].iter().filter(|v| !**v).count();
-    assert!(culled > 500 && culled < 4500, "{culled} of 5000 culled");
-    assert_eq!(verdicts[0], verdicts[1]);
+    assert!(culled > 1000 && culled < 4000, "{culled} of 5000 culled");
+    if let Some(g) = verdicts.get(1) {
+        assert_eq!(&verdicts[0], g);
+    }
 }
 
 /// A pass that fails on meshes of one name and counts the others.
