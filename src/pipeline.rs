@@ -818,12 +818,7 @@ impl Pipeline {
         let mut visible = vec![true; objects.len()];
         let mut stages = Vec::with_capacity(self.frame_stages.len());
         for s in &self.frame_stages {
-            let kind = api.kind();
-            let runs_on = if s.backends().contains(&kind) {
-                kind
-            } else {
-                BackendKind::Cpu
-            };
+            let runs_on = s.runs_on(api.kind(), objects.len());
             let ctx = FrameContext {
                 backend: runs_on,
                 gpu: self.renderer.gpu(),

@@ -6,6 +6,7 @@ mod common;
 
 use glam::{DVec3, Mat4, Vec3};
 use rxpipe::backend::BackendKind;
+use rxpipe::passes::frustum::{Placement, GPU_FROM_OBJECTS};
 use rxpipe::passes::{
     self, Derived, FrameContext, Frustum, MeshPass, Normals, NormalsMode, ObjectBounds,
     PassContext, PassError, Stage, WorkingMesh,
@@ -197,28 +198,31 @@ fn two_objects_one_behind() -> Scene {
     s
 }
 
-/// Renders `scene` on `backend` with and without the default frame stages.
-fn with_and_without_frustum(backend: Backend, scene: &Scene) -> [rxpipe::Frame; 2] {
+/// Renders `scene` on `backend` with the frustum stage where `on` says, and without it.
+fn with_and_without_frustum(backend: Backend, on: &str, scene: &Scene) -> [rxpipe::Frame; 2] {
     let renderer = Renderer::new(backend).unwrap();
-    [true, false].map(|on| {
-        let mut p = Pipeline::builder()
-            .default_stages(on)
-            .build(&renderer)
-            .unwrap();
+    [true, false].map(|with| {
+        let b = Pipeline::builder().default_stages(false);
+        let b = if with {
+            b.stages(&[format!("frustum:on={on}")]).unwrap()
+        } else {
+            b
+        };
+        let mut p = b.build(&renderer).unwrap();
         p.render(scene, &scene.camera, (160, 120)).unwrap()
     })
 }
 
-fn check_frustum(backend: Backend) {
+fn check_frustum(backend: Backend, place: &str, runs_on: BackendKind) {
     let scene = two_objects_one_behind();
     let behind = scene.objects[1].mesh.triangle_count() as u64;
-    let [on, off] = with_and_without_frustum(backend, &scene);
+    let [on, off] = with_and_without_frustum(backend, place, &scene);
     assert_eq!(on.color, off.color, "the stage changed the image");
     assert_eq!(on.depth, off.depth);
     assert_eq!(on.stats.culled(), (1, behind));
     let st = &on.stats.stages[0];
     assert_eq!(st.stage, "frustum");
-    assert_eq!(st.backend, Some(Renderer::new(backend).unwrap().kind()));
+    assert_eq!(st.backend, Some(runs_on));
     assert!(off.stats.stages.is_empty());
     assert_eq!(
         on.stats.geometry.triangles + behind,
@@ -227,7 +231,7 @@ fn check_frustum(backend: Backend) {
     // the camera turned around: the sphere is culled and the torus drawn
     let mut s = scene.clone();
     s.camera.target = Vec3::new(0.0, 0.0, 30.0);
-    let [on, off] = with_and_without_frustum(backend, &s);
+    let [on, off] = with_and_without_frustum(backend, "auto", &s);
     assert_eq!(on.color, off.color);
     assert_eq!(
         on.stats.culled(),
@@ -235,7 +239,7 @@ fn check_frustum(backend: Backend) {
     );
     // looking away from everything: nothing is drawn, and the frame is the background
     s.camera.target = Vec3::new(100.0, 0.0, 4.0);
-    let [on, off] = with_and_without_frustum(backend, &s);
+    let [on, off] = with_and_without_frustum(backend, "auto", &s);
     assert_eq!(on.color, off.color);
     assert_eq!(on.stats.culled().0, 2);
     assert_eq!(on.stats.geometry.triangles, 0);
@@ -244,7 +248,20 @@ fn check_frustum(backend: Backend) {
 
 #[test]
 fn frustum_stage_keeps_the_image_and_counts_what_it_culled() {
-    check_frustum(Backend::Cpu);
+    check_frustum(Backend::Cpu, "auto", BackendKind::Cpu);
+    // asking for the GPU on the CPU backend runs it on the CPU
+    check_frustum(Backend::Cpu, "cuda", BackendKind::Cpu);
+    // auto keeps a few objects on the host, and takes the GPU for many
+    let f = Frustum::default();
+    assert_eq!(f.runs_on(BackendKind::Cuda, 2), BackendKind::Cpu);
+    assert_eq!(
+        f.runs_on(BackendKind::Cuda, GPU_FROM_OBJECTS),
+        BackendKind::Cuda
+    );
+    assert_eq!(
+        f.runs_on(BackendKind::Cpu, GPU_FROM_OBJECTS),
+        BackendKind::Cpu
+    );
 }
 
 #[test]
@@ -252,7 +269,8 @@ fn gpu_frustum_stage_keeps_the_image_and_counts_what_it_culled() {
     if common::gpu().is_none() {
         return;
     }
-    check_frustum(Backend::Cuda);
+    check_frustum(Backend::Cuda, "auto", BackendKind::Cpu);
+    check_frustum(Backend::Cuda, "cuda", BackendKind::Cuda);
 }
 
 #[test]
@@ -298,7 +316,9 @@ fn gpu_frustum_verdicts_equal_the_cpu_ones() {
             objects: &objects,
         };
         let mut visible = vec![true; objects.len()];
-        rxpipe::passes::FrameStage::run(&Frustum::default(), &ctx, &mut visible).unwrap();
+        let stage = Frustum::new(Placement::Cuda);
+        assert_eq!(stage.runs_on(kind, objects.len()), kind);
+        rxpipe::passes::FrameStage::run(&stage, &ctx, &mut visible).unwrap();
         verdicts.push(visible);
     }
     let culled = verdicts[0].iter().filter(|v| !**v).count();

@@ -41,8 +41,8 @@ pub struct FrameReport {
     pub machine: Machine,
     pub width: u32,
     pub height: u32,
-    /// whether the frustum stage ran
-    pub frustum: bool,
+    /// where the frustum stage ran (`None`: it did not)
+    pub frustum: Option<String>,
     pub meshes: Vec<MeshRow>,
     pub rows: Vec<FrameRow>,
 }
@@ -69,7 +69,7 @@ pub fn run(
     meshes: &[&str],
     strategies: &[Strategy],
     size: (u32, u32),
-    frustum: bool,
+    frustum: Option<crate::passes::frustum::Placement>,
     warmup: usize,
     runs: usize,
     progress: &dyn Fn(&str),
@@ -79,7 +79,7 @@ pub fn run(
         machine: Machine::of(&gpu, &info),
         width: size.0,
         height: size.1,
-        frustum,
+        frustum: frustum.map(|p| format!("{p:?}").to_lowercase()),
         meshes: vec![],
         rows: vec![],
     };
@@ -107,8 +107,12 @@ pub fn run(
             let p = crate::Pipeline::builder()
                 .strategy(s)
                 .order(order)
-                .default_stages(frustum)
-                .build(&renderer)?;
+                .default_stages(false);
+            let p = match frustum {
+                Some(place) => p.frame_stage(crate::passes::Frustum::new(place)),
+                None => p,
+            }
+            .build(&renderer)?;
             if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
                 prepared = Some(p.prepare(&scene)?);
             }
@@ -130,7 +134,7 @@ pub fn run(
                     r.raster_ms,
                     dev,
                     st.total_ms,
-                    st.stages.iter().map(|s| s.ms).sum(),
+                    st.stages.iter().fold(0.0, |a, s| a + s.ms),
                 ]) {
                     v.push(x);
                 }
@@ -163,7 +167,10 @@ impl FrameReport {
             self.machine,
             self.width,
             self.height,
-            if self.frustum { "the frustum test" } else { "none" }
+            match &self.frustum {
+                Some(p) => format!("the frustum test, on={p}"),
+                None => "none".into(),
+            }
         );
         for r in &self.rows {
             s += &format!(

@@ -1,5 +1,5 @@
 //! `rxpipe bench`: the paper's tables measured on this machine, one module per benchmark
-//! ([`geometry`], [`frame`], [`reindex`]). GPU inputs stay on the device; every GPU time is the
+//! ([`geometry`], [`frame`], [`frustum`], [`reindex`]). GPU inputs stay on the device; every GPU time is the
 //! median of CUDA-event timings after a warm-up. This module holds what they share: the
 //! benchmark meshes, the machine a report was measured on, and the date.
 
@@ -10,6 +10,7 @@ use glam::{Mat4, Vec3};
 use serde::Serialize;
 
 pub mod frame;
+pub mod frustum;
 pub mod geometry;
 pub mod reindex;
 

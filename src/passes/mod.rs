@@ -182,6 +182,17 @@ pub trait FrameStage: Send + Sync {
     fn name(&self) -> &str;
     /// The backends with an implementation; on any other the stage runs on the CPU.
     fn backends(&self) -> &'static [BackendKind];
+    /// Where the stage runs for `objects` objects when the pipeline's backend is `backend` (a
+    /// stage may keep small work on the host; the frame reports what this returns). By default
+    /// the backend itself when the stage implements it, else the CPU.
+    fn runs_on(&self, backend: BackendKind, objects: usize) -> BackendKind {
+        let _ = objects;
+        if self.backends().contains(&backend) {
+            backend
+        } else {
+            BackendKind::Cpu
+        }
+    }
     /// Clears `visible[k]` for every object `k` the stage drops (it never sets one).
     fn run(&self, ctx: &FrameContext, visible: &mut [bool]) -> Result<(), PassError>;
 }

@@ -1,6 +1,7 @@
 //! `rxpipe bench`: the paper-style tables measured on this machine.
 
 use crate::{spinner, Res};
+use rxpipe::passes::frustum::Placement;
 use rxpipe::Strategy;
 use std::path::PathBuf;
 
@@ -26,6 +27,18 @@ pub enum What {
         #[command(flatten)]
         common: MeshArgs,
     },
+    /// The frustum stage's cost on the host and on the GPU for a range of object counts
+    Frustum {
+        /// comma-separated object counts
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "1,100,1000,10000,20000,100000,1000000"
+        )]
+        objects: Vec<usize>,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
     /// Whole frames on the GPU: per-stage times of frame stages, geometry, setup, binning, raster
     Frame {
         #[arg(
@@ -38,12 +51,32 @@ pub enum What {
         /// WIDTHxHEIGHT
         #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
         size: (u32, u32),
-        /// run without the frustum stage (its cost is the difference)
-        #[arg(long)]
-        no_frustum: bool,
+        /// where the frustum stage runs, or off (its cost is the difference)
+        #[arg(long, value_enum, default_value = "auto")]
+        frustum: FrustumArg,
         #[command(flatten)]
         common: MeshArgs,
     },
+}
+
+/// Where `bench frame` runs the frustum stage.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum FrustumArg {
+    Auto,
+    Cpu,
+    Cuda,
+    Off,
+}
+
+impl FrustumArg {
+    fn placement(self) -> Option<Placement> {
+        match self {
+            FrustumArg::Auto => Some(Placement::Auto),
+            FrustumArg::Cpu => Some(Placement::Cpu),
+            FrustumArg::Cuda => Some(Placement::Cuda),
+            FrustumArg::Off => None,
+        }
+    }
 }
 
 /// Options of the benchmarks that run on meshes.
@@ -122,10 +155,20 @@ pub fn run(what: What) -> Res {
             pb.finish_and_clear();
             out(&report, report.markdown(), r)
         }
+        What::Frustum { objects, report: r } => {
+            let gpu = rxpipe::gpu::Gpu::new()?;
+            let pb = spinner("starting".into());
+            let report =
+                rxpipe::bench::frustum::run(gpu, &objects, r.warmup, r.runs as usize, &|m| {
+                    pb.set_message(m.to_string())
+                })?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), &r)
+        }
         What::Frame {
             strategies,
             size,
-            no_frustum,
+            frustum,
             common: c,
         } => {
             let gpu = rxpipe::gpu::Gpu::new()?;
@@ -137,7 +180,7 @@ pub fn run(what: What) -> Res {
                 &names,
                 &strategies,
                 size,
-                !no_frustum,
+                frustum.placement(),
                 r.warmup,
                 r.runs as usize,
                 &|m| pb.set_message(m.to_string()),

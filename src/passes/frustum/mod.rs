@@ -10,7 +10,7 @@
 pub mod cpu;
 pub mod cuda;
 
-use super::{Args, FrameContext, FrameStage, PassError, StageInfo, StageKind};
+use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind};
 use crate::backend::BackendKind;
 use std::sync::Mutex;
 
@@ -18,9 +18,25 @@ use std::sync::Mutex;
 /// shader transforms by the model then the view-projection, the test by their product).
 pub const MARGIN: f32 = 1e-5;
 
+/// From how many objects [`Placement::Auto`] runs the test on the GPU (with the CUDA backend).
+/// Below it the host's test is faster than the GPU's round trip (`rxpipe bench frustum`).
+pub const GPU_FROM_OBJECTS: usize = 20_000;
+
+/// Where the frustum test runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// on the GPU with the CUDA backend and at least [`GPU_FROM_OBJECTS`] objects, else the CPU
+    #[default]
+    Auto,
+    Cpu,
+    /// on the GPU whenever the backend is CUDA
+    Cuda,
+}
+
 /// The frustum stage.
 #[derive(Default)]
 pub struct Frustum {
+    pub placement: Placement,
     /// the GPU's buffers, kept from frame to frame
     device: Mutex<Option<cuda::Buffers>>,
 }
@@ -29,14 +45,46 @@ pub(crate) const INFO: StageInfo = StageInfo {
     name: "frustum",
     kind: StageKind::Frame,
     about: "drops whole objects whose bounding box lies outside the view",
-    args: &[],
+    args: &[ArgInfo {
+        name: "on",
+        values: "auto|cpu|cuda",
+        default: "auto",
+        about: "where the test runs: auto takes the GPU (with cuda) from 20000 objects",
+    }],
     backends: &[BackendKind::Cpu, BackendKind::Cuda],
     default: "default with the built-in vertex shaders",
 };
 
 impl Frustum {
-    pub(crate) fn from_args(_: &Args) -> Result<Frustum, PassError> {
-        Ok(Frustum::default())
+    /// The stage with the test where `placement` says.
+    pub fn new(placement: Placement) -> Frustum {
+        Frustum {
+            placement,
+            device: Mutex::new(None),
+        }
+    }
+
+    pub(crate) fn from_args(a: &Args) -> Result<Frustum, PassError> {
+        Ok(Frustum::new(a.choice(
+            "on",
+            &[
+                ("auto", Placement::Auto),
+                ("cpu", Placement::Cpu),
+                ("cuda", Placement::Cuda),
+            ],
+            Placement::Auto,
+        )?))
+    }
+
+    /// Where the test runs for `objects` objects on `backend`.
+    pub fn runs_on(&self, backend: BackendKind, objects: usize) -> BackendKind {
+        match (backend, self.placement) {
+            (BackendKind::Cuda, Placement::Cuda) => BackendKind::Cuda,
+            (BackendKind::Cuda, Placement::Auto) if objects >= GPU_FROM_OBJECTS => {
+                BackendKind::Cuda
+            }
+            _ => BackendKind::Cpu,
+        }
     }
 }
 
@@ -76,9 +124,13 @@ impl FrameStage for Frustum {
         INFO.backends
     }
 
+    fn runs_on(&self, backend: BackendKind, objects: usize) -> BackendKind {
+        Frustum::runs_on(self, backend, objects)
+    }
+
     fn run(&self, ctx: &FrameContext, visible: &mut [bool]) -> Result<(), PassError> {
         let (objects, which) = inputs(ctx, visible);
-        let inside = match (ctx.backend, ctx.gpu) {
+        let inside = match (self.runs_on(ctx.backend, ctx.objects.len()), ctx.gpu) {
             (BackendKind::Cuda, Some(gpu)) => {
                 let mut dev = self.device.lock().unwrap_or_else(|p| p.into_inner());
                 cuda::cull(gpu, &objects, &mut dev).map_err(PassError::gpu("frustum"))?
