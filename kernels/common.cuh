@@ -1,5 +1,5 @@
 // Types every rxpipe kernel and vertex shader shares. They match the Rust structs byte for byte
-// (src/gpu/types.rs): VertexIn 32 bytes, VertexOut 64 bytes, Uniforms 180 bytes.
+// (src/geometry/cuda/abi.rs): VertexIn 32 bytes, VertexOut 64 bytes, Uniforms 180 bytes.
 #pragma once
 
 // One vertex of the mesh, as the vertex shader reads it.

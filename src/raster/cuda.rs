@@ -15,8 +15,8 @@ use crate::gpu::kernels::{self, Source};
 
 /// The raster stage's kernels (setup, binning, tile rasterisation and shading).
 pub const KERNELS: Source<'static> = crate::kernel_source!("raster.cu");
-use crate::gpu::{Context, Gpu, GpuError};
-use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig};
+use crate::gpu::{launch, Context, Gpu, GpuError};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, DeviceRepr};
 use cudarc::driver::{PushKernelArg, ValidAsZeroBits};
 use glam::Vec3;
 use std::sync::Arc;
@@ -357,17 +357,6 @@ impl CudaRaster {
     ) -> Result<[u64; COUNTERS], crate::Error> {
         let p = self.params(s);
         let stream = self.gpu.stream.clone();
-        let launch_err = |what: &'static str| {
-            move |e| GpuError::Driver {
-                what: format!("launching {what}"),
-                source: e,
-            }
-        };
-        let cfg = |n: u32| LaunchConfig {
-            grid_dim: (n.div_ceil(BLOCK).max(1), 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
         self.events[1].record(&stream).ctx("recording an event")?;
         stream
             .memset_zeros(&mut self.counters)
@@ -432,7 +421,7 @@ impl CudaRaster {
             // rate inputs 3n indices, all below the vertex count (checked at upload), and as many
             // counts (checked above); `first` holds every triangle of the frame; records are
             // bounded in the kernel by the capacity in `p`.
-            unsafe { l.launch(cfg(n)) }.map_err(launch_err("rxp_setup"))?;
+            unsafe { launch(l, n.div_ceil(BLOCK).max(1), BLOCK, 0, "rxp_setup") }?;
             base += n;
         }
         self.events[2].record(&stream).ctx("recording an event")?;
@@ -444,7 +433,7 @@ impl CudaRaster {
             .arg(&mut self.offsets)
             .arg(&mut self.cursors);
         // SAFETY: one block; tile_counts and cursors hold ntiles entries, offsets ntiles + 1.
-        unsafe { l.launch(cfg(1)) }.map_err(launch_err("rxp_bin_scan"))?;
+        unsafe { launch(l, 1, BLOCK, 0, "rxp_bin_scan") }?;
         let fill = self.function("rxp_bin_fill")?;
         let mut l = stream.launch_builder(&fill);
         l.arg(&self.records)
@@ -454,8 +443,15 @@ impl CudaRaster {
             .arg(&mut self.bins);
         // SAFETY: one thread per record slot; the kernel reads only records below the count and
         // writes bins below the capacity in `p`.
-        unsafe { l.launch(cfg(self.record_capacity as u32)) }
-            .map_err(launch_err("rxp_bin_fill"))?;
+        unsafe {
+            launch(
+                l,
+                (self.record_capacity as u32).div_ceil(BLOCK).max(1),
+                BLOCK,
+                0,
+                "rxp_bin_fill",
+            )
+        }?;
         self.events[3].record(&stream).ctx("recording an event")?;
         let raster = self.function("rxp_raster")?;
         let mut l = stream.launch_builder(&raster);
@@ -469,13 +465,8 @@ impl CudaRaster {
             .arg(&mut self.color)
             .arg(&mut self.depth)
             .arg(&mut self.counters);
-        let tiles = LaunchConfig {
-            grid_dim: (nt, 1, 1),
-            block_dim: (BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        };
         // SAFETY: one block per tile; colour and depth hold width x height pixels.
-        unsafe { l.launch(tiles) }.map_err(launch_err("rxp_raster"))?;
+        unsafe { launch(l, nt, BLOCK, 0, "rxp_raster") }?;
         self.events[4].record(&stream).ctx("recording an event")?;
         let mut c = [0u64; COUNTERS];
         stream

@@ -6,9 +6,9 @@
 
 use super::{report, Keys, Method, ReindexError, Reindexed};
 use crate::gpu::context::Context;
-use crate::gpu::{kernels, Gpu, GpuError};
+use crate::gpu::{kernels, launch, Gpu, GpuError};
 use crate::mesh::Mesh;
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -163,21 +163,6 @@ const KERNELS: [&str; 14] = [
     "rxr_hash_scatter",
 ];
 
-fn cfg(blocks: usize, threads: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (blocks.max(1) as u32, 1, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-fn launch_err(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> GpuError {
-    move |source| GpuError::Driver {
-        what: format!("launching {what}"),
-        source,
-    }
-}
-
 impl Reindexer {
     /// Compiles (or fetches from the cache) the kernels.
     pub fn new(gpu: &Arc<Gpu>) -> Result<Reindexer, GpuError> {
@@ -266,16 +251,16 @@ impl Reindexer {
         let mut l = s.launch_builder(self.k("rxs_reduce"));
         l.arg(x).arg(&n32).arg(&mut *sums);
         // SAFETY: one block per tile; `sums` holds at least `tiles` entries.
-        unsafe { l.launch(cfg(tiles, 256)) }.map_err(launch_err("rxs_reduce"))?;
+        unsafe { launch(l, tiles.max(1) as u32, 256, 0, "rxs_reduce") }?;
         let mut total = small.slice_mut(slot..slot + 1);
         let mut l = s.launch_builder(self.k("rxs_scan_sums"));
         l.arg(&mut *sums).arg(&t32).arg(&mut total);
         // SAFETY: one block scanning `tiles` sums in place.
-        unsafe { l.launch(cfg(1, 1024)) }.map_err(launch_err("rxs_scan_sums"))?;
+        unsafe { launch(l, 1, 1024, 0, "rxs_scan_sums") }?;
         let mut l = s.launch_builder(self.k("rxs_scan_tiles"));
         l.arg(x).arg(&n32).arg(&*sums).arg(&mode).arg(out);
         // SAFETY: one block per tile, writing only its own `n`-bounded range of `out`.
-        unsafe { l.launch(cfg(tiles, 256)) }.map_err(launch_err("rxs_scan_tiles"))?;
+        unsafe { launch(l, tiles.max(1) as u32, 256, 0, "rxs_scan_tiles") }?;
         Ok(())
     }
 
@@ -292,7 +277,7 @@ impl Reindexer {
         let mut l = s.launch_builder(self.k("rxp_mark_used"));
         l.arg(&input.idx).arg(&m32).arg(&mut ws.used);
         // SAFETY: one thread per index; indices were validated below the vertex count.
-        unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxp_mark_used"))?;
+        unsafe { launch(l, mb.max(1) as u32, BLOCK, 0, "rxp_mark_used") }?;
         let Workspace {
             used,
             a,
@@ -323,7 +308,7 @@ impl Reindexer {
                     .arg(&mut *k0)
                     .arg(&mut *i0);
                 // SAFETY: one thread per vertex, writing its own key words and id.
-                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_keys"))?;
+                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_keys") }?;
                 // which bits of each word vary (small[1..1 + floats])
                 for w in 0..fl as usize {
                     let word = k0.slice(w * n..(w + 1) * n);
@@ -332,8 +317,7 @@ impl Reindexer {
                     let mut l = s.launch_builder(self.k("rxs_or_diff"));
                     l.arg(&word).arg(&n32).arg(&mut d);
                     // SAFETY: a grid-stride loop over `n` words, OR-ing into one word.
-                    unsafe { l.launch(cfg(nb.min(4096), BLOCK)) }
-                        .map_err(launch_err("rxs_or_diff"))?;
+                    unsafe { launch(l, nb.clamp(1, 4096) as u32, BLOCK, 0, "rxs_or_diff") }?;
                 }
                 let diff = self.gpu.download(small, 1 + fl as usize)?;
                 let (mut run, mut skipped) = (0u32, 0u32);
@@ -357,7 +341,7 @@ impl Reindexer {
                             .arg(&mut *counts)
                             .arg(&t32);
                         // SAFETY: one block per tile writing its 256 counts.
-                        unsafe { l.launch(cfg(tiles, 256)) }.map_err(launch_err("rxs_upsweep"))?;
+                        unsafe { launch(l, tiles.max(1) as u32, 256, 0, "rxs_upsweep") }?;
                         // the counts' exclusive prefix: where each tile's digit runs go
                         self.scan(counts, 256 * tiles, 0, offsets, sums, small, 9)?;
                         let mut l = s.launch_builder(self.k("rxs_downsweep"));
@@ -373,8 +357,7 @@ impl Reindexer {
                             .arg(&mut *dst_i);
                         // SAFETY: a stable permutation: every element goes to one distinct
                         // position below n (the offsets are a prefix of the counts).
-                        unsafe { l.launch(cfg(tiles, 256)) }
-                            .map_err(launch_err("rxs_downsweep"))?;
+                        unsafe { launch(l, tiles.max(1) as u32, 256, 0, "rxs_downsweep") }?;
                         std::mem::swap(&mut src_k, &mut dst_k);
                         std::mem::swap(&mut src_i, &mut dst_i);
                     }
@@ -382,7 +365,7 @@ impl Reindexer {
                 let mut l = s.launch_builder(self.k("rxr_heads"));
                 l.arg(&*src_k).arg(&n32).arg(&fl).arg(&mut *a);
                 // SAFETY: one thread per sorted key.
-                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_heads"))?;
+                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_heads") }?;
                 self.scan(a, n, 1, b, sums, small, 1)?;
                 // perm goes to the other id buffer
                 let mut l = s.launch_builder(self.k("rxr_scatter"));
@@ -397,7 +380,7 @@ impl Reindexer {
                     .arg(&mut *out_vert)
                     .arg(&mut *dst_i);
                 // SAFETY: orgID is a permutation of 0..n; newIdx < the unique count <= n.
-                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_scatter"))?;
+                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_scatter") }?;
                 ws.passes = (run, skipped);
                 // indices go through the inverse permutation
                 &*dst_i
@@ -419,7 +402,7 @@ impl Reindexer {
                     .arg(&mut *a);
                 // SAFETY: one thread per vertex; the table has more empty slots than used
                 // vertices, so every probe ends.
-                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_hash_insert"))?;
+                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_hash_insert") }?;
                 let [is_rep, _] = ids;
                 let mut l = s.launch_builder(self.k("rxr_hash_rep"));
                 l.arg(&n32)
@@ -428,7 +411,7 @@ impl Reindexer {
                     .arg(&mut *a)
                     .arg(&mut *is_rep);
                 // SAFETY: one thread per vertex; slots are below the table size.
-                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_hash_rep"))?;
+                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_hash_rep") }?;
                 self.scan(is_rep, n, 0, b, sums, small, 1)?;
                 let mut l = s.launch_builder(self.k("rxr_hash_scatter"));
                 l.arg(&input.vert)
@@ -438,7 +421,7 @@ impl Reindexer {
                     .arg(&*b)
                     .arg(&mut *out_vert);
                 // SAFETY: representatives go to distinct scan positions below n.
-                unsafe { l.launch(cfg(nb, BLOCK)) }.map_err(launch_err("rxr_hash_scatter"))?;
+                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_hash_scatter") }?;
                 // indices go through their class's representative
                 &*a
             }
@@ -452,7 +435,7 @@ impl Reindexer {
             .arg(&mut *out_idx);
         // SAFETY: one thread per index; map and newIdx have n entries, and every indexed vertex
         // is used, so its map entry is set.
-        unsafe { l.launch(cfg(mb, BLOCK)) }.map_err(launch_err("rxr_remap"))?;
+        unsafe { launch(l, mb.max(1) as u32, BLOCK, 0, "rxr_remap") }?;
         let totals = self.gpu.download(&ws.small, 2)?;
         ws.used_count = totals[0] as usize;
         ws.vertices_out = totals[1] as usize;

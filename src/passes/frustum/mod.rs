@@ -20,7 +20,7 @@ pub const MARGIN: f32 = 1e-5;
 
 /// From how many objects [`Placement::Auto`] runs the test on the GPU (with the CUDA backend).
 /// Below it the host's test is faster than the GPU's round trip (`rxpipe bench frustum`).
-pub const GPU_FROM_OBJECTS: usize = 20_000;
+pub const GPU_FROM_OBJECTS: usize = 2_000;
 
 /// Where the frustum test runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -49,7 +49,7 @@ pub(crate) const INFO: StageInfo = StageInfo {
         name: "on",
         values: "auto|cpu|cuda",
         default: "auto",
-        about: "where the test runs: auto takes the GPU (with cuda) from 20000 objects",
+        about: "where the test runs: auto takes the GPU (with cuda) from 2000 objects",
     }],
     backends: &[BackendKind::Cpu, BackendKind::Cuda],
     default: "default with the built-in vertex shaders",

@@ -1,0 +1,259 @@
+//! A mesh's inputs on the device: upload, packing from a mesh the passes left there, and the
+//! dynamic batches built on the GPU (kernels/batching.cu).
+
+use crate::geometry::{Batches, GeometryError, VertexIn};
+use crate::gpu::kernels::{self, Source};
+use crate::gpu::{launch, Context, Gpu, GpuError};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+/// A mesh's inputs on the device: vertices, indices and (for the dynamic strategies) the batches.
+pub struct DeviceMesh {
+    pub vertices: CudaSlice<VertexIn>,
+    pub indices: CudaSlice<u32>,
+    pub vertex_count: usize,
+    /// whole triangles only
+    pub index_count: usize,
+    /// distinct vertices the indices reference (counted once, at upload)
+    pub unique_vertices: usize,
+    /// batch starts (triangle offsets, one more than batches) and the limits they were built for
+    pub batches: Option<(CudaSlice<u32>, usize, u32, u32)>,
+}
+
+impl DeviceMesh {
+    /// Validates and uploads a mesh's shader inputs and index buffer, and the dynamic batches when
+    /// given.
+    pub fn upload(
+        gpu: &Gpu,
+        vertices: &[VertexIn],
+        indices: &[u32],
+        batches: Option<&Batches>,
+    ) -> Result<DeviceMesh, crate::Error> {
+        let n = vertices.len();
+        let indices = crate::geometry::whole_triangles(indices, n)?;
+        let batches = match batches {
+            Some(b) => Some((
+                gpu.upload(&b.starts, "batch offsets")?,
+                b.len(),
+                b.max_indices,
+                b.max_vertices,
+            )),
+            None => None,
+        };
+        Ok(DeviceMesh {
+            vertices: gpu.upload(vertices, "vertices")?,
+            indices: gpu.upload(indices, "indices")?,
+            vertex_count: n,
+            index_count: indices.len(),
+            unique_vertices: crate::geometry::cpu::unique_count(indices, n),
+            batches,
+        })
+    }
+}
+
+/// The dynamic batching preprocess (the batch starts of the CPU's front-to-back scan).
+pub const BATCHING: Source<'static> = crate::kernel_source!("batching.cu");
+
+/// Builds the geometry stage's input on the device (kernels/vertex_input.cu).
+pub const VERTEX_INPUT: Source<'static> = crate::kernel_source!("vertex_input.cu");
+
+impl DeviceMesh {
+    /// The shader inputs of a mesh the passes left on the device, packed there (no transfer);
+    /// the distinct referenced vertices are counted on the device too. The indices must be in
+    /// range (the mesh was validated before its passes).
+    pub fn from_device(
+        gpu: &Gpu,
+        d: &crate::passes::DeviceAttributes,
+    ) -> Result<DeviceMesh, GpuError> {
+        let n = d.vertex_count as u32;
+        let index_count = d.index_count / 3 * 3;
+        let module = gpu.module(
+            "vertex_input",
+            &[kernels::COMMON, kernels::BLOCKS, VERTEX_INPUT],
+            &[],
+        )?;
+        let mut vertices: CudaSlice<VertexIn> = gpu.zeros(d.vertex_count, "vertices")?;
+        let null = 0u64;
+        let f = gpu.function(&module, "rxv_pack")?;
+        let mut l = gpu.stream.launch_builder(&f);
+        l.arg(&d.positions);
+        match &d.normals {
+            Some(b) => l.arg(b),
+            None => l.arg(&null),
+        };
+        match &d.uvs {
+            Some(b) => l.arg(b),
+            None => l.arg(&null),
+        };
+        l.arg(&n).arg(&mut vertices);
+        // SAFETY: one thread per vertex; the attribute arrays hold n vertices each.
+        unsafe { crate::gpu::launch_1d(l, n, "rxv_pack") }?;
+        let mut used: CudaSlice<u32> = gpu.zeros(d.vertex_count, "used vertices")?;
+        let m = index_count as u32;
+        let f = gpu.function(&module, "rxp_mark_used")?;
+        let mut l = gpu.stream.launch_builder(&f);
+        l.arg(&d.indices).arg(&m).arg(&mut used);
+        // SAFETY: one thread per index; every index is below n.
+        unsafe { crate::gpu::launch_1d(l, m, "rxp_mark_used") }?;
+        let mut total: CudaSlice<u64> = gpu.zeros(1, "used vertex count")?;
+        let f = gpu.function(&module, "rxp_sum_u32")?;
+        let mut l = gpu.stream.launch_builder(&f);
+        l.arg(&used).arg(&n).arg(&mut total);
+        // SAFETY: one thread per vertex over n flags.
+        unsafe { crate::gpu::launch_1d(l, n, "rxp_sum_u32") }?;
+        let unique = gpu.download(&total, 1)?[0] as usize;
+        let mut indices: CudaSlice<u32> = gpu.zeros(index_count, "indices")?;
+        if index_count > 0 {
+            gpu.stream
+                .memcpy_dtod(
+                    &d.indices.slice(0..index_count),
+                    &mut indices.slice_mut(0..index_count),
+                )
+                .ctx("copying the indices")?;
+        }
+        Ok(DeviceMesh {
+            vertices,
+            indices,
+            vertex_count: d.vertex_count,
+            index_count,
+            unique_vertices: unique,
+            batches: None,
+        })
+    }
+}
+
+/// Threads per block of the batching kernels (RXB_BLOCK), triangles per thread of its compaction
+/// (RXB_PER), and the sort window of its look-back kernel (RXB_SORT).
+const RXB_BLOCK: u32 = 256;
+const RXB_PER: u32 = 4;
+const RXB_SORT: u32 = 2048;
+
+impl DeviceMesh {
+    /// Builds the dynamic batches on the GPU (kernels/batching.cu): the same batches as
+    /// [`Batches::build`] on the CPU, from the indices already on the device. Replaces any
+    /// batches the mesh had.
+    pub fn build_batches(
+        &mut self,
+        gpu: &Gpu,
+        max_indices: u32,
+        max_vertices: u32,
+    ) -> Result<(), crate::Error> {
+        if max_indices < 3 || max_vertices < 3 {
+            return Err(GeometryError::BatchLimits {
+                max_indices,
+                max_vertices,
+            }
+            .into());
+        }
+        if max_indices > 1024 {
+            return Err(GpuError::Limit(format!(
+                "the GPU builds batches of at most 1024 indices, got {max_indices}"
+            ))
+            .into());
+        }
+        let n = (self.index_count / 3) as u32;
+        let mut starts: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch offsets")?;
+        if n == 0 {
+            self.batches = Some((starts, 0, max_indices, max_vertices));
+            return Ok(());
+        }
+        let module = gpu.module("batching", &[kernels::BLOCKS, BATCHING], &[])?;
+        let f = |name: &str| gpu.function(&module, name);
+        let s = &gpu.stream;
+        let max_tris = max_indices / 3;
+        let lookback = 3 * max_tris - 1;
+        let span = RXB_SORT - lookback;
+        let ni = 3 * n;
+        let mut prev: CudaSlice<i32> = gpu.zeros(ni as usize, "batching look-back")?;
+        let k = f("rxb_prev")?;
+        let mut l = s.launch_builder(&k);
+        l.arg(&self.indices)
+            .arg(&ni)
+            .arg(&lookback)
+            .arg(&span)
+            .arg(&mut prev);
+        // SAFETY: one block per `span` positions, each writing only its own positions of `prev`.
+        unsafe { launch(l, ni.div_ceil(span).max(1), RXB_SORT / 2, 0, "rxb_prev") }?;
+        let mut jump: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch ends")?;
+        let k = f("rxb_batch_end")?;
+        let mut l = s.launch_builder(&k);
+        let warp = crate::geometry::batching::WARP;
+        l.arg(&prev)
+            .arg(&n)
+            .arg(&max_tris)
+            .arg(&max_vertices)
+            .arg(&warp)
+            .arg(&mut jump);
+        // SAFETY: one thread per triangle and one for the end; `prev` holds 3n entries.
+        unsafe {
+            launch(
+                l,
+                ((n + 1).div_ceil(RXB_BLOCK)).max(1),
+                RXB_BLOCK,
+                0,
+                "rxb_batch_end",
+            )
+        }?;
+        drop(prev);
+        let mut next: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch ends")?;
+        let mut mark: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch marks")?;
+        s.memcpy_htod(&[1u32], &mut mark.slice_mut(0..1))
+            .ctx("marking the first batch")?;
+        let k = f("rxb_orbit")?;
+        // after round r every start J^m(0) with m < 2^(r+1) is marked; there are at most n
+        let mut reach = 1u64;
+        while reach <= n as u64 {
+            let mut l = s.launch_builder(&k);
+            l.arg(&jump).arg(&mut next).arg(&mut mark).arg(&n);
+            // SAFETY: one thread per entry of the n + 1 entry buffers; jumps stay within 0..=n.
+            unsafe {
+                launch(
+                    l,
+                    ((n + 1).div_ceil(RXB_BLOCK)).max(1),
+                    RXB_BLOCK,
+                    0,
+                    "rxb_orbit",
+                )
+            }?;
+            std::mem::swap(&mut jump, &mut next);
+            reach *= 2;
+        }
+        let per_block = RXB_BLOCK * RXB_PER;
+        let blocks = n.div_ceil(per_block);
+        let mut block_counts: CudaSlice<u32> = gpu.zeros(blocks as usize, "batch counts")?;
+        let mut total: CudaSlice<u32> = gpu.zeros(1, "batch count")?;
+        let k = f("rxb_count")?;
+        let mut l = s.launch_builder(&k);
+        l.arg(&mark).arg(&n).arg(&mut block_counts);
+        // SAFETY: one block per `per_block` triangles, writing its own count.
+        unsafe { launch(l, blocks.max(1), RXB_BLOCK, 0, "rxb_count") }?;
+        let k = f("rxb_scan")?;
+        let mut l = s.launch_builder(&k);
+        l.arg(&mut block_counts)
+            .arg(&blocks)
+            .arg(&n)
+            .arg(&mut starts)
+            .arg(&mut total);
+        // SAFETY: one block; starts holds n + 1 entries and there are at most n batches.
+        unsafe { launch(l, 1, RXB_BLOCK, 0, "rxb_scan") }?;
+        let k = f("rxb_compact")?;
+        let mut l = s.launch_builder(&k);
+        l.arg(&mark).arg(&n).arg(&block_counts).arg(&mut starts);
+        // SAFETY: as rxb_count; every marked triangle gets its own slot below the count.
+        unsafe { launch(l, blocks.max(1), RXB_BLOCK, 0, "rxb_compact") }?;
+        let nb = gpu.download(&total, 1)?[0] as usize;
+        self.batches = Some((starts, nb, max_indices, max_vertices));
+        Ok(())
+    }
+
+    /// The mesh's batches, downloaded (for tests and tools).
+    pub fn download_batches(&self, gpu: &Gpu) -> Result<Option<Batches>, GpuError> {
+        let Some((starts, nb, mi, mv)) = &self.batches else {
+            return Ok(None);
+        };
+        Ok(Some(Batches {
+            starts: gpu.download(starts, nb + 1)?,
+            max_indices: *mi,
+            max_vertices: *mv,
+        }))
+    }
+}

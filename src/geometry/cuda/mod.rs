@@ -1,0 +1,485 @@
+//! The geometry stage on the GPU (kernels/geometry.cu), side by side with [`super::cpu`]. Every
+//! strategy writes the triangle queue in input order: the vertices it shaded and, per triangle,
+//! where its three corners are among them (see [`DeviceQueue`]).
+//! With statistics requested, the kernels are compiled with invocation counting and count per
+//! vertex exactly what the CPU reference counts.
+//!
+//! One file per job: [`shader`] (the user's CUDA vertex shader), [`abi`] (the structs shared with
+//! kernels/common.cuh), [`mesh`] (inputs on the device, GPU batching), [`queue`] (the triangle
+//! queue), and here the compiled kernels and every strategy's launch.
+
+mod abi;
+mod mesh;
+mod queue;
+mod shader;
+
+pub use abi::{GpuUniforms, GpuVertexOut};
+pub use mesh::{DeviceMesh, BATCHING, VERTEX_INPUT};
+use queue::{no_corners, queue_capacity, vcap_per_batch};
+pub use queue::{DeviceQueue, GpuGeometry};
+pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
+
+/// The geometry stage's kernels; a vertex shader (`vs_main`) precedes them.
+pub const KERNELS: Source<'static> = crate::kernel_source!("geometry.cu");
+
+use crate::geometry::{Batches, GeometryError, GeometryStats, Strategy, Uniforms, VertexIn};
+use crate::gpu::kernels::{self, Source};
+use crate::gpu::{launch, Context, Gpu, GpuError};
+use cudarc::driver::{CudaFunction, CudaModule, PushKernelArg};
+use std::sync::Arc;
+
+/// The geometry kernels compiled with one vertex shader.
+pub struct CudaGeometry {
+    pub gpu: Arc<Gpu>,
+    pub shader: CudaShader,
+    /// counts invocations (compiled in only when requested)
+    pub counting: bool,
+    pub blocks: BlockSizes,
+    module: Arc<CudaModule>,
+    /// the modules compiled for hashing batches of other vertex limits than the default (the
+    /// hash tables are sized at compile time), by limit
+    hash_modules: std::sync::Mutex<Vec<(u32, Arc<CudaModule>)>>,
+}
+
+/// Block sizes of the geometry kernels whose blocks are not one batch each (the dynamic
+/// strategies size their blocks from the batch limits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockSizes {
+    /// threads per block of naive and multi (a multiple of 32, at most 512: each stages its
+    /// 64-byte vertices in shared memory; RXP_BLOCK in kernels/geometry.cu)
+    pub elementwise: u32,
+    /// warps per block of warp voting (1 to 32)
+    pub vote_warps: u32,
+    /// threads per block (per dynamic batch) of hashing and parallel hashing (a multiple of 32,
+    /// at most 1024)
+    pub hash: u32,
+}
+
+impl Default for BlockSizes {
+    fn default() -> Self {
+        BlockSizes {
+            elementwise: 256,
+            vote_warps: 4,
+            hash: 128,
+        }
+    }
+}
+/// Defines as [`Gpu::module`] takes them.
+fn borrowed(defines: &[(String, String)]) -> Vec<(&str, String)> {
+    defines
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect()
+}
+
+/// Shared memory a block may use without opting in.
+const SHARED_LIMIT: usize = 48 * 1024;
+
+impl CudaGeometry {
+    /// Compiles (or fetches from the caches) the geometry kernels with `shader`.
+    pub fn new(
+        gpu: Arc<Gpu>,
+        shader: CudaShader,
+        counting: bool,
+    ) -> Result<CudaGeometry, GpuError> {
+        CudaGeometry::with_blocks(gpu, shader, counting, BlockSizes::default())
+    }
+
+    /// [`CudaGeometry::new`] with other block sizes.
+    pub fn with_blocks(
+        gpu: Arc<Gpu>,
+        shader: CudaShader,
+        counting: bool,
+        blocks: BlockSizes,
+    ) -> Result<CudaGeometry, GpuError> {
+        let e = blocks.elementwise;
+        let h = blocks.hash;
+        if e == 0
+            || e % 32 != 0
+            || e > 512
+            || !(1..=32).contains(&blocks.vote_warps)
+            || h == 0
+            || h % 32 != 0
+            || h > 1024
+        {
+            return Err(GpuError::Limit(format!(
+                "block sizes {} threads (naive, multi; a multiple of 32 up to 512), {} warps (warp voting; 1 to 32) and {} threads (hashing; a multiple of 32 up to 1024) are not supported",
+                e, blocks.vote_warps, h
+            )));
+        }
+        let defines = Self::defines(
+            &shader,
+            counting,
+            blocks,
+            crate::geometry::DEFAULT_MAX_VERTICES,
+        );
+        let module = gpu.module("geometry", &Self::parts(&shader), &borrowed(&defines))?;
+        Ok(CudaGeometry {
+            gpu,
+            shader,
+            counting,
+            blocks,
+            module,
+            hash_modules: Default::default(),
+        })
+    }
+
+    fn parts(shader: &CudaShader) -> [Source<'_>; 4] {
+        [
+            kernels::COMMON,
+            kernels::BLOCKS,
+            Source {
+                name: &shader.name,
+                text: &shader.source,
+            },
+            KERNELS,
+        ]
+    }
+
+    /// The defines of the module whose hashing kernels take batches of at most `max_vertices`.
+    fn defines(
+        shader: &CudaShader,
+        counting: bool,
+        blocks: BlockSizes,
+        max_vertices: u32,
+    ) -> Vec<(String, String)> {
+        let mut d = shader.defines.clone();
+        d.push(("RXP_BLOCK".into(), blocks.elementwise.to_string()));
+        d.push(("RXP_HASH_BLOCK".into(), blocks.hash.to_string()));
+        d.push(("RXP_HASH_VERTICES".into(), max_vertices.to_string()));
+        d.push((
+            "RXP_HASH_TABLE".into(),
+            crate::geometry::hash_table_size(max_vertices).to_string(),
+        ));
+        if counting {
+            d.push(("RXP_COUNT".into(), "1".into()));
+        }
+        d
+    }
+
+    /// Where the compiled kernels came from (compiled now, disk cache or memory cache).
+    pub fn origin(&self) -> Option<crate::gpu::ModuleOrigin> {
+        let defines = Self::defines(
+            &self.shader,
+            self.counting,
+            self.blocks,
+            crate::geometry::DEFAULT_MAX_VERTICES,
+        );
+        self.gpu
+            .module_origin(&Self::parts(&self.shader), &borrowed(&defines))
+    }
+
+    fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
+        self.gpu.function(&self.module, name)
+    }
+
+    /// Hashing kernel `name` for batches of at most `max_vertices` vertices: from the main
+    /// module for the default limit, else from a module compiled (once) for that limit.
+    fn hash_function(&self, name: &str, max_vertices: u32) -> Result<CudaFunction, GpuError> {
+        if max_vertices == crate::geometry::DEFAULT_MAX_VERTICES {
+            return self.function(name);
+        }
+        let mut modules = self.hash_modules.lock().unwrap();
+        let module = match modules.iter().find(|(v, _)| *v == max_vertices) {
+            Some((_, m)) => m.clone(),
+            None => {
+                let defines = Self::defines(&self.shader, self.counting, self.blocks, max_vertices);
+                let m =
+                    self.gpu
+                        .module("geometry", &Self::parts(&self.shader), &borrowed(&defines))?;
+                modules.push((max_vertices, m.clone()));
+                m
+            }
+        };
+        self.gpu.function(&module, name)
+    }
+
+    /// A queue for `strategy` sized for `mesh` (and reused frame after frame).
+    pub fn queue(
+        &self,
+        mesh: &DeviceMesh,
+        strategy: Strategy,
+    ) -> Result<DeviceQueue, crate::Error> {
+        let capacity = queue_capacity(strategy, mesh)?;
+        let corners = match strategy {
+            Strategy::Naive => None,
+            _ => {
+                let mut c = self
+                    .gpu
+                    .zeros(mesh.index_count.max(1), "the queue's corners")?;
+                // multi's corners are the index buffer, the same every frame: copied once here
+                if strategy == Strategy::Multi && mesh.index_count > 0 {
+                    self.gpu
+                        .stream
+                        .memcpy_dtod(&mesh.indices, &mut c)
+                        .ctx("copying the indices into the queue")?;
+                }
+                Some(c)
+            }
+        };
+        Ok(DeviceQueue {
+            strategy,
+            vertices: self.gpu.zeros(capacity.max(1), "the triangle queue")?,
+            corners,
+            counts: self
+                .gpu
+                .zeros(if self.counting { mesh.vertex_count } else { 1 }, "counts")?,
+            total: self.gpu.zeros(1, "the invocation total")?,
+            index_count: mesh.index_count,
+        })
+    }
+
+    /// Enqueues the geometry stage: `strategy` over `mesh` into `q` (counts are added to what `q`
+    /// holds; [`CudaGeometry::reset_counts`] clears them).
+    pub fn enqueue(
+        &self,
+        strategy: Strategy,
+        mesh: &DeviceMesh,
+        uniforms: &Uniforms,
+        q: &mut DeviceQueue,
+    ) -> Result<(), crate::Error> {
+        let u = GpuUniforms::from(uniforms);
+        let s = &self.gpu.stream;
+        let block = self.blocks.elementwise;
+        let vote_warps = self.blocks.vote_warps;
+        if mesh.index_count > (u32::MAX / 4) as usize {
+            return Err(GpuError::Limit(format!(
+                "{} indices are more than one geometry launch takes ({})",
+                mesh.index_count,
+                u32::MAX / 4
+            ))
+            .into());
+        }
+        let ni = mesh.index_count as u32;
+        if q.strategy != strategy || q.index_count != mesh.index_count {
+            return Err(GpuError::Limit(format!(
+                "the queue was made for {} over {} indices, not {} over {}",
+                q.strategy, q.index_count, strategy, mesh.index_count
+            ))
+            .into());
+        }
+        if ni == 0 {
+            return Ok(());
+        }
+        let capacity = queue_capacity(strategy, mesh)?;
+        if q.vertices.len() < capacity {
+            return Err(GpuError::Limit(format!(
+                "the queue holds {} vertices, {strategy} needs {capacity}",
+                q.vertices.len()
+            ))
+            .into());
+        }
+        match strategy {
+            Strategy::Naive => {
+                let f = self.function("naive")?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&mesh.vertices)
+                    .arg(&mesh.indices)
+                    .arg(&ni)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(&mut q.counts);
+                // SAFETY: arguments match the kernel's signature; sizes are the buffers' own.
+                unsafe { launch(l, ni.div_ceil(block), block, 0, "naive") }?;
+            }
+            Strategy::Multi => {
+                let nv = mesh.vertex_count as u32;
+                let f = self.function("multi_shade")?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&mesh.vertices)
+                    .arg(&nv)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(&mut q.counts);
+                // SAFETY: as above; the queue holds the mesh's vertex count, and its corners
+                // (the indices) were copied when it was made.
+                unsafe { launch(l, nv.div_ceil(block), block, 0, "multi_shade") }?;
+            }
+            Strategy::WarpVote { batch } => {
+                if batch < 3 || batch % 3 != 0 {
+                    return Err(GeometryError::WarpBatch(batch).into());
+                }
+                // held ids and lane numbers
+                let per_warp = 32 * 4 + batch as usize + 32;
+                let smem = vote_warps as usize * per_warp;
+                if smem > SHARED_LIMIT {
+                    return Err(GpuError::Limit(format!(
+                        "warp voting with batches of {batch} indices needs {smem} bytes of shared memory per block (at most {SHARED_LIMIT})"
+                    ))
+                    .into());
+                }
+                let batches = ni.div_ceil(batch);
+                let vcap = vcap_per_batch(batch);
+                let f = self.function("warp_vote")?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&mesh.vertices)
+                    .arg(&mesh.indices)
+                    .arg(&ni)
+                    .arg(&batch)
+                    .arg(&vcap)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(q.corners.as_mut().ok_or_else(no_corners)?)
+                    .arg(&mut q.counts);
+                // SAFETY: as above; shared memory sized for vote_warps warps.
+
+                unsafe {
+                    launch(
+                        l,
+                        batches.div_ceil(vote_warps),
+                        32 * vote_warps,
+                        smem as u32,
+                        "warp_vote",
+                    )
+                }?;
+            }
+            Strategy::DynamicSort { .. }
+            | Strategy::DynamicHash { .. }
+            | Strategy::ParallelHash { .. } => {
+                let (max_indices, max_vertices) = strategy
+                    .dynamic_limits()
+                    .expect("a dynamic strategy has batch limits");
+                let (starts, nb, bi, bv) = mesh.batches.as_ref().ok_or_else(|| {
+                    GpuError::Limit("the mesh was uploaded without dynamic batches".into())
+                })?;
+                if (*bi, *bv) != (max_indices, max_vertices) {
+                    return Err(GpuError::Limit(format!(
+                        "the mesh's batches were built for {bi} indices and {bv} vertices, the strategy asks for {max_indices} and {max_vertices}"
+                    ))
+                    .into());
+                }
+                if max_indices > 1024 || max_vertices > 1024 {
+                    return Err(GpuError::Limit(format!(
+                        "the GPU's dynamic batches hold at most 1024 indices and 1024 vertices, got {max_indices} and {max_vertices}"
+                    ))
+                    .into());
+                }
+                let out = size_of::<GpuVertexOut>();
+                let nb = *nb as u32;
+                if nb == 0 {
+                    return Ok(());
+                }
+                if let Strategy::DynamicSort { .. } = strategy {
+                    let p = max_indices.next_power_of_two().max(32);
+                    // shaded vertices and their ids, (id, position) keys and ranks
+                    let smem = max_vertices as usize * (out + 4) + p as usize * 12;
+                    if smem > SHARED_LIMIT {
+                        return Err(GpuError::Limit(format!("sorting batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
+                    }
+                    let f = self.function("dyn_sort")?;
+                    let mut l = s.launch_builder(&f);
+                    l.arg(&mesh.vertices)
+                        .arg(&mesh.indices)
+                        .arg(starts)
+                        .arg(&max_vertices)
+                        .arg(&u)
+                        .arg(&mut q.vertices)
+                        .arg(q.corners.as_mut().ok_or_else(no_corners)?)
+                        .arg(&mut q.counts);
+                    // SAFETY: as above.
+
+                    unsafe { launch(l, nb, p, smem as u32, "dyn_sort") }?;
+                } else {
+                    let table = crate::geometry::hash_table_size(max_vertices);
+                    let fast = match strategy {
+                        Strategy::ParallelHash { fast_probes, .. } => fast_probes,
+                        _ => u32::MAX,
+                    };
+                    // the table, each slot's vertex number, the ids by number (static arrays of
+                    // the module compiled for this vertex limit)
+                    let smem = 4 * (2 * table + max_vertices) as usize;
+                    if smem > SHARED_LIMIT {
+                        return Err(GpuError::Limit(format!("hashing batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
+                    }
+                    let name = match strategy {
+                        Strategy::ParallelHash { .. } => "dyn_phash",
+                        _ => "dyn_hash",
+                    };
+                    let f = self.hash_function(name, max_vertices)?;
+                    let mut l = s.launch_builder(&f);
+                    l.arg(&mesh.vertices)
+                        .arg(&mesh.indices)
+                        .arg(starts)
+                        .arg(&fast)
+                        .arg(&u)
+                        .arg(&mut q.vertices)
+                        .arg(q.corners.as_mut().ok_or_else(no_corners)?)
+                        .arg(&mut q.counts);
+                    // each thread takes every blockDim-th index and shades every blockDim-th vertex
+                    // SAFETY: as above.
+
+                    unsafe { launch(l, nb, self.blocks.hash, 0, name) }?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the queue's invocation counts to zero.
+    pub fn reset_counts(&self, q: &mut DeviceQueue) -> Result<(), GpuError> {
+        self.gpu
+            .stream
+            .memset_zeros(&mut q.counts)
+            .ctx("clearing the invocation counts")
+    }
+
+    /// Enqueues the sum of the queue's per-vertex counts (of `vertex_count` vertices) into
+    /// `q.total` (cleared first); read it with [`Gpu::download`] after the frame.
+    pub fn sum_counts(&self, q: &mut DeviceQueue, vertex_count: usize) -> Result<(), GpuError> {
+        let s = &self.gpu.stream;
+        s.memset_zeros(&mut q.total)
+            .ctx("clearing the invocation total")?;
+        if !self.counting || vertex_count == 0 {
+            return Ok(());
+        }
+        let n = vertex_count.min(q.counts.len()) as u32;
+        let f = self.function("rxp_sum_u32")?;
+        let mut l = s.launch_builder(&f);
+        l.arg(&q.counts).arg(&n).arg(&mut q.total);
+        // SAFETY: `counts` holds at least n entries; one thread per entry.
+        unsafe { launch(l, n.div_ceil(256), 256, 0, "rxp_sum_u32") }?;
+        Ok(())
+    }
+
+    /// Runs the stage once (building the dynamic batches on the GPU unless matching ones are
+    /// given) and downloads everything: the triangle queue, per-vertex invocation
+    /// counts and statistics (invocation counts only when counting).
+    pub fn run(
+        &self,
+        strategy: Strategy,
+        vertices: &[VertexIn],
+        indices: &[u32],
+        batches: Option<&Batches>,
+        uniforms: &Uniforms,
+    ) -> Result<GpuGeometry, crate::Error> {
+        // given batches are used when they fit the strategy; otherwise the GPU builds them
+        let limits = strategy.dynamic_limits();
+        let given = batches.filter(|b| Some((b.max_indices, b.max_vertices)) == limits);
+        let mut mesh = DeviceMesh::upload(&self.gpu, vertices, indices, given)?;
+        if let (None, Some((mi, mv))) = (given, limits) {
+            mesh.build_batches(&self.gpu, mi, mv)?;
+        }
+        let mut q = self.queue(&mesh, strategy)?;
+        self.enqueue(strategy, &mesh, uniforms, &mut q)?;
+        self.gpu.sync()?;
+        let queue = q.download(&self.gpu)?;
+        let counts = if self.counting {
+            Some(self.gpu.download(&q.counts, mesh.vertex_count)?)
+        } else {
+            None
+        };
+        let triangles = (mesh.index_count / 3) as u64;
+        let stats = GeometryStats {
+            invocations: counts
+                .as_ref()
+                .map_or(0, |c| c.iter().map(|&x| x as u64).sum()),
+            triangles,
+            unique_vertices: mesh.unique_vertices as u64,
+        };
+        Ok(GpuGeometry {
+            queue,
+            counts,
+            stats,
+        })
+    }
+}

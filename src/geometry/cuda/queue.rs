@@ -1,0 +1,102 @@
+//! The triangle queue the geometry kernels write, its size per strategy, and its download.
+
+use super::{DeviceMesh, GpuVertexOut};
+use crate::geometry::{GeometryError, GeometryStats, Strategy, VertexOut};
+use crate::gpu::{Gpu, GpuError};
+use cudarc::driver::CudaSlice;
+
+/// The triangle queue and, with statistics, the per-vertex invocation counts, on the device.
+///
+/// The queue is indexed, as a mesh shader's output is: every batch writes the vertices it shaded,
+/// once, into its own region of `vertices`, and `corners` holds for input triangle t the positions
+/// of its three corners in `vertices` (at 3t, 3t + 1, 3t + 2). So vertex reuse saves the queue's
+/// writes as well as the shading. Naive shades every index and writes a flat queue (`corners` is
+/// `None`: corner k of triangle t is `vertices[3t + k]`); multi shades every vertex once and its
+/// corners are the index buffer, copied when the queue is made.
+pub struct DeviceQueue {
+    /// the strategy the queue is laid out for
+    pub strategy: Strategy,
+    pub vertices: CudaSlice<GpuVertexOut>,
+    pub corners: Option<CudaSlice<u32>>,
+    pub counts: CudaSlice<u32>,
+    /// the sum of `counts`, after [`CudaGeometry::sum_counts`]
+    pub total: CudaSlice<u64>,
+    pub index_count: usize,
+}
+
+/// Vertices of the queue's region for each batch of warp voting with batches of `batch` indices:
+/// every round but the last writes at least ten triangles, whose corners use all but at most two
+/// of its 32 vertices, so a batch writes at most `batch + 2 * rounds` vertices.
+pub(super) fn vcap_per_batch(batch: u32) -> u32 {
+    batch + 2 * (batch / 30 + 1)
+}
+
+/// Vertices the queue of `strategy` holds for `mesh` (see [`DeviceQueue`]).
+pub(super) fn queue_capacity(strategy: Strategy, mesh: &DeviceMesh) -> Result<usize, crate::Error> {
+    let n = mesh.index_count;
+    let capacity = match strategy {
+        Strategy::Naive => n as u64,
+        Strategy::Multi => mesh.vertex_count as u64,
+        Strategy::WarpVote { batch } => {
+            if batch < 3 || batch % 3 != 0 {
+                return Err(GeometryError::WarpBatch(batch).into());
+            }
+            (n as u64).div_ceil(batch as u64) * vcap_per_batch(batch) as u64
+        }
+        _ => {
+            let (_, max_vertices) = strategy
+                .dynamic_limits()
+                .expect("a dynamic strategy has batch limits");
+            let batches = mesh.batches.as_ref().map_or(0, |b| b.1);
+            batches as u64 * max_vertices as u64
+        }
+    };
+    if strategy != Strategy::Naive && capacity > u32::MAX as u64 {
+        return Err(GpuError::Limit(format!(
+            "{strategy} over {n} indices needs a queue of {capacity} vertices, more than its 32-bit corners address"
+        ))
+        .into());
+    }
+    Ok(capacity as usize)
+}
+
+pub(super) fn no_corners() -> GpuError {
+    GpuError::Limit("the queue has no corners for an indexed strategy".into())
+}
+
+impl DeviceQueue {
+    /// Downloads the queue as three shaded vertices per triangle, in input order.
+    pub fn download(&self, gpu: &Gpu) -> Result<Vec<VertexOut>, GpuError> {
+        let vertices = gpu.download(&self.vertices, self.vertices.len())?;
+        let at = |i: usize| {
+            vertices
+                .get(i)
+                .copied()
+                .map(VertexOut::from)
+                .ok_or_else(|| {
+                    GpuError::Limit(format!(
+                        "the queue's corner {i} is outside its {} vertices",
+                        vertices.len()
+                    ))
+                })
+        };
+        match &self.corners {
+            None => (0..self.index_count).map(at).collect(),
+            Some(c) => gpu
+                .download(c, self.index_count)?
+                .into_iter()
+                .map(|i| at(i as usize))
+                .collect(),
+        }
+    }
+}
+
+/// A downloaded GPU geometry result.
+#[derive(Debug, Clone)]
+pub struct GpuGeometry {
+    /// three shaded vertices per input triangle, in input order
+    pub queue: Vec<VertexOut>,
+    /// invocations per input vertex (with counting)
+    pub counts: Option<Vec<u32>>,
+    pub stats: GeometryStats,
+}
