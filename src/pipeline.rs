@@ -15,7 +15,7 @@ use crate::geometry::{self, GeometryStats, Strategy, Transform, Uniforms, Vertex
 use crate::io::scene::{Camera, Scene};
 use crate::passes::{
     Derived, FrameContext, FrameStage, FrameStageStats, MeshPass, Normals, ObjectBounds, Order,
-    PassContext, PassError, Stage, StageReport, WorkingMesh,
+    PassContext, PassError, Stage, StageReport, Visibility, WorkingMesh,
 };
 use crate::raster::{self, CullMode, RasterSettings, RasterStats, ShadingMode};
 use crate::reindex::{self, ReindexOptions, ReindexReport};
@@ -225,6 +225,48 @@ impl PipelineBuilder {
             engine,
         })
     }
+}
+
+/// One drawn object of a frame: its resident mesh with its queue, or the subset a frame stage
+/// left of it with a queue of its own.
+enum Slot<'a, A: Api> {
+    Resident(usize, std::sync::MutexGuard<'a, Option<A::Queue>>),
+    Subset(usize, A::Mesh, Option<A::Queue>),
+}
+
+/// Checks what a frame stage left: one entry per object, ranges sorted, disjoint and within the
+/// object's triangles.
+fn check_visibility(
+    stage: &str,
+    visibility: &[Visibility],
+    objects: &[ObjectBounds],
+) -> Result<(), PassError> {
+    let bad = |message: String| PassError::Argument {
+        stage: stage.into(),
+        arg: "(its result)".into(),
+        message,
+    };
+    if visibility.len() != objects.len() {
+        return Err(bad(format!(
+            "{} entries for {} objects",
+            visibility.len(),
+            objects.len()
+        )));
+    }
+    for (k, (v, o)) in visibility.iter().zip(objects).enumerate() {
+        let Some(keep) = &v.keep else { continue };
+        let mut end = 0u32;
+        for r in keep {
+            if r.start < end || r.start > r.end || r.end as u64 > o.triangles {
+                return Err(bad(format!(
+                    "object {k}: triangle range {r:?} is not sorted, disjoint and within its {} triangles",
+                    o.triangles
+                )));
+            }
+            end = r.end;
+        }
+    }
+    Ok(())
 }
 
 /// One object of a prepared scene, as the host sees it.
@@ -815,7 +857,7 @@ impl Pipeline {
                 triangles: o.triangles as u64,
             })
             .collect();
-        let mut visible = vec![true; objects.len()];
+        let mut visibility = vec![Visibility::default(); objects.len()];
         let mut stages = Vec::with_capacity(self.frame_stages.len());
         for s in &self.frame_stages {
             let runs_on = s.runs_on(api.kind(), objects.len());
@@ -826,19 +868,19 @@ impl Pipeline {
                 view_proj,
                 objects: &objects,
             };
-            let before = visible.clone();
-            let t = Instant::now();
-            s.run(&ctx, &mut visible)?;
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            let dropped = before
+            let before: Vec<u64> = visibility
                 .iter()
-                .zip(&visible)
-                .enumerate()
-                .filter(|(_, (b, v))| **b && !**v);
+                .zip(&objects)
+                .map(|(v, o)| v.drawn(o.triangles))
+                .collect();
+            let t = Instant::now();
+            s.run(&ctx, &mut visibility)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            check_visibility(s.name(), &visibility, &objects)?;
             let (mut co, mut ct) = (0, 0);
-            for (k, _) in dropped {
-                co += 1;
-                ct += objects[k].triangles;
+            for ((v, o), b) in visibility.iter().zip(&objects).zip(&before) {
+                co += (*b > 0 && !v.visible) as u64;
+                ct += b - v.drawn(o.triangles).min(*b);
             }
             stages.push(FrameStageStats {
                 stage: s.name().into(),
@@ -849,26 +891,44 @@ impl Pipeline {
             });
         }
         api.begin_frame()?;
-        let mut queues = Vec::new();
-        for (k, r) in residents.iter().enumerate().filter(|(k, _)| visible[*k]) {
+        let limits = self.strategy.dynamic_limits();
+        let rate = self.shading == ShadingMode::ShadingRate;
+        // each drawn object: its resident mesh and queue, or a subset of this frame's own
+        let mut slots: Vec<Slot<A>> = Vec::new();
+        for (k, r) in residents.iter().enumerate() {
+            let v = &visibility[k];
+            if !v.visible {
+                continue;
+            }
             let o = &prepared.objects[k];
             let u = Uniforms::new(o.model, view_proj, camera.eye, time);
-            let mut q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
-            api.shade(
-                self.strategy,
-                &r.mesh,
-                &u,
-                self.shading == ShadingMode::ShadingRate,
-                &mut q,
-            )?;
-            queues.push((k, q));
+            match &v.keep {
+                None => {
+                    let mut q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
+                    api.shade(self.strategy, &r.mesh, &u, rate, &mut q)?;
+                    slots.push(Slot::Resident(k, q));
+                }
+                Some(keep) => {
+                    let mesh = api.subset(&r.mesh, keep, limits)?;
+                    let mut q = None;
+                    api.shade(self.strategy, &mesh, &u, rate, &mut q)?;
+                    slots.push(Slot::Subset(k, mesh, q));
+                }
+            }
         }
-        let draws: Vec<DrawRef<A>> = queues
+        let draws: Vec<DrawRef<A>> = slots
             .iter()
-            .map(|(k, q)| DrawRef {
-                mesh: &residents[*k].mesh,
-                queue: q.as_ref().expect("shaded above"),
-                color: prepared.objects[*k].color,
+            .map(|s| match s {
+                Slot::Resident(k, q) => DrawRef {
+                    mesh: &residents[*k].mesh,
+                    queue: q.as_ref().expect("shaded above"),
+                    color: prepared.objects[*k].color,
+                },
+                Slot::Subset(k, mesh, q) => DrawRef {
+                    mesh,
+                    queue: q.as_ref().expect("shaded above"),
+                    color: prepared.objects[*k].color,
+                },
             })
             .collect();
         let settings = self.raster_settings(scene, camera, (width, height));

@@ -9,7 +9,7 @@ use rxpipe::backend::BackendKind;
 use rxpipe::passes::frustum::{Placement, GPU_FROM_OBJECTS};
 use rxpipe::passes::{
     self, Derived, FrameContext, Frustum, MeshPass, Normals, NormalsMode, ObjectBounds,
-    PassContext, PassError, Stage, WorkingMesh,
+    PassContext, PassError, Stage, Visibility, WorkingMesh,
 };
 use rxpipe::{Backend, Camera, Mesh, Pipeline, Renderer, Scene, Strategy};
 
@@ -315,11 +315,11 @@ fn gpu_frustum_verdicts_equal_the_cpu_ones() {
             view_proj: camera.view_projection(1.5),
             objects: &objects,
         };
-        let mut visible = vec![true; objects.len()];
+        let mut visible = vec![Visibility::default(); objects.len()];
         let stage = Frustum::new(Placement::Cuda);
         assert_eq!(stage.runs_on(kind, objects.len()), kind);
         rxpipe::passes::FrameStage::run(&stage, &ctx, &mut visible).unwrap();
-        verdicts.push(visible);
+        verdicts.push(visible.iter().map(|v| v.visible).collect::<Vec<_>>());
     }
     let culled = verdicts[0].iter().filter(|v| !**v).count();
     assert!(culled > 1000 && culled < 4000, "{culled} of 5000 culled");
@@ -623,4 +623,111 @@ fn scene_files_name_their_stages() {
         .to_string();
     assert!(e.contains("unknown stage 'nope'"), "{e}");
     drop(renderer);
+}
+
+/// A frame stage that keeps the first half of every object's triangles, or (`broken`) leaves
+/// ranges that overlap.
+struct FirstHalf {
+    broken: bool,
+}
+
+impl rxpipe::passes::FrameStage for FirstHalf {
+    fn name(&self) -> &str {
+        "first-half"
+    }
+    fn backends(&self) -> &'static [BackendKind] {
+        &[BackendKind::Cpu]
+    }
+    fn run(&self, ctx: &FrameContext, vis: &mut [Visibility]) -> Result<(), PassError> {
+        for (v, o) in vis.iter_mut().zip(ctx.objects) {
+            let half = (o.triangles / 2) as u32;
+            // two ranges, to exercise the gathering
+            v.keep = Some(if self.broken {
+                vec![0..half, half / 2..half]
+            } else {
+                vec![0..half / 3, half / 3..half]
+            });
+        }
+        Ok(())
+    }
+}
+
+fn half_scene() -> (Scene, Scene) {
+    let meshes = vec![
+        rxpipe::mesh::icosphere(4),
+        rxpipe::mesh::torus(0.8, 0.3, 64, 24),
+    ];
+    let mut scene = Scene::from_meshes("two", meshes.clone());
+    scene.objects[1].transform = Mat4::from_translation(Vec3::new(0.6, 0.2, 0.5));
+    let mut halves = scene.clone();
+    for o in &mut halves.objects {
+        let t = o.mesh.triangle_count() / 2;
+        o.mesh.indices.truncate(3 * t);
+    }
+    (scene, halves)
+}
+
+fn check_ranges(backend: Backend) {
+    let renderer = Renderer::new(backend).unwrap();
+    let (scene, halves) = half_scene();
+    for strategy in [
+        Strategy::Naive,
+        Strategy::parse("hash").unwrap(),
+        Strategy::Multi,
+    ] {
+        let mut with = Pipeline::builder()
+            .strategy(strategy)
+            .frame_stage(FirstHalf { broken: false })
+            .build(&renderer)
+            .unwrap();
+        let f = with.render(&scene, &scene.camera, (160, 120)).unwrap();
+        let mut plain = Pipeline::builder()
+            .strategy(strategy)
+            .build(&renderer)
+            .unwrap();
+        let g = plain.render(&halves, &scene.camera, (160, 120)).unwrap();
+        assert_eq!(
+            f.color, g.color,
+            "{strategy}: dropping ranges changed the image"
+        );
+        assert_eq!(f.depth, g.depth);
+        assert_eq!(f.stats.geometry.triangles, g.stats.geometry.triangles);
+        let all = scene.triangle_count() as u64;
+        let st = f
+            .stats
+            .stages
+            .iter()
+            .find(|s| s.stage == "first-half")
+            .unwrap();
+        assert_eq!(st.culled_triangles, all - g.stats.geometry.triangles);
+        assert_eq!(st.culled_objects, 0);
+        // the next frame draws everything again once the stage is gone
+        let full = plain.render(&scene, &scene.camera, (160, 120)).unwrap();
+        assert_eq!(full.stats.geometry.triangles, all);
+    }
+    // a stage that leaves overlapping ranges is refused, naming it
+    let bad = Pipeline::builder()
+        .frame_stage(FirstHalf { broken: true })
+        .build(&renderer)
+        .unwrap();
+    let prepared = bad.prepare(&scene).unwrap();
+    let e = bad
+        .render_prepared(&prepared, &scene, &scene.camera, (32, 32), 0.0)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("first-half") && e.contains("disjoint"), "{e}");
+}
+
+#[test]
+fn a_frame_stage_can_drop_ranges_of_triangles() {
+    check_ranges(Backend::Cpu);
+}
+
+#[test]
+fn gpu_a_frame_stage_can_drop_ranges_of_triangles() {
+    if common::gpu().is_none() {
+        return;
+    }
+    check_ranges(Backend::Cuda);
 }

@@ -13,7 +13,8 @@ use std::time::Instant;
 /// A mesh resident on the CPU: shader inputs, indices and dynamic batches.
 #[derive(Debug, Clone, Default)]
 pub struct CpuMesh {
-    pub vertices: Vec<VertexIn>,
+    /// shared with the subsets frame stages make of the mesh
+    pub vertices: Arc<[VertexIn]>,
     pub indices: Vec<u32>,
     pub batches: Option<Batches>,
 }
@@ -47,7 +48,7 @@ impl Api for CpuApi {
         limits: Option<(u32, u32)>,
     ) -> Result<CpuMesh, Error> {
         let m = mesh.host_mut()?;
-        let vertices = VertexIn::from_mesh(m);
+        let vertices: Arc<[VertexIn]> = VertexIn::from_mesh(m).into();
         let indices = std::mem::take(&mut m.indices);
         let batches = match limits {
             Some((mi, mv)) => Some(Batches::build(&indices, vertices.len(), mi, mv)?),
@@ -55,6 +56,27 @@ impl Api for CpuApi {
         };
         Ok(CpuMesh {
             vertices,
+            indices,
+            batches,
+        })
+    }
+
+    fn subset(
+        &self,
+        mesh: &CpuMesh,
+        keep: &[std::ops::Range<u32>],
+        limits: Option<(u32, u32)>,
+    ) -> Result<CpuMesh, Error> {
+        let mut indices = Vec::with_capacity(keep.iter().map(|r| 3 * r.len()).sum());
+        for r in keep {
+            indices.extend_from_slice(&mesh.indices[3 * r.start as usize..3 * r.end as usize]);
+        }
+        let batches = match limits {
+            Some((mi, mv)) => Some(Batches::build(&indices, mesh.vertices.len(), mi, mv)?),
+            None => None,
+        };
+        Ok(CpuMesh {
+            vertices: mesh.vertices.clone(),
             indices,
             batches,
         })

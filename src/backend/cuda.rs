@@ -62,6 +62,23 @@ impl Api for CudaApi {
         Ok(dm)
     }
 
+    fn subset(
+        &self,
+        mesh: &DeviceMesh,
+        keep: &[std::ops::Range<u32>],
+        limits: Option<(u32, u32)>,
+    ) -> Result<DeviceMesh, Error> {
+        let ranges: Vec<std::ops::Range<usize>> = keep
+            .iter()
+            .map(|r| 3 * r.start as usize..3 * r.end as usize)
+            .collect();
+        let mut dm = mesh.subset(&self.gpu, &ranges)?;
+        if let Some((mi, mv)) = limits {
+            dm.build_batches(&self.gpu, mi, mv)?;
+        }
+        Ok(dm)
+    }
+
     fn begin_frame(&self) -> Result<(), Error> {
         Ok(self.rasteriser().mark_start()?)
     }

@@ -146,6 +146,17 @@ pub trait Api: Send + Sync {
         limits: Option<(u32, u32)>,
     ) -> Result<Self::Mesh, Error>;
 
+    /// The triangles `keep` of `mesh` (sorted, disjoint ranges within its triangles, as a frame
+    /// stage left them), in order, as a mesh of their own that shares `mesh`'s vertices, with
+    /// dynamic batches for `limits`: what the geometry stage shades when a frame stage dropped
+    /// part of an object. Made each frame.
+    fn subset(
+        &self,
+        mesh: &Self::Mesh,
+        keep: &[std::ops::Range<u32>],
+        limits: Option<(u32, u32)>,
+    ) -> Result<Self::Mesh, Error>;
+
     /// Starts a frame's timing (the geometry stage's time runs from here to the raster stage).
     fn begin_frame(&self) -> Result<(), Error>;
 

@@ -7,7 +7,7 @@ use crate::backend::BackendKind;
 use crate::gpu::{median, Gpu};
 use crate::io::scene::Camera;
 use crate::passes::frustum::{Frustum, Placement};
-use crate::passes::{FrameContext, FrameStage, ObjectBounds};
+use crate::passes::{FrameContext, FrameStage, ObjectBounds, Visibility};
 use crate::Error;
 use glam::{Mat4, Vec3};
 use serde::Serialize;
@@ -96,16 +96,16 @@ pub fn run(
                 view_proj: camera.view_projection(16.0 / 9.0),
                 objects: &objects,
             };
-            let mut visible = vec![true; n];
+            let mut visible = vec![Visibility::default(); n];
             for i in 0..warmup + runs {
-                visible.iter_mut().for_each(|v| *v = true);
+                visible.iter_mut().for_each(|v| *v = Visibility::default());
                 let t = Instant::now();
                 stage.run(&ctx, &mut visible)?;
                 if i >= warmup {
                     times[k].push(t.elapsed().as_secs_f64() * 1e3);
                 }
             }
-            verdicts.push(visible);
+            verdicts.push(visible.iter().map(|v| v.visible).collect());
         }
         if verdicts[0] != verdicts[1] {
             return Err(Error::Backend(format!(

@@ -6,8 +6,9 @@
 //!   invalidates ([`Derived`]) so that normals, adjacency, vertex order and batches are rebuilt
 //!   after it and not before. It gets a [`PassContext`]: the backend, the device when there is
 //!   one, and derived data built on first use and cached until a pass invalidates it.
-//! - A [`FrameStage`] sees the camera and every object's bounds and may drop objects from the
-//!   frame ([`FrameContext`]); the frustum stage is the first.
+//! - A [`FrameStage`] sees the camera and every object's bounds and may drop objects, or ranges
+//!   of their triangles, from the frame ([`FrameContext`], [`Visibility`]); the frustum stage is
+//!   the first.
 //!
 //! Every stage reports which backend ran it, how long it took and what it changed
 //! ([`StageReport`], [`FrameStageStats`]). A pass with only a CPU implementation still runs with
@@ -177,7 +178,38 @@ pub struct FrameContext<'a> {
     pub objects: &'a [ObjectBounds],
 }
 
-/// A frame stage: runs every frame before the geometry stage and may drop objects.
+/// What the frame stages leave of one object for the geometry stage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Visibility {
+    /// whether the object is drawn at all
+    pub visible: bool,
+    /// when set, only these triangle ranges of the object are drawn: sorted, disjoint, within
+    /// its triangles (the frame checks this and refuses a stage that breaks it)
+    pub keep: Option<Vec<std::ops::Range<u32>>>,
+}
+
+impl Default for Visibility {
+    fn default() -> Self {
+        Visibility {
+            visible: true,
+            keep: None,
+        }
+    }
+}
+
+impl Visibility {
+    /// Triangles drawn of an object of `triangles` triangles.
+    pub fn drawn(&self, triangles: u64) -> u64 {
+        match (&self.keep, self.visible) {
+            (_, false) => 0,
+            (None, true) => triangles,
+            (Some(k), true) => k.iter().map(|r| (r.end - r.start) as u64).sum(),
+        }
+    }
+}
+
+/// A frame stage: runs every frame before the geometry stage and may drop objects or ranges of
+/// their triangles.
 pub trait FrameStage: Send + Sync {
     fn name(&self) -> &str;
     /// The backends with an implementation; on any other the stage runs on the CPU.
@@ -193,8 +225,9 @@ pub trait FrameStage: Send + Sync {
             BackendKind::Cpu
         }
     }
-    /// Clears `visible[k]` for every object `k` the stage drops (it never sets one).
-    fn run(&self, ctx: &FrameContext, visible: &mut [bool]) -> Result<(), PassError>;
+    /// Drops objects (clears `visible`) or narrows the triangle ranges `keep` of objects, one
+    /// entry per object of `ctx.objects`; it never brings back what an earlier stage dropped.
+    fn run(&self, ctx: &FrameContext, visibility: &mut [Visibility]) -> Result<(), PassError>;
 }
 
 /// What one mesh pass did to one object.

@@ -5,10 +5,12 @@ use crate::geometry::{Batches, GeometryError, VertexIn};
 use crate::gpu::kernels::{self, Source};
 use crate::gpu::{launch, Context, Gpu, GpuError};
 use cudarc::driver::{CudaSlice, PushKernelArg};
+use std::sync::Arc;
 
 /// A mesh's inputs on the device: vertices, indices and (for the dynamic strategies) the batches.
 pub struct DeviceMesh {
-    pub vertices: CudaSlice<VertexIn>,
+    /// shared with the subsets frame stages make of the mesh
+    pub vertices: Arc<CudaSlice<VertexIn>>,
     pub indices: CudaSlice<u32>,
     pub vertex_count: usize,
     /// whole triangles only
@@ -40,7 +42,7 @@ impl DeviceMesh {
             None => None,
         };
         Ok(DeviceMesh {
-            vertices: gpu.upload(vertices, "vertices")?,
+            vertices: Arc::new(gpu.upload(vertices, "vertices")?),
             indices: gpu.upload(indices, "indices")?,
             vertex_count: n,
             index_count: indices.len(),
@@ -87,20 +89,7 @@ impl DeviceMesh {
         l.arg(&n).arg(&mut vertices);
         // SAFETY: one thread per vertex; the attribute arrays hold n vertices each.
         unsafe { crate::gpu::launch_1d(l, n, "rxv_pack") }?;
-        let mut used: CudaSlice<u32> = gpu.zeros(d.vertex_count, "used vertices")?;
-        let m = index_count as u32;
-        let f = gpu.function(&module, "rxp_mark_used")?;
-        let mut l = gpu.stream.launch_builder(&f);
-        l.arg(&d.indices).arg(&m).arg(&mut used);
-        // SAFETY: one thread per index; every index is below n.
-        unsafe { crate::gpu::launch_1d(l, m, "rxp_mark_used") }?;
-        let mut total: CudaSlice<u64> = gpu.zeros(1, "used vertex count")?;
-        let f = gpu.function(&module, "rxp_sum_u32")?;
-        let mut l = gpu.stream.launch_builder(&f);
-        l.arg(&used).arg(&n).arg(&mut total);
-        // SAFETY: one thread per vertex over n flags.
-        unsafe { crate::gpu::launch_1d(l, n, "rxp_sum_u32") }?;
-        let unique = gpu.download(&total, 1)?[0] as usize;
+        let unique = used_vertices(gpu, &module, &d.indices, index_count, d.vertex_count)?;
         let mut indices: CudaSlice<u32> = gpu.zeros(index_count, "indices")?;
         if index_count > 0 {
             gpu.stream
@@ -111,9 +100,81 @@ impl DeviceMesh {
                 .ctx("copying the indices")?;
         }
         Ok(DeviceMesh {
-            vertices,
+            vertices: Arc::new(vertices),
             indices,
             vertex_count: d.vertex_count,
+            index_count,
+            unique_vertices: unique,
+            batches: None,
+        })
+    }
+}
+
+/// Distinct vertices among the first `index_count` of `indices` over `vertex_count` vertices,
+/// counted on the device (`module` holds the building blocks of kernels/blocks.cuh).
+fn used_vertices(
+    gpu: &Gpu,
+    module: &Arc<cudarc::driver::CudaModule>,
+    indices: &CudaSlice<u32>,
+    index_count: usize,
+    vertex_count: usize,
+) -> Result<usize, GpuError> {
+    let n = vertex_count as u32;
+    let mut used: CudaSlice<u32> = gpu.zeros(vertex_count, "used vertices")?;
+    let m = index_count as u32;
+    let f = gpu.function(module, "rxp_mark_used")?;
+    let mut l = gpu.stream.launch_builder(&f);
+    l.arg(indices).arg(&m).arg(&mut used);
+    // SAFETY: one thread per index; every index is below n.
+    unsafe { crate::gpu::launch_1d(l, m, "rxp_mark_used") }?;
+    let mut total: CudaSlice<u64> = gpu.zeros(1, "used vertex count")?;
+    let f = gpu.function(module, "rxp_sum_u32")?;
+    let mut l = gpu.stream.launch_builder(&f);
+    l.arg(&used).arg(&n).arg(&mut total);
+    // SAFETY: one thread per vertex over n flags.
+    unsafe { crate::gpu::launch_1d(l, n, "rxp_sum_u32") }?;
+    Ok(gpu.download(&total, 1)?[0] as usize)
+}
+
+impl DeviceMesh {
+    /// The index ranges `ranges` (whole triangles, in order, within the mesh) as a mesh of their
+    /// own sharing this one's vertices, without batches.
+    pub fn subset(
+        &self,
+        gpu: &Gpu,
+        ranges: &[std::ops::Range<usize>],
+    ) -> Result<DeviceMesh, GpuError> {
+        let index_count: usize = ranges.iter().map(|r| r.len()).sum();
+        let mut indices: CudaSlice<u32> = gpu.zeros(index_count, "subset indices")?;
+        let mut at = 0;
+        for r in ranges {
+            if r.start > r.end || r.end > self.index_count {
+                return Err(GpuError::Limit(format!(
+                    "indices {r:?} are outside the mesh's {}",
+                    self.index_count
+                )));
+            }
+            if r.is_empty() {
+                continue;
+            }
+            gpu.stream
+                .memcpy_dtod(
+                    &self.indices.slice(r.clone()),
+                    &mut indices.slice_mut(at..at + r.len()),
+                )
+                .ctx("gathering subset indices")?;
+            at += r.len();
+        }
+        let module = gpu.module(
+            "vertex_input",
+            &[kernels::COMMON, kernels::BLOCKS, VERTEX_INPUT],
+            &[],
+        )?;
+        let unique = used_vertices(gpu, &module, &indices, index_count, self.vertex_count)?;
+        Ok(DeviceMesh {
+            vertices: self.vertices.clone(),
+            indices,
+            vertex_count: self.vertex_count,
             index_count,
             unique_vertices: unique,
             batches: None,

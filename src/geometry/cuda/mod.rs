@@ -273,7 +273,7 @@ impl CudaGeometry {
             Strategy::Naive => {
                 let f = self.function("naive")?;
                 let mut l = s.launch_builder(&f);
-                l.arg(&mesh.vertices)
+                l.arg(&*mesh.vertices)
                     .arg(&mesh.indices)
                     .arg(&ni)
                     .arg(&u)
@@ -286,7 +286,7 @@ impl CudaGeometry {
                 let nv = mesh.vertex_count as u32;
                 let f = self.function("multi_shade")?;
                 let mut l = s.launch_builder(&f);
-                l.arg(&mesh.vertices)
+                l.arg(&*mesh.vertices)
                     .arg(&nv)
                     .arg(&u)
                     .arg(&mut q.vertices)
@@ -312,7 +312,7 @@ impl CudaGeometry {
                 let vcap = vcap_per_batch(batch);
                 let f = self.function("warp_vote")?;
                 let mut l = s.launch_builder(&f);
-                l.arg(&mesh.vertices)
+                l.arg(&*mesh.vertices)
                     .arg(&mesh.indices)
                     .arg(&ni)
                     .arg(&batch)
@@ -368,7 +368,7 @@ impl CudaGeometry {
                     }
                     let f = self.function("dyn_sort")?;
                     let mut l = s.launch_builder(&f);
-                    l.arg(&mesh.vertices)
+                    l.arg(&*mesh.vertices)
                         .arg(&mesh.indices)
                         .arg(starts)
                         .arg(&max_vertices)
@@ -397,7 +397,7 @@ impl CudaGeometry {
                     };
                     let f = self.hash_function(name, max_vertices)?;
                     let mut l = s.launch_builder(&f);
-                    l.arg(&mesh.vertices)
+                    l.arg(&*mesh.vertices)
                         .arg(&mesh.indices)
                         .arg(starts)
                         .arg(&fast)

@@ -10,7 +10,7 @@
 pub mod cpu;
 pub mod cuda;
 
-use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind};
+use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
 use crate::backend::BackendKind;
 use std::sync::Mutex;
 
@@ -99,11 +99,11 @@ pub struct FrustumObject {
 }
 
 /// The test inputs of the objects that have triangles, and their indices.
-fn inputs(ctx: &FrameContext, visible: &[bool]) -> (Vec<FrustumObject>, Vec<usize>) {
+fn inputs(ctx: &FrameContext, visible: &[Visibility]) -> (Vec<FrustumObject>, Vec<usize>) {
     let mut objects = Vec::new();
     let mut which = Vec::new();
     for (k, o) in ctx.objects.iter().enumerate() {
-        if let (Some((lo, hi)), true) = (o.bounds, visible[k]) {
+        if let (Some((lo, hi)), true) = (o.bounds, visible[k].visible) {
             objects.push(FrustumObject {
                 mvp: (ctx.view_proj * o.model).to_cols_array(),
                 lo: lo.to_array(),
@@ -128,7 +128,7 @@ impl FrameStage for Frustum {
         Frustum::runs_on(self, backend, objects)
     }
 
-    fn run(&self, ctx: &FrameContext, visible: &mut [bool]) -> Result<(), PassError> {
+    fn run(&self, ctx: &FrameContext, visible: &mut [Visibility]) -> Result<(), PassError> {
         let (objects, which) = inputs(ctx, visible);
         let inside = match (self.runs_on(ctx.backend, ctx.objects.len()), ctx.gpu) {
             (BackendKind::Cuda, Some(gpu)) => {
@@ -138,7 +138,7 @@ impl FrameStage for Frustum {
             _ => objects.iter().map(cpu::inside).collect(),
         };
         for (k, ok) in which.into_iter().zip(inside) {
-            visible[k] &= ok;
+            visible[k].visible &= ok;
         }
         Ok(())
     }
