@@ -29,9 +29,13 @@ pub use crate::backend::Backend;
 
 /// A pipeline: its settings, its stages and the backend they run on; see [`PipelineBuilder`].
 pub struct Pipeline {
+    /// how the geometry stage finds reusable vertices
     pub strategy: Strategy,
+    /// the vertex order, the last mesh stage
     pub order: VertexOrder,
+    /// how fragments are coloured
     pub shading: ShadingMode,
+    /// which faces are dropped before rasterisation
     pub cull: CullMode,
     /// the re-indexing every object goes through first (`None`: meshes are used as given)
     pub reindex: Option<ReindexOptions>,
@@ -100,6 +104,7 @@ impl Default for PipelineBuilder {
 }
 
 impl PipelineBuilder {
+    /// How the geometry stage finds reusable vertices (hashing by default).
     pub fn strategy(mut self, s: Strategy) -> Self {
         self.strategy = s;
         self
@@ -109,10 +114,12 @@ impl PipelineBuilder {
         self.order = o;
         self
     }
+    /// How fragments are coloured (lit by default).
     pub fn shading(mut self, m: ShadingMode) -> Self {
         self.shading = m;
         self
     }
+    /// Which faces are dropped (back faces by default).
     pub fn cull(mut self, c: CullMode) -> Self {
         self.cull = c;
         self
@@ -170,6 +177,7 @@ impl PipelineBuilder {
         self
     }
 
+    /// The pipeline on `renderer`'s backend, its kernels compiled there. A shader with no version for that backend is an error.
     pub fn build(self, renderer: &Renderer) -> Result<Pipeline, Error> {
         if let Some((mi, mv)) = self.strategy.dynamic_limits() {
             if mi < 3 || mv < 3 {
@@ -274,12 +282,15 @@ fn check_visibility(
 pub struct PreparedObject {
     /// its index among the scene's objects
     pub object: usize,
+    /// object to world
     pub model: glam::Mat4,
     /// linear RGBA
     pub color: [f32; 4],
     /// object-space bounds of its vertices (`None`: no vertices)
     pub bounds: Option<(Vec3, Vec3)>,
+    /// vertices after the mesh stages
     pub vertices: usize,
+    /// triangles after the mesh stages
     pub triangles: usize,
 }
 
@@ -297,6 +308,7 @@ enum Residents {
 /// A scene prepared for one pipeline configuration: stages run, order applied, batches built,
 /// every object resident on the pipeline's backend.
 pub struct Prepared {
+    /// the objects prepared, in scene order (those a stage failed on are left out)
     pub objects: Vec<PreparedObject>,
     residents: Residents,
     /// what re-indexing removed from each object (empty when it is off)
@@ -380,12 +392,17 @@ impl Prepared {
 pub struct FrameStats {
     /// the backend of the geometry and raster stages
     pub backend: Option<BackendKind>,
+    /// the geometry stage's strategy
     pub strategy: &'static str,
     /// what each frame stage did
     pub stages: Vec<FrameStageStats>,
+    /// shader invocations and triangles of the geometry stage
     pub geometry: GeometryStats,
+    /// counts and times of the raster stage
     pub raster: RasterStats,
+    /// the geometry stage's time in milliseconds (device time with CUDA)
     pub geometry_ms: f64,
+    /// host wall time of the whole frame in milliseconds
     pub total_ms: f64,
 }
 
@@ -434,12 +451,17 @@ impl std::fmt::Display for FrameStats {
 /// A rendered image: RGBA8 (sRGB) colour, f32 depth (NDC, 1 = far) and statistics.
 #[derive(Debug, Clone)]
 pub struct Frame {
+    /// pixels across
     pub width: u32,
+    /// pixels down
     pub height: u32,
+    /// RGBA8, sRGB, row by row from the top
     pub color: Vec<u8>,
+    /// NDC depth per pixel, 1 = far
     pub depth: Vec<f32>,
     /// fragments covering each pixel before the depth test, when requested
     pub coverage: Option<Vec<u32>>,
+    /// what the frame's stages did and cost
     pub stats: FrameStats,
     /// what the renderer had to adapt for this frame (GPU buffers that grew), for the user
     pub notes: Vec<String>,
@@ -492,10 +514,12 @@ impl Frame {
 }
 
 impl Pipeline {
+    /// A builder with every knob at its default.
     pub fn builder() -> PipelineBuilder {
         PipelineBuilder::default()
     }
 
+    /// The renderer (backend) the pipeline runs on.
     pub fn renderer(&self) -> &Renderer {
         &self.renderer
     }

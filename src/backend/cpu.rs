@@ -15,17 +15,21 @@ use std::time::Instant;
 pub struct CpuMesh {
     /// shared with the subsets frame stages make of the mesh
     pub vertices: Arc<[VertexIn]>,
+    /// three per triangle
     pub indices: Vec<u32>,
+    /// the dynamic batches for the pipeline's limits, when it has them
     pub batches: Option<Batches>,
 }
 
 /// The CPU backend with one vertex shader.
 pub struct CpuApi {
+    /// the vertex shader every strategy runs
     pub shader: Arc<dyn VertexShader>,
     started: Mutex<Option<Instant>>,
 }
 
 impl CpuApi {
+    /// The CPU backend running `shader`.
     pub fn new(shader: Arc<dyn VertexShader>) -> CpuApi {
         CpuApi {
             shader,

@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex};
 /// The CUDA backend with one vertex shader: the geometry kernels compiled with it, and the
 /// rasteriser with its buffers (kept from frame to frame).
 pub struct CudaApi {
+    /// the device
     pub gpu: Arc<Gpu>,
+    /// the geometry kernels, compiled with the pipeline's shader
     pub geometry: CudaGeometry,
     raster: Mutex<CudaRaster>,
 }

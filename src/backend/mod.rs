@@ -42,11 +42,14 @@ impl Backend {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
+    /// the CPU reference
     Cpu,
+    /// CUDA through cudarc and NVRTC
     Cuda,
 }
 
 impl BackendKind {
+    /// The backend's name: `cpu` or `cuda`.
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Cpu => "cpu",
@@ -120,7 +123,9 @@ impl Renderer {
 /// One object's draw for [`Api::raster`]: its resident mesh, the queue the geometry stage wrote
 /// for it this frame, and its base colour.
 pub struct DrawRef<'a, A: Api + ?Sized> {
+    /// the object's resident mesh (or this frame's subset of it)
     pub mesh: &'a A::Mesh,
+    /// what the geometry stage wrote for it this frame
     pub queue: &'a A::Queue,
     /// linear RGBA
     pub color: [f32; 4],

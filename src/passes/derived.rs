@@ -5,7 +5,9 @@
 /// order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VertexFaces {
+    /// `corners[offsets[v]..offsets[v + 1]]` are vertex v's (one more entry than vertices)
     pub offsets: Vec<u32>,
+    /// corner ids `3 * t + k`, grouped by vertex
     pub corners: Vec<u32>,
 }
 

@@ -48,24 +48,42 @@ use std::sync::Arc;
 #[derive(Debug, thiserror::Error)]
 pub enum PassError {
     #[error("unknown stage '{name}' (stages: {known})")]
-    Unknown { name: String, known: String },
+    /// A stage name nobody registered; `known` lists the registered ones.
+    Unknown {
+        /// the name asked for
+        name: String,
+        /// the registered names
+        known: String,
+    },
     #[error("stage '{stage}': bad argument '{arg}': {message}")]
+    /// An argument a stage does not take, or a value it does not accept.
     Argument {
+        /// the stage
         stage: String,
+        /// the argument as given
         arg: String,
+        /// what is wrong and what is expected
         message: String,
     },
     #[error("stage '{stage}' on object {object} ('{mesh}'): {message}")]
+    /// A stage failed on one object.
     Failed {
+        /// the stage
         stage: String,
+        /// the object's index in the scene
         object: usize,
+        /// the object's mesh name
         mesh: String,
+        /// what went wrong
         message: String,
     },
     #[error("stage '{stage}': {source}")]
+    /// A GPU error met by a stage.
     Gpu {
+        /// the stage
         stage: String,
         #[source]
+        /// the GPU's error
         source: crate::gpu::GpuError,
     },
 }
@@ -85,6 +103,7 @@ impl PassError {
 pub struct Derived(u8);
 
 impl Derived {
+    /// nothing
     pub const NONE: Derived = Derived(0);
     /// vertex normals (a pass that moves positions invalidates them)
     pub const NORMALS: Derived = Derived(1);
@@ -95,6 +114,7 @@ impl Derived {
     /// everything built from the topology and the positions
     pub const ALL: Derived = Derived(7);
 
+    /// Whether every flag of `o` is set here.
     pub fn contains(self, o: Derived) -> bool {
         self.0 & o.0 == o.0
     }
@@ -110,7 +130,9 @@ impl std::ops::BitOr for Derived {
 /// What one pass is given besides its mesh: the backend, the device (with CUDA) and the derived
 /// data of the object, built on first use and cached until a pass invalidates it.
 pub struct PassContext<'a> {
+    /// where the pass runs
     pub backend: BackendKind,
+    /// the device, with the CUDA backend
     pub gpu: Option<&'a Arc<Gpu>>,
     /// the object's index in the scene, for messages
     pub object: usize,
@@ -165,16 +187,23 @@ pub trait MeshPass: Send + Sync {
 pub struct ObjectBounds {
     /// object-space bounds of the vertices its triangles use (`None`: no triangles)
     pub bounds: Option<(Vec3, Vec3)>,
+    /// object to world
     pub model: Mat4,
+    /// its triangles (before any frame stage)
     pub triangles: u64,
 }
 
 /// What a frame stage is given: the backend, the device, the camera and the objects.
 pub struct FrameContext<'a> {
+    /// where the stage runs
     pub backend: BackendKind,
+    /// the device, with the CUDA backend
     pub gpu: Option<&'a Arc<Gpu>>,
+    /// the frame's camera
     pub camera: &'a Camera,
+    /// projection times view, for the frame's aspect ratio
     pub view_proj: Mat4,
+    /// every prepared object, in order
     pub objects: &'a [ObjectBounds],
 }
 
@@ -211,6 +240,7 @@ impl Visibility {
 /// A frame stage: runs every frame before the geometry stage and may drop objects or ranges of
 /// their triangles.
 pub trait FrameStage: Send + Sync {
+    /// The stage's name, as it reports it.
     fn name(&self) -> &str;
     /// The backends with an implementation; on any other the stage runs on the CPU.
     fn backends(&self) -> &'static [BackendKind];
@@ -233,9 +263,13 @@ pub trait FrameStage: Send + Sync {
 /// What one mesh pass did to one object.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StageReport {
+    /// the stage
     pub stage: String,
+    /// the object's index in the scene
     pub object: usize,
+    /// the backend that ran it
     pub backend: BackendKind,
+    /// wall time in milliseconds
     pub ms: f64,
     /// what it changed, in a few words
     pub changed: String,
@@ -247,16 +281,23 @@ pub struct StageReport {
 /// What one frame stage did in one frame.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct FrameStageStats {
+    /// the stage
     pub stage: String,
+    /// the backend that ran it
     pub backend: Option<BackendKind>,
+    /// host wall time in milliseconds (a GPU stage's copies and wait included)
     pub ms: f64,
+    /// objects it dropped whole
     pub culled_objects: u64,
+    /// triangles it dropped (whole objects and ranges)
     pub culled_triangles: u64,
 }
 
 /// A stage built from its name and arguments.
 pub enum Stage {
+    /// a mesh pass
     Mesh(Arc<dyn MeshPass>),
+    /// a frame stage
     Frame(Arc<dyn FrameStage>),
     /// the vertex order, which always runs last among the mesh stages
     Order(crate::geometry::VertexOrder),
@@ -275,20 +316,28 @@ pub enum StageKind {
 /// One argument of a stage.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ArgInfo {
+    /// its name (`key=value`)
     pub name: &'static str,
     /// the values it takes
     pub values: &'static str,
+    /// what it is when not given
     pub default: &'static str,
+    /// what it does
     pub about: &'static str,
 }
 
 /// A stage as `rxpipe passes` lists it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct StageInfo {
+    /// the name `--pass` takes
     pub name: &'static str,
+    /// mesh pass or frame stage
     pub kind: StageKind,
+    /// what it does
     pub about: &'static str,
+    /// its arguments, the first of which may be given bare
     pub args: &'static [ArgInfo],
+    /// the backends it has an implementation for
     pub backends: &'static [BackendKind],
     /// whether a pipeline runs it without being asked
     pub default: &'static str,

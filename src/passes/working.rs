@@ -10,11 +10,17 @@ use glam::{Vec2, Vec3};
 /// A mesh's attributes on the device, as flat arrays: three floats per position and normal, two
 /// per uv, three indices per triangle.
 pub struct DeviceAttributes {
+    /// three floats per vertex
     pub positions: CudaSlice<f32>,
+    /// three floats per vertex, when the mesh has normals
     pub normals: Option<CudaSlice<f32>>,
+    /// two floats per vertex, when the mesh has texture coordinates
     pub uvs: Option<CudaSlice<f32>>,
+    /// three per triangle
     pub indices: CudaSlice<u32>,
+    /// vertices
     pub vertex_count: usize,
+    /// indices (three per triangle)
     pub index_count: usize,
 }
 
@@ -67,6 +73,7 @@ impl WorkingMesh {
         &self.host.name
     }
 
+    /// Vertices, on whichever side is current.
     pub fn vertex_count(&self) -> usize {
         match (&self.device, self.host_current) {
             (Some(d), false) => d.vertex_count,
@@ -74,6 +81,7 @@ impl WorkingMesh {
         }
     }
 
+    /// Triangles, on whichever side is current.
     pub fn triangle_count(&self) -> usize {
         match (&self.device, self.host_current) {
             (Some(d), false) => d.index_count / 3,

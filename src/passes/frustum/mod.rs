@@ -28,6 +28,7 @@ pub enum Placement {
     /// on the GPU with the CUDA backend and at least [`GPU_FROM_OBJECTS`] objects, else the CPU
     #[default]
     Auto,
+    /// on the host
     Cpu,
     /// on the GPU whenever the backend is CUDA
     Cuda,
@@ -36,6 +37,7 @@ pub enum Placement {
 /// The frustum stage.
 #[derive(Default)]
 pub struct Frustum {
+    /// where the test runs
     pub placement: Placement,
     /// the GPU's buffers, kept from frame to frame
     device: Mutex<Option<cuda::Buffers>>,
@@ -93,8 +95,11 @@ impl Frustum {
 #[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct FrustumObject {
+    /// model-view-projection, column-major
     pub mvp: [f32; 16],
+    /// object-space bounds: lower corner
     pub lo: [f32; 3],
+    /// object-space bounds: upper corner
     pub hi: [f32; 3],
 }
 

@@ -28,6 +28,7 @@ pub enum NormalsMode {
 }
 
 impl NormalsMode {
+    /// The mode's name as the stage's argument takes it.
     pub fn name(self) -> &'static str {
         match self {
             NormalsMode::Area => "area",
@@ -49,6 +50,7 @@ impl NormalsMode {
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Normals {
+    /// which normals
     pub mode: NormalsMode,
     /// recompute normals the mesh already has
     pub overwrite: bool,
