@@ -171,6 +171,36 @@ impl<'a> PassContext<'a> {
 }
 
 /// A mesh pass: runs on every object when a scene is prepared.
+///
+/// The smallest complete pass (docs/architecture.md walks through it): it scales every mesh,
+/// on the CPU, and says that normals and bounds are stale after it.
+///
+/// ```
+/// use rxpipe::backend::BackendKind;
+/// use rxpipe::passes::{Derived, MeshPass, PassContext, PassError, WorkingMesh};
+///
+/// struct Scale(f32);
+///
+/// impl MeshPass for Scale {
+///     fn name(&self) -> &str { "scale" }
+///     fn backends(&self) -> &'static [BackendKind] { &[BackendKind::Cpu] }
+///     fn invalidates(&self) -> Derived { Derived::NORMALS | Derived::BOUNDS }
+///     fn run(&self, mesh: &mut WorkingMesh, _: &mut PassContext) -> Result<String, PassError> {
+///         let m = mesh.host_mut().map_err(PassError::gpu("scale"))?;
+///         for p in &mut m.positions { *p *= self.0; }
+///         Ok(format!("scaled by {}", self.0))
+///     }
+/// }
+///
+/// let renderer = rxpipe::Renderer::new(rxpipe::Backend::Cpu)?;
+/// let pipeline = rxpipe::Pipeline::builder().pass(Scale(2.0)).build(&renderer)?;
+/// let scene = rxpipe::Scene::from_meshes("ball", vec![rxpipe::mesh::icosphere(2)]);
+/// let prepared = pipeline.prepare(&scene)?;
+/// let (lo, hi) = prepared.objects[0].bounds.unwrap();
+/// assert!((hi.x - lo.x - 4.0).abs() < 1e-4);
+/// assert!(prepared.stages.iter().any(|r| r.stage == "scale" && r.changed == "scaled by 2"));
+/// # Ok::<(), rxpipe::Error>(())
+/// ```
 pub trait MeshPass: Send + Sync {
     /// The stage's name, as [`parse`] knows it.
     fn name(&self) -> &str;
