@@ -27,6 +27,7 @@ pub mod image;
 pub mod io;
 pub mod mesh;
 pub mod passes;
+pub mod patch;
 pub mod pipeline;
 pub mod raster;
 pub mod reindex;
@@ -56,6 +57,8 @@ pub enum Error {
     Gpu(#[from] gpu::GpuError),
     #[error(transparent)]
     Reindex(#[from] reindex::ReindexError),
+    #[error(transparent)]
+    Patch(#[from] patch::PatchError),
     #[error("{0}")]
     Backend(String),
     #[error("image: {0}")]

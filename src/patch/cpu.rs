@@ -1,0 +1,366 @@
+//! Patching on the CPU: Lloyd clustering on the face-adjacency graph, as the paper's appendix C
+//! describes it.
+//!
+//! 1. Faces are adjacent when they share an edge (an edge of more than two faces links them in a
+//!    chain, so a non-manifold fan costs linear, not quadratic, adjacency); connected components
+//!    are labelled, and each gets `ceil(faces / limit)` seed faces, chosen pseudo-randomly.
+//! 2. Assignment: a breadth-first search from all seeds at once gives every face the patch of
+//!    the nearest seed (in face hops), so every patch is connected.
+//! 3. When the largest patch is within the limit, patching ends. Otherwise each patch is
+//!    re-centred: a breadth-first search inward from its boundary faces (those next to another
+//!    patch) picks the face reached last as its new seed; and every fifth iteration each
+//!    oversized patch gets one more seed, the face farthest from its seed.
+//! 4. Patches still over the limit after `max_iterations` are split directly into connected
+//!    pieces of at most `limit` faces (grown breadth-first), so patching always ends within the
+//!    limit; the report says how many were split.
+
+use super::{PatchError, PatchOptions, PatchReport, Patching};
+use crate::mesh::Mesh;
+use rayon::prelude::*;
+use std::collections::VecDeque;
+use std::time::Instant;
+
+const NONE: u32 = u32::MAX;
+
+/// Face adjacency in compressed rows.
+pub struct FaceGraph {
+    pub offsets: Vec<u32>,
+    pub neighbors: Vec<u32>,
+    /// edges shared by more than two faces
+    pub non_manifold_edges: usize,
+}
+
+impl FaceGraph {
+    /// The faces sharing an edge with each face of `indices` (whole triangles; edges with both
+    /// ends at one vertex are ignored).
+    pub fn build(indices: &[u32]) -> FaceGraph {
+        let faces = indices.len() / 3;
+        // (edge key, face) for every edge of every face, sorted by key
+        let mut edges: Vec<(u64, u32)> = (0..faces)
+            .into_par_iter()
+            .flat_map_iter(|t| {
+                let v = &indices[3 * t..3 * t + 3];
+                (0..3).filter_map(move |k| {
+                    let (a, b) = (v[k], v[(k + 1) % 3]);
+                    (a != b).then(|| (((a.min(b) as u64) << 32) | a.max(b) as u64, t as u32))
+                })
+            })
+            .collect();
+        edges.par_sort_unstable();
+        let mut degree = vec![0u32; faces + 1];
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut non_manifold = 0;
+        let mut i = 0;
+        while i < edges.len() {
+            let mut j = i + 1;
+            while j < edges.len() && edges[j].0 == edges[i].0 {
+                j += 1;
+            }
+            if j - i > 2 {
+                non_manifold += 1;
+            }
+            // consecutive faces of the run are linked: a pair for a manifold edge, a chain for
+            // a fan of more
+            for w in edges[i..j].windows(2) {
+                if w[0].1 != w[1].1 {
+                    pairs.push((w[0].1, w[1].1));
+                    degree[w[0].1 as usize + 1] += 1;
+                    degree[w[1].1 as usize + 1] += 1;
+                }
+            }
+            i = j;
+        }
+        for f in 0..faces {
+            degree[f + 1] += degree[f];
+        }
+        let mut cursor = degree.clone();
+        let mut neighbors = vec![0u32; degree[faces] as usize];
+        for (a, b) in pairs {
+            neighbors[cursor[a as usize] as usize] = b;
+            cursor[a as usize] += 1;
+            neighbors[cursor[b as usize] as usize] = a;
+            cursor[b as usize] += 1;
+        }
+        FaceGraph {
+            offsets: degree,
+            neighbors,
+            non_manifold_edges: non_manifold,
+        }
+    }
+
+    /// The faces adjacent to face `f`.
+    pub fn of(&self, f: u32) -> &[u32] {
+        &self.neighbors[self.offsets[f as usize] as usize..self.offsets[f as usize + 1] as usize]
+    }
+
+    fn faces(&self) -> usize {
+        self.offsets.len() - 1
+    }
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n.max(1)
+    }
+}
+
+/// Breadth-first search from `seeds` (face, patch), assigning each unassigned face the patch of
+/// the face that reached it first; `allowed` limits the search to faces it accepts.
+fn flood(g: &FaceGraph, seeds: &[(u32, u32)], patch_of: &mut [u32], allowed: impl Fn(u32) -> bool) {
+    let mut frontier: Vec<u32> = Vec::with_capacity(seeds.len());
+    for &(f, p) in seeds {
+        patch_of[f as usize] = p;
+        frontier.push(f);
+    }
+    let mut next = Vec::new();
+    while !frontier.is_empty() {
+        for &f in &frontier {
+            let p = patch_of[f as usize];
+            for &n in g.of(f) {
+                if patch_of[n as usize] == NONE && allowed(n) {
+                    patch_of[n as usize] = p;
+                    next.push(n);
+                }
+            }
+        }
+        std::mem::swap(&mut frontier, &mut next);
+        next.clear();
+    }
+}
+
+/// Per face, the face of its patch reached last by a search inward from the patch's boundary
+/// (faces next to another patch): the new seed of each patch, or `NONE` for a patch with no
+/// boundary (a whole component).
+fn centres(g: &FaceGraph, patch_of: &[u32], patches: usize) -> Vec<u32> {
+    let n = g.faces();
+    let mut dist = vec![NONE; n];
+    let mut frontier: Vec<u32> = (0..n as u32)
+        .filter(|&f| {
+            g.of(f)
+                .iter()
+                .any(|&o| patch_of[o as usize] != patch_of[f as usize])
+        })
+        .collect();
+    let mut centre = vec![NONE; patches];
+    for &f in &frontier {
+        dist[f as usize] = 0;
+        centre[patch_of[f as usize] as usize] = f;
+    }
+    let mut next = Vec::new();
+    while !frontier.is_empty() {
+        for &f in &frontier {
+            let p = patch_of[f as usize];
+            for &o in g.of(f) {
+                if patch_of[o as usize] == p && dist[o as usize] == NONE {
+                    dist[o as usize] = dist[f as usize] + 1;
+                    // the first face reached in each later round: deterministic
+                    let c = centre[p as usize];
+                    if c == NONE || dist[c as usize] < dist[o as usize] {
+                        centre[p as usize] = o;
+                    }
+                    next.push(o);
+                }
+            }
+        }
+        std::mem::swap(&mut frontier, &mut next);
+        next.clear();
+    }
+    centre
+}
+
+/// The face of patch `p` farthest (in hops) from `from`, searching only that patch.
+fn farthest(g: &FaceGraph, patch_of: &[u32], p: u32, from: u32, seen: &mut [u32]) -> u32 {
+    let mut queue = VecDeque::from([from]);
+    seen[from as usize] = p;
+    let mut last = from;
+    while let Some(f) = queue.pop_front() {
+        last = f;
+        for &o in g.of(f) {
+            if patch_of[o as usize] == p && seen[o as usize] != p {
+                seen[o as usize] = p;
+                queue.push_back(o);
+            }
+        }
+    }
+    last
+}
+
+/// Patches `mesh` (see the module's description). Never fails on a valid mesh: degenerate,
+/// repeated, isolated and non-manifold faces are all patched.
+pub fn patch(mesh: &Mesh, opts: &PatchOptions) -> Result<Patching, PatchError> {
+    if opts.max_faces == 0 || opts.max_faces > u16::MAX as u32 {
+        return Err(PatchError::Limit(opts.max_faces));
+    }
+    mesh.validate()?;
+    let t0 = Instant::now();
+    let limit = opts.max_faces as usize;
+    let g = FaceGraph::build(&mesh.indices);
+    let n = g.faces();
+    let mut report = PatchReport {
+        faces: n,
+        limit: opts.max_faces,
+        non_manifold_edges: g.non_manifold_edges,
+        isolated_faces: (0..n).filter(|&f| g.of(f as u32).is_empty()).count(),
+        ..Default::default()
+    };
+    // connected components, and the initial seeds of each
+    let mut component = vec![NONE; n];
+    let mut comps: Vec<Vec<u32>> = Vec::new();
+    for f in 0..n as u32 {
+        if component[f as usize] != NONE {
+            continue;
+        }
+        let c = comps.len() as u32;
+        let mut faces = vec![f];
+        component[f as usize] = c;
+        let mut i = 0;
+        while i < faces.len() {
+            for &o in g.of(faces[i]) {
+                if component[o as usize] == NONE {
+                    component[o as usize] = c;
+                    faces.push(o);
+                }
+            }
+            i += 1;
+        }
+        comps.push(faces);
+    }
+    report.components = comps.len();
+    let mut rng = Rng(opts.seed | 1);
+    let mut seeds: Vec<u32> = Vec::new();
+    let mut is_seed = vec![false; n];
+    for faces in &comps {
+        let want = faces.len().div_ceil(limit);
+        let mut got = 0;
+        let mut tries = 0;
+        while got < want && tries < 4 * want + 8 {
+            let f = faces[rng.below(faces.len())];
+            tries += 1;
+            if !std::mem::replace(&mut is_seed[f as usize], true) {
+                seeds.push(f);
+                got += 1;
+            }
+        }
+        if got == 0 {
+            // (cannot happen: the first try always succeeds; kept for clarity of the contract)
+            seeds.push(faces[0]);
+        }
+    }
+    drop(comps);
+    let mut patch_of = vec![NONE; n];
+    let mut seen = vec![NONE; n];
+    let mut iterations = 0;
+    loop {
+        patch_of.iter_mut().for_each(|p| *p = NONE);
+        let s: Vec<(u32, u32)> = seeds
+            .iter()
+            .enumerate()
+            .map(|(p, &f)| (f, p as u32))
+            .collect();
+        flood(&g, &s, &mut patch_of, |_| true);
+        iterations += 1;
+        let mut size = vec![0usize; seeds.len()];
+        for &p in &patch_of {
+            size[p as usize] += 1;
+        }
+        let largest = size.iter().copied().max().unwrap_or(0);
+        if largest <= limit || iterations >= opts.max_iterations {
+            break;
+        }
+        let centre = centres(&g, &patch_of, seeds.len());
+        let mut added = Vec::new();
+        for p in 0..seeds.len() {
+            if centre[p] != NONE {
+                seeds[p] = centre[p];
+            }
+            if iterations % 5 == 0 && size[p] > limit {
+                added.push(farthest(&g, &patch_of, p as u32, seeds[p], &mut seen));
+            }
+        }
+        report.seeds_added += added.len();
+        seeds.extend(added);
+    }
+    report.iterations = iterations;
+    // split what is still too large into connected pieces of at most `limit` faces
+    let mut size = vec![0usize; seeds.len()];
+    for &p in &patch_of {
+        size[p as usize] += 1;
+    }
+    let oversized: Vec<u32> = (0..seeds.len() as u32)
+        .filter(|&p| size[p as usize] > limit)
+        .collect();
+    if !oversized.is_empty() {
+        report.split = oversized.len();
+        let mut next_patch = seeds.len() as u32;
+        let mut done = vec![false; n];
+        for f in 0..n as u32 {
+            // faces of earlier pieces are done; their new numbers are past `size`
+            if done[f as usize] {
+                continue;
+            }
+            let p = patch_of[f as usize];
+            if size[p as usize] <= limit {
+                continue;
+            }
+            // grow a piece of patch p from f, breadth-first, up to `limit` faces
+            let piece = next_patch;
+            next_patch += 1;
+            let mut queue = VecDeque::from([f]);
+            done[f as usize] = true;
+            let mut taken = 0;
+            let mut members = Vec::new();
+            while let Some(x) = queue.pop_front() {
+                if taken == limit {
+                    // not taken: free it for a later piece
+                    done[x as usize] = false;
+                    continue;
+                }
+                members.push(x);
+                taken += 1;
+                for &o in g.of(x) {
+                    if patch_of[o as usize] == p && !done[o as usize] {
+                        done[o as usize] = true;
+                        queue.push_back(o);
+                    }
+                }
+            }
+            for x in members {
+                patch_of[x as usize] = piece;
+            }
+        }
+    }
+    // number the patches in the order of their first face
+    let mut renumber = vec![NONE; patch_of.iter().map(|&p| p as usize + 1).max().unwrap_or(0)];
+    let mut count = 0u32;
+    for p in patch_of.iter_mut() {
+        let r = &mut renumber[*p as usize];
+        if *r == NONE {
+            *r = count;
+            count += 1;
+        }
+        *p = *r;
+    }
+    let mut size = vec![0usize; count as usize];
+    for &p in &patch_of {
+        size[p as usize] += 1;
+    }
+    report.patches = count as usize;
+    report.min_faces = size.iter().copied().min().unwrap_or(0);
+    report.max_faces = size.iter().copied().max().unwrap_or(0);
+    report.mean_faces = if count == 0 {
+        0.0
+    } else {
+        n as f64 / count as f64
+    };
+    report.ms = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(Patching {
+        patch_of_face: patch_of,
+        report,
+    })
+}

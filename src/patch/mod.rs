@@ -1,0 +1,128 @@
+//! RXMesh patches (Mahmoud et al. 2021): the mesh's faces partitioned into small connected
+//! patches, each at most a given number of faces, by Lloyd clustering on the face-adjacency
+//! graph (section 6.3 and appendix C of the paper).
+//!
+//! This module holds the patching contract and its report; [`cpu`] is the reference
+//! implementation. Patch data (ribbons, ownership, local indices, the LAR matrices) and the
+//! queries build on the result.
+//!
+//! ```
+//! use rxpipe::patch::{self, PatchOptions};
+//! let m = rxpipe::mesh::icosphere(4);
+//! let p = patch::cpu::patch(&m, &PatchOptions { max_faces: 256, ..Default::default() })?;
+//! assert!(p.report.max_faces <= 256);
+//! assert_eq!(p.patch_of_face.len(), m.triangle_count());
+//! # Ok::<(), rxpipe::patch::PatchError>(())
+//! ```
+
+pub mod cpu;
+
+use crate::mesh::MeshError;
+
+/// Errors of patching.
+#[derive(Debug, thiserror::Error)]
+pub enum PatchError {
+    #[error(transparent)]
+    Mesh(#[from] MeshError),
+    /// The patch size limit is out of range.
+    #[error("a patch holds 1 to 65535 faces (local indices are 16-bit), got {0}")]
+    Limit(u32),
+}
+
+/// How to patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PatchOptions {
+    /// the most faces a patch may hold (512 by default; the paper uses 512 to 768)
+    pub max_faces: u32,
+    /// Lloyd iterations before oversized patches are split directly (the result then still
+    /// meets the limit, and the report says how many were split)
+    pub max_iterations: u32,
+    /// seed of the pseudo-random choice of the initial seed faces
+    pub seed: u64,
+}
+
+impl Default for PatchOptions {
+    fn default() -> Self {
+        PatchOptions {
+            max_faces: 512,
+            max_iterations: 100,
+            seed: 0x5eed,
+        }
+    }
+}
+
+/// What patching did.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PatchReport {
+    pub faces: usize,
+    pub patches: usize,
+    /// connected components of the face-adjacency graph (faces sharing an edge)
+    pub components: usize,
+    /// faces that share no edge with any other face
+    pub isolated_faces: usize,
+    pub min_faces: usize,
+    pub max_faces: usize,
+    pub mean_faces: f64,
+    /// the size limit asked for
+    pub limit: u32,
+    /// Lloyd iterations run
+    pub iterations: u32,
+    /// seeds added to oversized patches over the iterations
+    pub seeds_added: usize,
+    /// patches still over the limit after the iterations, split directly
+    pub split: usize,
+    /// edges with more than two faces
+    pub non_manifold_edges: usize,
+    pub ms: f64,
+}
+
+impl std::fmt::Display for PatchReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(
+            f,
+            "{} faces in {} patches (limit {}): {} to {} faces, mean {:.1}; {} components ({} isolated faces), {} non-manifold edges; {} iterations, {} seeds added, {} split; {:.1} ms",
+            self.faces,
+            self.patches,
+            self.limit,
+            self.min_faces,
+            self.max_faces,
+            self.mean_faces,
+            self.components,
+            self.isolated_faces,
+            self.non_manifold_edges,
+            self.iterations,
+            self.seeds_added,
+            self.split,
+            self.ms
+        )
+    }
+}
+
+/// A mesh's faces partitioned into patches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Patching {
+    /// the patch of every face (patches numbered from 0, each non-empty and connected)
+    pub patch_of_face: Vec<u32>,
+    pub report: PatchReport,
+}
+
+impl Patching {
+    /// How many patches there are.
+    pub fn len(&self) -> usize {
+        self.report.patches
+    }
+
+    /// Whether there are none (a mesh without faces).
+    pub fn is_empty(&self) -> bool {
+        self.report.patches == 0
+    }
+
+    /// The faces of every patch, in increasing order.
+    pub fn faces_of_patches(&self) -> Vec<Vec<u32>> {
+        let mut v = vec![Vec::new(); self.report.patches];
+        for (f, &p) in self.patch_of_face.iter().enumerate() {
+            v[p as usize].push(f as u32);
+        }
+        v
+    }
+}
