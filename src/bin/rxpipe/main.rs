@@ -5,6 +5,7 @@ mod bench;
 mod info;
 mod mesh_tools;
 mod passes;
+mod patch;
 mod render;
 mod view;
 
@@ -40,6 +41,8 @@ enum Command {
     Subset(mesh_tools::SubsetCmd),
     /// List the pipeline's stages (mesh passes and frame stages) with their arguments
     Passes(passes::Args),
+    /// Partition a mesh into RXMesh patches and report them (CPU)
+    Patch(patch::Args),
     /// The paper's tables measured on the GPU
     Bench {
         #[command(subcommand)]
@@ -102,6 +105,7 @@ fn main() -> ExitCode {
         Command::Merge(a) => mesh_tools::merge(a),
         Command::Subset(a) => mesh_tools::subset(a),
         Command::Passes(a) => passes::run(a),
+        Command::Patch(a) => patch::run(a),
         Command::Bench { what } => bench::run(what),
         Command::Info(a) => info::run(a),
     };

@@ -1,0 +1,49 @@
+//! `rxpipe patch`: the RXMesh patching of a mesh and its report.
+
+use crate::{spinner, Res};
+use rxpipe::patch::{self, PatchOptions};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// a mesh file, or a generator: icosphere:LEVEL, torus:N, grid:N, rings:TRIANGLES
+    mesh: PathBuf,
+    /// the most faces a patch may hold
+    #[arg(long, default_value_t = 512)]
+    size: u32,
+    /// Lloyd iterations before oversized patches are split directly
+    #[arg(long, default_value_t = 100)]
+    iterations: u32,
+    /// print the report as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Res {
+    let pb = spinner(format!("loading {}", a.mesh.display()));
+    let mesh = match a.mesh.to_str().and_then(rxpipe::mesh::from_spec) {
+        Some(m) => m,
+        None => rxpipe::io::load_mesh(&a.mesh)?,
+    };
+    pb.set_message(format!("patching {} faces", mesh.triangle_count()));
+    let opts = PatchOptions {
+        max_faces: a.size,
+        max_iterations: a.iterations,
+        ..Default::default()
+    };
+    let p = patch::cpu::patch(&mesh, &opts)?;
+    pb.finish_and_clear();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "mesh": a.mesh.display().to_string(),
+                "backend": "cpu",
+                "report": p.report,
+            }))?
+        );
+    } else {
+        println!("{} (cpu): {}", a.mesh.display(), p.report);
+    }
+    Ok(())
+}
