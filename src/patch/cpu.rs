@@ -5,7 +5,9 @@
 //!    chain, so a non-manifold fan costs linear, not quadratic, adjacency); connected components
 //!    are labelled, and each gets `ceil(faces / limit)` seed faces, chosen pseudo-randomly.
 //! 2. Assignment: a breadth-first search from all seeds at once gives every face the patch of
-//!    the nearest seed (in face hops), so every patch is connected.
+//!    the nearest seed (in face hops; the smallest patch number among equally near ones), so
+//!    every patch is connected. The searches run level by level in parallel, with atomic
+//!    minima and maxima where threads meet, so the result does not depend on their timing.
 //! 3. When the largest patch is within the limit, patching ends. Otherwise each patch is
 //!    re-centred: a breadth-first search inward from its boundary faces (those next to another
 //!    patch) picks the face reached last as its new seed; and every fifth iteration each
@@ -18,6 +20,7 @@ use super::{PatchError, PatchOptions, PatchReport, Patching};
 use crate::mesh::Mesh;
 use rayon::prelude::*;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;
 
 const NONE: u32 = u32::MAX;
@@ -110,68 +113,108 @@ impl Rng {
     }
 }
 
-/// Breadth-first search from `seeds` (face, patch), assigning each unassigned face the patch of
-/// the face that reached it first; `allowed` limits the search to faces it accepts.
-fn flood(g: &FaceGraph, seeds: &[(u32, u32)], patch_of: &mut [u32], allowed: impl Fn(u32) -> bool) {
+/// Breadth-first search from `seeds` (face, patch) over the whole graph, level by level in
+/// parallel: every unassigned face next to the frontier takes the smallest patch number among
+/// its frontier neighbours (an atomic minimum, so the result does not depend on the threads'
+/// timing).
+fn flood(g: &FaceGraph, seeds: &[(u32, u32)], patch_of: &mut [u32]) {
+    let claim: Vec<AtomicU32> = patch_of.iter().map(|&p| AtomicU32::new(p)).collect();
+    // faces assigned in earlier levels (read-only while a level runs)
+    let mut done = vec![false; patch_of.len()];
     let mut frontier: Vec<u32> = Vec::with_capacity(seeds.len());
     for &(f, p) in seeds {
-        patch_of[f as usize] = p;
+        claim[f as usize].store(p, Ordering::Relaxed);
+        done[f as usize] = true;
         frontier.push(f);
     }
-    let mut next = Vec::new();
+    // `listed[n] == round`: n is already in this level's list
+    let listed: Vec<AtomicU32> = (0..patch_of.len()).map(|_| AtomicU32::new(0)).collect();
+    let mut round = 1u32;
     while !frontier.is_empty() {
-        for &f in &frontier {
-            let p = patch_of[f as usize];
-            for &n in g.of(f) {
-                if patch_of[n as usize] == NONE && allowed(n) {
-                    patch_of[n as usize] = p;
-                    next.push(n);
-                }
-            }
+        let done_now = &done;
+        let mut next: Vec<u32> = frontier
+            .par_iter()
+            .flat_map_iter(|&f| {
+                let p = claim[f as usize].load(Ordering::Relaxed);
+                let (claim, listed) = (&claim, &listed);
+                g.of(f).iter().filter_map(move |&n| {
+                    if done_now[n as usize] {
+                        return None;
+                    }
+                    claim[n as usize].fetch_min(p, Ordering::Relaxed);
+                    (listed[n as usize].swap(round, Ordering::Relaxed) != round).then_some(n)
+                })
+            })
+            .collect();
+        // sorted: the next level then walks memory forward (results do not depend on the order)
+        next.par_sort_unstable();
+        for &n in &next {
+            done[n as usize] = true;
         }
-        std::mem::swap(&mut frontier, &mut next);
-        next.clear();
+        frontier = next;
+        round += 1;
+    }
+    for (p, c) in patch_of.iter_mut().zip(claim) {
+        *p = c.into_inner();
     }
 }
 
-/// Per face, the face of its patch reached last by a search inward from the patch's boundary
-/// (faces next to another patch): the new seed of each patch, or `NONE` for a patch with no
-/// boundary (a whole component).
+/// Per patch, the face reached last by a search inward from the patch's boundary (faces next to
+/// another patch), the smallest such face on a tie: the new seed of each patch, or `NONE` for a
+/// patch with no boundary (a whole component). Level by level in parallel.
 fn centres(g: &FaceGraph, patch_of: &[u32], patches: usize) -> Vec<u32> {
     let n = g.faces();
-    let mut dist = vec![NONE; n];
+    let dist: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(NONE)).collect();
     let mut frontier: Vec<u32> = (0..n as u32)
+        .into_par_iter()
         .filter(|&f| {
             g.of(f)
                 .iter()
                 .any(|&o| patch_of[o as usize] != patch_of[f as usize])
         })
         .collect();
-    let mut centre = vec![NONE; patches];
     for &f in &frontier {
-        dist[f as usize] = 0;
-        centre[patch_of[f as usize] as usize] = f;
+        dist[f as usize].store(0, Ordering::Relaxed);
     }
-    let mut next = Vec::new();
+    // (distance, !face) of the best face per patch: the largest wins
+    let best: Vec<AtomicU64> = (0..patches).map(|_| AtomicU64::new(0)).collect();
+    let key = |d: u32, f: u32| ((d as u64 + 1) << 32) | (!f) as u64;
+    frontier.par_iter().for_each(|&f| {
+        best[patch_of[f as usize] as usize].fetch_max(key(0, f), Ordering::Relaxed);
+    });
+    let mut d = 0u32;
     while !frontier.is_empty() {
-        for &f in &frontier {
-            let p = patch_of[f as usize];
-            for &o in g.of(f) {
-                if patch_of[o as usize] == p && dist[o as usize] == NONE {
-                    dist[o as usize] = dist[f as usize] + 1;
-                    // the first face reached in each later round: deterministic
-                    let c = centre[p as usize];
-                    if c == NONE || dist[c as usize] < dist[o as usize] {
-                        centre[p as usize] = o;
-                    }
-                    next.push(o);
-                }
-            }
-        }
-        std::mem::swap(&mut frontier, &mut next);
-        next.clear();
+        d += 1;
+        let mut next: Vec<u32> = frontier
+            .par_iter()
+            .flat_map_iter(|&f| {
+                let p = patch_of[f as usize];
+                let dist = &dist;
+                g.of(f).iter().filter_map(move |&o| {
+                    (patch_of[o as usize] == p
+                        && dist[o as usize]
+                            .compare_exchange(NONE, d, Ordering::Relaxed, Ordering::Relaxed)
+                            .is_ok())
+                    .then_some(o)
+                })
+            })
+            .collect();
+        next.par_sort_unstable();
+        next.par_iter().for_each(|&o| {
+            best[patch_of[o as usize] as usize].fetch_max(key(d, o), Ordering::Relaxed);
+        });
+        frontier = next;
     }
-    centre
+    best.into_iter()
+        .map(|b| {
+            let b = b.into_inner();
+            if b == 0 {
+                NONE
+            } else {
+                !(b as u32)
+            }
+        })
+        .collect()
 }
 
 /// The face of patch `p` farthest (in hops) from `from`, searching only that patch.
@@ -263,7 +306,7 @@ pub fn patch(mesh: &Mesh, opts: &PatchOptions) -> Result<Patching, PatchError> {
             .enumerate()
             .map(|(p, &f)| (f, p as u32))
             .collect();
-        flood(&g, &s, &mut patch_of, |_| true);
+        flood(&g, &s, &mut patch_of);
         iterations += 1;
         let mut size = vec![0usize; seeds.len()];
         for &p in &patch_of {
