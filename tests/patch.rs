@@ -213,3 +213,34 @@ fn patching_is_deterministic() {
     let b = cpu::patch(&m, &opts(200)).unwrap();
     assert_eq!(a.patch_of_face, b.patch_of_face);
 }
+
+#[test]
+fn patch_colours_are_written_as_ply_that_loads_again() {
+    let m = rxpipe::mesh::icosphere(3);
+    let p = cpu::patch(&m, &opts(64)).unwrap();
+    let colors = p.face_colors();
+    assert_eq!(colors.len(), m.triangle_count());
+    // faces of one patch share its colour; the first few patches' colours differ
+    let first: Vec<[u8; 3]> = (0..8).map(rxpipe::patch::patch_color).collect();
+    for i in 0..8 {
+        for j in 0..i {
+            assert_ne!(first[i], first[j]);
+        }
+    }
+    let dir = common::tmp_dir("patch-ply");
+    let path = dir.join("patches.ply");
+    rxpipe::io::save_mesh_with_face_colors(&m, &colors, &path).unwrap();
+    let back = rxpipe::io::load_mesh(&path).unwrap();
+    assert_eq!(back.positions, m.positions);
+    assert_eq!(back.indices, m.indices);
+    let bytes = std::fs::read(&path).unwrap();
+    let header = String::from_utf8_lossy(&bytes[..400.min(bytes.len())]).to_string();
+    assert!(header.contains("property uchar red"), "{header}");
+    // OBJ has no face colours
+    let e = rxpipe::io::save_mesh_with_face_colors(&m, &colors, dir.join("p.obj"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains(".ply"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

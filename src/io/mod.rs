@@ -210,7 +210,19 @@ pub fn load_mesh(path: impl AsRef<Path>) -> Result<Mesh, IoError> {
 /// temporary name beside the target and renamed into place, so a failure leaves any existing
 /// file untouched.
 pub fn save_mesh(mesh: &Mesh, path: impl AsRef<Path>) -> Result<(), IoError> {
-    let path = path.as_ref();
+    save(mesh, None, path.as_ref())
+}
+
+/// [`save_mesh`] with an RGB colour per face; PLY only.
+pub fn save_mesh_with_face_colors(
+    mesh: &Mesh,
+    colors: &[[u8; 3]],
+    path: impl AsRef<Path>,
+) -> Result<(), IoError> {
+    save(mesh, Some(colors), path.as_ref())
+}
+
+fn save(mesh: &Mesh, colors: Option<&[[u8; 3]]>, path: &Path) -> Result<(), IoError> {
     let name = path.display().to_string();
     let ext = path
         .extension()
@@ -222,10 +234,16 @@ pub fn save_mesh(mesh: &Mesh, path: impl AsRef<Path>) -> Result<(), IoError> {
         file: name.clone(),
         source,
     };
+    if colors.is_some() && ext != "ply" {
+        return Err(IoError::Unsupported {
+            file: name,
+            message: "face colours can be written to .ply only".into(),
+        });
+    }
     let mut f = std::fs::File::create(&tmp).map_err(io)?;
     let r = match ext.as_str() {
         "obj" => obj::write(mesh, &mut f),
-        "ply" => ply::write_binary(mesh, &mut f),
+        "ply" => ply::write_binary_colored(mesh, colors, &mut f),
         _ => {
             drop(f);
             let _ = std::fs::remove_file(&tmp);

@@ -365,6 +365,16 @@ fn strip_to_triangles(list: &[i64], out: &mut Vec<u32>, body: &Body) -> Result<u
 
 /// Writes a binary little-endian PLY (positions, normals and uvs where present, triangle faces).
 pub fn write_binary(mesh: &Mesh, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    write_binary_colored(mesh, None, out)
+}
+
+/// [`write_binary`] with an RGB colour per face (`red`, `green`, `blue` face properties, which
+/// MeshLab and Blender show), one per triangle.
+pub fn write_binary_colored(
+    mesh: &Mesh,
+    face_colors: Option<&[[u8; 3]]>,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::new(out);
     writeln!(
         w,
@@ -379,7 +389,14 @@ pub fn write_binary(mesh: &Mesh, out: &mut impl std::io::Write) -> std::io::Resu
         writeln!(w, "property float u\nproperty float v")?;
     }
     writeln!(w, "element face {}", mesh.triangle_count())?;
-    writeln!(w, "property list uchar uint vertex_indices\nend_header")?;
+    writeln!(w, "property list uchar uint vertex_indices")?;
+    if face_colors.is_some() {
+        writeln!(
+            w,
+            "property uchar red\nproperty uchar green\nproperty uchar blue"
+        )?;
+    }
+    writeln!(w, "end_header")?;
     for (i, p) in mesh.positions.iter().enumerate() {
         w.write_all(bytemuck::bytes_of(p))?;
         if let Some(n) = &mesh.normals {
@@ -389,9 +406,12 @@ pub fn write_binary(mesh: &Mesh, out: &mut impl std::io::Write) -> std::io::Resu
             w.write_all(bytemuck::bytes_of(&t[i]))?;
         }
     }
-    for t in mesh.indices.chunks_exact(3) {
+    for (k, t) in mesh.indices.chunks_exact(3).enumerate() {
         w.write_all(&[3u8])?;
         w.write_all(bytemuck::cast_slice(t))?;
+        if let Some(c) = face_colors {
+            w.write_all(&c.get(k).copied().unwrap_or([255; 3]))?;
+        }
     }
     w.flush()
 }

@@ -117,6 +117,18 @@ impl Patching {
         self.report.patches == 0
     }
 
+    /// A colour per face, its patch's: hues spread by the golden ratio so that neighbouring
+    /// patch numbers differ (the paper's Figure 5c).
+    pub fn face_colors(&self) -> Vec<[u8; 3]> {
+        let palette: Vec<[u8; 3]> = (0..self.report.patches)
+            .map(|p| patch_color(p as u32))
+            .collect();
+        self.patch_of_face
+            .iter()
+            .map(|&p| palette[p as usize])
+            .collect()
+    }
+
     /// The faces of every patch, in increasing order.
     pub fn faces_of_patches(&self) -> Vec<Vec<u32>> {
         let mut v = vec![Vec::new(); self.report.patches];
@@ -125,4 +137,22 @@ impl Patching {
         }
         v
     }
+}
+
+/// The colour of patch `p`: a hue stepped by the golden ratio, fairly saturated and bright.
+pub fn patch_color(p: u32) -> [u8; 3] {
+    let h = (p as f64 * 0.618_033_988_749_895).fract() * 6.0;
+    let (s, v) = (0.65, 0.95);
+    let i = h.floor();
+    let f = h - i;
+    let (a, b, c) = (v * (1.0 - s), v * (1.0 - s * f), v * (1.0 - s * (1.0 - f)));
+    let (r, g, bl) = match i as u32 {
+        0 => (v, c, a),
+        1 => (b, v, a),
+        2 => (a, v, c),
+        3 => (a, b, v),
+        4 => (c, a, v),
+        _ => (v, a, b),
+    };
+    [r, g, bl].map(|x| (x * 255.0).round() as u8)
 }

@@ -17,9 +17,28 @@ pub struct Args {
     /// print the report as JSON
     #[arg(long)]
     json: bool,
+    /// also write the mesh with each face in its patch's colour (binary PLY, which MeshLab and
+    /// Blender open)
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// overwrite OUT if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(a: Args) -> Res {
+    if let Some(out) = &a.out {
+        let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !ext.eq_ignore_ascii_case("ply") {
+            return Err(format!("{}: patch colours are written as .ply", out.display()).into());
+        }
+        if std::fs::canonicalize(out).ok() == std::fs::canonicalize(&a.mesh).ok() && out.exists() {
+            return Err(format!("{} is the input; choose another output", out.display()).into());
+        }
+        if out.exists() && !a.force {
+            return Err(format!("{} exists (use --force to overwrite it)", out.display()).into());
+        }
+    }
     let pb = spinner(format!("loading {}", a.mesh.display()));
     let mesh = match a.mesh.to_str().and_then(rxpipe::mesh::from_spec) {
         Some(m) => m,
@@ -32,6 +51,10 @@ pub fn run(a: Args) -> Res {
         ..Default::default()
     };
     let p = patch::cpu::patch(&mesh, &opts)?;
+    if let Some(out) = &a.out {
+        pb.set_message(format!("writing {}", out.display()));
+        rxpipe::io::save_mesh_with_face_colors(&mesh, &p.face_colors(), out)?;
+    }
     pb.finish_and_clear();
     if a.json {
         println!(
@@ -44,6 +67,9 @@ pub fn run(a: Args) -> Res {
         );
     } else {
         println!("{} (cpu): {}", a.mesh.display(), p.report);
+        if let Some(out) = &a.out {
+            println!("wrote {} (each face in its patch's colour)", out.display());
+        }
     }
     Ok(())
 }
