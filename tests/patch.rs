@@ -244,3 +244,162 @@ fn patch_colours_are_written_as_ply_that_loads_again() {
     assert!(e.contains(".ply"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Checks patch data against the plain index buffer: ownership unique and complete, owned
+/// elements first, every local face's vertices (through FE and EV) equal to the mesh's in order,
+/// the ribbon exactly the other patches' faces around the owned faces' vertices, and every owned
+/// vertex's whole one-ring inside its patch.
+fn check_data(m: &Mesh, p: &Patching, d: &rxpipe::patch::PatchData, what: &str) {
+    use std::collections::{HashMap, HashSet};
+    let nv = m.vertex_count();
+    let mut owned_v = vec![0u32; nv];
+    let mut owned_e = vec![0u32; d.edges.len()];
+    let mut owned_f = vec![0u32; m.triangle_count()];
+    // global edges of the mesh, independently
+    let mut edge_set: HashSet<(u32, u32)> = HashSet::new();
+    for t in m.indices.chunks_exact(3) {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            edge_set.insert((a.min(b), a.max(b)));
+        }
+    }
+    assert_eq!(edge_set.len(), d.edges.len(), "{what}: edge count");
+    for (q, pd) in d.patches.iter().enumerate() {
+        let q = q as u32;
+        let (ov, oe, of) = (
+            pd.owned_vertices as usize,
+            pd.owned_edges as usize,
+            pd.owned_faces as usize,
+        );
+        for (i, &v) in pd.vertices.iter().enumerate() {
+            assert_eq!(
+                i < ov,
+                d.vertex_owner[v as usize] == q,
+                "{what}: owned vertices first"
+            );
+        }
+        for (i, &e) in pd.edges.iter().enumerate() {
+            assert_eq!(
+                i < oe,
+                d.edge_owner[e as usize] == q,
+                "{what}: owned edges first"
+            );
+        }
+        for (i, &f) in pd.faces.iter().enumerate() {
+            assert_eq!(
+                i < of,
+                p.patch_of_face[f as usize] == q,
+                "{what}: owned faces first"
+            );
+        }
+        pd.vertices[..ov]
+            .iter()
+            .for_each(|&v| owned_v[v as usize] += 1);
+        pd.edges[..oe]
+            .iter()
+            .for_each(|&e| owned_e[e as usize] += 1);
+        pd.faces[..of]
+            .iter()
+            .for_each(|&f| owned_f[f as usize] += 1);
+        // faces through FE and EV
+        for (lf, &f) in pd.faces.iter().enumerate() {
+            let got = pd.face_vertices(lf).map(|lv| pd.vertices[lv as usize]);
+            let want = &m.indices[3 * f as usize..3 * f as usize + 3];
+            assert_eq!(&got[..], want, "{what}: patch {q} face {f}");
+        }
+        // the ribbon
+        let own_verts: HashSet<u32> = pd.faces[..of]
+            .iter()
+            .flat_map(|&f| m.indices[3 * f as usize..3 * f as usize + 3].to_vec())
+            .collect();
+        let want: HashSet<u32> = m
+            .indices
+            .chunks_exact(3)
+            .enumerate()
+            .filter(|(t, tri)| {
+                p.patch_of_face[*t] != q && tri.iter().any(|v| own_verts.contains(v))
+            })
+            .map(|(t, _)| t as u32)
+            .collect();
+        let got: HashSet<u32> = pd.faces[of..].iter().copied().collect();
+        assert_eq!(got, want, "{what}: patch {q} ribbon");
+    }
+    // every vertex a face uses is owned once; a vertex no face uses has no owner
+    let mut used = vec![false; nv];
+    m.indices.iter().for_each(|&v| used[v as usize] = true);
+    for v in 0..nv {
+        assert_eq!(owned_v[v], used[v] as u32, "{what}: vertex {v}");
+        if !used[v] {
+            assert_eq!(d.vertex_owner[v], u32::MAX, "{what}: unused vertex {v}");
+        }
+    }
+    assert!(
+        owned_e.iter().all(|&c| c == 1),
+        "{what}: an edge not owned once"
+    );
+    assert!(
+        owned_f.iter().all(|&c| c == 1),
+        "{what}: a face not owned once"
+    );
+    // an owned vertex's whole one-ring lies in its patch
+    let mut ring: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (t, tri) in m.indices.chunks_exact(3).enumerate() {
+        for &v in tri {
+            ring.entry(v).or_default().push(t as u32);
+        }
+    }
+    for (v, faces) in ring {
+        let pd = &d.patches[d.vertex_owner[v as usize] as usize];
+        let local: HashSet<u32> = pd.faces.iter().copied().collect();
+        assert!(
+            faces.iter().all(|f| local.contains(f)),
+            "{what}: vertex {v}'s one-ring"
+        );
+    }
+}
+
+#[test]
+fn patch_data_matches_the_index_buffer() {
+    let mut meshes = vec![
+        (rxpipe::mesh::icosphere(4), 256),
+        (rxpipe::mesh::torus(1.0, 0.3, 48, 16), 100),
+        (rxpipe::mesh::grid(20, 20), 64),
+    ];
+    if let Some(dir) = common::meshes() {
+        for f in [
+            "stanford-bunny.obj",
+            "suzanne.obj",
+            "spot.obj",
+            "fandisk.obj",
+        ] {
+            meshes.push((rxpipe::io::load_mesh(dir.join(f)).unwrap(), 512));
+        }
+    }
+    for (m, limit) in meshes {
+        let p = cpu::patch(&m, &opts(limit)).unwrap();
+        let d = rxpipe::patch::PatchData::build(&m, &p).unwrap();
+        check_data(&m, &p, &d, &m.name);
+        let mem = d.memory();
+        assert!(mem.ribbon_overhead >= 1.0);
+        eprintln!("{}: {:?}", m.name, mem);
+    }
+}
+
+#[test]
+fn a_ribbon_past_16_bits_is_an_error_naming_the_patch() {
+    // a fan of 70,000 triangles around one vertex: every patch's ribbon holds the whole fan
+    let mut fan = Mesh::new("fan", vec![Vec3::ZERO], Vec::new());
+    for k in 0..70_001u32 {
+        let a = k as f32 * 1e-4;
+        fan.positions.push(Vec3::new(a.cos(), a.sin(), 0.0));
+    }
+    for k in 0..70_000u32 {
+        fan.indices.extend([0, k + 1, k + 2]);
+    }
+    let p = cpu::patch(&fan, &opts(512)).unwrap();
+    let e = rxpipe::patch::PatchData::build(&fan, &p)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("patch") && e.contains("65535"), "{e}");
+}

@@ -3,8 +3,8 @@
 //! graph (section 6.3 and appendix C of the paper).
 //!
 //! This module holds the patching contract and its report; [`cpu`] is the reference
-//! implementation. Patch data (ribbons, ownership, local indices, the LAR matrices) and the
-//! queries build on the result.
+//! implementation, and [`data`] builds what RXMesh stores per patch (ribbons, ownership, local
+//! indices, the LAR matrices EV and FE). The queries build on that.
 //!
 //! ```
 //! use rxpipe::patch::{self, PatchOptions};
@@ -16,6 +16,9 @@
 //! ```
 
 pub mod cpu;
+pub mod data;
+
+pub use data::{Patch, PatchData, PatchMemory};
 
 use crate::mesh::MeshError;
 
@@ -24,6 +27,14 @@ use crate::mesh::MeshError;
 pub enum PatchError {
     #[error(transparent)]
     Mesh(#[from] MeshError),
+    /// A patch with its ribbon needs more local elements than 16-bit indices address (a vertex
+    /// of a very large fan, say).
+    #[error("patch {patch} with its ribbon has {count} {what}, more than 16-bit local indices address (65535)")]
+    TooLarge {
+        patch: u32,
+        what: String,
+        count: usize,
+    },
     /// The patch size limit is out of range.
     #[error("a patch holds 1 to 65535 faces (local indices are 16-bit), got {0}")]
     Limit(u32),
