@@ -292,6 +292,8 @@ pub struct PreparedObject {
     pub vertices: usize,
     /// triangles after the mesh stages
     pub triangles: usize,
+    /// what re-indexing removed (`None` when it is off or the mesh has no triangles)
+    pub reindexed: Option<ReindexReport>,
 }
 
 /// An object made resident on a backend, with the queue its frames reuse.
@@ -311,8 +313,6 @@ pub struct Prepared {
     /// the objects prepared, in scene order (those a stage failed on are left out)
     pub objects: Vec<PreparedObject>,
     residents: Residents,
-    /// what re-indexing removed from each object (empty when it is off)
-    pub reindexed: Vec<ReindexReport>,
     /// what every mesh stage did to every object
     pub stages: Vec<StageReport>,
     /// objects left out because a stage failed on them (the others are intact)
@@ -326,11 +326,11 @@ impl Prepared {
     /// One line per object whose re-indexing removed something, and per object a stage failed on.
     pub fn reindex_notes(&self) -> Vec<String> {
         let mut v: Vec<String> = self
-            .reindexed
+            .objects
             .iter()
-            .zip(&self.objects)
-            .filter(|(r, _)| r.vertices_out != r.vertices_in || r.fallback.is_some())
-            .map(|(r, o)| format!("object {}: {r}", o.object))
+            .filter_map(|o| o.reindexed.as_ref().map(|r| (o.object, r)))
+            .filter(|(_, r)| r.vertices_out != r.vertices_in || r.fallback.is_some())
+            .map(|(k, r)| format!("object {k}: {r}"))
             .collect();
         v.extend(self.failures.iter().map(|f| format!("left out: {f}")));
         v
@@ -524,15 +524,6 @@ impl Pipeline {
         &self.renderer
     }
 
-    /// The mesh passes in the order they run on an object (the defaults included: normals where
-    /// a mesh has none, and the vertex order), by name.
-    pub fn mesh_stage_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.passes.iter().map(|p| p.name().to_string()).collect();
-        v.push("normals (where missing)".into());
-        v.push(format!("order ({})", self.order));
-        v
-    }
-
     /// The frame stages, by name.
     pub fn frame_stage_names(&self) -> Vec<String> {
         self.frame_stages
@@ -573,7 +564,6 @@ impl Pipeline {
         let mut prepared = Prepared {
             objects: Vec::new(),
             residents: Residents::Cpu(Vec::new()),
-            reindexed: Vec::new(),
             stages: Vec::new(),
             failures: Vec::new(),
             order: self.order,
@@ -613,10 +603,17 @@ impl Pipeline {
         o.mesh.validate()?;
         let kind = api.kind();
         let gpu = self.renderer.gpu();
-        let mesh = match &self.reindex {
+        let (mesh, reindexed) = match &self.reindex {
             Some(opts) if !o.mesh.indices.is_empty() => {
                 let t = Instant::now();
                 let r = reindex::reindex(&o.mesh, opts, gpu)?;
+                let mut changed = format!(
+                    "{} -> {} vertices",
+                    r.report.vertices_in, r.report.vertices_out
+                );
+                if let Some(why) = &r.report.fallback {
+                    changed += &format!("; {why}");
+                }
                 prepared.stages.push(StageReport {
                     stage: "reindex".into(),
                     object: k,
@@ -626,23 +623,12 @@ impl Pipeline {
                         BackendKind::Cpu
                     },
                     ms: t.elapsed().as_secs_f64() * 1e3,
-                    changed: format!(
-                        "{} -> {} vertices",
-                        r.report.vertices_in, r.report.vertices_out
-                    ),
-                    moved: r.report.fallback.clone(),
+                    changed,
+                    moved: None,
                 });
-                prepared.reindexed.push(r.report);
-                r.mesh
+                (r.mesh, Some(r.report))
             }
-            _ => {
-                prepared.reindexed.push(ReindexReport {
-                    vertices_in: o.mesh.vertex_count(),
-                    vertices_out: o.mesh.vertex_count(),
-                    ..Default::default()
-                });
-                o.mesh.clone()
-            }
+            _ => (o.mesh.clone(), None),
         };
         let mut bounds = mesh.bounds();
         let mut wm = WorkingMesh::new(mesh);
@@ -726,6 +712,7 @@ impl Pipeline {
                 bounds,
                 vertices,
                 triangles,
+                reindexed,
             },
             Resident {
                 mesh,

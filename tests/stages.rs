@@ -379,6 +379,31 @@ fn a_stage_failing_on_one_object_leaves_the_others() {
         .render_prepared(&prepared, &scene, &scene.camera, (64, 64), 0.0)
         .unwrap();
     assert_eq!(frame.stats.geometry.triangles, a.triangle_count() as u64);
+    // the notes name the right objects when one before them failed: the bad object first,
+    // then one whose re-indexing removes vertices (a soup), then one it leaves as it is
+    let mut soup = rxpipe::mesh::icosphere(1);
+    soup.name = "soup".into();
+    soup.positions = soup
+        .indices
+        .iter()
+        .map(|&i| soup.positions[i as usize])
+        .collect();
+    soup.indices = (0..soup.positions.len() as u32).collect();
+    soup.normals = None;
+    soup.uvs = None;
+    let mixed = Scene::from_meshes(
+        "mixed",
+        vec![scene.objects[1].mesh.clone(), soup, a.clone()],
+    );
+    let prepared = p.prepare(&mixed).unwrap();
+    let notes = prepared.reindex_notes();
+    let reindexed: Vec<&String> = notes.iter().filter(|n| n.contains("reindex")).collect();
+    assert_eq!(reindexed.len(), 1, "{notes:?}");
+    assert!(reindexed[0].starts_with("object 1:"), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.starts_with("left out: object 0")),
+        "{notes:?}"
+    );
     // every object failing is an error naming the first
     let only_bad = Scene::from_meshes("bad", vec![scene.objects[1].mesh.clone()]);
     let e = p.prepare(&only_bad).err().unwrap().to_string();

@@ -51,7 +51,7 @@ impl Api for CudaApi {
         mesh: &mut WorkingMesh,
         limits: Option<(u32, u32)>,
     ) -> Result<DeviceMesh, Error> {
-        let mut dm = match mesh.current_device() {
+        let mut dm = match mesh.take_device() {
             Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
             None => {
                 let m = mesh.host()?;

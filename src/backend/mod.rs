@@ -167,7 +167,8 @@ pub trait Api: Send + Sync {
 
     /// The geometry stage: `strategy` over `mesh` with the backend's vertex shader into `queue`
     /// (made or remade to fit when it does not). With `rate`, each shaded vertex's `extra`
-    /// varying carries how often its source vertex was shaded (the shading-rate mode).
+    /// varying carries how often its source vertex was shaded (the shading-rate mode; the CUDA
+    /// backend's raster stage reads the per-vertex counts its queue keeps instead).
     fn shade(
         &self,
         strategy: Strategy,

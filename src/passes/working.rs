@@ -5,7 +5,7 @@
 use crate::gpu::{Context, Gpu, GpuError};
 use crate::mesh::Mesh;
 use cudarc::driver::CudaSlice;
-use glam::{Vec2, Vec3};
+use glam::Vec3;
 
 /// A mesh's attributes on the device, as flat arrays: three floats per position and normal, two
 /// per uv, three indices per triangle.
@@ -27,16 +27,15 @@ pub struct DeviceAttributes {
 impl DeviceAttributes {
     /// Uploads a host mesh's attributes.
     pub fn upload(gpu: &Gpu, m: &Mesh) -> Result<DeviceAttributes, GpuError> {
-        let flat3 = |v: &[Vec3]| -> Vec<f32> { v.iter().flat_map(|p| p.to_array()).collect() };
-        let flat2 = |v: &[Vec2]| -> Vec<f32> { v.iter().flat_map(|p| p.to_array()).collect() };
+        let floats = |v: &[f32], what| gpu.upload(v, what);
         Ok(DeviceAttributes {
-            positions: gpu.upload(&flat3(&m.positions), "positions")?,
+            positions: floats(bytemuck::cast_slice(&m.positions), "positions")?,
             normals: match &m.normals {
-                Some(n) => Some(gpu.upload(&flat3(n), "normals")?),
+                Some(n) => Some(floats(bytemuck::cast_slice(n), "normals")?),
                 None => None,
             },
             uvs: match &m.uvs {
-                Some(u) => Some(gpu.upload(&flat2(u), "texture coordinates")?),
+                Some(u) => Some(floats(bytemuck::cast_slice(u), "texture coordinates")?),
                 None => None,
             },
             indices: gpu.upload(&m.indices, "indices")?,
@@ -159,9 +158,14 @@ impl WorkingMesh {
         self.host_current = false;
     }
 
-    /// The device copy when it is current, without moving anything.
-    pub fn current_device(&self) -> Option<&DeviceAttributes> {
-        self.device.as_ref().filter(|_| self.device_current)
+    /// Takes the device copy when it is current (the host copy stays, stale), handing its
+    /// buffers to the geometry stage without a copy.
+    pub fn take_device(&mut self) -> Option<DeviceAttributes> {
+        if !self.device_current {
+            return None;
+        }
+        self.device_current = false;
+        self.device.take()
     }
 
     /// How many moves have happened so far (a pass's report names the ones it caused).
@@ -186,40 +190,29 @@ impl WorkingMesh {
 fn download(d: &DeviceAttributes, m: &mut Mesh) -> Result<(), GpuError> {
     let stream = d.positions.stream().clone();
     let n = d.vertex_count;
-    let get = |b: &CudaSlice<f32>, len: usize| -> Result<Vec<f32>, GpuError> {
-        let mut out = vec![0f32; len];
+    fn get<T: Copy + Default + cudarc::driver::DeviceRepr>(
+        stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+        b: &CudaSlice<T>,
+        len: usize,
+    ) -> Result<Vec<T>, GpuError> {
+        let mut out = vec![T::default(); len];
         if len > 0 {
             stream
                 .memcpy_dtoh(&b.slice(0..len), &mut out)
                 .ctx("downloading a mesh")?;
         }
         Ok(out)
-    };
-    let v3 = |f: Vec<f32>| -> Vec<Vec3> {
-        f.chunks_exact(3)
-            .map(|c| Vec3::new(c[0], c[1], c[2]))
-            .collect()
-    };
-    m.positions = v3(get(&d.positions, 3 * n)?);
+    }
+    let v3 = |f: Vec<f32>| -> Vec<Vec3> { bytemuck::cast_slice(&f).to_vec() };
+    m.positions = v3(get(&stream, &d.positions, 3 * n)?);
     m.normals = match &d.normals {
-        Some(b) => Some(v3(get(b, 3 * n)?)),
+        Some(b) => Some(v3(get(&stream, b, 3 * n)?)),
         None => None,
     };
     m.uvs = match &d.uvs {
-        Some(b) => Some(
-            get(b, 2 * n)?
-                .chunks_exact(2)
-                .map(|c| Vec2::new(c[0], c[1]))
-                .collect(),
-        ),
+        Some(b) => Some(bytemuck::cast_slice(&get(&stream, b, 2 * n)?).to_vec()),
         None => None,
     };
-    let mut idx = vec![0u32; d.index_count];
-    if d.index_count > 0 {
-        stream
-            .memcpy_dtoh(&d.indices.slice(0..d.index_count), &mut idx)
-            .ctx("downloading a mesh")?;
-    }
-    m.indices = idx;
+    m.indices = get(&stream, &d.indices, d.index_count)?;
     stream.synchronize().ctx("waiting for the GPU")
 }

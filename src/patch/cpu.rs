@@ -290,10 +290,6 @@ pub fn patch(mesh: &Mesh, opts: &PatchOptions) -> Result<Patching, PatchError> {
                 got += 1;
             }
         }
-        if got == 0 {
-            // (cannot happen: the first try always succeeds; kept for clarity of the contract)
-            seeds.push(faces[0]);
-        }
     }
     drop(comps);
     let mut patch_of = vec![NONE; n];

@@ -59,12 +59,13 @@ pub const BATCHING: Source<'static> = crate::kernel_source!("batching.cu");
 pub const VERTEX_INPUT: Source<'static> = crate::kernel_source!("vertex_input.cu");
 
 impl DeviceMesh {
-    /// The shader inputs of a mesh the passes left on the device, packed there (no transfer);
+    /// The shader inputs of a mesh the passes left on the device, packed there (no transfer,
+    /// and the index buffer is taken over, not copied);
     /// the distinct referenced vertices are counted on the device too. The indices must be in
     /// range (the mesh was validated before its passes).
     pub fn from_device(
         gpu: &Gpu,
-        d: &crate::passes::DeviceAttributes,
+        d: crate::passes::DeviceAttributes,
     ) -> Result<DeviceMesh, GpuError> {
         let n = d.vertex_count as u32;
         let index_count = d.index_count / 3 * 3;
@@ -90,18 +91,10 @@ impl DeviceMesh {
         // SAFETY: one thread per vertex; the attribute arrays hold n vertices each.
         unsafe { crate::gpu::launch_1d(l, n, "rxv_pack") }?;
         let unique = used_vertices(gpu, &module, &d.indices, index_count, d.vertex_count)?;
-        let mut indices: CudaSlice<u32> = gpu.zeros(index_count, "indices")?;
-        if index_count > 0 {
-            gpu.stream
-                .memcpy_dtod(
-                    &d.indices.slice(0..index_count),
-                    &mut indices.slice_mut(0..index_count),
-                )
-                .ctx("copying the indices")?;
-        }
+        // the passes' index buffer becomes the mesh's (only whole triangles are ever read)
         Ok(DeviceMesh {
             vertices: Arc::new(vertices),
-            indices,
+            indices: d.indices,
             vertex_count: d.vertex_count,
             index_count,
             unique_vertices: unique,

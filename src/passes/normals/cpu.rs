@@ -31,31 +31,36 @@ pub fn unit(v: DVec3) -> Vec3 {
     (v * r).as_vec3()
 }
 
-/// Computes `mesh`'s normals of `mode` (`adjacency` is that of `mesh`; unused when flat).
-pub fn run(mesh: &mut Mesh, mode: NormalsMode, adjacency: &VertexFaces) {
+/// Flat normals: every triangle gets three vertices of its own with its unit face normal (the
+/// topology changes: indices become 0, 1, 2, ...).
+pub fn flat(mesh: &mut Mesh) {
+    let pos = &mesh.positions;
+    let tris = mesh.indices.len() / 3;
+    let corners = &mesh.indices[..3 * tris];
+    let normals: Vec<Vec3> = corners
+        .par_chunks_exact(3)
+        .flat_map_iter(|t| {
+            let p = [0, 1, 2].map(|k| pos[t[k] as usize].as_dvec3());
+            std::iter::repeat_n(unit((p[1] - p[0]).cross(p[2] - p[0])), 3)
+        })
+        .collect();
+    let positions = corners.iter().map(|&i| pos[i as usize]).collect();
+    mesh.uvs = mesh
+        .uvs
+        .as_ref()
+        .map(|u| corners.iter().map(|&i| u[i as usize]).collect());
+    mesh.positions = positions;
+    mesh.normals = Some(normals);
+    mesh.indices = (0..3 * tris as u32).collect();
+}
+
+/// Area- or angle-weighted normals of `mesh`, gathered per vertex over `adjacency` (that of
+/// `mesh`) in corner order.
+pub fn smooth(mesh: &mut Mesh, mode: NormalsMode, adjacency: &VertexFaces) {
     let pos = &mesh.positions;
     let idx = &mesh.indices;
     let corner =
         |t: usize| -> [DVec3; 3] { [0, 1, 2].map(|k| pos[idx[3 * t + k] as usize].as_dvec3()) };
-    if mode == NormalsMode::Flat {
-        let tris = idx.len() / 3;
-        let normals: Vec<Vec3> = (0..tris)
-            .into_par_iter()
-            .flat_map_iter(|t| {
-                let p = corner(t);
-                std::iter::repeat_n(unit((p[1] - p[0]).cross(p[2] - p[0])), 3)
-            })
-            .collect();
-        let corners = &idx[..3 * tris];
-        mesh.positions = corners.iter().map(|&i| pos[i as usize]).collect();
-        mesh.uvs = mesh
-            .uvs
-            .as_ref()
-            .map(|u| corners.iter().map(|&i| u[i as usize]).collect());
-        mesh.normals = Some(normals);
-        mesh.indices = (0..3 * tris as u32).collect();
-        return;
-    }
     let normals = (0..mesh.vertex_count())
         .into_par_iter()
         .map(|v| {

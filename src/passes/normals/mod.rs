@@ -117,8 +117,14 @@ impl Normals {
         if mesh.normals.is_some() && !self.overwrite {
             return;
         }
-        let adjacency = super::VertexFaces::build(&mesh.indices, mesh.vertex_count());
-        cpu::run(mesh, self.mode, &adjacency);
+        match self.mode {
+            NormalsMode::Flat => cpu::flat(mesh),
+            m => cpu::smooth(
+                mesh,
+                m,
+                &super::VertexFaces::build(&mesh.indices, mesh.vertex_count()),
+            ),
+        }
     }
 }
 
@@ -150,11 +156,9 @@ impl MeshPass for Normals {
             }
             _ => {
                 let host = mesh.host_mut().map_err(PassError::gpu("normals"))?;
-                if self.mode == NormalsMode::Flat {
-                    cpu::run(host, self.mode, &super::VertexFaces::build(&[], 0));
-                } else {
-                    let adjacency = ctx.adjacency(host);
-                    cpu::run(host, self.mode, &adjacency);
+                match self.mode {
+                    NormalsMode::Flat => cpu::flat(host),
+                    m => cpu::smooth(host, m, &ctx.adjacency(host)),
                 }
             }
         }
