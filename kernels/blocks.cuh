@@ -69,3 +69,14 @@ extern "C" __global__ void rxp_sum_u32(const unsigned* __restrict__ counts, unsi
     for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
     if ((threadIdx.x & 31) == 0 && v) atomicAdd(total, v);
 }
+
+// Gathers runs of u32: run r copies src[runs[3r] ..+ runs[3r + 1]) to dst[runs[3r + 2] ..), one
+// block per run (a frame stage's kept triangle ranges, in one launch however many there are).
+extern "C" __global__ void rxp_gather_runs(const unsigned* __restrict__ src,
+                                           const unsigned* __restrict__ runs, unsigned nruns,
+                                           unsigned* __restrict__ dst) {
+    if (blockIdx.x >= nruns) return;
+    const unsigned from = runs[3 * blockIdx.x], len = runs[3 * blockIdx.x + 1],
+                   to = runs[3 * blockIdx.x + 2];
+    for (unsigned i = threadIdx.x; i < len; i += blockDim.x) dst[to + i] = src[from + i];
+}

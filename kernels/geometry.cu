@@ -415,3 +415,28 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     rxp_copy_records(out + vbase, unique, t, P, [&](unsigned k) { return &sv[k]; });
     if (t < n) corners[i0 + t] = (unsigned)(vbase + rank[t]);
 }
+
+// The patch strategy. Each patch's distinct vertices were listed when the mesh was patched
+// (vids[vstart[p] .. vstart[p + 1])), and each triangle's corners point into those lists, so there
+// is nothing to find at run time: a patch shades its list into out[vstart[p] ..] and is done. One
+// warp per patch (RXP_PATCH_WARPS patches per block): a patch of 512 faces lists about 280
+// vertices, nine rounds of a warp with its lanes 97% busy, where a block of 128 threads per patch
+// would idle a quarter of its lanes in the last round. `list` names the patches to shade (a frame
+// stage kept), or is null for patches 0 .. count.
+#ifndef RXP_PATCH_WARPS
+#define RXP_PATCH_WARPS 4
+#endif
+extern "C" __global__ void __launch_bounds__(32 * RXP_PATCH_WARPS)
+    patch_shade(const VertexIn* __restrict__ vin, const unsigned* __restrict__ vstart,
+                const unsigned* __restrict__ vids, const unsigned* __restrict__ list,
+                unsigned count, Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
+    const unsigned w = blockIdx.x * RXP_PATCH_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (w >= count) return;
+    const unsigned p = list ? list[w] : w;
+    const unsigned end = vstart[p + 1];
+    for (unsigned i = vstart[p] + lane; i < end; i += 32) {
+        const unsigned id = vids[i];
+        rxp_store_vertex(out + i, vs_main(rxp_fetch(vin, id), u));
+        RXP_COUNTED(id);
+    }
+}

@@ -188,6 +188,19 @@ impl PipelineBuilder {
                 .into());
             }
         }
+        // the patch strategy shades the patches the patch order makes
+        let mut order = self.order;
+        if self.strategy == Strategy::Patch {
+            match order {
+                VertexOrder::Patch(_) => {}
+                VertexOrder::Input => order = VertexOrder::Patch(geometry::order::PATCH_FACES),
+                other => {
+                    return Err(Error::Backend(format!(
+                        "the patch strategy shades patches, which the patch order makes: the {other} order cannot be used with it (leave the order out, or ask for --order patch)"
+                    )))
+                }
+            }
+        }
         let builtin =
             !self.custom_cpu_shader && self.cuda_shader.as_ref().is_none_or(CudaShader::is_builtin);
         let engine = match (renderer.gpu(), self.cuda_shader) {
@@ -210,8 +223,9 @@ impl PipelineBuilder {
         };
         let mut frame_stages = self.frame_stages;
         let mut notices = Vec::new();
-        let listed = frame_stages.iter().any(|s| s.name() == "frustum");
-        if self.default_stages && !listed {
+        let listed =
+            |stages: &[Arc<dyn FrameStage>], name: &str| stages.iter().any(|s| s.name() == name);
+        if self.default_stages && !listed(&frame_stages, "frustum") {
             if builtin {
                 frame_stages.insert(0, Arc::new(crate::passes::Frustum::default()));
             } else {
@@ -220,9 +234,22 @@ impl PipelineBuilder {
                 );
             }
         }
+        // per-patch culling, after the frustum stage, for objects in patch order
+        if self.default_stages
+            && matches!(order, VertexOrder::Patch(_))
+            && !listed(&frame_stages, "patch-cull")
+        {
+            if builtin {
+                frame_stages.push(Arc::new(crate::passes::PatchCull));
+            } else {
+                notices.push(
+                    "the patch-cull stage is off: a custom vertex shader may move vertices outside their patch's bounds (list it to turn it on)".into(),
+                );
+            }
+        }
         Ok(Pipeline {
             strategy: self.strategy,
-            order: self.order,
+            order,
             shading: self.shading,
             cull: self.cull,
             reindex: self.reindex,
@@ -235,11 +262,11 @@ impl PipelineBuilder {
     }
 }
 
-/// One drawn object of a frame: its resident mesh with its queue, or the subset a frame stage
-/// left of it with a queue of its own.
+/// One drawn object of a frame: its resident mesh, or the subset a frame stage left of it, with
+/// the object's queue.
 enum Slot<'a, A: Api> {
     Resident(usize, std::sync::MutexGuard<'a, Option<A::Queue>>),
-    Subset(usize, A::Mesh, Option<A::Queue>),
+    Subset(usize, A::Mesh, std::sync::MutexGuard<'a, Option<A::Queue>>),
 }
 
 /// Checks what a frame stage left: one entry per object, ranges sorted, disjoint and within the
@@ -294,6 +321,8 @@ pub struct PreparedObject {
     pub triangles: usize,
     /// what re-indexing removed (`None` when it is off or the mesh has no triangles)
     pub reindexed: Option<ReindexReport>,
+    /// its patches' bounds and normal cones, when it was prepared in patch order
+    pub patches: Option<Arc<crate::patch::PatchBounds>>,
 }
 
 /// An object made resident on a backend, with the queue its frames reuse.
@@ -318,7 +347,7 @@ pub struct Prepared {
     /// objects left out because a stage failed on them (the others are intact)
     pub failures: Vec<String>,
     order: VertexOrder,
-    limits: Option<(u32, u32)>,
+    layout: geometry::Layout,
     backend: BackendKind,
 }
 
@@ -567,7 +596,7 @@ impl Pipeline {
             stages: Vec::new(),
             failures: Vec::new(),
             order: self.order,
-            limits: self.strategy.dynamic_limits(),
+            layout: self.strategy.layout(),
             backend: api.kind(),
         };
         let mut residents = Vec::new();
@@ -687,20 +716,23 @@ impl Pipeline {
             bounds = wm.host().map_err(crate::Error::from)?.bounds();
         }
         let (vertices, triangles) = (wm.vertex_count(), wm.triangle_count());
+        // the patches' bounds, for per-patch culling (the patch order ran on the host)
+        let patches = match wm.patching().cloned() {
+            Some(p) => crate::patch::PatchBounds::build(wm.host()?, &p).map(Arc::new),
+            None => None,
+        };
         let t = Instant::now();
-        let limits = self.strategy.dynamic_limits();
+        let layout = self.strategy.layout();
         let moves = wm.move_count();
-        let mesh = api.resident(&mut wm, limits)?;
+        let mesh = api.resident(&mut wm, layout)?;
         prepared.stages.push(StageReport {
             stage: "resident".into(),
             object: k,
             backend: kind,
             ms: t.elapsed().as_secs_f64() * 1e3,
-            changed: match limits {
-                Some((mi, mv)) => {
-                    format!("shader inputs and batches of {mi} indices / {mv} vertices")
-                }
-                None => "shader inputs".into(),
+            changed: match (layout.batches, layout.patches) {
+                (None, false) => "shader inputs".into(),
+                _ => format!("shader inputs and {layout}"),
             },
             moved: wm.moves_since(moves),
         });
@@ -713,6 +745,7 @@ impl Pipeline {
                 vertices,
                 triangles,
                 reindexed,
+                patches,
             },
             Resident {
                 mesh,
@@ -740,10 +773,11 @@ impl Pipeline {
         }
     }
 
-    /// Whether a prepared scene still matches this pipeline's backend, order and batch limits.
+    /// Whether a prepared scene still matches this pipeline's backend, order and layout (batch
+    /// limits, patches).
     pub fn is_prepared_for(&self, p: &Prepared) -> bool {
         p.order == self.order
-            && p.limits == self.strategy.dynamic_limits()
+            && p.layout == self.strategy.layout()
             && p.backend == self.renderer.kind()
     }
 
@@ -776,7 +810,7 @@ impl Pipeline {
 
     /// Renders a prepared scene into an existing frame, reusing its memory (the viewer prepares
     /// once and renders every frame this way). A scene prepared for another backend, order or
-    /// batch limits is an error: prepare it again.
+    /// layout is an error: prepare it again.
     pub fn render_into(
         &self,
         prepared: &Prepared,
@@ -788,13 +822,13 @@ impl Pipeline {
     ) -> Result<(), Error> {
         if !self.is_prepared_for(prepared) {
             return Err(Error::Backend(format!(
-                "the scene was prepared for the {} backend, {} order and batch limits {:?}; this pipeline needs {}, {} and {:?}: prepare it again",
+                "the scene was prepared for the {} backend, {} order and {}; this pipeline needs {}, {} and {}: prepare it again",
                 prepared.backend,
                 prepared.order,
-                prepared.limits,
+                prepared.layout,
                 self.renderer.kind(),
                 self.order,
-                self.strategy.dynamic_limits()
+                self.strategy.layout()
             )));
         }
         match (&self.engine, &prepared.residents) {
@@ -815,7 +849,7 @@ impl Pipeline {
     pub fn geometry_stats(&self, prepared: &Prepared) -> Result<GeometryStats, Error> {
         if !self.is_prepared_for(prepared) {
             return Err(Error::Backend(
-                "the scene was prepared for another backend, order or batch limits".into(),
+                "the scene was prepared for another backend, order or layout".into(),
             ));
         }
         match (&self.engine, &prepared.residents) {
@@ -866,6 +900,7 @@ impl Pipeline {
                 bounds: o.bounds.filter(|_| o.triangles > 0),
                 model: o.model,
                 triangles: o.triangles as u64,
+                patches: o.patches.clone(),
             })
             .collect();
         let mut visibility = vec![Visibility::default(); objects.len()];
@@ -878,6 +913,7 @@ impl Pipeline {
                 camera,
                 view_proj,
                 objects: &objects,
+                cull: self.cull,
             };
             let before: Vec<u64> = visibility
                 .iter()
@@ -902,7 +938,7 @@ impl Pipeline {
             });
         }
         api.begin_frame()?;
-        let limits = self.strategy.dynamic_limits();
+        let layout = self.strategy.layout();
         let rate = self.shading == ShadingMode::ShadingRate;
         // each drawn object: its resident mesh and queue, or a subset of this frame's own
         let mut slots: Vec<Slot<A>> = Vec::new();
@@ -920,8 +956,8 @@ impl Pipeline {
                     slots.push(Slot::Resident(k, q));
                 }
                 Some(keep) => {
-                    let mesh = api.subset(&r.mesh, keep, limits)?;
-                    let mut q = None;
+                    let mesh = api.subset(&r.mesh, keep, layout)?;
+                    let mut q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
                     api.shade(self.strategy, &mesh, &u, rate, &mut q)?;
                     slots.push(Slot::Subset(k, mesh, q));
                 }

@@ -81,14 +81,17 @@ fn block_sizes_are_configurable() {
     let v = VertexIn::from_mesh(&m);
     let u = uniforms();
     let default = CudaGeometry::new(gpu.clone(), CudaShader::transform(), true).unwrap();
-    for (elementwise, vote_warps, hash) in [(32, 1, 32), (512, 8, 256), (128, 16, 1024)] {
+    for (elementwise, vote_warps, hash, patch_warps) in
+        [(32, 1, 32, 1), (512, 8, 256, 32), (128, 16, 1024, 7)]
+    {
         let b = BlockSizes {
             elementwise,
             vote_warps,
             hash,
+            patch_warps,
         };
         let g = CudaGeometry::with_blocks(gpu.clone(), CudaShader::transform(), true, b).unwrap();
-        for name in ["naive", "multi", "warp", "hash", "phash"] {
+        for name in ["naive", "multi", "warp", "hash", "phash", "patch"] {
             let s = Strategy::parse(name).unwrap();
             let a = default.run(s, &v, &m.indices, None, &u).unwrap();
             let r = g.run(s, &v, &m.indices, None, &u).unwrap();
@@ -96,19 +99,22 @@ fn block_sizes_are_configurable() {
             assert_eq!(r.queue, a.queue, "{name} {b:?}");
         }
     }
-    for (elementwise, vote_warps, hash) in [
-        (100, 4, 128),
-        (1024, 4, 128),
-        (256, 0, 128),
-        (256, 33, 128),
-        (256, 4, 0),
-        (256, 4, 48),
-        (256, 4, 2048),
+    for (elementwise, vote_warps, hash, patch_warps) in [
+        (100, 4, 128, 4),
+        (1024, 4, 128, 4),
+        (256, 0, 128, 4),
+        (256, 33, 128, 4),
+        (256, 4, 0, 4),
+        (256, 4, 48, 4),
+        (256, 4, 2048, 4),
+        (256, 4, 128, 0),
+        (256, 4, 128, 33),
     ] {
         let b = BlockSizes {
             elementwise,
             vote_warps,
             hash,
+            patch_warps,
         };
         let e = CudaGeometry::with_blocks(gpu.clone(), CudaShader::transform(), true, b);
         assert!(e.is_err(), "{b:?}");
@@ -356,7 +362,7 @@ fn queues_are_indexed_and_made_for_one_strategy() {
     assert_eq!(naive.vertices.len(), m.indices.len());
     for s in Strategy::all()
         .into_iter()
-        .filter(|s| *s != Strategy::Naive)
+        .filter(|s| !matches!(s, Strategy::Naive | Strategy::Patch))
     {
         let q = g.queue(&dm, s).unwrap();
         // warp voting's batches may write a few vertices twice (a triangle cut at a round's end)
@@ -372,7 +378,7 @@ fn queues_are_indexed_and_made_for_one_strategy() {
     g.enqueue(hash, &dm, &u, &mut q).unwrap();
     gpu.sync().unwrap();
     let c = cpu::run(hash, &v, &m.indices, None, &Transform, &u).unwrap();
-    let r = q.download(&gpu).unwrap();
+    let r = q.download(&gpu, &dm).unwrap();
     for (i, q) in r.iter().enumerate() {
         let want = c.vertices[c.triangles[i / 3][i % 3] as usize];
         assert!(close(q, &want, 1e-5), "corner {i}: GPU {q:?}, CPU {want:?}");

@@ -42,9 +42,14 @@ fn frames_agree_with(
     let gpu = Renderer::new(Backend::Cuda).unwrap();
     let mut frames = Vec::new();
     for r in [&cpu, &gpu] {
+        // (the patch strategy takes the patch order)
+        let order = match strategy {
+            Strategy::Patch => VertexOrder::Patch(512),
+            _ => VertexOrder::Forsyth,
+        };
         let p = Pipeline::builder()
             .strategy(strategy)
-            .order(VertexOrder::Forsyth)
+            .order(order)
             .shading(shading)
             .cull(cull)
             .build(r)
@@ -224,6 +229,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
         .iter()
         .map(|(dm, q, color)| GpuDraw {
             queue: q,
+            corners: q.corners_for(dm),
             triangles: dm.index_count / 3,
             color: *color,
             rate: None,
@@ -301,6 +307,7 @@ fn gpu_setup_rejects_corners_outside_the_queue() {
     fn draw(q: &rxpipe::geometry::cuda::DeviceQueue) -> GpuDraw<'_> {
         GpuDraw {
             queue: q,
+            corners: q.corners.as_ref(),
             triangles: q.index_count / 3,
             color: [1.0; 4],
             rate: None,

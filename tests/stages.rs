@@ -291,6 +291,7 @@ fn gpu_frustum_verdicts_equal_the_cpu_ones() {
                 bounds: Some((c - h, c + h)),
                 model: Mat4::from_rotation_y(rnd()),
                 triangles: 1,
+                patches: None,
             }
         })
         .collect();
@@ -314,6 +315,7 @@ fn gpu_frustum_verdicts_equal_the_cpu_ones() {
             camera: &camera,
             view_proj: camera.view_projection(1.5),
             objects: &objects,
+            cull: rxpipe::raster::CullMode::Back,
         };
         let mut visible = vec![Visibility::default(); objects.len()];
         let stage = Frustum::new(Placement::Cuda);

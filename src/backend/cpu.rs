@@ -2,7 +2,8 @@
 //! shader, and the raster stage of [`crate::raster`], both parallel with rayon.
 
 use super::{Api, BackendKind, DrawRef};
-use crate::geometry::{self, Batches, GeometryStats, ShadedGeometry, Strategy, Uniforms};
+use crate::geometry::{self, Batches, GeometryError, GeometryStats, Layout, PatchBatches};
+use crate::geometry::{ShadedGeometry, Strategy, Uniforms};
 use crate::geometry::{VertexIn, VertexShader};
 use crate::passes::WorkingMesh;
 use crate::raster::{self, Draw, RasterOutput, RasterSettings};
@@ -19,6 +20,8 @@ pub struct CpuMesh {
     pub indices: Vec<u32>,
     /// the dynamic batches for the pipeline's limits, when it has them
     pub batches: Option<Batches>,
+    /// the patches' vertex lists, for the patch strategy
+    pub patches: Option<PatchBatches>,
 }
 
 /// The CPU backend with one vertex shader.
@@ -46,22 +49,29 @@ impl Api for CpuApi {
         BackendKind::Cpu
     }
 
-    fn resident(
-        &self,
-        mesh: &mut WorkingMesh,
-        limits: Option<(u32, u32)>,
-    ) -> Result<CpuMesh, Error> {
+    fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<CpuMesh, Error> {
+        let patch_of_face = match (layout.patches, mesh.patching()) {
+            (false, _) => None,
+            (true, Some(p)) => Some(p.patch_of_face.clone()),
+            (true, None) => return Err(GeometryError::NoPatches.into()),
+        };
+        // (the patching is read first: changing the host mesh forgets it)
         let m = mesh.host_mut()?;
         let vertices: Arc<[VertexIn]> = VertexIn::from_mesh(m).into();
         let indices = std::mem::take(&mut m.indices);
-        let batches = match limits {
+        let batches = match layout.batches {
             Some((mi, mv)) => Some(Batches::build(&indices, vertices.len(), mi, mv)?),
+            None => None,
+        };
+        let patches = match patch_of_face {
+            Some(p) => Some(PatchBatches::build(&indices, vertices.len(), &p)?),
             None => None,
         };
         Ok(CpuMesh {
             vertices,
             indices,
             batches,
+            patches,
         })
     }
 
@@ -69,20 +79,26 @@ impl Api for CpuApi {
         &self,
         mesh: &CpuMesh,
         keep: &[std::ops::Range<u32>],
-        limits: Option<(u32, u32)>,
+        layout: Layout,
     ) -> Result<CpuMesh, Error> {
         let mut indices = Vec::with_capacity(keep.iter().map(|r| 3 * r.len()).sum());
         for r in keep {
             indices.extend_from_slice(&mesh.indices[3 * r.start as usize..3 * r.end as usize]);
         }
-        let batches = match limits {
+        let batches = match layout.batches {
             Some((mi, mv)) => Some(Batches::build(&indices, mesh.vertices.len(), mi, mv)?),
             None => None,
+        };
+        let patches = match (layout.patches, &mesh.patches) {
+            (false, _) => None,
+            (true, Some(p)) => Some(p.subset(keep)),
+            (true, None) => return Err(GeometryError::NoPatches.into()),
         };
         Ok(CpuMesh {
             vertices: mesh.vertices.clone(),
             indices,
             batches,
+            patches,
         })
     }
 
@@ -110,6 +126,7 @@ impl Api for CpuApi {
             &mesh.vertices,
             &mesh.indices,
             batches,
+            mesh.patches.as_ref(),
             &*self.shader,
             uniforms,
             g,

@@ -3,8 +3,9 @@
 //! the device from the first vertex to the last pixel; colour and depth are downloaded once.
 
 use super::{Api, BackendKind, DrawRef};
-use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh, DeviceQueue};
-use crate::geometry::{GeometryStats, Strategy, Uniforms, VertexIn};
+use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue};
+use crate::geometry::VertexIn;
+use crate::geometry::{GeometryError, GeometryStats, Layout, PatchBatches, Strategy, Uniforms};
 use crate::gpu::Gpu;
 use crate::passes::WorkingMesh;
 use crate::raster::cuda::{CudaRaster, GpuDraw};
@@ -46,11 +47,20 @@ impl Api for CudaApi {
         BackendKind::Cuda
     }
 
-    fn resident(
-        &self,
-        mesh: &mut WorkingMesh,
-        limits: Option<(u32, u32)>,
-    ) -> Result<DeviceMesh, Error> {
+    fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<DeviceMesh, Error> {
+        let patch_of_face = match (layout.patches, mesh.patching()) {
+            (false, _) => None,
+            (true, Some(p)) => Some(p.patch_of_face.clone()),
+            (true, None) => return Err(GeometryError::NoPatches.into()),
+        };
+        let patches = match patch_of_face {
+            // (the patch order ran on the host, so the host's indices are current)
+            Some(p) => {
+                let m = mesh.host()?;
+                Some(PatchBatches::build(&m.indices, m.vertex_count(), &p)?)
+            }
+            None => None,
+        };
         let mut dm = match mesh.take_device() {
             Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
             None => {
@@ -58,8 +68,11 @@ impl Api for CudaApi {
                 DeviceMesh::upload(&self.gpu, &VertexIn::from_mesh(m), &m.indices, None)?
             }
         };
-        if let Some((mi, mv)) = limits {
+        if let Some((mi, mv)) = layout.batches {
             dm.build_batches(&self.gpu, mi, mv)?;
+        }
+        if let Some(p) = patches {
+            dm.patches = Some(DevicePatches::upload(&self.gpu, p)?);
         }
         Ok(dm)
     }
@@ -68,14 +81,17 @@ impl Api for CudaApi {
         &self,
         mesh: &DeviceMesh,
         keep: &[std::ops::Range<u32>],
-        limits: Option<(u32, u32)>,
+        layout: Layout,
     ) -> Result<DeviceMesh, Error> {
         let ranges: Vec<std::ops::Range<usize>> = keep
             .iter()
             .map(|r| 3 * r.start as usize..3 * r.end as usize)
             .collect();
         let mut dm = mesh.subset(&self.gpu, &ranges)?;
-        if let Some((mi, mv)) = limits {
+        if layout.patches && dm.patches.is_none() {
+            return Err(GeometryError::NoPatches.into());
+        }
+        if let Some((mi, mv)) = layout.batches {
             dm.build_batches(&self.gpu, mi, mv)?;
         }
         Ok(dm)
@@ -94,13 +110,13 @@ impl Api for CudaApi {
         queue: &mut Option<DeviceQueue>,
     ) -> Result<(), Error> {
         let c = &self.geometry;
-        if queue
-            .as_ref()
-            .is_none_or(|q| q.strategy != strategy || q.index_count != mesh.index_count)
-        {
+        // a queue is remade only when it cannot take the mesh (a frame stage's subsets of an
+        // object reuse the object's queue frame after frame)
+        if queue.as_ref().is_none_or(|q| !q.fits(strategy, mesh)) {
             *queue = Some(c.queue(mesh, strategy)?);
         }
         let q = queue.as_mut().expect("made above");
+        q.index_count = mesh.index_count;
         // the counts feed the statistics and the shading-rate mode alike
         c.reset_counts(q)?;
         c.enqueue(strategy, mesh, uniforms, q)?;
@@ -119,6 +135,7 @@ impl Api for CudaApi {
             .iter()
             .map(|d| GpuDraw {
                 queue: d.queue,
+                corners: d.queue.corners_for(d.mesh),
                 triangles: d.mesh.index_count / 3,
                 color: d.color,
                 rate: rate.then_some((d.mesh, &d.queue.counts)),

@@ -12,7 +12,7 @@
 pub mod cpu;
 pub mod cuda;
 
-use crate::geometry::{GeometryStats, Strategy, Uniforms};
+use crate::geometry::{GeometryStats, Layout, Strategy, Uniforms};
 use crate::gpu::Gpu;
 use crate::raster::{RasterOutput, RasterSettings};
 use crate::Error;
@@ -142,24 +142,25 @@ pub trait Api: Send + Sync {
     /// The backend this is.
     fn kind(&self) -> BackendKind;
 
-    /// Makes a prepared mesh resident, with dynamic batches for `limits` when given. The mesh has
-    /// passed its stages; `mesh` is what the stages left (on the host or, with CUDA, possibly on
-    /// the device already).
+    /// Makes a prepared mesh resident, with what `layout` asks for: dynamic batches, or the
+    /// patches' vertex lists (from the patching the patch order left; an error without one). The
+    /// mesh has passed its stages; `mesh` is what the stages left (on the host or, with CUDA,
+    /// possibly on the device already).
     fn resident(
         &self,
         mesh: &mut crate::passes::WorkingMesh,
-        limits: Option<(u32, u32)>,
+        layout: Layout,
     ) -> Result<Self::Mesh, Error>;
 
     /// The triangles `keep` of `mesh` (sorted, disjoint ranges within its triangles, as a frame
     /// stage left them), in order, as a mesh of their own that shares `mesh`'s vertices, with
-    /// dynamic batches for `limits`: what the geometry stage shades when a frame stage dropped
-    /// part of an object. Made each frame.
+    /// what `layout` asks for (the patches of the kept triangles, each whole): what the geometry
+    /// stage shades when a frame stage dropped part of an object. Made each frame.
     fn subset(
         &self,
         mesh: &Self::Mesh,
         keep: &[std::ops::Range<u32>],
-        limits: Option<(u32, u32)>,
+        layout: Layout,
     ) -> Result<Self::Mesh, Error>;
 
     /// Starts a frame's timing (the geometry stage's time runs from here to the raster stage).

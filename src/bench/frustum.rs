@@ -49,6 +49,7 @@ fn scattered(n: usize) -> Vec<ObjectBounds> {
                 bounds: Some((c - h, c + h)),
                 model: Mat4::from_rotation_y(rnd()),
                 triangles: 1,
+                patches: None,
             }
         })
         .collect()
@@ -95,6 +96,7 @@ pub fn run(
                 camera: &camera,
                 view_proj: camera.view_projection(16.0 / 9.0),
                 objects: &objects,
+                cull: crate::raster::CullMode::Back,
             };
             let mut visible = vec![Visibility::default(); n];
             for i in 0..warmup + runs {

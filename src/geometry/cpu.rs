@@ -4,8 +4,8 @@
 //! in input order.
 
 use super::{
-    Batches, GeometryError, GeometryStats, ShadedGeometry, Strategy, Uniforms, VertexIn, VertexOut,
-    VertexShader,
+    Batches, GeometryError, GeometryStats, PatchBatches, ShadedGeometry, Strategy, Uniforms,
+    VertexIn, VertexOut, VertexShader,
 };
 use rayon::prelude::*;
 
@@ -37,7 +37,8 @@ impl BatchOut {
 }
 
 /// Runs the geometry stage. `batches` are the dynamic batches for the dynamic strategies (built
-/// here when `None`).
+/// here when `None`); the patch strategy patches the index buffer here (patches of the default
+/// size, wherever they lie in it).
 pub fn run(
     strategy: Strategy,
     vertices: &[VertexIn],
@@ -47,19 +48,33 @@ pub fn run(
     uniforms: &Uniforms,
 ) -> Result<ShadedGeometry, GeometryError> {
     let mut out = ShadedGeometry::default();
+    let patches = match strategy {
+        Strategy::Patch => Some(PatchBatches::of_indices(indices, vertices.len())?),
+        _ => None,
+    };
     run_into(
-        strategy, vertices, indices, batches, shader, uniforms, &mut out,
+        strategy,
+        vertices,
+        indices,
+        batches,
+        patches.as_ref(),
+        shader,
+        uniforms,
+        &mut out,
     )?;
     Ok(out)
 }
 
 /// [`run`] into an existing output, reusing its buffers (a renderer drawing frame after frame
-/// allocates nothing here). On error `out` is left empty.
+/// allocates nothing here). The patch strategy needs `patches` (of these indices). On error
+/// `out` is left empty.
+#[allow(clippy::too_many_arguments)]
 pub fn run_into(
     strategy: Strategy,
     vertices: &[VertexIn],
     indices: &[u32],
     batches: Option<&Batches>,
+    patches: Option<&PatchBatches>,
     shader: &dyn VertexShader,
     uniforms: &Uniforms,
     out: &mut ShadedGeometry,
@@ -74,6 +89,16 @@ pub fn run_into(
     match strategy {
         Strategy::Naive => naive(vertices, indices, shader, uniforms, out),
         Strategy::Multi => multi(vertices, indices, shader, uniforms, out),
+        Strategy::Patch => {
+            let p = patches.ok_or(GeometryError::NoPatches)?;
+            if p.patch_of_face.len() != t {
+                return Err(GeometryError::Patches(format!(
+                    "the patches cover {} triangles, the index buffer has {t}",
+                    p.patch_of_face.len()
+                )));
+            }
+            patch(p, vertices, shader, uniforms, out)
+        }
         Strategy::WarpVote { batch } => {
             if batch < 3 || batch % 3 != 0 {
                 return Err(GeometryError::WarpBatch(batch));
@@ -176,6 +201,25 @@ fn multi(
     out.sources.extend(0..vin.len() as u32);
     out.triangles
         .extend(idx.chunks_exact(3).map(|t| [t[0], t[1], t[2]]));
+}
+
+/// The patch strategy: every patch shades its vertex list (the patches in parallel, the lists
+/// laid end to end in patch order), and triangle t's corners are its local indices past its
+/// patch's place.
+fn patch(
+    p: &PatchBatches,
+    vin: &[VertexIn],
+    vs: &dyn VertexShader,
+    u: &Uniforms,
+    out: &mut ShadedGeometry,
+) {
+    p.vertices
+        .par_iter()
+        .map(|&i| vs.shade(&vin[i as usize], u))
+        .collect_into_vec(&mut out.vertices);
+    out.sources.extend_from_slice(&p.vertices);
+    out.triangles
+        .extend((0..p.patch_of_face.len()).map(|t| [0, 1, 2].map(|k| p.corner(t, k))));
 }
 
 /// Algorithm 1 for one static batch, lane by lane as the warp executes it.

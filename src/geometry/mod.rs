@@ -9,10 +9,12 @@ pub mod batching;
 pub mod cpu;
 pub mod cuda;
 pub mod order;
+pub mod patches;
 pub mod shaders;
 
 pub use batching::Batches;
 pub use order::VertexOrder;
+pub use patches::PatchBatches;
 pub use shaders::{FmaLoad, Transform, Uniforms, VertexIn, VertexOut, VertexShader};
 
 use std::fmt;
@@ -52,10 +54,33 @@ pub enum Strategy {
     },
     /// Non-streaming reference: shade every vertex once, then assemble.
     Multi,
+    /// RXMesh patches as batches known in advance: each patch shades the distinct vertices of
+    /// its faces once and assembles its triangles through local indices built with the patches
+    /// (no deduplication at run time). Needs the patch order.
+    Patch,
+}
+
+/// What the geometry stage of a strategy needs prepared with the mesh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Layout {
+    /// dynamic batches of these index and vertex limits
+    pub batches: Option<(u32, u32)>,
+    /// the patches' vertex lists and local indices (the index buffer in patch order)
+    pub patches: bool,
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match (self.batches, self.patches) {
+            (Some((mi, mv)), _) => write!(f, "batches of {mi} indices / {mv} vertices"),
+            (None, true) => f.write_str("patch vertex lists"),
+            (None, false) => f.write_str("no batches"),
+        }
+    }
 }
 
 /// Every strategy with its default parameters, in [`Strategy::NAMES`] order.
-const DEFAULTS: [Strategy; 6] = [
+const DEFAULTS: [Strategy; 7] = [
     Strategy::Naive,
     Strategy::WarpVote {
         batch: DEFAULT_WARP_BATCH,
@@ -74,6 +99,7 @@ const DEFAULTS: [Strategy; 6] = [
         fast_probes: DEFAULT_FAST_PROBES,
     },
     Strategy::Multi,
+    Strategy::Patch,
 ];
 
 /// Strategies by their short names, with their default parameters (`--strategy hash`).
@@ -92,14 +118,16 @@ impl clap::ValueEnum for Strategy {
 }
 
 impl Strategy {
-    pub const NAMES: [&'static str; 6] = ["naive", "warp", "sort", "hash", "phash", "multi"];
+    pub const NAMES: [&'static str; 7] =
+        ["naive", "warp", "sort", "hash", "phash", "multi", "patch"];
 
-    /// Every strategy with its default parameters, in the paper's table order.
-    pub fn all() -> [Strategy; 6] {
+    /// Every strategy with its default parameters, in the paper's table order (and the patches
+    /// last).
+    pub fn all() -> [Strategy; 7] {
         DEFAULTS
     }
 
-    /// Parses a short name: naive, warp, sort, hash, phash, multi.
+    /// Parses a short name: naive, warp, sort, hash, phash, multi, patch.
     pub fn parse(name: &str) -> Option<Strategy> {
         <Strategy as clap::ValueEnum>::from_str(name, true).ok()
     }
@@ -112,6 +140,15 @@ impl Strategy {
             Strategy::DynamicHash { .. } => "hash",
             Strategy::ParallelHash { .. } => "phash",
             Strategy::Multi => "multi",
+            Strategy::Patch => "patch",
+        }
+    }
+
+    /// What the strategy needs prepared with the mesh.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            batches: self.dynamic_limits(),
+            patches: *self == Strategy::Patch,
         }
     }
 
@@ -159,6 +196,10 @@ pub enum GeometryError {
     BatchLimits { max_indices: u32, max_vertices: u32 },
     #[error("warp voting needs a batch that is a positive multiple of 3 indices, got {0}")]
     WarpBatch(u32),
+    #[error("patches: {0}")]
+    Patches(String),
+    #[error("the patch strategy needs the mesh's patches (prepare it with the patch order)")]
+    NoPatches,
     #[error("triangle {triangle} refers to vertex {index}, but there are {vertices} vertices")]
     IndexOutOfRange {
         triangle: usize,

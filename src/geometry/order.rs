@@ -1,6 +1,7 @@
 //! The order in which triangles are fed to the geometry stage, and the vertex layout that goes
 //! with it.
 
+use crate::patch::{PatchOptions, Patching};
 use crate::Mesh;
 use std::fmt;
 
@@ -15,7 +16,14 @@ pub enum VertexOrder {
     Forsyth,
     /// triangles shuffled with a fixed seed (no locality at all)
     Random(u64),
+    /// triangles grouped patch by patch (RXMesh patches of at most this many faces, in patch
+    /// order; input order within a patch), vertices in first-use order: what the patch strategy
+    /// and the per-patch culling stage work on
+    Patch(u32),
 }
+
+/// The patch size of `--order patch`: the patching's default limit.
+pub const PATCH_FACES: u32 = 512;
 
 /// The seed of the random order the command line and the viewer use.
 pub const RANDOM_SEED: u64 = 0x5eed;
@@ -26,6 +34,7 @@ impl clap::ValueEnum for VertexOrder {
             VertexOrder::Input,
             VertexOrder::Forsyth,
             VertexOrder::Random(RANDOM_SEED),
+            VertexOrder::Patch(PATCH_FACES),
         ]
     }
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
@@ -34,12 +43,14 @@ impl clap::ValueEnum for VertexOrder {
             VertexOrder::Input => PossibleValue::new("input").alias("file"),
             VertexOrder::Forsyth => PossibleValue::new("forsyth").alias("tomf"),
             VertexOrder::Random(_) => PossibleValue::new("random"),
+            VertexOrder::Patch(_) => PossibleValue::new("patch").alias("patches"),
         })
     }
 }
 
 impl VertexOrder {
-    /// Parses `input`, `forsyth` or `random` (seeded with [`RANDOM_SEED`]).
+    /// Parses `input`, `forsyth`, `random` (seeded with [`RANDOM_SEED`]) or `patch` (patches of
+    /// [`PATCH_FACES`] faces).
     pub fn parse(s: &str) -> Option<VertexOrder> {
         <VertexOrder as clap::ValueEnum>::from_str(s, true).ok()
     }
@@ -48,7 +59,8 @@ impl VertexOrder {
         match self {
             VertexOrder::Input => VertexOrder::Forsyth,
             VertexOrder::Forsyth => VertexOrder::Random(RANDOM_SEED),
-            VertexOrder::Random(_) => VertexOrder::Input,
+            VertexOrder::Random(_) => VertexOrder::Patch(PATCH_FACES),
+            VertexOrder::Patch(_) => VertexOrder::Input,
         }
     }
 
@@ -59,9 +71,20 @@ impl VertexOrder {
     /// triangle has nor any shading count; it makes every gather of a vertex, in the geometry
     /// stage and in triangle setup, walk memory forward instead of jumping around it. A mesh that
     /// fails [`Mesh::validate`] is left as it is, for validation to report.
-    pub fn arrange(self, m: &mut Mesh) {
+    ///
+    /// The patch order also lays the vertices out in first-use order, and returns the patching
+    /// (renumbered to the new triangle order: patch numbers ascend along the index buffer).
+    pub fn arrange(self, m: &mut Mesh) -> Option<Patching> {
         if m.validate().is_err() {
-            return;
+            return None;
+        }
+        if let VertexOrder::Patch(max_faces) = self {
+            let (indices, patching) = patch_order(&m.indices, max_faces);
+            m.indices = indices;
+            let n = m.vertex_count();
+            let old_of = first_use_layout(&mut m.indices, n);
+            m.permute_vertices(&old_of);
+            return Some(patching);
         }
         m.indices = self.apply(&m.indices, m.vertex_count());
         if self == VertexOrder::Forsyth {
@@ -69,6 +92,7 @@ impl VertexOrder {
             let old_of = first_use_layout(&mut m.indices, n);
             m.permute_vertices(&old_of);
         }
+        None
     }
 
     /// Reorders the triangles of an index buffer (never the corners within a triangle).
@@ -76,6 +100,7 @@ impl VertexOrder {
         match self {
             VertexOrder::Input => indices.to_vec(),
             VertexOrder::Forsyth => meshopt::optimize_vertex_cache(indices, vertex_count),
+            VertexOrder::Patch(max_faces) => patch_order(indices, max_faces).0,
             VertexOrder::Random(seed) => {
                 let n = indices.len() / 3;
                 let mut perm: Vec<u32> = (0..n as u32).collect();
@@ -105,8 +130,32 @@ impl fmt::Display for VertexOrder {
             VertexOrder::Input => "input",
             VertexOrder::Forsyth => "forsyth",
             VertexOrder::Random(_) => "random",
+            VertexOrder::Patch(_) => "patch",
         })
     }
+}
+
+/// The triangles of `indices` grouped by patch (patches of at most `max_faces` faces, clamped to
+/// what a patch may hold), patch after patch, input order within each; and the patching
+/// renumbered to that order.
+fn patch_order(indices: &[u32], max_faces: u32) -> (Vec<u32>, Patching) {
+    let opts = PatchOptions {
+        max_faces: max_faces.clamp(1, u16::MAX as u32),
+        ..Default::default()
+    };
+    let mut p = crate::patch::cpu::patch_indices(indices, &opts)
+        .expect("patching never fails within its limits");
+    let mut order: Vec<u32> = (0..p.patch_of_face.len() as u32).collect();
+    order.sort_by_key(|&t| p.patch_of_face[t as usize]);
+    let indices = order
+        .iter()
+        .flat_map(|&t| {
+            let t = t as usize * 3;
+            [indices[t], indices[t + 1], indices[t + 2]]
+        })
+        .collect();
+    p.patch_of_face.sort_unstable();
+    (indices, p)
 }
 
 /// Renumbers the vertices of an index buffer in the order its triangles first use them, unused

@@ -30,12 +30,14 @@ mod derived;
 pub mod frustum;
 pub mod normals;
 mod order;
+pub mod patch_cull;
 mod working;
 
 pub use derived::VertexFaces;
 pub use frustum::Frustum;
 pub use normals::{Normals, NormalsMode};
 pub use order::Order;
+pub use patch_cull::PatchCull;
 pub use working::{DeviceAttributes, WorkingMesh};
 
 use crate::backend::BackendKind;
@@ -213,7 +215,7 @@ pub trait MeshPass: Send + Sync {
 }
 
 /// One object as a frame stage sees it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ObjectBounds {
     /// object-space bounds of the vertices its triangles use (`None`: no triangles)
     pub bounds: Option<(Vec3, Vec3)>,
@@ -221,6 +223,8 @@ pub struct ObjectBounds {
     pub model: Mat4,
     /// its triangles (before any frame stage)
     pub triangles: u64,
+    /// its patches' bounds, when it was prepared in patch order
+    pub patches: Option<Arc<crate::patch::PatchBounds>>,
 }
 
 /// What a frame stage is given: the backend, the device, the camera and the objects.
@@ -235,6 +239,8 @@ pub struct FrameContext<'a> {
     pub view_proj: Mat4,
     /// every prepared object, in order
     pub objects: &'a [ObjectBounds],
+    /// the faces the raster stage culls
+    pub cull: crate::raster::CullMode,
 }
 
 /// What the frame stages leave of one object for the geometry stage.
@@ -375,7 +381,7 @@ pub struct StageInfo {
 
 /// Every stage rxpipe knows, in the order they run.
 pub fn registry() -> &'static [StageInfo] {
-    &[normals::INFO, order::INFO, frustum::INFO]
+    &[normals::INFO, order::INFO, frustum::INFO, patch_cull::INFO]
 }
 
 /// Parsed arguments of one stage: `(key, value)` pairs, bare values under the first argument's
@@ -494,6 +500,7 @@ pub fn parse(spec: &str) -> Result<Stage, PassError> {
         "normals" => Ok(Stage::Mesh(Arc::new(Normals::from_args(&args)?))),
         "order" => Ok(Stage::Order(Order::from_args(&args)?.0)),
         "frustum" => Ok(Stage::Frame(Arc::new(Frustum::from_args(&args)?))),
+        "patch-cull" => Ok(Stage::Frame(Arc::new(PatchCull))),
         _ => unreachable!("every registered stage is built above"),
     }
 }

@@ -17,9 +17,9 @@ pub(crate) const INFO: StageInfo = StageInfo {
     about: "triangle and vertex order for the geometry stage (the pipeline's --order)",
     args: &[ArgInfo {
         name: "order",
-        values: "input|forsyth|random",
+        values: "input|forsyth|random|patch",
         default: "input",
-        about: "keep the input order, Forsyth's vertex-cache order, or a random order",
+        about: "keep the input order, Forsyth's vertex-cache order, a random order, or patch by patch (RXMesh patches of 512 faces)",
     }],
     backends: &[BackendKind::Cpu],
     default: "default: always runs last, with the pipeline's order",
@@ -35,6 +35,10 @@ impl Order {
                 (
                     "random",
                     VertexOrder::parse("random").expect("a known order"),
+                ),
+                (
+                    "patch",
+                    VertexOrder::Patch(crate::geometry::order::PATCH_FACES),
                 ),
             ],
             VertexOrder::Input,
@@ -63,7 +67,15 @@ impl MeshPass for Order {
             return Ok("input order kept".into());
         }
         let m = mesh.host_mut().map_err(PassError::gpu("order"))?;
-        self.0.arrange(m);
-        Ok(format!("{} order", self.0))
+        let patching = self.0.arrange(m);
+        let said = match &patching {
+            Some(p) => format!(
+                "patch order: {} patches of {} to {} faces (mean {:.1})",
+                p.report.patches, p.report.min_faces, p.report.max_faces, p.report.mean_faces
+            ),
+            None => format!("{} order", self.0),
+        };
+        mesh.set_patching(patching);
+        Ok(said)
     }
 }

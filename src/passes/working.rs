@@ -53,6 +53,9 @@ pub struct WorkingMesh {
     device_current: bool,
     /// the moves between host and device, in order
     moves: Vec<String>,
+    /// the patching the patch order left, for the index buffer as it is now (cleared whenever
+    /// either copy may change)
+    patching: Option<crate::patch::Patching>,
 }
 
 impl WorkingMesh {
@@ -64,7 +67,18 @@ impl WorkingMesh {
             device: None,
             device_current: false,
             moves: Vec::new(),
+            patching: None,
         }
+    }
+
+    /// The patching of the index buffer as it is now, when the patch order made one.
+    pub fn patching(&self) -> Option<&crate::patch::Patching> {
+        self.patching.as_ref()
+    }
+
+    /// Records the patching of the index buffer as it is now (after changing it).
+    pub fn set_patching(&mut self, p: Option<crate::patch::Patching>) {
+        self.patching = p;
     }
 
     /// The mesh's name (for messages).
@@ -129,6 +143,7 @@ impl WorkingMesh {
     /// The host mesh for changing: the device copy becomes stale.
     pub fn host_mut(&mut self) -> Result<&mut Mesh, GpuError> {
         self.host()?;
+        self.patching = None;
         self.device_current = false;
         Ok(&mut self.host)
     }
@@ -147,12 +162,14 @@ impl WorkingMesh {
     /// The device copy for changing: the host copy becomes stale.
     pub fn device_mut(&mut self, gpu: &Gpu) -> Result<&mut DeviceAttributes, GpuError> {
         self.device(gpu)?;
+        self.patching = None;
         self.host_current = false;
         Ok(self.device.as_mut().expect("uploaded above"))
     }
 
     /// Replaces the device copy (a pass that builds new arrays); the host copy becomes stale.
     pub fn set_device(&mut self, d: DeviceAttributes) {
+        self.patching = None;
         self.device = Some(d);
         self.device_current = true;
         self.host_current = false;

@@ -237,13 +237,18 @@ fn farthest(g: &FaceGraph, patch_of: &[u32], p: u32, from: u32, seen: &mut [u32]
 /// Patches `mesh` (see the module's description). Never fails on a valid mesh: degenerate,
 /// repeated, isolated and non-manifold faces are all patched.
 pub fn patch(mesh: &Mesh, opts: &PatchOptions) -> Result<Patching, PatchError> {
+    mesh.validate()?;
+    patch_indices(&mesh.indices, opts)
+}
+
+/// [`patch`] of an index buffer alone (its whole triangles; only the topology matters).
+pub fn patch_indices(indices: &[u32], opts: &PatchOptions) -> Result<Patching, PatchError> {
     if opts.max_faces == 0 || opts.max_faces > u16::MAX as u32 {
         return Err(PatchError::Limit(opts.max_faces));
     }
-    mesh.validate()?;
     let t0 = Instant::now();
     let limit = opts.max_faces as usize;
-    let g = FaceGraph::build(&mesh.indices);
+    let g = FaceGraph::build(&indices[..indices.len() / 3 * 3]);
     let n = g.faces();
     let mut report = PatchReport {
         faces: n,

@@ -15,9 +15,11 @@
 //! # Ok::<(), rxpipe::patch::PatchError>(())
 //! ```
 
+pub mod bounds;
 pub mod cpu;
 pub mod data;
 
+pub use bounds::PatchBounds;
 pub use data::{Patch, PatchData, PatchMemory};
 
 use crate::mesh::MeshError;

@@ -65,6 +65,9 @@ unsafe impl DeviceRepr for Params {}
 /// colour.
 pub struct GpuDraw<'a> {
     pub queue: &'a DeviceQueue,
+    /// where each triangle's corners are among the queue's vertices (`None`: flat, three
+    /// vertices per triangle; [`DeviceQueue::corners_for`])
+    pub corners: Option<&'a CudaSlice<u32>>,
     pub triangles: usize,
     /// linear RGBA
     pub color: [f32; 4],
@@ -372,7 +375,7 @@ impl CudaRaster {
                 continue;
             }
             let q = draw.queue;
-            let short = match &q.corners {
+            let short = match draw.corners {
                 None => q.vertices.len() < 3 * draw.triangles,
                 Some(c) => c.len() < 3 * draw.triangles,
             };
@@ -402,7 +405,7 @@ impl CudaRaster {
             let mut l = stream.launch_builder(&setup);
             let nverts = q.vertices.len() as u64;
             l.arg(&q.vertices);
-            match &q.corners {
+            match draw.corners {
                 Some(c) => l.arg(c),
                 None => l.arg(&null),
             };

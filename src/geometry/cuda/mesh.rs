@@ -1,14 +1,23 @@
 //! A mesh's inputs on the device: upload, packing from a mesh the passes left there, and the
 //! dynamic batches built on the GPU (kernels/batching.cu).
 
-use crate::geometry::{Batches, GeometryError, VertexIn};
+use crate::geometry::{Batches, GeometryError, PatchBatches, VertexIn};
 use crate::gpu::kernels::{self, Source};
 use crate::gpu::{launch, Context, Gpu, GpuError};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::sync::Arc;
 
+/// A number for every mesh made, so that a queue knows which mesh its copied corners came from.
+static NEXT_MESH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_id() -> u64 {
+    NEXT_MESH.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A mesh's inputs on the device: vertices, indices and (for the dynamic strategies) the batches.
 pub struct DeviceMesh {
+    /// unique among the meshes of this process
+    pub id: u64,
     /// shared with the subsets frame stages make of the mesh
     pub vertices: Arc<CudaSlice<VertexIn>>,
     pub indices: CudaSlice<u32>,
@@ -19,6 +28,46 @@ pub struct DeviceMesh {
     pub unique_vertices: usize,
     /// batch starts (triangle offsets, one more than batches) and the limits they were built for
     pub batches: Option<(CudaSlice<u32>, usize, u32, u32)>,
+    /// the patches' vertex lists, for the patch strategy
+    pub patches: Option<DevicePatches>,
+}
+
+/// The patch strategy's input on the device (see [`PatchBatches`]): every patch's vertex list
+/// and, per triangle, its three corners as positions among the shaded lists, computed once.
+pub struct DevicePatches {
+    /// list offsets (one more than patches) and the lists, shared with subsets
+    pub vertex_start: Arc<CudaSlice<u32>>,
+    pub vertices: Arc<CudaSlice<u32>>,
+    /// the lists' total length: the queue's vertices
+    pub vertex_total: usize,
+    /// three queue positions per triangle of this mesh (what the raster stage reads)
+    pub corners: CudaSlice<u32>,
+    /// the patches to shade, when a frame stage kept only some (`None`: every patch)
+    pub shade: Option<CudaSlice<u32>>,
+    /// how many patches are shaded
+    pub count: usize,
+    /// the host's copy, to find the patches of a subset
+    pub host: Arc<PatchBatches>,
+}
+
+impl DevicePatches {
+    /// Uploads the lists and the corners of `p`.
+    pub fn upload(gpu: &Gpu, p: PatchBatches) -> Result<DevicePatches, GpuError> {
+        use rayon::prelude::*;
+        let corners: Vec<u32> = (0..3 * p.patch_of_face.len())
+            .into_par_iter()
+            .map(|c| p.corner(c / 3, c % 3))
+            .collect();
+        Ok(DevicePatches {
+            vertex_start: Arc::new(gpu.upload(&p.vertex_start, "patch list offsets")?),
+            vertices: Arc::new(gpu.upload(&p.vertices, "patch vertex lists")?),
+            vertex_total: p.vertices.len(),
+            corners: gpu.upload(&corners, "patch corners")?,
+            shade: None,
+            count: p.len(),
+            host: Arc::new(p),
+        })
+    }
 }
 
 impl DeviceMesh {
@@ -42,12 +91,14 @@ impl DeviceMesh {
             None => None,
         };
         Ok(DeviceMesh {
+            id: next_id(),
             vertices: Arc::new(gpu.upload(vertices, "vertices")?),
             indices: gpu.upload(indices, "indices")?,
             vertex_count: n,
             index_count: indices.len(),
             unique_vertices: crate::geometry::cpu::unique_count(indices, n),
             batches,
+            patches: None,
         })
     }
 }
@@ -93,12 +144,14 @@ impl DeviceMesh {
         let unique = used_vertices(gpu, &module, &d.indices, index_count, d.vertex_count)?;
         // the passes' index buffer becomes the mesh's (only whole triangles are ever read)
         Ok(DeviceMesh {
+            id: next_id(),
             vertices: Arc::new(vertices),
             indices: d.indices,
             vertex_count: d.vertex_count,
             index_count,
             unique_vertices: unique,
             batches: None,
+            patches: None,
         })
     }
 }
@@ -131,46 +184,77 @@ fn used_vertices(
 
 impl DeviceMesh {
     /// The index ranges `ranges` (whole triangles, in order, within the mesh) as a mesh of their
-    /// own sharing this one's vertices, without batches.
+    /// own sharing this one's vertices, without batches; with patches, the patches of the kept
+    /// triangles (their lists shared, their corners gathered with the indices). The ranges are
+    /// gathered in one launch however many there are.
     pub fn subset(
         &self,
         gpu: &Gpu,
         ranges: &[std::ops::Range<usize>],
     ) -> Result<DeviceMesh, GpuError> {
-        let index_count: usize = ranges.iter().map(|r| r.len()).sum();
-        let mut indices: CudaSlice<u32> = gpu.zeros(index_count, "subset indices")?;
-        let mut at = 0;
+        let mut runs: Vec<u32> = Vec::with_capacity(3 * ranges.len());
+        let mut index_count = 0usize;
         for r in ranges {
-            if r.start > r.end || r.end > self.index_count {
+            if r.start > r.end || r.end > self.index_count || r.start % 3 != 0 || r.end % 3 != 0 {
                 return Err(GpuError::Limit(format!(
-                    "indices {r:?} are outside the mesh's {}",
+                    "indices {r:?} are not whole triangles of the mesh's {}",
                     self.index_count
                 )));
             }
-            if r.is_empty() {
-                continue;
+            if !r.is_empty() {
+                runs.extend([r.start as u32, r.len() as u32, index_count as u32]);
+                index_count += r.len();
             }
-            gpu.stream
-                .memcpy_dtod(
-                    &self.indices.slice(r.clone()),
-                    &mut indices.slice_mut(at..at + r.len()),
-                )
-                .ctx("gathering subset indices")?;
-            at += r.len();
         }
         let module = gpu.module(
             "vertex_input",
             &[kernels::COMMON, kernels::BLOCKS, VERTEX_INPUT],
             &[],
         )?;
+        let nruns = (runs.len() / 3) as u32;
+        let runs_d = gpu.upload(&runs, "subset ranges")?;
+        let gather = |src: &CudaSlice<u32>, what: &str| -> Result<CudaSlice<u32>, GpuError> {
+            let mut dst: CudaSlice<u32> = gpu.zeros(index_count.max(1), what)?;
+            if nruns > 0 {
+                let f = gpu.function(&module, "rxp_gather_runs")?;
+                let mut l = gpu.stream.launch_builder(&f);
+                l.arg(src).arg(&runs_d).arg(&nruns).arg(&mut dst);
+                // SAFETY: one block per run; runs lie within `src` (checked above) and are laid
+                // end to end within `dst`'s index_count entries.
+                unsafe { launch(l, nruns, 256, 0, "rxp_gather_runs") }?;
+            }
+            Ok(dst)
+        };
+        let indices = gather(&self.indices, "subset indices")?;
+        let patches = match &self.patches {
+            Some(p) => {
+                let keep: Vec<std::ops::Range<u32>> = ranges
+                    .iter()
+                    .map(|r| (r.start / 3) as u32..(r.end / 3) as u32)
+                    .collect();
+                let list = p.host.patches_of(&keep);
+                Some(DevicePatches {
+                    vertex_start: p.vertex_start.clone(),
+                    vertices: p.vertices.clone(),
+                    vertex_total: p.vertex_total,
+                    corners: gather(&p.corners, "subset patch corners")?,
+                    shade: Some(gpu.upload(&list, "the patches to shade")?),
+                    count: list.len(),
+                    host: p.host.clone(),
+                })
+            }
+            None => None,
+        };
         let unique = used_vertices(gpu, &module, &indices, index_count, self.vertex_count)?;
         Ok(DeviceMesh {
+            id: next_id(),
             vertices: self.vertices.clone(),
             indices,
             vertex_count: self.vertex_count,
             index_count,
             unique_vertices: unique,
             batches: None,
+            patches,
         })
     }
 }

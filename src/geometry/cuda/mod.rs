@@ -14,7 +14,7 @@ mod queue;
 mod shader;
 
 pub use abi::{GpuUniforms, GpuVertexOut};
-pub use mesh::{DeviceMesh, BATCHING, VERTEX_INPUT};
+pub use mesh::{DeviceMesh, DevicePatches, BATCHING, VERTEX_INPUT};
 use queue::{no_corners, queue_capacity, vcap_per_batch};
 pub use queue::{DeviceQueue, GpuGeometry};
 pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
@@ -22,7 +22,9 @@ pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
 /// The geometry stage's kernels; a vertex shader (`vs_main`) precedes them.
 pub const KERNELS: Source<'static> = crate::kernel_source!("geometry.cu");
 
-use crate::geometry::{Batches, GeometryError, GeometryStats, Strategy, Uniforms, VertexIn};
+use crate::geometry::{
+    Batches, GeometryError, GeometryStats, PatchBatches, Strategy, Uniforms, VertexIn,
+};
 use crate::gpu::kernels::{self, Source};
 use crate::gpu::{launch, Context, Gpu, GpuError};
 use cudarc::driver::{CudaFunction, CudaModule, PushKernelArg};
@@ -53,6 +55,8 @@ pub struct BlockSizes {
     /// threads per block (per dynamic batch) of hashing and parallel hashing (a multiple of 32,
     /// at most 1024)
     pub hash: u32,
+    /// patches (one per warp) per block of the patch strategy (1 to 32)
+    pub patch_warps: u32,
 }
 
 impl Default for BlockSizes {
@@ -61,6 +65,7 @@ impl Default for BlockSizes {
             elementwise: 256,
             vote_warps: 4,
             hash: 128,
+            patch_warps: 4,
         }
     }
 }
@@ -101,10 +106,11 @@ impl CudaGeometry {
             || h == 0
             || h % 32 != 0
             || h > 1024
+            || !(1..=32).contains(&blocks.patch_warps)
         {
             return Err(GpuError::Limit(format!(
-                "block sizes {} threads (naive, multi; a multiple of 32 up to 512), {} warps (warp voting; 1 to 32) and {} threads (hashing; a multiple of 32 up to 1024) are not supported",
-                e, blocks.vote_warps, h
+                "block sizes {} threads (naive, multi; a multiple of 32 up to 512), {} warps (warp voting; 1 to 32), {} threads (hashing; a multiple of 32 up to 1024) and {} warps (patches; 1 to 32) are not supported",
+                e, blocks.vote_warps, h, blocks.patch_warps
             )));
         }
         let defines = Self::defines(
@@ -146,6 +152,7 @@ impl CudaGeometry {
         let mut d = shader.defines.clone();
         d.push(("RXP_BLOCK".into(), blocks.elementwise.to_string()));
         d.push(("RXP_HASH_BLOCK".into(), blocks.hash.to_string()));
+        d.push(("RXP_PATCH_WARPS".into(), blocks.patch_warps.to_string()));
         d.push(("RXP_HASH_VERTICES".into(), max_vertices.to_string()));
         d.push((
             "RXP_HASH_TABLE".into(),
@@ -202,7 +209,8 @@ impl CudaGeometry {
     ) -> Result<DeviceQueue, crate::Error> {
         let capacity = queue_capacity(strategy, mesh)?;
         let corners = match strategy {
-            Strategy::Naive => None,
+            // (the patch strategy's corners live with the mesh's patches)
+            Strategy::Naive | Strategy::Patch => None,
             _ => {
                 let mut c = self
                     .gpu
@@ -219,6 +227,7 @@ impl CudaGeometry {
         };
         Ok(DeviceQueue {
             strategy,
+            source: mesh.id,
             vertices: self.gpu.zeros(capacity.max(1), "the triangle queue")?,
             corners,
             counts: self
@@ -251,7 +260,10 @@ impl CudaGeometry {
             .into());
         }
         let ni = mesh.index_count as u32;
-        if q.strategy != strategy || q.index_count != mesh.index_count {
+        if q.strategy != strategy
+            || q.index_count != mesh.index_count
+            || (strategy == Strategy::Multi && q.source != mesh.id)
+        {
             return Err(GpuError::Limit(format!(
                 "the queue was made for {} over {} indices, not {} over {}",
                 q.strategy, q.index_count, strategy, mesh.index_count
@@ -294,6 +306,32 @@ impl CudaGeometry {
                 // SAFETY: as above; the queue holds the mesh's vertex count, and its corners
                 // (the indices) were copied when it was made.
                 unsafe { launch(l, nv.div_ceil(block), block, 0, "multi_shade") }?;
+            }
+            Strategy::Patch => {
+                let p = mesh.patches.as_ref().ok_or(GeometryError::NoPatches)?;
+                let count = p.count as u32;
+                if count == 0 {
+                    return Ok(());
+                }
+                let warps = self.blocks.patch_warps;
+                let null = 0u64;
+                let f = self.function("patch_shade")?;
+                let mut l = s.launch_builder(&f);
+                l.arg(&*mesh.vertices)
+                    .arg(&*p.vertex_start)
+                    .arg(&*p.vertices);
+                match &p.shade {
+                    Some(list) => l.arg(list),
+                    None => l.arg(&null),
+                };
+                l.arg(&count)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(&mut q.counts);
+                // SAFETY: one warp per shaded patch; the list names patches below the offsets'
+                // length, whose lists index the mesh's vertices (built from its validated
+                // indices) and lie within the queue's vertex_total vertices (checked above).
+                unsafe { launch(l, count.div_ceil(warps), 32 * warps, 0, "patch_shade") }?;
             }
             Strategy::WarpVote { batch } => {
                 if batch < 3 || batch % 3 != 0 {
@@ -442,8 +480,9 @@ impl CudaGeometry {
     }
 
     /// Runs the stage once (building the dynamic batches on the GPU unless matching ones are
-    /// given) and downloads everything: the triangle queue, per-vertex invocation
-    /// counts and statistics (invocation counts only when counting).
+    /// given; the patch strategy patches the indices on the CPU, as [`super::cpu::run`] does) and
+    /// downloads everything: the triangle queue,
+    /// per-vertex invocation counts and statistics (invocation counts only when counting).
     pub fn run(
         &self,
         strategy: Strategy,
@@ -459,10 +498,16 @@ impl CudaGeometry {
         if let (None, Some((mi, mv))) = (given, limits) {
             mesh.build_batches(&self.gpu, mi, mv)?;
         }
+        if strategy == Strategy::Patch {
+            mesh.patches = Some(DevicePatches::upload(
+                &self.gpu,
+                PatchBatches::of_indices(indices, vertices.len())?,
+            )?);
+        }
         let mut q = self.queue(&mesh, strategy)?;
         self.enqueue(strategy, &mesh, uniforms, &mut q)?;
         self.gpu.sync()?;
-        let queue = q.download(&self.gpu)?;
+        let queue = q.download(&self.gpu, &mesh)?;
         let counts = if self.counting {
             Some(self.gpu.download(&q.counts, mesh.vertex_count)?)
         } else {

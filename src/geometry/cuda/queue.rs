@@ -12,10 +12,13 @@ use cudarc::driver::CudaSlice;
 /// of its three corners in `vertices` (at 3t, 3t + 1, 3t + 2). So vertex reuse saves the queue's
 /// writes as well as the shading. Naive shades every index and writes a flat queue (`corners` is
 /// `None`: corner k of triangle t is `vertices[3t + k]`); multi shades every vertex once and its
-/// corners are the index buffer, copied when the queue is made.
+/// corners are the index buffer, copied when the queue is made. The patch strategy's corners are
+/// fixed by the patches and live with the mesh ([`DeviceQueue::corners_for`]).
 pub struct DeviceQueue {
     /// the strategy the queue is laid out for
     pub strategy: Strategy,
+    /// the mesh whose indices multi's corners are a copy of
+    pub source: u64,
     pub vertices: CudaSlice<GpuVertexOut>,
     pub corners: Option<CudaSlice<u32>>,
     pub counts: CudaSlice<u32>,
@@ -43,6 +46,12 @@ pub(super) fn queue_capacity(strategy: Strategy, mesh: &DeviceMesh) -> Result<us
             }
             (n as u64).div_ceil(batch as u64) * vcap_per_batch(batch) as u64
         }
+        Strategy::Patch => {
+            mesh.patches
+                .as_ref()
+                .ok_or(GeometryError::NoPatches)?
+                .vertex_total as u64
+        }
         _ => {
             let (_, max_vertices) = strategy
                 .dynamic_limits()
@@ -65,8 +74,32 @@ pub(super) fn no_corners() -> GpuError {
 }
 
 impl DeviceQueue {
-    /// Downloads the queue as three shaded vertices per triangle, in input order.
-    pub fn download(&self, gpu: &Gpu) -> Result<Vec<VertexOut>, GpuError> {
+    /// The corners the raster stage reads for this queue shaded from `mesh` (`None`: flat, three
+    /// vertices per triangle): the queue's own, or the mesh's patch corners.
+    pub fn corners_for<'a>(&'a self, mesh: &'a DeviceMesh) -> Option<&'a CudaSlice<u32>> {
+        match (self.strategy, &mesh.patches) {
+            (Strategy::Patch, Some(p)) => Some(&p.corners),
+            _ => self.corners.as_ref(),
+        }
+    }
+
+    /// Whether the queue can take `strategy` over `mesh` as it is: the same strategy, room
+    /// enough, and for multi corners copied from this very mesh.
+    pub fn fits(&self, strategy: Strategy, mesh: &DeviceMesh) -> bool {
+        self.strategy == strategy
+            && queue_capacity(strategy, mesh).is_ok_and(|c| self.vertices.len() >= c)
+            && self
+                .corners
+                .as_ref()
+                .is_none_or(|c| c.len() >= mesh.index_count)
+            && (strategy != Strategy::Multi || self.source == mesh.id)
+            // (a queue without counting holds one count)
+            && (self.counts.len() >= mesh.vertex_count || self.counts.len() == 1)
+    }
+
+    /// Downloads the queue, shaded from `mesh`, as three shaded vertices per triangle, in input
+    /// order.
+    pub fn download(&self, gpu: &Gpu, mesh: &DeviceMesh) -> Result<Vec<VertexOut>, GpuError> {
         let vertices = gpu.download(&self.vertices, self.vertices.len())?;
         let at = |i: usize| {
             vertices
@@ -80,7 +113,7 @@ impl DeviceQueue {
                     ))
                 })
         };
-        match &self.corners {
+        match self.corners_for(mesh) {
             None => (0..self.index_count).map(at).collect(),
             Some(c) => gpu
                 .download(c, self.index_count)?

@@ -1,0 +1,234 @@
+//! Per-patch culling: a frame stage that drops the patches (of objects in patch order) that lie
+//! outside the view, or whose faces all face away from the eye while back faces are culled. What
+//! it keeps is each object's kept patches as triangle ranges, so the geometry stage neither
+//! shades nor sets up the others.
+//!
+//! Each patch keeps a bounding sphere and the cone of its face normals ([`PatchBounds`]).
+//!
+//! - **Outside**: the sphere lies outside one of the six clip planes the raster stage's trivial
+//!   rejection uses (in object space, planes of the model-view-projection), by a small relative
+//!   margin; then every triangle of the patch has all its corners outside that plane.
+//! - **Facing away** (Shirman and Abi-Ezzi's cone test): with `v` from the sphere's centre to the
+//!   eye (object space), every face normal n within the cone and every point p within the sphere
+//!   has `n . (eye - p) <= |v| cos(angle(axis, v) - half-angle) + radius`; when that bound is
+//!   below zero by a margin, every face of the patch faces away. The margin (2% of the distance)
+//!   keeps the patches whose faces are nearly edge-on, whose orientation the raster stage's
+//!   snapped corners decide, so the image is the one drawn without the stage.
+//!
+//! A mirroring model matrix (negative determinant) swaps which side the raster stage sees as
+//! front; the test follows it. With culling off, only the outside test runs.
+
+use super::{FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
+use crate::backend::BackendKind;
+use crate::patch::PatchBounds;
+use crate::raster::CullMode;
+use glam::{Mat4, Vec3, Vec4};
+use std::ops::Range;
+
+/// The relative margin of the outside test (as the frustum stage's).
+const OUTSIDE_MARGIN: f32 = 1e-4;
+/// The margin of the facing-away test, relative to the eye's distance from the patch.
+const FACING_MARGIN: f32 = 0.02;
+
+/// The per-patch culling stage.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PatchCull;
+
+pub(crate) const INFO: StageInfo = StageInfo {
+    name: "patch-cull",
+    kind: StageKind::Frame,
+    about: "drops the patches outside the view or facing away (bounding sphere and normal cone per patch; objects in patch order)",
+    args: &[],
+    backends: &[BackendKind::Cpu],
+    default: "default with the built-in vertex shaders and the patch order",
+};
+
+/// What the test needs of one object for one frame.
+pub struct View {
+    /// the six clip planes in object space (x + w, w - x, y + w, w - y, z, w - z >= 0)
+    planes: [Vec4; 6],
+    /// the eye in object space
+    eye: Vec3,
+    /// which faces the raster stage culls, in object space: +1 back faces, -1 front faces, 0 none
+    facing: f32,
+}
+
+impl View {
+    /// The view of an object with `model` for a frame.
+    pub fn new(view_proj: Mat4, model: Mat4, eye: Vec3, cull: CullMode) -> View {
+        let m = view_proj * model;
+        let r = [m.row(0), m.row(1), m.row(2), m.row(3)];
+        let planes = [
+            r[3] + r[0],
+            r[3] - r[0],
+            r[3] + r[1],
+            r[3] - r[1],
+            r[2],
+            r[3] - r[2],
+        ];
+        let mirror = model.determinant() < 0.0;
+        let facing = match (cull, mirror) {
+            (CullMode::None, _) => 0.0,
+            (CullMode::Back, false) | (CullMode::Front, true) => 1.0,
+            (CullMode::Front, false) | (CullMode::Back, true) => -1.0,
+        };
+        View {
+            planes,
+            eye: model.inverse().transform_point3(eye),
+            facing,
+        }
+    }
+
+    /// Whether patch `b` may show.
+    pub fn keeps(&self, b: &crate::patch::bounds::PatchBound) -> bool {
+        let c = b.center.extend(1.0);
+        for p in &self.planes {
+            let n = p.truncate().length();
+            let slack =
+                OUTSIDE_MARGIN * (n * (b.center.abs().element_sum() + b.radius) + p.w.abs());
+            if p.dot(c) < -(b.radius * n) - slack {
+                return false;
+            }
+        }
+        if self.facing == 0.0 || b.cutoff <= 0.0 {
+            return true;
+        }
+        let v = self.eye - b.center;
+        let d = v.length();
+        if d <= b.radius {
+            return true;
+        }
+        let axis = b.axis * self.facing;
+        let cos_phi = axis.dot(v) / d;
+        // the eye inside the cone's reach: some face may face it
+        if cos_phi >= b.cutoff {
+            return true;
+        }
+        let sin_phi = (1.0 - cos_phi * cos_phi).max(0.0).sqrt();
+        let sin_theta = (1.0 - b.cutoff * b.cutoff).max(0.0).sqrt();
+        // the largest n . v over the cone: |v| cos(phi - theta)
+        let best = d * (cos_phi * b.cutoff + sin_phi * sin_theta);
+        best + b.radius > -FACING_MARGIN * d
+    }
+}
+
+/// The triangle ranges of the patches `keep` says to keep, adjacent ones merged.
+fn kept_ranges(bounds: &PatchBounds, keep: impl Iterator<Item = bool>) -> Vec<Range<u32>> {
+    let mut out: Vec<Range<u32>> = Vec::new();
+    for (p, k) in keep.enumerate() {
+        if !k {
+            continue;
+        }
+        let r = bounds.face_start[p]..bounds.face_start[p + 1];
+        match out.last_mut() {
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// The ranges in both sorted, disjoint lists.
+fn intersect(a: &[Range<u32>], b: &[Range<u32>]) -> Vec<Range<u32>> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < a.len() && j < b.len() {
+        let (s, e) = (a[i].start.max(b[j].start), a[i].end.min(b[j].end));
+        if s < e {
+            out.push(s..e);
+        }
+        if a[i].end < b[j].end {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+impl FrameStage for PatchCull {
+    fn name(&self) -> &str {
+        "patch-cull"
+    }
+
+    fn backends(&self) -> &'static [BackendKind] {
+        INFO.backends
+    }
+
+    fn run(&self, ctx: &FrameContext, visible: &mut [Visibility]) -> Result<(), PassError> {
+        use rayon::prelude::*;
+        for (k, o) in ctx.objects.iter().enumerate() {
+            let Some(bounds) = o.patches.as_deref() else {
+                continue;
+            };
+            if !visible[k].visible || bounds.patches.is_empty() {
+                continue;
+            }
+            let view = View::new(ctx.view_proj, o.model, ctx.camera.eye, ctx.cull);
+            let keep: Vec<bool> = bounds.patches.par_iter().map(|b| view.keeps(b)).collect();
+            if keep.iter().all(|&k| k) {
+                continue;
+            }
+            let mut ranges = kept_ranges(bounds, keep.into_iter());
+            if let Some(before) = &visible[k].keep {
+                ranges = intersect(before, &ranges);
+            }
+            visible[k].visible = !ranges.is_empty();
+            visible[k].keep = Some(ranges);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn ranges_merge_and_intersect() {
+        let b = PatchBounds {
+            face_start: vec![0, 2, 5, 9],
+            patches: vec![Default::default(); 3],
+        };
+        assert_eq!(kept_ranges(&b, [true, true, false].into_iter()), vec![0..5]);
+        assert_eq!(
+            kept_ranges(&b, [true, false, true].into_iter()),
+            vec![0..2, 5..9]
+        );
+        assert_eq!(intersect(&[0..4, 6..9], &[3..7]), vec![3..4, 6..7]);
+        assert_eq!(intersect(&[0..2], &[2..3]), Vec::<Range<u32>>::new());
+    }
+
+    #[test]
+    fn a_patch_facing_away_is_dropped_and_one_facing_the_eye_kept() {
+        let proj = Mat4::perspective_rh(0.8, 1.0, 0.1, 100.0);
+        let eye = Vec3::new(0.0, 0.0, 5.0);
+        let vp = proj * Mat4::look_at_rh(eye, Vec3::ZERO, Vec3::Y);
+        let b = |axis: Vec3, cutoff: f32| crate::patch::bounds::PatchBound {
+            center: Vec3::ZERO,
+            radius: 0.5,
+            axis,
+            cutoff,
+        };
+        let v = View::new(vp, Mat4::IDENTITY, eye, CullMode::Back);
+        assert!(v.keeps(&b(Vec3::Z, 0.9)), "facing the eye");
+        assert!(!v.keeps(&b(-Vec3::Z, 0.9)), "facing away");
+        assert!(v.keeps(&b(-Vec3::Z, 0.0)), "a cone too wide to say");
+        assert!(v.keeps(&b(Vec3::X, 0.9)), "edge-on");
+        let none = View::new(vp, Mat4::IDENTITY, eye, CullMode::None);
+        assert!(none.keeps(&b(-Vec3::Z, 0.9)));
+        let front = View::new(vp, Mat4::IDENTITY, eye, CullMode::Front);
+        assert!(!front.keeps(&b(Vec3::Z, 0.9)));
+        // mirrored: what faces away in object space is seen from the front
+        let mirror = Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0));
+        let m = View::new(vp, mirror, eye, CullMode::Back);
+        assert!(m.keeps(&b(-Vec3::Z, 0.9)));
+        // outside the view
+        let far = crate::patch::bounds::PatchBound {
+            center: Vec3::new(100.0, 0.0, 0.0),
+            ..b(Vec3::Z, 0.9)
+        };
+        assert!(!v.keeps(&far));
+    }
+}
