@@ -206,9 +206,26 @@ impl ApplicationHandler for App {
                 match event.logical_key.as_ref() {
                     Key::Named(NamedKey::Escape) => el.exit(),
                     Key::Character(c) => match c.to_ascii_lowercase().as_str() {
-                        "s" => self.pipeline.strategy = self.pipeline.strategy.next(),
+                        "s" => {
+                            self.pipeline.strategy = self.pipeline.strategy.next();
+                            // the patch strategy shades the patches of the patch order
+                            if self.pipeline.strategy == crate::Strategy::Patch
+                                && !matches!(self.pipeline.order, crate::VertexOrder::Patch(_))
+                            {
+                                self.pipeline.order =
+                                    crate::VertexOrder::Patch(crate::geometry::order::PATCH_FACES);
+                            }
+                        }
                         "m" => self.pipeline.shading = self.pipeline.shading.next(),
-                        "o" => self.pipeline.order = self.pipeline.order.next(),
+                        "o" => {
+                            self.pipeline.order = self.pipeline.order.next();
+                            // leaving the patch order leaves the patch strategy too
+                            if self.pipeline.strategy == crate::Strategy::Patch
+                                && !matches!(self.pipeline.order, crate::VertexOrder::Patch(_))
+                            {
+                                self.pipeline.strategy = self.pipeline.strategy.next();
+                            }
+                        }
                         "c" => {
                             self.pipeline.cull = match self.pipeline.cull {
                                 CullMode::Back => CullMode::None,

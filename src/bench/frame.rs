@@ -32,6 +32,8 @@ pub struct FrameRow {
     pub frame_stages_ms: f64,
     /// objects the frame stages dropped in the last frame
     pub culled_objects: u64,
+    /// triangles the frame stages dropped in the last frame
+    pub culled_triangles: u64,
     pub runs: usize,
 }
 
@@ -62,7 +64,8 @@ pub fn camera_spanning(lo: Vec3, hi: Vec3, fraction: f32) -> crate::Camera {
 
 /// Runs the frame benchmark: whole frames (geometry, setup, binning, rasterisation and shading,
 /// lit) of each mesh with each strategy at `size` on the GPU, the mesh framed so that its bounds
-/// span 60% of the screen height.
+/// span 60% of the screen height. The patch strategy runs in patch order, without and (with
+/// `patch_cull`) also with the per-patch culling stage.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     gpu: Arc<Gpu>,
@@ -70,6 +73,7 @@ pub fn run(
     strategies: &[Strategy],
     size: (u32, u32),
     frustum: Option<crate::passes::frustum::Placement>,
+    patch_cull: bool,
     warmup: usize,
     runs: usize,
     progress: &dyn Fn(&str),
@@ -102,8 +106,24 @@ pub fn run(
         let (lo, hi) = scene.bounds().unwrap_or((Vec3::splat(-1.0), Vec3::ONE));
         scene.camera = camera_spanning(lo, hi, 0.6);
         let mut prepared: Option<crate::Prepared> = None;
-        for &s in strategies {
-            progress(&format!("{name}: {}", s.name()));
+        let runs_of: Vec<(Strategy, bool)> = strategies
+            .iter()
+            .flat_map(|&s| {
+                let with_cull = s == Strategy::Patch && patch_cull;
+                std::iter::once((s, false)).chain(with_cull.then_some((s, true)))
+            })
+            .collect();
+        for (s, cull) in runs_of {
+            let label = if cull {
+                format!("{} + patch-cull", s.name())
+            } else {
+                s.name().to_string()
+            };
+            progress(&format!("{name}: {label}"));
+            let order = match s {
+                Strategy::Patch => VertexOrder::Patch(crate::geometry::order::PATCH_FACES),
+                _ => order,
+            };
             let p = crate::Pipeline::builder()
                 .strategy(s)
                 .order(order)
@@ -111,6 +131,11 @@ pub fn run(
             let p = match frustum {
                 Some(place) => p.frame_stage(crate::passes::Frustum::new(place)),
                 None => p,
+            };
+            let p = if cull {
+                p.frame_stage(crate::passes::PatchCull)
+            } else {
+                p
             }
             .build(&renderer)?;
             if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
@@ -141,7 +166,7 @@ pub fn run(
             }
             report.rows.push(FrameRow {
                 mesh: name.into(),
-                strategy: s.name().into(),
+                strategy: label,
                 triangles: f.stats.geometry.triangles,
                 rasterized: f.stats.raster.rasterized,
                 asr: f.stats.geometry.asr(),
@@ -153,6 +178,7 @@ pub fn run(
                 with_download_ms: median(&stages[5]),
                 frame_stages_ms: median(&stages[6]),
                 culled_objects: f.stats.culled().0,
+                culled_triangles: f.stats.culled().1,
                 runs,
             });
         }
@@ -163,7 +189,7 @@ pub fn run(
 impl FrameReport {
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "# Whole frames on the GPU\n\n{}. {}x{}, lit (Blinn-Phong), back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height. Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'frame stages' is the host's wall time of the frame stages ({}), outside the device total; 'with download' is the host's wall time of the whole frame including the frame stages and the download of colour and depth.\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "# Whole frames on the GPU\n\n{}. {}x{}, lit (Blinn-Phong), back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height. Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the device total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages and the download of colour and depth.\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             self.machine,
             self.width,
             self.height,

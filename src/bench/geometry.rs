@@ -2,8 +2,8 @@
 //! (shading rates), the naive kernel's roofline and the batching preprocess.
 
 use super::{bench_mesh, Machine, MeshRow};
-use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh};
-use crate::geometry::{Batches, Strategy, Uniforms, VertexIn, VertexOrder};
+use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh, DevicePatches};
+use crate::geometry::{Batches, PatchBatches, Strategy, Uniforms, VertexIn, VertexOrder};
 use crate::gpu::{median, Gpu};
 use crate::Error;
 use glam::{Mat4, Vec3};
@@ -42,13 +42,29 @@ pub struct RooflineRow {
 }
 
 /// The dynamic batching preprocess (1023 indices, 256 vertices) on one CPU thread and on the GPU
-/// (the batches are checked to be identical).
+/// (the batches are checked to be identical), and the patch strategy's: the patch order (Lloyd
+/// patching of 512-face patches, on every CPU core) and the lists.
 #[derive(Debug, Clone, Serialize)]
 pub struct PreprocessRow {
     pub mesh: String,
     pub batches: usize,
     pub cpu_ms: f64,
     pub gpu_ms: f64,
+    pub patches: usize,
+    pub patch_order_ms: f64,
+    pub patch_lists_ms: f64,
+}
+
+/// The patch kernel against the DRAM roofline: per list entry a 4-byte vertex id and the 32-byte
+/// vertex read, a 64-byte shaded vertex written (standard transform).
+#[derive(Debug, Clone, Serialize)]
+pub struct PatchRooflineRow {
+    pub mesh: String,
+    pub list_entries: u64,
+    pub bytes: u64,
+    pub patch_ms: f64,
+    pub achieved_gb_s: f64,
+    pub fraction: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -59,6 +75,7 @@ pub struct GeometryReport {
     pub times: Vec<TimeRow>,
     pub asr: Vec<AsrRow>,
     pub roofline: Vec<RooflineRow>,
+    pub patch_roofline: Vec<PatchRooflineRow>,
     pub preprocess: Vec<PreprocessRow>,
 }
 
@@ -71,9 +88,9 @@ pub fn shader_loads() -> Vec<(String, CudaShader)> {
     v
 }
 
-/// The strategies in the paper's Table 2 order.
+/// The strategies in the paper's Table 2 order, and the patches.
 pub fn table_strategies() -> Vec<Strategy> {
-    ["naive", "warp", "hash", "phash", "sort", "multi"]
+    ["naive", "warp", "hash", "phash", "sort", "multi", "patch"]
         .iter()
         .map(|n| Strategy::parse(n).unwrap())
         .collect()
@@ -101,6 +118,7 @@ pub fn run(
         times: vec![],
         asr: vec![],
         roofline: vec![],
+        patch_roofline: vec![],
         preprocess: vec![],
     };
     let loads = shader_loads();
@@ -140,11 +158,32 @@ pub fn run(
                 "{name}: the GPU's dynamic batches differ from the CPU's"
             )));
         }
+        // the patch strategy's input: the same mesh in patch order, with its lists
+        progress(&format!("{name}: patch order"));
+        let mut pm = m.clone();
+        let t = std::time::Instant::now();
+        let patching = VertexOrder::Patch(crate::geometry::order::PATCH_FACES)
+            .arrange(&mut pm)
+            .ok_or_else(|| Error::Backend(format!("{name}: the patch order failed")))?;
+        let patch_order_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = std::time::Instant::now();
+        let lists = PatchBatches::build(&pm.indices, pm.vertex_count(), &patching.patch_of_face)?;
+        let patch_lists_ms = t.elapsed().as_secs_f64() * 1e3;
+        let list_entries = lists.invocations() as u64;
+        let patches = lists.len();
+        let pv = VertexIn::from_mesh(&pm);
+        let mut dmp = DeviceMesh::upload(&gpu, &pv, &pm.indices, None)?;
+        dmp.patches = Some(DevicePatches::upload(&gpu, lists)?);
+        drop((pm, pv));
+        let mesh_for = |s: Strategy| if s == Strategy::Patch { &dmp } else { &dm };
         report.preprocess.push(PreprocessRow {
             mesh: name.into(),
             batches: b.len(),
             cpu_ms: median(&cpu_ms),
             gpu_ms: median(&gpu_ms),
+            patches,
+            patch_order_ms,
+            patch_lists_ms,
         });
         report.meshes.push(MeshRow {
             mesh: name.into(),
@@ -152,14 +191,19 @@ pub fn run(
             triangles: m.triangle_count(),
         });
         let mut naive_transform = f64::NAN;
+        let mut patch_transform = f64::NAN;
         for (shader, g) in &compiled {
             for s in table_strategies() {
                 progress(&format!("{name}: {shader} {}", s.name()));
-                let mut q = g.queue(&dm, s)?;
-                let t = gpu.time(warmup, runs, || g.enqueue(s, &dm, &u, &mut q))?;
+                let dm = mesh_for(s);
+                let mut q = g.queue(dm, s)?;
+                let t = gpu.time(warmup, runs, || g.enqueue(s, dm, &u, &mut q))?;
                 let med = median(&t);
                 if shader == "transform" && s == Strategy::Naive {
                     naive_transform = med;
+                }
+                if shader == "transform" && s == Strategy::Patch {
+                    patch_transform = med;
                 }
                 report.times.push(TimeRow {
                     mesh: name.into(),
@@ -176,8 +220,9 @@ pub fn run(
         let unique = crate::geometry::cpu::unique_count(&m.indices, v.len()) as u64;
         let tris = m.triangle_count() as f64;
         for s in table_strategies() {
-            let mut q = counting.queue(&dm, s)?;
-            counting.enqueue(s, &dm, &u, &mut q)?;
+            let dm = mesh_for(s);
+            let mut q = counting.queue(dm, s)?;
+            counting.enqueue(s, dm, &u, &mut q)?;
             let counts = gpu.download(&q.counts, v.len())?;
             let inv: u64 = counts.iter().map(|&c| c as u64).sum();
             report.asr.push(AsrRow {
@@ -196,6 +241,16 @@ pub fn run(
             naive_ms: naive_transform,
             achieved_gb_s: gbs,
             peak_gb_s: peak,
+            fraction: gbs / peak,
+        });
+        let bytes = list_entries * (4 + 32 + 64);
+        let gbs = bytes as f64 / (patch_transform * 1e-3) / 1e9;
+        report.patch_roofline.push(PatchRooflineRow {
+            mesh: name.into(),
+            list_entries,
+            bytes,
+            patch_ms: patch_transform,
+            achieved_gb_s: gbs,
             fraction: gbs / peak,
         });
     }
@@ -262,7 +317,7 @@ impl GeometryReport {
             let ideal = rows.first().map_or(f64::NAN, |r| r.ideal);
             s += &format!("| {} | {} | {ideal:.3} |\n", m.mesh, cells.join(" | "));
         }
-        s += "## Vertex reuse against naive shading\n\nThe fastest streaming reuse strategy (warp, hash, phash or sort; multi is the non-streaming reference) per shader load, and naive's time over its time.\n\n| mesh | shader | naive ms | best | best ms | naive / best |\n|---|---|---:|---|---:|---:|\n";
+        s += "## Vertex reuse against naive shading\n\nThe fastest streaming reuse strategy (warp, hash, phash or sort; multi is the non-streaming reference) per shader load, and naive's time over its time; then the patch strategy (its mesh in patch order) and naive's time over its time.\n\n| mesh | shader | naive ms | best | best ms | naive / best | patch ms | naive / patch |\n|---|---|---:|---|---:|---:|---:|---:|\n";
         for m in &self.meshes {
             let mut shaders: Vec<&str> = vec![];
             for t in self.times.iter().filter(|t| t.mesh == m.mesh) {
@@ -281,13 +336,16 @@ impl GeometryReport {
                     .filter_map(|n| of(n))
                     .min_by(|a, b| a.median_ms.total_cmp(&b.median_ms));
                 if let (Some(n), Some(b)) = (of("naive"), best) {
+                    let patch = of("patch").map_or(f64::NAN, |p| p.median_ms);
                     s += &format!(
-                        "| {} | {sh} | {:.3} | {} | {:.3} | {:.2} |\n",
+                        "| {} | {sh} | {:.3} | {} | {:.3} | {:.2} | {:.3} | {:.2} |\n",
                         m.mesh,
                         n.median_ms,
                         b.strategy,
                         b.median_ms,
-                        n.median_ms / b.median_ms
+                        n.median_ms / b.median_ms,
+                        patch,
+                        n.median_ms / patch
                     );
                 }
             }
@@ -304,11 +362,29 @@ impl GeometryReport {
                 100.0 * r.fraction
             );
         }
-        s += "\n## Dynamic batching preprocess (1023 indices, 256 vertices)\n\nOne CPU thread against the GPU (kernels/batching.cu); the two produce identical batches (checked on every run).\n\n| mesh | batches | CPU ms | GPU ms |\n|---|---:|---:|---:|\n";
+        s += "\n## Patch kernel against the DRAM roofline (standard transform)\n\nBytes it must move: per list entry a 4-byte vertex id and the 32-byte vertex read, a 64-byte shaded vertex written.\n\n| mesh | list entries | MB | ms | GB/s | fraction |\n|---|---:|---:|---:|---:|---:|\n";
+        for r in &self.patch_roofline {
+            s += &format!(
+                "| {} | {} | {:.1} | {:.3} | {:.0} | {:.0}% |\n",
+                r.mesh,
+                r.list_entries,
+                r.bytes as f64 / 1e6,
+                r.patch_ms,
+                r.achieved_gb_s,
+                100.0 * r.fraction
+            );
+        }
+        s += "\n## Preprocess\n\nDynamic batching (1023 indices, 256 vertices): one CPU thread against the GPU (kernels/batching.cu); the two produce identical batches (checked on every run). The patch strategy: the patch order (Lloyd patching into patches of at most 512 faces and the regrouped index buffer, on every CPU core) and the patches' vertex lists.\n\n| mesh | batches | CPU ms | GPU ms | patches | patch order ms | lists ms |\n|---|---:|---:|---:|---:|---:|---:|\n";
         for r in &self.preprocess {
             s += &format!(
-                "| {} | {} | {:.2} | {:.3} |\n",
-                r.mesh, r.batches, r.cpu_ms, r.gpu_ms
+                "| {} | {} | {:.2} | {:.3} | {} | {:.0} | {:.0} |\n",
+                r.mesh,
+                r.batches,
+                r.cpu_ms,
+                r.gpu_ms,
+                r.patches,
+                r.patch_order_ms,
+                r.patch_lists_ms
             );
         }
         s

@@ -50,10 +50,16 @@ pub fn run(a: Args) -> Res {
     let mut prepared = None;
     for st in strategies {
         bar.set_message(st.to_string());
-        // the mesh as given (no re-indexing), in the asked order
+        // the mesh as given (no re-indexing), in the asked order; the patch strategy shades the
+        // patches of the patch order (which do not depend on the order the mesh came in)
+        let order = match (st, a.order) {
+            (Strategy::Patch, VertexOrder::Patch(n)) => VertexOrder::Patch(n),
+            (Strategy::Patch, _) => VertexOrder::Patch(rxpipe::geometry::order::PATCH_FACES),
+            (_, o) => o,
+        };
         let p = Pipeline::builder()
             .strategy(st)
-            .order(a.order)
+            .order(order)
             .reindex(None)
             .build(&renderer)?;
         if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
@@ -61,7 +67,11 @@ pub fn run(a: Args) -> Res {
         }
         let stats = p.geometry_stats(prepared.as_ref().expect("prepared above"))?;
         rows.push(Row {
-            strategy: st.to_string(),
+            strategy: if order == a.order {
+                st.to_string()
+            } else {
+                format!("{st} ({order} order)")
+            },
             invocations: stats.invocations,
             triangles: stats.triangles,
             asr: stats.asr(),

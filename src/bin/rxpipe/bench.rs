@@ -54,6 +54,9 @@ pub enum What {
         /// where the frustum stage runs, or off (its cost is the difference)
         #[arg(long, value_enum, default_value = "auto")]
         frustum: FrustumArg,
+        /// also run the patch strategy with per-patch culling (a second row)
+        #[arg(long)]
+        patch_cull: bool,
         #[command(flatten)]
         common: MeshArgs,
     },
@@ -169,6 +172,7 @@ pub fn run(what: What) -> Res {
             strategies,
             size,
             frustum,
+            patch_cull,
             common: c,
         } => {
             let gpu = rxpipe::gpu::Gpu::new()?;
@@ -181,6 +185,7 @@ pub fn run(what: What) -> Res {
                 &strategies,
                 size,
                 frustum.placement(),
+                patch_cull,
                 r.warmup,
                 r.runs as usize,
                 &|m| pb.set_message(m.to_string()),
