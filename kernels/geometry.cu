@@ -416,27 +416,30 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     if (t < n) corners[i0 + t] = (unsigned)(vbase + rank[t]);
 }
 
-// The patch strategy. Each patch's distinct vertices were listed when the mesh was patched
-// (vids[vstart[p] .. vstart[p + 1])), and each triangle's corners point into those lists, so there
-// is nothing to find at run time: a patch shades its list into out[vstart[p] ..] and is done. One
-// warp per patch (RXP_PATCH_WARPS patches per block): a patch of 512 faces lists about 280
-// vertices, nine rounds of a warp with its lanes 97% busy, where a block of 128 threads per patch
-// would idle a quarter of its lanes in the last round. `list` names the patches to shade (a frame
-// stage kept), or is null for patches 0 .. count.
-#ifndef RXP_PATCH_WARPS
-#define RXP_PATCH_WARPS 4
-#endif
-extern "C" __global__ void __launch_bounds__(32 * RXP_PATCH_WARPS)
-    patch_shade(const VertexIn* __restrict__ vin, const unsigned* __restrict__ vstart,
-                const unsigned* __restrict__ vids, const unsigned* __restrict__ list,
-                unsigned count, Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
-    const unsigned w = blockIdx.x * RXP_PATCH_WARPS + (threadIdx.x >> 5), lane = threadIdx.x & 31;
-    if (w >= count) return;
-    const unsigned p = list ? list[w] : w;
-    const unsigned end = vstart[p + 1];
-    for (unsigned i = vstart[p] + lane; i < end; i += 32) {
-        const unsigned id = vids[i];
-        rxp_store_vertex(out + i, vs_main(rxp_fetch(vin, id), u));
-        RXP_COUNTED(id);
+// The patch strategy. Each patch's distinct vertices were listed when the mesh was patched (the
+// lists laid end to end in vids, patch after patch), and each triangle's corners point into them,
+// so there is nothing to find at run time: shading a patch is shading its list into the same
+// places of `out`. The patches to shade (all of them, or those a frame stage kept) are given as
+// runs of consecutive list entries: run r is entries runs[3r] .. + runs[3r + 1], the
+// runs[3r + 2]-th onwards of the `total` entries shaded. One thread per entry shaded, consecutive
+// threads on consecutive entries (a warp per patch, tried first, left the SMs' last wave mostly
+// idle: 17.7 thousand patches of about 290 entries are 2.1 waves of warps on an H100); a thread
+// finds its run by binary search over the runs' places (one run when every patch is shaded).
+extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
+    patch_shade(const VertexIn* __restrict__ vin, const unsigned* __restrict__ vids,
+                const unsigned* __restrict__ runs, unsigned nruns, unsigned total, Uniforms u,
+                VertexOut* __restrict__ out, unsigned* counts) {
+    const unsigned k = blockIdx.x * RXP_BLOCK + threadIdx.x;
+    if (k >= total) return;
+    // the last run whose place is at most k
+    unsigned lo = 0, hi = nruns;
+    while (hi - lo > 1) {
+        const unsigned mid = (lo + hi) >> 1;
+        if (__ldg(&runs[3 * mid + 2]) <= k) lo = mid;
+        else hi = mid;
     }
+    const unsigned i = __ldg(&runs[3 * lo]) + (k - __ldg(&runs[3 * lo + 2]));
+    const unsigned id = vids[i];
+    rxp_store_vertex(out + i, vs_main(rxp_fetch(vin, id), u));
+    RXP_COUNTED(id);
 }

@@ -81,14 +81,11 @@ fn block_sizes_are_configurable() {
     let v = VertexIn::from_mesh(&m);
     let u = uniforms();
     let default = CudaGeometry::new(gpu.clone(), CudaShader::transform(), true).unwrap();
-    for (elementwise, vote_warps, hash, patch_warps) in
-        [(32, 1, 32, 1), (512, 8, 256, 32), (128, 16, 1024, 7)]
-    {
+    for (elementwise, vote_warps, hash) in [(32, 1, 32), (512, 8, 256), (128, 16, 1024)] {
         let b = BlockSizes {
             elementwise,
             vote_warps,
             hash,
-            patch_warps,
         };
         let g = CudaGeometry::with_blocks(gpu.clone(), CudaShader::transform(), true, b).unwrap();
         for name in ["naive", "multi", "warp", "hash", "phash", "patch"] {
@@ -99,22 +96,19 @@ fn block_sizes_are_configurable() {
             assert_eq!(r.queue, a.queue, "{name} {b:?}");
         }
     }
-    for (elementwise, vote_warps, hash, patch_warps) in [
-        (100, 4, 128, 4),
-        (1024, 4, 128, 4),
-        (256, 0, 128, 4),
-        (256, 33, 128, 4),
-        (256, 4, 0, 4),
-        (256, 4, 48, 4),
-        (256, 4, 2048, 4),
-        (256, 4, 128, 0),
-        (256, 4, 128, 33),
+    for (elementwise, vote_warps, hash) in [
+        (100, 4, 128),
+        (1024, 4, 128),
+        (256, 0, 128),
+        (256, 33, 128),
+        (256, 4, 0),
+        (256, 4, 48),
+        (256, 4, 2048),
     ] {
         let b = BlockSizes {
             elementwise,
             vote_warps,
             hash,
-            patch_warps,
         };
         let e = CudaGeometry::with_blocks(gpu.clone(), CudaShader::transform(), true, b);
         assert!(e.is_err(), "{b:?}");

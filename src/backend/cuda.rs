@@ -150,7 +150,7 @@ impl Api for CudaApi {
         Ok(GeometryStats {
             invocations: self.gpu.download(&queue.total, 1)?[0],
             triangles: (mesh.index_count / 3) as u64,
-            unique_vertices: mesh.unique_vertices as u64,
+            unique_vertices: mesh.unique_vertices(&self.gpu)? as u64,
         })
     }
 

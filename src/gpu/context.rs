@@ -84,6 +84,30 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
+/// Lets the device's default memory pool keep what is freed instead of returning it to the
+/// system at every synchronisation (the pool's default), so that buffers made afresh every frame
+/// (a frame stage's subsets) reuse memory instead of mapping it again. Best effort: without
+/// memory pools nothing changes.
+fn keep_freed_memory(ctx: &Arc<CudaContext>) {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    let mut keep: u64 = u64::MAX;
+    // SAFETY: plain driver calls on the context's device with valid out-pointers; failures are
+    // ignored (the pool then keeps its default).
+    unsafe {
+        if ctx.bind_to_thread().is_ok()
+            && sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
+                == sys::CUresult::CUDA_SUCCESS
+        {
+            let _ = sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut keep as *mut u64).cast(),
+            );
+        }
+    }
+}
+
 impl Gpu {
     /// Opens device 0, after checking that the driver, a device and NVRTC are there (never
     /// panics; a missing piece is [`GpuError::Unavailable`]).
@@ -104,6 +128,11 @@ impl Gpu {
             .map_err(|_| GpuError::Unavailable("the CUDA driver could not be used".into()))?
             .ctx("creating the CUDA context")?;
         let stream = ctx.default_stream();
+        // SAFETY: every buffer is made, used and freed on this one stream, in order, so the
+        // per-buffer events cudarc would record around every launch (for several streams) order
+        // nothing; they cost host time at every launch.
+        unsafe { ctx.disable_event_tracking() };
+        keep_freed_memory(&ctx);
         Ok(Arc::new(Gpu {
             ctx,
             stream,
@@ -279,6 +308,21 @@ impl Gpu {
         self.stream
             .alloc_zeros::<T>(n.max(1))
             .map_err(|e| self.alloc_error(e, what, bytes))
+    }
+
+    /// A device buffer of `n` elements left as the allocator gives it, for a kernel to fill
+    /// whole; running out of memory is a clear error.
+    ///
+    /// # Safety
+    /// Every element must be written before any is read.
+    pub unsafe fn alloc_uninit<T: DeviceRepr>(
+        &self,
+        n: usize,
+        what: &str,
+    ) -> Result<CudaSlice<T>, GpuError> {
+        let bytes = n.max(1) * std::mem::size_of::<T>();
+        // SAFETY: the caller writes every element before reading one.
+        unsafe { self.stream.alloc::<T>(n.max(1)) }.map_err(|e| self.alloc_error(e, what, bytes))
     }
 
     /// A device copy of `data`.

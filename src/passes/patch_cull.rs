@@ -29,6 +29,8 @@ use std::ops::Range;
 const OUTSIDE_MARGIN: f32 = 1e-4;
 /// The margin of the facing-away test, relative to the eye's distance from the patch.
 const FACING_MARGIN: f32 = 0.02;
+/// From how many patches an object's tests are spread over the CPU's cores.
+const PARALLEL_FROM: usize = 8192;
 
 /// The per-patch culling stage.
 #[derive(Debug, Default, Clone, Copy)]
@@ -47,6 +49,8 @@ pub(crate) const INFO: StageInfo = StageInfo {
 pub struct View {
     /// the six clip planes in object space (x + w, w - x, y + w, w - y, z, w - z >= 0)
     planes: [Vec4; 6],
+    /// the lengths of their normals
+    norms: [f32; 6],
     /// the eye in object space
     eye: Vec3,
     /// which faces the raster stage culls, in object space: +1 back faces, -1 front faces, 0 none
@@ -74,6 +78,7 @@ impl View {
         };
         View {
             planes,
+            norms: planes.map(|p| p.truncate().length()),
             eye: model.inverse().transform_point3(eye),
             facing,
         }
@@ -82,10 +87,9 @@ impl View {
     /// Whether patch `b` may show.
     pub fn keeps(&self, b: &crate::patch::bounds::PatchBound) -> bool {
         let c = b.center.extend(1.0);
-        for p in &self.planes {
-            let n = p.truncate().length();
-            let slack =
-                OUTSIDE_MARGIN * (n * (b.center.abs().element_sum() + b.radius) + p.w.abs());
+        let size = b.center.abs().element_sum() + b.radius;
+        for (p, &n) in self.planes.iter().zip(&self.norms) {
+            let slack = OUTSIDE_MARGIN * (n * size + p.w.abs());
             if p.dot(c) < -(b.radius * n) - slack {
                 return false;
             }
@@ -165,7 +169,17 @@ impl FrameStage for PatchCull {
                 continue;
             }
             let view = View::new(ctx.view_proj, o.model, ctx.camera.eye, ctx.cull);
-            let keep: Vec<bool> = bounds.patches.par_iter().map(|b| view.keeps(b)).collect();
+            // (a few thousand patches take microseconds on one core, less than waking the
+            // thread pool)
+            let keep: Vec<bool> = if bounds.patches.len() < PARALLEL_FROM {
+                bounds.patches.iter().map(|b| view.keeps(b)).collect()
+            } else {
+                bounds
+                    .patches
+                    .par_chunks(PARALLEL_FROM / 2)
+                    .flat_map_iter(|c| c.iter().map(|b| view.keeps(b)))
+                    .collect()
+            };
             if keep.iter().all(|&k| k) {
                 continue;
             }

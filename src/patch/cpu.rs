@@ -84,6 +84,12 @@ impl FaceGraph {
             neighbors[cursor[b as usize] as usize] = a;
             cursor[b as usize] += 1;
         }
+        // each row in face order, so that the patching depends on the faces and their order
+        // only, not on how the vertices are numbered (CPU and GPU re-indexing number them
+        // differently)
+        for f in 0..faces {
+            neighbors[degree[f] as usize..degree[f + 1] as usize].sort_unstable();
+        }
         FaceGraph {
             offsets: degree,
             neighbors,

@@ -24,8 +24,12 @@ pub struct DeviceMesh {
     pub vertex_count: usize,
     /// whole triangles only
     pub index_count: usize,
-    /// distinct vertices the indices reference (counted once, at upload)
+    /// distinct vertices the indices reference (counted once, at upload; see
+    /// [`DeviceMesh::unique_vertices`])
     pub unique_vertices: usize,
+    /// the count, still on the device (a frame's subsets count there and are read with the
+    /// frame's statistics, not in the middle of the frame)
+    pub unique_pending: Option<CudaSlice<u64>>,
     /// batch starts (triangle offsets, one more than batches) and the limits they were built for
     pub batches: Option<(CudaSlice<u32>, usize, u32, u32)>,
     /// the patches' vertex lists, for the patch strategy
@@ -35,17 +39,19 @@ pub struct DeviceMesh {
 /// The patch strategy's input on the device (see [`PatchBatches`]): every patch's vertex list
 /// and, per triangle, its three corners as positions among the shaded lists, computed once.
 pub struct DevicePatches {
-    /// list offsets (one more than patches) and the lists, shared with subsets
-    pub vertex_start: Arc<CudaSlice<u32>>,
+    /// the lists, end to end, shared with subsets
     pub vertices: Arc<CudaSlice<u32>>,
     /// the lists' total length: the queue's vertices
     pub vertex_total: usize,
     /// three queue positions per triangle of this mesh (what the raster stage reads)
     pub corners: CudaSlice<u32>,
-    /// the patches to shade, when a frame stage kept only some (`None`: every patch)
-    pub shade: Option<CudaSlice<u32>>,
-    /// how many patches are shaded
-    pub count: usize,
+    /// the lists to shade as runs of entries, three numbers each: first entry, length, and
+    /// how many entries earlier runs hold (one run of every entry, unless a frame stage kept
+    /// only some patches)
+    pub runs: CudaSlice<u32>,
+    pub nruns: u32,
+    /// the entries shaded: the shader invocations
+    pub shaded: usize,
     /// the host's copy, to find the patches of a subset
     pub host: Arc<PatchBatches>,
 }
@@ -58,15 +64,35 @@ impl DevicePatches {
             .into_par_iter()
             .map(|c| p.corner(c / 3, c % 3))
             .collect();
+        let total = p.vertices.len();
         Ok(DevicePatches {
-            vertex_start: Arc::new(gpu.upload(&p.vertex_start, "patch list offsets")?),
             vertices: Arc::new(gpu.upload(&p.vertices, "patch vertex lists")?),
-            vertex_total: p.vertices.len(),
+            vertex_total: total,
             corners: gpu.upload(&corners, "patch corners")?,
-            shade: None,
-            count: p.len(),
+            runs: gpu.upload(&[0, total as u32, 0], "patch runs")?,
+            nruns: (total > 0) as u32,
+            shaded: total,
             host: Arc::new(p),
         })
+    }
+
+    /// The runs of list entries of `patches` (ascending patch numbers), merged where
+    /// consecutive, and how many entries they hold.
+    pub fn runs_of(&self, patches: &[u32]) -> (Vec<u32>, usize) {
+        let mut runs: Vec<u32> = Vec::new();
+        let mut shaded = 0u32;
+        for &p in patches {
+            let list = self.host.list(p as usize);
+            let (start, len) = (list.start as u32, list.len() as u32);
+            let n = runs.len();
+            if n >= 3 && runs[n - 3] + runs[n - 2] == start {
+                runs[n - 2] += len;
+            } else {
+                runs.extend([start, len, shaded]);
+            }
+            shaded += len;
+        }
+        (runs, shaded as usize)
     }
 }
 
@@ -97,6 +123,7 @@ impl DeviceMesh {
             vertex_count: n,
             index_count: indices.len(),
             unique_vertices: crate::geometry::cpu::unique_count(indices, n),
+            unique_pending: None,
             batches,
             patches: None,
         })
@@ -142,6 +169,7 @@ impl DeviceMesh {
         // SAFETY: one thread per vertex; the attribute arrays hold n vertices each.
         unsafe { crate::gpu::launch_1d(l, n, "rxv_pack") }?;
         let unique = used_vertices(gpu, &module, &d.indices, index_count, d.vertex_count)?;
+        let unique = gpu.download(&unique, 1)?[0] as usize;
         // the passes' index buffer becomes the mesh's (only whole triangles are ever read)
         Ok(DeviceMesh {
             id: next_id(),
@@ -150,21 +178,32 @@ impl DeviceMesh {
             vertex_count: d.vertex_count,
             index_count,
             unique_vertices: unique,
+            unique_pending: None,
             batches: None,
             patches: None,
         })
     }
+
+    /// The distinct vertices the mesh's indices reference (read from the device when still
+    /// there).
+    pub fn unique_vertices(&self, gpu: &Gpu) -> Result<usize, GpuError> {
+        match &self.unique_pending {
+            Some(c) => Ok(gpu.download(c, 1)?[0] as usize),
+            None => Ok(self.unique_vertices),
+        }
+    }
 }
 
 /// Distinct vertices among the first `index_count` of `indices` over `vertex_count` vertices,
-/// counted on the device (`module` holds the building blocks of kernels/blocks.cuh).
+/// counted on the device (`module` holds the building blocks of kernels/blocks.cuh), into a
+/// one-element device buffer.
 fn used_vertices(
     gpu: &Gpu,
     module: &Arc<cudarc::driver::CudaModule>,
     indices: &CudaSlice<u32>,
     index_count: usize,
     vertex_count: usize,
-) -> Result<usize, GpuError> {
+) -> Result<CudaSlice<u64>, GpuError> {
     let n = vertex_count as u32;
     let mut used: CudaSlice<u32> = gpu.zeros(vertex_count, "used vertices")?;
     let m = index_count as u32;
@@ -179,7 +218,7 @@ fn used_vertices(
     l.arg(&used).arg(&n).arg(&mut total);
     // SAFETY: one thread per vertex over n flags.
     unsafe { crate::gpu::launch_1d(l, n, "rxp_sum_u32") }?;
-    Ok(gpu.download(&total, 1)?[0] as usize)
+    Ok(total)
 }
 
 impl DeviceMesh {
@@ -214,7 +253,9 @@ impl DeviceMesh {
         let nruns = (runs.len() / 3) as u32;
         let runs_d = gpu.upload(&runs, "subset ranges")?;
         let gather = |src: &CudaSlice<u32>, what: &str| -> Result<CudaSlice<u32>, GpuError> {
-            let mut dst: CudaSlice<u32> = gpu.zeros(index_count.max(1), what)?;
+            // SAFETY: the runs are laid end to end over all index_count entries, so the gather
+            // writes every one (one placeholder entry when there are none, never read).
+            let mut dst: CudaSlice<u32> = unsafe { gpu.alloc_uninit(index_count.max(1), what) }?;
             if nruns > 0 {
                 let f = gpu.function(&module, "rxp_gather_runs")?;
                 let mut l = gpu.stream.launch_builder(&f);
@@ -232,14 +273,14 @@ impl DeviceMesh {
                     .iter()
                     .map(|r| (r.start / 3) as u32..(r.end / 3) as u32)
                     .collect();
-                let list = p.host.patches_of(&keep);
+                let (runs, shaded) = p.runs_of(&p.host.patches_of(&keep));
                 Some(DevicePatches {
-                    vertex_start: p.vertex_start.clone(),
                     vertices: p.vertices.clone(),
                     vertex_total: p.vertex_total,
                     corners: gather(&p.corners, "subset patch corners")?,
-                    shade: Some(gpu.upload(&list, "the patches to shade")?),
-                    count: list.len(),
+                    nruns: (runs.len() / 3) as u32,
+                    runs: gpu.upload(&runs, "the patches to shade")?,
+                    shaded,
                     host: p.host.clone(),
                 })
             }
@@ -252,7 +293,8 @@ impl DeviceMesh {
             indices,
             vertex_count: self.vertex_count,
             index_count,
-            unique_vertices: unique,
+            unique_vertices: 0,
+            unique_pending: Some(unique),
             batches: None,
             patches,
         })

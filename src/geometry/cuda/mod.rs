@@ -47,7 +47,7 @@ pub struct CudaGeometry {
 /// strategies size their blocks from the batch limits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockSizes {
-    /// threads per block of naive and multi (a multiple of 32, at most 512: each stages its
+    /// threads per block of naive, multi and patch (a multiple of 32, at most 512: the first two stage their
     /// 64-byte vertices in shared memory; RXP_BLOCK in kernels/geometry.cu)
     pub elementwise: u32,
     /// warps per block of warp voting (1 to 32)
@@ -55,8 +55,6 @@ pub struct BlockSizes {
     /// threads per block (per dynamic batch) of hashing and parallel hashing (a multiple of 32,
     /// at most 1024)
     pub hash: u32,
-    /// patches (one per warp) per block of the patch strategy (1 to 32)
-    pub patch_warps: u32,
 }
 
 impl Default for BlockSizes {
@@ -65,7 +63,6 @@ impl Default for BlockSizes {
             elementwise: 256,
             vote_warps: 4,
             hash: 128,
-            patch_warps: 4,
         }
     }
 }
@@ -106,11 +103,10 @@ impl CudaGeometry {
             || h == 0
             || h % 32 != 0
             || h > 1024
-            || !(1..=32).contains(&blocks.patch_warps)
         {
             return Err(GpuError::Limit(format!(
-                "block sizes {} threads (naive, multi; a multiple of 32 up to 512), {} warps (warp voting; 1 to 32), {} threads (hashing; a multiple of 32 up to 1024) and {} warps (patches; 1 to 32) are not supported",
-                e, blocks.vote_warps, h, blocks.patch_warps
+                "block sizes {} threads (naive, multi, patch; a multiple of 32 up to 512), {} warps (warp voting; 1 to 32) and {} threads (hashing; a multiple of 32 up to 1024) are not supported",
+                e, blocks.vote_warps, h
             )));
         }
         let defines = Self::defines(
@@ -152,7 +148,6 @@ impl CudaGeometry {
         let mut d = shader.defines.clone();
         d.push(("RXP_BLOCK".into(), blocks.elementwise.to_string()));
         d.push(("RXP_HASH_BLOCK".into(), blocks.hash.to_string()));
-        d.push(("RXP_PATCH_WARPS".into(), blocks.patch_warps.to_string()));
         d.push(("RXP_HASH_VERTICES".into(), max_vertices.to_string()));
         d.push((
             "RXP_HASH_TABLE".into(),
@@ -309,29 +304,24 @@ impl CudaGeometry {
             }
             Strategy::Patch => {
                 let p = mesh.patches.as_ref().ok_or(GeometryError::NoPatches)?;
-                let count = p.count as u32;
-                if count == 0 {
+                let total = p.shaded as u32;
+                if total == 0 {
                     return Ok(());
                 }
-                let warps = self.blocks.patch_warps;
-                let null = 0u64;
                 let f = self.function("patch_shade")?;
                 let mut l = s.launch_builder(&f);
                 l.arg(&*mesh.vertices)
-                    .arg(&*p.vertex_start)
-                    .arg(&*p.vertices);
-                match &p.shade {
-                    Some(list) => l.arg(list),
-                    None => l.arg(&null),
-                };
-                l.arg(&count)
+                    .arg(&*p.vertices)
+                    .arg(&p.runs)
+                    .arg(&p.nruns)
+                    .arg(&total)
                     .arg(&u)
                     .arg(&mut q.vertices)
                     .arg(&mut q.counts);
-                // SAFETY: one warp per shaded patch; the list names patches below the offsets'
-                // length, whose lists index the mesh's vertices (built from its validated
-                // indices) and lie within the queue's vertex_total vertices (checked above).
-                unsafe { launch(l, count.div_ceil(warps), 32 * warps, 0, "patch_shade") }?;
+                // SAFETY: one thread per shaded entry; the runs lie within the lists, whose
+                // entries index the mesh's vertices (built from its validated indices) and whose
+                // places are queue positions below vertex_total (the queue's size, checked above).
+                unsafe { launch(l, total.div_ceil(block), block, 0, "patch_shade") }?;
             }
             Strategy::WarpVote { batch } => {
                 if batch < 3 || batch % 3 != 0 {
