@@ -18,9 +18,11 @@
 pub mod bounds;
 pub mod cpu;
 pub mod data;
+pub mod query;
 
 pub use bounds::PatchBounds;
 pub use data::{Patch, PatchData, PatchMemory};
+pub use query::{Query, QueryResult};
 
 use crate::mesh::MeshError;
 

@@ -36,10 +36,7 @@ pub fn run(a: Args) -> Res {
         a.strategy.clone()
     };
     let pb = spinner(format!("loading {}", a.mesh.display()));
-    let mesh = match a.mesh.to_str().and_then(rxpipe::mesh::from_spec) {
-        Some(m) => m,
-        None => rxpipe::io::load_mesh(&a.mesh)?,
-    };
+    let mesh = crate::load_mesh_or_spec(&a.mesh)?;
     let (vertices, triangles) = (mesh.vertex_count(), mesh.triangle_count());
     let scene = Scene::from_meshes(&a.mesh.display().to_string(), vec![mesh]);
     let renderer = Renderer::new(a.backend)?;

@@ -6,6 +6,7 @@ mod info;
 mod mesh_tools;
 mod passes;
 mod patch;
+mod query;
 mod render;
 mod view;
 
@@ -43,6 +44,8 @@ enum Command {
     Passes(passes::Args),
     /// Partition a mesh into RXMesh patches and report them (CPU)
     Patch(patch::Args),
+    /// Answer an RXMesh query (vv, ve, vf, ev, ef, fv, fe, ff) for every element of a mesh
+    Query(query::Args),
     /// The paper's tables measured on the GPU
     Bench {
         #[command(subcommand)]
@@ -106,6 +109,7 @@ fn main() -> ExitCode {
         Command::Subset(a) => mesh_tools::subset(a),
         Command::Passes(a) => passes::run(a),
         Command::Patch(a) => patch::run(a),
+        Command::Query(a) => query::run(a),
         Command::Bench { what } => bench::run(what),
         Command::Info(a) => info::run(a),
     };
@@ -131,4 +135,25 @@ fn spinner(msg: String) -> indicatif::ProgressBar {
 /// Where the default scene is (the repository's scenes/default.toml).
 fn default_scene() -> PathBuf {
     PathBuf::from("scenes/default.toml")
+}
+
+/// A mesh file, or a generator spec (icosphere:LEVEL, torus:N, ...).
+fn load_mesh_or_spec(p: &std::path::Path) -> Result<rxpipe::Mesh, rxpipe::io::IoError> {
+    match p.to_str().and_then(rxpipe::mesh::from_spec) {
+        Some(m) => Ok(m),
+        None => rxpipe::io::load_mesh(p),
+    }
+}
+
+/// Refuses to write `out` over one of the `inputs`, or over an existing file without `force`.
+fn check_output(out: &std::path::Path, inputs: &[&std::path::Path], force: bool) -> Res {
+    for i in inputs {
+        if out.exists() && std::fs::canonicalize(i).ok() == std::fs::canonicalize(out).ok() {
+            return Err(format!("{} is an input; choose another output", out.display()).into());
+        }
+    }
+    if out.exists() && !force {
+        return Err(format!("{} exists (use --force to overwrite it)", out.display()).into());
+    }
+    Ok(())
 }

@@ -110,19 +110,13 @@ fn face_ranges(spec: &str, faces: usize) -> Result<Vec<bool>, String> {
 /// Loads, re-indexes (on the GPU when there is one) and writes.
 fn tool(inputs: &[PathBuf], out: &PathBuf, select: Option<Select>, a: &ToolArgs) -> Res {
     let method = a.method;
-    // never overwrite an input, nor an existing file unless asked
-    for i in inputs {
-        if std::fs::canonicalize(i).ok() == std::fs::canonicalize(out).ok() && out.exists() {
-            return Err(format!("{} is an input; choose another output", out.display()).into());
-        }
-    }
     let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("");
     if !ext.eq_ignore_ascii_case("obj") && !ext.eq_ignore_ascii_case("ply") {
         return Err(format!("{}: can write .obj or .ply", out.display()).into());
     }
-    if out.exists() && !a.force {
-        return Err(format!("{} exists (use --force to overwrite it)", out.display()).into());
-    }
+    // never overwrite an input, nor an existing file unless asked
+    let ins: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
+    crate::check_output(out, &ins, a.force)?;
     let gpu = match method {
         Method::Auto | Method::CudaSort | Method::CudaHash => rxpipe::gpu::Gpu::new().ok(),
         _ => None,

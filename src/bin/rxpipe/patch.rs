@@ -32,18 +32,10 @@ pub fn run(a: Args) -> Res {
         if !ext.eq_ignore_ascii_case("ply") {
             return Err(format!("{}: patch colours are written as .ply", out.display()).into());
         }
-        if std::fs::canonicalize(out).ok() == std::fs::canonicalize(&a.mesh).ok() && out.exists() {
-            return Err(format!("{} is the input; choose another output", out.display()).into());
-        }
-        if out.exists() && !a.force {
-            return Err(format!("{} exists (use --force to overwrite it)", out.display()).into());
-        }
+        crate::check_output(out, &[&a.mesh], a.force)?;
     }
     let pb = spinner(format!("loading {}", a.mesh.display()));
-    let mesh = match a.mesh.to_str().and_then(rxpipe::mesh::from_spec) {
-        Some(m) => m,
-        None => rxpipe::io::load_mesh(&a.mesh)?,
-    };
+    let mesh = crate::load_mesh_or_spec(&a.mesh)?;
     pb.set_message(format!("patching {} faces", mesh.triangle_count()));
     let opts = PatchOptions {
         max_faces: a.size,

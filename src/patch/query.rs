@@ -1,0 +1,447 @@
+//! The eight RXMesh queries (section 4 of the paper): for every element of one kind, the adjacent
+//! elements of another. Sources and results are global ids: vertices as in the index buffer,
+//! faces (triangles) in index-buffer order, edges numbered in order of their (smaller vertex,
+//! larger vertex) pair ([`PatchData::edges`]).
+//!
+//! The order of each element's result is fixed, so that every implementation gives the same
+//! lists:
+//!
+//! - FV: the face's three corners in its order; FE: its three edges, the k-th joining corner k to
+//!   corner k + 1; EV: the edge's two vertices, smaller id first;
+//! - VV, VE, VF, EF, FF: ascending ids, each once. VV leaves out the vertex itself (an edge of a
+//!   degenerate face joining a vertex to itself adds nothing); FF is every other face that shares
+//!   an edge with the face (through a non-manifold edge, all of them).
+//!
+//! [`cpu::run`] answers a query patch by patch from the patch data, each patch answering for the
+//! elements it owns with its ribbon, as the GPU does; [`reference`] answers it from the plain
+//! index buffer, independently, for the tests.
+
+use super::PatchData;
+use rayon::prelude::*;
+use std::fmt;
+
+/// One of the eight queries: the source kind, then the result kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Query {
+    /// vertex to vertices (the one-ring)
+    #[value(name = "vv")]
+    VV,
+    /// vertex to edges
+    #[value(name = "ve")]
+    VE,
+    /// vertex to faces
+    #[value(name = "vf")]
+    VF,
+    /// edge to its two vertices
+    #[value(name = "ev")]
+    EV,
+    /// edge to faces
+    #[value(name = "ef")]
+    EF,
+    /// face to its three vertices
+    #[value(name = "fv")]
+    FV,
+    /// face to its three edges
+    #[value(name = "fe")]
+    FE,
+    /// face to the faces sharing an edge with it
+    #[value(name = "ff")]
+    FF,
+}
+
+/// A kind of mesh element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Element {
+    Vertex,
+    Edge,
+    Face,
+}
+
+impl Element {
+    pub fn name(self) -> &'static str {
+        match self {
+            Element::Vertex => "vertex",
+            Element::Edge => "edge",
+            Element::Face => "face",
+        }
+    }
+
+    pub fn plural(self) -> &'static str {
+        match self {
+            Element::Vertex => "vertices",
+            Element::Edge => "edges",
+            Element::Face => "faces",
+        }
+    }
+}
+
+impl Query {
+    pub const ALL: [Query; 8] = [
+        Query::VV,
+        Query::VE,
+        Query::VF,
+        Query::EV,
+        Query::EF,
+        Query::FV,
+        Query::FE,
+        Query::FF,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Query::VV => "vv",
+            Query::VE => "ve",
+            Query::VF => "vf",
+            Query::EV => "ev",
+            Query::EF => "ef",
+            Query::FV => "fv",
+            Query::FE => "fe",
+            Query::FF => "ff",
+        }
+    }
+
+    /// The kind of element the query answers for.
+    pub fn source(self) -> Element {
+        match self {
+            Query::VV | Query::VE | Query::VF => Element::Vertex,
+            Query::EV | Query::EF => Element::Edge,
+            Query::FV | Query::FE | Query::FF => Element::Face,
+        }
+    }
+
+    /// The kind of element in its results.
+    pub fn target(self) -> Element {
+        match self {
+            Query::VV | Query::EV | Query::FV => Element::Vertex,
+            Query::VE | Query::FE => Element::Edge,
+            Query::VF | Query::EF | Query::FF => Element::Face,
+        }
+    }
+}
+
+impl fmt::Display for Query {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A query's answer: for every source element (by global id), its list, in compressed rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryResult {
+    pub query: Option<Query>,
+    /// element k's list is `items[offsets[k]..offsets[k + 1]]`
+    pub offsets: Vec<u32>,
+    pub items: Vec<u32>,
+}
+
+impl QueryResult {
+    /// The number of source elements.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element k's list.
+    pub fn of(&self, k: usize) -> &[u32] {
+        &self.items[self.offsets[k] as usize..self.offsets[k + 1] as usize]
+    }
+
+    /// Compressed rows from one list per element.
+    pub fn from_lists(query: Query, lists: Vec<Vec<u32>>) -> QueryResult {
+        let mut offsets = Vec::with_capacity(lists.len() + 1);
+        offsets.push(0u32);
+        let mut items = Vec::with_capacity(lists.iter().map(Vec::len).sum());
+        for l in lists {
+            items.extend_from_slice(&l);
+            offsets.push(items.len() as u32);
+        }
+        QueryResult {
+            query: Some(query),
+            offsets,
+            items,
+        }
+    }
+
+    /// Writes the result as text: a header line (`#`), then one line per source element, its
+    /// list as space-separated global ids.
+    pub fn write_text(&self, w: &mut impl std::io::Write, what: &str) -> std::io::Result<()> {
+        let q = self.query.map_or("?", Query::name);
+        writeln!(
+            w,
+            "# rxpipe query {q} of {what}: line k + 2 lists {} k's {} (global ids)",
+            self.query.map_or("element", |q| q.source().name()),
+            self.query.map_or("elements", |q| q.target().plural()),
+        )?;
+        let mut line = String::new();
+        for k in 0..self.len() {
+            line.clear();
+            for (i, x) in self.of(k).iter().enumerate() {
+                if i > 0 {
+                    line.push(' ');
+                }
+                line.push_str(&x.to_string());
+            }
+            writeln!(w, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The number of source elements of `q` in a mesh of `vertices`, `edges` and `faces`.
+fn sources(q: Query, vertices: usize, edges: usize, faces: usize) -> usize {
+    match q.source() {
+        Element::Vertex => vertices,
+        Element::Edge => edges,
+        Element::Face => faces,
+    }
+}
+
+/// The query answered from the plain index buffer (whole triangles over `vertex_count`
+/// vertices), without patches: the independent reference the tests hold every implementation
+/// to.
+pub fn reference(indices: &[u32], vertex_count: usize, q: Query) -> QueryResult {
+    let faces = indices.len() / 3;
+    let idx = &indices[..3 * faces];
+    // edges: sorted distinct (smaller, larger) pairs
+    let key = |a: u32, b: u32| (a.min(b), a.max(b));
+    let mut edges: Vec<(u32, u32)> = (0..3 * faces)
+        .map(|c| key(idx[c], idx[c / 3 * 3 + (c % 3 + 1) % 3]))
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    let edge_id =
+        |a: u32, b: u32| edges.binary_search(&key(a, b)).expect("an edge of a face") as u32;
+    let fe = |f: usize| -> [u32; 3] {
+        [0, 1, 2].map(|k| edge_id(idx[3 * f + k], idx[3 * f + (k + 1) % 3]))
+    };
+    let n = sources(q, vertex_count, edges.len(), faces);
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n];
+    match q {
+        Query::FV => {
+            for (f, l) in lists.iter_mut().enumerate() {
+                l.extend_from_slice(&idx[3 * f..3 * f + 3]);
+            }
+        }
+        Query::FE => {
+            for (f, l) in lists.iter_mut().enumerate() {
+                l.extend_from_slice(&fe(f));
+            }
+        }
+        Query::EV => {
+            for (e, l) in lists.iter_mut().enumerate() {
+                l.extend([edges[e].0, edges[e].1]);
+            }
+        }
+        Query::VV => {
+            for &(a, b) in &edges {
+                if a != b {
+                    lists[a as usize].push(b);
+                    lists[b as usize].push(a);
+                }
+            }
+        }
+        Query::VE => {
+            for (e, &(a, b)) in edges.iter().enumerate() {
+                lists[a as usize].push(e as u32);
+                lists[b as usize].push(e as u32);
+            }
+        }
+        Query::VF => {
+            for (c, &v) in idx.iter().enumerate() {
+                lists[v as usize].push((c / 3) as u32);
+            }
+        }
+        Query::EF => {
+            for f in 0..faces {
+                for e in fe(f) {
+                    lists[e as usize].push(f as u32);
+                }
+            }
+        }
+        Query::FF => {
+            let mut ef: Vec<Vec<u32>> = vec![Vec::new(); edges.len()];
+            for f in 0..faces {
+                for e in fe(f) {
+                    ef[e as usize].push(f as u32);
+                }
+            }
+            for (f, l) in lists.iter_mut().enumerate() {
+                for e in fe(f) {
+                    l.extend(ef[e as usize].iter().filter(|&&g| g as usize != f));
+                }
+            }
+        }
+    }
+    if !matches!(q, Query::FV | Query::FE | Query::EV) {
+        for l in &mut lists {
+            l.sort_unstable();
+            l.dedup();
+        }
+    }
+    QueryResult::from_lists(q, lists)
+}
+
+/// Queries on the CPU, patch by patch.
+pub mod cpu {
+    use super::*;
+    use crate::patch::Patch;
+
+    /// One patch's answers for the elements it owns (among `active`), as (global id, list).
+    fn patch_answers(p: &Patch, q: Query, active: Option<&[bool]>) -> Vec<(u32, Vec<u32>)> {
+        let owned = match q.source() {
+            Element::Vertex => p.owned_vertices as usize,
+            Element::Edge => p.owned_edges as usize,
+            Element::Face => p.owned_faces as usize,
+        };
+        let global = match q.source() {
+            Element::Vertex => &p.vertices,
+            Element::Edge => &p.edges,
+            Element::Face => &p.faces,
+        };
+        let is_active = |l: usize| active.is_none_or(|a| a[global[l] as usize]);
+        if !(0..owned).any(is_active) {
+            return Vec::new();
+        }
+        let gv = |l: u16| p.vertices[l as usize];
+        let ge = |l: u16| p.edges[l as usize];
+        let edge_of = |f: usize, k: usize| p.fe[3 * f + k] >> 1;
+        // local lists of the owned sources, built from the patch's two matrices
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); owned];
+        match q {
+            Query::FV => {
+                for (f, l) in lists.iter_mut().enumerate() {
+                    l.extend(p.face_vertices(f).map(gv));
+                }
+            }
+            Query::FE => {
+                for (f, l) in lists.iter_mut().enumerate() {
+                    l.extend((0..3).map(|k| ge(edge_of(f, k))));
+                }
+            }
+            Query::EV => {
+                for (e, l) in lists.iter_mut().enumerate() {
+                    l.extend([gv(p.ev[2 * e]), gv(p.ev[2 * e + 1])]);
+                }
+            }
+            // the transposes: every local element adds itself to its owned neighbours' lists
+            Query::VV | Query::VE => {
+                for e in 0..p.edges.len() {
+                    let (a, b) = (p.ev[2 * e], p.ev[2 * e + 1]);
+                    for (x, y) in [(a, b), (b, a)] {
+                        if let Some(l) = lists.get_mut(x as usize) {
+                            match q {
+                                Query::VV if x != y => l.push(gv(y)),
+                                Query::VE => l.push(ge(e as u16)),
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+            }
+            Query::VF => {
+                for f in 0..p.faces.len() {
+                    for v in p.face_vertices(f) {
+                        if let Some(l) = lists.get_mut(v as usize) {
+                            l.push(p.faces[f]);
+                        }
+                    }
+                }
+            }
+            Query::EF => {
+                for f in 0..p.faces.len() {
+                    for k in 0..3 {
+                        if let Some(l) = lists.get_mut(edge_of(f, k) as usize) {
+                            l.push(p.faces[f]);
+                        }
+                    }
+                }
+            }
+            Query::FF => {
+                // the faces around every local edge, then each owned face's edges' faces
+                let mut ef: Vec<Vec<u32>> = vec![Vec::new(); p.edges.len()];
+                for f in 0..p.faces.len() {
+                    for k in 0..3 {
+                        ef[edge_of(f, k) as usize].push(p.faces[f]);
+                    }
+                }
+                for (f, l) in lists.iter_mut().enumerate() {
+                    for k in 0..3 {
+                        l.extend(
+                            ef[edge_of(f, k) as usize]
+                                .iter()
+                                .filter(|&&g| g != p.faces[f]),
+                        );
+                    }
+                }
+            }
+        }
+        lists
+            .into_iter()
+            .enumerate()
+            .filter(|&(l, _)| is_active(l))
+            .map(|(l, mut list)| {
+                if !matches!(q, Query::FV | Query::FE | Query::EV) {
+                    list.sort_unstable();
+                    list.dedup();
+                }
+                (global[l], list)
+            })
+            .collect()
+    }
+
+    /// Answers `q` for every element (or the `active` ones: one flag per source element; the
+    /// others get empty lists), patch by patch in parallel.
+    pub fn run(data: &PatchData, q: Query, active: Option<&[bool]>) -> QueryResult {
+        let n = sources(
+            q,
+            data.vertex_owner.len(),
+            data.edges.len(),
+            data.face_owner.len(),
+        );
+        let answers: Vec<Vec<(u32, Vec<u32>)>> = data
+            .patches
+            .par_iter()
+            .map(|p| patch_answers(p, q, active))
+            .collect();
+        let mut lists: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (k, l) in answers.into_iter().flatten() {
+            lists[k as usize] = l;
+        }
+        QueryResult::from_lists(q, lists)
+    }
+
+    /// The paper's programming model on the CPU: `f(element, its list)` for every source element
+    /// of `q` (or the `active` ones), in parallel patch by patch; the results by element id
+    /// (`T::default()` for the elements not run).
+    pub fn for_each<T, F>(data: &PatchData, q: Query, active: Option<&[bool]>, f: F) -> Vec<T>
+    where
+        T: Default + Clone + Send + Sync,
+        F: Fn(u32, &[u32]) -> T + Sync,
+    {
+        let n = sources(
+            q,
+            data.vertex_owner.len(),
+            data.edges.len(),
+            data.face_owner.len(),
+        );
+        let answers: Vec<Vec<(u32, T)>> = data
+            .patches
+            .par_iter()
+            .map(|p| {
+                patch_answers(p, q, active)
+                    .into_iter()
+                    .map(|(k, l)| (k, f(k, &l)))
+                    .collect()
+            })
+            .collect();
+        let mut out = vec![T::default(); n];
+        for (k, t) in answers.into_iter().flatten() {
+            out[k as usize] = t;
+        }
+        out
+    }
+}

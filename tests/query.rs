@@ -1,0 +1,183 @@
+//! The eight queries on the CPU, patch by patch, against the reference built from the plain index
+//! buffer: generated, shared, awkward (non-manifold, degenerate, repeated, isolated) and random
+//! meshes, whole and with active sets.
+
+mod common;
+
+use glam::Vec3;
+use proptest::prelude::*;
+use rxpipe::patch::query::{cpu, reference};
+use rxpipe::patch::{self, PatchData, PatchOptions, Query};
+use rxpipe::Mesh;
+
+fn data(m: &Mesh, limit: u32) -> PatchData {
+    let p = patch::cpu::patch(
+        m,
+        &PatchOptions {
+            max_faces: limit,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    PatchData::build(m, &p).unwrap()
+}
+
+/// Every query of `m` (patches of `limit` faces) equals the reference.
+fn check_all(m: &Mesh, limit: u32, what: &str) {
+    let d = data(m, limit);
+    for q in Query::ALL {
+        let want = reference(&m.indices, m.vertex_count(), q);
+        let got = cpu::run(&d, q, None);
+        assert_eq!(got.len(), want.len(), "{what} {q}: element count");
+        for k in 0..want.len() {
+            assert_eq!(got.of(k), want.of(k), "{what} {q}: element {k}");
+        }
+    }
+}
+
+fn awkward() -> Vec<Mesh> {
+    let p = |x: f32, y: f32, z: f32| Vec3::new(x, y, z);
+    // three triangles on one edge (non-manifold), a bow tie (non-manifold vertex), a vertex no
+    // face uses, a degenerate and a repeated triangle, an isolated triangle
+    let mut m = Mesh::new(
+        "awkward",
+        vec![
+            p(0., 0., 0.),
+            p(1., 0., 0.),
+            p(0., 1., 0.),
+            p(0., -1., 0.),
+            p(0., 0., 1.),
+            p(2., 0., 0.),
+            p(2., 1., 0.),
+            p(9., 9., 9.),
+            p(5., 5., 5.),
+            p(6., 5., 5.),
+            p(5., 6., 5.),
+        ],
+        vec![
+            0, 1, 2, 1, 0, 3, 0, 1, 4, // fin
+            1, 5, 6, // bow tie at vertex 1
+            0, 0, 2, // degenerate
+            0, 1, 2, // repeated
+            8, 9, 10, // isolated
+        ],
+    );
+    m.normals = None;
+    vec![m, rxpipe::mesh::icosphere(0)]
+}
+
+#[test]
+fn queries_equal_the_reference_on_generated_and_awkward_meshes() {
+    for (m, limit) in [
+        (rxpipe::mesh::icosphere(3), 64),
+        (rxpipe::mesh::icosphere(4), 512),
+        (rxpipe::mesh::torus(1.0, 0.3, 48, 16), 100),
+        (rxpipe::mesh::torus(1.0, 0.3, 48, 16), 1),
+    ] {
+        check_all(&m, limit, &format!("{} / {limit}", m.name));
+    }
+    for m in awkward() {
+        for limit in [1, 2, 512] {
+            check_all(&m, limit, &format!("{} / {limit}", m.name));
+        }
+    }
+    // no faces
+    let empty = Mesh::new("empty", vec![Vec3::ZERO; 2], vec![]);
+    check_all(&empty, 512, "empty");
+}
+
+#[test]
+fn queries_equal_the_reference_on_the_shared_meshes() {
+    let Some(dir) = common::meshes() else { return };
+    for name in common::SHARED {
+        let m = rxpipe::io::load_mesh(dir.join(name)).unwrap();
+        check_all(&m, 512, name);
+    }
+}
+
+#[test]
+fn active_sets_answer_only_their_elements() {
+    let m = rxpipe::mesh::icosphere(4);
+    let d = data(&m, 256);
+    for q in Query::ALL {
+        let full = cpu::run(&d, q, None);
+        let active: Vec<bool> = (0..full.len()).map(|k| k % 7 == 3).collect();
+        let some = cpu::run(&d, q, Some(&active));
+        for (k, &on) in active.iter().enumerate() {
+            if on {
+                assert_eq!(some.of(k), full.of(k), "{q} {k}");
+            } else {
+                assert!(some.of(k).is_empty(), "{q} {k} is not active");
+            }
+        }
+    }
+}
+
+#[test]
+fn user_computations_run_per_element() {
+    // valence through VV, and the one-ring average through VV, against the reference lists
+    let m = rxpipe::mesh::torus(1.0, 0.3, 32, 12);
+    let d = data(&m, 128);
+    let valence = cpu::for_each(&d, Query::VV, None, |_, ring| ring.len() as u32);
+    let want = reference(&m.indices, m.vertex_count(), Query::VV);
+    for (v, &n) in valence.iter().enumerate() {
+        assert_eq!(n as usize, want.of(v).len());
+    }
+    assert!(
+        valence.iter().all(|&n| n == 6),
+        "a torus grid has valence 6"
+    );
+    let avg = cpu::for_each(&d, Query::VV, None, |_, ring| {
+        ring.iter().map(|&u| m.positions[u as usize]).sum::<Vec3>() / ring.len() as f32
+    });
+    let v = 5;
+    let manual: Vec3 = want
+        .of(v)
+        .iter()
+        .map(|&u| m.positions[u as usize])
+        .sum::<Vec3>()
+        / 6.0;
+    assert!((avg[v] - manual).length() < 1e-6);
+}
+
+#[test]
+fn results_write_as_one_line_per_element() {
+    let m = rxpipe::mesh::icosphere(0);
+    let r = reference(&m.indices, m.vertex_count(), Query::FV);
+    let mut out = Vec::new();
+    r.write_text(&mut out, "icosphere:0").unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("# rxpipe query fv"));
+    assert_eq!(lines.len(), 1 + m.triangle_count());
+    let first: Vec<u32> = lines[1].split(' ').map(|x| x.parse().unwrap()).collect();
+    assert_eq!(first, m.indices[..3]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Random index buffers over a few vertices: fans, fins, repeats and degenerate faces all
+    /// occur; every query still equals the reference.
+    #[test]
+    fn random_meshes_answer_as_the_reference(
+        nv in 3usize..24,
+        tris in proptest::collection::vec((0u32..24, 0u32..24, 0u32..24), 1..60),
+        limit in 1u32..20,
+    ) {
+        let indices: Vec<u32> = tris
+            .iter()
+            .flat_map(|&(a, b, c)| [a % nv as u32, b % nv as u32, c % nv as u32])
+            .collect();
+        let positions = (0..nv).map(|i| Vec3::new(i as f32, (i * i) as f32, 1.0)).collect();
+        let m = Mesh::new("random", positions, indices);
+        let d = data(&m, limit);
+        for q in Query::ALL {
+            let want = reference(&m.indices, m.vertex_count(), q);
+            let got = cpu::run(&d, q, None);
+            prop_assert_eq!(got.len(), want.len());
+            for k in 0..want.len() {
+                prop_assert_eq!(got.of(k), want.of(k), "{} element {}", q, k);
+            }
+        }
+    }
+}
