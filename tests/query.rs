@@ -181,3 +181,88 @@ proptest! {
         }
     }
 }
+
+/// The GPU's lists for `m` (patches of `limit` faces), every query, whole and with an active
+/// set, equal the CPU's.
+fn gpu_equals_cpu(
+    q_gpu: &rxpipe::patch::query::cuda::CudaQueries,
+    m: &Mesh,
+    limit: u32,
+    what: &str,
+) {
+    use rxpipe::patch::query::cuda::DevicePatchData;
+    let d = data(m, limit);
+    let dd = DevicePatchData::upload(&q_gpu.gpu, &d).unwrap();
+    for q in Query::ALL {
+        let want = cpu::run(&d, q, None);
+        let got = q_gpu.run(&dd, q, None).unwrap();
+        assert_eq!(got.offsets, want.offsets, "{what} {q}: list lengths");
+        assert_eq!(got.items, want.items, "{what} {q}: lists");
+        let active: Vec<bool> = (0..want.len()).map(|k| k % 3 == 1).collect();
+        let want = cpu::run(&d, q, Some(&active));
+        let got = q_gpu.run(&dd, q, Some(&active)).unwrap();
+        assert_eq!(got, want, "{what} {q}: active set");
+    }
+}
+
+#[test]
+fn gpu_queries_equal_the_cpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let qg = rxpipe::patch::query::cuda::CudaQueries::new(gpu).unwrap();
+    for (m, limit) in [
+        (rxpipe::mesh::icosphere(4), 512),
+        (rxpipe::mesh::torus(1.0, 0.3, 48, 16), 100),
+        (rxpipe::mesh::torus(1.0, 0.3, 48, 16), 1),
+    ] {
+        gpu_equals_cpu(&qg, &m, limit, &format!("{} / {limit}", m.name));
+    }
+    for m in awkward() {
+        for limit in [1, 2, 512] {
+            gpu_equals_cpu(&qg, &m, limit, &format!("{} / {limit}", m.name));
+        }
+    }
+    gpu_equals_cpu(
+        &qg,
+        &Mesh::new("empty", vec![Vec3::ZERO; 2], vec![]),
+        512,
+        "empty",
+    );
+    if let Some(dir) = common::meshes() {
+        for name in common::SHARED {
+            let m = rxpipe::io::load_mesh(dir.join(name)).unwrap();
+            gpu_equals_cpu(&qg, &m, 512, name);
+        }
+    }
+}
+
+#[test]
+fn gpu_user_computations_run_per_element_and_bad_ones_name_their_line() {
+    let Some(gpu) = common::gpu() else { return };
+    use rxpipe::patch::query::cuda::{CudaQueries, DevicePatchData};
+    let m = rxpipe::mesh::torus(1.0, 0.3, 32, 12);
+    let d = data(&m, 128);
+    let dd = DevicePatchData::upload(&gpu, &d).unwrap();
+    // the built-in computation: each list's length (the valence, for VV)
+    let qg = CudaQueries::new(gpu.clone()).unwrap();
+    let valence = qg.for_each(&dd, Query::VV, None, &[], 1).unwrap();
+    let cpu_valence = cpu::for_each(&d, Query::VV, None, |_, ring| ring.len() as f32);
+    assert_eq!(valence, cpu_valence);
+    // a user's: the largest neighbour id plus the element's own, with an active set
+    let src = "__device__ void rxq_user(unsigned e, const unsigned* l, unsigned n, const float* in,\n                         float* out) {\n  unsigned m = 0;\n  for (unsigned i = 0; i < n; ++i) m = max(m, l[i]);\n  out[e] = (float)(m + e) + in[0];\n}\n";
+    let qg = CudaQueries::with_user(gpu.clone(), "largest.cu", src).unwrap();
+    let active: Vec<bool> = (0..m.vertex_count()).map(|v| v % 2 == 0).collect();
+    let got = qg
+        .for_each(&dd, Query::VF, Some(&active), &[0.5], 1)
+        .unwrap();
+    let want = cpu::for_each(&d, Query::VF, Some(&active), |e, l| {
+        (l.iter().copied().max().unwrap_or(0) + e) as f32 + 0.5
+    });
+    assert_eq!(got, want);
+    // a computation that does not compile: the error names the file and the line
+    let bad = "__device__ void rxq_user(unsigned e, const unsigned* l, unsigned n, const float* in,\n                         float* out) {\n  out[e] = undefined_name;\n}\n";
+    let e = CudaQueries::with_user(gpu, "bad_user.cu", bad)
+        .err()
+        .expect("a compile error");
+    let msg = e.to_string();
+    assert!(msg.contains("bad_user.cu(3)"), "{msg}");
+}

@@ -1,0 +1,233 @@
+// The eight RXMesh queries on the GPU (src/patch/query/cuda.rs): one block per patch, the patch's
+// two matrices (EV: two local vertices per local edge; FE: three `local edge << 1 | flipped` per
+// local face) in shared memory, every owned source element answered from them and their
+// transposes, built in shared memory with atomics. Results are global ids in the order
+// src/patch/query/mod.rs documents: FV and FE in the face's corner order, EV smaller vertex
+// first, the others ascending, each once.
+//
+// Three passes over the same code: RXQ_COUNT writes each active owned element's list length,
+// RXQ_FILL writes its list at its offset (then sorts it), RXQ_USER calls the user's function on
+// each list the fill pass wrote. The user's `rxq_user` (spliced in before this file) is
+//   __device__ void rxq_user(unsigned element, const unsigned* list, unsigned n,
+//                            const float* in, float* out)
+// with `in` the user's input (say positions) and `out` its output, which it writes for its
+// element (out[element], or out[3 * element + k] for three floats per element).
+
+#define RXQ_COUNT 0
+#define RXQ_FILL 1
+#define RXQ_USER 2
+
+#define RXQ_VV 0
+#define RXQ_VE 1
+#define RXQ_VF 2
+#define RXQ_EV 3
+#define RXQ_EF 4
+#define RXQ_FV 5
+#define RXQ_FE 6
+#define RXQ_FF 7
+
+// One patch: offsets into the concatenated local-to-global maps (and the matrices, which follow
+// the edge and face maps), sizes and owned counts (src/patch/query/cuda.rs: PatchInfo).
+struct RxqPatch {
+    unsigned v_off, e_off, f_off;
+    unsigned nv, ne, nf;
+    unsigned ov, oe, of;
+};
+
+// The source kind of a query: 0 vertex, 1 edge, 2 face.
+__device__ __forceinline__ unsigned rxq_source(unsigned q) {
+    return q <= RXQ_VF ? 0u : (q <= RXQ_EF ? 1u : 2u);
+}
+
+// Sorts list[0..n) ascending (lists are short; a fin's may be long, and stays correct).
+__device__ void rxq_sort(unsigned* list, unsigned n) {
+    for (unsigned i = 1; i < n; ++i) {
+        const unsigned x = list[i];
+        unsigned j = i;
+        while (j > 0 && list[j - 1] > x) {
+            list[j] = list[j - 1];
+            --j;
+        }
+        list[j] = x;
+    }
+}
+
+// Dynamic shared memory: the matrices, then one counter (or cursor) per local element of the
+// transposed kind, then (FF) each local edge's faces.
+extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
+                                     const unsigned* __restrict__ lv,
+                                     const unsigned* __restrict__ le,
+                                     const unsigned* __restrict__ lf,
+                                     const unsigned short* __restrict__ ev_all,
+                                     const unsigned short* __restrict__ fe_all, unsigned q,
+                                     unsigned pass, const unsigned char* __restrict__ active,
+                                     unsigned* __restrict__ counts,
+                                     const unsigned* __restrict__ offsets,
+                                     unsigned* __restrict__ items,
+                                     const float* __restrict__ user_in,
+                                     float* __restrict__ user_out) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const RxqPatch P = patches[blockIdx.x];
+    const unsigned t = threadIdx.x, T = blockDim.x;
+    const unsigned src = rxq_source(q);
+    const unsigned owned = src == 0 ? P.ov : (src == 1 ? P.oe : P.of);
+    const unsigned* gsrc = src == 0 ? lv + P.v_off : (src == 1 ? le + P.e_off : lf + P.f_off);
+    // a block whose patch owns no active element retires
+    bool any = false;
+    for (unsigned k = t; k < owned && !any; k += T) any = !active || active[gsrc[k]];
+    if (!__syncthreads_or(any)) return;
+    const bool on_active = active != nullptr;
+    auto is_active = [&](unsigned k) { return !on_active || active[gsrc[k]]; };
+    // the user pass reads what the fill pass wrote
+    if (pass == RXQ_USER) {
+        for (unsigned k = t; k < owned; k += T) {
+            if (!is_active(k)) continue;
+            const unsigned g = gsrc[k];
+            const unsigned o = offsets[g];
+            rxq_user(g, items + o, offsets[g + 1] - o, user_in, user_out);
+        }
+        return;
+    }
+    unsigned short* ev = reinterpret_cast<unsigned short*>(smem);
+    unsigned short* fe = ev + 2 * P.ne;
+    unsigned* cnt = reinterpret_cast<unsigned*>(smem + ((2 * (2 * P.ne + 3 * P.nf) + 15) & ~15u));
+    const unsigned short* gev = ev_all + 2ull * P.e_off;
+    const unsigned short* gfe = fe_all + 3ull * P.f_off;
+    for (unsigned i = t; i < 2 * P.ne; i += T) ev[i] = gev[i];
+    for (unsigned i = t; i < 3 * P.nf; i += T) fe[i] = gfe[i];
+    const unsigned* gv = lv + P.v_off;
+    const unsigned* ge = le + P.e_off;
+    const unsigned* gf = lf + P.f_off;
+    // corner c of local face f, as a local vertex
+    auto corner = [&](unsigned f, unsigned c) {
+        const unsigned e = fe[3 * f + c];
+        return (unsigned)ev[2 * (e >> 1) + (e & 1)];
+    };
+    __syncthreads();
+    // the fixed-length queries: straight from the matrices
+    if (q == RXQ_FV || q == RXQ_FE || q == RXQ_EV) {
+        const unsigned n = q == RXQ_EV ? 2 : 3;
+        for (unsigned k = t; k < owned; k += T) {
+            if (!is_active(k)) continue;
+            const unsigned g = gsrc[k];
+            if (pass == RXQ_COUNT) {
+                counts[g] = n;
+                continue;
+            }
+            unsigned* out = items + offsets[g];
+            for (unsigned c = 0; c < n; ++c) {
+                out[c] = q == RXQ_FV ? gv[corner(k, c)]
+                         : q == RXQ_FE ? ge[fe[3 * k + c] >> 1]
+                                       : gv[ev[2 * k + c]];
+            }
+        }
+        return;
+    }
+    // the transposes: a counter per owned source (per local edge for FF's edge-face lists)
+    const unsigned ncnt = q == RXQ_FF ? P.ne : owned;
+    for (unsigned i = t; i < ncnt; i += T) cnt[i] = 0;
+    __syncthreads();
+    // each local element adds itself to its owned neighbours' lists: in the count pass a count,
+    // in the fill pass a slot of the list (the order is fixed by the sort afterwards)
+    auto add = [&](unsigned k, unsigned value) {
+        if (k >= owned || !is_active(k)) return;
+        const unsigned slot = atomicAdd(&cnt[k], 1u);
+        if (pass == RXQ_FILL) items[offsets[gsrc[k]] + slot] = value;
+    };
+    if (q == RXQ_VV || q == RXQ_VE) {
+        for (unsigned e = t; e < P.ne; e += T) {
+            const unsigned a = ev[2 * e], b = ev[2 * e + 1];
+            if (q == RXQ_VV) {
+                if (a != b) {
+                    add(a, gv[b]);
+                    add(b, gv[a]);
+                }
+            } else {
+                add(a, ge[e]);
+                if (b != a) add(b, ge[e]);
+            }
+        }
+    } else if (q == RXQ_VF || q == RXQ_EF) {
+        for (unsigned f = t; f < P.nf; f += T) {
+            unsigned seen[3];
+            for (unsigned c = 0; c < 3; ++c) {
+                const unsigned x = q == RXQ_VF ? corner(f, c) : (unsigned)(fe[3 * f + c] >> 1);
+                seen[c] = x;
+                // a degenerate face names a vertex (or an edge) twice: once is enough
+                if ((c > 0 && seen[0] == x) || (c > 1 && seen[1] == x)) continue;
+                add(x, gf[f]);
+            }
+        }
+    } else {
+        // FF: the faces of every local edge (local face ids, each face once per edge), then each
+        // owned face's neighbours through its edges
+        for (unsigned f = t; f < P.nf; f += T) {
+            for (unsigned c = 0; c < 3; ++c) {
+                const unsigned e = fe[3 * f + c] >> 1;
+                if ((c > 0 && (fe[3 * f] >> 1) == e) || (c > 1 && (fe[3 * f + 1] >> 1) == e))
+                    continue;
+                atomicAdd(&cnt[e], 1u);
+            }
+        }
+        __syncthreads();
+        // offsets of the edge lists (a serial scan: a patch has a few hundred edges)
+        unsigned* start = cnt + P.ne;
+        unsigned short* ef = reinterpret_cast<unsigned short*>(start + P.ne + 1);
+        if (t == 0) {
+            unsigned s = 0;
+            for (unsigned e = 0; e < P.ne; ++e) {
+                start[e] = s;
+                s += cnt[e];
+                cnt[e] = start[e];
+            }
+            start[P.ne] = s;
+        }
+        __syncthreads();
+        for (unsigned f = t; f < P.nf; f += T) {
+            for (unsigned c = 0; c < 3; ++c) {
+                const unsigned e = fe[3 * f + c] >> 1;
+                if ((c > 0 && (fe[3 * f] >> 1) == e) || (c > 1 && (fe[3 * f + 1] >> 1) == e))
+                    continue;
+                ef[atomicAdd(&cnt[e], 1u)] = (unsigned short)f;
+            }
+        }
+        __syncthreads();
+        // owned face k: every face g != k on one of its edges, counted at its first edge
+        for (unsigned k = t; k < owned; k += T) {
+            if (!is_active(k)) continue;
+            unsigned n = 0;
+            unsigned* out = pass == RXQ_FILL ? items + offsets[gf[k]] : nullptr;
+            unsigned es[3];
+            for (unsigned c = 0; c < 3; ++c) es[c] = fe[3 * k + c] >> 1;
+            for (unsigned c = 0; c < 3; ++c) {
+                if ((c > 0 && es[0] == es[c]) || (c > 1 && es[1] == es[c])) continue;
+                for (unsigned i = start[es[c]]; i < start[es[c] + 1]; ++i) {
+                    const unsigned g = ef[i];
+                    if (g == k) continue;
+                    bool earlier = false;
+                    for (unsigned d = 0; d < c && !earlier; ++d) {
+                        if ((d > 0 && es[0] == es[d])) continue;
+                        for (unsigned j = start[es[d]]; j < start[es[d] + 1]; ++j)
+                            if (ef[j] == g) {
+                                earlier = true;
+                                break;
+                            }
+                    }
+                    if (earlier) continue;
+                    if (out) out[n] = gf[g];
+                    ++n;
+                }
+            }
+            if (pass == RXQ_COUNT) counts[gf[k]] = n;
+            else rxq_sort(out, n);
+        }
+        return;
+    }
+    __syncthreads();
+    for (unsigned k = t; k < owned; k += T) {
+        if (!is_active(k)) continue;
+        const unsigned g = gsrc[k];
+        if (pass == RXQ_COUNT) counts[g] = cnt[k];
+        else rxq_sort(items + offsets[g], cnt[k]);
+    }
+}

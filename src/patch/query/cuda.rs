@@ -1,0 +1,306 @@
+//! The queries on the GPU (kernels/query.cu): one block per patch, the patch's EV and FE in shared
+//! memory, every owned source element answered from them and their transposes. A query runs in
+//! passes over the same kernel: count each list, lay the lists out (a prefix sum), fill them; a
+//! user computation runs as one more pass over the filled lists.
+//!
+//! The user computation is CUDA C spliced into the kernel, as vertex shaders are:
+//! `__device__ void rxq_user(unsigned element, const unsigned* list, unsigned n, const float* in,
+//! float* out)`, called once per active source element with its list (global ids, in the
+//! documented order), the user's input floats (positions, say) and the output, of which it
+//! writes its element's floats (`out[element]`, or `out[3 * element + k]`). Compile errors name
+//! the user's file and line.
+
+use super::{sources, Query, QueryResult};
+use crate::gpu::kernels::Source;
+use crate::gpu::{launch, Gpu, GpuError};
+use crate::patch::PatchData;
+use cudarc::driver::{CudaModule, CudaSlice, DeviceRepr, PushKernelArg};
+use std::sync::Arc;
+
+/// The query kernels.
+pub const KERNELS: Source<'static> = crate::kernel_source!("query.cu");
+
+/// The user computation compiled when none is given: a list's length (a vertex's valence for VV).
+pub const USER_LENGTH: &str = "__device__ void rxq_user(unsigned element, const unsigned* list, unsigned n,\n                         const float* in, float* out) {\n    out[element] = (float)n;\n}\n";
+
+/// Threads per block (per patch).
+const BLOCK: u32 = 256;
+/// Shared memory a block may use without opting in.
+const SHARED_LIMIT: usize = 48 * 1024;
+
+/// One patch as the kernel reads it (`RxqPatch` in kernels/query.cu).
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct PatchInfo {
+    v_off: u32,
+    e_off: u32,
+    f_off: u32,
+    nv: u32,
+    ne: u32,
+    nf: u32,
+    ov: u32,
+    oe: u32,
+    of: u32,
+}
+
+// SAFETY: nine u32, the layout of the CUDA struct.
+unsafe impl DeviceRepr for PatchInfo {}
+
+/// The patch data on the device: every patch's maps and matrices, end to end.
+pub struct DevicePatchData {
+    patches: CudaSlice<PatchInfo>,
+    lv: CudaSlice<u32>,
+    le: CudaSlice<u32>,
+    lf: CudaSlice<u32>,
+    ev: CudaSlice<u16>,
+    fe: CudaSlice<u16>,
+    count: u32,
+    vertices: usize,
+    edges: usize,
+    faces: usize,
+    /// the largest patch's shared memory for the transposes (FF needs the most)
+    shared_ff: usize,
+    shared: usize,
+}
+
+impl DevicePatchData {
+    /// Uploads `d`. A patch too large for a block's shared memory is an error naming it.
+    pub fn upload(gpu: &Gpu, d: &PatchData) -> Result<DevicePatchData, GpuError> {
+        let mut info = Vec::with_capacity(d.patches.len());
+        let (mut lv, mut le, mut lf) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut ev, mut fe) = (Vec::new(), Vec::new());
+        let (mut shared, mut shared_ff) = (0usize, 0usize);
+        for (k, p) in d.patches.iter().enumerate() {
+            let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
+            let matrices = (2 * (2 * ne + 3 * nf)).next_multiple_of(16);
+            let owned = (p.owned_vertices.max(p.owned_edges).max(p.owned_faces)) as usize;
+            let s = matrices + 4 * owned;
+            let s_ff = matrices + 4 * (2 * ne + 1) + 2 * 3 * nf;
+            if s_ff > SHARED_LIMIT {
+                return Err(GpuError::Limit(format!(
+                    "patch {k} with its ribbon ({nv} vertices, {ne} edges, {nf} faces) needs {s_ff} bytes of shared memory for its queries, more than a block has ({SHARED_LIMIT}); patch with a smaller size"
+                )));
+            }
+            shared = shared.max(s);
+            shared_ff = shared_ff.max(s_ff);
+            info.push(PatchInfo {
+                v_off: lv.len() as u32,
+                e_off: le.len() as u32,
+                f_off: lf.len() as u32,
+                nv: nv as u32,
+                ne: ne as u32,
+                nf: nf as u32,
+                ov: p.owned_vertices as u32,
+                oe: p.owned_edges as u32,
+                of: p.owned_faces as u32,
+            });
+            lv.extend_from_slice(&p.vertices);
+            le.extend_from_slice(&p.edges);
+            lf.extend_from_slice(&p.faces);
+            ev.extend_from_slice(&p.ev);
+            fe.extend_from_slice(&p.fe);
+        }
+        Ok(DevicePatchData {
+            patches: gpu.upload(&info, "patches")?,
+            lv: gpu.upload(&lv, "patch vertex maps")?,
+            le: gpu.upload(&le, "patch edge maps")?,
+            lf: gpu.upload(&lf, "patch face maps")?,
+            ev: gpu.upload(&ev, "patch EV matrices")?,
+            fe: gpu.upload(&fe, "patch FE matrices")?,
+            count: info.len() as u32,
+            vertices: d.vertex_owner.len(),
+            edges: d.edges.len(),
+            faces: d.face_owner.len(),
+            shared_ff,
+            shared,
+        })
+    }
+}
+
+/// The query kernels compiled with one user computation.
+pub struct CudaQueries {
+    pub gpu: Arc<Gpu>,
+    module: Arc<CudaModule>,
+}
+
+impl CudaQueries {
+    /// The kernels with the default user computation ([`USER_LENGTH`]).
+    pub fn new(gpu: Arc<Gpu>) -> Result<CudaQueries, GpuError> {
+        CudaQueries::with_user(gpu, "rxq_user (built in)", USER_LENGTH)
+    }
+
+    /// The kernels with the user computation `source` (CUDA C defining `rxq_user`); `name` is
+    /// what compile errors call it.
+    pub fn with_user(gpu: Arc<Gpu>, name: &str, source: &str) -> Result<CudaQueries, GpuError> {
+        let module = gpu.module("query", &[Source { name, text: source }, KERNELS], &[])?;
+        Ok(CudaQueries { gpu, module })
+    }
+
+    /// One pass of `q` over every patch.
+    #[allow(clippy::too_many_arguments)]
+    fn pass(
+        &self,
+        d: &DevicePatchData,
+        q: Query,
+        pass: u32,
+        active: Option<&CudaSlice<u8>>,
+        counts: &mut CudaSlice<u32>,
+        offsets: &CudaSlice<u32>,
+        items: &mut CudaSlice<u32>,
+        user: (&CudaSlice<f32>, &mut CudaSlice<f32>),
+    ) -> Result<(), GpuError> {
+        if d.count == 0 {
+            return Ok(());
+        }
+        let f = self.gpu.function(&self.module, "rxq_query")?;
+        let qn = Query::ALL.iter().position(|&x| x == q).expect("a query") as u32;
+        let smem = if q == Query::FF {
+            d.shared_ff
+        } else {
+            d.shared
+        };
+        let null = 0u64;
+        let mut l = self.gpu.stream.launch_builder(&f);
+        l.arg(&d.patches)
+            .arg(&d.lv)
+            .arg(&d.le)
+            .arg(&d.lf)
+            .arg(&d.ev)
+            .arg(&d.fe)
+            .arg(&qn)
+            .arg(&pass);
+        match active {
+            Some(a) => l.arg(a),
+            None => l.arg(&null),
+        };
+        l.arg(counts)
+            .arg(offsets)
+            .arg(items)
+            .arg(user.0)
+            .arg(user.1);
+        // SAFETY: one block per patch; the patch table's offsets and sizes describe the
+        // uploaded maps and matrices, the shared memory covers the largest patch's needs, and
+        // counts, offsets, items and the user's output are sized for the query's source and
+        // result counts (the fill pass writes exactly the counted lists).
+        unsafe { launch(l, d.count, BLOCK, smem as u32, "rxq_query") }
+    }
+
+    /// Answers `q` for every element (or the `active` ones: one flag per source element; the
+    /// others get empty lists).
+    pub fn run(
+        &self,
+        d: &DevicePatchData,
+        q: Query,
+        active: Option<&[bool]>,
+    ) -> Result<QueryResult, GpuError> {
+        Ok(self.passes(d, q, active, None)?.0)
+    }
+
+    /// Runs the user computation on every (active) element's list of `q`, with `input` as its
+    /// `in` and an output of `per_element` floats per source element (zero where it did not
+    /// run), which it returns.
+    pub fn for_each(
+        &self,
+        d: &DevicePatchData,
+        q: Query,
+        active: Option<&[bool]>,
+        input: &[f32],
+        per_element: usize,
+    ) -> Result<Vec<f32>, GpuError> {
+        Ok(self.passes(d, q, active, Some((input, per_element)))?.1)
+    }
+
+    fn passes(
+        &self,
+        d: &DevicePatchData,
+        q: Query,
+        active: Option<&[bool]>,
+        user: Option<(&[f32], usize)>,
+    ) -> Result<(QueryResult, Vec<f32>), GpuError> {
+        let gpu = &self.gpu;
+        let n = sources(q, d.vertices, d.edges, d.faces);
+        if let Some(a) = active {
+            if a.len() != n {
+                return Err(GpuError::Limit(format!(
+                    "{} active flags for {n} source elements of {q}",
+                    a.len()
+                )));
+            }
+        }
+        let active_d = match active {
+            Some(a) => {
+                let flags: Vec<u8> = a.iter().map(|&x| x as u8).collect();
+                Some(gpu.upload(&flags, "active elements")?)
+            }
+            None => None,
+        };
+        let per = user.map_or(1, |u| u.1.max(1));
+        let input = gpu.upload(user.map_or(&[0.0][..], |u| u.0), "the user's input")?;
+        let mut out: CudaSlice<f32> = gpu.zeros((n * per).max(1), "the user's output")?;
+        let mut counts: CudaSlice<u32> = gpu.zeros(n.max(1), "query list lengths")?;
+        let mut items: CudaSlice<u32> = gpu.zeros(1, "query lists")?;
+        let none: CudaSlice<u32> = gpu.zeros(1, "no offsets")?;
+        let a = active_d.as_ref();
+        self.pass(
+            d,
+            q,
+            0,
+            a,
+            &mut counts,
+            &none,
+            &mut items,
+            (&input, &mut out),
+        )?;
+        let lengths = gpu.download(&counts, n)?;
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u32);
+        let mut total = 0u64;
+        for &c in &lengths {
+            total += c as u64;
+            if total > u32::MAX as u64 {
+                return Err(GpuError::Limit(format!(
+                    "{q} lists hold more than {} entries",
+                    u32::MAX
+                )));
+            }
+            offsets.push(total as u32);
+        }
+        let offsets_d = gpu.upload(&offsets, "query list offsets")?;
+        items = gpu.zeros((total as usize).max(1), "query lists")?;
+        self.pass(
+            d,
+            q,
+            1,
+            a,
+            &mut counts,
+            &offsets_d,
+            &mut items,
+            (&input, &mut out),
+        )?;
+        if user.is_some() {
+            self.pass(
+                d,
+                q,
+                2,
+                a,
+                &mut counts,
+                &offsets_d,
+                &mut items,
+                (&input, &mut out),
+            )?;
+        }
+        let items = gpu.download(&items, total as usize)?;
+        let out = match user {
+            Some(_) => gpu.download(&out, n * per)?,
+            None => Vec::new(),
+        };
+        Ok((
+            QueryResult {
+                query: Some(q),
+                offsets,
+                items,
+            },
+            out,
+        ))
+    }
+}
