@@ -52,13 +52,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         *hist.entry(n).or_insert(0usize) += 1;
     }
     println!("valence histogram (valence: vertices): {hist:?}");
-    let moved: f32 = average
+    // (vertices no face uses have no ring)
+    let (sum, used) = average
         .iter()
         .zip(&mesh.positions)
-        .map(|(a, p)| a.distance(*p))
-        .sum::<f32>()
-        / mesh.vertex_count().max(1) as f32;
-    println!("mean distance from a vertex to its one-ring's average: {moved:.6}");
+        .zip(&valence)
+        .filter(|(_, &n)| n > 0)
+        .fold((0.0f32, 0usize), |(s, k), ((a, p), _)| (s + a.distance(*p), k + 1));
+    println!(
+        "mean distance from a vertex to its one-ring's average: {:.6}",
+        sum / used.max(1) as f32
+    );
 
     // the GPU: the same computation as a CUDA device function
     let Ok(gpu) = rxpipe::gpu::Gpu::new() else {
