@@ -58,7 +58,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .zip(&mesh.positions)
         .zip(&valence)
         .filter(|(_, &n)| n > 0)
-        .fold((0.0f32, 0usize), |(s, k), ((a, p), _)| (s + a.distance(*p), k + 1));
+        .fold((0.0f32, 0usize), |(s, k), ((a, p), _)| {
+            (s + a.distance(*p), k + 1)
+        });
     println!(
         "mean distance from a vertex to its one-ring's average: {:.6}",
         sum / used.max(1) as f32
