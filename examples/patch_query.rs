@@ -42,11 +42,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{}: {}", mesh.name, p.report);
 
     // the CPU: a closure per vertex and its one-ring
-    let valence = cpu::for_each(&data, Query::VV, None, |_, ring| ring.len() as u32);
+    let valence = cpu::for_each(&data, Query::VV, None, |_, ring| ring.len() as u32)?;
     let average = cpu::for_each(&data, Query::VV, None, |_, ring| {
         let sum: glam::Vec3 = ring.iter().map(|&u| mesh.positions[u as usize]).sum();
         sum / ring.len().max(1) as f32
-    });
+    })?;
     let mut hist = std::collections::BTreeMap::new();
     for &n in &valence {
         *hist.entry(n).or_insert(0usize) += 1;

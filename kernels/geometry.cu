@@ -422,9 +422,9 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
 // places of `out`. The patches to shade (all of them, or those a frame stage kept) are given as
 // runs of consecutive list entries: run r is entries runs[3r] .. + runs[3r + 1], the
 // runs[3r + 2]-th onwards of the `total` entries shaded. One thread per entry shaded, consecutive
-// threads on consecutive entries (a warp per patch, tried first, left the SMs' last wave mostly
-// idle: 17.7 thousand patches of about 290 entries are 2.1 waves of warps on an H100); a thread
-// finds its run by binary search over the runs' places (one run when every patch is shaded).
+// threads on consecutive entries, so every warp is full whatever the patches' sizes (a warp per
+// patch, tried first, was slower on the H100: benches/results/h100-geometry.md); a thread finds
+// its run by binary search over the runs' places (one run when every patch is shaded).
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     patch_shade(const VertexIn* __restrict__ vin, const unsigned* __restrict__ vids,
                 const unsigned* __restrict__ runs, unsigned nruns, unsigned total, Uniforms u,

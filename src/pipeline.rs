@@ -717,9 +717,14 @@ impl Pipeline {
         }
         let (vertices, triangles) = (wm.vertex_count(), wm.triangle_count());
         // the patches' bounds, for per-patch culling (the patch order ran on the host)
-        let patches = match wm.patching().cloned() {
-            Some(p) => crate::patch::PatchBounds::build(wm.host()?, &p).map(Arc::new),
-            None => None,
+        // (asked only with a patching, so a mesh the passes left on the device stays there)
+        let patches = if wm.patching().is_some() {
+            match wm.host_with_patching()? {
+                (m, Some(p)) => crate::patch::PatchBounds::build(m, p).map(Arc::new),
+                _ => None,
+            }
+        } else {
+            None
         };
         let t = Instant::now();
         let layout = self.strategy.layout();

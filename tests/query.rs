@@ -27,7 +27,7 @@ fn check_all(m: &Mesh, limit: u32, what: &str) {
     let d = data(m, limit);
     for q in Query::ALL {
         let want = reference(&m.indices, m.vertex_count(), q);
-        let got = cpu::run(&d, q, None);
+        let got = cpu::run(&d, q, None).unwrap();
         assert_eq!(got.len(), want.len(), "{what} {q}: element count");
         for k in 0..want.len() {
             assert_eq!(got.of(k), want.of(k), "{what} {q}: element {k}");
@@ -100,9 +100,9 @@ fn active_sets_answer_only_their_elements() {
     let m = rxpipe::mesh::icosphere(4);
     let d = data(&m, 256);
     for q in Query::ALL {
-        let full = cpu::run(&d, q, None);
+        let full = cpu::run(&d, q, None).unwrap();
         let active: Vec<bool> = (0..full.len()).map(|k| k % 7 == 3).collect();
-        let some = cpu::run(&d, q, Some(&active));
+        let some = cpu::run(&d, q, Some(&active)).unwrap();
         for (k, &on) in active.iter().enumerate() {
             if on {
                 assert_eq!(some.of(k), full.of(k), "{q} {k}");
@@ -118,7 +118,7 @@ fn user_computations_run_per_element() {
     // valence through VV, and the one-ring average through VV, against the reference lists
     let m = rxpipe::mesh::torus(1.0, 0.3, 32, 12);
     let d = data(&m, 128);
-    let valence = cpu::for_each(&d, Query::VV, None, |_, ring| ring.len() as u32);
+    let valence = cpu::for_each(&d, Query::VV, None, |_, ring| ring.len() as u32).unwrap();
     let want = reference(&m.indices, m.vertex_count(), Query::VV);
     for (v, &n) in valence.iter().enumerate() {
         assert_eq!(n as usize, want.of(v).len());
@@ -129,7 +129,8 @@ fn user_computations_run_per_element() {
     );
     let avg = cpu::for_each(&d, Query::VV, None, |_, ring| {
         ring.iter().map(|&u| m.positions[u as usize]).sum::<Vec3>() / ring.len() as f32
-    });
+    })
+    .unwrap();
     let v = 5;
     let manual: Vec3 = want
         .of(v)
@@ -173,7 +174,7 @@ proptest! {
         let d = data(&m, limit);
         for q in Query::ALL {
             let want = reference(&m.indices, m.vertex_count(), q);
-            let got = cpu::run(&d, q, None);
+            let got = cpu::run(&d, q, None).unwrap();
             prop_assert_eq!(got.len(), want.len());
             for k in 0..want.len() {
                 prop_assert_eq!(got.of(k), want.of(k), "{} element {}", q, k);
@@ -194,12 +195,12 @@ fn gpu_equals_cpu(
     let d = data(m, limit);
     let dd = DevicePatchData::upload(&q_gpu.gpu, &d).unwrap();
     for q in Query::ALL {
-        let want = cpu::run(&d, q, None);
+        let want = cpu::run(&d, q, None).unwrap();
         let got = q_gpu.run(&dd, q, None).unwrap();
         assert_eq!(got.offsets, want.offsets, "{what} {q}: list lengths");
         assert_eq!(got.items, want.items, "{what} {q}: lists");
         let active: Vec<bool> = (0..want.len()).map(|k| k % 3 == 1).collect();
-        let want = cpu::run(&d, q, Some(&active));
+        let want = cpu::run(&d, q, Some(&active)).unwrap();
         let got = q_gpu.run(&dd, q, Some(&active)).unwrap();
         assert_eq!(got, want, "{what} {q}: active set");
     }
@@ -245,7 +246,7 @@ fn gpu_user_computations_run_per_element_and_bad_ones_name_their_line() {
     // the built-in computation: each list's length (the valence, for VV)
     let qg = CudaQueries::new(gpu.clone()).unwrap();
     let valence = qg.for_each(&dd, Query::VV, None, &[], 1).unwrap();
-    let cpu_valence = cpu::for_each(&d, Query::VV, None, |_, ring| ring.len() as f32);
+    let cpu_valence = cpu::for_each(&d, Query::VV, None, |_, ring| ring.len() as f32).unwrap();
     assert_eq!(valence, cpu_valence);
     // a user's: the largest neighbour id plus the element's own, with an active set
     let src = "__device__ void rxq_user(unsigned e, const unsigned* l, unsigned n, const float* in,\n                         float* out) {\n  unsigned m = 0;\n  for (unsigned i = 0; i < n; ++i) m = max(m, l[i]);\n  out[e] = (float)(m + e) + in[0];\n}\n";
@@ -256,7 +257,8 @@ fn gpu_user_computations_run_per_element_and_bad_ones_name_their_line() {
         .unwrap();
     let want = cpu::for_each(&d, Query::VF, Some(&active), |e, l| {
         (l.iter().copied().max().unwrap_or(0) + e) as f32 + 0.5
-    });
+    })
+    .unwrap();
     assert_eq!(got, want);
     // a computation that does not compile: the error names the file and the line
     let bad = "__device__ void rxq_user(unsigned e, const unsigned* l, unsigned n, const float* in,\n                         float* out) {\n  out[e] = undefined_name;\n}\n";
@@ -265,4 +267,13 @@ fn gpu_user_computations_run_per_element_and_bad_ones_name_their_line() {
         .expect("a compile error");
     let msg = e.to_string();
     assert!(msg.contains("bad_user.cu(3)"), "{msg}");
+}
+
+#[test]
+fn an_active_set_of_the_wrong_length_is_an_error() {
+    let m = rxpipe::mesh::icosphere(2);
+    let d = data(&m, 64);
+    let e = cpu::run(&d, Query::VV, Some(&[true; 3])).unwrap_err();
+    assert!(e.to_string().contains("3 active flags"), "{e}");
+    assert!(cpu::for_each(&d, Query::FF, Some(&[]), |_, l| l.len()).is_err());
 }

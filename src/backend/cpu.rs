@@ -50,21 +50,13 @@ impl Api for CpuApi {
     }
 
     fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<CpuMesh, Error> {
-        let patch_of_face = match (layout.patches, mesh.patching()) {
-            (false, _) => None,
-            (true, Some(p)) => Some(p.patch_of_face.clone()),
-            (true, None) => return Err(GeometryError::NoPatches.into()),
-        };
-        // (the patching is read first: changing the host mesh forgets it)
+        // (the lists first: changing the host mesh forgets its patching)
+        let patches = super::patch_lists(mesh, layout)?;
         let m = mesh.host_mut()?;
         let vertices: Arc<[VertexIn]> = VertexIn::from_mesh(m).into();
         let indices = std::mem::take(&mut m.indices);
         let batches = match layout.batches {
             Some((mi, mv)) => Some(Batches::build(&indices, vertices.len(), mi, mv)?),
-            None => None,
-        };
-        let patches = match patch_of_face {
-            Some(p) => Some(PatchBatches::build(&indices, vertices.len(), &p)?),
             None => None,
         };
         Ok(CpuMesh {

@@ -5,7 +5,7 @@
 use super::{Api, BackendKind, DrawRef};
 use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue};
 use crate::geometry::VertexIn;
-use crate::geometry::{GeometryError, GeometryStats, Layout, PatchBatches, Strategy, Uniforms};
+use crate::geometry::{GeometryError, GeometryStats, Layout, Strategy, Uniforms};
 use crate::gpu::Gpu;
 use crate::passes::WorkingMesh;
 use crate::raster::cuda::{CudaRaster, GpuDraw};
@@ -48,19 +48,7 @@ impl Api for CudaApi {
     }
 
     fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<DeviceMesh, Error> {
-        let patch_of_face = match (layout.patches, mesh.patching()) {
-            (false, _) => None,
-            (true, Some(p)) => Some(p.patch_of_face.clone()),
-            (true, None) => return Err(GeometryError::NoPatches.into()),
-        };
-        let patches = match patch_of_face {
-            // (the patch order ran on the host, so the host's indices are current)
-            Some(p) => {
-                let m = mesh.host()?;
-                Some(PatchBatches::build(&m.indices, m.vertex_count(), &p)?)
-            }
-            None => None,
-        };
+        let patches = super::patch_lists(mesh, layout)?;
         let mut dm = match mesh.take_device() {
             Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
             None => {

@@ -120,6 +120,25 @@ impl Renderer {
     }
 }
 
+/// The patch strategy's lists of a mesh the stages left, when `layout` asks for them: built from
+/// the patching the patch order left (an error without one), on the host, where the order ran.
+pub fn patch_lists(
+    mesh: &mut crate::passes::WorkingMesh,
+    layout: Layout,
+) -> Result<Option<crate::geometry::PatchBatches>, Error> {
+    if !layout.patches {
+        return Ok(None);
+    }
+    match mesh.host_with_patching()? {
+        (m, Some(p)) => Ok(Some(crate::geometry::PatchBatches::build(
+            &m.indices,
+            m.vertex_count(),
+            &p.patch_of_face,
+        )?)),
+        (_, None) => Err(crate::geometry::GeometryError::NoPatches.into()),
+    }
+}
+
 /// One object's draw for [`Api::raster`]: its resident mesh, the queue the geometry stage wrote
 /// for it this frame, and its base colour.
 pub struct DrawRef<'a, A: Api + ?Sized> {

@@ -203,9 +203,9 @@ fn multi(
         .extend(idx.chunks_exact(3).map(|t| [t[0], t[1], t[2]]));
 }
 
-/// The patch strategy: every patch shades its vertex list (the patches in parallel, the lists
-/// laid end to end in patch order), and triangle t's corners are its local indices past its
-/// patch's place.
+/// The patch strategy: every patch shades its vertex list once (the lists laid end to end in
+/// patch order, their entries shaded in parallel, as the GPU's one thread per entry), and
+/// triangle t's corners are its local indices past its patch's place.
 fn patch(
     p: &PatchBatches,
     vin: &[VertexIn],

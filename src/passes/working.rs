@@ -76,6 +76,15 @@ impl WorkingMesh {
         self.patching.as_ref()
     }
 
+    /// The host mesh (downloaded first when the device copy is newer) with the patching of its
+    /// index buffer, when the patch order made one.
+    pub fn host_with_patching(
+        &mut self,
+    ) -> Result<(&Mesh, Option<&crate::patch::Patching>), GpuError> {
+        self.host()?;
+        Ok((&self.host, self.patching.as_ref()))
+    }
+
     /// Records the patching of the index buffer as it is now (after changing it).
     pub fn set_patching(&mut self, p: Option<crate::patch::Patching>) {
         self.patching = p;

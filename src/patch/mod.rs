@@ -39,6 +39,13 @@ pub enum PatchError {
         what: String,
         count: usize,
     },
+    /// An active set whose length is not the query's source element count.
+    #[error("{got} active flags for the {want} source elements of query {query}")]
+    Active {
+        query: &'static str,
+        got: usize,
+        want: usize,
+    },
     /// The patch size limit is out of range.
     #[error("a patch holds 1 to 65535 faces (local indices are 16-bit), got {0}")]
     Limit(u32),

@@ -39,7 +39,7 @@ pub fn run(a: Args) -> Res {
     let data = patch::PatchData::build(&mesh, &p)?;
     pb.set_message(format!("answering {}", a.query));
     let t = std::time::Instant::now();
-    let r = patch::query::cpu::run(&data, a.query, None);
+    let r = patch::query::cpu::run(&data, a.query, None)?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
     pb.finish_and_clear();
     let what = a.mesh.display().to_string();

@@ -47,8 +47,8 @@ pub struct CudaGeometry {
 /// strategies size their blocks from the batch limits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockSizes {
-    /// threads per block of naive, multi and patch (a multiple of 32, at most 512: the first two stage their
-    /// 64-byte vertices in shared memory; RXP_BLOCK in kernels/geometry.cu)
+    /// threads per block of naive, multi and patch (a multiple of 32, at most 512: naive and
+    /// multi stage their 64-byte vertices in shared memory; RXP_BLOCK in kernels/geometry.cu)
     pub elementwise: u32,
     /// warps per block of warp voting (1 to 32)
     pub vote_warps: u32,

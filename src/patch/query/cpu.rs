@@ -2,7 +2,7 @@
 //! two matrices and their transposes, in parallel over patches.
 
 use super::{sources, Element, Query, QueryResult};
-use crate::patch::{Patch, PatchData};
+use crate::patch::{Patch, PatchData, PatchError};
 use rayon::prelude::*;
 
 /// One patch's answers for the elements it owns (among `active`), as (global id, list).
@@ -108,15 +108,10 @@ fn patch_answers(p: &Patch, q: Query, active: Option<&[bool]>) -> Vec<(u32, Vec<
         .collect()
 }
 
-/// Answers `q` for every element (or the `active` ones: one flag per source element; the
-/// others get empty lists), patch by patch in parallel.
-pub fn run(data: &PatchData, q: Query, active: Option<&[bool]>) -> QueryResult {
-    let n = sources(
-        q,
-        data.vertex_owner.len(),
-        data.edges.len(),
-        data.face_owner.len(),
-    );
+/// Answers `q` for every element (or the `active` ones: one flag per source element, a set of
+/// another length is an error; the others get empty lists), patch by patch in parallel.
+pub fn run(data: &PatchData, q: Query, active: Option<&[bool]>) -> Result<QueryResult, PatchError> {
+    let n = source_count(data, q, active)?;
     let answers: Vec<Vec<(u32, Vec<u32>)>> = data
         .patches
         .par_iter()
@@ -126,23 +121,41 @@ pub fn run(data: &PatchData, q: Query, active: Option<&[bool]>) -> QueryResult {
     for (k, l) in answers.into_iter().flatten() {
         lists[k as usize] = l;
     }
-    QueryResult::from_lists(q, lists)
+    Ok(QueryResult::from_lists(q, lists))
 }
 
-/// The paper's programming model on the CPU: `f(element, its list)` for every source element
-/// of `q` (or the `active` ones), in parallel patch by patch; the results by element id
-/// (`T::default()` for the elements not run).
-pub fn for_each<T, F>(data: &PatchData, q: Query, active: Option<&[bool]>, f: F) -> Vec<T>
-where
-    T: Default + Clone + Send + Sync,
-    F: Fn(u32, &[u32]) -> T + Sync,
-{
+/// The number of source elements of `q`, which an active set must match.
+fn source_count(data: &PatchData, q: Query, active: Option<&[bool]>) -> Result<usize, PatchError> {
     let n = sources(
         q,
         data.vertex_owner.len(),
         data.edges.len(),
         data.face_owner.len(),
     );
+    match active {
+        Some(a) if a.len() != n => Err(PatchError::Active {
+            query: q.name(),
+            got: a.len(),
+            want: n,
+        }),
+        _ => Ok(n),
+    }
+}
+
+/// The paper's programming model on the CPU: `f(element, its list)` for every source element
+/// of `q` (or the `active` ones), in parallel patch by patch; the results by element id
+/// (`T::default()` for the elements not run).
+pub fn for_each<T, F>(
+    data: &PatchData,
+    q: Query,
+    active: Option<&[bool]>,
+    f: F,
+) -> Result<Vec<T>, PatchError>
+where
+    T: Default + Clone + Send + Sync,
+    F: Fn(u32, &[u32]) -> T + Sync,
+{
+    let n = source_count(data, q, active)?;
     let answers: Vec<Vec<(u32, T)>> = data
         .patches
         .par_iter()
@@ -157,5 +170,5 @@ where
     for (k, t) in answers.into_iter().flatten() {
         out[k as usize] = t;
     }
-    out
+    Ok(out)
 }

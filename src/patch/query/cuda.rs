@@ -23,6 +23,26 @@ pub const KERNELS: Source<'static> = crate::kernel_source!("query.cu");
 /// The user computation compiled when none is given: a list's length (a vertex's valence for VV).
 pub const USER_LENGTH: &str = "__device__ void rxq_user(unsigned element, const unsigned* list, unsigned n,\n                         const float* in, float* out) {\n    out[element] = (float)n;\n}\n";
 
+/// The passes of kernels/query.cu.
+const RXQ_COUNT: u32 = 0;
+const RXQ_FILL: u32 = 1;
+const RXQ_USER: u32 = 2;
+
+/// A query's device buffers, as its passes hand them on.
+struct Buffers {
+    /// one flag per source element (`None`: all active)
+    active: Option<CudaSlice<u8>>,
+    /// each list's length (the count pass)
+    counts: CudaSlice<u32>,
+    /// where each list starts (one more than source elements; set before the fill pass)
+    offsets: CudaSlice<u32>,
+    /// the lists
+    items: CudaSlice<u32>,
+    /// the user computation's input and output
+    input: CudaSlice<f32>,
+    out: CudaSlice<f32>,
+}
+
 /// Threads per block (per patch).
 const BLOCK: u32 = 256;
 /// Shared memory a block may use without opting in.
@@ -136,18 +156,13 @@ impl CudaQueries {
         Ok(CudaQueries { gpu, module })
     }
 
-    /// One pass of `q` over every patch.
-    #[allow(clippy::too_many_arguments)]
+    /// One pass of `q` over every patch (`RXQ_COUNT`, `RXQ_FILL` or `RXQ_USER`).
     fn pass(
         &self,
         d: &DevicePatchData,
         q: Query,
         pass: u32,
-        active: Option<&CudaSlice<u8>>,
-        counts: &mut CudaSlice<u32>,
-        offsets: &CudaSlice<u32>,
-        items: &mut CudaSlice<u32>,
-        user: (&CudaSlice<f32>, &mut CudaSlice<f32>),
+        b: &mut Buffers,
     ) -> Result<(), GpuError> {
         if d.count == 0 {
             return Ok(());
@@ -169,15 +184,15 @@ impl CudaQueries {
             .arg(&d.fe)
             .arg(&qn)
             .arg(&pass);
-        match active {
+        match &b.active {
             Some(a) => l.arg(a),
             None => l.arg(&null),
         };
-        l.arg(counts)
-            .arg(offsets)
-            .arg(items)
-            .arg(user.0)
-            .arg(user.1);
+        l.arg(&mut b.counts)
+            .arg(&b.offsets)
+            .arg(&mut b.items)
+            .arg(&b.input)
+            .arg(&mut b.out);
         // SAFETY: one block per patch; the patch table's offsets and sizes describe the
         // uploaded maps and matrices, the shared memory covers the largest patch's needs, and
         // counts, offsets, items and the user's output are sized for the query's source and
@@ -235,23 +250,16 @@ impl CudaQueries {
             None => None,
         };
         let per = user.map_or(1, |u| u.1.max(1));
-        let input = gpu.upload(user.map_or(&[0.0][..], |u| u.0), "the user's input")?;
-        let mut out: CudaSlice<f32> = gpu.zeros((n * per).max(1), "the user's output")?;
-        let mut counts: CudaSlice<u32> = gpu.zeros(n.max(1), "query list lengths")?;
-        let mut items: CudaSlice<u32> = gpu.zeros(1, "query lists")?;
-        let none: CudaSlice<u32> = gpu.zeros(1, "no offsets")?;
-        let a = active_d.as_ref();
-        self.pass(
-            d,
-            q,
-            0,
-            a,
-            &mut counts,
-            &none,
-            &mut items,
-            (&input, &mut out),
-        )?;
-        let lengths = gpu.download(&counts, n)?;
+        let mut b = Buffers {
+            active: active_d,
+            counts: gpu.zeros(n.max(1), "query list lengths")?,
+            offsets: gpu.zeros(1, "no offsets yet")?,
+            items: gpu.zeros(1, "no lists yet")?,
+            input: gpu.upload(user.map_or(&[0.0][..], |u| u.0), "the user's input")?,
+            out: gpu.zeros((n * per).max(1), "the user's output")?,
+        };
+        self.pass(d, q, RXQ_COUNT, &mut b)?;
+        let lengths = gpu.download(&b.counts, n)?;
         let mut offsets = Vec::with_capacity(n + 1);
         offsets.push(0u32);
         let mut total = 0u64;
@@ -265,33 +273,15 @@ impl CudaQueries {
             }
             offsets.push(total as u32);
         }
-        let offsets_d = gpu.upload(&offsets, "query list offsets")?;
-        items = gpu.zeros((total as usize).max(1), "query lists")?;
-        self.pass(
-            d,
-            q,
-            1,
-            a,
-            &mut counts,
-            &offsets_d,
-            &mut items,
-            (&input, &mut out),
-        )?;
+        b.offsets = gpu.upload(&offsets, "query list offsets")?;
+        b.items = gpu.zeros((total as usize).max(1), "query lists")?;
+        self.pass(d, q, RXQ_FILL, &mut b)?;
         if user.is_some() {
-            self.pass(
-                d,
-                q,
-                2,
-                a,
-                &mut counts,
-                &offsets_d,
-                &mut items,
-                (&input, &mut out),
-            )?;
+            self.pass(d, q, RXQ_USER, &mut b)?;
         }
-        let items = gpu.download(&items, total as usize)?;
+        let items = gpu.download(&b.items, total as usize)?;
         let out = match user {
-            Some(_) => gpu.download(&out, n * per)?,
+            Some(_) => gpu.download(&b.out, n * per)?,
             None => Vec::new(),
         };
         Ok((
