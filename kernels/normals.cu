@@ -1,14 +1,24 @@
 // The normals stage (src/passes/normals): vertex normals from the triangles, in double precision
 // so that they match the float64 reference; the CPU reference is src/passes/normals/cpu.rs.
 //
-//   rxn_accumulate  one thread per triangle: each corner's weighted face normal added to its
-//                   vertex (area: the cross product, whose length is twice the area; angle: the
-//                   unit face normal times the corner's angle)
+//   rxn_accumulate  one thread per triangle of the index buffer (the hardwired form): each
+//                   corner's weighted face normal added to its vertex with double atomics
+//   rxn_patch_fv    the same through the patches' FV query (RXMesh's Listing 1): one block per
+//                   patch, each owned face's corners read from EV and FE in shared memory
+//   rxn_patch_vf    through the VF query: one block per patch; every local face (ribbon
+//                   included) adds its corner weights to the patch's owned vertices in shared
+//                   memory (the VF transpose, accumulated rather than listed), and each owned
+//                   vertex writes its unit normal once: no global atomics, no second pass
 //   rxn_normalize   one thread per vertex: the sum normalised to float (zero stays zero)
 //   rxn_flat        one thread per triangle: three new vertices with the unit face normal
+//
+// Weights (rxn_corner): area, the face's cross product (twice its area); angle, the unit face
+// normal times the corner's angle (Thurmer and Wuthrich); max, the cross product over the squared
+// lengths of the corner's two edges (Max 1999).
 
 #define RXN_AREA 0
 #define RXN_ANGLE 1
+#define RXN_MAX 2
 
 struct rxn_d3 {
     double x, y, z;
@@ -28,27 +38,104 @@ __device__ __forceinline__ double rxn_angle(rxn_d3 a, rxn_d3 b) {
     return atan2(rxn_len(rxn_cross(a, b)), rxn_dot(a, b));
 }
 
+// The weighted normal corner k of the triangle p adds to its vertex (zero for a degenerate one).
+__device__ __forceinline__ rxn_d3 rxn_corner(const rxn_d3 p[3], int k, int mode) {
+    const rxn_d3 n = rxn_cross(rxn_sub(p[1], p[0]), rxn_sub(p[2], p[0]));
+    const rxn_d3 a = rxn_sub(p[(k + 1) % 3], p[k]), b = rxn_sub(p[(k + 2) % 3], p[k]);
+    double w = 1.0;
+    if (mode == RXN_ANGLE) {
+        const double l = rxn_len(n);
+        w = l == 0.0 ? 0.0 : rxn_angle(a, b) / l;
+    } else if (mode == RXN_MAX) {
+        const double d = rxn_dot(a, a) * rxn_dot(b, b);
+        w = d == 0.0 ? 0.0 : 1.0 / d;
+    }
+    return {n.x * w, n.y * w, n.z * w};
+}
+
+__device__ __forceinline__ void rxn_add(double* acc, unsigned v, rxn_d3 w) {
+    atomicAdd(&acc[3 * v], w.x);
+    atomicAdd(&acc[3 * v + 1], w.y);
+    atomicAdd(&acc[3 * v + 2], w.z);
+}
+
 extern "C" __global__ void rxn_accumulate(const float* __restrict__ pos, const unsigned* __restrict__ idx,
                                           unsigned triangles, int mode, double* __restrict__ acc) {
     const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= triangles) return;
     const unsigned v[3] = {idx[3 * t], idx[3 * t + 1], idx[3 * t + 2]};
     const rxn_d3 p[3] = {rxn_load(pos, v[0]), rxn_load(pos, v[1]), rxn_load(pos, v[2])};
-    const rxn_d3 n = rxn_cross(rxn_sub(p[1], p[0]), rxn_sub(p[2], p[0]));
-    double w[3] = {1.0, 1.0, 1.0};
-    rxn_d3 u = n;
-    if (mode == RXN_ANGLE) {
-        const double l = rxn_len(n);
-        if (l == 0.0) return;
-        u = {n.x / l, n.y / l, n.z / l};
+    for (int k = 0; k < 3; ++k) rxn_add(acc, v[k], rxn_corner(p, k, mode));
+}
+
+// Dynamic shared memory: the patch's matrices.
+extern "C" __global__ void rxn_patch_fv(const RxqPatch* __restrict__ patches,
+                                        const unsigned* __restrict__ lv,
+                                        const unsigned* __restrict__ le,
+                                        const unsigned* __restrict__ lf,
+                                        const unsigned short* __restrict__ ev_all,
+                                        const unsigned short* __restrict__ fe_all,
+                                        const float* __restrict__ pos, int mode,
+                                        double* __restrict__ acc) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const RxqPatch P = patches[blockIdx.x];
+    unsigned short* ev = reinterpret_cast<unsigned short*>(smem);
+    unsigned short* fe = ev + 2 * P.ne;
+    rxq_load_matrices(P, ev_all, fe_all, ev, fe);
+    __syncthreads();
+    const unsigned* gv = lv + P.v_off;
+    for (unsigned f = threadIdx.x; f < P.of; f += blockDim.x) {
+        unsigned v[3];
+        rxn_d3 p[3];
         for (int k = 0; k < 3; ++k) {
-            w[k] = rxn_angle(rxn_sub(p[(k + 1) % 3], p[k]), rxn_sub(p[(k + 2) % 3], p[k]));
+            v[k] = gv[rxq_corner(ev, fe, f, k)];
+            p[k] = rxn_load(pos, v[k]);
         }
+        for (int k = 0; k < 3; ++k) rxn_add(acc, v[k], rxn_corner(p, k, mode));
     }
-    for (int k = 0; k < 3; ++k) {
-        atomicAdd(&acc[3 * v[k]], u.x * w[k]);
-        atomicAdd(&acc[3 * v[k] + 1], u.y * w[k]);
-        atomicAdd(&acc[3 * v[k] + 2], u.z * w[k]);
+}
+
+// Dynamic shared memory: the patch's matrices, then three doubles per owned vertex.
+extern "C" __global__ void rxn_patch_vf(const RxqPatch* __restrict__ patches,
+                                        const unsigned* __restrict__ lv,
+                                        const unsigned* __restrict__ le,
+                                        const unsigned* __restrict__ lf,
+                                        const unsigned short* __restrict__ ev_all,
+                                        const unsigned short* __restrict__ fe_all,
+                                        const float* __restrict__ pos, int mode,
+                                        float* __restrict__ out) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    const RxqPatch P = patches[blockIdx.x];
+    unsigned short* ev = reinterpret_cast<unsigned short*>(smem);
+    unsigned short* fe = ev + 2 * P.ne;
+    double* sum = reinterpret_cast<double*>(smem + rxq_matrix_bytes(P));
+    rxq_load_matrices(P, ev_all, fe_all, ev, fe);
+    for (unsigned i = threadIdx.x; i < 3 * P.ov; i += blockDim.x) sum[i] = 0.0;
+    __syncthreads();
+    const unsigned* gv = lv + P.v_off;
+    for (unsigned f = threadIdx.x; f < P.nf; f += blockDim.x) {
+        unsigned l[3];
+        bool any = false;
+        for (int k = 0; k < 3; ++k) {
+            l[k] = rxq_corner(ev, fe, f, k);
+            any |= l[k] < P.ov;
+        }
+        // a ribbon face touching none of the owned vertices adds nothing here
+        if (!any) continue;
+        rxn_d3 p[3];
+        for (int k = 0; k < 3; ++k) p[k] = rxn_load(pos, gv[l[k]]);
+        for (int k = 0; k < 3; ++k)
+            if (l[k] < P.ov) rxn_add(sum, l[k], rxn_corner(p, k, mode));
+    }
+    __syncthreads();
+    for (unsigned v = threadIdx.x; v < P.ov; v += blockDim.x) {
+        const rxn_d3 s = {sum[3 * v], sum[3 * v + 1], sum[3 * v + 2]};
+        const double n = rxn_len(s);
+        const double r = n > 0.0 ? 1.0 / n : 0.0;
+        const unsigned g = gv[v];
+        out[3 * g] = (float)(s.x * r);
+        out[3 * g + 1] = (float)(s.y * r);
+        out[3 * g + 2] = (float)(s.z * r);
     }
 }
 

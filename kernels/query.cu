@@ -1,7 +1,7 @@
-// The eight RXMesh queries on the GPU (src/patch/query/cuda.rs): one block per patch, the patch's
-// two matrices (EV: two local vertices per local edge; FE: three `local edge << 1 | flipped` per
-// local face) in shared memory, every owned source element answered from them and their
-// transposes, built in shared memory with atomics. Results are global ids in the order
+// The eight RXMesh queries on the GPU (src/patch/query/cuda.rs; the patch layout in patch.cuh):
+// one block per patch, the patch's two matrices (EV: two local vertices per local edge; FE: three
+// `local edge << 1 | flipped` per local face) in shared memory, every owned source element
+// answered from them and their transposes, built in shared memory with atomics. Results are global ids in the order
 // src/patch/query/mod.rs documents: FV and FE in the face's corner order, EV smaller vertex
 // first, the others ascending, each once.
 //
@@ -25,14 +25,6 @@
 #define RXQ_FV 5
 #define RXQ_FE 6
 #define RXQ_FF 7
-
-// One patch: offsets into the concatenated local-to-global maps (and the matrices, which follow
-// the edge and face maps), sizes and owned counts (src/patch/query/cuda.rs: PatchInfo).
-struct RxqPatch {
-    unsigned v_off, e_off, f_off;
-    unsigned nv, ne, nf;
-    unsigned ov, oe, of;
-};
 
 // The source kind of a query: 0 vertex, 1 edge, 2 face.
 __device__ __forceinline__ unsigned rxq_source(unsigned q) {
@@ -90,19 +82,12 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
     }
     unsigned short* ev = reinterpret_cast<unsigned short*>(smem);
     unsigned short* fe = ev + 2 * P.ne;
-    unsigned* cnt = reinterpret_cast<unsigned*>(smem + ((2 * (2 * P.ne + 3 * P.nf) + 15) & ~15u));
-    const unsigned short* gev = ev_all + 2ull * P.e_off;
-    const unsigned short* gfe = fe_all + 3ull * P.f_off;
-    for (unsigned i = t; i < 2 * P.ne; i += T) ev[i] = gev[i];
-    for (unsigned i = t; i < 3 * P.nf; i += T) fe[i] = gfe[i];
+    unsigned* cnt = reinterpret_cast<unsigned*>(smem + rxq_matrix_bytes(P));
+    rxq_load_matrices(P, ev_all, fe_all, ev, fe);
     const unsigned* gv = lv + P.v_off;
     const unsigned* ge = le + P.e_off;
     const unsigned* gf = lf + P.f_off;
-    // corner c of local face f, as a local vertex
-    auto corner = [&](unsigned f, unsigned c) {
-        const unsigned e = fe[3 * f + c];
-        return (unsigned)ev[2 * (e >> 1) + (e & 1)];
-    };
+    auto corner = [&](unsigned f, unsigned c) { return rxq_corner(ev, fe, f, c); };
     __syncthreads();
     // the fixed-length queries: straight from the matrices
     if (q == RXQ_FV || q == RXQ_FE || q == RXQ_EV) {

@@ -207,7 +207,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
     let mut cpu_geometry = Vec::new();
     for o in &scene.objects {
         let mut m = o.mesh.clone();
-        rxpipe::passes::Normals::default().apply(&mut m);
+        rxpipe::passes::Normals::default().apply(&mut m).unwrap();
         let v = rxpipe::geometry::VertexIn::from_mesh(&m);
         let u = rxpipe::geometry::Uniforms::new(o.transform, view_proj, scene.camera.eye, 0.0);
         let dm = DeviceMesh::upload(&gpu, &v, &m.indices, None).unwrap();

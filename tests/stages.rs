@@ -8,7 +8,7 @@ use glam::{DVec3, Mat4, Vec3};
 use rxpipe::backend::BackendKind;
 use rxpipe::passes::frustum::{Placement, GPU_FROM_OBJECTS};
 use rxpipe::passes::{
-    self, Derived, FrameContext, Frustum, MeshPass, Normals, NormalsMode, ObjectBounds,
+    self, Derived, FrameContext, Frustum, MeshPass, Normals, NormalsMode, NormalsVia, ObjectBounds,
     PassContext, PassError, Stage, Visibility, WorkingMesh,
 };
 use rxpipe::{Backend, Camera, Mesh, Pipeline, Renderer, Scene, Strategy};
@@ -27,6 +27,16 @@ fn reference(m: &Mesh, mode: NormalsMode) -> Vec<DVec3> {
         for k in 0..3 {
             let w = match mode {
                 NormalsMode::Area => n,
+                NormalsMode::Max => {
+                    let a = p[(k + 1) % 3] - p[k];
+                    let b = p[(k + 2) % 3] - p[k];
+                    let d = a.length_squared() * b.length_squared();
+                    if d == 0.0 {
+                        DVec3::ZERO
+                    } else {
+                        n / d
+                    }
+                }
                 _ => {
                     if n.length() == 0.0 {
                         DVec3::ZERO
@@ -77,28 +87,50 @@ fn test_meshes() -> Vec<Mesh> {
     v
 }
 
+const SMOOTH: [NormalsMode; 3] = [NormalsMode::Area, NormalsMode::Angle, NormalsMode::Max];
+const VIAS: [NormalsVia; 3] = [NormalsVia::Indices, NormalsVia::Fv, NormalsVia::Vf];
+
 #[test]
-fn cpu_normals_match_the_float64_reference() {
+fn cpu_normals_match_the_float64_reference_by_every_implementation() {
     for m in test_meshes() {
-        for mode in [NormalsMode::Area, NormalsMode::Angle] {
-            let mut c = m.clone();
-            Normals::new(mode).apply(&mut c);
-            assert_eq!(c.positions, m.positions);
-            assert_eq!(c.indices, m.indices);
-            assert_close(
-                c.normals.as_ref().unwrap(),
-                &reference(&m, mode),
-                &format!("{} {}", m.name, mode.name()),
-            );
+        for mode in SMOOTH {
+            let want = reference(&m, mode);
+            for via in VIAS {
+                let mut c = m.clone();
+                Normals::new(mode).via(via).apply(&mut c).unwrap();
+                assert_eq!(c.positions, m.positions);
+                assert_eq!(c.indices, m.indices);
+                let what = format!("{} {} via {}", m.name, mode.name(), via.name());
+                assert_close(c.normals.as_ref().unwrap(), &want, &what);
+            }
         }
     }
+}
+
+#[test]
+fn normals_through_the_queries_use_the_patch_order_patching_and_refuse_flat() {
+    let m = rxpipe::mesh::icosphere(3);
+    let mut wm = WorkingMesh::new(m.clone());
+    let mut ctx = PassContext::new(BackendKind::Cpu, None, 0);
+    let msg = Normals::new(NormalsMode::Max)
+        .via(NormalsVia::Vf)
+        .run(&mut wm, &mut ctx)
+        .unwrap();
+    assert!(msg.contains("VF query"), "{msg}");
+    assert!(passes::parse("normals:mode=flat:via=fv").is_err());
+    assert!(passes::parse("normals:mode=max:via=vf").is_ok());
+    assert_close(
+        wm.host().unwrap().normals.as_ref().unwrap(),
+        &reference(&m, NormalsMode::Max),
+        "icosphere max via vf (stage)",
+    );
 }
 
 #[test]
 fn flat_normals_split_every_triangle() {
     let m = rxpipe::mesh::icosphere(2);
     let mut f = m.clone();
-    Normals::new(NormalsMode::Flat).apply(&mut f);
+    Normals::new(NormalsMode::Flat).apply(&mut f).unwrap();
     assert_eq!(f.vertex_count(), 3 * m.triangle_count());
     assert_eq!(
         f.indices,
@@ -121,17 +153,22 @@ fn flat_normals_split_every_triangle() {
 #[test]
 fn gpu_normals_match_the_float64_reference_and_stay_on_the_device() {
     let Some(gpu) = common::gpu() else { return };
+    let cases = SMOOTH
+        .iter()
+        .flat_map(|&m| VIAS.map(|v| (m, v)))
+        .chain([(NormalsMode::Flat, NormalsVia::Indices)]);
+    let cases: Vec<_> = cases.collect();
     for m in test_meshes() {
-        for mode in [NormalsMode::Area, NormalsMode::Angle, NormalsMode::Flat] {
+        for &(mode, via) in &cases {
             let mut wm = WorkingMesh::new(m.clone());
             let mut ctx = PassContext::new(BackendKind::Cuda, Some(&gpu), 0);
-            Normals::new(mode).run(&mut wm, &mut ctx).unwrap();
+            Normals::new(mode).via(via).run(&mut wm, &mut ctx).unwrap();
             assert!(wm.on_device(), "the normals stay on the device");
             let g = wm.into_host().unwrap();
-            let what = format!("{} {} (cuda)", m.name, mode.name());
+            let what = format!("{} {} via {} (cuda)", m.name, mode.name(), via.name());
             if mode == NormalsMode::Flat {
                 let mut c = m.clone();
-                Normals::new(mode).apply(&mut c);
+                Normals::new(mode).apply(&mut c).unwrap();
                 assert_eq!(g.positions, c.positions, "{what}");
                 assert_eq!(g.indices, c.indices, "{what}");
                 assert_close(

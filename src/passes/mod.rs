@@ -35,7 +35,7 @@ mod working;
 
 pub use derived::VertexFaces;
 pub use frustum::Frustum;
-pub use normals::{Normals, NormalsMode};
+pub use normals::{Normals, NormalsMode, NormalsVia};
 pub use order::Order;
 pub use patch_cull::PatchCull;
 pub use working::{DeviceAttributes, WorkingMesh};
@@ -109,7 +109,7 @@ impl Derived {
     pub const NONE: Derived = Derived(0);
     /// vertex normals (a pass that moves positions invalidates them)
     pub const NORMALS: Derived = Derived(1);
-    /// vertex-face adjacency (and, later, patches): any change of the index buffer
+    /// vertex-face adjacency and patches: any change of the index buffer
     pub const ADJACENCY: Derived = Derived(2);
     /// object bounds (a pass that moves positions invalidates them)
     pub const BOUNDS: Derived = Derived(4);
@@ -139,6 +139,7 @@ pub struct PassContext<'a> {
     /// the object's index in the scene, for messages
     pub object: usize,
     adjacency: Option<Arc<VertexFaces>>,
+    patches: Option<Arc<crate::patch::PatchData>>,
 }
 
 impl<'a> PassContext<'a> {
@@ -149,6 +150,7 @@ impl<'a> PassContext<'a> {
             gpu,
             object,
             adjacency: None,
+            patches: None,
         }
     }
 
@@ -157,6 +159,30 @@ impl<'a> PassContext<'a> {
         self.adjacency
             .get_or_insert_with(|| Arc::new(VertexFaces::build(&mesh.indices, mesh.vertex_count())))
             .clone()
+    }
+
+    /// The RXMesh patch data of `mesh` (built now, or the cached one): from `patching` when the
+    /// patch order left one for the index buffer as it is, else from a patching of 512 faces per
+    /// patch made now on the CPU.
+    pub fn patches(
+        &mut self,
+        mesh: &crate::Mesh,
+        patching: Option<&crate::patch::Patching>,
+    ) -> Result<Arc<crate::patch::PatchData>, crate::patch::PatchError> {
+        if let Some(p) = &self.patches {
+            return Ok(p.clone());
+        }
+        let made;
+        let patching = match patching {
+            Some(p) => p,
+            None => {
+                made = crate::patch::cpu::patch(mesh, &Default::default())?;
+                &made
+            }
+        };
+        let data = Arc::new(crate::patch::PatchData::build(mesh, patching)?);
+        self.patches = Some(data.clone());
+        Ok(data)
     }
 
     /// Whether the adjacency is cached (for tests and reports).
@@ -168,6 +194,7 @@ impl<'a> PassContext<'a> {
     pub fn invalidate(&mut self, d: Derived) {
         if d.contains(Derived::ADJACENCY) {
             self.adjacency = None;
+            self.patches = None;
         }
     }
 }

@@ -1,27 +1,98 @@
 //! The normals stage on the CPU: per vertex, the sum over its corners (from the vertex-face
 //! adjacency, in corner order) of the face's weighted normal, in double precision, in parallel
 //! over vertices (rayon); flat normals split every triangle into three vertices of its own.
+//! Through the patches' queries: [`patch_fv`] adds each owned face's corners to its vertices
+//! (patch by patch), [`patch_vf`] sums each owned vertex's faces inside its patch (in parallel
+//! over patches).
 
 use super::NormalsMode;
 use crate::mesh::Mesh;
 use crate::passes::VertexFaces;
+use crate::patch::PatchData;
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;
 
-/// The weighted normal corner `k` of the triangle `p` contributes to its vertex.
+/// The weighted normal corner `k` of the triangle `p` contributes to its vertex (zero for a
+/// degenerate triangle).
 pub fn corner_weight(p: [DVec3; 3], k: usize, mode: NormalsMode) -> DVec3 {
     let n = (p[1] - p[0]).cross(p[2] - p[0]);
+    let (a, b) = (p[(k + 1) % 3] - p[k], p[(k + 2) % 3] - p[k]);
     match mode {
         NormalsMode::Angle => {
             let l = n.length();
             if l == 0.0 {
                 return DVec3::ZERO;
             }
-            let (a, b) = (p[(k + 1) % 3] - p[k], p[(k + 2) % 3] - p[k]);
-            (n / l) * a.cross(b).length().atan2(a.dot(b))
+            n * (a.cross(b).length().atan2(a.dot(b)) / l)
+        }
+        NormalsMode::Max => {
+            let d = a.length_squared() * b.length_squared();
+            if d == 0.0 {
+                return DVec3::ZERO;
+            }
+            n * (1.0 / d)
         }
         _ => n,
     }
+}
+
+/// The corner positions of local face `f` of patch `p`, with its global vertices.
+fn patch_face(p: &crate::patch::Patch, f: usize, pos: &[Vec3]) -> ([u16; 3], [DVec3; 3]) {
+    let l = p.face_vertices(f);
+    (
+        l,
+        l.map(|v| pos[p.vertices[v as usize] as usize].as_dvec3()),
+    )
+}
+
+/// Smooth normals through the FV query: every patch's owned faces add their corners' weights to
+/// their vertices (patch by patch, face by face: a fixed order), then every sum is normalised.
+pub fn patch_fv(mesh: &mut Mesh, mode: NormalsMode, data: &PatchData) {
+    let mut acc = vec![DVec3::ZERO; mesh.vertex_count()];
+    for p in &data.patches {
+        for f in 0..p.owned_faces as usize {
+            let (l, q) = patch_face(p, f, &mesh.positions);
+            for k in 0..3 {
+                acc[p.vertices[l[k] as usize] as usize] += corner_weight(q, k, mode);
+            }
+        }
+    }
+    mesh.normals = Some(acc.into_par_iter().map(unit).collect());
+}
+
+/// Smooth normals through the VF query: every patch sums, for each vertex it owns, the weights
+/// of its corners in the patch's faces (ribbon included: the patch holds the vertex's whole
+/// fan), in parallel over patches. A vertex no face uses gets a zero normal.
+pub fn patch_vf(mesh: &mut Mesh, mode: NormalsMode, data: &PatchData) {
+    let pos = &mesh.positions;
+    let per_patch: Vec<Vec<DVec3>> = data
+        .patches
+        .par_iter()
+        .map(|p| {
+            let owned = p.owned_vertices as usize;
+            let mut sum = vec![DVec3::ZERO; owned];
+            for f in 0..p.faces.len() {
+                let l = p.face_vertices(f);
+                if l.iter().all(|&v| v as usize >= owned) {
+                    continue;
+                }
+                let (_, q) = patch_face(p, f, pos);
+                for (k, v) in l.into_iter().enumerate() {
+                    if let Some(s) = sum.get_mut(v as usize) {
+                        *s += corner_weight(q, k, mode);
+                    }
+                }
+            }
+            sum
+        })
+        .collect();
+    let mut normals = vec![Vec3::ZERO; mesh.vertex_count()];
+    for (p, sums) in data.patches.iter().zip(per_patch) {
+        for (v, s) in p.vertices.iter().zip(sums) {
+            normals[*v as usize] = unit(s);
+        }
+    }
+    mesh.normals = Some(normals);
 }
 
 /// `v` normalised (as `v * (1 / |v|)`) and rounded to float; zero stays zero.

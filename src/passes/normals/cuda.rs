@@ -1,19 +1,23 @@
 //! The normals stage on the GPU (kernels/normals.cu): the weighted face normals added per vertex
 //! with double-precision atomics, then normalised; flat normals written three vertices per
-//! triangle. The mesh stays on the device.
+//! triangle; or through the patches' FV query (the same sums, face by owned face) or VF query
+//! (each owned vertex summed in shared memory and written once). The mesh stays on the device.
 
-use super::NormalsMode;
+use super::{NormalsMode, NormalsVia};
 use crate::gpu::kernels::Source;
-use crate::gpu::{launch_1d, Gpu, GpuError};
+use crate::gpu::{launch, launch_1d, Gpu, GpuError};
 use crate::passes::{DeviceAttributes, WorkingMesh};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use crate::patch::query::cuda::{DevicePatchData, PATCH};
+use crate::patch::PatchData;
+use cudarc::driver::{CudaModule, CudaSlice, PushKernelArg};
+use std::sync::Arc;
 
 /// The stage's kernels.
 pub const KERNELS: Source<'static> = crate::kernel_source!("normals.cu");
 
 /// Computes the normals of `mesh` on `gpu`, leaving the result on the device.
 pub fn run(gpu: &Gpu, mesh: &mut WorkingMesh, mode: NormalsMode) -> Result<(), GpuError> {
-    let module = gpu.module("normals", &[KERNELS], &[])?;
+    let module = gpu.module("normals", &[PATCH, KERNELS], &[])?;
     let d = mesh.device(gpu)?;
     let n = d.vertex_count;
     let t = (d.index_count / 3) as u32;
@@ -63,11 +67,7 @@ pub fn run(gpu: &Gpu, mesh: &mut WorkingMesh, mode: NormalsMode) -> Result<(), G
         return Ok(());
     }
     let mut acc: CudaSlice<f64> = gpu.zeros(3 * n, "normal sums")?;
-    let m = if mode == NormalsMode::Angle {
-        1i32
-    } else {
-        0i32
-    };
+    let m = mode_arg(mode);
     let f = gpu.function(&module, "rxn_accumulate")?;
     let mut l = gpu.stream.launch_builder(&f);
     l.arg(&d.positions)
@@ -78,12 +78,99 @@ pub fn run(gpu: &Gpu, mesh: &mut WorkingMesh, mode: NormalsMode) -> Result<(), G
     // SAFETY: one thread per triangle; indices are below the vertex count (validated).
     unsafe { launch_1d(l, t, "rxn_accumulate") }?;
     let mut out: CudaSlice<f32> = gpu.zeros(3 * n, "normals")?;
-    let nv = n as u32;
-    let f = gpu.function(&module, "rxn_normalize")?;
-    let mut l = gpu.stream.launch_builder(&f);
-    l.arg(&acc).arg(&nv).arg(&mut out);
-    // SAFETY: one thread per vertex over buffers of 3n entries.
-    unsafe { launch_1d(l, nv, "rxn_normalize") }?;
+    normalize(gpu, &module, &acc, n as u32, &mut out)?;
     mesh.device_mut(gpu)?.normals = Some(out);
     Ok(())
+}
+
+/// Computes smooth normals of `mesh` through the patches' FV or VF query (`data`, the patching
+/// of its index buffer as it is), leaving the result on the device.
+pub fn run_patches(
+    gpu: &Gpu,
+    mesh: &mut WorkingMesh,
+    mode: NormalsMode,
+    via: NormalsVia,
+    data: &PatchData,
+) -> Result<(), GpuError> {
+    let patches = DevicePatchData::upload(gpu, data)?;
+    let out = {
+        let d = mesh.device(gpu)?;
+        patch_normals(gpu, &patches, &d.positions, mode, via)?
+    };
+    mesh.device_mut(gpu)?.normals = Some(out);
+    Ok(())
+}
+
+/// The kernel's number for a weighting (RXN_AREA, RXN_ANGLE, RXN_MAX).
+fn mode_arg(mode: NormalsMode) -> i32 {
+    match mode {
+        NormalsMode::Angle => 1,
+        NormalsMode::Max => 2,
+        _ => 0,
+    }
+}
+
+/// Smooth normals of the vertices of `patches` from `positions` through the FV query (face
+/// sums with double atomics, then normalised) or the VF query (one pass), as a new buffer.
+pub fn patch_normals(
+    gpu: &Gpu,
+    patches: &DevicePatchData,
+    positions: &CudaSlice<f32>,
+    mode: NormalsMode,
+    via: NormalsVia,
+) -> Result<CudaSlice<f32>, GpuError> {
+    let module = gpu.module("normals", &[PATCH, KERNELS], &[])?;
+    let n = patches.vertices;
+    let m = mode_arg(mode);
+    let mut out: CudaSlice<f32> = gpu.zeros(3 * n.max(1), "normals")?;
+    if patches.count == 0 {
+        return Ok(out);
+    }
+    if via == NormalsVia::Vf {
+        let smem = patches.matrix_bytes + 24 * patches.max_owned_vertices;
+        let f = gpu.function(&module, "rxn_patch_vf")?;
+        let mut l = gpu.stream.launch_builder(&f);
+        patches.push_args(&mut l);
+        l.arg(positions).arg(&m).arg(&mut out);
+        // SAFETY: one block per patch; the patch table describes the uploaded maps and
+        // matrices, the shared memory holds the largest patch's matrices and three doubles per
+        // owned vertex, and every global vertex id is below the vertex count of `out`.
+        unsafe { launch(l, patches.count, PATCH_BLOCK, smem as u32, "rxn_patch_vf") }?;
+        return Ok(out);
+    }
+    let mut acc: CudaSlice<f64> = gpu.zeros(3 * n.max(1), "normal sums")?;
+    let f = gpu.function(&module, "rxn_patch_fv")?;
+    let mut l = gpu.stream.launch_builder(&f);
+    patches.push_args(&mut l);
+    l.arg(positions).arg(&m).arg(&mut acc);
+    // SAFETY: as above, with the matrices alone in shared memory.
+    unsafe {
+        launch(
+            l,
+            patches.count,
+            PATCH_BLOCK,
+            patches.matrix_bytes as u32,
+            "rxn_patch_fv",
+        )
+    }?;
+    normalize(gpu, &module, &acc, n as u32, &mut out)?;
+    Ok(out)
+}
+
+/// Threads per patch block.
+const PATCH_BLOCK: u32 = 256;
+
+/// Normalises the sums `acc` of `n` vertices into `out`.
+fn normalize(
+    gpu: &Gpu,
+    module: &Arc<CudaModule>,
+    acc: &CudaSlice<f64>,
+    n: u32,
+    out: &mut CudaSlice<f32>,
+) -> Result<(), GpuError> {
+    let f = gpu.function(module, "rxn_normalize")?;
+    let mut l = gpu.stream.launch_builder(&f);
+    l.arg(acc).arg(&n).arg(out);
+    // SAFETY: one thread per vertex over buffers of 3n entries.
+    unsafe { launch_1d(l, n, "rxn_normalize") }
 }

@@ -20,6 +20,9 @@ use std::sync::Arc;
 /// The query kernels.
 pub const KERNELS: Source<'static> = crate::kernel_source!("query.cu");
 
+/// The patch layout every patch kernel reads (`RxqPatch`, the matrices in shared memory).
+pub const PATCH: Source<'static> = crate::kernel_source!("patch.cuh");
+
 /// The user computation compiled when none is given: a list's length (a vertex's valence for VV).
 pub const USER_LENGTH: &str = "__device__ void rxq_user(unsigned element, const unsigned* list, unsigned n,\n                         const float* in, float* out) {\n    out[element] = (float)n;\n}\n";
 
@@ -74,13 +77,19 @@ pub struct DevicePatchData {
     lf: CudaSlice<u32>,
     ev: CudaSlice<u16>,
     fe: CudaSlice<u16>,
-    count: u32,
-    vertices: usize,
-    edges: usize,
-    faces: usize,
+    /// patches (one block each)
+    pub(crate) count: u32,
+    /// global vertices, edges and faces
+    pub(crate) vertices: usize,
+    pub(crate) edges: usize,
+    pub(crate) faces: usize,
     /// the largest patch's shared memory for the transposes (FF needs the most)
     shared_ff: usize,
     shared: usize,
+    /// the largest patch's matrices in shared memory (`rxq_matrix_bytes`)
+    pub(crate) matrix_bytes: usize,
+    /// the most vertices a patch owns
+    pub(crate) max_owned_vertices: usize,
 }
 
 impl DevicePatchData {
@@ -90,6 +99,7 @@ impl DevicePatchData {
         let (mut lv, mut le, mut lf) = (Vec::new(), Vec::new(), Vec::new());
         let (mut ev, mut fe) = (Vec::new(), Vec::new());
         let (mut shared, mut shared_ff) = (0usize, 0usize);
+        let (mut matrix_bytes, mut max_owned_vertices) = (0usize, 0usize);
         for (k, p) in d.patches.iter().enumerate() {
             let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
             let matrices = (2 * (2 * ne + 3 * nf)).next_multiple_of(16);
@@ -103,6 +113,8 @@ impl DevicePatchData {
             }
             shared = shared.max(s);
             shared_ff = shared_ff.max(s_ff);
+            matrix_bytes = matrix_bytes.max(matrices);
+            max_owned_vertices = max_owned_vertices.max(p.owned_vertices as usize);
             info.push(PatchInfo {
                 v_off: lv.len() as u32,
                 e_off: le.len() as u32,
@@ -133,7 +145,21 @@ impl DevicePatchData {
             faces: d.face_owner.len(),
             shared_ff,
             shared,
+            matrix_bytes,
+            max_owned_vertices,
         })
+    }
+
+    /// Pushes the arguments every patch kernel starts with: the patch table, the vertex, edge
+    /// and face maps, EV and FE (`const RxqPatch*, const unsigned* lv, le, lf, const unsigned
+    /// short* ev, fe`).
+    pub(crate) fn push_args<'a>(&'a self, l: &mut cudarc::driver::LaunchArgs<'a>) {
+        l.arg(&self.patches)
+            .arg(&self.lv)
+            .arg(&self.le)
+            .arg(&self.lf)
+            .arg(&self.ev)
+            .arg(&self.fe);
     }
 }
 
@@ -152,7 +178,11 @@ impl CudaQueries {
     /// The kernels with the user computation `source` (CUDA C defining `rxq_user`); `name` is
     /// what compile errors call it.
     pub fn with_user(gpu: Arc<Gpu>, name: &str, source: &str) -> Result<CudaQueries, GpuError> {
-        let module = gpu.module("query", &[Source { name, text: source }, KERNELS], &[])?;
+        let module = gpu.module(
+            "query",
+            &[Source { name, text: source }, PATCH, KERNELS],
+            &[],
+        )?;
         Ok(CudaQueries { gpu, module })
     }
 
@@ -176,14 +206,8 @@ impl CudaQueries {
         };
         let null = 0u64;
         let mut l = self.gpu.stream.launch_builder(&f);
-        l.arg(&d.patches)
-            .arg(&d.lv)
-            .arg(&d.le)
-            .arg(&d.lf)
-            .arg(&d.ev)
-            .arg(&d.fe)
-            .arg(&qn)
-            .arg(&pass);
+        d.push_args(&mut l);
+        l.arg(&qn).arg(&pass);
         match &b.active {
             Some(a) => l.arg(a),
             None => l.arg(&null),
