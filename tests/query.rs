@@ -6,6 +6,7 @@ mod common;
 
 use glam::Vec3;
 use proptest::prelude::*;
+use rxpipe::patch::query::pde::{CudaPde, DirectedEdges};
 use rxpipe::patch::query::{cpu, reference};
 use rxpipe::patch::{self, PatchData, PatchOptions, Query};
 use rxpipe::Mesh;
@@ -276,4 +277,87 @@ fn an_active_set_of_the_wrong_length_is_an_error() {
     let e = cpu::run(&d, Query::VV, Some(&[true; 3])).unwrap_err();
     assert!(e.to_string().contains("3 active flags"), "{e}");
     assert!(cpu::for_each(&d, Query::FF, Some(&[]), |_, l| l.len()).is_err());
+}
+
+/// `r` with every list sorted (directed edges list in walk order; the sets are what compare).
+fn as_sets(r: &rxpipe::patch::QueryResult) -> rxpipe::patch::QueryResult {
+    let mut s = r.clone();
+    for k in 0..s.len() {
+        let (a, b) = (s.offsets[k] as usize, s.offsets[k + 1] as usize);
+        s.items[a..b].sort_unstable();
+    }
+    s
+}
+
+/// Meshes directed edges hold: closed, with boundaries, with unused vertices, and the shared
+/// meshes that are manifold.
+fn manifold_meshes() -> Vec<Mesh> {
+    let mut v = vec![
+        rxpipe::mesh::icosphere(4),
+        rxpipe::mesh::torus(1.0, 0.3, 48, 16),
+        rxpipe::mesh::grid(12, 12),
+    ];
+    if let Some(dir) = common::meshes() {
+        for name in common::SHARED {
+            let m = rxpipe::io::load_mesh(dir.join(name)).unwrap();
+            match DirectedEdges::build(&m.indices, m.vertex_count()) {
+                Ok(_) => v.push(m),
+                Err(e) => eprintln!("{name}: {e}"),
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn directed_edges_answer_every_query_as_sets_and_refuse_what_they_cannot_hold() {
+    let meshes = manifold_meshes();
+    assert!(meshes.len() >= 3);
+    for m in &meshes {
+        let d = DirectedEdges::build(&m.indices, m.vertex_count()).unwrap();
+        assert_eq!(d.face_edge.len(), m.triangle_count());
+        for q in Query::ALL {
+            let want = reference(&m.indices, m.vertex_count(), q);
+            let got = d.query(q);
+            assert_eq!(got.offsets, want.offsets, "{} {q}: list lengths", m.name);
+            assert_eq!(as_sets(&got), as_sets(&want), "{} {q}", m.name);
+            if matches!(q, Query::FV | Query::FE | Query::EV) {
+                assert_eq!(got, want, "{} {q}: in the documented order", m.name);
+            }
+        }
+    }
+    let msg = |m: &Mesh| {
+        DirectedEdges::build(&m.indices, m.vertex_count())
+            .unwrap_err()
+            .to_string()
+    };
+    let bad = &awkward()[0];
+    assert!(msg(bad).contains("edge"), "{}", msg(bad));
+    let flipped = Mesh::new("flipped", bad.positions.clone(), vec![0, 1, 2, 0, 1, 3]);
+    assert!(
+        msg(&flipped).contains("from vertex 0 to 1"),
+        "{}",
+        msg(&flipped)
+    );
+    let bow = Mesh::new("bow tie", bad.positions.clone(), vec![0, 1, 2, 1, 5, 6]);
+    assert!(msg(&bow).contains("vertex 1"), "{}", msg(&bow));
+    let degenerate = Mesh::new("degenerate", bad.positions.clone(), vec![0, 0, 2]);
+    assert!(
+        msg(&degenerate).contains("degenerate"),
+        "{}",
+        msg(&degenerate)
+    );
+}
+
+#[test]
+fn gpu_directed_edges_equal_the_host_walks() {
+    let Some(gpu) = common::gpu() else { return };
+    for m in manifold_meshes() {
+        let d = DirectedEdges::build(&m.indices, m.vertex_count()).unwrap();
+        let g = CudaPde::upload(gpu.clone(), &d).unwrap();
+        for q in Query::ALL {
+            let want = d.query(q);
+            assert_eq!(g.run(q, &want).unwrap(), want, "{} {q}", m.name);
+        }
+    }
 }

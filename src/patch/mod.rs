@@ -46,6 +46,10 @@ pub enum PatchError {
         got: usize,
         want: usize,
     },
+    /// A mesh the directed-edges comparison cannot hold (it needs an edge-manifold, consistently
+    /// oriented mesh with manifold vertices).
+    #[error("directed edges need an edge-manifold, consistently oriented mesh: {0}")]
+    NotManifold(String),
     /// The patch size limit is out of range.
     #[error("a patch holds 1 to 65535 faces (local indices are 16-bit), got {0}")]
     Limit(u32),

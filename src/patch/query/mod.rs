@@ -15,10 +15,11 @@
 //! [`cpu::run`] answers a query patch by patch from the patch data, each patch answering for the
 //! elements it owns with its ribbon; [`cuda::CudaQueries`] does the same on the GPU, one block
 //! per patch (kernels/query.cu); [`reference`] answers it from the plain index buffer,
-//! independently, for the tests.
+//! independently, for the tests; [`pde`] is the directed-edges comparison the benchmark times.
 
 pub mod cpu;
 pub mod cuda;
+pub mod pde;
 
 use std::fmt;
 
