@@ -1,5 +1,5 @@
 //! `rxpipe bench`: the paper's tables measured on this machine, one module per benchmark
-//! ([`geometry`], [`frame`], [`frustum`], [`reindex`]). GPU inputs stay on the device; every GPU time is the
+//! ([`geometry`], [`frame`], [`frustum`], [`reindex`], [`rxmesh`]). GPU inputs stay on the device; every GPU time is the
 //! median of CUDA-event timings after a warm-up. This module holds what they share: the
 //! benchmark meshes, the machine a report was measured on, and the date.
 
@@ -13,6 +13,7 @@ pub mod frame;
 pub mod frustum;
 pub mod geometry;
 pub mod reindex;
+pub mod rxmesh;
 
 /// The meshes of the geometry benchmark, by name: the shared bunny and ogre, the icosphere of
 /// level 9 (5.2 M triangles) and a grid of 104 bunnies (7.2 M triangles), all in Forsyth order.

@@ -60,6 +60,23 @@ pub enum What {
         #[command(flatten)]
         common: MeshArgs,
     },
+    /// RXMesh (Table 2): the eight queries against Parallel Directed Edges on the default,
+    /// sorted and shuffled orders; normals through the FV and VF queries against the hardwired
+    /// kernel; patching time and bytes per face (needs a GPU)
+    Rxmesh {
+        /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "bunny,icosphere:9,bunny-grid:104"
+        )]
+        meshes: Vec<String>,
+        /// the most faces a patch holds
+        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=65535))]
+        patch_faces: u32,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
 }
 
 /// Where `bench frame` runs the frustum stage.
@@ -192,6 +209,25 @@ pub fn run(what: What) -> Res {
             )?;
             pb.finish_and_clear();
             out(&report, report.markdown(), r)
+        }
+        What::Rxmesh {
+            meshes,
+            patch_faces,
+            report: r,
+        } => {
+            let gpu = rxpipe::gpu::Gpu::new()?;
+            let names: Vec<&str> = meshes.iter().map(|s| s.trim()).collect();
+            let pb = spinner("starting".into());
+            let report = rxpipe::bench::rxmesh::run(
+                gpu,
+                &names,
+                patch_faces,
+                r.warmup,
+                r.runs as usize,
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), &r)
         }
     }
 }

@@ -15,9 +15,14 @@ use std::sync::Arc;
 /// The stage's kernels.
 pub const KERNELS: Source<'static> = crate::kernel_source!("normals.cu");
 
+/// The stage's compiled kernels.
+pub fn module(gpu: &Gpu) -> Result<Arc<CudaModule>, GpuError> {
+    gpu.module("normals", &[PATCH, KERNELS], &[])
+}
+
 /// Computes the normals of `mesh` on `gpu`, leaving the result on the device.
 pub fn run(gpu: &Gpu, mesh: &mut WorkingMesh, mode: NormalsMode) -> Result<(), GpuError> {
-    let module = gpu.module("normals", &[PATCH, KERNELS], &[])?;
+    let module = module(gpu)?;
     let d = mesh.device(gpu)?;
     let n = d.vertex_count;
     let t = (d.index_count / 3) as u32;
@@ -66,21 +71,32 @@ pub fn run(gpu: &Gpu, mesh: &mut WorkingMesh, mode: NormalsMode) -> Result<(), G
         });
         return Ok(());
     }
-    let mut acc: CudaSlice<f64> = gpu.zeros(3 * n, "normal sums")?;
-    let m = mode_arg(mode);
-    let f = gpu.function(&module, "rxn_accumulate")?;
-    let mut l = gpu.stream.launch_builder(&f);
-    l.arg(&d.positions)
-        .arg(&d.indices)
-        .arg(&t)
-        .arg(&m)
-        .arg(&mut acc);
-    // SAFETY: one thread per triangle; indices are below the vertex count (validated).
-    unsafe { launch_1d(l, t, "rxn_accumulate") }?;
-    let mut out: CudaSlice<f32> = gpu.zeros(3 * n, "normals")?;
-    normalize(gpu, &module, &acc, n as u32, &mut out)?;
+    let out = index_normals(gpu, &module, &d.positions, &d.indices, n, t, mode)?;
     mesh.device_mut(gpu)?.normals = Some(out);
     Ok(())
+}
+
+/// Smooth normals of `n` vertices at `positions` from the `t` triangles of `indices` (the
+/// hardwired form: one thread per triangle, double atomics, then normalised), as a new buffer.
+pub fn index_normals(
+    gpu: &Gpu,
+    module: &Arc<CudaModule>,
+    positions: &CudaSlice<f32>,
+    indices: &CudaSlice<u32>,
+    n: usize,
+    t: u32,
+    mode: NormalsMode,
+) -> Result<CudaSlice<f32>, GpuError> {
+    let mut acc: CudaSlice<f64> = gpu.zeros(3 * n.max(1), "normal sums")?;
+    let m = mode_arg(mode);
+    let f = gpu.function(module, "rxn_accumulate")?;
+    let mut l = gpu.stream.launch_builder(&f);
+    l.arg(positions).arg(indices).arg(&t).arg(&m).arg(&mut acc);
+    // SAFETY: one thread per triangle; indices are below the vertex count (validated).
+    unsafe { launch_1d(l, t, "rxn_accumulate") }?;
+    let mut out: CudaSlice<f32> = gpu.zeros(3 * n.max(1), "normals")?;
+    normalize(gpu, module, &acc, n as u32, &mut out)?;
+    Ok(out)
 }
 
 /// Computes smooth normals of `mesh` through the patches' FV or VF query (`data`, the patching
@@ -95,7 +111,7 @@ pub fn run_patches(
     let patches = DevicePatchData::upload(gpu, data)?;
     let out = {
         let d = mesh.device(gpu)?;
-        patch_normals(gpu, &patches, &d.positions, mode, via)?
+        patch_normals(gpu, &module(gpu)?, &patches, &d.positions, mode, via)?
     };
     mesh.device_mut(gpu)?.normals = Some(out);
     Ok(())
@@ -114,12 +130,12 @@ fn mode_arg(mode: NormalsMode) -> i32 {
 /// sums with double atomics, then normalised) or the VF query (one pass), as a new buffer.
 pub fn patch_normals(
     gpu: &Gpu,
+    module: &Arc<CudaModule>,
     patches: &DevicePatchData,
     positions: &CudaSlice<f32>,
     mode: NormalsMode,
     via: NormalsVia,
 ) -> Result<CudaSlice<f32>, GpuError> {
-    let module = gpu.module("normals", &[PATCH, KERNELS], &[])?;
     let n = patches.vertices;
     let m = mode_arg(mode);
     let mut out: CudaSlice<f32> = gpu.zeros(3 * n.max(1), "normals")?;
@@ -128,7 +144,7 @@ pub fn patch_normals(
     }
     if via == NormalsVia::Vf {
         let smem = patches.matrix_bytes + 24 * patches.max_owned_vertices;
-        let f = gpu.function(&module, "rxn_patch_vf")?;
+        let f = gpu.function(module, "rxn_patch_vf")?;
         let mut l = gpu.stream.launch_builder(&f);
         patches.push_args(&mut l);
         l.arg(positions).arg(&m).arg(&mut out);
@@ -139,7 +155,7 @@ pub fn patch_normals(
         return Ok(out);
     }
     let mut acc: CudaSlice<f64> = gpu.zeros(3 * n.max(1), "normal sums")?;
-    let f = gpu.function(&module, "rxn_patch_fv")?;
+    let f = gpu.function(module, "rxn_patch_fv")?;
     let mut l = gpu.stream.launch_builder(&f);
     patches.push_args(&mut l);
     l.arg(positions).arg(&m).arg(&mut acc);
@@ -153,7 +169,7 @@ pub fn patch_normals(
             "rxn_patch_fv",
         )
     }?;
-    normalize(gpu, &module, &acc, n as u32, &mut out)?;
+    normalize(gpu, module, &acc, n as u32, &mut out)?;
     Ok(out)
 }
 

@@ -256,6 +256,39 @@ impl CudaQueries {
         active: Option<&[bool]>,
         user: Option<(&[f32], usize)>,
     ) -> Result<(QueryResult, Vec<f32>), GpuError> {
+        let mut lists = self.lay_out(d, q, active, user)?;
+        self.fill(d, &mut lists)?;
+        if user.is_some() {
+            self.pass(d, q, RXQ_USER, &mut lists.b)?;
+        }
+        let out = match user {
+            Some((_, per)) => self
+                .gpu
+                .download(&lists.b.out, lists.sources * per.max(1))?,
+            None => Vec::new(),
+        };
+        Ok((lists.download(&self.gpu)?, out))
+    }
+
+    /// Lays out the lists of `q` on the device (for the `active` elements): the count pass, the
+    /// offsets (a prefix sum on the host) and room for the lists, which [`CudaQueries::fill`]
+    /// writes.
+    pub fn layout(
+        &self,
+        d: &DevicePatchData,
+        q: Query,
+        active: Option<&[bool]>,
+    ) -> Result<QueryLists, GpuError> {
+        self.lay_out(d, q, active, None)
+    }
+
+    fn lay_out(
+        &self,
+        d: &DevicePatchData,
+        q: Query,
+        active: Option<&[bool]>,
+        user: Option<(&[f32], usize)>,
+    ) -> Result<QueryLists, GpuError> {
         let gpu = &self.gpu;
         let n = sources(q, d.vertices, d.edges, d.faces);
         if let Some(a) = active {
@@ -299,22 +332,46 @@ impl CudaQueries {
         }
         b.offsets = gpu.upload(&offsets, "query list offsets")?;
         b.items = gpu.zeros((total as usize).max(1), "query lists")?;
-        self.pass(d, q, RXQ_FILL, &mut b)?;
-        if user.is_some() {
-            self.pass(d, q, RXQ_USER, &mut b)?;
-        }
-        let items = gpu.download(&b.items, total as usize)?;
-        let out = match user {
-            Some(_) => gpu.download(&b.out, n * per)?,
-            None => Vec::new(),
-        };
-        Ok((
-            QueryResult {
-                query: Some(q),
-                offsets,
-                items,
-            },
-            out,
-        ))
+        Ok(QueryLists {
+            query: q,
+            sources: n,
+            offsets,
+            b,
+        })
+    }
+
+    /// The fill pass: writes every (active) element's list of `lists.query` at its offset, in
+    /// the documented order.
+    pub fn fill(&self, d: &DevicePatchData, lists: &mut QueryLists) -> Result<(), GpuError> {
+        self.pass(d, lists.query, RXQ_FILL, &mut lists.b)
+    }
+}
+
+/// A query's lists laid out on the device ([`CudaQueries::layout`]).
+pub struct QueryLists {
+    query: Query,
+    sources: usize,
+    offsets: Vec<u32>,
+    b: Buffers,
+}
+
+impl QueryLists {
+    /// Where each list starts, on the device (one more entry than source elements).
+    pub fn offsets(&self) -> &CudaSlice<u32> {
+        &self.b.offsets
+    }
+
+    /// The number of list entries.
+    pub fn total(&self) -> usize {
+        *self.offsets.last().unwrap_or(&0) as usize
+    }
+
+    /// The lists as the last fill pass left them.
+    pub fn download(&self, gpu: &Gpu) -> Result<QueryResult, GpuError> {
+        Ok(QueryResult {
+            query: Some(self.query),
+            offsets: self.offsets.clone(),
+            items: gpu.download(&self.b.items, self.total())?,
+        })
     }
 }

@@ -17,7 +17,7 @@ use super::{sources, Query, QueryResult};
 use crate::gpu::kernels::Source;
 use crate::gpu::{launch_1d, Gpu, GpuError};
 use crate::patch::PatchError;
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaModule, CudaSlice, PushKernelArg};
 use std::sync::Arc;
 
 /// No halfedge, face or vertex.
@@ -211,6 +211,7 @@ pub const KERNELS: Source<'static> = crate::kernel_source!("pde.cu");
 /// The structure on the device.
 pub struct CudaPde {
     gpu: Arc<Gpu>,
+    module: Arc<CudaModule>,
     target: CudaSlice<u32>,
     face: CudaSlice<u32>,
     next: CudaSlice<u32>,
@@ -230,6 +231,7 @@ impl CudaPde {
             next: gpu.upload(&d.next, "next halfedges")?,
             vertex_out: gpu.upload(&d.vertex_out, "vertex halfedges")?,
             face_edge: gpu.upload(&d.face_edge, "face halfedges")?,
+            module: gpu.module("pde", &[KERNELS], &[])?,
             vertices: d.vertex_out.len(),
             edges: d.edges(),
             faces: d.face_edge.len(),
@@ -252,8 +254,7 @@ impl CudaPde {
         items: &mut CudaSlice<u32>,
     ) -> Result<(), GpuError> {
         let n = self.sources(q);
-        let m = self.gpu.module("pde", &[KERNELS], &[])?;
-        let f = self.gpu.function(&m, "pde_query")?;
+        let f = self.gpu.function(&self.module, "pde_query")?;
         let qn = Query::ALL.iter().position(|&x| x == q).expect("a query") as u32;
         let nn = n as u32;
         let mut l = self.gpu.stream.launch_builder(&f);
