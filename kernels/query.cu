@@ -44,8 +44,25 @@ __device__ void rxq_sort(unsigned* list, unsigned n) {
     }
 }
 
-// Dynamic shared memory: the matrices, then one counter (or cursor) per local element of the
-// transposed kind, then (FF) each local edge's faces.
+// In-place exclusive prefix sum of a[0..n) in shared memory; returns the sum. Every thread of the
+// block calls it (after the values are written and synchronised).
+__device__ unsigned rxq_scan(unsigned* a, unsigned n) {
+    unsigned carry = 0;
+    for (unsigned b = 0; b < n; b += blockDim.x) {
+        const unsigned i = b + threadIdx.x;
+        const unsigned v = i < n ? a[i] : 0u;
+        unsigned sum;
+        const unsigned x = rxp_block_scan(v, &sum);
+        if (i < n) a[i] = carry + x;
+        carry += sum;
+        __syncthreads();
+    }
+    return carry;
+}
+
+// Dynamic shared memory: the matrices, then for FF a counter per local edge, the edges' list
+// starts and each local edge's faces; for the other transposes a counter, a list start and an
+// output offset per owned source, then the owned sources' lists.
 extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
                                      const unsigned* __restrict__ lv,
                                      const unsigned* __restrict__ le,
@@ -99,7 +116,8 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
                 counts[g] = n;
                 continue;
             }
-            unsigned* out = items + offsets[g];
+            // every element has its n entries when all are active: no offset to look up
+            unsigned* out = items + (on_active ? offsets[g] : n * g);
             for (unsigned c = 0; c < n; ++c) {
                 out[c] = q == RXQ_FV ? gv[corner(k, c)]
                          : q == RXQ_FE ? ge[fe[3 * k + c] >> 1]
@@ -112,37 +130,81 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
     const unsigned ncnt = q == RXQ_FF ? P.ne : owned;
     for (unsigned i = t; i < ncnt; i += T) cnt[i] = 0;
     __syncthreads();
-    // each local element adds itself to its owned neighbours' lists: in the count pass a count,
-    // in the fill pass a slot of the list (the order is fixed by the sort afterwards)
-    auto add = [&](unsigned k, unsigned value) {
-        if (k >= owned || !is_active(k)) return;
-        const unsigned slot = atomicAdd(&cnt[k], 1u);
-        if (pass == RXQ_FILL) items[offsets[gsrc[k]] + slot] = value;
-    };
-    if (q == RXQ_VV || q == RXQ_VE) {
-        for (unsigned e = t; e < P.ne; e += T) {
-            const unsigned a = ev[2 * e], b = ev[2 * e + 1];
-            if (q == RXQ_VV) {
-                if (a != b) {
-                    add(a, gv[b]);
-                    add(b, gv[a]);
+    if (q != RXQ_FF) {
+        // each local element adds itself to its owned neighbours' lists: counted first, then
+        // (fill pass) laid out and written in shared memory, sorted there, and copied out with
+        // consecutive threads on consecutive entries
+        unsigned* start = cnt + owned;       // owned + 1 list starts in the patch's lists
+        unsigned* base = start + owned + 1;  // where each owned list goes in `items`
+        unsigned* lists = base + owned;
+        const bool fill = pass == RXQ_FILL;
+        // first a count per list, then (placing) each value in its list's next slot
+        bool placing = false;
+        auto add = [&](unsigned k, unsigned value) {
+            if (k >= owned || !is_active(k)) return;
+            const unsigned slot = atomicAdd(&cnt[k], 1u);
+            if (placing) lists[start[k] + slot] = value;
+        };
+        auto visit = [&]() {
+            if (q == RXQ_VV || q == RXQ_VE) {
+                for (unsigned e = t; e < P.ne; e += T) {
+                    const unsigned a = ev[2 * e], b = ev[2 * e + 1];
+                    if (q == RXQ_VV) {
+                        if (a != b) {
+                            add(a, gv[b]);
+                            add(b, gv[a]);
+                        }
+                    } else {
+                        add(a, ge[e]);
+                        if (b != a) add(b, ge[e]);
+                    }
                 }
             } else {
-                add(a, ge[e]);
-                if (b != a) add(b, ge[e]);
+                for (unsigned f = t; f < P.nf; f += T) {
+                    unsigned seen[3];
+                    for (unsigned c = 0; c < 3; ++c) {
+                        const unsigned x =
+                            q == RXQ_VF ? corner(f, c) : (unsigned)(fe[3 * f + c] >> 1);
+                        seen[c] = x;
+                        // a degenerate face names a vertex (or an edge) twice: once is enough
+                        if ((c > 0 && seen[0] == x) || (c > 1 && seen[1] == x)) continue;
+                        add(x, gf[f]);
+                    }
+                }
             }
+        };
+        visit();
+        __syncthreads();
+        if (!fill) {
+            for (unsigned k = t; k < owned; k += T)
+                if (is_active(k)) counts[gsrc[k]] = cnt[k];
+            return;
         }
-    } else if (q == RXQ_VF || q == RXQ_EF) {
-        for (unsigned f = t; f < P.nf; f += T) {
-            unsigned seen[3];
-            for (unsigned c = 0; c < 3; ++c) {
-                const unsigned x = q == RXQ_VF ? corner(f, c) : (unsigned)(fe[3 * f + c] >> 1);
-                seen[c] = x;
-                // a degenerate face names a vertex (or an edge) twice: once is enough
-                if ((c > 0 && seen[0] == x) || (c > 1 && seen[1] == x)) continue;
-                add(x, gf[f]);
+        for (unsigned k = t; k < owned; k += T) start[k] = cnt[k];
+        __syncthreads();
+        const unsigned total = rxq_scan(start, owned);
+        for (unsigned k = t; k < owned; k += T) {
+            cnt[k] = 0;
+            base[k] = is_active(k) ? offsets[gsrc[k]] : 0;
+        }
+        if (t == 0) start[owned] = total;
+        __syncthreads();
+        placing = true;
+        visit();
+        __syncthreads();
+        for (unsigned k = t; k < owned; k += T) rxq_sort(lists + start[k], start[k + 1] - start[k]);
+        __syncthreads();
+        for (unsigned j = t; j < total; j += T) {
+            // the list holding entry j: the last start at or before it
+            unsigned lo = 0, hi = owned;
+            while (hi - lo > 1) {
+                const unsigned mid = (lo + hi) >> 1;
+                if (start[mid] <= j) lo = mid;
+                else hi = mid;
             }
+            items[base[lo] + (j - start[lo])] = lists[j];
         }
+        return;
     } else {
         // FF: the faces of every local edge (local face ids, each face once per edge), then each
         // owned face's neighbours through its edges
@@ -155,18 +217,14 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
             }
         }
         __syncthreads();
-        // offsets of the edge lists (a serial scan: a patch has a few hundred edges)
+        // offsets of the edge lists
         unsigned* start = cnt + P.ne;
         unsigned short* ef = reinterpret_cast<unsigned short*>(start + P.ne + 1);
-        if (t == 0) {
-            unsigned s = 0;
-            for (unsigned e = 0; e < P.ne; ++e) {
-                start[e] = s;
-                s += cnt[e];
-                cnt[e] = start[e];
-            }
-            start[P.ne] = s;
-        }
+        for (unsigned e = t; e < P.ne; e += T) start[e] = cnt[e];
+        __syncthreads();
+        const unsigned total = rxq_scan(start, P.ne);
+        for (unsigned e = t; e < P.ne; e += T) cnt[e] = start[e];
+        if (t == 0) start[P.ne] = total;
         __syncthreads();
         for (unsigned f = t; f < P.nf; f += T) {
             for (unsigned c = 0; c < 3; ++c) {
@@ -206,13 +264,5 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
             if (pass == RXQ_COUNT) counts[gf[k]] = n;
             else rxq_sort(out, n);
         }
-        return;
-    }
-    __syncthreads();
-    for (unsigned k = t; k < owned; k += T) {
-        if (!is_active(k)) continue;
-        const unsigned g = gsrc[k];
-        if (pass == RXQ_COUNT) counts[g] = cnt[k];
-        else rxq_sort(items + offsets[g], cnt[k]);
     }
 }

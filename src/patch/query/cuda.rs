@@ -11,7 +11,7 @@
 //! the user's file and line.
 
 use super::{sources, Query, QueryResult};
-use crate::gpu::kernels::Source;
+use crate::gpu::kernels::{Source, BLOCKS};
 use crate::gpu::{launch, Gpu, GpuError};
 use crate::patch::PatchData;
 use cudarc::driver::{CudaModule, CudaSlice, DeviceRepr, PushKernelArg};
@@ -104,11 +104,14 @@ impl DevicePatchData {
             let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
             let matrices = (2 * (2 * ne + 3 * nf)).next_multiple_of(16);
             let owned = (p.owned_vertices.max(p.owned_edges).max(p.owned_faces)) as usize;
-            let s = matrices + 4 * owned;
+            // counters, list starts and output offsets, then the lists (an edge adds to both its
+            // vertices, a face to its three vertices or edges)
+            let s = matrices + 4 * (3 * owned + 1) + 4 * (2 * ne).max(3 * nf);
             let s_ff = matrices + 4 * (2 * ne + 1) + 2 * 3 * nf;
-            if s_ff > SHARED_LIMIT {
+            if s_ff.max(s) > SHARED_LIMIT {
                 return Err(GpuError::Limit(format!(
-                    "patch {k} with its ribbon ({nv} vertices, {ne} edges, {nf} faces) needs {s_ff} bytes of shared memory for its queries, more than a block has ({SHARED_LIMIT}); patch with a smaller size"
+                    "patch {k} with its ribbon ({nv} vertices, {ne} edges, {nf} faces) needs {} bytes of shared memory for its queries, more than a block has ({SHARED_LIMIT}); patch with a smaller size",
+                    s_ff.max(s)
                 )));
             }
             shared = shared.max(s);
@@ -180,7 +183,7 @@ impl CudaQueries {
     pub fn with_user(gpu: Arc<Gpu>, name: &str, source: &str) -> Result<CudaQueries, GpuError> {
         let module = gpu.module(
             "query",
-            &[Source { name, text: source }, PATCH, KERNELS],
+            &[Source { name, text: source }, BLOCKS, PATCH, KERNELS],
             &[],
         )?;
         Ok(CudaQueries { gpu, module })
@@ -199,10 +202,11 @@ impl CudaQueries {
         }
         let f = self.gpu.function(&self.module, "rxq_query")?;
         let qn = Query::ALL.iter().position(|&x| x == q).expect("a query") as u32;
-        let smem = if q == Query::FF {
-            d.shared_ff
-        } else {
-            d.shared
+        let smem = match q {
+            Query::FF => d.shared_ff,
+            // the fixed-length queries read the matrices alone
+            Query::FV | Query::FE | Query::EV => d.matrix_bytes,
+            _ => d.shared,
         };
         let null = 0u64;
         let mut l = self.gpu.stream.launch_builder(&f);
