@@ -31,6 +31,7 @@ pub mod frustum;
 pub mod normals;
 mod order;
 pub mod patch_cull;
+pub mod smooth;
 mod working;
 
 pub use derived::VertexFaces;
@@ -38,6 +39,7 @@ pub use frustum::Frustum;
 pub use normals::{Normals, NormalsMode, NormalsVia};
 pub use order::Order;
 pub use patch_cull::PatchCull;
+pub use smooth::{Smooth, SmoothMethod};
 pub use working::{DeviceAttributes, WorkingMesh};
 
 use crate::backend::BackendKind;
@@ -408,7 +410,13 @@ pub struct StageInfo {
 
 /// Every stage rxpipe knows, in the order they run.
 pub fn registry() -> &'static [StageInfo] {
-    &[normals::INFO, order::INFO, frustum::INFO, patch_cull::INFO]
+    &[
+        smooth::INFO,
+        normals::INFO,
+        order::INFO,
+        frustum::INFO,
+        patch_cull::INFO,
+    ]
 }
 
 /// Parsed arguments of one stage: `(key, value)` pairs, bare values under the first argument's
@@ -525,6 +533,7 @@ pub fn parse(spec: &str) -> Result<Stage, PassError> {
     let args = Args::new(info, &args)?;
     match info.name {
         "normals" => Ok(Stage::Mesh(Arc::new(Normals::from_args(&args)?))),
+        "smooth" => Ok(Stage::Mesh(Arc::new(Smooth::from_args(&args)?))),
         "order" => Ok(Stage::Order(Order::from_args(&args)?.0)),
         "frustum" => Ok(Stage::Frame(Arc::new(Frustum::from_args(&args)?))),
         "patch-cull" => Ok(Stage::Frame(Arc::new(PatchCull))),
