@@ -196,8 +196,9 @@ fn stages_parse_by_name_and_refuse_what_does_not_exist() {
         passes::parse("order:forsyth").unwrap(),
         Stage::Order(rxpipe::VertexOrder::Forsyth)
     ));
-    let e = passes::parse("smooth").err().unwrap().to_string();
-    assert!(e.contains("normals, order, frustum"), "{e}");
+    let e = passes::parse("sharpen").err().unwrap().to_string();
+    assert!(e.contains("smooth, normals, order, frustum"), "{e}");
+
     for bad in [
         "normals:mode=sideways",
         "normals:sideways",
