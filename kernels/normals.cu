@@ -20,40 +20,22 @@
 #define RXN_ANGLE 1
 #define RXN_MAX 2
 
-struct rxn_d3 {
-    double x, y, z;
-};
-
-__device__ __forceinline__ rxn_d3 rxn_load(const float* p, unsigned i) {
-    return {(double)p[3 * i], (double)p[3 * i + 1], (double)p[3 * i + 2]};
-}
-__device__ __forceinline__ rxn_d3 rxn_sub(rxn_d3 a, rxn_d3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
-__device__ __forceinline__ rxn_d3 rxn_cross(rxn_d3 a, rxn_d3 b) {
-    return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
-}
-__device__ __forceinline__ double rxn_dot(rxn_d3 a, rxn_d3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-__device__ __forceinline__ double rxn_len(rxn_d3 a) { return sqrt(rxn_dot(a, a)); }
-// the angle between two edges, robust near 0 and pi
-__device__ __forceinline__ double rxn_angle(rxn_d3 a, rxn_d3 b) {
-    return atan2(rxn_len(rxn_cross(a, b)), rxn_dot(a, b));
-}
-
 // The weighted normal corner k of the triangle p adds to its vertex (zero for a degenerate one).
-__device__ __forceinline__ rxn_d3 rxn_corner(const rxn_d3 p[3], int k, int mode) {
-    const rxn_d3 n = rxn_cross(rxn_sub(p[1], p[0]), rxn_sub(p[2], p[0]));
-    const rxn_d3 a = rxn_sub(p[(k + 1) % 3], p[k]), b = rxn_sub(p[(k + 2) % 3], p[k]);
+__device__ __forceinline__ rxd3 rxn_corner(const rxd3 p[3], int k, int mode) {
+    const rxd3 n = rxd_cross(rxd_sub(p[1], p[0]), rxd_sub(p[2], p[0]));
+    const rxd3 a = rxd_sub(p[(k + 1) % 3], p[k]), b = rxd_sub(p[(k + 2) % 3], p[k]);
     double w = 1.0;
     if (mode == RXN_ANGLE) {
-        const double l = rxn_len(n);
-        w = l == 0.0 ? 0.0 : rxn_angle(a, b) / l;
+        const double l = rxd_len(n);
+        w = l == 0.0 ? 0.0 : rxd_angle(a, b) / l;
     } else if (mode == RXN_MAX) {
-        const double d = rxn_dot(a, a) * rxn_dot(b, b);
+        const double d = rxd_dot(a, a) * rxd_dot(b, b);
         w = d == 0.0 ? 0.0 : 1.0 / d;
     }
     return {n.x * w, n.y * w, n.z * w};
 }
 
-__device__ __forceinline__ void rxn_add(double* acc, unsigned v, rxn_d3 w) {
+__device__ __forceinline__ void rxn_add(double* acc, unsigned v, rxd3 w) {
     atomicAdd(&acc[3 * v], w.x);
     atomicAdd(&acc[3 * v + 1], w.y);
     atomicAdd(&acc[3 * v + 2], w.z);
@@ -64,7 +46,7 @@ extern "C" __global__ void rxn_accumulate(const float* __restrict__ pos, const u
     const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= triangles) return;
     const unsigned v[3] = {idx[3 * t], idx[3 * t + 1], idx[3 * t + 2]};
-    const rxn_d3 p[3] = {rxn_load(pos, v[0]), rxn_load(pos, v[1]), rxn_load(pos, v[2])};
+    const rxd3 p[3] = {rxd_load(pos, v[0]), rxd_load(pos, v[1]), rxd_load(pos, v[2])};
     for (int k = 0; k < 3; ++k) rxn_add(acc, v[k], rxn_corner(p, k, mode));
 }
 
@@ -79,17 +61,16 @@ extern "C" __global__ void rxn_patch_fv(const RxqPatch* __restrict__ patches,
                                         double* __restrict__ acc) {
     extern __shared__ __align__(16) unsigned char smem[];
     const RxqPatch P = patches[blockIdx.x];
-    unsigned short* ev = reinterpret_cast<unsigned short*>(smem);
-    unsigned short* fe = ev + 2 * P.ne;
-    rxq_load_matrices(P, ev_all, fe_all, ev, fe);
+    const RxqMatrices m = rxq_load_matrices(P, ev_all, fe_all, smem);
+    const unsigned short *ev = m.ev, *fe = m.fe;
     __syncthreads();
     const unsigned* gv = lv + P.v_off;
     for (unsigned f = threadIdx.x; f < P.of; f += blockDim.x) {
         unsigned v[3];
-        rxn_d3 p[3];
+        rxd3 p[3];
         for (int k = 0; k < 3; ++k) {
             v[k] = gv[rxq_corner(ev, fe, f, k)];
-            p[k] = rxn_load(pos, v[k]);
+            p[k] = rxd_load(pos, v[k]);
         }
         for (int k = 0; k < 3; ++k) rxn_add(acc, v[k], rxn_corner(p, k, mode));
     }
@@ -106,31 +87,24 @@ extern "C" __global__ void rxn_patch_vf(const RxqPatch* __restrict__ patches,
                                         float* __restrict__ out) {
     extern __shared__ __align__(16) unsigned char smem[];
     const RxqPatch P = patches[blockIdx.x];
-    unsigned short* ev = reinterpret_cast<unsigned short*>(smem);
-    unsigned short* fe = ev + 2 * P.ne;
-    double* sum = reinterpret_cast<double*>(smem + rxq_matrix_bytes(P));
-    rxq_load_matrices(P, ev_all, fe_all, ev, fe);
+    const RxqMatrices m = rxq_load_matrices(P, ev_all, fe_all, smem);
+    const unsigned short *ev = m.ev, *fe = m.fe;
+    double* sum = reinterpret_cast<double*>(m.rest);
     for (unsigned i = threadIdx.x; i < 3 * P.ov; i += blockDim.x) sum[i] = 0.0;
     __syncthreads();
     const unsigned* gv = lv + P.v_off;
     for (unsigned f = threadIdx.x; f < P.nf; f += blockDim.x) {
         unsigned l[3];
-        bool any = false;
-        for (int k = 0; k < 3; ++k) {
-            l[k] = rxq_corner(ev, fe, f, k);
-            any |= l[k] < P.ov;
-        }
-        // a ribbon face touching none of the owned vertices adds nothing here
-        if (!any) continue;
-        rxn_d3 p[3];
-        for (int k = 0; k < 3; ++k) p[k] = rxn_load(pos, gv[l[k]]);
+        if (!rxq_face_corners(ev, fe, f, P.ov, l)) continue;
+        rxd3 p[3];
+        for (int k = 0; k < 3; ++k) p[k] = rxd_load(pos, gv[l[k]]);
         for (int k = 0; k < 3; ++k)
             if (l[k] < P.ov) rxn_add(sum, l[k], rxn_corner(p, k, mode));
     }
     __syncthreads();
     for (unsigned v = threadIdx.x; v < P.ov; v += blockDim.x) {
-        const rxn_d3 s = {sum[3 * v], sum[3 * v + 1], sum[3 * v + 2]};
-        const double n = rxn_len(s);
+        const rxd3 s = {sum[3 * v], sum[3 * v + 1], sum[3 * v + 2]};
+        const double n = rxd_len(s);
         const double r = n > 0.0 ? 1.0 / n : 0.0;
         const unsigned g = gv[v];
         out[3 * g] = (float)(s.x * r);
@@ -143,8 +117,8 @@ extern "C" __global__ void rxn_normalize(const double* __restrict__ acc, unsigne
                                          float* __restrict__ out) {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= vertices) return;
-    const rxn_d3 s = {acc[3 * i], acc[3 * i + 1], acc[3 * i + 2]};
-    const double l = rxn_len(s);
+    const rxd3 s = {acc[3 * i], acc[3 * i + 1], acc[3 * i + 2]};
+    const double l = rxd_len(s);
     const double r = l > 0.0 ? 1.0 / l : 0.0;
     out[3 * i] = (float)(s.x * r);
     out[3 * i + 1] = (float)(s.y * r);
@@ -159,9 +133,9 @@ extern "C" __global__ void rxn_flat(const float* __restrict__ pos, const float* 
     const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= triangles) return;
     const unsigned v[3] = {idx[3 * t], idx[3 * t + 1], idx[3 * t + 2]};
-    const rxn_d3 p[3] = {rxn_load(pos, v[0]), rxn_load(pos, v[1]), rxn_load(pos, v[2])};
-    const rxn_d3 n = rxn_cross(rxn_sub(p[1], p[0]), rxn_sub(p[2], p[0]));
-    const double l = rxn_len(n);
+    const rxd3 p[3] = {rxd_load(pos, v[0]), rxd_load(pos, v[1]), rxd_load(pos, v[2])};
+    const rxd3 n = rxd_cross(rxd_sub(p[1], p[0]), rxd_sub(p[2], p[0]));
+    const double l = rxd_len(n);
     const double r = l > 0.0 ? 1.0 / l : 0.0;
     for (int k = 0; k < 3; ++k) {
         const unsigned o = 3 * t + k;

@@ -10,17 +10,35 @@ struct RxqPatch {
     unsigned ov, oe, of;
 };
 
-// Copies the patch's EV (two local vertices per local edge) and FE (three `edge << 1 | flipped`
-// per local face) into shared memory at `ev` and `fe` (2 * ne and 3 * nf entries); the caller
+// The patch's matrices in shared memory: EV (two local vertices per local edge), FE (three
+// `edge << 1 | flipped` per local face), and `rest`, the first 16-byte-aligned byte after them
+// for the kernel's own shared arrays.
+struct RxqMatrices {
+    unsigned short* ev;
+    unsigned short* fe;
+    unsigned char* rest;
+};
+
+// Bytes of shared memory the two matrices take, rounded up to 16.
+__device__ __forceinline__ unsigned rxq_matrix_bytes(const RxqPatch& P) {
+    return (2 * (2 * P.ne + 3 * P.nf) + 15) & ~15u;
+}
+
+// Copies the patch's EV and FE into shared memory at `smem` (16-byte aligned); the caller
 // synchronises before reading them.
-__device__ __forceinline__ void rxq_load_matrices(const RxqPatch& P,
-                                                  const unsigned short* __restrict__ ev_all,
-                                                  const unsigned short* __restrict__ fe_all,
-                                                  unsigned short* ev, unsigned short* fe) {
+__device__ __forceinline__ RxqMatrices rxq_load_matrices(const RxqPatch& P,
+                                                         const unsigned short* __restrict__ ev_all,
+                                                         const unsigned short* __restrict__ fe_all,
+                                                         unsigned char* smem) {
+    RxqMatrices m;
+    m.ev = reinterpret_cast<unsigned short*>(smem);
+    m.fe = m.ev + 2 * P.ne;
+    m.rest = smem + rxq_matrix_bytes(P);
     const unsigned short* gev = ev_all + 2ull * P.e_off;
     const unsigned short* gfe = fe_all + 3ull * P.f_off;
-    for (unsigned i = threadIdx.x; i < 2 * P.ne; i += blockDim.x) ev[i] = gev[i];
-    for (unsigned i = threadIdx.x; i < 3 * P.nf; i += blockDim.x) fe[i] = gfe[i];
+    for (unsigned i = threadIdx.x; i < 2 * P.ne; i += blockDim.x) m.ev[i] = gev[i];
+    for (unsigned i = threadIdx.x; i < 3 * P.nf; i += blockDim.x) m.fe[i] = gfe[i];
+    return m;
 }
 
 // Corner c of local face f as a local vertex: the start of the face's c-th edge.
@@ -30,7 +48,14 @@ __device__ __forceinline__ unsigned rxq_corner(const unsigned short* ev, const u
     return (unsigned)ev[2 * (e >> 1) + (e & 1)];
 }
 
-// Bytes of shared memory the two matrices take, rounded up to 16.
-__device__ __forceinline__ unsigned rxq_matrix_bytes(const RxqPatch& P) {
-    return (2 * (2 * P.ne + 3 * P.nf) + 15) & ~15u;
+// The local corners of local face f into l; whether one of them is among the `owned` first
+// vertices (a ribbon face touching none of them adds nothing to the patch's own vertices).
+__device__ __forceinline__ bool rxq_face_corners(const unsigned short* ev, const unsigned short* fe,
+                                                 unsigned f, unsigned owned, unsigned l[3]) {
+    bool any = false;
+    for (unsigned c = 0; c < 3; ++c) {
+        l[c] = rxq_corner(ev, fe, f, c);
+        any |= l[c] < owned;
+    }
+    return any;
 }

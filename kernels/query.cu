@@ -97,10 +97,9 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
         }
         return;
     }
-    unsigned short* ev = reinterpret_cast<unsigned short*>(smem);
-    unsigned short* fe = ev + 2 * P.ne;
-    unsigned* cnt = reinterpret_cast<unsigned*>(smem + rxq_matrix_bytes(P));
-    rxq_load_matrices(P, ev_all, fe_all, ev, fe);
+    const RxqMatrices m = rxq_load_matrices(P, ev_all, fe_all, smem);
+    const unsigned short *ev = m.ev, *fe = m.fe;
+    unsigned* cnt = reinterpret_cast<unsigned*>(m.rest);
     const unsigned* gv = lv + P.v_off;
     const unsigned* ge = le + P.e_off;
     const unsigned* gf = lf + P.f_off;

@@ -11,19 +11,11 @@
 // A vertex flagged `fixed` (boundary and non-manifold vertices) or whose weights sum to zero or
 // less stays where it is.
 
-#define RXS_UNIFORM 0
-#define RXS_COTANGENT 1
-
-struct rxs_d3 {
-    double x, y, z;
-};
-
-__device__ __forceinline__ rxs_d3 rxs_load(const float* p, unsigned i) {
-    return {(double)p[3 * i], (double)p[3 * i + 1], (double)p[3 * i + 2]};
-}
+#define RXSM_UNIFORM 0
+#define RXSM_COTANGENT 1
 
 // acc[4 * i ..] += w * (pj - pi), acc[4 * i + 3] += w
-__device__ __forceinline__ void rxs_add(double* acc, unsigned i, rxs_d3 pi, rxs_d3 pj, double w) {
+__device__ __forceinline__ void rxsm_add(double* acc, unsigned i, rxd3 pi, rxd3 pj, double w) {
     atomicAdd(&acc[4 * i], w * (pj.x - pi.x));
     atomicAdd(&acc[4 * i + 1], w * (pj.y - pi.y));
     atomicAdd(&acc[4 * i + 2], w * (pj.z - pi.z));
@@ -31,7 +23,7 @@ __device__ __forceinline__ void rxs_add(double* acc, unsigned i, rxs_d3 pi, rxs_
 }
 
 // Dynamic shared memory: the patch's matrices, then four doubles per owned vertex.
-extern "C" __global__ void rxs_smooth(const RxqPatch* __restrict__ patches,
+extern "C" __global__ void rxsm_smooth(const RxqPatch* __restrict__ patches,
                                       const unsigned* __restrict__ lv,
                                       const unsigned* __restrict__ le,
                                       const unsigned* __restrict__ lf,
@@ -42,43 +34,34 @@ extern "C" __global__ void rxs_smooth(const RxqPatch* __restrict__ patches,
                                       float lambda, float* __restrict__ out) {
     extern __shared__ __align__(16) unsigned char smem[];
     const RxqPatch P = patches[blockIdx.x];
-    unsigned short* ev = reinterpret_cast<unsigned short*>(smem);
-    unsigned short* fe = ev + 2 * P.ne;
-    double* acc = reinterpret_cast<double*>(smem + rxq_matrix_bytes(P));
-    rxq_load_matrices(P, ev_all, fe_all, ev, fe);
+    const RxqMatrices m = rxq_load_matrices(P, ev_all, fe_all, smem);
+    const unsigned short *ev = m.ev, *fe = m.fe;
+    double* acc = reinterpret_cast<double*>(m.rest);
     for (unsigned i = threadIdx.x; i < 4 * P.ov; i += blockDim.x) acc[i] = 0.0;
     __syncthreads();
     const unsigned* gv = lv + P.v_off;
-    if (method == RXS_UNIFORM) {
+    if (method == RXSM_UNIFORM) {
         for (unsigned e = threadIdx.x; e < P.ne; e += blockDim.x) {
             const unsigned a = ev[2 * e], b = ev[2 * e + 1];
             if (a == b || (a >= P.ov && b >= P.ov)) continue;
-            const rxs_d3 pa = rxs_load(in, gv[a]), pb = rxs_load(in, gv[b]);
-            if (a < P.ov) rxs_add(acc, a, pa, pb, 1.0);
-            if (b < P.ov) rxs_add(acc, b, pb, pa, 1.0);
+            const rxd3 pa = rxd_load(in, gv[a]), pb = rxd_load(in, gv[b]);
+            if (a < P.ov) rxsm_add(acc, a, pa, pb, 1.0);
+            if (b < P.ov) rxsm_add(acc, b, pb, pa, 1.0);
         }
     } else {
         for (unsigned f = threadIdx.x; f < P.nf; f += blockDim.x) {
             unsigned l[3];
-            bool any = false;
-            for (int k = 0; k < 3; ++k) {
-                l[k] = rxq_corner(ev, fe, f, k);
-                any |= l[k] < P.ov;
-            }
-            if (!any) continue;
-            rxs_d3 p[3];
-            for (int k = 0; k < 3; ++k) p[k] = rxs_load(in, gv[l[k]]);
+            if (!rxq_face_corners(ev, fe, f, P.ov, l)) continue;
+            rxd3 p[3];
+            for (int k = 0; k < 3; ++k) p[k] = rxd_load(in, gv[l[k]]);
             for (int k = 0; k < 3; ++k) {
                 const int i = (k + 1) % 3, j = (k + 2) % 3;
-                const rxs_d3 a = {p[i].x - p[k].x, p[i].y - p[k].y, p[i].z - p[k].z};
-                const rxs_d3 b = {p[j].x - p[k].x, p[j].y - p[k].y, p[j].z - p[k].z};
-                const rxs_d3 c = {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z,
-                                  a.x * b.y - a.y * b.x};
-                const double s = sqrt(c.x * c.x + c.y * c.y + c.z * c.z);
+                const rxd3 a = rxd_sub(p[i], p[k]), b = rxd_sub(p[j], p[k]);
+                const double s = rxd_len(rxd_cross(a, b));
                 if (s == 0.0) continue;
-                const double w = 0.5 * (a.x * b.x + a.y * b.y + a.z * b.z) / s;
-                if (l[i] < P.ov) rxs_add(acc, l[i], p[i], p[j], w);
-                if (l[j] < P.ov) rxs_add(acc, l[j], p[j], p[i], w);
+                const double w = 0.5 * rxd_dot(a, b) / s;
+                if (l[i] < P.ov) rxsm_add(acc, l[i], p[i], p[j], w);
+                if (l[j] < P.ov) rxsm_add(acc, l[j], p[j], p[i], w);
             }
         }
     }

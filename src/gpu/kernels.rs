@@ -29,6 +29,9 @@ pub const COMMON: Source<'static> = crate::kernel_source!("common.cuh");
 /// Warp- and block-wide prefix sums and a block-wide bitonic sort, written once for every stage.
 pub const BLOCKS: Source<'static> = crate::kernel_source!("blocks.cuh");
 
+/// Double-precision 3-vectors for kernels that sum geometry in float64 (normals, smoothing).
+pub const DVEC: Source<'static> = crate::kernel_source!("dvec.cuh");
+
 /// Device-wide prefix sum and stable LSD radix sort of multi-word keys (needs [`BLOCKS`] first).
 pub const SORT: Source<'static> = crate::kernel_source!("sort.cu");
 

@@ -4,7 +4,7 @@
 //! (each owned vertex summed in shared memory and written once). The mesh stays on the device.
 
 use super::{NormalsMode, NormalsVia};
-use crate::gpu::kernels::Source;
+use crate::gpu::kernels::{Source, DVEC};
 use crate::gpu::{launch, launch_1d, Gpu, GpuError};
 use crate::passes::{DeviceAttributes, WorkingMesh};
 use crate::patch::query::cuda::{DevicePatchData, PATCH};
@@ -17,7 +17,7 @@ pub const KERNELS: Source<'static> = crate::kernel_source!("normals.cu");
 
 /// The stage's compiled kernels.
 pub fn module(gpu: &Gpu) -> Result<Arc<CudaModule>, GpuError> {
-    gpu.module("normals", &[PATCH, KERNELS], &[])
+    gpu.module("normals", &[DVEC, PATCH, KERNELS], &[])
 }
 
 /// Computes the normals of `mesh` on `gpu`, leaving the result on the device.

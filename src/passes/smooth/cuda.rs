@@ -2,7 +2,7 @@
 //! position buffers on the device; the mesh stays there.
 
 use super::{Smooth, SmoothMethod};
-use crate::gpu::kernels::Source;
+use crate::gpu::kernels::{Source, DVEC};
 use crate::gpu::{launch, Context, Gpu, GpuError};
 use crate::passes::WorkingMesh;
 use crate::patch::query::cuda::{DevicePatchData, PATCH};
@@ -24,7 +24,7 @@ pub fn run(
     data: &PatchData,
     fixed: &[u8],
 ) -> Result<(), GpuError> {
-    let module = gpu.module("smooth", &[PATCH, KERNELS], &[])?;
+    let module = gpu.module("smooth", &[DVEC, PATCH, KERNELS], &[])?;
     let patches = DevicePatchData::upload(gpu, data)?;
     let fixed = gpu.upload(fixed, "fixed vertices")?;
     let method = match s.method {
@@ -42,7 +42,7 @@ pub fn run(
         .memcpy_dtod(&d.positions, &mut other)
         .ctx("copying the positions")?;
     let smem = (patches.matrix_bytes + 32 * patches.max_owned_vertices) as u32;
-    let f = gpu.function(&module, "rxs_smooth")?;
+    let f = gpu.function(&module, "rxsm_smooth")?;
     for _ in 0..s.iterations {
         let mut l = gpu.stream.launch_builder(&f);
         patches.push_args(&mut l);
@@ -55,7 +55,7 @@ pub fn run(
         // matrices, the shared memory holds the largest patch's matrices and four doubles per
         // owned vertex, and every global vertex id is below the vertex count of both buffers
         // and of `fixed`.
-        unsafe { launch(l, patches.count, BLOCK, smem, "rxs_smooth") }?;
+        unsafe { launch(l, patches.count, BLOCK, smem, "rxsm_smooth") }?;
         std::mem::swap(&mut d.positions, &mut other);
     }
     Ok(())
