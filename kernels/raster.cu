@@ -56,7 +56,7 @@ struct RasterParams {
     int tiles_y;
     // 0 none, 1 back, 2 front
     int cull;
-    // 0 lit, 1 normals, 2 depth, 3 shading rate
+    // 0 lit, 1 normals, 2 depth, 3 shading rate, 4 patches
     int shading;
     float to_light[3];
     float ambient;
@@ -288,12 +288,14 @@ __device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4]
 // triangle, the positions of its three corners in `tri_corners` (null: the queue is flat, corner k of
 // triangle t is queue[3t + k]; see kernels/geometry.cu). A corner outside the queue rejects the
 // triangle. `counts` and `indices` are given in the shading-rate mode: the varying `extra` becomes
-// the vertex's invocation count.
+// the vertex's invocation count. `faces` (f32 bits, one per triangle) is given in the patch mode:
+// the last varying lane of all three corners becomes the triangle's value.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_setup(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
               unsigned long long nverts, unsigned ntris, unsigned tri_base,
               unsigned draw, const unsigned* __restrict__ indices,
-              const unsigned* __restrict__ counts, RasterParams p,
+              const unsigned* __restrict__ counts, const unsigned* __restrict__ faces,
+              RasterParams p,
               SetupTri* __restrict__ records, unsigned* __restrict__ first,
               unsigned* __restrict__ tile_counts, unsigned long long* counters) {
     const unsigned t = blockIdx.x * RXP_RBLOCK + threadIdx.x;
@@ -320,6 +322,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                 for (int i = 0; i < 8; i++) var[k][i] = 0.0f;
             }
             if (counts) var[k][6] = (float)counts[indices[3 * (size_t)t + k]];
+            var[k][7] = faces ? __uint_as_float(faces[t]) : 0.0f;
         }
         unsigned oc0 = rxp_outcode(v[0]), oc1 = rxp_outcode(v[1]), oc2 = rxp_outcode(v[2]);
         for (int k = 0; k < 3; k++)
@@ -562,11 +565,36 @@ __device__ unsigned rxp_shade(const RasterParams& p, const unsigned char* lut, c
             unsigned q = (unsigned)(t * 255.0f + 0.5f);
             return q | q << 8 | q << 16 | 0xff000000u;
         }
-        default: {
+        case 3: {
             float light = 0.45f + 0.55f * fabsf(nx * lx + ny * ly + nz * lz);
             float c = fminf(fmaxf((a[6] - 1.0f) / 5.0f, 0.0f), 1.0f);
             float r = c < 0.5f ? 2.0f * c : 1.0f, g = c < 0.5f ? 1.0f : 2.0f - 2.0f * c;
             return rxp_pack_lut(lut, r * light, g * light, 0.0f);
+        }
+        default: {
+            // the CPU's patch_value_color: hue, and halfway to white in a ribbon
+            float light = 0.45f + 0.55f * fabsf(nx * lx + ny * ly + nz * lz);
+            const bool ribbon = a[7] >= 1.5f;
+            float h = fminf(fmaxf(ribbon ? a[7] - 2.0f : a[7], 0.0f), 1.0f) * 6.0f;
+            const float s = 0.85f, v = 0.9f;
+            float i = fminf(floorf(h), 5.0f);
+            float f = h - i;
+            float pa = v * (1.0f - s), pb = v * (1.0f - s * f), pc = v * (1.0f - s * (1.0f - f));
+            float r, g, b;
+            switch ((int)i) {
+                case 0: r = v; g = pc; b = pa; break;
+                case 1: r = pb; g = v; b = pa; break;
+                case 2: r = pa; g = v; b = pc; break;
+                case 3: r = pa; g = pb; b = v; break;
+                case 4: r = pc; g = pa; b = v; break;
+                default: r = v; g = pa; b = pb; break;
+            }
+            if (ribbon) {
+                r = (r + 1.0f) * 0.5f;
+                g = (g + 1.0f) * 0.5f;
+                b = (b + 1.0f) * 0.5f;
+            }
+            return rxp_pack_lut(lut, r * light, g * light, b * light);
         }
     }
 }

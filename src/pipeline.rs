@@ -43,6 +43,10 @@ pub struct Pipeline {
     passes: Vec<Arc<dyn MeshPass>>,
     /// the frame stages, in order
     frame_stages: Vec<Arc<dyn FrameStage>>,
+    /// the default per-patch culling stage, which runs after the others whenever the order is
+    /// the patch order (the viewer changes the order at run time); `None` when the default
+    /// stages are off, the shader is the user's, or the stage was listed
+    patch_cull: Option<Arc<dyn FrameStage>>,
     /// what the builder decided about the default stages, for the user
     pub notices: Vec<String>,
     renderer: Renderer,
@@ -235,13 +239,11 @@ impl PipelineBuilder {
             }
         }
         // per-patch culling, after the frustum stage, for objects in patch order
-        if self.default_stages
-            && matches!(order, VertexOrder::Patch(_))
-            && !listed(&frame_stages, "patch-cull")
-        {
+        let mut patch_cull: Option<Arc<dyn FrameStage>> = None;
+        if self.default_stages && !listed(&frame_stages, "patch-cull") {
             if builtin {
-                frame_stages.push(Arc::new(crate::passes::PatchCull));
-            } else {
+                patch_cull = Some(Arc::new(crate::passes::PatchCull));
+            } else if matches!(order, VertexOrder::Patch(_)) {
                 notices.push(
                     "the patch-cull stage is off: a custom vertex shader may move vertices outside their patch's bounds (list it to turn it on)".into(),
                 );
@@ -255,6 +257,7 @@ impl PipelineBuilder {
             reindex: self.reindex,
             passes: self.passes,
             frame_stages,
+            patch_cull,
             notices,
             renderer: renderer.clone(),
             engine,
@@ -553,12 +556,17 @@ impl Pipeline {
         &self.renderer
     }
 
-    /// The frame stages, by name.
-    pub fn frame_stage_names(&self) -> Vec<String> {
+    /// The frame stages that run with the pipeline as it is now, in order.
+    fn frame_stages(&self) -> impl Iterator<Item = &Arc<dyn FrameStage>> {
+        let patch_order = matches!(self.order, VertexOrder::Patch(_));
         self.frame_stages
             .iter()
-            .map(|s| s.name().to_string())
-            .collect()
+            .chain(self.patch_cull.iter().filter(move |_| patch_order))
+    }
+
+    /// The frame stages, by name.
+    pub fn frame_stage_names(&self) -> Vec<String> {
+        self.frame_stages().map(|s| s.name().to_string()).collect()
     }
 
     /// Runs the mesh stages on every object (re-indexing, the passes, normals where missing, the
@@ -596,7 +604,7 @@ impl Pipeline {
             stages: Vec::new(),
             failures: Vec::new(),
             order: self.order,
-            layout: self.strategy.layout(),
+            layout: self.layout(),
             backend: api.kind(),
         };
         let mut residents = Vec::new();
@@ -727,7 +735,7 @@ impl Pipeline {
             None
         };
         let t = Instant::now();
-        let layout = self.strategy.layout();
+        let layout = self.layout();
         let moves = wm.move_count();
         let mesh = api.resident(&mut wm, layout)?;
         prepared.stages.push(StageReport {
@@ -778,12 +786,19 @@ impl Pipeline {
         }
     }
 
+    /// What the objects must be prepared with: the strategy's batches or patch lists, and the
+    /// triangles' patch colours in the patch shading mode.
+    pub fn layout(&self) -> geometry::Layout {
+        geometry::Layout {
+            patch_colors: self.shading == ShadingMode::Patches,
+            ..self.strategy.layout()
+        }
+    }
+
     /// Whether a prepared scene still matches this pipeline's backend, order and layout (batch
     /// limits, patches).
     pub fn is_prepared_for(&self, p: &Prepared) -> bool {
-        p.order == self.order
-            && p.layout == self.strategy.layout()
-            && p.backend == self.renderer.kind()
+        p.order == self.order && p.layout == self.layout() && p.backend == self.renderer.kind()
     }
 
     /// Prepares and renders a scene; the frame's notes say what re-indexing removed.
@@ -833,7 +848,7 @@ impl Pipeline {
                 prepared.layout,
                 self.renderer.kind(),
                 self.order,
-                self.strategy.layout()
+                self.layout()
             )));
         }
         match (&self.engine, &prepared.residents) {
@@ -909,8 +924,8 @@ impl Pipeline {
             })
             .collect();
         let mut visibility = vec![Visibility::default(); objects.len()];
-        let mut stages = Vec::with_capacity(self.frame_stages.len());
-        for s in &self.frame_stages {
+        let mut stages = Vec::new();
+        for s in self.frame_stages() {
             let runs_on = s.runs_on(api.kind(), objects.len());
             let ctx = FrameContext {
                 backend: runs_on,
@@ -943,7 +958,7 @@ impl Pipeline {
             });
         }
         api.begin_frame()?;
-        let layout = self.strategy.layout();
+        let layout = self.layout();
         let rate = self.shading == ShadingMode::ShadingRate;
         // each drawn object: its resident mesh and queue, or a subset of this frame's own
         let mut slots: Vec<Slot<A>> = Vec::new();

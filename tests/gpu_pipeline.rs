@@ -149,7 +149,11 @@ fn every_shading_and_cull_mode_on_the_gpu_equals_the_cpu() {
     }
     let scene = Scene::load("scenes/default.toml").unwrap();
     let hash = Strategy::parse("hash").unwrap();
-    for shading in [ShadingMode::Normals, ShadingMode::Depth] {
+    for shading in [
+        ShadingMode::Normals,
+        ShadingMode::Depth,
+        ShadingMode::Patches,
+    ] {
         frames_agree(&scene, (333, 197), hash, shading);
     }
     for cull in [CullMode::None, CullMode::Front] {
@@ -233,6 +237,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
             triangles: dm.index_count / 3,
             color: *color,
             rate: None,
+            faces: None,
         })
         .collect();
     // room for one record and one bin entry: both must grow, and the frame still be right
@@ -255,6 +260,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
         .map(|(g, color)| Draw {
             geometry: g,
             color: *color,
+            faces: None,
         })
         .collect();
     let reference = rasterize(&cpu_draws, &s).unwrap();
@@ -311,6 +317,7 @@ fn gpu_setup_rejects_corners_outside_the_queue() {
             triangles: q.index_count / 3,
             color: [1.0; 4],
             rate: None,
+            faces: None,
         }
     }
     let mut good = RasterOutput::empty();

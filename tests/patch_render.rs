@@ -217,3 +217,141 @@ fn patch_culling_keeps_the_image_and_counts_what_it_culled() {
         }
     }
 }
+
+/// The distinct colours of a frame's pixels other than the background.
+fn colours(f: &rxpipe::Frame) -> std::collections::HashSet<[u8; 4]> {
+    let bg = [f.color[0], f.color[1], f.color[2], f.color[3]];
+    f.color
+        .chunks_exact(4)
+        .map(|c| [c[0], c[1], c[2], c[3]])
+        .filter(|c| *c != bg)
+        .collect()
+}
+
+#[test]
+fn patch_shading_gives_each_patch_its_colour_and_shows_the_ribbons() {
+    use rxpipe::ShadingMode;
+    // a flat grid seen head-on, lit evenly, in 8 patches of at most 32 faces: every pixel's
+    // colour is its patch's (or the paler ribbon's), with no other shading in between
+    let grid = rxpipe::mesh::grid(8, 16);
+    let faces = grid.triangle_count();
+    let mut scene = Scene::from_meshes("grid", vec![grid.clone()]);
+    scene.camera = Camera {
+        eye: Vec3::new(0.0, 2.2, 0.0),
+        target: Vec3::ZERO,
+        up: Vec3::Z,
+        fov_y: 60.0,
+        near: 0.1,
+        far: 10.0,
+    };
+    scene.light.direction = Vec3::new(0.0, -1.0, 0.0);
+    let mut m = grid.clone();
+    let patching = VertexOrder::Patch(32).arrange(&mut m).unwrap();
+    let n = patching.len();
+    assert!(n >= faces / 32, "{n} patches");
+    let ribbon = patching.in_ribbons(&m.indices);
+    let mut want = std::collections::HashSet::new();
+    for (f, &p) in patching.patch_of_face.iter().enumerate() {
+        let c = rxpipe::raster::patch_value_color(rxpipe::raster::patch_value(p, ribbon[f]));
+        want.insert(rxpipe::raster::pack_srgb(c).to_le_bytes());
+    }
+    assert!(ribbon.iter().any(|&r| r) && !ribbon.iter().all(|&r| r));
+    let mut frames = Vec::new();
+    for r in renderers() {
+        let p = Pipeline::builder()
+            .order(VertexOrder::Patch(32))
+            .shading(ShadingMode::Patches)
+            .cull(CullMode::None)
+            .reindex(None)
+            .build(&r)
+            .unwrap();
+        let prepared = p.prepare(&scene).unwrap();
+        let f = p
+            .render_prepared(&prepared, &scene, &scene.camera, (256, 256), 0.0)
+            .unwrap();
+        let what = r.kind();
+        // each pixel's colour is a patch's, up to one step of rounding (the light is 1 only
+        // to float precision)
+        let near = |a: &[u8; 4], b: &[u8; 4]| a.iter().zip(b).all(|(x, y)| x.abs_diff(*y) <= 1);
+        let mut seen = std::collections::HashSet::new();
+        for c in colours(&f) {
+            let w = want.iter().find(|w| near(w, &c));
+            let w = w.unwrap_or_else(|| panic!("{what}: colour {c:?} is no patch's"));
+            seen.insert(*w);
+        }
+        // every patch and ribbon colour is on screen (each patch has both kinds of face)
+        assert_eq!(seen.len(), want.len(), "{what}");
+        frames.push(f);
+    }
+    if let [cpu, gpu] = &frames[..] {
+        assert_eq!(
+            cpu.color, gpu.color,
+            "the GPU's patch colours differ from the CPU's"
+        );
+    }
+}
+
+#[test]
+fn patch_shading_works_in_any_order_and_keeps_the_culled_image() {
+    use rxpipe::ShadingMode;
+    let scene = scene();
+    for r in renderers() {
+        // any order: the patches are made for the mode
+        let p = Pipeline::builder()
+            .shading(ShadingMode::Patches)
+            .build(&r)
+            .unwrap();
+        let f = render(
+            &r,
+            Pipeline::builder().shading(ShadingMode::Patches),
+            &scene,
+            &scene.camera,
+        );
+        assert!(p.layout().patch_colors);
+        assert!(
+            colours(&f).len() > 50,
+            "{}: {} colours",
+            r.kind(),
+            colours(&f).len()
+        );
+        // per-patch culling draws subsets, which keep their triangles' colours
+        let base = || {
+            Pipeline::builder()
+                .shading(ShadingMode::Patches)
+                .order(VertexOrder::Patch(512))
+        };
+        let on = render(&r, base(), &scene, &scene.camera);
+        let off = render(&r, base().default_stages(false), &scene, &scene.camera);
+        assert!(on
+            .stats
+            .stages
+            .iter()
+            .any(|s| s.stage == "patch-cull" && s.culled_triangles > 0));
+        assert_eq!(on.color, off.color, "{}", r.kind());
+        // a scene prepared without the colours must be prepared again
+        let lit = Pipeline::builder().build(&r).unwrap();
+        let prepared = lit.prepare(&scene).unwrap();
+        assert!(!p.is_prepared_for(&prepared));
+    }
+}
+
+#[test]
+fn the_patch_cull_stage_follows_the_order_set_at_run_time() {
+    let r = Renderer::new(Backend::Cpu).unwrap();
+    let mut p = Pipeline::builder().build(&r).unwrap();
+    assert_eq!(p.frame_stage_names(), ["frustum"]);
+    p.order = VertexOrder::Patch(512);
+    assert_eq!(p.frame_stage_names(), ["frustum", "patch-cull"]);
+    let scene = scene();
+    let prepared = p.prepare(&scene).unwrap();
+    let f = p
+        .render_prepared(&prepared, &scene, &scene.camera, (160, 100), 0.0)
+        .unwrap();
+    assert!(f.stats.stages.iter().any(|s| s.stage == "patch-cull"));
+    p.order = VertexOrder::Input;
+    assert_eq!(p.frame_stage_names(), ["frustum"]);
+    // off with the default stages
+    let mut q = Pipeline::builder().default_stages(false).build(&r).unwrap();
+    q.order = VertexOrder::Patch(512);
+    assert!(q.frame_stage_names().is_empty());
+}

@@ -86,6 +86,7 @@ fn coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32> {
         &[Draw {
             geometry: g,
             color: [1.0; 4],
+            faces: None,
         }],
         &s,
     )
@@ -146,6 +147,7 @@ fn frame_pixels_are_where_the_coverage_is() {
         let draws = [Draw {
             geometry: &g,
             color: [0.8, 0.5, 0.2, 1.0],
+            faces: None,
         }];
         let mut s = RasterSettings::new(w, h);
         // (no lit pixel of this object has a green of zero)
@@ -239,6 +241,7 @@ fn near_plane_and_guard_band_clipping() {
         &[Draw {
             geometry: &g,
             color: [1.0; 4],
+            faces: None,
         }],
         &s,
     )
@@ -286,6 +289,7 @@ fn corners_at_the_clip_space_origin_are_rejected() {
             &[Draw {
                 geometry: g,
                 color: [1.0; 4],
+                faces: None,
             }],
             &s,
         )
@@ -309,7 +313,8 @@ fn bad_frame_sizes_are_errors() {
         assert!(raster::rasterize(
             &[Draw {
                 geometry: &g,
-                color: [1.0; 4]
+                color: [1.0; 4],
+                faces: None,
             }],
             &RasterSettings::new(w, h)
         )

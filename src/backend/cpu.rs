@@ -22,6 +22,8 @@ pub struct CpuMesh {
     pub batches: Option<Batches>,
     /// the patches' vertex lists, for the patch strategy
     pub patches: Option<PatchBatches>,
+    /// a value per triangle for the raster stage (the patch shading mode's)
+    pub faces: Option<Vec<f32>>,
 }
 
 /// The CPU backend with one vertex shader.
@@ -52,6 +54,7 @@ impl Api for CpuApi {
     fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<CpuMesh, Error> {
         // (the lists first: changing the host mesh forgets its patching)
         let patches = super::patch_lists(mesh, layout)?;
+        let faces = super::patch_values(mesh, layout)?;
         let m = mesh.host_mut()?;
         let vertices: Arc<[VertexIn]> = VertexIn::from_mesh(m).into();
         let indices = std::mem::take(&mut m.indices);
@@ -64,6 +67,7 @@ impl Api for CpuApi {
             indices,
             batches,
             patches,
+            faces,
         })
     }
 
@@ -86,11 +90,18 @@ impl Api for CpuApi {
             (true, Some(p)) => Some(p.subset(keep)),
             (true, None) => return Err(GeometryError::NoPatches.into()),
         };
+        let faces = mesh.faces.as_ref().map(|f| {
+            keep.iter()
+                .flat_map(|r| &f[r.start as usize..r.end as usize])
+                .copied()
+                .collect()
+        });
         Ok(CpuMesh {
             vertices: mesh.vertices.clone(),
             indices,
             batches,
             patches,
+            faces,
         })
     }
 
@@ -149,6 +160,7 @@ impl Api for CpuApi {
             .map(|d| Draw {
                 geometry: d.queue,
                 color: d.color,
+                faces: d.mesh.faces.as_deref(),
             })
             .collect();
         raster::rasterize_into(&draws, settings, out)?;

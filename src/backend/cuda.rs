@@ -49,6 +49,7 @@ impl Api for CudaApi {
 
     fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<DeviceMesh, Error> {
         let patches = super::patch_lists(mesh, layout)?;
+        let faces = super::patch_values(mesh, layout)?;
         let mut dm = match mesh.take_device() {
             Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
             None => {
@@ -61,6 +62,10 @@ impl Api for CudaApi {
         }
         if let Some(p) = patches {
             dm.patches = Some(DevicePatches::upload(&self.gpu, p)?);
+        }
+        if let Some(f) = faces {
+            let bits: Vec<u32> = f.iter().map(|v| v.to_bits()).collect();
+            dm.faces = Some(self.gpu.upload(&bits, "triangle values")?);
         }
         Ok(dm)
     }
@@ -127,6 +132,7 @@ impl Api for CudaApi {
                 triangles: d.mesh.index_count / 3,
                 color: d.color,
                 rate: rate.then_some((d.mesh, &d.queue.counts)),
+                faces: d.mesh.faces.as_ref(),
             })
             .collect();
         let mut r = self.rasteriser();

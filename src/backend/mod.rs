@@ -139,6 +139,34 @@ pub fn patch_lists(
     }
 }
 
+/// The patch shading mode's value of every triangle of the mesh ([`crate::raster::patch_value`]):
+/// its patch in the patching the patch order made, or in one made now with the default options.
+pub fn patch_values(
+    mesh: &mut crate::passes::WorkingMesh,
+    layout: Layout,
+) -> Result<Option<Vec<f32>>, Error> {
+    if !layout.patch_colors {
+        return Ok(None);
+    }
+    let (m, p) = mesh.host_with_patching()?;
+    let made;
+    let p = match p {
+        Some(p) => p,
+        None => {
+            made = crate::patch::cpu::patch_indices(&m.indices, &Default::default())?;
+            &made
+        }
+    };
+    let ribbon = p.in_ribbons(&m.indices);
+    Ok(Some(
+        p.patch_of_face
+            .iter()
+            .zip(ribbon)
+            .map(|(&q, r)| crate::raster::patch_value(q, r))
+            .collect(),
+    ))
+}
+
 /// One object's draw for [`Api::raster`]: its resident mesh, the queue the geometry stage wrote
 /// for it this frame, and its base colour.
 pub struct DrawRef<'a, A: Api + ?Sized> {

@@ -67,6 +67,8 @@ pub struct Layout {
     pub batches: Option<(u32, u32)>,
     /// the patches' vertex lists and local indices (the index buffer in patch order)
     pub patches: bool,
+    /// each triangle's patch colour, for the patch shading mode
+    pub patch_colors: bool,
 }
 
 impl fmt::Display for Layout {
@@ -75,7 +77,11 @@ impl fmt::Display for Layout {
             (Some((mi, mv)), _) => write!(f, "batches of {mi} indices / {mv} vertices"),
             (None, true) => f.write_str("patch vertex lists"),
             (None, false) => f.write_str("no batches"),
+        }?;
+        if self.patch_colors {
+            f.write_str(", patch colours")?;
         }
+        Ok(())
     }
 }
 
@@ -149,6 +155,7 @@ impl Strategy {
         Layout {
             batches: self.dynamic_limits(),
             patches: *self == Strategy::Patch,
+            patch_colors: false,
         }
     }
 

@@ -155,6 +155,34 @@ impl Patching {
             .collect()
     }
 
+    /// Per face of `indices` (the index buffer this patching was made of), whether it lies in
+    /// another patch's ribbon: whether one of its corners is also a corner of a face of another
+    /// patch (the ribbon of a patch is the one-ring of its boundary vertices, so such a face is in
+    /// that patch's). Never across a real mesh boundary, where no other patch's face is.
+    pub fn in_ribbons(&self, indices: &[u32]) -> Vec<bool> {
+        const NONE: u32 = u32::MAX;
+        const MANY: u32 = u32::MAX - 1;
+        let nv = indices.iter().max().map_or(0, |&m| m as usize + 1);
+        // per vertex: the one patch of its faces, or MANY
+        let mut patch_of_vertex = vec![NONE; nv];
+        let faces = self.patch_of_face.len().min(indices.len() / 3);
+        for f in 0..faces {
+            let p = self.patch_of_face[f];
+            for &v in &indices[3 * f..3 * f + 3] {
+                let s = &mut patch_of_vertex[v as usize];
+                *s = if *s == NONE || *s == p { p } else { MANY };
+            }
+        }
+        (0..self.patch_of_face.len())
+            .map(|f| {
+                f < faces
+                    && indices[3 * f..3 * f + 3]
+                        .iter()
+                        .any(|&v| patch_of_vertex[v as usize] == MANY)
+            })
+            .collect()
+    }
+
     /// The faces of every patch, in increasing order.
     pub fn faces_of_patches(&self) -> Vec<Vec<u32>> {
         let mut v = vec![Vec::new(); self.report.patches];
@@ -165,20 +193,10 @@ impl Patching {
     }
 }
 
-/// The colour of patch `p`: a hue stepped by the golden ratio, fairly saturated and bright.
+/// The colour of patch `p` (sRGB bytes): the patch shading mode's colour of the patch
+/// ([`crate::raster::patch_value_color`]).
 pub fn patch_color(p: u32) -> [u8; 3] {
-    let h = (p as f64 * 0.618_033_988_749_895).fract() * 6.0;
-    let (s, v) = (0.65, 0.95);
-    let i = h.floor();
-    let f = h - i;
-    let (a, b, c) = (v * (1.0 - s), v * (1.0 - s * f), v * (1.0 - s * (1.0 - f)));
-    let (r, g, bl) = match i as u32 {
-        0 => (v, c, a),
-        1 => (b, v, a),
-        2 => (a, v, c),
-        3 => (a, b, v),
-        4 => (c, a, v),
-        _ => (v, a, b),
-    };
-    [r, g, bl].map(|x| (x * 255.0).round() as u8)
+    let c = crate::raster::patch_value_color(crate::raster::patch_value(p, false));
+    let [r, g, b, _] = crate::raster::pack_srgb(c).to_le_bytes();
+    [r, g, b]
 }

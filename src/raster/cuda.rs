@@ -74,6 +74,9 @@ pub struct GpuDraw<'a> {
     /// for the shading-rate mode: the mesh the queue was shaded from (its indices give each
     /// queue entry's source vertex) and the per-vertex invocation counts
     pub rate: Option<(&'a DeviceMesh, &'a CudaSlice<u32>)>,
+    /// a value per triangle that its fragments see unchanged, as f32 bits (the patch mode's
+    /// [`super::patch_value`]); `None`: 0
+    pub faces: Option<&'a CudaSlice<u32>>,
 }
 
 /// Device times of the last frame's stages, in milliseconds (CUDA events).
@@ -200,6 +203,7 @@ impl CudaRaster {
                 ShadingMode::Normals => 1,
                 ShadingMode::Depth => 2,
                 ShadingMode::ShadingRate => 3,
+                ShadingMode::Patches => 4,
             },
             to_light: (-s.light.direction).normalize_or_zero().to_array(),
             ambient: s.light.ambient,
@@ -400,6 +404,13 @@ impl CudaRaster {
                     .into());
                 }
             }
+            if draw.faces.is_some_and(|f| f.len() < draw.triangles) {
+                return Err(GpuError::Limit(format!(
+                    "draw {d}: its triangle values cover fewer than its {} triangles",
+                    draw.triangles
+                ))
+                .into());
+            }
             let d32 = d as u32;
             let null = 0u64;
             let mut l = stream.launch_builder(&setup);
@@ -414,6 +425,10 @@ impl CudaRaster {
                 Some((mesh, counts)) => l.arg(&mesh.indices).arg(counts),
                 None => l.arg(&null).arg(&null),
             };
+            match draw.faces {
+                Some(f) => l.arg(f),
+                None => l.arg(&null),
+            };
             l.arg(&p)
                 .arg(&mut self.records)
                 .arg(&mut self.first)
@@ -422,7 +437,7 @@ impl CudaRaster {
             // SAFETY: arguments match rxp_setup's signature; the queue holds 3n corners (or 3n
             // vertices when flat), corners outside its vertices are rejected in the kernel, and the
             // rate inputs 3n indices, all below the vertex count (checked at upload), and as many
-            // counts (checked above); `first` holds every triangle of the frame; records are
+            // counts (checked above); the triangle values n entries (checked above); `first` holds every triangle of the frame; records are
             // bounded in the kernel by the capacity in `p`.
             unsafe { launch(l, n.div_ceil(BLOCK).max(1), BLOCK, 0, "rxp_setup") }?;
             base += n;

@@ -12,7 +12,7 @@ mod tile;
 
 pub use setup::{snap, SetupTri, Varyings, SUBPIXEL_BITS};
 pub use shade::ShadingMode;
-pub use shade::{pack_srgb, Fragment};
+pub use shade::{pack_srgb, patch_value, patch_value_color, Fragment};
 
 use crate::geometry::ShadedGeometry;
 use crate::io::scene::Light;
@@ -66,6 +66,9 @@ pub struct Draw<'a> {
     pub geometry: &'a ShadedGeometry,
     /// linear RGBA
     pub color: [f32; 4],
+    /// a value per triangle that its fragments see unchanged (the patch mode's
+    /// [`patch_value`]); `None`: 0
+    pub faces: Option<&'a [f32]>,
 }
 
 /// Counts and times of the raster stage.

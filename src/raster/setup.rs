@@ -80,11 +80,12 @@ struct PolyVert {
     b: Vec3,
 }
 
-/// The varyings of a shaded vertex (not yet divided by w).
+/// The varyings of a shaded vertex (not yet divided by w), with its triangle's value in the last
+/// lane (the same at the three corners, so every fragment sees it).
 #[inline]
-fn varyings(v: &VertexOut) -> Varyings {
+fn varyings(v: &VertexOut, face: f32) -> Varyings {
     [
-        v.world.x, v.world.y, v.world.z, v.normal.x, v.normal.y, v.normal.z, v.extra, 0.0,
+        v.world.x, v.world.y, v.world.z, v.normal.x, v.normal.y, v.normal.z, v.extra, face,
     ]
 }
 
@@ -112,17 +113,20 @@ pub(super) fn setup_all(
             let mut counts = [0u64; 3];
             let g = draws[d].geometry;
             let corners = |t: usize| g.triangles[t].map(|i| &g.vertices[i as usize]);
+            let faces = draws[d].faces;
+            let face = |t: usize| faces.and_then(|f| f.get(t)).copied().unwrap_or(0.0);
             #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
             let mut t = range.start;
             #[cfg(target_arch = "x86_64")]
             while t + 4 <= range.end {
                 let quad = [corners(t), corners(t + 1), corners(t + 2), corners(t + 3)];
+                let f = [face(t), face(t + 1), face(t + 2), face(t + 3)];
                 // SAFETY: SSE2 is part of the x86-64 baseline.
-                unsafe { setup_quad(quad, d as u32, s, tris, &mut counts) };
+                unsafe { setup_quad(quad, f, d as u32, s, tris, &mut counts) };
                 t += 4;
             }
             for t in t..range.end {
-                setup_one(corners(t), d as u32, s, tris, &mut counts);
+                setup_one(corners(t), face(t), d as u32, s, tris, &mut counts);
             }
             // (the part's records are still in the cache)
             boxes.clear();
@@ -147,6 +151,7 @@ pub(super) fn setup_all(
 #[inline]
 unsafe fn setup_quad(
     src: [[&VertexOut; 3]; 4],
+    faces: [f32; 4],
     draw: u32,
     s: &RasterSettings,
     out: &mut Vec<SetupTri>,
@@ -239,7 +244,7 @@ unsafe fn setup_quad(
         if rejected & bit != 0 {
             counts[1] += 1;
         } else if inside & bit == 0 {
-            setup_one(t, draw, s, out, counts);
+            setup_one(t, faces[i], draw, s, out, counts);
         } else if positive & bit == 0 {
             // (as `emit`: a corner at w = 0)
             counts[1] += 1;
@@ -253,7 +258,7 @@ unsafe fn setup_quad(
                 inv_w: [pw[0][i], pw[1][i], pw[2][i]],
                 area: area(x, y),
             };
-            finish(p, || t.map(varyings), draw, s, out, counts);
+            finish(p, || t.map(|v| varyings(v, faces[i])), draw, s, out, counts);
         }
     }
 }
@@ -271,6 +276,7 @@ fn outcode(p: Vec4) -> u8 {
 
 fn setup_one(
     src: [&VertexOut; 3],
+    face: f32,
     draw: u32,
     s: &RasterSettings,
     out: &mut Vec<SetupTri>,
@@ -285,7 +291,7 @@ fn setup_one(
     let (gx, gy) = (GUARD_PX / s.width as f32, GUARD_PX / s.height as f32);
     let inside_guard = |p: Vec4| p.z >= 0.0 && p.x.abs() <= gx * p.w && p.y.abs() <= gy * p.w;
     if v.iter().all(|&p| inside_guard(p)) {
-        emit(v, || src.map(varyings), draw, s, out, counts);
+        emit(v, || src.map(|v| varyings(v, face)), draw, s, out, counts);
         return;
     }
     counts[2] += 1;
@@ -341,7 +347,7 @@ fn setup_one(
             return;
         }
     }
-    let sv = src.map(varyings);
+    let sv = src.map(|v| varyings(v, face));
     for k in 1..n - 1 {
         let c = [poly[0], poly[k], poly[k + 1]];
         // varyings are linear in clip space: blend the source vertices' with the corner weights
@@ -586,9 +592,10 @@ mod tests {
             for q in tris.chunks_exact(4) {
                 let quad: [[&VertexOut; 3]; 4] = std::array::from_fn(|i| q[i].map(|k| &verts[k]));
                 // SAFETY: SSE2 is part of the x86-64 baseline.
-                unsafe { setup_quad(quad, 3, &s, &mut a, &mut ca) };
-                for t in quad {
-                    setup_one(t, 3, &s, &mut b, &mut cb);
+                let faces = std::array::from_fn(|i| q[i][0] as f32 * 0.25);
+                unsafe { setup_quad(quad, faces, 3, &s, &mut a, &mut ca) };
+                for (t, f) in quad.into_iter().zip(faces) {
+                    setup_one(t, f, 3, &s, &mut b, &mut cb);
                 }
             }
             assert_eq!(ca, cb, "{cull:?}");

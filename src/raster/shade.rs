@@ -19,10 +19,14 @@ pub enum ShadingMode {
     /// each vertex coloured by how many times it was shaded: green once, red six or more times
     #[value(name = "rate", alias = "shading-rate", alias = "shadingrate")]
     ShadingRate,
+    /// each RXMesh patch its own colour, faces in another patch's ribbon paler (the paper's
+    /// Figure 5c; the patches of the patch order, or made for the mode)
+    #[value(alias = "patch")]
+    Patches,
 }
 
 impl ShadingMode {
-    pub const NAMES: [&'static str; 4] = ["lit", "normals", "depth", "rate"];
+    pub const NAMES: [&'static str; 5] = ["lit", "normals", "depth", "rate", "patches"];
     pub fn parse(s: &str) -> Option<ShadingMode> {
         <ShadingMode as clap::ValueEnum>::from_str(s, true).ok()
     }
@@ -32,6 +36,7 @@ impl ShadingMode {
             ShadingMode::Normals => "normals",
             ShadingMode::Depth => "depth",
             ShadingMode::ShadingRate => "rate",
+            ShadingMode::Patches => "patches",
         }
     }
     pub fn next(self) -> ShadingMode {
@@ -39,8 +44,46 @@ impl ShadingMode {
             ShadingMode::Lit => ShadingMode::Normals,
             ShadingMode::Normals => ShadingMode::Depth,
             ShadingMode::Depth => ShadingMode::ShadingRate,
-            ShadingMode::ShadingRate => ShadingMode::Lit,
+            ShadingMode::ShadingRate => ShadingMode::Patches,
+            ShadingMode::Patches => ShadingMode::Lit,
         }
+    }
+}
+
+/// The per-triangle value of the patch mode, which the raster stage carries to its fragments:
+/// the patch's hue in [0, 1) (stepped by the golden ratio, so neighbouring patch numbers differ),
+/// plus 2 when the triangle lies in another patch's ribbon. A small value, so that interpolating
+/// it (it is the same at the three corners) and rounding nothing keeps it exact enough.
+pub fn patch_value(patch: u32, ribbon: bool) -> f32 {
+    let hue = (patch as f64 * 0.618_033_988_749_895).fract() as f32;
+    hue + if ribbon { 2.0 } else { 0.0 }
+}
+
+/// The colour (linear RGB) of a [`patch_value`]: the hue at saturation 0.85 and value 0.9,
+/// halfway to white for a ribbon triangle (as the paper's Figure 4 draws ribbons).
+pub fn patch_value_color(v: f32) -> Vec3 {
+    let ribbon = v >= 1.5;
+    let h = (if ribbon { v - 2.0 } else { v }).clamp(0.0, 1.0) * 6.0;
+    let (s, val) = (0.85, 0.9);
+    let i = h.floor().min(5.0);
+    let f = h - i;
+    let (a, b, c) = (
+        val * (1.0 - s),
+        val * (1.0 - s * f),
+        val * (1.0 - s * (1.0 - f)),
+    );
+    let rgb = match i as u32 {
+        0 => Vec3::new(val, c, a),
+        1 => Vec3::new(b, val, a),
+        2 => Vec3::new(a, val, c),
+        3 => Vec3::new(a, b, val),
+        4 => Vec3::new(c, a, val),
+        _ => Vec3::new(val, a, b),
+    };
+    if ribbon {
+        (rgb + 1.0) * 0.5
+    } else {
+        rgb
     }
 }
 
@@ -174,6 +217,8 @@ pub struct Fragment {
     pub world: Vec3,
     pub normal: Vec3,
     pub extra: f32,
+    /// the triangle's own value (the patch mode's [`patch_value`])
+    pub face: f32,
     /// view depth (clip w)
     pub view_z: f32,
 }
@@ -232,6 +277,10 @@ impl<'a> FragmentShader<'a> {
             ShadingMode::ShadingRate => {
                 let light = 0.45 + 0.55 * n.dot(l).abs();
                 pack_with(self.lut, rate_color(v.extra) * light)
+            }
+            ShadingMode::Patches => {
+                let light = 0.45 + 0.55 * n.dot(l).abs();
+                pack_with(self.lut, patch_value_color(v.face) * light)
             }
         }
     }
@@ -312,6 +361,7 @@ mod tests {
                     world: Vec3::new(world[0][i], world[1][i], world[2][i]),
                     normal: Vec3::new(normal[0][i], normal[1][i], normal[2][i]),
                     extra: 0.0,
+                    face: 0.0,
                     view_z: 1.0,
                 };
                 let want = fs.shade(&f, true, [base[0][i], base[1][i], base[2][i], 1.0]);

@@ -292,7 +292,7 @@ struct Visibility<'a> {
 /// perspective-correct: blends the 1/w-weighted varyings, then multiplies by w. Returns them and
 /// the view depth.
 #[inline]
-fn interpolate(t: &SetupTri, l1: f32, l2: f32) -> ([f32; 7], f32) {
+fn interpolate(t: &SetupTri, l1: f32, l2: f32) -> ([f32; 8], f32) {
     let [v0, d1, d2] = &t.var;
     let [w0, w1, w2] = t.inv_w;
     let view_z = 1.0 / (w0 + w1 * l1 + w2 * l2);
@@ -325,6 +325,7 @@ fn shade_tile(
                 world: Vec3::new(a[0], a[1], a[2]),
                 normal: Vec3::new(a[3], a[4], a[5]),
                 extra: a[6],
+                face: a[7],
                 view_z,
             };
             cbuf[l] = fs.shade(&f, t.front, draws[t.draw as usize].color).to_le();
@@ -591,6 +592,7 @@ mod tests {
         let draws = [Draw {
             geometry: &g,
             color: [1.0; 4],
+            faces: None,
         }];
         let mut s = RasterSettings::new(w, h);
         s.cull = super::super::CullMode::None;

@@ -34,6 +34,8 @@ pub struct DeviceMesh {
     pub batches: Option<(CudaSlice<u32>, usize, u32, u32)>,
     /// the patches' vertex lists, for the patch strategy
     pub patches: Option<DevicePatches>,
+    /// a value per triangle for the raster stage (the patch shading mode's), as f32 bits
+    pub faces: Option<CudaSlice<u32>>,
 }
 
 /// The patch strategy's input on the device (see [`PatchBatches`]): every patch's vertex list
@@ -126,6 +128,7 @@ impl DeviceMesh {
             unique_pending: None,
             batches,
             patches: None,
+            faces: None,
         })
     }
 }
@@ -181,6 +184,7 @@ impl DeviceMesh {
             unique_pending: None,
             batches: None,
             patches: None,
+            faces: None,
         })
     }
 
@@ -232,6 +236,8 @@ impl DeviceMesh {
         ranges: &[std::ops::Range<usize>],
     ) -> Result<DeviceMesh, GpuError> {
         let mut runs: Vec<u32> = Vec::with_capacity(3 * ranges.len());
+        // the same runs in triangles, for what is stored per triangle
+        let mut tri_runs: Vec<u32> = Vec::with_capacity(3 * ranges.len());
         let mut index_count = 0usize;
         for r in ranges {
             if r.start > r.end || r.end > self.index_count || r.start % 3 != 0 || r.end % 3 != 0 {
@@ -242,6 +248,11 @@ impl DeviceMesh {
             }
             if !r.is_empty() {
                 runs.extend([r.start as u32, r.len() as u32, index_count as u32]);
+                tri_runs.extend([
+                    r.start as u32 / 3,
+                    r.len() as u32 / 3,
+                    index_count as u32 / 3,
+                ]);
                 index_count += r.len();
             }
         }
@@ -252,21 +263,39 @@ impl DeviceMesh {
         )?;
         let nruns = (runs.len() / 3) as u32;
         let runs_d = gpu.upload(&runs, "subset ranges")?;
-        let gather = |src: &CudaSlice<u32>, what: &str| -> Result<CudaSlice<u32>, GpuError> {
-            // SAFETY: the runs are laid end to end over all index_count entries, so the gather
+        let gather_runs = |src: &CudaSlice<u32>,
+                           runs_d: &CudaSlice<u32>,
+                           count: usize,
+                           what: &str|
+         -> Result<CudaSlice<u32>, GpuError> {
+            // SAFETY: the runs are laid end to end over all `count` entries, so the gather
             // writes every one (one placeholder entry when there are none, never read).
-            let mut dst: CudaSlice<u32> = unsafe { gpu.alloc_uninit(index_count.max(1), what) }?;
+            let mut dst: CudaSlice<u32> = unsafe { gpu.alloc_uninit(count.max(1), what) }?;
             if nruns > 0 {
                 let f = gpu.function(&module, "rxp_gather_runs")?;
                 let mut l = gpu.stream.launch_builder(&f);
-                l.arg(src).arg(&runs_d).arg(&nruns).arg(&mut dst);
+                l.arg(src).arg(runs_d).arg(&nruns).arg(&mut dst);
                 // SAFETY: one block per run; runs lie within `src` (checked above) and are laid
-                // end to end within `dst`'s index_count entries.
+                // end to end within `dst`'s `count` entries.
                 unsafe { launch(l, nruns, 256, 0, "rxp_gather_runs") }?;
             }
             Ok(dst)
         };
+        let gather =
+            |src: &CudaSlice<u32>, what: &str| gather_runs(src, &runs_d, index_count, what);
         let indices = gather(&self.indices, "subset indices")?;
+        let faces = match &self.faces {
+            Some(f) => {
+                let tri_runs_d = gpu.upload(&tri_runs, "subset triangle ranges")?;
+                Some(gather_runs(
+                    f,
+                    &tri_runs_d,
+                    index_count / 3,
+                    "subset triangle values",
+                )?)
+            }
+            None => None,
+        };
         let patches = match &self.patches {
             Some(p) => {
                 let keep: Vec<std::ops::Range<u32>> = ranges
@@ -297,6 +326,7 @@ impl DeviceMesh {
             unique_pending: Some(unique),
             batches: None,
             patches,
+            faces,
         })
     }
 }
