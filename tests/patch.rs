@@ -418,3 +418,88 @@ fn a_ribbon_past_16_bits_is_an_error_naming_the_patch() {
         .to_string();
     assert!(e.contains("patch") && e.contains("65535"), "{e}");
 }
+
+/// The awkward inputs of [`awkward_inputs_terminate_and_keep_the_contract`] and a few generated
+/// meshes, with a limit each.
+fn gpu_cases() -> Vec<(Mesh, u32, PatchOptions)> {
+    let p = |x: f32, y: f32, z: f32| Vec3::new(x, y, z);
+    let mut v = Vec::new();
+    let one = Mesh::new(
+        "one",
+        vec![p(0., 0., 0.), p(1., 0., 0.), p(0., 1., 0.)],
+        vec![0, 1, 2],
+    );
+    v.push((one, 512));
+    let mut soup = Mesh::new("soup", Vec::new(), Vec::new());
+    for t in 0..20_000u32 {
+        let o = t as f32;
+        soup.positions
+            .extend([p(o, 0., 0.), p(o + 0.5, 0., 0.), p(o, 0.5, 0.)]);
+        soup.indices.extend([3 * t, 3 * t + 1, 3 * t + 2]);
+    }
+    v.push((soup, 512));
+    let mut fin = Mesh::new("fin", vec![p(0., 0., 0.), p(0., 0., 1.)], Vec::new());
+    let mut fan = Mesh::new("fan", vec![p(0., 0., 0.)], Vec::new());
+    for k in 0..3000u32 {
+        let a = k as f32 * 0.002;
+        fin.positions.push(p(a.cos(), a.sin(), 0.5));
+        fin.indices.extend([0, 1, k + 2]);
+        fan.positions.push(p(a.cos(), a.sin(), 0.));
+    }
+    for k in 0..2999u32 {
+        fan.indices.extend([0, k + 1, k + 2]);
+    }
+    v.push((fin.clone(), 512));
+    v.push((fin, 7));
+    v.push((fan, 512));
+    let mut odd = rxpipe::mesh::icosphere(2);
+    odd.indices
+        .extend([0, 0, 1, 5, 6, 7, 5, 6, 7, 2, 2, 2, 3, 4, 3]);
+    v.push((odd, 32));
+    v.push((rxpipe::mesh::icosphere(1), 1));
+    v.push((rxpipe::mesh::icosphere(6), 512));
+    v.push((rxpipe::mesh::icosphere(4), 20));
+    v.push((rxpipe::mesh::torus(1.0, 0.3, 96, 32), 200));
+    v.push((rxpipe::mesh::grid(60, 40), 512));
+    v.push((rxpipe::mesh::rings(20_000), 256));
+    let mut cases: Vec<(Mesh, u32, PatchOptions)> =
+        v.into_iter().map(|(m, l)| (m, l, opts(l))).collect();
+    // the iterations run out: the oversized patches are split
+    let few = PatchOptions {
+        max_faces: 300,
+        max_iterations: 1,
+        ..Default::default()
+    };
+    cases.push((rxpipe::mesh::icosphere(5), 300, few));
+    if let Some(dir) = common::meshes() {
+        for f in common::SHARED {
+            let m = rxpipe::io::load_mesh(dir.join(f)).unwrap();
+            cases.push((m, 512, opts(512)));
+        }
+    }
+    cases
+}
+
+#[test]
+fn gpu_patching_equals_the_cpu_patching() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut split = 0;
+    for (m, limit, o) in gpu_cases() {
+        let c = cpu::patch(&m, &o).unwrap();
+        let g = rxpipe::patch::cuda::patch_indices(&gpu, &m.indices, &o).unwrap();
+        let what = format!("{} (limit {limit})", m.name);
+        check(&m, &g, limit, &what);
+        assert_eq!(g.patch_of_face, c.patch_of_face, "{what}: patches differ");
+        let (mut a, mut b) = (g.report.clone(), c.report.clone());
+        (a.ms, b.ms) = (0.0, 0.0);
+        assert_eq!(a, b, "{what}: reports differ");
+        split += c.report.split;
+        eprintln!("{what}: {}", g.report);
+    }
+    assert!(split > 0, "no case split a patch");
+    // no faces at all
+    let g = rxpipe::patch::cuda::patch_indices(&gpu, &[], &opts(512)).unwrap();
+    assert_eq!(g.report.patches, 0);
+    let e = rxpipe::patch::cuda::patch_indices(&gpu, &[0, 1, 2], &opts(0)).unwrap_err();
+    assert!(e.to_string().contains("1 to 65535"), "{e}");
+}

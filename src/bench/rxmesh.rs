@@ -60,6 +60,10 @@ pub struct PatchingRow {
     pub patches: usize,
     pub threads: usize,
     pub patching_ms: f64,
+    /// the same patching on the GPU (wall time, median, upload and download included)
+    pub gpu_patching_ms: f64,
+    /// how many Lloyd iterations it took
+    pub iterations: u32,
     pub patch_data_ms: f64,
     pub bytes_per_face: f64,
     pub first_order_bytes_per_face: f64,
@@ -219,6 +223,19 @@ pub fn run(
             let patch_data_ms = t.elapsed().as_secs_f64() * 1e3;
             let pde = DirectedEdges::build(&m.indices, m.vertex_count());
             if order == "default" {
+                progress(&format!("{name}: patching on the GPU"));
+                let mut gpu_times = Vec::new();
+                for _ in 0..warmup + runs {
+                    let t = Instant::now();
+                    let g = crate::patch::cuda::patch_indices(&gpu, &m.indices, &opts)?;
+                    gpu_times.push(t.elapsed().as_secs_f64() * 1e3);
+                    if g.patch_of_face != patching.patch_of_face {
+                        return Err(Error::Backend(format!(
+                            "{name}: the GPU patching differs from the CPU's"
+                        )));
+                    }
+                }
+                let gpu_patching_ms = median(&gpu_times[warmup..]);
                 let mem = data.memory();
                 report.patching.push(PatchingRow {
                     mesh: name.into(),
@@ -226,6 +243,8 @@ pub fn run(
                     patches: patching.len(),
                     threads: rayon::current_num_threads(),
                     patching_ms,
+                    gpu_patching_ms,
+                    iterations: patching.report.iterations,
                     patch_data_ms,
                     bytes_per_face: mem.bytes_per_face,
                     first_order_bytes_per_face: mem.first_order_bytes_per_face,
@@ -371,15 +390,17 @@ impl RxmeshReport {
                 r.max_difference
             );
         }
-        s += "\n## Patching on the host and memory\n\nWall time of the CPU patching (Lloyd) and of building the patch data, with the host's threads; bytes per face of the patch data (the paper: 45.4, 34 for first-order queries only) and of directed edges (the paper: 42).\n\n| mesh | faces | patches | threads | patching ms | patch data ms | bytes/face | first-order bytes/face | ribbon overhead | PDE bytes/face |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        s += "\n## Patching and memory\n\nWall time of the CPU patching (Lloyd, the host's threads) and of the same patching on the GPU (median; upload, host steps and download included; the result checked equal to the CPU's), and of building the patch data on the host; bytes per face of the patch data (the paper: 45.4, 34 for first-order queries only) and of directed edges (the paper: 42).\n\n| mesh | faces | patches | iterations | threads | CPU patching ms | GPU patching ms | patch data ms | bytes/face | first-order bytes/face | ribbon overhead | PDE bytes/face |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
         for r in &self.patching {
             s += &format!(
-                "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {} |\n",
+                "| {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {} |\n",
                 r.mesh,
                 r.faces,
                 r.patches,
+                r.iterations,
                 r.threads,
                 r.patching_ms,
+                r.gpu_patching_ms,
                 r.patch_data_ms,
                 r.bytes_per_face,
                 r.first_order_bytes_per_face,

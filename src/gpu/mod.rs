@@ -7,6 +7,7 @@
 pub mod cache;
 pub mod context;
 pub mod kernels;
+pub mod scan;
 
 pub use context::{launch, launch_1d, median, Context, Gpu, GpuError, ModuleOrigin, BLOCK_1D};
 

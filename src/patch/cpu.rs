@@ -3,7 +3,8 @@
 //!
 //! 1. Faces are adjacent when they share an edge (an edge of more than two faces links them in a
 //!    chain, so a non-manifold fan costs linear, not quadratic, adjacency); connected components
-//!    are labelled, and each gets `ceil(faces / limit)` seed faces, chosen pseudo-randomly.
+//!    are labelled (by their smallest face), and each gets `ceil(faces / limit)` seed faces,
+//!    chosen pseudo-randomly from its faces in increasing order.
 //! 2. Assignment: a breadth-first search from all seeds at once gives every face the patch of
 //!    the nearest seed (in face hops; the smallest patch number among equally near ones), so
 //!    every patch is connected. The searches run level by level in parallel, with atomic
@@ -11,7 +12,8 @@
 //! 3. When the largest patch is within the limit, patching ends. Otherwise each patch is
 //!    re-centred: a breadth-first search inward from its boundary faces (those next to another
 //!    patch) picks the face reached last as its new seed; and every fifth iteration each
-//!    oversized patch gets one more seed, the face farthest from its seed.
+//!    oversized patch gets one more seed, the face farthest from its seed (both the smallest
+//!    face on a tie, so that the GPU's level-synchronous searches find the same).
 //! 4. Patches still over the limit after `max_iterations` are split directly into connected
 //!    pieces of at most `limit` faces (grown breadth-first), so patching always ends within the
 //!    limit; the report says how many were split.
@@ -165,19 +167,22 @@ fn flood(g: &FaceGraph, seeds: &[(u32, u32)], patch_of: &mut [u32]) {
     }
 }
 
-/// Per patch, the face reached last by a search inward from the patch's boundary (faces next to
-/// another patch), the smallest such face on a tie: the new seed of each patch, or `NONE` for a
-/// patch with no boundary (a whole component). Level by level in parallel.
-fn centres(g: &FaceGraph, patch_of: &[u32], patches: usize) -> Vec<u32> {
+/// Per patch, the face reached last by a breadth-first search that starts from the faces
+/// `source` picks and never leaves a face's patch: the largest distance, the smallest face on a
+/// tie; `NONE` for a patch with no source. Level by level in parallel. With the boundary faces
+/// (those next to another patch) as sources it gives each patch's centre; with a patch's seed,
+/// its farthest face.
+pub fn reached_last(
+    g: &FaceGraph,
+    patch_of: &[u32],
+    patches: usize,
+    source: impl Fn(u32) -> bool + Sync,
+) -> Vec<u32> {
     let n = g.faces();
     let dist: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(NONE)).collect();
     let mut frontier: Vec<u32> = (0..n as u32)
         .into_par_iter()
-        .filter(|&f| {
-            g.of(f)
-                .iter()
-                .any(|&o| patch_of[o as usize] != patch_of[f as usize])
-        })
+        .filter(|&f| source(f))
         .collect();
     for &f in &frontier {
         dist[f as usize].store(0, Ordering::Relaxed);
@@ -223,21 +228,139 @@ fn centres(g: &FaceGraph, patch_of: &[u32], patches: usize) -> Vec<u32> {
         .collect()
 }
 
-/// The face of patch `p` farthest (in hops) from `from`, searching only that patch.
-fn farthest(g: &FaceGraph, patch_of: &[u32], p: u32, from: u32, seen: &mut [u32]) -> u32 {
-    let mut queue = VecDeque::from([from]);
-    seen[from as usize] = p;
-    let mut last = from;
-    while let Some(f) = queue.pop_front() {
-        last = f;
-        for &o in g.of(f) {
-            if patch_of[o as usize] == p && seen[o as usize] != p {
-                seen[o as usize] = p;
-                queue.push_back(o);
+/// Whether face `f` is next to a face of another patch.
+fn on_boundary(g: &FaceGraph, patch_of: &[u32], f: u32) -> bool {
+    g.of(f)
+        .iter()
+        .any(|&o| patch_of[o as usize] != patch_of[f as usize])
+}
+
+/// The initial seeds: per connected component (numbered by its smallest face), `ceil(faces /
+/// limit)` distinct faces picked pseudo-randomly from its faces in increasing order. `root` is
+/// each face's component as its smallest face. Shared by the CPU and GPU patchings, so that both
+/// start from the same seeds.
+pub fn initial_seeds(root: &[u32], limit: usize, seed: u64) -> Vec<u32> {
+    let n = root.len();
+    // the components' faces, grouped by component (counting sort by root, stable)
+    let mut start = vec![0u32; n + 1];
+    for &r in root {
+        start[r as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut faces = vec![0u32; n];
+    let mut cursor = start.clone();
+    for (f, &r) in root.iter().enumerate() {
+        faces[cursor[r as usize] as usize] = f as u32;
+        cursor[r as usize] += 1;
+    }
+    let mut rng = Rng(seed | 1);
+    let mut seeds: Vec<u32> = Vec::new();
+    let mut is_seed = vec![false; n];
+    for r in 0..n {
+        let c = &faces[start[r] as usize..start[r + 1] as usize];
+        if c.is_empty() {
+            continue;
+        }
+        let want = c.len().div_ceil(limit);
+        let mut got = 0;
+        let mut tries = 0;
+        while got < want && tries < 4 * want + 8 {
+            let f = c[rng.below(c.len())];
+            tries += 1;
+            if !std::mem::replace(&mut is_seed[f as usize], true) {
+                seeds.push(f);
+                got += 1;
             }
         }
     }
-    last
+    seeds
+}
+
+/// Numbers the patches in the order of their first face and fills in the report's counts and
+/// sizes (shared by the CPU and GPU patchings).
+pub fn finish(mut patch_of: Vec<u32>, mut report: PatchReport) -> Patching {
+    let n = patch_of.len();
+    let mut renumber = vec![NONE; patch_of.iter().map(|&p| p as usize + 1).max().unwrap_or(0)];
+    let mut count = 0u32;
+    for p in patch_of.iter_mut() {
+        let r = &mut renumber[*p as usize];
+        if *r == NONE {
+            *r = count;
+            count += 1;
+        }
+        *p = *r;
+    }
+    let mut size = vec![0usize; count as usize];
+    for &p in &patch_of {
+        size[p as usize] += 1;
+    }
+    report.patches = count as usize;
+    report.min_faces = size.iter().copied().min().unwrap_or(0);
+    report.max_faces = size.iter().copied().max().unwrap_or(0);
+    report.mean_faces = if count == 0 {
+        0.0
+    } else {
+        n as f64 / count as f64
+    };
+    Patching {
+        patch_of_face: patch_of,
+        report,
+    }
+}
+
+/// Splits every patch of more than `limit` faces into connected pieces of at most `limit`
+/// faces, grown breadth-first from its smallest face not yet taken; returns how many were split.
+/// The new pieces are numbered after the existing patches (`patches` of them).
+pub fn split_oversized(g: &FaceGraph, patch_of: &mut [u32], patches: usize, limit: usize) -> usize {
+    let n = patch_of.len();
+    let mut size = vec![0usize; patches];
+    for &p in patch_of.iter() {
+        size[p as usize] += 1;
+    }
+    let oversized = size.iter().filter(|&&s| s > limit).count();
+    if oversized == 0 {
+        return 0;
+    }
+    let mut next_patch = patches as u32;
+    let mut done = vec![false; n];
+    for f in 0..n as u32 {
+        // faces of earlier pieces are done; their new numbers are past `size`
+        if done[f as usize] {
+            continue;
+        }
+        let p = patch_of[f as usize];
+        if size[p as usize] <= limit {
+            continue;
+        }
+        // grow a piece of patch p from f, breadth-first, up to `limit` faces
+        let piece = next_patch;
+        next_patch += 1;
+        let mut queue = VecDeque::from([f]);
+        done[f as usize] = true;
+        let mut taken = 0;
+        let mut members = Vec::new();
+        while let Some(x) = queue.pop_front() {
+            if taken == limit {
+                // not taken: free it for a later piece
+                done[x as usize] = false;
+                continue;
+            }
+            members.push(x);
+            taken += 1;
+            for &o in g.of(x) {
+                if patch_of[o as usize] == p && !done[o as usize] {
+                    done[o as usize] = true;
+                    queue.push_back(o);
+                }
+            }
+        }
+        for x in members {
+            patch_of[x as usize] = piece;
+        }
+    }
+    oversized
 }
 
 /// Patches `mesh` (see the module's description). Never fails on a valid mesh: degenerate,
@@ -263,48 +386,31 @@ pub fn patch_indices(indices: &[u32], opts: &PatchOptions) -> Result<Patching, P
         isolated_faces: (0..n).filter(|&f| g.of(f as u32).is_empty()).count(),
         ..Default::default()
     };
-    // connected components, and the initial seeds of each
-    let mut component = vec![NONE; n];
-    let mut comps: Vec<Vec<u32>> = Vec::new();
+    // connected components, each labelled with its smallest face
+    let mut root = vec![NONE; n];
+    let mut queue = Vec::new();
     for f in 0..n as u32 {
-        if component[f as usize] != NONE {
+        if root[f as usize] != NONE {
             continue;
         }
-        let c = comps.len() as u32;
-        let mut faces = vec![f];
-        component[f as usize] = c;
+        report.components += 1;
+        root[f as usize] = f;
+        queue.clear();
+        queue.push(f);
         let mut i = 0;
-        while i < faces.len() {
-            for &o in g.of(faces[i]) {
-                if component[o as usize] == NONE {
-                    component[o as usize] = c;
-                    faces.push(o);
+        while i < queue.len() {
+            for &o in g.of(queue[i]) {
+                if root[o as usize] == NONE {
+                    root[o as usize] = f;
+                    queue.push(o);
                 }
             }
             i += 1;
         }
-        comps.push(faces);
     }
-    report.components = comps.len();
-    let mut rng = Rng(opts.seed | 1);
-    let mut seeds: Vec<u32> = Vec::new();
-    let mut is_seed = vec![false; n];
-    for faces in &comps {
-        let want = faces.len().div_ceil(limit);
-        let mut got = 0;
-        let mut tries = 0;
-        while got < want && tries < 4 * want + 8 {
-            let f = faces[rng.below(faces.len())];
-            tries += 1;
-            if !std::mem::replace(&mut is_seed[f as usize], true) {
-                seeds.push(f);
-                got += 1;
-            }
-        }
-    }
-    drop(comps);
+    let mut seeds = initial_seeds(&root, limit, opts.seed);
+    drop(root);
     let mut patch_of = vec![NONE; n];
-    let mut seen = vec![NONE; n];
     let mut iterations = 0;
     loop {
         patch_of.iter_mut().for_each(|p| *p = NONE);
@@ -323,94 +429,29 @@ pub fn patch_indices(indices: &[u32], opts: &PatchOptions) -> Result<Patching, P
         if largest <= limit || iterations >= opts.max_iterations {
             break;
         }
-        let centre = centres(&g, &patch_of, seeds.len());
-        let mut added = Vec::new();
-        for p in 0..seeds.len() {
-            if centre[p] != NONE {
-                seeds[p] = centre[p];
-            }
-            if iterations % 5 == 0 && size[p] > limit {
-                added.push(farthest(&g, &patch_of, p as u32, seeds[p], &mut seen));
+        let centre = reached_last(&g, &patch_of, seeds.len(), |f| {
+            on_boundary(&g, &patch_of, f)
+        });
+        for (s, c) in seeds.iter_mut().zip(centre) {
+            if c != NONE {
+                *s = c;
             }
         }
-        report.seeds_added += added.len();
-        seeds.extend(added);
+        if iterations % 5 == 0 {
+            // one more seed in each oversized patch: its face farthest from its seed
+            let seed_of = &seeds;
+            let far = reached_last(&g, &patch_of, seeds.len(), |f| {
+                let p = patch_of[f as usize] as usize;
+                size[p] > limit && seed_of[p] == f
+            });
+            let added: Vec<u32> = far.into_iter().filter(|&f| f != NONE).collect();
+            report.seeds_added += added.len();
+            seeds.extend(added);
+        }
     }
     report.iterations = iterations;
-    // split what is still too large into connected pieces of at most `limit` faces
-    let mut size = vec![0usize; seeds.len()];
-    for &p in &patch_of {
-        size[p as usize] += 1;
-    }
-    let oversized: Vec<u32> = (0..seeds.len() as u32)
-        .filter(|&p| size[p as usize] > limit)
-        .collect();
-    if !oversized.is_empty() {
-        report.split = oversized.len();
-        let mut next_patch = seeds.len() as u32;
-        let mut done = vec![false; n];
-        for f in 0..n as u32 {
-            // faces of earlier pieces are done; their new numbers are past `size`
-            if done[f as usize] {
-                continue;
-            }
-            let p = patch_of[f as usize];
-            if size[p as usize] <= limit {
-                continue;
-            }
-            // grow a piece of patch p from f, breadth-first, up to `limit` faces
-            let piece = next_patch;
-            next_patch += 1;
-            let mut queue = VecDeque::from([f]);
-            done[f as usize] = true;
-            let mut taken = 0;
-            let mut members = Vec::new();
-            while let Some(x) = queue.pop_front() {
-                if taken == limit {
-                    // not taken: free it for a later piece
-                    done[x as usize] = false;
-                    continue;
-                }
-                members.push(x);
-                taken += 1;
-                for &o in g.of(x) {
-                    if patch_of[o as usize] == p && !done[o as usize] {
-                        done[o as usize] = true;
-                        queue.push_back(o);
-                    }
-                }
-            }
-            for x in members {
-                patch_of[x as usize] = piece;
-            }
-        }
-    }
-    // number the patches in the order of their first face
-    let mut renumber = vec![NONE; patch_of.iter().map(|&p| p as usize + 1).max().unwrap_or(0)];
-    let mut count = 0u32;
-    for p in patch_of.iter_mut() {
-        let r = &mut renumber[*p as usize];
-        if *r == NONE {
-            *r = count;
-            count += 1;
-        }
-        *p = *r;
-    }
-    let mut size = vec![0usize; count as usize];
-    for &p in &patch_of {
-        size[p as usize] += 1;
-    }
-    report.patches = count as usize;
-    report.min_faces = size.iter().copied().min().unwrap_or(0);
-    report.max_faces = size.iter().copied().max().unwrap_or(0);
-    report.mean_faces = if count == 0 {
-        0.0
-    } else {
-        n as f64 / count as f64
-    };
-    report.ms = t0.elapsed().as_secs_f64() * 1e3;
-    Ok(Patching {
-        patch_of_face: patch_of,
-        report,
-    })
+    report.split = split_oversized(&g, &mut patch_of, seeds.len(), limit);
+    let mut p = finish(patch_of, report);
+    p.report.ms = t0.elapsed().as_secs_f64() * 1e3;
+    Ok(p)
 }

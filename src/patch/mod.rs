@@ -17,6 +17,7 @@
 
 pub mod bounds;
 pub mod cpu;
+pub mod cuda;
 pub mod data;
 pub mod query;
 

@@ -35,7 +35,7 @@ impl GpuMethod {
 }
 
 // must match kernels/sort.cu
-const RXS_TILE: usize = 256 * 16;
+const RXS_TILE: usize = crate::gpu::scan::TILE;
 const BLOCK: u32 = 256;
 
 /// A validated mesh on the device: vertices as `floats` consecutive floats (position, then normal
@@ -144,12 +144,10 @@ pub struct Workspace {
 pub struct Reindexer {
     gpu: Arc<Gpu>,
     f: std::collections::HashMap<&'static str, CudaFunction>,
+    scan: crate::gpu::scan::Scan,
 }
 
-const KERNELS: [&str; 14] = [
-    "rxs_reduce",
-    "rxs_scan_sums",
-    "rxs_scan_tiles",
+const KERNELS: [&str; 11] = [
     "rxs_or_diff",
     "rxs_upsweep",
     "rxs_downsweep",
@@ -174,6 +172,7 @@ impl Reindexer {
         Ok(Reindexer {
             gpu: gpu.clone(),
             f,
+            scan: crate::gpu::scan::Scan::new(gpu, &module)?,
         })
     }
 
@@ -231,8 +230,8 @@ impl Reindexer {
         &self.f[name]
     }
 
-    /// `out` = the prefix sum of `x[..n]` (mode 0: exclusive, 1: inclusive minus one); returns
-    /// nothing until synchronised: the total is written to `small[slot]`.
+    /// `out` = the prefix sum of `x[..n]` (mode 0: exclusive, 1: inclusive minus one); the
+    /// total is written to `small[slot]` (read it after synchronising).
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -244,24 +243,8 @@ impl Reindexer {
         small: &mut CudaSlice<u32>,
         slot: usize,
     ) -> Result<(), GpuError> {
-        let s = &self.gpu.stream;
-        let tiles = n.div_ceil(RXS_TILE).max(1);
-        let n32 = n as u32;
-        let t32 = tiles as u32;
-        let mut l = s.launch_builder(self.k("rxs_reduce"));
-        l.arg(x).arg(&n32).arg(&mut *sums);
-        // SAFETY: one block per tile; `sums` holds at least `tiles` entries.
-        unsafe { launch(l, tiles.max(1) as u32, 256, 0, "rxs_reduce") }?;
         let mut total = small.slice_mut(slot..slot + 1);
-        let mut l = s.launch_builder(self.k("rxs_scan_sums"));
-        l.arg(&mut *sums).arg(&t32).arg(&mut total);
-        // SAFETY: one block scanning `tiles` sums in place.
-        unsafe { launch(l, 1, 1024, 0, "rxs_scan_sums") }?;
-        let mut l = s.launch_builder(self.k("rxs_scan_tiles"));
-        l.arg(x).arg(&n32).arg(&*sums).arg(&mode).arg(out);
-        // SAFETY: one block per tile, writing only its own `n`-bounded range of `out`.
-        unsafe { launch(l, tiles.max(1) as u32, 256, 0, "rxs_scan_tiles") }?;
-        Ok(())
+        self.scan.run(&self.gpu, x, n, mode, out, sums, &mut total)
     }
 
     /// Runs the method on a device input into `ws` (its out_vert, out_idx, vertices_out and

@@ -24,6 +24,9 @@ pub struct Args {
     /// overwrite OUT if it exists
     #[arg(long)]
     force: bool,
+    /// where to patch (the same patching on both)
+    #[arg(long, value_enum, default_value_t = rxpipe::Backend::Auto)]
+    backend: rxpipe::Backend,
 }
 
 pub fn run(a: Args) -> Res {
@@ -42,7 +45,13 @@ pub fn run(a: Args) -> Res {
         max_iterations: a.iterations,
         ..Default::default()
     };
-    let p = patch::cpu::patch(&mesh, &opts)?;
+    let renderer = rxpipe::Renderer::new(a.backend)?;
+    let backend = renderer.kind();
+    mesh.validate()?;
+    let p = match renderer.gpu() {
+        Some(gpu) => patch::cuda::patch_indices(gpu, &mesh.indices, &opts)?,
+        None => patch::cpu::patch(&mesh, &opts)?,
+    };
     pb.set_message("building the patch data".to_string());
     let t = std::time::Instant::now();
     let data = patch::PatchData::build(&mesh, &p)?;
@@ -58,14 +67,14 @@ pub fn run(a: Args) -> Res {
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "mesh": a.mesh.display().to_string(),
-                "backend": "cpu",
+                "backend": backend.name(),
                 "report": p.report,
                 "data_ms": data_ms,
                 "memory": memory,
             }))?
         );
     } else {
-        println!("{} (cpu): {}", a.mesh.display(), p.report);
+        println!("{} ({backend}): {}", a.mesh.display(), p.report);
         println!(
             "patch data (ribbons, ownership, EV and FE) in {data_ms:.1} ms: {:.1} bytes per face ({:.1} for first-order queries only; the paper: 45.4 and 34), local faces {:.2}x the owned ones",
             memory.bytes_per_face, memory.first_order_bytes_per_face, memory.ribbon_overhead
