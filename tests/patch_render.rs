@@ -355,3 +355,45 @@ fn the_patch_cull_stage_follows_the_order_set_at_run_time() {
     q.order = VertexOrder::Patch(512);
     assert!(q.frame_stage_names().is_empty());
 }
+
+#[test]
+fn the_patch_order_patches_on_the_gpu_with_the_cuda_backend() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let scene = scene();
+    let mut colors = Vec::new();
+    for r in renderers() {
+        let p = Pipeline::builder()
+            .order(VertexOrder::Patch(512))
+            .shading(rxpipe::ShadingMode::Patches)
+            .build(&r)
+            .unwrap();
+        let prepared = p.prepare(&scene).unwrap();
+        let order: Vec<&rxpipe::passes::StageReport> = prepared
+            .stages
+            .iter()
+            .filter(|s| s.stage == "order")
+            .collect();
+        assert_eq!(order.len(), scene.objects.len());
+        for s in &order {
+            assert_eq!(s.backend, r.kind(), "{s:?}");
+            assert_eq!(
+                s.changed.contains("patched on the GPU"),
+                r.kind() == rxpipe::BackendKind::Cuda,
+                "{s:?}"
+            );
+        }
+        let f = p
+            .render_prepared(&prepared, &scene, &scene.camera, (320, 200), 0.0)
+            .unwrap();
+        colors.push(f.color);
+    }
+    // the same patches on both: the same colours (up to the raster stages' rounding)
+    let differ = colors[0]
+        .chunks_exact(4)
+        .zip(colors[1].chunks_exact(4))
+        .filter(|(a, b)| a.iter().zip(b.iter()).any(|(x, y)| x.abs_diff(*y) > 2))
+        .count();
+    assert!(differ * 1000 <= 320 * 200, "{differ} pixels differ");
+}

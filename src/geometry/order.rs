@@ -79,12 +79,9 @@ impl VertexOrder {
             return None;
         }
         if let VertexOrder::Patch(max_faces) = self {
-            let (indices, patching) = patch_order(&m.indices, max_faces);
-            m.indices = indices;
-            let n = m.vertex_count();
-            let old_of = first_use_layout(&mut m.indices, n);
-            m.permute_vertices(&old_of);
-            return Some(patching);
+            let p = crate::patch::cpu::patch_indices(&m.indices, &patch_options(max_faces))
+                .expect("patching never fails within its limits");
+            return Some(arrange_patches(m, p));
         }
         m.indices = self.apply(&m.indices, m.vertex_count());
         if self == VertexOrder::Forsyth {
@@ -135,16 +132,36 @@ impl fmt::Display for VertexOrder {
     }
 }
 
-/// The triangles of `indices` grouped by patch (patches of at most `max_faces` faces, clamped to
-/// what a patch may hold), patch after patch, input order within each; and the patching
-/// renumbered to that order.
-fn patch_order(indices: &[u32], max_faces: u32) -> (Vec<u32>, Patching) {
-    let opts = PatchOptions {
+/// The patching options of the patch order: patches of at most `max_faces` faces, clamped to
+/// what a patch may hold.
+pub fn patch_options(max_faces: u32) -> PatchOptions {
+    PatchOptions {
         max_faces: max_faces.clamp(1, u16::MAX as u32),
         ..Default::default()
-    };
-    let mut p = crate::patch::cpu::patch_indices(indices, &opts)
+    }
+}
+
+/// The patch order of a valid mesh from a patching of its index buffer (made on either
+/// backend): triangles grouped patch after patch, vertices in first-use order; returns the
+/// patching renumbered to the new triangle order.
+pub fn arrange_patches(m: &mut Mesh, p: Patching) -> Patching {
+    let (indices, patching) = group_by_patch(&m.indices, p);
+    m.indices = indices;
+    let n = m.vertex_count();
+    let old_of = first_use_layout(&mut m.indices, n);
+    m.permute_vertices(&old_of);
+    patching
+}
+
+/// The triangles of `indices` grouped by patch (see [`patch_options`]), patch after patch,
+/// input order within each; and the patching renumbered to that order.
+fn patch_order(indices: &[u32], max_faces: u32) -> (Vec<u32>, Patching) {
+    let p = crate::patch::cpu::patch_indices(indices, &patch_options(max_faces))
         .expect("patching never fails within its limits");
+    group_by_patch(indices, p)
+}
+
+fn group_by_patch(indices: &[u32], mut p: Patching) -> (Vec<u32>, Patching) {
     let mut order: Vec<u32> = (0..p.patch_of_face.len() as u32).collect();
     order.sort_by_key(|&t| p.patch_of_face[t as usize]);
     let indices = order

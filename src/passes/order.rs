@@ -1,6 +1,8 @@
 //! The vertex-order stage: the triangle and vertex order the geometry stage sees (input,
-//! Forsyth's cache optimisation with the vertex buffer in first-use order, or random). CPU only
-//! (meshopt); with the CUDA backend the mesh moves to the host for it, and the report says so.
+//! Forsyth's cache optimisation with the vertex buffer in first-use order, random, or patch by
+//! patch). The reordering runs on the host (meshopt, a gather); with the CUDA backend the patch
+//! order's patching runs on the GPU ([`crate::patch::cuda`], the same patching), and the mesh
+//! moves to the host for the rest, which the report says.
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
@@ -21,7 +23,7 @@ pub(crate) const INFO: StageInfo = StageInfo {
         default: "input",
         about: "keep the input order, Forsyth's vertex-cache order, a random order, or patch by patch (RXMesh patches of 512 faces)",
     }],
-    backends: &[BackendKind::Cpu],
+    backends: &[BackendKind::Cpu, BackendKind::Cuda],
     default: "default: always runs last, with the pipeline's order",
 };
 
@@ -62,17 +64,42 @@ impl MeshPass for Order {
         }
     }
 
-    fn run(&self, mesh: &mut WorkingMesh, _: &mut PassContext) -> Result<String, PassError> {
+    fn run(&self, mesh: &mut WorkingMesh, ctx: &mut PassContext) -> Result<String, PassError> {
         if self.0 == VertexOrder::Input {
             return Ok("input order kept".into());
         }
+        let gpu = ctx.gpu.filter(|_| ctx.backend == BackendKind::Cuda);
         let m = mesh.host_mut().map_err(PassError::gpu("order"))?;
-        let patching = self.0.arrange(m);
+        let patching = match (self.0, gpu) {
+            (VertexOrder::Patch(max_faces), Some(gpu)) if m.validate().is_ok() => {
+                let opts = crate::geometry::order::patch_options(max_faces);
+                let p =
+                    crate::patch::cuda::patch_indices(gpu, &m.indices, &opts).map_err(
+                        |e| match e {
+                            crate::Error::Gpu(g) => PassError::gpu("order")(g),
+                            other => PassError::gpu("order")(crate::gpu::GpuError::Limit(
+                                other.to_string(),
+                            )),
+                        },
+                    )?;
+                Some(crate::geometry::order::arrange_patches(m, p))
+            }
+            _ => self.0.arrange(m),
+        };
         let said = match &patching {
             Some(p) => format!(
-                "patch order: {} patches of {} to {} faces (mean {:.1})",
-                p.report.patches, p.report.min_faces, p.report.max_faces, p.report.mean_faces
+                "patch order: {} patches of {} to {} faces (mean {:.1}){}",
+                p.report.patches,
+                p.report.min_faces,
+                p.report.max_faces,
+                p.report.mean_faces,
+                if gpu.is_some() {
+                    ", patched on the GPU"
+                } else {
+                    ""
+                }
             ),
+            None if gpu.is_some() => format!("{} order (on the host: meshopt)", self.0),
             None => format!("{} order", self.0),
         };
         mesh.set_patching(patching);
