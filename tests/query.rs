@@ -361,3 +361,49 @@ fn gpu_directed_edges_equal_the_host_walks() {
         }
     }
 }
+
+#[test]
+fn patches_too_large_for_shared_memory_are_split_until_they_fit() {
+    use rxpipe::patch::query::cuda::fits_shared;
+    // patches of up to 4096 faces: the largest need more shared memory than a block has
+    let m = rxpipe::mesh::icosphere(6);
+    let o = rxpipe::patch::PatchOptions {
+        max_faces: 4096,
+        ..Default::default()
+    };
+    let p = rxpipe::patch::cpu::patch(&m, &o).unwrap();
+    let d = PatchData::build(&m, &p).unwrap();
+    let unfit = d.patches.iter().filter(|q| !fits_shared(q)).count();
+    assert!(unfit > 0, "every patch fits: the test needs larger ones");
+    let (fp, fd) = rxpipe::patch::fit(&m, &p, fits_shared).unwrap();
+    assert!(fd.patches.iter().all(fits_shared));
+    assert!(
+        fp.report.patches >= p.report.patches + unfit,
+        "{}",
+        fp.report
+    );
+    // (halves that still do not fit are split again)
+    assert!(fp.report.split >= p.report.split + unfit, "{}", fp.report);
+    // every face in one patch, every patch connected: the queries equal the index buffer's
+    let vv = cpu::run(&fd, Query::VV, None).unwrap();
+    let want = cpu::run(&data(&m, 512), Query::VV, None).unwrap();
+    assert_eq!(vv, want, "VV over the split patches");
+    // patches that fit are left alone
+    let (same, _) = rxpipe::patch::fit(&m, &fp, fits_shared).unwrap();
+    assert_eq!(same.patch_of_face, fp.patch_of_face);
+    // the GPU refuses the unsplit data, naming the patch, and answers over the split data
+    if let Some(gpu) = common::gpu() {
+        use rxpipe::patch::query::cuda::{CudaQueries, DevicePatchData};
+        let e = DevicePatchData::upload(&gpu, &d).err().expect("too large");
+        assert!(e.to_string().contains("shared memory"), "{e}");
+        let qg = CudaQueries::new(gpu.clone()).unwrap();
+        let dd = DevicePatchData::upload(&gpu, &fd).unwrap();
+        for q in Query::ALL {
+            assert_eq!(
+                qg.run(&dd, q, None).unwrap(),
+                cpu::run(&fd, q, None).unwrap(),
+                "{q}"
+            );
+        }
+    }
+}

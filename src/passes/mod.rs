@@ -165,7 +165,8 @@ impl<'a> PassContext<'a> {
 
     /// The RXMesh patch data of `mesh` (built now, or the cached one): from `patching` when the
     /// patch order left one for the index buffer as it is, else from a patching of 512 faces per
-    /// patch made now on the CPU.
+    /// patch made now on the CPU; patches too large for a block's shared memory split
+    /// ([`crate::patch::fit`]).
     pub fn patches(
         &mut self,
         mesh: &crate::Mesh,
@@ -182,7 +183,9 @@ impl<'a> PassContext<'a> {
                 &made
             }
         };
-        let data = Arc::new(crate::patch::PatchData::build(mesh, patching)?);
+        // (patches a block's shared memory cannot hold are split, on both backends alike)
+        let (_, data) = crate::patch::fit(mesh, patching, crate::patch::query::cuda::fits_shared)?;
+        let data = Arc::new(data);
         self.patches = Some(data.clone());
         Ok(data)
     }

@@ -314,12 +314,24 @@ pub fn finish(mut patch_of: Vec<u32>, mut report: PatchReport) -> Patching {
 /// faces, grown breadth-first from its smallest face not yet taken; returns how many were split.
 /// The new pieces are numbered after the existing patches (`patches` of them).
 pub fn split_oversized(g: &FaceGraph, patch_of: &mut [u32], patches: usize, limit: usize) -> usize {
+    split_patches(g, patch_of, patches, |_| limit)
+}
+
+/// [`split_oversized`] with a limit per patch.
+pub fn split_patches(
+    g: &FaceGraph,
+    patch_of: &mut [u32],
+    patches: usize,
+    limit_of: impl Fn(u32) -> usize,
+) -> usize {
     let n = patch_of.len();
     let mut size = vec![0usize; patches];
     for &p in patch_of.iter() {
         size[p as usize] += 1;
     }
-    let oversized = size.iter().filter(|&&s| s > limit).count();
+    let oversized = (0..patches)
+        .filter(|&p| size[p] > limit_of(p as u32))
+        .count();
     if oversized == 0 {
         return 0;
     }
@@ -331,6 +343,7 @@ pub fn split_oversized(g: &FaceGraph, patch_of: &mut [u32], patches: usize, limi
             continue;
         }
         let p = patch_of[f as usize];
+        let limit = limit_of(p);
         if size[p as usize] <= limit {
             continue;
         }

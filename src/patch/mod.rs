@@ -51,6 +51,10 @@ pub enum PatchError {
     /// oriented mesh with manifold vertices).
     #[error("directed edges need an edge-manifold, consistently oriented mesh: {0}")]
     NotManifold(String),
+    /// A patch of a single face whose ribbon still does not fit what a block holds (a vertex of
+    /// an enormous fan, say).
+    #[error("patch {patch} ({detail}) does not fit one block's shared memory, even with a single face of its own")]
+    TooLargeForBlock { patch: u32, detail: String },
     /// The patch size limit is out of range.
     #[error("a patch holds 1 to 65535 faces (local indices are 16-bit), got {0}")]
     Limit(u32),
@@ -191,6 +195,54 @@ impl Patching {
             v[p as usize].push(f as u32);
         }
         v
+    }
+}
+
+/// The patch data of `mesh` for `patching`, with every patch that `fits` refuses split in two
+/// (breadth-first pieces of half its faces, as [`cpu::split_patches`] does), again until all
+/// fit: how patches too large for a block's shared memory are handled (RXMesh's issue #75; pass
+/// [`query::cuda::fits_shared`]). Returns the patching used, renumbered, with its report's
+/// `split` counting the patches split here too. A single face that does not fit is an error
+/// naming it.
+pub fn fit(
+    mesh: &crate::Mesh,
+    patching: &Patching,
+    fits: impl Fn(&Patch) -> bool,
+) -> Result<(Patching, PatchData), PatchError> {
+    let mut p = patching.clone();
+    let mut graph = None;
+    loop {
+        let data = PatchData::build(mesh, &p)?;
+        let bad: Vec<usize> = (0..data.patches.len())
+            .filter(|&k| !fits(&data.patches[k]))
+            .collect();
+        if bad.is_empty() {
+            return Ok((p, data));
+        }
+        let mut limit = vec![usize::MAX; data.patches.len()];
+        for &k in &bad {
+            let n = data.patches[k].owned_faces as usize;
+            if n <= 1 {
+                let q = &data.patches[k];
+                return Err(PatchError::TooLargeForBlock {
+                    patch: k as u32,
+                    detail: format!(
+                        "{} vertices, {} edges and {} faces with its ribbon",
+                        q.vertices.len(),
+                        q.edges.len(),
+                        q.faces.len()
+                    ),
+                });
+            }
+            limit[k] = n.div_ceil(2);
+        }
+        let g = graph.get_or_insert_with(|| {
+            cpu::FaceGraph::build(&mesh.indices[..mesh.triangle_count() * 3])
+        });
+        let mut report = p.report.clone();
+        let mut of = p.patch_of_face;
+        report.split += cpu::split_patches(g, &mut of, limit.len(), |q| limit[q as usize]);
+        p = cpu::finish(of, report);
     }
 }
 

@@ -92,8 +92,28 @@ pub struct DevicePatchData {
     pub(crate) max_owned_vertices: usize,
 }
 
+/// A patch's shared memory in the query kernels: its matrices, the transposes but FF's, and FF's.
+fn shared_needs(p: &crate::patch::Patch) -> (usize, usize, usize) {
+    let (ne, nf) = (p.edges.len(), p.faces.len());
+    let matrices = (2 * (2 * ne + 3 * nf)).next_multiple_of(16);
+    let owned = (p.owned_vertices.max(p.owned_edges).max(p.owned_faces)) as usize;
+    // counters, list starts and output offsets, then the lists (an edge adds to both its
+    // vertices, a face to its three vertices or edges)
+    let s = matrices + 4 * (3 * owned + 1) + 4 * (2 * ne).max(3 * nf);
+    let s_ff = matrices + 4 * (2 * ne + 1) + 2 * 3 * nf;
+    (matrices, s, s_ff)
+}
+
+/// Whether one block's shared memory holds the patch for every query (and so for every patch
+/// kernel); [`crate::patch::fit`] splits the patches that it does not.
+pub fn fits_shared(p: &crate::patch::Patch) -> bool {
+    let (_, s, s_ff) = shared_needs(p);
+    s.max(s_ff) <= SHARED_LIMIT
+}
+
 impl DevicePatchData {
-    /// Uploads `d`. A patch too large for a block's shared memory is an error naming it.
+    /// Uploads `d`. A patch too large for a block's shared memory is an error naming it (see
+    /// [`crate::patch::fit`], which splits such patches first).
     pub fn upload(gpu: &Gpu, d: &PatchData) -> Result<DevicePatchData, GpuError> {
         let mut info = Vec::with_capacity(d.patches.len());
         let (mut lv, mut le, mut lf) = (Vec::new(), Vec::new(), Vec::new());
@@ -102,15 +122,10 @@ impl DevicePatchData {
         let (mut matrix_bytes, mut max_owned_vertices) = (0usize, 0usize);
         for (k, p) in d.patches.iter().enumerate() {
             let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
-            let matrices = (2 * (2 * ne + 3 * nf)).next_multiple_of(16);
-            let owned = (p.owned_vertices.max(p.owned_edges).max(p.owned_faces)) as usize;
-            // counters, list starts and output offsets, then the lists (an edge adds to both its
-            // vertices, a face to its three vertices or edges)
-            let s = matrices + 4 * (3 * owned + 1) + 4 * (2 * ne).max(3 * nf);
-            let s_ff = matrices + 4 * (2 * ne + 1) + 2 * 3 * nf;
-            if s_ff.max(s) > SHARED_LIMIT {
+            let (matrices, s, s_ff) = shared_needs(p);
+            if !fits_shared(p) {
                 return Err(GpuError::Limit(format!(
-                    "patch {k} with its ribbon ({nv} vertices, {ne} edges, {nf} faces) needs {} bytes of shared memory for its queries, more than a block has ({SHARED_LIMIT}); patch with a smaller size",
+                    "patch {k} with its ribbon ({nv} vertices, {ne} edges, {nf} faces) needs {} bytes of shared memory for its queries, more than a block has ({SHARED_LIMIT}); patch with a smaller size, or let patch::fit split it",
                     s_ff.max(s)
                 )));
             }
