@@ -1,12 +1,12 @@
-//! Patches as pictures: patches a mesh (RXMesh's Lloyd clustering, on the CPU) and renders it
-//! with each patch its own colour, as the paper's Figure 5c, by drawing each patch as an object.
+//! Patches as pictures: renders a mesh in the patch order with the patch shading mode, each
+//! RXMesh patch its own colour and the faces in another patch's ribbon paler, as the paper's
+//! Figure 5c, on the GPU when there is one (the patching too) and otherwise on the CPU.
 //!
 //! ```sh
 //! cargo run --release --example patches -- [MESH] [--size 512] [--out patches.png]
 //! ```
 
-use rxpipe::patch::{self, PatchOptions};
-use rxpipe::{Backend, Mesh, Pipeline, Renderer, Scene};
+use rxpipe::{Backend, Pipeline, Renderer, Scene, ShadingMode, VertexOrder};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -27,37 +27,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .unwrap_or_else(|| rxpipe::io::load_mesh(p))?,
         None => rxpipe::mesh::icosphere(5),
     };
-    let opts = PatchOptions {
-        max_faces: size,
-        ..Default::default()
-    };
-    let p = patch::cpu::patch(&mesh, &opts)?;
-    println!("{}", p.report);
-    // one object per patch, in the patch's colour, sharing the mesh's vertices
-    let objects: Vec<Mesh> = p
-        .faces_of_patches()
-        .iter()
-        .enumerate()
-        .map(|(k, faces)| {
-            let c = patch::patch_color(k as u32).map(|x| (x as f32 / 255.0).powf(2.2));
-            Mesh {
-                name: format!("patch {k}"),
-                positions: mesh.positions.clone(),
-                normals: mesh.normals.clone(),
-                uvs: None,
-                indices: faces
-                    .iter()
-                    .flat_map(|&f| mesh.indices[3 * f as usize..3 * f as usize + 3].to_vec())
-                    .collect(),
-                base_color: Some([c[0], c[1], c[2], 1.0]),
-            }
-        })
-        .collect();
-    let scene = Scene::from_meshes("patches", objects);
+    let scene = Scene::from_meshes("patches", vec![mesh]);
     let renderer = Renderer::new(Backend::Auto)?;
     eprintln!("{}", renderer.notice);
-    let mut pipeline = Pipeline::builder().build(&renderer)?;
-    let frame = pipeline.render(&scene, &scene.camera, (1280, 720))?;
+    let pipeline = Pipeline::builder()
+        .order(VertexOrder::Patch(size))
+        .shading(ShadingMode::Patches)
+        .build(&renderer)?;
+    let prepared = pipeline.prepare(&scene)?;
+    // the order stage's report: how many patches, and where they were made
+    for line in prepared.stage_summary() {
+        println!("{line}");
+    }
+    let frame = pipeline.render_prepared(&prepared, &scene, &scene.camera, (1280, 720), 0.0)?;
     frame.save_png(&out)?;
     println!("wrote {out}: {}", frame.stats);
     Ok(())
