@@ -53,8 +53,12 @@ impl MeshPass for Order {
         "order"
     }
 
+    /// The patch order patches on either backend; the others reorder on the host only.
     fn backends(&self) -> &'static [BackendKind] {
-        INFO.backends
+        match self.0 {
+            VertexOrder::Patch(_) => INFO.backends,
+            _ => &[BackendKind::Cpu],
+        }
     }
 
     fn invalidates(&self) -> Derived {
@@ -99,7 +103,6 @@ impl MeshPass for Order {
                     ""
                 }
             ),
-            None if gpu.is_some() => format!("{} order (on the host: meshopt)", self.0),
             None => format!("{} order", self.0),
         };
         mesh.set_patching(patching);
