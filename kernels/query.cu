@@ -130,9 +130,9 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
     for (unsigned i = t; i < ncnt; i += T) cnt[i] = 0;
     __syncthreads();
     if (q != RXQ_FF) {
-        // each local element adds itself to its owned neighbours' lists: counted first, then
-        // (fill pass) laid out and written in shared memory, sorted there, and copied out with
-        // consecutive threads on consecutive entries
+        // each local element adds itself to its owned neighbours' lists: counted (count pass),
+        // or (fill pass) laid out from the lengths the count pass wrote, written in shared
+        // memory, sorted there, and copied out with consecutive threads on consecutive entries
         unsigned* start = cnt + owned;       // owned + 1 list starts in the patch's lists
         unsigned* base = start + owned + 1;  // where each owned list goes in `items`
         unsigned* lists = base + owned;
@@ -172,20 +172,23 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
                 }
             }
         };
-        visit();
-        __syncthreads();
         if (!fill) {
+            visit();
+            __syncthreads();
             for (unsigned k = t; k < owned; k += T)
                 if (is_active(k)) counts[gsrc[k]] = cnt[k];
             return;
         }
-        for (unsigned k = t; k < owned; k += T) start[k] = cnt[k];
+        // the fill pass takes each list's length from the layout the count pass made (the
+        // counters are still zero for the placing)
+        for (unsigned k = t; k < owned; k += T) {
+            const unsigned g = gsrc[k];
+            const bool on = is_active(k);
+            start[k] = on ? offsets[g + 1] - offsets[g] : 0;
+            base[k] = on ? offsets[g] : 0;
+        }
         __syncthreads();
         const unsigned total = rxq_scan(start, owned);
-        for (unsigned k = t; k < owned; k += T) {
-            cnt[k] = 0;
-            base[k] = is_active(k) ? offsets[gsrc[k]] : 0;
-        }
         if (t == 0) start[owned] = total;
         __syncthreads();
         placing = true;

@@ -407,3 +407,16 @@ fn patches_too_large_for_shared_memory_are_split_until_they_fit() {
         }
     }
 }
+
+#[test]
+fn gpu_lists_fill_only_from_the_data_they_were_laid_out_for() {
+    let Some(gpu) = common::gpu() else { return };
+    use rxpipe::patch::query::cuda::{CudaQueries, DevicePatchData};
+    let qg = CudaQueries::new(gpu.clone()).unwrap();
+    let small = DevicePatchData::upload(&gpu, &data(&rxpipe::mesh::icosphere(2), 512)).unwrap();
+    let big = DevicePatchData::upload(&gpu, &data(&rxpipe::mesh::icosphere(4), 512)).unwrap();
+    let mut lists = qg.layout(&small, Query::VV, None).unwrap();
+    let e = qg.fill(&big, &mut lists).unwrap_err();
+    assert!(e.to_string().contains("other patch data"), "{e}");
+    qg.fill(&small, &mut lists).unwrap();
+}

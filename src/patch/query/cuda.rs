@@ -71,6 +71,8 @@ unsafe impl DeviceRepr for PatchInfo {}
 
 /// The patch data on the device: every patch's maps and matrices, end to end.
 pub struct DevicePatchData {
+    /// unique in the process: the lists laid out for this data are filled only from it
+    id: u64,
     patches: CudaSlice<PatchInfo>,
     lv: CudaSlice<u32>,
     le: CudaSlice<u32>,
@@ -150,7 +152,9 @@ impl DevicePatchData {
             ev.extend_from_slice(&p.ev);
             fe.extend_from_slice(&p.fe);
         }
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(DevicePatchData {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             patches: gpu.upload(&info, "patches")?,
             lv: gpu.upload(&lv, "patch vertex maps")?,
             le: gpu.upload(&le, "patch edge maps")?,
@@ -353,6 +357,7 @@ impl CudaQueries {
         b.items = gpu.zeros((total as usize).max(1), "query lists")?;
         Ok(QueryLists {
             query: q,
+            data: d.id,
             sources: n,
             offsets,
             b,
@@ -360,8 +365,14 @@ impl CudaQueries {
     }
 
     /// The fill pass: writes every (active) element's list of `lists.query` at its offset, in
-    /// the documented order.
+    /// the documented order. The lists must have been laid out for `d` (the kernel takes their
+    /// lengths from the layout).
     pub fn fill(&self, d: &DevicePatchData, lists: &mut QueryLists) -> Result<(), GpuError> {
+        if lists.data != d.id {
+            return Err(GpuError::Limit(
+                "these query lists were laid out for other patch data".into(),
+            ));
+        }
         self.pass(d, lists.query, RXQ_FILL, &mut lists.b)
     }
 }
@@ -369,6 +380,8 @@ impl CudaQueries {
 /// A query's lists laid out on the device ([`CudaQueries::layout`]).
 pub struct QueryLists {
     query: Query,
+    /// the [`DevicePatchData`] they were laid out for
+    data: u64,
     sources: usize,
     offsets: Vec<u32>,
     b: Buffers,
