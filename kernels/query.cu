@@ -1,7 +1,8 @@
 // The eight RXMesh queries on the GPU (src/patch/query/cuda.rs; the patch layout in patch.cuh):
 // one block per patch, the patch's two matrices (EV: two local vertices per local edge; FE: three
 // `local edge << 1 | flipped` per local face) in shared memory, every owned source element
-// answered from them and their transposes, built in shared memory with atomics. Results are global ids in the order
+// answered from them and their transposes, built in shared memory with atomics (FV, FE and EV
+// read the owned elements' rows where they are, without shared memory). Results are global ids in the order
 // src/patch/query/mod.rs documents: FV and FE in the face's corner order, EV smaller vertex
 // first, the others ascending, each once.
 //
@@ -97,16 +98,14 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
         }
         return;
     }
-    const RxqMatrices m = rxq_load_matrices(P, ev_all, fe_all, smem);
-    const unsigned short *ev = m.ev, *fe = m.fe;
-    unsigned* cnt = reinterpret_cast<unsigned*>(m.rest);
-    const unsigned* gv = lv + P.v_off;
-    const unsigned* ge = le + P.e_off;
-    const unsigned* gf = lf + P.f_off;
-    auto corner = [&](unsigned f, unsigned c) { return rxq_corner(ev, fe, f, c); };
-    __syncthreads();
-    // the fixed-length queries: straight from the matrices
+    // the fixed-length queries: each owned element's own rows of the matrices, read where they
+    // are (an owned face's FE row, the EV rows of its edges, an owned edge's EV row), with no
+    // shared memory and without the ribbon's rows
     if (q == RXQ_FV || q == RXQ_FE || q == RXQ_EV) {
+        const unsigned short* gev = ev_all + 2ull * P.e_off;
+        const unsigned short* gfe = fe_all + 3ull * P.f_off;
+        const unsigned* gv = lv + P.v_off;
+        const unsigned* ge = le + P.e_off;
         const unsigned n = q == RXQ_EV ? 2 : 3;
         for (unsigned k = t; k < owned; k += T) {
             if (!is_active(k)) continue;
@@ -118,13 +117,21 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
             // every element has its n entries when all are active: no offset to look up
             unsigned* out = items + (on_active ? offsets[g] : n * g);
             for (unsigned c = 0; c < n; ++c) {
-                out[c] = q == RXQ_FV ? gv[corner(k, c)]
-                         : q == RXQ_FE ? ge[fe[3 * k + c] >> 1]
-                                       : gv[ev[2 * k + c]];
+                out[c] = q == RXQ_FV ? gv[rxq_corner(gev, gfe, k, c)]
+                         : q == RXQ_FE ? ge[gfe[3 * k + c] >> 1]
+                                       : gv[gev[2 * k + c]];
             }
         }
         return;
     }
+    const RxqMatrices m = rxq_load_matrices(P, ev_all, fe_all, smem);
+    const unsigned short *ev = m.ev, *fe = m.fe;
+    unsigned* cnt = reinterpret_cast<unsigned*>(m.rest);
+    const unsigned* gv = lv + P.v_off;
+    const unsigned* ge = le + P.e_off;
+    const unsigned* gf = lf + P.f_off;
+    auto corner = [&](unsigned f, unsigned c) { return rxq_corner(ev, fe, f, c); };
+    __syncthreads();
     // the transposes: a counter per owned source (per local edge for FF's edge-face lists)
     const unsigned ncnt = q == RXQ_FF ? P.ne : owned;
     for (unsigned i = t; i < ncnt; i += T) cnt[i] = 0;

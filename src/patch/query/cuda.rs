@@ -223,8 +223,8 @@ impl CudaQueries {
         let qn = Query::ALL.iter().position(|&x| x == q).expect("a query") as u32;
         let smem = match q {
             Query::FF => d.shared_ff,
-            // the fixed-length queries read the matrices alone
-            Query::FV | Query::FE | Query::EV => d.matrix_bytes,
+            // the fixed-length queries read their rows of the matrices in global memory
+            Query::FV | Query::FE | Query::EV => 0,
             _ => d.shared,
         };
         let null = 0u64;
