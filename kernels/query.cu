@@ -201,17 +201,13 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
         placing = true;
         visit();
         __syncthreads();
-        for (unsigned k = t; k < owned; k += T) rxq_sort(lists + start[k], start[k + 1] - start[k]);
-        __syncthreads();
-        for (unsigned j = t; j < total; j += T) {
-            // the list holding entry j: the last start at or before it
-            unsigned lo = 0, hi = owned;
-            while (hi - lo > 1) {
-                const unsigned mid = (lo + hi) >> 1;
-                if (start[mid] <= j) lo = mid;
-                else hi = mid;
-            }
-            items[base[lo] + (j - start[lo])] = lists[j];
+        // each thread sorts its lists and writes them out (neighbouring owned elements' lists
+        // are neighbours in `items` too, so a warp's writes stay within a few lines)
+        for (unsigned k = t; k < owned; k += T) {
+            const unsigned n = start[k + 1] - start[k];
+            unsigned* l = lists + start[k];
+            rxq_sort(l, n);
+            for (unsigned i = 0; i < n; ++i) items[base[k] + i] = l[i];
         }
         return;
     } else {
