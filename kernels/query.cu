@@ -201,13 +201,26 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
         placing = true;
         visit();
         __syncthreads();
-        // each thread sorts its lists and writes them out (neighbouring owned elements' lists
-        // are neighbours in `items` too, so a warp's writes stay within a few lines)
-        for (unsigned k = t; k < owned; k += T) {
-            const unsigned n = start[k + 1] - start[k];
-            unsigned* l = lists + start[k];
-            rxq_sort(l, n);
-            for (unsigned i = 0; i < n; ++i) items[base[k] + i] = l[i];
+        // each warp takes 32 consecutive owned lists: every lane sorts one, then the warp copies
+        // their entries (contiguous in `lists`) out with consecutive lanes on consecutive
+        // entries, each finding its list among the warp's 32 starts; no block barrier
+        const unsigned lane = t & 31;
+        for (unsigned kb = t - lane; kb < owned; kb += T) {
+            const unsigned k = kb + lane;
+            if (k < owned) rxq_sort(lists + start[k], start[k + 1] - start[k]);
+            __syncwarp();
+            const unsigned kend = min(kb + 32, owned);
+            for (unsigned j = start[kb] + lane; j < start[kend]; j += 32) {
+                // the list holding entry j: the last start at or before it
+                unsigned lo = kb, hi = kend;
+                while (hi - lo > 1) {
+                    const unsigned mid = (lo + hi) >> 1;
+                    if (start[mid] <= j) lo = mid;
+                    else hi = mid;
+                }
+                items[base[lo] + (j - start[lo])] = lists[j];
+            }
+            __syncwarp();
         }
         return;
     } else {
