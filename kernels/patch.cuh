@@ -24,21 +24,31 @@ __device__ __forceinline__ unsigned rxq_matrix_bytes(const RxqPatch& P) {
     return (2 * (2 * P.ne + 3 * P.nf) + 15) & ~15u;
 }
 
-// Copies the patch's EV and FE into shared memory at `smem` (16-byte aligned); the caller
-// synchronises before reading them.
-__device__ __forceinline__ RxqMatrices rxq_load_matrices(const RxqPatch& P,
-                                                         const unsigned short* __restrict__ ev_all,
-                                                         const unsigned short* __restrict__ fe_all,
-                                                         unsigned char* smem) {
+// Copies the patch's EV (when `ev`) and FE (when `fe`) into shared memory at `smem` (16-byte
+// aligned), each at its place whether copied or not; the caller synchronises before reading them.
+__device__ __forceinline__ RxqMatrices rxq_load_matrices_of(const RxqPatch& P,
+                                                            const unsigned short* __restrict__ ev_all,
+                                                            const unsigned short* __restrict__ fe_all,
+                                                            unsigned char* smem, bool ev, bool fe) {
     RxqMatrices m;
     m.ev = reinterpret_cast<unsigned short*>(smem);
     m.fe = m.ev + 2 * P.ne;
     m.rest = smem + rxq_matrix_bytes(P);
     const unsigned short* gev = ev_all + 2ull * P.e_off;
     const unsigned short* gfe = fe_all + 3ull * P.f_off;
-    for (unsigned i = threadIdx.x; i < 2 * P.ne; i += blockDim.x) m.ev[i] = gev[i];
-    for (unsigned i = threadIdx.x; i < 3 * P.nf; i += blockDim.x) m.fe[i] = gfe[i];
+    if (ev)
+        for (unsigned i = threadIdx.x; i < 2 * P.ne; i += blockDim.x) m.ev[i] = gev[i];
+    if (fe)
+        for (unsigned i = threadIdx.x; i < 3 * P.nf; i += blockDim.x) m.fe[i] = gfe[i];
     return m;
+}
+
+// Both matrices (rxq_load_matrices_of).
+__device__ __forceinline__ RxqMatrices rxq_load_matrices(const RxqPatch& P,
+                                                         const unsigned short* __restrict__ ev_all,
+                                                         const unsigned short* __restrict__ fe_all,
+                                                         unsigned char* smem) {
+    return rxq_load_matrices_of(P, ev_all, fe_all, smem, true, true);
 }
 
 // Corner c of local face f as a local vertex: the start of the face's c-th edge.

@@ -124,7 +124,9 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
         }
         return;
     }
-    const RxqMatrices m = rxq_load_matrices(P, ev_all, fe_all, smem);
+    // VV and VE read EV alone, EF and FF FE alone, VF both
+    const RxqMatrices m = rxq_load_matrices_of(P, ev_all, fe_all, smem, q <= RXQ_VF,
+                                               q == RXQ_VF || q == RXQ_EF || q == RXQ_FF);
     const unsigned short *ev = m.ev, *fe = m.fe;
     unsigned* cnt = reinterpret_cast<unsigned*>(m.rest);
     const unsigned* gv = lv + P.v_off;
