@@ -289,14 +289,14 @@ fn check_data(m: &Mesh, p: &Patching, d: &rxpipe::patch::PatchData, what: &str) 
         for (i, &v) in pd.vertices.iter().enumerate() {
             assert_eq!(
                 i < ov,
-                d.vertex_owner[v as usize] == q,
+                d.vertex_owner.get(v as usize) == q,
                 "{what}: owned vertices first"
             );
         }
         for (i, &e) in pd.edges.iter().enumerate() {
             assert_eq!(
                 i < oe,
-                d.edge_owner[e as usize] == q,
+                d.edge_owner.get(e as usize) == q,
                 "{what}: owned edges first"
             );
         }
@@ -345,7 +345,7 @@ fn check_data(m: &Mesh, p: &Patching, d: &rxpipe::patch::PatchData, what: &str) 
     for v in 0..nv {
         assert_eq!(owned_v[v], used[v] as u32, "{what}: vertex {v}");
         if !used[v] {
-            assert_eq!(d.vertex_owner[v], u32::MAX, "{what}: unused vertex {v}");
+            assert_eq!(d.vertex_owner.get(v), u32::MAX, "{what}: unused vertex {v}");
         }
     }
     assert!(
@@ -364,7 +364,7 @@ fn check_data(m: &Mesh, p: &Patching, d: &rxpipe::patch::PatchData, what: &str) 
         }
     }
     for (v, faces) in ring {
-        let pd = &d.patches[d.vertex_owner[v as usize] as usize];
+        let pd = &d.patches[d.vertex_owner.get(v as usize) as usize];
         let local: HashSet<u32> = pd.faces.iter().copied().collect();
         assert!(
             faces.iter().all(|f| local.contains(f)),

@@ -11,7 +11,8 @@
 //!   (in global order, smaller vertex id first), and `fe`, three local edges per local face, each
 //!   `edge << 1 | flipped`, where `flipped` says the face walks the edge from its second vertex to
 //!   its first; corner k of a face is the start of its k-th edge;
-//! - local-to-global maps per patch, and global owner maps.
+//! - local-to-global maps per patch, and global owner maps (16-bit while the patch count allows,
+//!   [`OwnerMap`]).
 
 use super::{PatchError, Patching};
 use crate::mesh::Mesh;
@@ -59,13 +60,74 @@ pub struct PatchData {
     /// the two vertices of every global edge, smaller id first
     pub edges: Vec<[u32; 2]>,
     /// the owning patch of every vertex, edge and face (`u32::MAX` for a vertex no face uses)
-    pub vertex_owner: Vec<u32>,
-    pub edge_owner: Vec<u32>,
-    pub face_owner: Vec<u32>,
+    pub vertex_owner: OwnerMap,
+    pub edge_owner: OwnerMap,
+    pub face_owner: OwnerMap,
+}
+
+/// The owning patch of every element of one kind. Stored in 16 bits while every patch id fits
+/// below `u16::MAX` (the sentinel), which holds for meshes up to about 33 M faces with 512-face
+/// patches; in 32 bits past that. [`OwnerMap::get`] answers in 32 bits either way (`u32::MAX`:
+/// no owner).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OwnerMap {
+    Narrow(Vec<u16>),
+    Wide(Vec<u32>),
+}
+
+impl Default for OwnerMap {
+    fn default() -> OwnerMap {
+        OwnerMap::Narrow(Vec::new())
+    }
+}
+
+impl OwnerMap {
+    /// Stores `owners` (patch ids below `patches`, or `u32::MAX`) in the narrowest form that
+    /// holds them.
+    pub fn new(owners: Vec<u32>, patches: usize) -> OwnerMap {
+        if patches < u16::MAX as usize {
+            OwnerMap::Narrow(
+                owners
+                    .iter()
+                    .map(|&o| o.min(u16::MAX as u32) as u16)
+                    .collect(),
+            )
+        } else {
+            OwnerMap::Wide(owners)
+        }
+    }
+
+    /// The owner of element `i` (`u32::MAX` for none).
+    pub fn get(&self, i: usize) -> u32 {
+        match self {
+            OwnerMap::Narrow(v) if v[i] == u16::MAX => u32::MAX,
+            OwnerMap::Narrow(v) => v[i] as u32,
+            OwnerMap::Wide(v) => v[i],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            OwnerMap::Narrow(v) => v.len(),
+            OwnerMap::Wide(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes as stored.
+    pub fn bytes(&self) -> usize {
+        match self {
+            OwnerMap::Narrow(v) => 2 * v.len(),
+            OwnerMap::Wide(v) => 4 * v.len(),
+        }
+    }
 }
 
 /// Memory of the patch data, against the paper's 45.4 bytes per face (34 without the owner maps
-/// higher-order queries need).
+/// higher-order queries need). The owner maps count as stored (16 or 32 bits, [`OwnerMap`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct PatchMemory {
     /// the patches' matrices and maps, per face of the mesh
@@ -134,12 +196,13 @@ impl PatchData {
                 )
             })
             .collect::<Result<_, _>>()?;
+        let n = patches.len();
         Ok(PatchData {
             patches,
             edges,
-            vertex_owner,
-            edge_owner,
-            face_owner: owner_f.clone(),
+            vertex_owner: OwnerMap::new(vertex_owner, n),
+            edge_owner: OwnerMap::new(edge_owner, n),
+            face_owner: OwnerMap::new(owner_f.clone(), n),
         })
     }
 
@@ -147,7 +210,7 @@ impl PatchData {
     pub fn memory(&self) -> PatchMemory {
         let faces = self.face_owner.len().max(1) as f64;
         let patches: usize = self.patches.iter().map(Patch::bytes).sum();
-        let owners = 4 * (self.vertex_owner.len() + self.edge_owner.len() + self.face_owner.len());
+        let owners = self.vertex_owner.bytes() + self.edge_owner.bytes() + self.face_owner.bytes();
         let local: usize = self.patches.iter().map(|p| p.faces.len()).sum();
         PatchMemory {
             first_order_bytes_per_face: patches as f64 / faces,
@@ -254,4 +317,24 @@ fn build_patch(
         ev,
         fe,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OwnerMap;
+
+    #[test]
+    fn owner_maps_are_narrow_while_patch_ids_fit() {
+        let owners = vec![0, 7, u32::MAX, 65_533];
+        let narrow = OwnerMap::new(owners.clone(), 65_534);
+        assert!(matches!(narrow, OwnerMap::Narrow(_)));
+        assert_eq!(narrow.bytes(), 8);
+        let wide = OwnerMap::new(owners.clone(), 65_535);
+        assert!(matches!(wide, OwnerMap::Wide(_)));
+        assert_eq!(wide.bytes(), 16);
+        for (i, &o) in owners.iter().enumerate() {
+            assert_eq!(narrow.get(i), o, "narrow {i}");
+            assert_eq!(wide.get(i), o, "wide {i}");
+        }
+    }
 }

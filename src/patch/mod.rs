@@ -22,7 +22,7 @@ pub mod data;
 pub mod query;
 
 pub use bounds::PatchBounds;
-pub use data::{Patch, PatchData, PatchMemory};
+pub use data::{OwnerMap, Patch, PatchData, PatchMemory};
 pub use query::{Query, QueryResult};
 
 use crate::mesh::MeshError;
