@@ -32,9 +32,7 @@ __device__ void rxq_user(unsigned v, const unsigned* ring, unsigned n, const flo
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mesh = match std::env::args().nth(1) {
-        Some(p) => rxpipe::mesh::from_spec(&p)
-            .map(Ok)
-            .unwrap_or_else(|| rxpipe::io::load_mesh(&p))?,
+        Some(p) => rxpipe::io::load_mesh_or_spec(&p)?,
         None => rxpipe::mesh::icosphere(5),
     };
     let p = patch::cpu::patch(&mesh, &PatchOptions::default())?;

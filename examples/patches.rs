@@ -22,9 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err(format!("{out} exists; choose another --out").into());
     }
     let mesh = match &input {
-        Some(p) => rxpipe::mesh::from_spec(p)
-            .map(Ok)
-            .unwrap_or_else(|| rxpipe::io::load_mesh(p))?,
+        Some(p) => rxpipe::io::load_mesh_or_spec(p)?,
         None => rxpipe::mesh::icosphere(5),
     };
     let scene = Scene::from_meshes("patches", vec![mesh]);

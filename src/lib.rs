@@ -25,6 +25,7 @@ pub mod geometry;
 pub mod gpu;
 pub mod image;
 pub mod io;
+pub mod limits;
 pub mod mesh;
 pub mod passes;
 pub mod patch;

@@ -38,8 +38,7 @@ pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
                 .map_err(|_| Error::Backend(format!("bad grid size in '{n}'")))?;
             bunny_grid(&shared("stanford-bunny.obj")?, count)
         }
-        n => crate::mesh::from_spec(n)
-            .ok_or_else(|| Error::Backend(format!("unknown benchmark mesh '{n}'")))?,
+        n => crate::mesh::from_spec(n)?,
     })
 }
 

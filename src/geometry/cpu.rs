@@ -65,6 +65,31 @@ pub fn run(
     Ok(out)
 }
 
+/// Refuses a run whose output the host cannot hold, before shading: the shaded vertices (one
+/// `VertexOut` and its source per invocation: three per triangle for naive, one per vertex for
+/// multi, the patches' lists for patch, and at least one per vertex for the batching strategies)
+/// and three corners per triangle.
+fn check_memory(
+    strategy: Strategy,
+    n: usize,
+    t: usize,
+    patches: Option<&PatchBatches>,
+) -> Result<(), GeometryError> {
+    let invocations = match strategy {
+        Strategy::Naive => 3 * t as u64,
+        Strategy::Patch => patches.map_or(n, |p| p.vertices.len()) as u64,
+        _ => n as u64,
+    };
+    let per = (std::mem::size_of::<VertexOut>() + 4) as u64;
+    let needed = invocations
+        .saturating_mul(per)
+        .saturating_add(12 * t as u64);
+    crate::limits::check_host(needed, || {
+        format!("the geometry stage ({t} triangles, {invocations} shader invocations)")
+    })?;
+    Ok(())
+}
+
 /// [`run`] into an existing output, reusing its buffers (a renderer drawing frame after frame
 /// allocates nothing here). The patch strategy needs `patches` (of these indices). On error
 /// `out` is left empty.
@@ -86,6 +111,7 @@ pub fn run_into(
     let n = vertices.len();
     let indices = super::whole_triangles(indices, n)?;
     let t = indices.len() / 3;
+    check_memory(strategy, n, t, patches)?;
     match strategy {
         Strategy::Naive => naive(vertices, indices, shader, uniforms, out),
         Strategy::Multi => multi(vertices, indices, shader, uniforms, out),

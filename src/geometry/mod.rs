@@ -207,6 +207,8 @@ pub enum GeometryError {
     Patches(String),
     #[error("the patch strategy needs the mesh's patches (prepare it with the patch order)")]
     NoPatches,
+    #[error(transparent)]
+    OutOfMemory(#[from] crate::limits::OutOfMemory),
     #[error("triangle {triangle} refers to vertex {index}, but there are {vertices} vertices")]
     IndexOutOfRange {
         triangle: usize,

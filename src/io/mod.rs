@@ -206,6 +206,19 @@ pub fn load_mesh(path: impl AsRef<Path>) -> Result<Mesh, IoError> {
     Ok(first)
 }
 
+/// Loads a mesh file, or, where no file of that name exists and the text has the shape of one, the
+/// mesh a generator spec names (`icosphere:LEVEL`, `torus:N`, `grid:N`, `rings:N`; see
+/// [`crate::mesh::Generator`]). A bad spec is an error listing the generators.
+pub fn load_mesh_or_spec(path: impl AsRef<Path>) -> Result<Mesh, IoError> {
+    let path = path.as_ref();
+    match path.to_str() {
+        Some(s) if !path.exists() && crate::mesh::looks_like_spec(s) => {
+            Ok(crate::mesh::from_spec(s)?)
+        }
+        _ => load_mesh(path),
+    }
+}
+
 /// Writes a mesh as OBJ or binary PLY, chosen by the extension. The file is written to a
 /// temporary name beside the target and renamed into place, so a failure leaves any existing
 /// file untouched.

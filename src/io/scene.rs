@@ -224,30 +224,32 @@ impl Scene {
             };
             let mesh = match (&o.mesh, &o.generator) {
                 (Some(p), None) => super::load_mesh(dir.join(p))?,
-                (None, Some(g)) => match g.as_str() {
-                    "icosphere" => {
-                        let level = o.level.unwrap_or(3);
-                        if level > 10 {
+                (None, Some(g)) => {
+                    let generator = match g.as_str() {
+                        "icosphere" => mesh::Generator::Icosphere {
+                            level: o.level.unwrap_or(3),
+                        },
+                        "torus" => mesh::Generator::Torus {
+                            major: o.major.unwrap_or(1.0),
+                            minor: o.minor.unwrap_or(0.3),
+                            segments: o.segments.unwrap_or(64),
+                            sides: o.sides.unwrap_or(24),
+                        },
+                        "grid" => mesh::Generator::Grid {
+                            nx: o.segments.unwrap_or(16),
+                            nz: o.sides.unwrap_or(16),
+                        },
+                        "rings" => mesh::Generator::Rings {
+                            triangles: o.triangles.unwrap_or(20_000),
+                        },
+                        other => {
                             return Err(perr(format!(
-                                "icosphere level {level} is too large (at most 10)"
-                            )));
+                                "unknown generator '{other}' (icosphere, torus, grid, rings)"
+                            )))
                         }
-                        mesh::icosphere(level)
-                    }
-                    "torus" => mesh::torus(
-                        o.major.unwrap_or(1.0),
-                        o.minor.unwrap_or(0.3),
-                        o.segments.unwrap_or(64),
-                        o.sides.unwrap_or(24),
-                    ),
-                    "grid" => mesh::grid(o.segments.unwrap_or(16), o.sides.unwrap_or(16)),
-                    "rings" => mesh::rings(o.triangles.unwrap_or(20_000)),
-                    other => {
-                        return Err(perr(format!(
-                            "unknown generator '{other}' (icosphere, torus, grid, rings)"
-                        )))
-                    }
-                },
+                    };
+                    generator.generate(g).map_err(|e| perr(e.to_string()))?
+                }
                 _ => return Err(perr("give exactly one of 'mesh' or 'generator'".into())),
             };
             let scale = match o.scale {

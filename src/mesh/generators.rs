@@ -142,12 +142,18 @@ pub fn grid(nx: u32, nz: u32) -> Mesh {
     }
 }
 
-/// Two interlocking tori with about `triangles` triangles in all (at least 72).
-pub fn rings(triangles: u32) -> Mesh {
+/// Segments and sides of each of the two tori of `rings(triangles)`.
+pub(super) fn rings_size(triangles: u32) -> (u32, u32) {
     // each torus has 2 * seg * sides triangles, with seg = 4 * sides
     let per = (triangles / 2).max(36) as f32;
     let sides = ((per / 8.0).sqrt().round() as u32).max(3);
     let segments = (per / (2.0 * sides as f32)).round().max(3.0) as u32;
+    (segments, sides)
+}
+
+/// Two interlocking tori with about `triangles` triangles in all (at least 72).
+pub fn rings(triangles: u32) -> Mesh {
+    let (segments, sides) = rings_size(triangles);
     let mut a = torus(1.0, 0.25, segments, sides);
     let mut b = torus(1.0, 0.25, segments, sides);
     b.transform(

@@ -2,8 +2,10 @@
 //! indices, plus validation and procedural generators.
 
 mod generators;
+mod spec;
 
 pub use generators::{grid, icosphere, rings, torus};
+pub use spec::{from_spec, looks_like_spec, Generator, SPECS};
 
 use glam::{Mat4, Vec2, Vec3};
 
@@ -37,6 +39,9 @@ pub enum MeshError {
         len: usize,
         vertices: usize,
     },
+    /// A generator spec that names no generator, or whose output would not fit.
+    #[error("{spec}: {message}")]
+    Spec { spec: String, message: String },
     /// The mesh has more vertices than a u32 index can address.
     #[error("mesh '{mesh}': {vertices} vertices do not fit in 32-bit indices")]
     TooManyVertices { mesh: String, vertices: usize },
@@ -229,23 +234,4 @@ impl Mesh {
                 .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
         )
     }
-}
-
-/// A generated mesh from a short spec: `icosphere:LEVEL`, `torus:SEGMENTS`, `grid:N`,
-/// `rings:TRIANGLES`. `None` when the text is not such a spec (so it can be a file path).
-///
-/// ```
-/// assert_eq!(rxpipe::mesh::from_spec("icosphere:2").unwrap().triangle_count(), 320);
-/// assert!(rxpipe::mesh::from_spec("bunny.obj").is_none());
-/// ```
-pub fn from_spec(spec: &str) -> Option<Mesh> {
-    let (kind, arg) = spec.split_once(':')?;
-    let n: u32 = arg.parse().ok()?;
-    Some(match kind {
-        "icosphere" if n <= 10 => icosphere(n),
-        "torus" => torus(1.0, 0.3, n.max(3), (n / 3).max(3)),
-        "grid" => grid(n, n),
-        "rings" => rings(n),
-        _ => return None,
-    })
 }

@@ -36,7 +36,7 @@ pub fn run(a: Args) -> Res {
         a.strategy.clone()
     };
     let pb = spinner(format!("loading {}", a.mesh.display()));
-    let mesh = crate::load_mesh_or_spec(&a.mesh)?;
+    let mesh = rxpipe::io::load_mesh_or_spec(&a.mesh)?;
     let (vertices, triangles) = (mesh.vertex_count(), mesh.triangle_count());
     let scene = Scene::from_meshes(&a.mesh.display().to_string(), vec![mesh]);
     let renderer = Renderer::new(a.backend)?;

@@ -53,6 +53,40 @@ enum Command {
     },
     /// Version, backend, CUDA device and NVRTC
     Info(info::Args),
+    /// Panics on purpose: checks the panic hook (tests/cli.rs)
+    #[command(hide = true)]
+    Panic,
+}
+
+/// Exit status after an internal error (a panic): EX_SOFTWARE of sysexits.h, distinct from the 1
+/// of an error the user can act on and from clap's 2 for bad arguments.
+const EXIT_BUG: i32 = 70;
+
+/// A panic is a bug in rxpipe, never the user's doing: say so in one paragraph, without a Rust
+/// backtrace (unless RXPIPE_BACKTRACE=1), and exit with EXIT_BUG.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into());
+        eprintln!(
+            "rxpipe: internal error{location}: {message}\n\
+             This is a bug in rxpipe {}, not in your input. Please report it with the command \
+             line and, if you can, the input file. RXPIPE_BACKTRACE=1 adds a backtrace.",
+            env!("CARGO_PKG_VERSION")
+        );
+        if std::env::var_os("RXPIPE_BACKTRACE").is_some_and(|v| v == "1") {
+            eprintln!("{}", std::backtrace::Backtrace::force_capture());
+        }
+        std::process::exit(EXIT_BUG);
+    }));
 }
 
 /// The pipeline options of `view` and `render`.
@@ -93,6 +127,7 @@ impl PipelineArgs {
 }
 
 fn main() -> ExitCode {
+    install_panic_hook();
     let cli = Cli::parse();
     // no command: `view` with its defaults
     let command = cli.command.unwrap_or_else(|| {
@@ -112,6 +147,7 @@ fn main() -> ExitCode {
         Command::Query(a) => query::run(a),
         Command::Bench { what } => bench::run(what),
         Command::Info(a) => info::run(a),
+        Command::Panic => panic!("the hidden `panic` command"),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -135,14 +171,6 @@ fn spinner(msg: String) -> indicatif::ProgressBar {
 /// Where the default scene is (the repository's scenes/default.toml).
 fn default_scene() -> PathBuf {
     PathBuf::from("scenes/default.toml")
-}
-
-/// A mesh file, or a generator spec (icosphere:LEVEL, torus:N, ...).
-fn load_mesh_or_spec(p: &std::path::Path) -> Result<rxpipe::Mesh, rxpipe::io::IoError> {
-    match p.to_str().and_then(rxpipe::mesh::from_spec) {
-        Some(m) => Ok(m),
-        None => rxpipe::io::load_mesh(p),
-    }
 }
 
 /// Refuses to write `out` over one of the `inputs`, or over an existing file without `force`.

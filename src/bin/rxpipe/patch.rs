@@ -38,7 +38,7 @@ pub fn run(a: Args) -> Res {
         crate::check_output(out, &[&a.mesh], a.force)?;
     }
     let pb = spinner(format!("loading {}", a.mesh.display()));
-    let mesh = crate::load_mesh_or_spec(&a.mesh)?;
+    let mesh = rxpipe::io::load_mesh_or_spec(&a.mesh)?;
     pb.set_message(format!("patching {} faces", mesh.triangle_count()));
     let opts = PatchOptions {
         max_faces: a.size,
