@@ -14,7 +14,30 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
         location: location.to_string(),
         message,
     };
-    let gltf = gltf::Gltf::from_slice(data).map_err(|e| err("document", e.to_string()))?;
+    let mut gltf = gltf::Gltf::from_slice_without_validation(data)
+        .map_err(|e| err("document", e.to_string()))?;
+    // gltf-json 1.4.1's validation indexes the accessors with a primitive's POSITION before
+    // checking it (a panic on a bad index, found by fuzz/ gltf): check those indices first
+    let json = gltf.document.as_json();
+    for (m, mesh) in json.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            for (semantic, accessor) in &prim.attributes {
+                if accessor.value() >= json.accessors.len() {
+                    return Err(err(
+                        &format!("mesh {m} primitive {p}"),
+                        format!(
+                            "attribute {semantic:?} refers to accessor {}, but the file has {}",
+                            accessor.value(),
+                            json.accessors.len()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let document = gltf::Document::from_json(gltf.document.into_json())
+        .map_err(|e| err("document", e.to_string()))?;
+    gltf.document = document;
     let buffers = gltf::import_buffers(&gltf.document, base, gltf.blob.clone())
         .map_err(|e| err("buffers", e.to_string()))?;
     let doc = &gltf.document;
@@ -24,7 +47,19 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
         .ok_or_else(|| err("scenes", "the file has no scene".into()))?;
     let mut out = Vec::new();
     let mut stack: Vec<(gltf::Node, Mat4)> = scene.nodes().map(|n| (n, Mat4::IDENTITY)).collect();
+    // glTF nodes form strict trees: a node reached twice is a cycle (or a shared child), which
+    // would otherwise loop for ever or multiply the geometry
+    let mut reached = vec![false; doc.nodes().len()];
     while let Some((node, parent)) = stack.pop() {
+        match reached.get_mut(node.index()) {
+            Some(r) if !*r => *r = true,
+            _ => {
+                return Err(err(
+                    &format!("node {}", node.index()),
+                    "reached twice: the node hierarchy has a cycle or a shared child".into(),
+                ))
+            }
+        }
         let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
         for child in node.children() {
             stack.push((child, world));

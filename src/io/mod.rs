@@ -143,7 +143,20 @@ pub fn weld_soup(m: Mesh) -> Result<Mesh, IoError> {
 pub fn load_meshes(path: impl AsRef<Path>) -> Result<(Vec<Mesh>, SourceCounts), IoError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let data = maybe_gunzip(read_file(path)?, &name)?;
+    let base = path.parent().map(PathBuf::from);
+    parse_meshes(read_file(path)?, &name, base.as_deref())
+}
+
+/// [`load_meshes`] on bytes already read: `name` names them in errors and breaks format ties by
+/// its extension; a glTF's external buffers and images are looked for under `base` (none: only
+/// embedded ones). The loaders' fuzz targets (fuzz/) enter here.
+pub fn parse_meshes(
+    data: Vec<u8>,
+    name: &str,
+    base: Option<&Path>,
+) -> Result<(Vec<Mesh>, SourceCounts), IoError> {
+    let name = name.to_string();
+    let data = maybe_gunzip(data, &name)?;
     let format = sniff(&data, &name).ok_or_else(|| IoError::Unsupported {
         file: name.clone(),
         message: "not a recognised mesh format (OBJ, PLY, STL, glTF, optionally gzipped)".into(),
@@ -169,8 +182,7 @@ pub fn load_meshes(path: impl AsRef<Path>) -> Result<(Vec<Mesh>, SourceCounts), 
             (vec![m], c)
         }
         Format::Gltf => {
-            let base = path.parent().map(PathBuf::from);
-            let ms = gltf::parse(&data, &name, base.as_deref())?;
+            let ms = gltf::parse(&data, &name, base)?;
             let c = SourceCounts {
                 vertices: ms.iter().map(|m| m.vertex_count()).sum(),
                 faces: ms.iter().map(|m| m.triangle_count()).sum(),

@@ -267,6 +267,10 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
                 ),
             ));
         }
+        // an element without properties holds nothing to read, whatever its count
+        if el.props.is_empty() {
+            continue;
+        }
         if is_vertex {
             positions.reserve(el.count);
         }
