@@ -104,3 +104,33 @@ fn a_memory_limit_is_met_with_an_error_naming_the_size() {
         "{e}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn gzipped_obj_is_parsed_as_a_stream() {
+    use std::io::Write;
+    // one triangle in 400 MB of comment lines, about 1 MB gzipped: the text never fits the
+    // 300 MB the process is given, the mesh does
+    let dir = std::env::temp_dir().join(format!("rxpipe-gz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("comments.obj.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    gz.write_all(b"v 0 0 0\nv 1 0 0\nv 0 1 0\n").unwrap();
+    let block = b"# a comment line repeated to make the text large\n".repeat(20_000);
+    let mut written = 0;
+    while written < 400 << 20 {
+        gz.write_all(&block).unwrap();
+        written += block.len();
+    }
+    gz.write_all(b"f 1 2 3\n").unwrap();
+    gz.finish().unwrap();
+    let p = path.to_str().unwrap();
+    let o = with_memory_limit(rxpipe(&["asr", p, "--backend", "cpu"]), 300 << 20);
+    let _ = std::fs::remove_dir_all(&dir);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("naive"), "{e}");
+}

@@ -59,22 +59,44 @@ fn read_file(path: &Path) -> Result<Vec<u8>, IoError> {
     })
 }
 
-/// Decompresses gzip data (recognised by its magic bytes, whatever the name); other data is
-/// returned as it is.
-pub fn maybe_gunzip(data: Vec<u8>, file: &str) -> Result<Vec<u8>, IoError> {
-    if data.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::with_capacity(data.len() * 4);
-        flate2::read::MultiGzDecoder::new(&data[..])
-            .read_to_end(&mut out)
-            .map_err(|e| IoError::Parse {
-                file: file.into(),
-                location: "gzip stream".into(),
-                message: e.to_string(),
-            })?;
-        Ok(out)
-    } else {
-        Ok(data)
+/// Gzip data, recognised by its magic bytes whatever the name.
+fn is_gzip(data: &[u8]) -> bool {
+    data.starts_with(&[0x1f, 0x8b])
+}
+
+/// Appends up to `limit` bytes of `r` to `out`, a megabyte at a time, checking each growth
+/// against the host's memory (a gzip bomb is an error naming the size it reached).
+fn read_checked(
+    r: &mut impl Read,
+    out: &mut Vec<u8>,
+    limit: usize,
+    file: &str,
+) -> Result<(), IoError> {
+    const CHUNK: usize = 1 << 20;
+    let gz = |message: String| IoError::Parse {
+        file: file.into(),
+        location: "gzip stream".into(),
+        message,
+    };
+    while out.len() < limit {
+        let want = CHUNK.min(limit - out.len());
+        if out.capacity() - out.len() < want {
+            let grown = (out.capacity() * 2).max(out.len() + want);
+            crate::limits::check_host((grown - out.capacity()) as u64, || {
+                format!("decompressing {file} past {} bytes", out.len())
+            })
+            .map_err(|e| gz(e.to_string()))?;
+            out.reserve_exact(grown - out.len());
+        }
+        let start = out.len();
+        out.resize(start + want, 0);
+        let n = r.read(&mut out[start..]).map_err(|e| gz(e.to_string()))?;
+        out.truncate(start + n);
+        if n == 0 {
+            break;
+        }
     }
+    Ok(())
 }
 
 /// Recognises the format of (decompressed) file content; `name` breaks ties.
@@ -156,7 +178,30 @@ pub fn parse_meshes(
     base: Option<&Path>,
 ) -> Result<(Vec<Mesh>, SourceCounts), IoError> {
     let name = name.to_string();
-    let data = maybe_gunzip(data, &name)?;
+    if is_gzip(&data) {
+        // enough of the text to recognise the format; OBJ is then parsed from the stream
+        let mut dec = flate2::read::MultiGzDecoder::new(&data[..]);
+        let mut head = Vec::new();
+        read_checked(&mut dec, &mut head, 64 << 10, &name)?;
+        if sniff(&head, &name) == Some(Format::Obj) {
+            let input = std::io::BufReader::new(Read::chain(&head[..], dec));
+            let (m, c) = obj::parse_reader(input, &name)?;
+            m.validate()?;
+            return Ok((vec![m], c));
+        }
+        read_checked(&mut dec, &mut head, usize::MAX, &name)?;
+        return parse_plain(head, &name, base);
+    }
+    parse_plain(data, &name, base)
+}
+
+/// [`parse_meshes`] on data that is not compressed.
+fn parse_plain(
+    data: Vec<u8>,
+    name: &str,
+    base: Option<&Path>,
+) -> Result<(Vec<Mesh>, SourceCounts), IoError> {
+    let name = name.to_string();
     let format = sniff(&data, &name).ok_or_else(|| IoError::Unsupported {
         file: name.clone(),
         message: "not a recognised mesh format (OBJ, PLY, STL, glTF, optionally gzipped)".into(),

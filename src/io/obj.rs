@@ -9,6 +9,15 @@ use std::io::Write;
 
 /// Parses OBJ text. `file` names the source in errors.
 pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
+    parse_reader(text.as_bytes(), file)
+}
+
+/// Parses OBJ read line by line from `input` (a gzip stream, say): memory follows the mesh, not
+/// the text. A line that is not UTF-8, or a read error, names its line.
+pub fn parse_reader(
+    mut input: impl std::io::BufRead,
+    file: &str,
+) -> Result<(Mesh, SourceCounts), IoError> {
     let mut pos: Vec<Vec3> = Vec::new();
     let mut tex: Vec<Vec2> = Vec::new();
     let mut nrm: Vec<Vec3> = Vec::new();
@@ -40,8 +49,16 @@ pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
         Ok::<_, IoError>(out)
     };
 
-    for (ln, raw) in text.lines().enumerate() {
-        let line = ln + 1;
+    let mut raw = String::new();
+    let mut line = 0usize;
+    loop {
+        raw.clear();
+        line += 1;
+        match input.read_line(&mut raw) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return Err(err(line, e.to_string())),
+        }
         let l = raw.trim();
         if l.is_empty() || l.starts_with('#') {
             continue;
