@@ -78,6 +78,7 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
             ) {
                 continue;
             }
+            check_accessors(&prim).map_err(|m| err(&loc, m))?;
             let reader = prim.reader(|b| buffers.get(b.index()).map(|d| &d.0[..]));
             let positions: Vec<Vec3> = reader
                 .read_positions()
@@ -146,4 +147,38 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
         }
     }
     Ok(out)
+}
+
+/// Checks the accessors this loader reads against the types the specification allows for them:
+/// the gltf crate's readers assume them (an indices accessor of floats reaches an
+/// `unreachable!`, found by fuzz/ gltf), and an empty accessor has no last element.
+fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
+    use gltf::accessor::{DataType as T, Dimensions as D};
+    use gltf::Semantic;
+    let check = |what: &str, a: gltf::Accessor, types: &[T], dims: D| {
+        if !types.contains(&a.data_type()) || a.dimensions() != dims {
+            return Err(format!(
+                "{what} accessor {} is {:?} {:?}; the specification allows {types:?} {dims:?}",
+                a.index(),
+                a.data_type(),
+                a.dimensions()
+            ));
+        }
+        if a.count() == 0 {
+            return Err(format!("{what} accessor {} has no elements", a.index()));
+        }
+        Ok(())
+    };
+    if let Some(a) = prim.indices() {
+        check("indices", a, &[T::U8, T::U16, T::U32], D::Scalar)?;
+    }
+    for (semantic, a) in prim.attributes() {
+        match semantic {
+            Semantic::Positions => check("POSITION", a, &[T::F32], D::Vec3)?,
+            Semantic::Normals => check("NORMAL", a, &[T::F32], D::Vec3)?,
+            Semantic::TexCoords(0) => check("TEXCOORD_0", a, &[T::F32, T::U8, T::U16], D::Vec2)?,
+            _ => {}
+        }
+    }
+    Ok(())
 }
