@@ -167,6 +167,33 @@ fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
         if a.count() == 0 {
             return Err(format!("{what} accessor {} has no elements", a.index()));
         }
+        // the elements must lie inside the view and the view inside its buffer, with a stride
+        // of at least one element (the readers assert each element's bytes: fuzz/ gltf)
+        if let Some(view) = a.view() {
+            let size = a.size();
+            let stride = view.stride().unwrap_or(size);
+            let end = (a.count() - 1)
+                .checked_mul(stride)
+                .and_then(|x| x.checked_add(a.offset()))
+                .and_then(|x| x.checked_add(size));
+            let view_end = view.offset().checked_add(view.length());
+            if stride < size
+                || end.is_none_or(|e| e > view.length())
+                || view_end.is_none_or(|e| e > view.buffer().length())
+            {
+                return Err(format!(
+                    "{what} accessor {} ({} elements of {size} bytes, stride {stride}, offset {}) \
+                     does not fit its buffer view {} ({} bytes at {} of a {}-byte buffer)",
+                    a.index(),
+                    a.count(),
+                    a.offset(),
+                    view.index(),
+                    view.length(),
+                    view.offset(),
+                    view.buffer().length()
+                ));
+            }
+        }
         Ok(())
     };
     if let Some(a) = prim.indices() {
