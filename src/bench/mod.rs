@@ -38,7 +38,13 @@ pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
                 .map_err(|_| Error::Backend(format!("bad grid size in '{n}'")))?;
             bunny_grid(&shared("stanford-bunny.obj")?, count)
         }
-        n => crate::mesh::from_spec(n)?,
+        n if crate::mesh::looks_like_spec(n) => crate::mesh::from_spec(n)?,
+        n => {
+            return Err(Error::Backend(format!(
+                "unknown benchmark mesh '{n}' (bunny, ogre, bunny-grid:N, or a generator: {})",
+                crate::mesh::SPECS
+            )))
+        }
     })
 }
 

@@ -68,18 +68,23 @@ pub fn run(
 /// Refuses a run whose output the host cannot hold, before shading: the shaded vertices (one
 /// `VertexOut` and its source per invocation: three per triangle for naive, one per vertex for
 /// multi, the patches' lists for patch, and at least one per vertex for the batching strategies)
-/// and three corners per triangle.
+/// and three corners per triangle. Buffers `out` already holds from an earlier frame need no new
+/// memory, and then the host is not asked (no /proc reads per frame).
 fn check_memory(
     strategy: Strategy,
     n: usize,
     t: usize,
     patches: Option<&PatchBatches>,
+    out: &ShadedGeometry,
 ) -> Result<(), GeometryError> {
     let invocations = match strategy {
         Strategy::Naive => 3 * t as u64,
         Strategy::Patch => patches.map_or(n, |p| p.vertices.len()) as u64,
         _ => n as u64,
     };
+    if out.vertices.capacity() as u64 >= invocations && out.triangles.capacity() >= t {
+        return Ok(());
+    }
     let per = (std::mem::size_of::<VertexOut>() + 4) as u64;
     let needed = invocations
         .saturating_mul(per)
@@ -111,7 +116,7 @@ pub fn run_into(
     let n = vertices.len();
     let indices = super::whole_triangles(indices, n)?;
     let t = indices.len() / 3;
-    check_memory(strategy, n, t, patches)?;
+    check_memory(strategy, n, t, patches, out)?;
     match strategy {
         Strategy::Naive => naive(vertices, indices, shader, uniforms, out),
         Strategy::Multi => multi(vertices, indices, shader, uniforms, out),

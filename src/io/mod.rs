@@ -177,22 +177,21 @@ pub fn parse_meshes(
     name: &str,
     base: Option<&Path>,
 ) -> Result<(Vec<Mesh>, SourceCounts), IoError> {
-    let name = name.to_string();
     if is_gzip(&data) {
         // enough of the text to recognise the format; OBJ is then parsed from the stream
         let mut dec = flate2::read::MultiGzDecoder::new(&data[..]);
         let mut head = Vec::new();
-        read_checked(&mut dec, &mut head, 64 << 10, &name)?;
-        if sniff(&head, &name) == Some(Format::Obj) {
+        read_checked(&mut dec, &mut head, 64 << 10, name)?;
+        if sniff(&head, name) == Some(Format::Obj) {
             let input = std::io::BufReader::new(Read::chain(&head[..], dec));
-            let (m, c) = obj::parse_reader(input, &name)?;
+            let (m, c) = obj::parse_reader(input, name)?;
             m.validate()?;
             return Ok((vec![m], c));
         }
-        read_checked(&mut dec, &mut head, usize::MAX, &name)?;
-        return parse_plain(head, &name, base);
+        read_checked(&mut dec, &mut head, usize::MAX, name)?;
+        return parse_plain(head, name, base);
     }
-    parse_plain(data, &name, base)
+    parse_plain(data, name, base)
 }
 
 /// [`parse_meshes`] on data that is not compressed.
