@@ -61,6 +61,35 @@ extern "C" __global__ void rxp_mark_used(const unsigned* __restrict__ idx, unsig
     if (k < m) used[idx[k]] = 1u;
 }
 
+// The run holding entry k of runs laid end to end (three numbers each: first source entry,
+// length, how many entries earlier runs hold): the last run whose place is at most k.
+__device__ __forceinline__ unsigned rxp_run_of(const unsigned* __restrict__ runs, unsigned nruns,
+                                               unsigned k) {
+    unsigned lo = 0, hi = nruns;
+    while (hi - lo > 1) {
+        const unsigned mid = (lo + hi) >> 1;
+        if (__ldg(&runs[3 * mid + 2]) <= k) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// The source entry of entry k of such runs.
+__device__ __forceinline__ unsigned rxp_run_source(const unsigned* __restrict__ runs,
+                                                   unsigned nruns, unsigned k) {
+    const unsigned r = rxp_run_of(runs, nruns, k);
+    return __ldg(&runs[3 * r]) + (k - __ldg(&runs[3 * r + 2]));
+}
+
+// used[lists[i]] = 1 for every entry i of the runs (`total` entries in all): the vertices of the
+// patch lists a view shades.
+extern "C" __global__ void rxp_mark_listed(const unsigned* __restrict__ lists,
+                                           const unsigned* __restrict__ runs, unsigned nruns,
+                                           unsigned total, unsigned* __restrict__ used) {
+    const unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < total) used[lists[rxp_run_source(runs, nruns, k)]] = 1u;
+}
+
 // *total += the sum of the n counts, with one atomic per warp
 extern "C" __global__ void rxp_sum_u32(const unsigned* __restrict__ counts, unsigned n,
                                        unsigned long long* total) {

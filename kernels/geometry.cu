@@ -431,14 +431,7 @@ extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
                 VertexOut* __restrict__ out, unsigned* counts) {
     const unsigned k = blockIdx.x * RXP_BLOCK + threadIdx.x;
     if (k >= total) return;
-    // the last run whose place is at most k
-    unsigned lo = 0, hi = nruns;
-    while (hi - lo > 1) {
-        const unsigned mid = (lo + hi) >> 1;
-        if (__ldg(&runs[3 * mid + 2]) <= k) lo = mid;
-        else hi = mid;
-    }
-    const unsigned i = __ldg(&runs[3 * lo]) + (k - __ldg(&runs[3 * lo + 2]));
+    const unsigned i = rxp_run_source(runs, nruns, k);
     const unsigned id = vids[i];
     rxp_store_vertex(out + i, vs_main(rxp_fetch(vin, id), u));
     RXP_COUNTED(id);

@@ -284,129 +284,207 @@ __device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4]
     return (x1 - x0 + 1) * (y1 - y0 + 1);
 }
 
-// One thread per triangle of a draw's queue: the shaded vertices `queue` (nverts of them) and, per
-// triangle, the positions of its three corners in `tri_corners` (null: the queue is flat, corner k of
-// triangle t is queue[3t + k]; see kernels/geometry.cu). A corner outside the queue rejects the
-// triangle. `counts` and `indices` are given in the shading-rate mode: the varying `extra` becomes
-// the vertex's invocation count. `faces` (f32 bits, one per triangle) is given in the patch mode:
-// the last varying lane of all three corners becomes the triangle's value.
+// Setup runs in two kernels. Most triangles of a big mesh die on their corners' clip positions
+// alone (outside the view, facing away, or covering no pixel centre: 95% of the bunny grid's), so
+// rxp_setup_classify reads only those (16 of each vertex's 64 bytes) with few registers and full
+// occupancy, and lists the survivors; rxp_setup builds the records of the listed triangles with
+// the varyings, clipping where needed. (One kernel doing both ran at 25% occupancy, limited by
+// the clipper's registers, and read every varying of every triangle.)
+//
+// Both take a draw's queue: the shaded vertices `queue` (nverts of them) and, per triangle, the
+// positions of its three corners in `tri_corners` (null: the queue is flat, corner k of triangle
+// t is queue[3t + k]; see kernels/geometry.cu). A corner outside the queue rejects the triangle.
+// A draw that is a view of a mesh's triangles (a frame stage kept some patches) gives the kept
+// triangles as `runs` (rxp_run_of in blocks.cuh; null: every triangle): the draw's triangle t is
+// then the mesh's triangle rxp_run_source(runs, nruns, t), whose corners, triangle value and
+// indices are read, while t stays its place in the frame's submission order.
+
+__device__ __forceinline__ unsigned long long rxp_corner(const unsigned* tri_corners, unsigned t,
+                                                         int k) {
+    return tri_corners ? __ldg(&tri_corners[3 * (size_t)t + k]) : 3ull * t + k;
+}
+
+// What the corners' clip positions decide: 0 dead (culled: *culled set, or rejected), 1 kept
+// whole, 2 to be clipped. `g` is the kept triangle's geometry.
+__device__ __forceinline__ int rxp_classify(const float4 v[3], bool finite, const RasterParams& p,
+                                            SetupGeo& g, bool* culled) {
+    *culled = false;
+    const unsigned oc0 = rxp_outcode(v[0]), oc1 = rxp_outcode(v[1]), oc2 = rxp_outcode(v[2]);
+    for (int k = 0; k < 3; k++)
+        finite = finite && isfinite(v[k].x) && isfinite(v[k].y) && isfinite(v[k].z) &&
+                 isfinite(v[k].w);
+    if ((oc0 & oc1 & oc2) != 0 || !finite) return 0;
+    const float gx = RXP_GUARD_PX / (float)p.width, gy = RXP_GUARD_PX / (float)p.height;
+    bool inside = true;
+    for (int k = 0; k < 3; k++)
+        inside = inside && v[k].z >= 0.0f && fabsf(v[k].x) <= gx * v[k].w &&
+                 fabsf(v[k].y) <= gy * v[k].w;
+    if (!inside) return 2;
+    const int status = rxp_emit_geo(v, p, g);
+    *culled = status == 1;
+    return status == 0 ? 1 : 0;
+}
+
+// One thread per triangle: the triangles that survive their clip positions go to `live` (their
+// index within the draw; *live_count of them), the others get no record (first = NONE) and are
+// counted as culled or rejected.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
-    rxp_setup(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
-              unsigned long long nverts, unsigned ntris, unsigned tri_base,
-              unsigned draw, const unsigned* __restrict__ indices,
-              const unsigned* __restrict__ counts, const unsigned* __restrict__ faces,
-              RasterParams p,
-              SetupTri* __restrict__ records, unsigned* __restrict__ first,
-              unsigned* __restrict__ tile_counts, unsigned long long* counters) {
+    rxp_setup_classify(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
+                       const unsigned* __restrict__ runs, unsigned nruns,
+                       unsigned long long nverts, unsigned ntris, unsigned tri_base, RasterParams p,
+                       unsigned* __restrict__ first, unsigned* __restrict__ live,
+                       unsigned* __restrict__ live_count, unsigned long long* counters) {
     const unsigned t = blockIdx.x * RXP_RBLOCK + threadIdx.x;
-    float4 v[3];
-    float var[3][8];
-    // 0 nothing to write, 1 one triangle, 2 clipped
-    int kind = 0;
-    unsigned n = 0, culled = 0, rejected = 0, clipped = 0;
-    SetupGeo g;
-    int status = 0;
-    float4 poly[9];
-    float3 bary[9];
-    int corners = 0;
+    unsigned keep = 0, culled = 0, rejected = 0;
     if (t < ntris) {
+        const unsigned src = runs ? rxp_run_source(runs, nruns, t) : t;
+        float4 v[3];
         bool finite = true;
         for (int k = 0; k < 3; k++) {
-            const unsigned long long c =
-                tri_corners ? tri_corners[3 * (size_t)t + k] : 3ull * t + k;
+            const unsigned long long c = rxp_corner(tri_corners, src, k);
             if (c < nverts) {
-                rxp_load_vertex(&queue[c], v[k], var[k]);
+                v[k] = __ldg(reinterpret_cast<const float4*>(&queue[c]));
             } else {
                 finite = false;
                 v[k] = make_float4(0.0f, 0.0f, 0.0f, 1.0f);
-                for (int i = 0; i < 8; i++) var[k][i] = 0.0f;
             }
-            if (counts) var[k][6] = (float)counts[indices[3 * (size_t)t + k]];
-            var[k][7] = faces ? __uint_as_float(faces[t]) : 0.0f;
         }
-        unsigned oc0 = rxp_outcode(v[0]), oc1 = rxp_outcode(v[1]), oc2 = rxp_outcode(v[2]);
-        for (int k = 0; k < 3; k++)
-            finite = finite && isfinite(v[k].x) && isfinite(v[k].y) && isfinite(v[k].z) &&
-                     isfinite(v[k].w);
-        if ((oc0 & oc1 & oc2) != 0 || !finite) {
-            rejected = 1;
-        } else {
-            const float gx = RXP_GUARD_PX / (float)p.width, gy = RXP_GUARD_PX / (float)p.height;
-            bool inside = true;
-            for (int k = 0; k < 3; k++)
-                inside = inside && v[k].z >= 0.0f && fabsf(v[k].x) <= gx * v[k].w &&
-                         fabsf(v[k].y) <= gy * v[k].w;
-            if (inside) {
-                status = rxp_emit_geo(v, p, g);
-                if (status == 0) {
-                    kind = 1;
-                    n = 1;
-                } else if (status == 1) {
-                    culled = 1;
+        SetupGeo g;
+        bool c;
+        keep = rxp_classify(v, finite, p, g, &c) != 0;
+        culled = c;
+        rejected = !keep && !c;
+    }
+    // one scan for the three counts: each fits 10 bits (at most 256 per block)
+    unsigned total;
+    const unsigned before = rxp_block_scan(keep | culled << 10 | rejected << 20, &total);
+    __shared__ unsigned base;
+    if (threadIdx.x == 0) {
+        const unsigned n = total & 1023u, nc = (total >> 10) & 1023u, nr = total >> 20;
+        base = n ? atomicAdd(live_count, n) : 0;
+        if (nc) atomicAdd(&counters[RXP_C_CULLED], (unsigned long long)nc);
+        if (nr) atomicAdd(&counters[RXP_C_REJECTED], (unsigned long long)nr);
+    }
+    __syncthreads();
+    if (t < ntris) {
+        if (keep) live[base + (before & 1023u)] = t;
+        else first[tri_base + t] = RXP_NONE;
+    }
+}
+
+// The listed triangles' records: a block takes 256 list entries at a time (the grid strides over
+// the list, whose length only the device knows). `counts` and `indices` are given in the
+// shading-rate mode: the varying `extra` becomes the vertex's invocation count. `faces` (f32 bits,
+// one per triangle) is given in the patch mode: the last varying lane of all three corners
+// becomes the triangle's value.
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
+    rxp_setup(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
+              const unsigned* __restrict__ runs, unsigned nruns,
+              unsigned long long nverts, unsigned tri_base,
+              unsigned draw, const unsigned* __restrict__ indices,
+              const unsigned* __restrict__ counts, const unsigned* __restrict__ faces,
+              RasterParams p, const unsigned* __restrict__ live,
+              const unsigned* __restrict__ live_count,
+              SetupTri* __restrict__ records, unsigned* __restrict__ first,
+              unsigned* __restrict__ tile_counts, unsigned long long* counters) {
+    const unsigned nlive = *live_count;
+    // (the loop's condition is the same for every thread of the block)
+    for (unsigned start = blockIdx.x * RXP_RBLOCK; start < nlive;
+         start += gridDim.x * RXP_RBLOCK) {
+        const unsigned e = start + threadIdx.x;
+        const bool have = e < nlive;
+        const unsigned t = have ? live[e] : 0;
+        float4 v[3];
+        float var[3][8];
+        // 0 nothing to write, 1 one triangle, 2 clipped
+        int kind = 0;
+        unsigned n = 0, culled = 0, rejected = 0, clipped = 0;
+        SetupGeo g;
+        float4 poly[9];
+        float3 bary[9];
+        int corners = 0;
+        if (have) {
+            const unsigned src = runs ? rxp_run_source(runs, nruns, t) : t;
+            bool finite = true;
+            for (int k = 0; k < 3; k++) {
+                const unsigned long long c = rxp_corner(tri_corners, src, k);
+                if (c < nverts) {
+                    rxp_load_vertex(&queue[c], v[k], var[k]);
                 } else {
-                    rejected = 1;
+                    finite = false;
+                    v[k] = make_float4(0.0f, 0.0f, 0.0f, 1.0f);
+                    for (int i = 0; i < 8; i++) var[k][i] = 0.0f;
                 }
-            } else {
+                if (counts) var[k][6] = (float)counts[indices[3 * (size_t)src + k]];
+                var[k][7] = faces ? __uint_as_float(faces[src]) : 0.0f;
+            }
+            bool c;
+            // the classification of rxp_setup_classify again (it listed only kept and clipped ones)
+            kind = rxp_classify(v, finite, p, g, &c);
+            if (kind == 1) {
+                n = 1;
+            } else if (kind == 2) {
                 clipped = 1;
+                const float gx = RXP_GUARD_PX / (float)p.width, gy = RXP_GUARD_PX / (float)p.height;
                 corners = rxp_clip(v, gx, gy, poly, bary);
                 if (corners < 3) {
                     rejected = 1;
+                    kind = 0;
                 } else {
-                    kind = 2;
                     n = corners - 2;
                 }
             }
         }
-    }
-    unsigned total;
-    unsigned offset = rxp_block_scan(n, &total);
-    __shared__ unsigned base;
-    if (threadIdx.x == 0) base = total ? (unsigned)atomicAdd(&counters[RXP_C_RECORDS], (unsigned long long)total) : 0;
-    __syncthreads();
-    const unsigned r0 = base + offset;
-    // records beyond the capacity are not written: the host sees the count, grows, renders again
-    const bool fits = r0 + n <= p.record_capacity && r0 + n >= r0;
-    unsigned binned = 0, live = 0;
-    const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT;
-    if (t < ntris) first[tri_base + t] = (kind != 0 && fits) ? r0 : RXP_NONE;
-    if (kind == 1 && fits) {
-        rxp_write_record(&records[r0], g, 0, tri_base + t, draw_flags | 1u << RXP_F_PIECES_SHIFT,
-                         var);
-        binned += rxp_count_tiles(g.bbox, p, tile_counts);
-        live = 1;
-    } else if (kind == 2 && fits) {
-        for (int k = 1; k + 1 < corners; k++) {
-            const int c[3] = {0, k, k + 1};
-            float4 pv[3];
-            float pvar[3][8];
-            for (int j = 0; j < 3; j++) {
-                pv[j] = poly[c[j]];
-                const float b[3] = {bary[c[j]].x, bary[c[j]].y, bary[c[j]].z};
-                for (int i = 0; i < 8; i++) {
-                    float r = 0.0f;
-                    for (int m = 0; m < 3; m++) r += b[m] * var[m][i];
-                    pvar[j][i] = r;
+        unsigned total;
+        unsigned offset = rxp_block_scan(n, &total);
+        __shared__ unsigned base;
+        if (threadIdx.x == 0) base = total ? (unsigned)atomicAdd(&counters[RXP_C_RECORDS], (unsigned long long)total) : 0;
+        __syncthreads();
+        const unsigned r0 = base + offset;
+        // records beyond the capacity are not written: the host sees the count, grows, renders again
+        const bool fits = r0 + n <= p.record_capacity && r0 + n >= r0;
+        unsigned binned = 0, live = 0;
+        const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT;
+        if (have) first[tri_base + t] = (kind != 0 && fits) ? r0 : RXP_NONE;
+        if (kind == 1 && fits) {
+            rxp_write_record(&records[r0], g, 0, tri_base + t, draw_flags | 1u << RXP_F_PIECES_SHIFT,
+                             var);
+            binned += rxp_count_tiles(g.bbox, p, tile_counts);
+            live = 1;
+        } else if (kind == 2 && fits) {
+            for (int k = 1; k + 1 < corners; k++) {
+                const int c[3] = {0, k, k + 1};
+                float4 pv[3];
+                float pvar[3][8];
+                for (int j = 0; j < 3; j++) {
+                    pv[j] = poly[c[j]];
+                    const float b[3] = {bary[c[j]].x, bary[c[j]].y, bary[c[j]].z};
+                    for (int i = 0; i < 8; i++) {
+                        float r = 0.0f;
+                        for (int m = 0; m < 3; m++) r += b[m] * var[m][i];
+                        pvar[j][i] = r;
+                    }
+                }
+                SetupGeo pg;
+                int st = rxp_emit_geo(pv, p, pg);
+                unsigned pieces = k == 1 ? (unsigned)(corners - 2) << RXP_F_PIECES_SHIFT : 0u;
+                rxp_write_record(&records[r0 + k - 1], pg, st, tri_base + t, draw_flags | pieces, pvar);
+                if (st == 0) {
+                    binned += rxp_count_tiles(pg.bbox, p, tile_counts);
+                    live++;
+                } else if (st == 1) {
+                    culled++;
+                } else {
+                    rejected++;
                 }
             }
-            SetupGeo pg;
-            int st = rxp_emit_geo(pv, p, pg);
-            unsigned pieces = k == 1 ? (unsigned)(corners - 2) << RXP_F_PIECES_SHIFT : 0u;
-            rxp_write_record(&records[r0 + k - 1], pg, st, tri_base + t, draw_flags | pieces, pvar);
-            if (st == 0) {
-                binned += rxp_count_tiles(pg.bbox, p, tile_counts);
-                live++;
-            } else if (st == 1) {
-                culled++;
-            } else {
-                rejected++;
-            }
         }
+        rxp_block_count(counters, RXP_C_CULLED, culled);
+        rxp_block_count(counters, RXP_C_REJECTED, rejected);
+        rxp_block_count(counters, RXP_C_CLIPPED, clipped);
+        rxp_block_count(counters, RXP_C_BINNED, binned);
+        rxp_block_count(counters, RXP_C_RASTERIZED, live);
     }
-    rxp_block_count(counters, RXP_C_CULLED, culled);
-    rxp_block_count(counters, RXP_C_REJECTED, rejected);
-    rxp_block_count(counters, RXP_C_CLIPPED, clipped);
-    rxp_block_count(counters, RXP_C_BINNED, binned);
-    rxp_block_count(counters, RXP_C_RASTERIZED, live);
 }
 
 // ---- binning -------------------------------------------------------------------------------
@@ -431,23 +509,25 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     if (threadIdx.x == 0) offsets[ntiles] = carry;
 }
 
-// One thread per record: its id goes into every tile its box touches.
+// Each record's id goes into every tile its box touches.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_bin_fill(const SetupTri* __restrict__ records, const unsigned long long* counters,
                  RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins) {
-    const unsigned r = blockIdx.x * RXP_RBLOCK + threadIdx.x;
     unsigned long long nrec = counters[RXP_C_RECORDS];
     if (nrec > p.record_capacity) nrec = 0;  // overflowed: nothing was binned consistently
-    if (r >= nrec) return;
-    const SetupTri& t = records[r];
-    if (!(t.flags & RXP_F_LIVE)) return;
-    unsigned x0 = t.bbox[0] >> RXP_TILE_SHIFT, y0 = t.bbox[1] >> RXP_TILE_SHIFT;
-    unsigned x1 = t.bbox[2] >> RXP_TILE_SHIFT, y1 = t.bbox[3] >> RXP_TILE_SHIFT;
-    for (unsigned ty = y0; ty <= y1; ty++)
-        for (unsigned tx = x0; tx <= x1; tx++) {
-            unsigned at = atomicAdd(&cursors[ty * p.tiles_x + tx], 1u);
-            if (at < p.bin_capacity) bins[at] = r;
-        }
+    // a grid of a few thousand threads strides over the records (their count is on the device)
+    for (unsigned r = blockIdx.x * RXP_RBLOCK + threadIdx.x; r < nrec;
+         r += gridDim.x * RXP_RBLOCK) {
+        const SetupTri& t = records[r];
+        if (!(t.flags & RXP_F_LIVE)) continue;
+        unsigned x0 = t.bbox[0] >> RXP_TILE_SHIFT, y0 = t.bbox[1] >> RXP_TILE_SHIFT;
+        unsigned x1 = t.bbox[2] >> RXP_TILE_SHIFT, y1 = t.bbox[3] >> RXP_TILE_SHIFT;
+        for (unsigned ty = y0; ty <= y1; ty++)
+            for (unsigned tx = x0; tx <= x1; tx++) {
+                unsigned at = atomicAdd(&cursors[ty * p.tiles_x + tx], 1u);
+                if (at < p.bin_capacity) bins[at] = r;
+            }
+    }
 }
 
 // ---- per-tile rasterisation and shading ----------------------------------------------------

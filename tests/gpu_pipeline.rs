@@ -238,6 +238,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
             color: *color,
             rate: None,
             faces: None,
+            runs: None,
         })
         .collect();
     // room for one record and one bin entry: both must grow, and the frame still be right
@@ -318,6 +319,7 @@ fn gpu_setup_rejects_corners_outside_the_queue() {
             color: [1.0; 4],
             rate: None,
             faces: None,
+            runs: None,
         }
     }
     let mut good = RasterOutput::empty();

@@ -65,7 +65,7 @@ impl Api for CudaApi {
         }
         if let Some(f) = faces {
             let bits: Vec<u32> = f.iter().map(|v| v.to_bits()).collect();
-            dm.faces = Some(self.gpu.upload(&bits, "triangle values")?);
+            dm.faces = Some(Arc::new(self.gpu.upload(&bits, "triangle values")?));
         }
         Ok(dm)
     }
@@ -76,14 +76,18 @@ impl Api for CudaApi {
         keep: &[std::ops::Range<u32>],
         layout: Layout,
     ) -> Result<DeviceMesh, Error> {
+        if layout.patches {
+            // the patch strategy reads a view: no indices or corners copied each frame
+            if mesh.patches.is_none() {
+                return Err(GeometryError::NoPatches.into());
+            }
+            return Ok(mesh.view(&self.gpu, keep)?);
+        }
         let ranges: Vec<std::ops::Range<usize>> = keep
             .iter()
             .map(|r| 3 * r.start as usize..3 * r.end as usize)
             .collect();
         let mut dm = mesh.subset(&self.gpu, &ranges)?;
-        if layout.patches && dm.patches.is_none() {
-            return Err(GeometryError::NoPatches.into());
-        }
         if let Some((mi, mv)) = layout.batches {
             dm.build_batches(&self.gpu, mi, mv)?;
         }
@@ -132,7 +136,8 @@ impl Api for CudaApi {
                 triangles: d.mesh.index_count / 3,
                 color: d.color,
                 rate: rate.then_some((d.mesh, &d.queue.counts)),
-                faces: d.mesh.faces.as_ref(),
+                faces: d.mesh.faces.as_deref(),
+                runs: d.mesh.view.as_ref(),
             })
             .collect();
         let mut r = self.rasteriser();

@@ -10,7 +10,7 @@
 use super::shade::srgb_lut;
 use super::tile::TILE;
 use super::{CullMode, RasterError, RasterOutput, RasterSettings, RasterStats, ShadingMode};
-use crate::geometry::cuda::{DeviceMesh, DeviceQueue};
+use crate::geometry::cuda::{DeviceMesh, DeviceQueue, TriangleRuns};
 use crate::gpu::kernels::{self, Source};
 
 /// The raster stage's kernels (setup, binning, tile rasterisation and shading).
@@ -23,6 +23,9 @@ use std::sync::Arc;
 
 /// Threads per block of every raster kernel (RXP_RBLOCK).
 const BLOCK: u32 = 256;
+/// The most blocks of the kernels whose grids stride over a count only the device knows (the
+/// surviving triangles, the records): 16 per SM of an H100, enough to fill any GPU.
+const SETUP_BLOCKS: u32 = 2112;
 /// A setup record (`SetupTri` in kernels/raster.cu) is 168 bytes: 21 eight-byte words.
 const RECORD_WORDS: usize = 21;
 /// Counters the kernels keep (RXP_C_* in kernels/raster.cu).
@@ -77,6 +80,9 @@ pub struct GpuDraw<'a> {
     /// a value per triangle that its fragments see unchanged, as f32 bits (the patch mode's
     /// [`super::patch_value`]); `None`: 0
     pub faces: Option<&'a CudaSlice<u32>>,
+    /// for a view of a mesh's triangles: the triangles it keeps (the corners, values and rate
+    /// indices above are then the whole mesh's, read through the runs)
+    pub runs: Option<&'a TriangleRuns>,
 }
 
 /// Device times of the last frame's stages, in milliseconds (CUDA events).
@@ -97,6 +103,10 @@ pub struct CudaRaster {
     records: CudaSlice<u64>,
     record_capacity: usize,
     first: CudaSlice<u32>,
+    /// the triangles of a draw that survive their clip positions (rxp_setup_classify), and
+    /// their count per draw
+    live: CudaSlice<u32>,
+    live_counts: CudaSlice<u32>,
     tile_counts: CudaSlice<u32>,
     offsets: CudaSlice<u32>,
     cursors: CudaSlice<u32>,
@@ -153,6 +163,8 @@ impl CudaRaster {
             records: gpu.zeros(records * RECORD_WORDS, "setup records")?,
             record_capacity: records,
             first: gpu.zeros(1, "first records")?,
+            live: gpu.zeros(1, "surviving triangles")?,
+            live_counts: gpu.zeros(1, "surviving triangle counts")?,
             tile_counts: gpu.zeros(1, "tile counts")?,
             offsets: gpu.zeros(1, "tile offsets")?,
             cursors: gpu.zeros(1, "tile cursors")?,
@@ -243,6 +255,14 @@ impl CudaRaster {
         let ntiles = (s.width.div_ceil(TILE) * s.height.div_ceil(TILE)) as usize;
         let gpu = self.gpu.clone();
         grow(&gpu, &mut self.first, triangles, "first records")?;
+        let largest = draws.iter().map(|d| d.triangles).max().unwrap_or(0);
+        grow(&gpu, &mut self.live, largest, "surviving triangles")?;
+        grow(
+            &gpu,
+            &mut self.live_counts,
+            draws.len(),
+            "surviving triangle counts",
+        )?;
         grow(&gpu, &mut self.tile_counts, ntiles, "tile counts")?;
         grow(&gpu, &mut self.offsets, ntiles + 1, "tile offsets")?;
         grow(&gpu, &mut self.cursors, ntiles, "tile cursors")?;
@@ -371,6 +391,10 @@ impl CudaRaster {
         stream
             .memset_zeros(&mut self.tile_counts)
             .ctx("clearing the tile counts")?;
+        stream
+            .memset_zeros(&mut self.live_counts)
+            .ctx("clearing the surviving triangle counts")?;
+        let classify = self.function("rxp_setup_classify")?;
         let setup = self.function("rxp_setup")?;
         let mut base = 0u32;
         for (d, draw) in draws.iter().enumerate() {
@@ -379,9 +403,11 @@ impl CudaRaster {
                 continue;
             }
             let q = draw.queue;
+            // the triangles of the whole mesh the draw reads
+            let span = draw.runs.map_or(draw.triangles, |r| r.end());
             let short = match draw.corners {
-                None => q.vertices.len() < 3 * draw.triangles,
-                Some(c) => c.len() < 3 * draw.triangles,
+                None => draw.runs.is_some() || q.vertices.len() < 3 * draw.triangles,
+                Some(c) => c.len() < 3 * span,
             };
             if short || q.index_count < 3 * draw.triangles {
                 return Err(GpuError::Limit(format!(
@@ -392,7 +418,10 @@ impl CudaRaster {
                 .into());
             }
             if let Some((mesh, counts)) = draw.rate {
-                if mesh.index_count < 3 * draw.triangles || counts.len() < mesh.vertex_count {
+                if mesh.index_count < 3 * draw.triangles
+                    || mesh.indices.len() < 3 * span
+                    || counts.len() < mesh.vertex_count
+                {
                     return Err(GpuError::Limit(format!(
                         "draw {d}: its shading-rate inputs cover {} indices and {} counts, not the {} indices of {} triangles over {} vertices",
                         mesh.index_count,
@@ -404,7 +433,7 @@ impl CudaRaster {
                     .into());
                 }
             }
-            if draw.faces.is_some_and(|f| f.len() < draw.triangles) {
+            if draw.faces.is_some_and(|f| f.len() < span) {
                 return Err(GpuError::Limit(format!(
                     "draw {d}: its triangle values cover fewer than its {} triangles",
                     draw.triangles
@@ -413,16 +442,47 @@ impl CudaRaster {
             }
             let d32 = d as u32;
             let null = 0u64;
-            let mut l = stream.launch_builder(&setup);
             let nverts = q.vertices.len() as u64;
+            let live_count = self.live_counts.slice(d..d + 1);
+            let nruns = draw.runs.map_or(0, |r| r.count);
+            let mut l = stream.launch_builder(&classify);
             l.arg(&q.vertices);
             match draw.corners {
                 Some(c) => l.arg(c),
                 None => l.arg(&null),
             };
-            l.arg(&nverts).arg(&n).arg(&base).arg(&d32);
+            match draw.runs {
+                Some(r) => l.arg(&r.runs),
+                None => l.arg(&null),
+            };
+            l.arg(&nruns);
+            l.arg(&nverts)
+                .arg(&n)
+                .arg(&base)
+                .arg(&p)
+                .arg(&mut self.first)
+                .arg(&mut self.live)
+                .arg(&live_count)
+                .arg(&mut self.counters);
+            // SAFETY: arguments match rxp_setup_classify's signature; the corners cover the
+            // triangles read (n, or those the runs reach; checked above), the queue its 3n
+            // vertices when flat; corners outside its vertices are rejected in the kernel; `first` holds every triangle of the frame, `live` every triangle of the
+            // largest draw, `live_count` is this draw's count.
+            unsafe { launch(l, n.div_ceil(BLOCK).max(1), BLOCK, 0, "rxp_setup_classify") }?;
+            let mut l = stream.launch_builder(&setup);
+            l.arg(&q.vertices);
+            match draw.corners {
+                Some(c) => l.arg(c),
+                None => l.arg(&null),
+            };
+            match draw.runs {
+                Some(r) => l.arg(&r.runs),
+                None => l.arg(&null),
+            };
+            l.arg(&nruns);
+            l.arg(&nverts).arg(&base).arg(&d32);
             match draw.rate {
-                Some((mesh, counts)) => l.arg(&mesh.indices).arg(counts),
+                Some((mesh, counts)) => l.arg(&*mesh.indices).arg(counts),
                 None => l.arg(&null).arg(&null),
             };
             match draw.faces {
@@ -430,16 +490,19 @@ impl CudaRaster {
                 None => l.arg(&null),
             };
             l.arg(&p)
+                .arg(&self.live)
+                .arg(&live_count)
                 .arg(&mut self.records)
                 .arg(&mut self.first)
                 .arg(&mut self.tile_counts)
                 .arg(&mut self.counters);
-            // SAFETY: arguments match rxp_setup's signature; the queue holds 3n corners (or 3n
-            // vertices when flat), corners outside its vertices are rejected in the kernel, and the
-            // rate inputs 3n indices, all below the vertex count (checked at upload), and as many
-            // counts (checked above); the triangle values n entries (checked above); `first` holds every triangle of the frame; records are
-            // bounded in the kernel by the capacity in `p`.
-            unsafe { launch(l, n.div_ceil(BLOCK).max(1), BLOCK, 0, "rxp_setup") }?;
+            // SAFETY: arguments match rxp_setup's signature; it reads the `live_count` triangles
+            // rxp_setup_classify listed (each below n) with the checks above; the rate inputs
+            // hold 3n indices, all below the vertex count (checked at upload), and as many counts
+            // (checked above); the triangle values n entries (checked above); records are bounded
+            // in the kernel by the capacity in `p`. The grid strides over the list.
+            let blocks = n.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS);
+            unsafe { launch(l, blocks, BLOCK, 0, "rxp_setup") }?;
             base += n;
         }
         self.events[2].record(&stream).ctx("recording an event")?;
@@ -459,17 +522,12 @@ impl CudaRaster {
             .arg(&p)
             .arg(&mut self.cursors)
             .arg(&mut self.bins);
-        // SAFETY: one thread per record slot; the kernel reads only records below the count and
-        // writes bins below the capacity in `p`.
-        unsafe {
-            launch(
-                l,
-                (self.record_capacity as u32).div_ceil(BLOCK).max(1),
-                BLOCK,
-                0,
-                "rxp_bin_fill",
-            )
-        }?;
+        // SAFETY: the grid strides over the records; the kernel reads only records below the
+        // count and writes bins below the capacity in `p`.
+        let blocks = (self.record_capacity as u32)
+            .div_ceil(BLOCK)
+            .clamp(1, SETUP_BLOCKS);
+        unsafe { launch(l, blocks, BLOCK, 0, "rxp_bin_fill") }?;
         self.events[3].record(&stream).ctx("recording an event")?;
         let raster = self.function("rxp_raster")?;
         let mut l = stream.launch_builder(&raster);

@@ -20,7 +20,8 @@ pub struct DeviceMesh {
     pub id: u64,
     /// shared with the subsets frame stages make of the mesh
     pub vertices: Arc<CudaSlice<VertexIn>>,
-    pub indices: CudaSlice<u32>,
+    /// shared with the views frame stages make of the mesh
+    pub indices: Arc<CudaSlice<u32>>,
     pub vertex_count: usize,
     /// whole triangles only
     pub index_count: usize,
@@ -35,7 +36,39 @@ pub struct DeviceMesh {
     /// the patches' vertex lists, for the patch strategy
     pub patches: Option<DevicePatches>,
     /// a value per triangle for the raster stage (the patch shading mode's), as f32 bits
-    pub faces: Option<CudaSlice<u32>>,
+    pub faces: Option<Arc<CudaSlice<u32>>>,
+    /// set on a view ([`DeviceMesh::view`]): which of the whole mesh's triangles it holds. Its
+    /// indices, patch corners and triangle values are then the whole mesh's, read through these
+    /// runs; `index_count` counts the kept triangles' indices.
+    pub view: Option<TriangleRuns>,
+}
+
+/// The triangles a view keeps, as runs of three numbers: first triangle of the whole mesh,
+/// length, and how many triangles earlier runs hold (kernels find a triangle's run by binary
+/// search: rxp_run_of in kernels/blocks.cuh).
+pub struct TriangleRuns {
+    pub runs: CudaSlice<u32>,
+    pub count: u32,
+    /// the same runs on the host
+    pub host: Vec<u32>,
+}
+
+impl TriangleRuns {
+    /// One past the last triangle of the whole mesh that the runs reach.
+    pub fn end(&self) -> usize {
+        self.host
+            .chunks_exact(3)
+            .map(|r| r[0] as usize + r[1] as usize)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The whole mesh's triangles the view holds, in its order.
+    pub fn sources(&self) -> impl Iterator<Item = usize> + '_ {
+        self.host
+            .chunks_exact(3)
+            .flat_map(|r| r[0] as usize..r[0] as usize + r[1] as usize)
+    }
 }
 
 /// The patch strategy's input on the device (see [`PatchBatches`]): every patch's vertex list
@@ -45,8 +78,9 @@ pub struct DevicePatches {
     pub vertices: Arc<CudaSlice<u32>>,
     /// the lists' total length: the queue's vertices
     pub vertex_total: usize,
-    /// three queue positions per triangle of this mesh (what the raster stage reads)
-    pub corners: CudaSlice<u32>,
+    /// three queue positions per triangle of this mesh (what the raster stage reads; a view's
+    /// are the whole mesh's)
+    pub corners: Arc<CudaSlice<u32>>,
     /// the lists to shade as runs of entries, three numbers each: first entry, length, and
     /// how many entries earlier runs hold (one run of every entry, unless a frame stage kept
     /// only some patches)
@@ -70,7 +104,7 @@ impl DevicePatches {
         Ok(DevicePatches {
             vertices: Arc::new(gpu.upload(&p.vertices, "patch vertex lists")?),
             vertex_total: total,
-            corners: gpu.upload(&corners, "patch corners")?,
+            corners: Arc::new(gpu.upload(&corners, "patch corners")?),
             runs: gpu.upload(&[0, total as u32, 0], "patch runs")?,
             nruns: (total > 0) as u32,
             shaded: total,
@@ -121,7 +155,7 @@ impl DeviceMesh {
         Ok(DeviceMesh {
             id: next_id(),
             vertices: Arc::new(gpu.upload(vertices, "vertices")?),
-            indices: gpu.upload(indices, "indices")?,
+            indices: Arc::new(gpu.upload(indices, "indices")?),
             vertex_count: n,
             index_count: indices.len(),
             unique_vertices: crate::geometry::cpu::unique_count(indices, n),
@@ -129,6 +163,7 @@ impl DeviceMesh {
             batches,
             patches: None,
             faces: None,
+            view: None,
         })
     }
 }
@@ -177,7 +212,7 @@ impl DeviceMesh {
         Ok(DeviceMesh {
             id: next_id(),
             vertices: Arc::new(vertices),
-            indices: d.indices,
+            indices: Arc::new(d.indices),
             vertex_count: d.vertex_count,
             index_count,
             unique_vertices: unique,
@@ -185,6 +220,7 @@ impl DeviceMesh {
             batches: None,
             patches: None,
             faces: None,
+            view: None,
         })
     }
 
@@ -223,6 +259,38 @@ fn used_vertices(
     // SAFETY: one thread per vertex over n flags.
     unsafe { crate::gpu::launch_1d(l, n, "rxp_sum_u32") }?;
     Ok(total)
+}
+
+/// The distinct vertices of the patch lists a mesh shades (the vertices its kept triangles
+/// reference: each list holds its patch's distinct vertices), counted on the device.
+fn listed_vertices(
+    gpu: &Gpu,
+    module: &Arc<cudarc::driver::CudaModule>,
+    p: &DevicePatches,
+    vertex_count: usize,
+) -> Result<CudaSlice<u64>, GpuError> {
+    let mut used: CudaSlice<u32> = gpu.zeros(vertex_count, "used vertices")?;
+    let total = p.shaded as u32;
+    if total > 0 {
+        let f = gpu.function(module, "rxp_mark_listed")?;
+        let mut l = gpu.stream.launch_builder(&f);
+        l.arg(&*p.vertices)
+            .arg(&p.runs)
+            .arg(&p.nruns)
+            .arg(&total)
+            .arg(&mut used);
+        // SAFETY: one thread per shaded entry; the runs lie within the lists, whose entries are
+        // vertex ids below vertex_count.
+        unsafe { crate::gpu::launch_1d(l, total, "rxp_mark_listed") }?;
+    }
+    let n = vertex_count as u32;
+    let mut count: CudaSlice<u64> = gpu.zeros(1, "used vertex count")?;
+    let f = gpu.function(module, "rxp_sum_u32")?;
+    let mut l = gpu.stream.launch_builder(&f);
+    l.arg(&used).arg(&n).arg(&mut count);
+    // SAFETY: one thread per vertex over n flags.
+    unsafe { crate::gpu::launch_1d(l, n, "rxp_sum_u32") }?;
+    Ok(count)
 }
 
 impl DeviceMesh {
@@ -287,12 +355,12 @@ impl DeviceMesh {
         let faces = match &self.faces {
             Some(f) => {
                 let tri_runs_d = gpu.upload(&tri_runs, "subset triangle ranges")?;
-                Some(gather_runs(
+                Some(Arc::new(gather_runs(
                     f,
                     &tri_runs_d,
                     index_count / 3,
                     "subset triangle values",
-                )?)
+                )?))
             }
             None => None,
         };
@@ -306,7 +374,7 @@ impl DeviceMesh {
                 Some(DevicePatches {
                     vertices: p.vertices.clone(),
                     vertex_total: p.vertex_total,
-                    corners: gather(&p.corners, "subset patch corners")?,
+                    corners: Arc::new(gather(&p.corners, "subset patch corners")?),
                     nruns: (runs.len() / 3) as u32,
                     runs: gpu.upload(&runs, "the patches to shade")?,
                     shaded,
@@ -319,7 +387,7 @@ impl DeviceMesh {
         Ok(DeviceMesh {
             id: next_id(),
             vertices: self.vertices.clone(),
-            indices,
+            indices: Arc::new(indices),
             vertex_count: self.vertex_count,
             index_count,
             unique_vertices: 0,
@@ -327,6 +395,68 @@ impl DeviceMesh {
             batches: None,
             patches,
             faces,
+            view: None,
+        })
+    }
+
+    /// The triangle ranges `keep` (sorted, disjoint, within the mesh) of a patched mesh as a
+    /// view: nothing is copied but the runs (the subset's indices, corners and triangle values
+    /// stay the whole mesh's, read through the runs by the raster stage), and the patches to
+    /// shade are those owning a kept triangle. What a frame stage makes for the patch strategy
+    /// each frame, at the cost of uploading a few numbers per kept range.
+    pub fn view(&self, gpu: &Gpu, keep: &[std::ops::Range<u32>]) -> Result<DeviceMesh, GpuError> {
+        let p = self.patches.as_ref().ok_or_else(|| {
+            GpuError::Limit("only a patched mesh can be viewed through triangle runs".into())
+        })?;
+        if self.view.is_some() {
+            return Err(GpuError::Limit("a view is not viewed again".into()));
+        }
+        let triangles = (self.index_count / 3) as u32;
+        let mut host: Vec<u32> = Vec::with_capacity(3 * keep.len());
+        let mut count = 0u32;
+        let mut end = 0u32;
+        for r in keep.iter().filter(|r| !r.is_empty()) {
+            if r.start < end || r.end > triangles {
+                return Err(GpuError::Limit(format!(
+                    "triangles {r:?} are not in order within the mesh's {triangles}"
+                )));
+            }
+            host.extend([r.start, r.end - r.start, count]);
+            count += r.end - r.start;
+            end = r.end;
+        }
+        let (runs, shaded) = p.runs_of(&p.host.patches_of(keep));
+        let patches = DevicePatches {
+            vertices: p.vertices.clone(),
+            vertex_total: p.vertex_total,
+            corners: p.corners.clone(),
+            nruns: (runs.len() / 3) as u32,
+            runs: gpu.upload(&runs, "the patches to shade")?,
+            shaded,
+            host: p.host.clone(),
+        };
+        let module = gpu.module(
+            "vertex_input",
+            &[kernels::COMMON, kernels::BLOCKS, VERTEX_INPUT],
+            &[],
+        )?;
+        let unique = listed_vertices(gpu, &module, &patches, self.vertex_count)?;
+        Ok(DeviceMesh {
+            id: next_id(),
+            vertices: self.vertices.clone(),
+            indices: self.indices.clone(),
+            vertex_count: self.vertex_count,
+            index_count: 3 * count as usize,
+            unique_vertices: 0,
+            unique_pending: Some(unique),
+            batches: None,
+            patches: Some(patches),
+            faces: self.faces.clone(),
+            view: Some(TriangleRuns {
+                runs: gpu.upload(&host, "the kept triangles")?,
+                count: (host.len() / 3) as u32,
+                host,
+            }),
         })
     }
 }
@@ -376,7 +506,7 @@ impl DeviceMesh {
         let mut prev: CudaSlice<i32> = gpu.zeros(ni as usize, "batching look-back")?;
         let k = f("rxb_prev")?;
         let mut l = s.launch_builder(&k);
-        l.arg(&self.indices)
+        l.arg(&*self.indices)
             .arg(&ni)
             .arg(&lookback)
             .arg(&span)

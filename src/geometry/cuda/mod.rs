@@ -14,7 +14,7 @@ mod queue;
 mod shader;
 
 pub use abi::{GpuUniforms, GpuVertexOut};
-pub use mesh::{DeviceMesh, DevicePatches, BATCHING, VERTEX_INPUT};
+pub use mesh::{DeviceMesh, DevicePatches, TriangleRuns, BATCHING, VERTEX_INPUT};
 use queue::{no_corners, queue_capacity, vcap_per_batch};
 pub use queue::{DeviceQueue, GpuGeometry};
 pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
@@ -202,6 +202,12 @@ impl CudaGeometry {
         mesh: &DeviceMesh,
         strategy: Strategy,
     ) -> Result<DeviceQueue, crate::Error> {
+        if mesh.view.is_some() && strategy != Strategy::Patch {
+            return Err(GpuError::Limit(format!(
+                "{strategy} reads an index buffer; a view of a mesh's triangles is for the patch strategy"
+            ))
+            .into());
+        }
         let capacity = queue_capacity(strategy, mesh)?;
         let corners = match strategy {
             // (the patch strategy's corners live with the mesh's patches)
@@ -214,7 +220,7 @@ impl CudaGeometry {
                 if strategy == Strategy::Multi && mesh.index_count > 0 {
                     self.gpu
                         .stream
-                        .memcpy_dtod(&mesh.indices, &mut c)
+                        .memcpy_dtod(&*mesh.indices, &mut c)
                         .ctx("copying the indices into the queue")?;
                 }
                 Some(c)
@@ -254,6 +260,12 @@ impl CudaGeometry {
             ))
             .into());
         }
+        if mesh.view.is_some() && strategy != Strategy::Patch {
+            return Err(GpuError::Limit(format!(
+                "{strategy} reads an index buffer; a view of a mesh's triangles is for the patch strategy"
+            ))
+            .into());
+        }
         let ni = mesh.index_count as u32;
         if q.strategy != strategy
             || q.index_count != mesh.index_count
@@ -281,7 +293,7 @@ impl CudaGeometry {
                 let f = self.function("naive")?;
                 let mut l = s.launch_builder(&f);
                 l.arg(&*mesh.vertices)
-                    .arg(&mesh.indices)
+                    .arg(&*mesh.indices)
                     .arg(&ni)
                     .arg(&u)
                     .arg(&mut q.vertices)
@@ -341,7 +353,7 @@ impl CudaGeometry {
                 let f = self.function("warp_vote")?;
                 let mut l = s.launch_builder(&f);
                 l.arg(&*mesh.vertices)
-                    .arg(&mesh.indices)
+                    .arg(&*mesh.indices)
                     .arg(&ni)
                     .arg(&batch)
                     .arg(&vcap)
@@ -397,7 +409,7 @@ impl CudaGeometry {
                     let f = self.function("dyn_sort")?;
                     let mut l = s.launch_builder(&f);
                     l.arg(&*mesh.vertices)
-                        .arg(&mesh.indices)
+                        .arg(&*mesh.indices)
                         .arg(starts)
                         .arg(&max_vertices)
                         .arg(&u)
@@ -426,7 +438,7 @@ impl CudaGeometry {
                     let f = self.hash_function(name, max_vertices)?;
                     let mut l = s.launch_builder(&f);
                     l.arg(&*mesh.vertices)
-                        .arg(&mesh.indices)
+                        .arg(&*mesh.indices)
                         .arg(starts)
                         .arg(&fast)
                         .arg(&u)

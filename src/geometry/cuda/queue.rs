@@ -115,11 +115,22 @@ impl DeviceQueue {
         };
         match self.corners_for(mesh) {
             None => (0..self.index_count).map(at).collect(),
-            Some(c) => gpu
-                .download(c, self.index_count)?
-                .into_iter()
-                .map(|i| at(i as usize))
-                .collect(),
+            Some(c) => match &mesh.view {
+                // a view's corners are the whole mesh's: triangle t's are its source's
+                Some(v) => {
+                    let all = gpu.download(c, c.len())?;
+                    v.sources()
+                        .take(self.index_count / 3)
+                        .flat_map(|t| (0..3).map(move |k| 3 * t + k))
+                        .map(|i| at(all[i] as usize))
+                        .collect()
+                }
+                None => gpu
+                    .download(c, self.index_count)?
+                    .into_iter()
+                    .map(|i| at(i as usize))
+                    .collect(),
+            },
         }
     }
 }
