@@ -81,6 +81,33 @@ __device__ __forceinline__ unsigned rxp_run_source(const unsigned* __restrict__ 
     return __ldg(&runs[3 * r]) + (k - __ldg(&runs[3 * r + 2]));
 }
 
+// The runs holding entries k0 ..= k1 (a block's consecutive entries): [*lo, *hi], found once per
+// block, so that each thread searches only those (usually one or two) with rxp_run_source_in
+// instead of all of them. Every thread of the block must call it.
+__device__ __forceinline__ void rxp_block_runs(const unsigned* __restrict__ runs, unsigned nruns,
+                                               unsigned k0, unsigned k1, unsigned* lo,
+                                               unsigned* hi) {
+    __shared__ unsigned range[2];
+    if (threadIdx.x == 0) range[0] = rxp_run_of(runs, nruns, k0);
+    if (threadIdx.x == blockDim.x - 1) range[1] = rxp_run_of(runs, nruns, k1);
+    __syncthreads();
+    *lo = range[0];
+    *hi = range[1];
+    __syncthreads();
+}
+
+// rxp_run_source for an entry of runs lo ..= hi.
+__device__ __forceinline__ unsigned rxp_run_source_in(const unsigned* __restrict__ runs,
+                                                      unsigned lo, unsigned hi, unsigned k) {
+    hi += 1;
+    while (hi - lo > 1) {
+        const unsigned mid = (lo + hi) >> 1;
+        if (__ldg(&runs[3 * mid + 2]) <= k) lo = mid;
+        else hi = mid;
+    }
+    return __ldg(&runs[3 * lo]) + (k - __ldg(&runs[3 * lo + 2]));
+}
+
 // used[lists[i]] = 1 for every entry i of the runs (`total` entries in all): the vertices of the
 // patch lists a view shades.
 extern "C" __global__ void rxp_mark_listed(const unsigned* __restrict__ lists,

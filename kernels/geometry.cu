@@ -424,14 +424,18 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
 // runs[3r + 2]-th onwards of the `total` entries shaded. One thread per entry shaded, consecutive
 // threads on consecutive entries, so every warp is full whatever the patches' sizes (a warp per
 // patch, tried first, was slower on the H100: benches/results/h100-geometry.md); a thread finds
-// its run by binary search over the runs' places (one run when every patch is shaded).
+// its run by binary search over the runs' places: the block's first and last entries' runs are
+// found once, each thread searches between them (one run when every patch is shaded).
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     patch_shade(const VertexIn* __restrict__ vin, const unsigned* __restrict__ vids,
                 const unsigned* __restrict__ runs, unsigned nruns, unsigned total, Uniforms u,
                 VertexOut* __restrict__ out, unsigned* counts) {
     const unsigned k = blockIdx.x * RXP_BLOCK + threadIdx.x;
+    unsigned lo, hi;
+    rxp_block_runs(runs, nruns, blockIdx.x * RXP_BLOCK, min(blockIdx.x * RXP_BLOCK + RXP_BLOCK, total) - 1,
+                   &lo, &hi);
     if (k >= total) return;
-    const unsigned i = rxp_run_source(runs, nruns, k);
+    const unsigned i = rxp_run_source_in(runs, lo, hi, k);
     const unsigned id = vids[i];
     rxp_store_vertex(out + i, vs_main(rxp_fetch(vin, id), u));
     RXP_COUNTED(id);

@@ -71,6 +71,8 @@ struct RasterParams {
 };
 
 // A triangle ready for rasterisation (the CPU's SetupTri): corners ordered so that area > 0.
+// RXP_RECORD_WORDS 8-byte words (the host's RECORD_WORDS).
+#define RXP_RECORD_WORDS 21
 struct SetupTri {
     int x[3];
     int y[3];
@@ -84,6 +86,7 @@ struct SetupTri {
     // world position, normal, extra, padding; premultiplied by inv_w
     float var[3][8];
 };
+static_assert(sizeof(SetupTri) == RXP_RECORD_WORDS * 8, "a record is RXP_RECORD_WORDS words");
 
 // ---- block-wide helpers (rxp_block_scan is in kernels/blocks.cuh) ----------------------------
 
@@ -274,6 +277,28 @@ __device__ __forceinline__ void rxp_load_vertex(const VertexOut* q, float4& clip
     var[7] = 0.0f;
 }
 
+// The tile of a box that lies within one tile, or RXP_NONE.
+__device__ __forceinline__ unsigned rxp_single_tile(const unsigned short bbox[4],
+                                                    const RasterParams& p) {
+    const unsigned x0 = bbox[0] >> RXP_TILE_SHIFT, y0 = bbox[1] >> RXP_TILE_SHIFT;
+    const unsigned x1 = bbox[2] >> RXP_TILE_SHIFT, y1 = bbox[3] >> RXP_TILE_SHIFT;
+    return x0 == x1 && y0 == y1 ? y0 * p.tiles_x + x0 : RXP_NONE;
+}
+
+// Adds `tile`'s lane to tiles[tile] (skipping RXP_NONE) with one atomic per distinct tile of the
+// warp, and returns the value the lane's own atomic would have returned. Most records of a big
+// mesh are small and neighbours on the screen, so a warp's records mostly share one tile, whose
+// counter would otherwise take 32 atomics in a row. Every lane of the warp must call it.
+__device__ __forceinline__ unsigned rxp_tile_add(unsigned* tiles, unsigned tile) {
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned group = __match_any_sync(0xffffffffu, tile);
+    const unsigned leader = __ffs(group) - 1;
+    unsigned at = 0;
+    if (tile != RXP_NONE && lane == leader) at = atomicAdd(&tiles[tile], (unsigned)__popc(group));
+    at = __shfl_sync(0xffffffffu, at, leader);
+    return at + __popc(group & ((1u << lane) - 1));
+}
+
 // Adds one to the count of every tile a live record's box touches; returns how many.
 __device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4],
                                                     const RasterParams& p, unsigned* tile_counts) {
@@ -284,20 +309,41 @@ __device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4]
     return (x1 - x0 + 1) * (y1 - y0 + 1);
 }
 
-// Setup runs in two kernels. Most triangles of a big mesh die on their corners' clip positions
-// alone (outside the view, facing away, or covering no pixel centre: 95% of the bunny grid's), so
+// Adds the block's sums of `v[0..n)` to counters[c[0..n)], once per block: a warp sum, a
+// shared atomic per warp, one global atomic per counter. Every thread of the block must call it.
+template <int N>
+__device__ __forceinline__ void rxp_block_counts(unsigned long long* counters, const int (&c)[N],
+                                                 const unsigned (&v)[N]) {
+    __shared__ unsigned sums[N];
+    if (threadIdx.x < N) sums[threadIdx.x] = 0;
+    __syncthreads();
+    for (int i = 0; i < N; i++) {
+        const unsigned w = __reduce_add_sync(0xffffffffu, v[i]);
+        if ((threadIdx.x & 31) == 0 && w) atomicAdd(&sums[i], w);
+    }
+    __syncthreads();
+    if (threadIdx.x < N && sums[threadIdx.x])
+        atomicAdd(&counters[c[threadIdx.x]], (unsigned long long)sums[threadIdx.x]);
+}
+
+// Setup runs in three kernels. Most triangles of a big mesh die on their corners' clip positions
+// (outside the view, facing away, or covering no pixel centre: 95% of the bunny grid's), so
 // rxp_setup_classify reads only those (16 of each vertex's 64 bytes) with few registers and full
-// occupancy, and lists the survivors; rxp_setup builds the records of the listed triangles with
-// the varyings, clipping where needed. (One kernel doing both ran at 25% occupancy, limited by
-// the clipper's registers, and read every varying of every triangle.)
+// occupancy, and lists the survivors: those kept whole, and those the near plane or the guard band
+// clip. rxp_setup writes the records of the first with their varyings; rxp_setup_clip clips the
+// others (rare; the clipper's polygons need many registers, which in one kernel with the rest
+// held every triangle's setup at a quarter of the SM's warps).
 //
-// Both take a draw's queue: the shaded vertices `queue` (nverts of them) and, per triangle, the
+// All take a draw's queue: the shaded vertices `queue` (nverts of them) and, per triangle, the
 // positions of its three corners in `tri_corners` (null: the queue is flat, corner k of triangle
 // t is queue[3t + k]; see kernels/geometry.cu). A corner outside the queue rejects the triangle.
 // A draw that is a view of a mesh's triangles (a frame stage kept some patches) gives the kept
 // triangles as `runs` (rxp_run_of in blocks.cuh; null: every triangle): the draw's triangle t is
 // then the mesh's triangle rxp_run_source(runs, nruns, t), whose corners, triangle value and
 // indices are read, while t stays its place in the frame's submission order.
+//
+// The lists share one buffer of `cap` entries: kept triangles from the front (lists[0] of them),
+// clipped ones from the back (lists[1]).
 
 __device__ __forceinline__ unsigned long long rxp_corner(const unsigned* tri_corners, unsigned t,
                                                          int k) {
@@ -325,19 +371,63 @@ __device__ __forceinline__ int rxp_classify(const float4 v[3], bool finite, cons
     return status == 0 ? 1 : 0;
 }
 
-// One thread per triangle: the triangles that survive their clip positions go to `live` (their
-// index within the draw; *live_count of them), the others get no record (first = NONE) and are
-// counted as culled or rejected.
+// A triangle's corners: clip positions and varyings (`counts`/`indices`: the shading-rate
+// mode's invocation counts become the varying `extra`; `faces`: the patch mode's triangle value
+// becomes the last lane). Returns whether all three lie in the queue.
+__device__ __forceinline__ bool rxp_load_corners(const VertexOut* queue,
+                                                 const unsigned* tri_corners,
+                                                 unsigned long long nverts, unsigned src,
+                                                 const unsigned* indices, const unsigned* counts,
+                                                 const unsigned* faces, float4 v[3],
+                                                 float var[3][8]) {
+    bool finite = true;
+    for (int k = 0; k < 3; k++) {
+        const unsigned long long c = rxp_corner(tri_corners, src, k);
+        if (c < nverts) {
+            rxp_load_vertex(&queue[c], v[k], var[k]);
+        } else {
+            finite = false;
+            v[k] = make_float4(0.0f, 0.0f, 0.0f, 1.0f);
+            for (int i = 0; i < 8; i++) var[k][i] = 0.0f;
+        }
+        if (counts) var[k][6] = (float)counts[indices[3 * (size_t)src + k]];
+        var[k][7] = faces ? __uint_as_float(faces[src]) : 0.0f;
+    }
+    return finite;
+}
+
+// Reserves `n` consecutive records for each thread of the block (one atomic per block); returns
+// the thread's first, and whether they fit the capacity (records beyond it are not written: the
+// host sees the count, grows, renders again). Every thread of the block must call it.
+__device__ __forceinline__ unsigned rxp_reserve(unsigned n, const RasterParams& p,
+                                                unsigned long long* counters, bool* fits) {
+    unsigned total;
+    const unsigned offset = rxp_block_scan(n, &total);
+    __shared__ unsigned base;
+    if (threadIdx.x == 0)
+        base = total ? (unsigned)atomicAdd(&counters[RXP_C_RECORDS], (unsigned long long)total) : 0;
+    __syncthreads();
+    const unsigned r0 = base + offset;
+    *fits = r0 + n <= p.record_capacity && r0 + n >= r0;
+    return r0;
+}
+
+// One thread per triangle: the triangles that survive their clip positions are listed, the
+// others get no record (first = NONE) and are counted as culled or rejected.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_setup_classify(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
                        const unsigned* __restrict__ runs, unsigned nruns,
                        unsigned long long nverts, unsigned ntris, unsigned tri_base, RasterParams p,
-                       unsigned* __restrict__ first, unsigned* __restrict__ live,
-                       unsigned* __restrict__ live_count, unsigned long long* counters) {
+                       unsigned* __restrict__ first, unsigned* __restrict__ list, unsigned cap,
+                       unsigned* __restrict__ lists, unsigned long long* counters) {
     const unsigned t = blockIdx.x * RXP_RBLOCK + threadIdx.x;
-    unsigned keep = 0, culled = 0, rejected = 0;
+    unsigned lo = 0, hi = 0;
+    if (runs)
+        rxp_block_runs(runs, nruns, blockIdx.x * RXP_RBLOCK,
+                       min(blockIdx.x * RXP_RBLOCK + RXP_RBLOCK, ntris) - 1, &lo, &hi);
+    unsigned kind = 0, culled = 0;
     if (t < ntris) {
-        const unsigned src = runs ? rxp_run_source(runs, nruns, t) : t;
+        const unsigned src = runs ? rxp_run_source_in(runs, lo, hi, t) : t;
         float4 v[3];
         bool finite = true;
         for (int k = 0; k < 3; k++) {
@@ -351,107 +441,147 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         }
         SetupGeo g;
         bool c;
-        keep = rxp_classify(v, finite, p, g, &c) != 0;
+        kind = rxp_classify(v, finite, p, g, &c);
         culled = c;
-        rejected = !keep && !c;
     }
-    // one scan for the three counts: each fits 10 bits (at most 256 per block)
+    // one scan for three counts, 9 bits each (at most 256 per block); the rest are rejected
     unsigned total;
-    const unsigned before = rxp_block_scan(keep | culled << 10 | rejected << 20, &total);
-    __shared__ unsigned base;
+    const unsigned before =
+        rxp_block_scan((kind == 1 ? 1u : 0u) | (kind == 2 ? 1u : 0u) << 9 | culled << 18, &total);
+    __shared__ unsigned base[2];
     if (threadIdx.x == 0) {
-        const unsigned n = total & 1023u, nc = (total >> 10) & 1023u, nr = total >> 20;
-        base = n ? atomicAdd(live_count, n) : 0;
-        if (nc) atomicAdd(&counters[RXP_C_CULLED], (unsigned long long)nc);
-        if (nr) atomicAdd(&counters[RXP_C_REJECTED], (unsigned long long)nr);
+        const unsigned nk = total & 511u, nc = (total >> 9) & 511u, ncull = total >> 18;
+        const unsigned first_t = blockIdx.x * RXP_RBLOCK;
+        const unsigned valid = min(ntris - first_t, (unsigned)RXP_RBLOCK);
+        const unsigned nrej = valid - nk - nc - ncull;
+        base[0] = nk ? atomicAdd(&lists[0], nk) : 0;
+        base[1] = nc ? atomicAdd(&lists[1], nc) : 0;
+        if (ncull) atomicAdd(&counters[RXP_C_CULLED], (unsigned long long)ncull);
+        if (nrej) atomicAdd(&counters[RXP_C_REJECTED], (unsigned long long)nrej);
     }
     __syncthreads();
     if (t < ntris) {
-        if (keep) live[base + (before & 1023u)] = t;
+        if (kind == 1) list[base[0] + (before & 511u)] = t;
+        else if (kind == 2) list[cap - 1 - (base[1] + ((before >> 9) & 511u))] = t;
         else first[tri_base + t] = RXP_NONE;
     }
 }
 
-// The listed triangles' records: a block takes 256 list entries at a time (the grid strides over
-// the list, whose length only the device knows). `counts` and `indices` are given in the
-// shading-rate mode: the varying `extra` becomes the vertex's invocation count. `faces` (f32 bits,
-// one per triangle) is given in the patch mode: the last varying lane of all three corners
-// becomes the triangle's value.
+// The records of the triangles kept whole: a block takes 256 list entries at a time (the grid
+// strides over the list, whose length only the device knows).
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_setup(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
               const unsigned* __restrict__ runs, unsigned nruns,
               unsigned long long nverts, unsigned tri_base,
               unsigned draw, const unsigned* __restrict__ indices,
               const unsigned* __restrict__ counts, const unsigned* __restrict__ faces,
-              RasterParams p, const unsigned* __restrict__ live,
-              const unsigned* __restrict__ live_count,
+              RasterParams p, const unsigned* __restrict__ list,
+              const unsigned* __restrict__ lists,
               SetupTri* __restrict__ records, unsigned* __restrict__ first,
               unsigned* __restrict__ tile_counts, unsigned long long* counters) {
-    const unsigned nlive = *live_count;
+    const unsigned nlist = lists[0];
+    const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT | 1u << RXP_F_PIECES_SHIFT;
+    __shared__ unsigned long long stage[RXP_RBLOCK / 32][32 * RXP_RECORD_WORDS];
+    unsigned binned = 0, live = 0;
     // (the loop's condition is the same for every thread of the block)
-    for (unsigned start = blockIdx.x * RXP_RBLOCK; start < nlive;
+    for (unsigned start = blockIdx.x * RXP_RBLOCK; start < nlist;
          start += gridDim.x * RXP_RBLOCK) {
         const unsigned e = start + threadIdx.x;
-        const bool have = e < nlive;
-        const unsigned t = have ? live[e] : 0;
+        bool ok = e < nlist;
+        const unsigned t = ok ? list[e] : 0;
         float4 v[3];
         float var[3][8];
-        // 0 nothing to write, 1 one triangle, 2 clipped
-        int kind = 0;
-        unsigned n = 0, culled = 0, rejected = 0, clipped = 0;
         SetupGeo g;
+        if (ok) {
+            const unsigned src = runs ? rxp_run_source(runs, nruns, t) : t;
+            const bool finite =
+                rxp_load_corners(queue, tri_corners, nverts, src, indices, counts, faces, v, var);
+            bool c;
+            // the classification of rxp_setup_classify again, which listed it as kept whole
+            ok = rxp_classify(v, finite, p, g, &c) == 1;
+        }
+        bool fits;
+        const unsigned r = rxp_reserve(ok ? 1u : 0u, p, counters, &fits);
+        ok = ok && fits;
+        if (e < nlist) first[tri_base + t] = ok ? r : RXP_NONE;
+        const unsigned single = ok ? rxp_single_tile(g.bbox, p) : RXP_NONE;
+        rxp_tile_add(tile_counts, single);
+        // A warp's records are consecutive (reserved in thread order), so they are staged in
+        // shared memory and copied out by the whole warp, 8 bytes a lane: written one record a
+        // thread, each store of a warp touched 32 sectors 168 bytes apart.
+        const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+        const unsigned ballot = __ballot_sync(0xffffffffu, ok);
+        const unsigned rank = __popc(ballot & ((1u << lane) - 1));
+        if (ok) {
+            rxp_write_record(reinterpret_cast<SetupTri*>(&stage[warp][rank * RXP_RECORD_WORDS]),
+                             g, 0, tri_base + t, draw_flags, var);
+            binned += single != RXP_NONE ? 1u : rxp_count_tiles(g.bbox, p, tile_counts);
+            live++;
+        }
+        __syncwarp();
+        if (ballot) {
+            const unsigned r_first = __shfl_sync(0xffffffffu, r, __ffs(ballot) - 1);
+            unsigned long long* out =
+                reinterpret_cast<unsigned long long*>(records) + (size_t)r_first * RXP_RECORD_WORDS;
+            const unsigned words = __popc(ballot) * RXP_RECORD_WORDS;
+            for (unsigned i = lane; i < words; i += 32) out[i] = stage[warp][i];
+        }
+        __syncwarp();
+    }
+    const int c[2] = {RXP_C_BINNED, RXP_C_RASTERIZED};
+    const unsigned v[2] = {binned, live};
+    rxp_block_counts(counters, c, v);
+}
+
+// The triangles to clip against the near plane and the guard band: a record per piece of the
+// clipped polygon (a fan), the first piece's flags counting them; pieces that cull or cover no
+// pixel centre are written dead (never binned) so that a triangle's pieces stay consecutive.
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
+    rxp_setup_clip(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
+                   const unsigned* __restrict__ runs, unsigned nruns,
+                   unsigned long long nverts, unsigned tri_base,
+                   unsigned draw, const unsigned* __restrict__ indices,
+                   const unsigned* __restrict__ counts, const unsigned* __restrict__ faces,
+                   RasterParams p, const unsigned* __restrict__ list, unsigned cap,
+                   const unsigned* __restrict__ lists,
+                   SetupTri* __restrict__ records, unsigned* __restrict__ first,
+                   unsigned* __restrict__ tile_counts, unsigned long long* counters) {
+    const unsigned nlist = lists[1];
+    const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT;
+    unsigned culled = 0, rejected = 0, clipped = 0, binned = 0, live = 0;
+    for (unsigned start = blockIdx.x * RXP_RBLOCK; start < nlist;
+         start += gridDim.x * RXP_RBLOCK) {
+        const unsigned e = start + threadIdx.x;
+        const bool have = e < nlist;
+        const unsigned t = have ? list[cap - 1 - e] : 0;
+        float var[3][8];
         float4 poly[9];
         float3 bary[9];
         int corners = 0;
         if (have) {
             const unsigned src = runs ? rxp_run_source(runs, nruns, t) : t;
-            bool finite = true;
-            for (int k = 0; k < 3; k++) {
-                const unsigned long long c = rxp_corner(tri_corners, src, k);
-                if (c < nverts) {
-                    rxp_load_vertex(&queue[c], v[k], var[k]);
-                } else {
-                    finite = false;
-                    v[k] = make_float4(0.0f, 0.0f, 0.0f, 1.0f);
-                    for (int i = 0; i < 8; i++) var[k][i] = 0.0f;
-                }
-                if (counts) var[k][6] = (float)counts[indices[3 * (size_t)src + k]];
-                var[k][7] = faces ? __uint_as_float(faces[src]) : 0.0f;
-            }
+            float4 v[3];
+            const bool finite =
+                rxp_load_corners(queue, tri_corners, nverts, src, indices, counts, faces, v, var);
+            SetupGeo g;
             bool c;
-            // the classification of rxp_setup_classify again (it listed only kept and clipped ones)
-            kind = rxp_classify(v, finite, p, g, &c);
-            if (kind == 1) {
-                n = 1;
-            } else if (kind == 2) {
-                clipped = 1;
-                const float gx = RXP_GUARD_PX / (float)p.width, gy = RXP_GUARD_PX / (float)p.height;
+            // listed as to be clipped by rxp_setup_classify: the same decision again
+            if (rxp_classify(v, finite, p, g, &c) == 2) {
+                clipped++;
+                const float gx = RXP_GUARD_PX / (float)p.width;
+                const float gy = RXP_GUARD_PX / (float)p.height;
                 corners = rxp_clip(v, gx, gy, poly, bary);
                 if (corners < 3) {
-                    rejected = 1;
-                    kind = 0;
-                } else {
-                    n = corners - 2;
+                    rejected++;
+                    corners = 0;
                 }
             }
         }
-        unsigned total;
-        unsigned offset = rxp_block_scan(n, &total);
-        __shared__ unsigned base;
-        if (threadIdx.x == 0) base = total ? (unsigned)atomicAdd(&counters[RXP_C_RECORDS], (unsigned long long)total) : 0;
-        __syncthreads();
-        const unsigned r0 = base + offset;
-        // records beyond the capacity are not written: the host sees the count, grows, renders again
-        const bool fits = r0 + n <= p.record_capacity && r0 + n >= r0;
-        unsigned binned = 0, live = 0;
-        const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT;
-        if (have) first[tri_base + t] = (kind != 0 && fits) ? r0 : RXP_NONE;
-        if (kind == 1 && fits) {
-            rxp_write_record(&records[r0], g, 0, tri_base + t, draw_flags | 1u << RXP_F_PIECES_SHIFT,
-                             var);
-            binned += rxp_count_tiles(g.bbox, p, tile_counts);
-            live = 1;
-        } else if (kind == 2 && fits) {
+        const unsigned n = corners >= 3 ? (unsigned)(corners - 2) : 0u;
+        bool fits;
+        const unsigned r0 = rxp_reserve(n, p, counters, &fits);
+        if (have) first[tri_base + t] = (n && fits) ? r0 : RXP_NONE;
+        if (n && fits) {
             for (int k = 1; k + 1 < corners; k++) {
                 const int c[3] = {0, k, k + 1};
                 float4 pv[3];
@@ -468,7 +598,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                 SetupGeo pg;
                 int st = rxp_emit_geo(pv, p, pg);
                 unsigned pieces = k == 1 ? (unsigned)(corners - 2) << RXP_F_PIECES_SHIFT : 0u;
-                rxp_write_record(&records[r0 + k - 1], pg, st, tri_base + t, draw_flags | pieces, pvar);
+                rxp_write_record(&records[r0 + k - 1], pg, st, tri_base + t, draw_flags | pieces,
+                                 pvar);
                 if (st == 0) {
                     binned += rxp_count_tiles(pg.bbox, p, tile_counts);
                     live++;
@@ -479,12 +610,11 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                 }
             }
         }
-        rxp_block_count(counters, RXP_C_CULLED, culled);
-        rxp_block_count(counters, RXP_C_REJECTED, rejected);
-        rxp_block_count(counters, RXP_C_CLIPPED, clipped);
-        rxp_block_count(counters, RXP_C_BINNED, binned);
-        rxp_block_count(counters, RXP_C_RASTERIZED, live);
     }
+    const int c[5] = {RXP_C_CULLED, RXP_C_REJECTED, RXP_C_CLIPPED, RXP_C_BINNED,
+                      RXP_C_RASTERIZED};
+    const unsigned v[5] = {culled, rejected, clipped, binned, live};
+    rxp_block_counts(counters, c, v);
 }
 
 // ---- binning -------------------------------------------------------------------------------
@@ -509,24 +639,39 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     if (threadIdx.x == 0) offsets[ntiles] = carry;
 }
 
-// Each record's id goes into every tile its box touches.
+// Each record's id goes into every tile its box touches. The grid strides over the records
+// (their count is on the device) a warp at a time, so that rxp_tile_add can take a warp's
+// records within one tile with one atomic.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_bin_fill(const SetupTri* __restrict__ records, const unsigned long long* counters,
                  RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins) {
     unsigned long long nrec = counters[RXP_C_RECORDS];
     if (nrec > p.record_capacity) nrec = 0;  // overflowed: nothing was binned consistently
-    // a grid of a few thousand threads strides over the records (their count is on the device)
-    for (unsigned r = blockIdx.x * RXP_RBLOCK + threadIdx.x; r < nrec;
-         r += gridDim.x * RXP_RBLOCK) {
-        const SetupTri& t = records[r];
-        if (!(t.flags & RXP_F_LIVE)) continue;
-        unsigned x0 = t.bbox[0] >> RXP_TILE_SHIFT, y0 = t.bbox[1] >> RXP_TILE_SHIFT;
-        unsigned x1 = t.bbox[2] >> RXP_TILE_SHIFT, y1 = t.bbox[3] >> RXP_TILE_SHIFT;
-        for (unsigned ty = y0; ty <= y1; ty++)
-            for (unsigned tx = x0; tx <= x1; tx++) {
-                unsigned at = atomicAdd(&cursors[ty * p.tiles_x + tx], 1u);
-                if (at < p.bin_capacity) bins[at] = r;
-            }
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned long long stride = (unsigned long long)gridDim.x * RXP_RBLOCK;
+    for (unsigned long long w = (unsigned long long)blockIdx.x * RXP_RBLOCK + (threadIdx.x - lane);
+         w < nrec; w += stride) {
+        const unsigned long long r = w + lane;
+        bool live = false;
+        unsigned short bbox[4] = {0, 0, 0, 0};
+        if (r < nrec) {
+            const SetupTri& t = records[r];
+            live = (t.flags & RXP_F_LIVE) != 0;
+            for (int i = 0; i < 4; i++) bbox[i] = t.bbox[i];
+        }
+        const unsigned single = live ? rxp_single_tile(bbox, p) : RXP_NONE;
+        const unsigned at = rxp_tile_add(cursors, single);
+        if (single != RXP_NONE) {
+            if (at < p.bin_capacity) bins[at] = (unsigned)r;
+        } else if (live) {
+            const unsigned x0 = bbox[0] >> RXP_TILE_SHIFT, y0 = bbox[1] >> RXP_TILE_SHIFT;
+            const unsigned x1 = bbox[2] >> RXP_TILE_SHIFT, y1 = bbox[3] >> RXP_TILE_SHIFT;
+            for (unsigned ty = y0; ty <= y1; ty++)
+                for (unsigned tx = x0; tx <= x1; tx++) {
+                    const unsigned a = atomicAdd(&cursors[ty * p.tiles_x + tx], 1u);
+                    if (a < p.bin_capacity) bins[a] = (unsigned)r;
+                }
+        }
     }
 }
 

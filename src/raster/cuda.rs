@@ -26,6 +26,8 @@ const BLOCK: u32 = 256;
 /// The most blocks of the kernels whose grids stride over a count only the device knows (the
 /// surviving triangles, the records): 16 per SM of an H100, enough to fill any GPU.
 const SETUP_BLOCKS: u32 = 2112;
+/// The same for the clipper, whose lists are short (two blocks per SM of an H100).
+const CLIP_BLOCKS: u32 = 264;
 /// A setup record (`SetupTri` in kernels/raster.cu) is 168 bytes: 21 eight-byte words.
 const RECORD_WORDS: usize = 21;
 /// Counters the kernels keep (RXP_C_* in kernels/raster.cu).
@@ -103,10 +105,10 @@ pub struct CudaRaster {
     records: CudaSlice<u64>,
     record_capacity: usize,
     first: CudaSlice<u32>,
-    /// the triangles of a draw that survive their clip positions (rxp_setup_classify), and
-    /// their count per draw
-    live: CudaSlice<u32>,
-    live_counts: CudaSlice<u32>,
+    /// the triangles of a draw that survive their clip positions (rxp_setup_classify): those
+    /// kept whole from the front, those to clip from the back; and the two counts per draw
+    list: CudaSlice<u32>,
+    lists: CudaSlice<u32>,
     tile_counts: CudaSlice<u32>,
     offsets: CudaSlice<u32>,
     cursors: CudaSlice<u32>,
@@ -163,8 +165,8 @@ impl CudaRaster {
             records: gpu.zeros(records * RECORD_WORDS, "setup records")?,
             record_capacity: records,
             first: gpu.zeros(1, "first records")?,
-            live: gpu.zeros(1, "surviving triangles")?,
-            live_counts: gpu.zeros(1, "surviving triangle counts")?,
+            list: gpu.zeros(1, "setup lists")?,
+            lists: gpu.zeros(2, "setup lists' counts")?,
             tile_counts: gpu.zeros(1, "tile counts")?,
             offsets: gpu.zeros(1, "tile offsets")?,
             cursors: gpu.zeros(1, "tile cursors")?,
@@ -256,12 +258,12 @@ impl CudaRaster {
         let gpu = self.gpu.clone();
         grow(&gpu, &mut self.first, triangles, "first records")?;
         let largest = draws.iter().map(|d| d.triangles).max().unwrap_or(0);
-        grow(&gpu, &mut self.live, largest, "surviving triangles")?;
+        grow(&gpu, &mut self.list, largest, "setup lists")?;
         grow(
             &gpu,
-            &mut self.live_counts,
-            draws.len(),
-            "surviving triangle counts",
+            &mut self.lists,
+            2 * draws.len(),
+            "setup lists' counts",
         )?;
         grow(&gpu, &mut self.tile_counts, ntiles, "tile counts")?;
         grow(&gpu, &mut self.offsets, ntiles + 1, "tile offsets")?;
@@ -392,10 +394,11 @@ impl CudaRaster {
             .memset_zeros(&mut self.tile_counts)
             .ctx("clearing the tile counts")?;
         stream
-            .memset_zeros(&mut self.live_counts)
-            .ctx("clearing the surviving triangle counts")?;
+            .memset_zeros(&mut self.lists)
+            .ctx("clearing the setup lists' counts")?;
         let classify = self.function("rxp_setup_classify")?;
         let setup = self.function("rxp_setup")?;
+        let clip = self.function("rxp_setup_clip")?;
         let mut base = 0u32;
         for (d, draw) in draws.iter().enumerate() {
             let n = draw.triangles as u32;
@@ -443,7 +446,8 @@ impl CudaRaster {
             let d32 = d as u32;
             let null = 0u64;
             let nverts = q.vertices.len() as u64;
-            let live_count = self.live_counts.slice(d..d + 1);
+            let lists = self.lists.slice(2 * d..2 * d + 2);
+            let cap = self.list.len() as u32;
             let nruns = draw.runs.map_or(0, |r| r.count);
             let mut l = stream.launch_builder(&classify);
             l.arg(&q.vertices);
@@ -455,54 +459,71 @@ impl CudaRaster {
                 Some(r) => l.arg(&r.runs),
                 None => l.arg(&null),
             };
-            l.arg(&nruns);
-            l.arg(&nverts)
+            l.arg(&nruns)
+                .arg(&nverts)
                 .arg(&n)
                 .arg(&base)
                 .arg(&p)
                 .arg(&mut self.first)
-                .arg(&mut self.live)
-                .arg(&live_count)
+                .arg(&mut self.list)
+                .arg(&cap)
+                .arg(&lists)
                 .arg(&mut self.counters);
             // SAFETY: arguments match rxp_setup_classify's signature; the corners cover the
             // triangles read (n, or those the runs reach; checked above), the queue its 3n
-            // vertices when flat; corners outside its vertices are rejected in the kernel; `first` holds every triangle of the frame, `live` every triangle of the
-            // largest draw, `live_count` is this draw's count.
+            // vertices when flat, and corners outside its vertices are rejected in the kernel;
+            // `first` holds every triangle of the frame; the list `cap` >= n entries, which the
+            // two lists (counted in `lists`, this draw's two counts) fill from either end.
             unsafe { launch(l, n.div_ceil(BLOCK).max(1), BLOCK, 0, "rxp_setup_classify") }?;
-            let mut l = stream.launch_builder(&setup);
-            l.arg(&q.vertices);
-            match draw.corners {
-                Some(c) => l.arg(c),
-                None => l.arg(&null),
-            };
-            match draw.runs {
-                Some(r) => l.arg(&r.runs),
-                None => l.arg(&null),
-            };
-            l.arg(&nruns);
-            l.arg(&nverts).arg(&base).arg(&d32);
-            match draw.rate {
-                Some((mesh, counts)) => l.arg(&*mesh.indices).arg(counts),
-                None => l.arg(&null).arg(&null),
-            };
-            match draw.faces {
-                Some(f) => l.arg(f),
-                None => l.arg(&null),
-            };
-            l.arg(&p)
-                .arg(&self.live)
-                .arg(&live_count)
-                .arg(&mut self.records)
-                .arg(&mut self.first)
-                .arg(&mut self.tile_counts)
-                .arg(&mut self.counters);
-            // SAFETY: arguments match rxp_setup's signature; it reads the `live_count` triangles
-            // rxp_setup_classify listed (each below n) with the checks above; the rate inputs
-            // hold 3n indices, all below the vertex count (checked at upload), and as many counts
-            // (checked above); the triangle values n entries (checked above); records are bounded
-            // in the kernel by the capacity in `p`. The grid strides over the list.
-            let blocks = n.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS);
-            unsafe { launch(l, blocks, BLOCK, 0, "rxp_setup") }?;
+            // rxp_setup, then rxp_setup_clip: the same arguments but the clip kernel's `cap`
+            for (kernel, name, blocks) in [
+                (
+                    &setup,
+                    "rxp_setup",
+                    n.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS),
+                ),
+                (
+                    &clip,
+                    "rxp_setup_clip",
+                    n.div_ceil(BLOCK).clamp(1, CLIP_BLOCKS),
+                ),
+            ] {
+                let mut l = stream.launch_builder(kernel);
+                l.arg(&q.vertices);
+                match draw.corners {
+                    Some(c) => l.arg(c),
+                    None => l.arg(&null),
+                };
+                match draw.runs {
+                    Some(r) => l.arg(&r.runs),
+                    None => l.arg(&null),
+                };
+                l.arg(&nruns).arg(&nverts).arg(&base).arg(&d32);
+                match draw.rate {
+                    Some((mesh, counts)) => l.arg(&*mesh.indices).arg(counts),
+                    None => l.arg(&null).arg(&null),
+                };
+                match draw.faces {
+                    Some(f) => l.arg(f),
+                    None => l.arg(&null),
+                };
+                l.arg(&p).arg(&self.list);
+                if name == "rxp_setup_clip" {
+                    l.arg(&cap);
+                }
+                l.arg(&lists)
+                    .arg(&mut self.records)
+                    .arg(&mut self.first)
+                    .arg(&mut self.tile_counts)
+                    .arg(&mut self.counters);
+                // SAFETY: arguments match the kernel's signature; it reads the triangles
+                // rxp_setup_classify listed (each below n) with the checks above; the rate
+                // inputs hold 3n indices, all below the vertex count (checked at upload), and as
+                // many counts (checked above); the triangle values n entries (checked above);
+                // records are bounded in the kernel by the capacity in `p`. The grid strides
+                // over the list.
+                unsafe { launch(l, blocks, BLOCK, 0, name) }?;
+            }
             base += n;
         }
         self.events[2].record(&stream).ctx("recording an event")?;
