@@ -117,13 +117,24 @@ extern "C" __global__ void rxp_mark_listed(const unsigned* __restrict__ lists,
     if (k < total) used[lists[rxp_run_source(runs, nruns, k)]] = 1u;
 }
 
-// *total += the sum of the n counts, with one atomic per warp
+// *total += the sum of the n counts: a grid of any size strides over them, each block adds its
+// sum with one atomic (one per warp, 116 thousand on one address for 3.7 M counts, took 89 us).
 extern "C" __global__ void rxp_sum_u32(const unsigned* __restrict__ counts, unsigned n,
                                        unsigned long long* total) {
-    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned long long v = i < n ? counts[i] : 0;
+    __shared__ unsigned long long sums[32];
+    unsigned long long v = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        v += counts[i];
     for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
-    if ((threadIdx.x & 31) == 0 && v) atomicAdd(total, v);
+    const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (blockDim.x + 31) / 32 ? sums[lane] : 0;
+        for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+        if (lane == 0 && v) atomicAdd(total, v);
+    }
 }
 
 // Gathers runs of u32: run r copies src[runs[3r] ..+ runs[3r + 1]) to dst[runs[3r + 2] ..), one

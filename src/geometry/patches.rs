@@ -200,6 +200,61 @@ impl PatchBatches {
         out
     }
 
+    /// The list entries shaded for the triangles `keep` (sorted, disjoint ranges): those of every
+    /// patch owning a kept triangle, as runs of three numbers (first entry, length, entries in
+    /// earlier runs), merged where consecutive, and how many entries they hold. In the patch
+    /// order a range covers a run of whole patches whose lists lie end to end, found by two
+    /// binary searches, so the cost grows with the ranges, not the patches (a frame stage makes
+    /// these every frame: for the bunny grid's 1628 kept ranges, going through the patch
+    /// numbers took 0.25 ms of host time).
+    pub fn shading_runs(&self, keep: &[Range<u32>]) -> (Vec<u32>, usize) {
+        let mut runs: Vec<u32> = Vec::new();
+        let mut shaded = 0u32;
+        let mut push = |entries: Range<usize>| {
+            let (start, len) = (entries.start as u32, entries.len() as u32);
+            let n = runs.len();
+            if n >= 3 && runs[n - 3] + runs[n - 2] == start {
+                runs[n - 2] += len;
+            } else {
+                runs.extend([start, len, shaded]);
+            }
+            shaded += len;
+        };
+        match &self.face_start {
+            Some(start) => {
+                // the patch after the last one pushed: a patch two ranges share is shaded once,
+                // and the searches gallop forward from it (the ranges are sorted)
+                let mut next = 0usize;
+                for r in keep.iter().filter(|r| r.start < r.end) {
+                    if next >= self.len() {
+                        break;
+                    }
+                    // the patch owning the range's first triangle, or `next` if that one was
+                    // pushed already
+                    let first = gallop(start, next, |s| s <= r.start)
+                        .unwrap_or(next)
+                        .max(next);
+                    // the patch owning its last (none new: the range lies in a pushed patch)
+                    let Some(last) = gallop(start, first, |s| s < r.end) else {
+                        continue;
+                    };
+                    if first <= last {
+                        push(
+                            self.vertex_start[first] as usize..self.vertex_start[last + 1] as usize,
+                        );
+                        next = last + 1;
+                    }
+                }
+            }
+            None => {
+                for p in self.patches_of(keep) {
+                    push(self.list(p as usize));
+                }
+            }
+        }
+        (runs, shaded as usize)
+    }
+
     /// The patches of the triangles `keep` of the index buffer (sorted, disjoint ranges), as the
     /// patches of the index buffer those ranges make: the patches owning a kept triangle,
     /// renumbered in order, each with its whole list (a patch a frame stage kept in part still
@@ -246,6 +301,23 @@ impl PatchBatches {
             face_start,
         }
     }
+}
+
+/// The last index `i >= from` with `below(s[i])`, `below` being true on a prefix of `s`: an
+/// exponential search forward from `from`, then a binary one; `None` when `below(s[from])` is
+/// false.
+fn gallop(s: &[u32], from: usize, below: impl Fn(u32) -> bool) -> Option<usize> {
+    if !s.get(from).is_some_and(|&v| below(v)) {
+        return None;
+    }
+    let mut step = 1usize;
+    let mut lo = from;
+    while lo + step < s.len() && below(s[lo + step]) {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(s.len());
+    Some(lo + s[lo..hi].partition_point(|&v| below(v)) - 1)
 }
 
 #[cfg(test)]
@@ -308,6 +380,52 @@ mod tests {
         let b = PatchBatches::build(&idx, 8, &[1, 0, 1, 0]).unwrap();
         assert!(b.face_start.is_none());
         assert_eq!(b.patches_of(&[0..1, 2..3]), vec![1]);
+    }
+
+    #[test]
+    fn shading_runs_in_the_patch_order_are_those_of_the_kept_patches() {
+        // the icosphere's triangles in patch order: every patch a contiguous run
+        let m = crate::mesh::icosphere(3);
+        let p = crate::patch::cpu::patch(
+            &m,
+            &crate::patch::PatchOptions {
+                max_faces: 40,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mut order: Vec<usize> = (0..m.triangle_count()).collect();
+        order.sort_by_key(|&t| p.patch_of_face[t]);
+        let idx: Vec<u32> = order
+            .iter()
+            .flat_map(|&t| m.indices[3 * t..3 * t + 3].to_vec())
+            .collect();
+        let pof: Vec<u32> = order.iter().map(|&t| p.patch_of_face[t]).collect();
+        let b = PatchBatches::build(&idx, m.vertex_count(), &pof).unwrap();
+        assert!(b.face_start.is_some());
+        let mut slow = b.clone();
+        slow.face_start = None;
+        let n = m.triangle_count() as u32;
+        let keeps: Vec<Vec<Range<u32>>> = vec![
+            vec![0..n],
+            vec![],
+            vec![5..6],
+            vec![0..3, 3..50, 51..52, 52..400, 700..n],
+            // ranges within a patch already shaded, and at the very end
+            vec![0..3, 5..7, 7..8, 100..101, 101..102, n - 1..n],
+            (0..n).step_by(7).map(|a| a..(a + 3).min(n)).collect(),
+        ];
+        for keep in &keeps {
+            let fast = b.shading_runs(keep);
+            // the same entries as listing every kept patch
+            assert_eq!(fast, slow.shading_runs(keep), "{keep:?}");
+            let listed: usize = b
+                .patches_of(keep)
+                .iter()
+                .map(|&q| b.list(q as usize).len())
+                .sum();
+            assert_eq!(fast.1, listed);
+        }
     }
 
     #[test]

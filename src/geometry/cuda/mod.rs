@@ -476,8 +476,8 @@ impl CudaGeometry {
         let f = self.function("rxp_sum_u32")?;
         let mut l = s.launch_builder(&f);
         l.arg(&q.counts).arg(&n).arg(&mut q.total);
-        // SAFETY: `counts` holds at least n entries; one thread per entry.
-        unsafe { launch(l, n.div_ceil(256), 256, 0, "rxp_sum_u32") }?;
+        // SAFETY: `counts` holds at least n entries, over which the grid strides.
+        unsafe { launch(l, mesh::sum_blocks(n), 256, 0, "rxp_sum_u32") }?;
         Ok(())
     }
 
