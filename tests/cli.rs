@@ -107,6 +107,53 @@ fn a_memory_limit_is_met_with_an_error_naming_the_size() {
 
 #[cfg(unix)]
 #[test]
+fn a_frame_too_large_for_the_memory_is_refused_before_rendering() {
+    // 16384 x 16384 pixels of colour and depth: 2.1 GB, past a 600 MB machine; the output file is
+    // not made
+    let dir = std::env::temp_dir().join(format!("rxpipe-bigframe-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let png = dir.join("big.png");
+    let o = with_memory_limit(
+        rxpipe(&[
+            "render",
+            "icosphere:2",
+            "--backend",
+            "cpu",
+            "--width",
+            "16384",
+            "--height",
+            "16384",
+            "--out",
+            png.to_str().unwrap(),
+        ]),
+        600 << 20,
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("16384x16384 frame") && e.contains("would need"),
+        "{e}"
+    );
+    assert!(!png.exists());
+    // a small frame is written once; a second run needs --force
+    let small = |force: bool| {
+        let mut args = vec!["render", "icosphere:2", "--backend", "cpu", "--width", "64"];
+        args.extend(["--height", "48", "--out", png.to_str().unwrap()]);
+        if force {
+            args.push("--force");
+        }
+        rxpipe(&args).output().unwrap()
+    };
+    assert!(small(false).status.success());
+    let again = small(false);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(stderr(&again).contains("use --force"), "{}", stderr(&again));
+    assert!(small(true).status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+#[test]
 fn gzipped_obj_is_parsed_as_a_stream() {
     use std::io::Write;
     // one triangle in 400 MB of comment lines, about 1 MB gzipped: the text never fits the

@@ -183,8 +183,8 @@ struct FileScene {
 }
 
 impl Scene {
-    /// Loads a `.toml` scene, or any mesh file (glTF scenes included) as a scene with a framing
-    /// camera.
+    /// Loads a `.toml` scene, or any mesh file (glTF scenes included) or generator spec as a
+    /// scene with a framing camera.
     pub fn load(path: impl AsRef<Path>) -> Result<Scene, IoError> {
         let path = path.as_ref();
         let name = path.display().to_string();
@@ -192,6 +192,12 @@ impl Scene {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
         if !is_toml {
+            // a generator spec (`icosphere:5`) where no such file exists, as every command takes
+            if let Some(s) = path.to_str() {
+                if !path.exists() && crate::mesh::looks_like_spec(s) {
+                    return Ok(Scene::from_meshes(&name, vec![crate::mesh::from_spec(s)?]));
+                }
+            }
             let (meshes, _) = super::load_meshes(path)?;
             return Ok(Scene::from_meshes(&name, meshes));
         }

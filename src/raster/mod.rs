@@ -95,6 +95,8 @@ pub struct RasterStats {
 pub enum RasterError {
     #[error("frame size {0}x{1} is not supported (1 to 16384 pixels a side)")]
     Size(u32, u32),
+    #[error(transparent)]
+    OutOfMemory(#[from] crate::limits::OutOfMemory),
 }
 
 /// Working memory of the raster stage (setup triangles and tile bins), kept with a target so that
@@ -156,6 +158,7 @@ pub fn rasterize_into(
     if s.width == 0 || s.height == 0 || s.width > 16384 || s.height > 16384 {
         return Err(RasterError::Size(s.width, s.height));
     }
+    check_frame_memory(s, out)?;
     let mut stats = RasterStats::default();
     let t0 = Instant::now();
     let mut scratch = std::mem::take(&mut out.scratch);
@@ -170,6 +173,38 @@ pub fn rasterize_into(
     stats.bin_ms = (t2 - t1).as_secs_f64() * 1e3;
     stats.raster_ms = (t3 - t2).as_secs_f64() * 1e3;
     out.stats = stats;
+    Ok(())
+}
+
+/// Refuses a frame whose colour, depth and coverage buffers would not fit the host's memory,
+/// before growing them (a 16384x16384 frame takes 2 GB; the allocator would abort the process).
+/// Buffers a target already holds from an earlier frame need nothing new, and then the host is not
+/// asked.
+fn check_frame_memory(s: &RasterSettings, out: &RasterOutput) -> Result<(), RasterError> {
+    let pixels = s.width as u64 * s.height as u64;
+    let coverage = if s.count_coverage { 4 } else { 0 };
+    // each buffer takes 4 bytes a pixel; what it holds already is not asked for again
+    let grow = |held_bytes: usize| (pixels * 4).saturating_sub(held_bytes as u64);
+    let mut needed = grow(out.color.capacity()) + grow(4 * out.depth.capacity());
+    if s.count_coverage {
+        needed += grow(4 * out.coverage.as_ref().map_or(0, |c| c.capacity()));
+    }
+    if needed == 0 {
+        return Ok(());
+    }
+    crate::limits::check_host(needed, || {
+        format!(
+            "a {}x{} frame ({} bytes a pixel for colour, depth{})",
+            s.width,
+            s.height,
+            8 + coverage,
+            if s.count_coverage {
+                " and coverage"
+            } else {
+                ""
+            }
+        )
+    })?;
     Ok(())
 }
 

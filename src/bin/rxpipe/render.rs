@@ -20,9 +20,14 @@ pub struct Args {
     /// print the frame's statistics and every stage's report as JSON
     #[arg(long)]
     json: bool,
+    /// overwrite the output file if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(a: Args) -> Res {
+    // before any work: never over the scene, nor over an existing file without --force
+    crate::check_output(&a.out, &[&a.scene], a.force)?;
     let pb = spinner(format!("loading {}", a.scene.display()));
     let scene = Scene::load(&a.scene)?;
     let (renderer, pipeline) = a.pipeline.build(&scene, a.cull)?;
