@@ -382,6 +382,45 @@ fn scene_files_parse_and_report_errors_with_lines() {
 }
 
 #[test]
+fn gltf_sparse_accessors_must_fit_their_views() {
+    // POSITION: three vertices, of which vertex 2 is replaced sparsely by (5, 5, 0)
+    let mut buf = gltf_buffer();
+    buf.truncate(36);
+    buf.extend(2u16.to_le_bytes());
+    buf.extend([0u8; 2]);
+    for c in [5f32, 5.0, 0.0] {
+        buf.extend(c.to_le_bytes());
+    }
+    let gltf = |values_len: usize, sparse_count: usize| {
+        format!(
+            r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0]}}],"nodes":[{{"mesh":0}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}}}}]}}],
+"buffers":[{{"uri":"data:application/octet-stream;base64,{}","byteLength":{}}}],
+"bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":36}},{{"buffer":0,"byteOffset":36,"byteLength":2}},
+{{"buffer":0,"byteOffset":40,"byteLength":{values_len}}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[5,5,0],
+"sparse":{{"count":{sparse_count},"indices":{{"bufferView":1,"componentType":5123}},"values":{{"bufferView":2}}}}}}]}}"#,
+            b64(&buf),
+            buf.len()
+        )
+    };
+    let m = io::load_mesh(write("sparse.gltf", gltf(12, 1).as_bytes())).unwrap();
+    assert_eq!(m.positions[2], glam::Vec3::new(5.0, 5.0, 0.0));
+    // values shorter than one element, and a count the indices cannot hold: errors naming the
+    // accessor, no panic in the reader
+    for (len, count, part) in [(8, 1, "values"), (12, 4, "indices")] {
+        let e = err_text(io::load_mesh(write(
+            "sparse-bad.gltf",
+            gltf(len, count).as_bytes(),
+        )));
+        assert!(
+            e.contains("sparse-bad.gltf") && e.contains("accessor 0") && e.contains(part),
+            "{e}"
+        );
+    }
+}
+
+#[test]
 fn gltf_non_indexed_primitives_are_welded_on_load() {
     // a quad as a 6-corner soup: (0,0) (1,0) (1,1) | (0,0) (1,1) (0,1)
     let mut buf = Vec::new();

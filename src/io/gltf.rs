@@ -152,6 +152,31 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
 /// Checks the accessors this loader reads against the types the specification allows for them:
 /// the gltf crate's readers assume them (an indices accessor of floats reaches an
 /// `unreachable!`, found by fuzz/ gltf), and an empty accessor has no last element.
+/// What is wrong with `count` elements of `size` bytes at `offset` in `view` (none: they fit, the
+/// view lies in its buffer and its stride holds an element).
+fn misfit(count: usize, size: usize, offset: usize, view: &gltf::buffer::View) -> Option<String> {
+    let stride = view.stride().unwrap_or(size);
+    let end = count
+        .checked_sub(1)
+        .and_then(|c| c.checked_mul(stride))
+        .and_then(|x| x.checked_add(offset))
+        .and_then(|x| x.checked_add(size));
+    let view_end = view.offset().checked_add(view.length());
+    if stride < size
+        || end.is_none_or(|e| e > view.length())
+        || view_end.is_none_or(|e| e > view.buffer().length())
+    {
+        return Some(format!(
+            "stride {stride} does not fit buffer view {} ({} bytes at {} of a {}-byte buffer)",
+            view.index(),
+            view.length(),
+            view.offset(),
+            view.buffer().length()
+        ));
+    }
+    None
+}
+
 fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
     use gltf::accessor::{DataType as T, Dimensions as D};
     use gltf::Semantic;
@@ -169,28 +194,42 @@ fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
         }
         // the elements must lie inside the view and the view inside its buffer, with a stride
         // of at least one element (the readers assert each element's bytes: fuzz/ gltf)
+        let size = a.size();
         if let Some(view) = a.view() {
-            let size = a.size();
-            let stride = view.stride().unwrap_or(size);
-            let end = (a.count() - 1)
-                .checked_mul(stride)
-                .and_then(|x| x.checked_add(a.offset()))
-                .and_then(|x| x.checked_add(size));
-            let view_end = view.offset().checked_add(view.length());
-            if stride < size
-                || end.is_none_or(|e| e > view.length())
-                || view_end.is_none_or(|e| e > view.buffer().length())
-            {
+            if let Some(e) = misfit(a.count(), size, a.offset(), &view) {
                 return Err(format!(
-                    "{what} accessor {} ({} elements of {size} bytes, stride {stride}, offset {}) \
-                     does not fit its buffer view {} ({} bytes at {} of a {}-byte buffer)",
+                    "{what} accessor {} ({} elements of {size} bytes at offset {}): {e}",
                     a.index(),
                     a.count(),
-                    a.offset(),
-                    view.index(),
-                    view.length(),
-                    view.offset(),
-                    view.buffer().length()
+                    a.offset()
+                ));
+            }
+        }
+        // a sparse accessor's indices and values likewise (the reader computes their ends
+        // unchecked)
+        if let Some(sp) = a.sparse() {
+            let n = sp.count() as usize;
+            let idx = sp.indices();
+            let misfit = if n == 0 {
+                Some("no elements".to_string())
+            } else {
+                misfit(
+                    n,
+                    idx.index_type().size(),
+                    idx.offset() as usize,
+                    &idx.view(),
+                )
+                .map(|e| format!("its indices: {e}"))
+                .or_else(|| {
+                    let v = sp.values();
+                    misfit(n, size, v.offset() as usize, &v.view())
+                        .map(|e| format!("its values: {e}"))
+                })
+            };
+            if let Some(e) = misfit {
+                return Err(format!(
+                    "{what} accessor {} is sparse with {n} elements; {e}",
+                    a.index()
                 ));
             }
         }
