@@ -208,7 +208,7 @@ fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
         // a sparse accessor's indices and values likewise (the reader computes their ends
         // unchecked)
         if let Some(sp) = a.sparse() {
-            let n = sp.count() as usize;
+            let n = sp.count();
             let idx = sp.indices();
             let misfit = if n == 0 {
                 Some("no elements".to_string())
