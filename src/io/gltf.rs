@@ -213,18 +213,12 @@ fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
             let misfit = if n == 0 {
                 Some("no elements".to_string())
             } else {
-                misfit(
-                    n,
-                    idx.index_type().size(),
-                    idx.offset() as usize,
-                    &idx.view(),
-                )
-                .map(|e| format!("its indices: {e}"))
-                .or_else(|| {
-                    let v = sp.values();
-                    misfit(n, size, v.offset() as usize, &v.view())
-                        .map(|e| format!("its values: {e}"))
-                })
+                misfit(n, idx.index_type().size(), idx.offset(), &idx.view())
+                    .map(|e| format!("its indices: {e}"))
+                    .or_else(|| {
+                        let v = sp.values();
+                        misfit(n, size, v.offset(), &v.view()).map(|e| format!("its values: {e}"))
+                    })
             };
             if let Some(e) = misfit {
                 return Err(format!(
