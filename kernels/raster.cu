@@ -14,7 +14,8 @@
 // and colours differ only where the shading's reciprocal square roots round differently.
 //
 // Buffers (sized by the host, which grows them and renders again when a count exceeds them):
-// records (SetupTri), first (per input triangle: its first record), tile counts, offsets and
+// records (SetupTri), first (per input triangle: its first record), the setup lists (per draw:
+// the triangles that survive classification, with their two counts), tile counts, offsets and
 // cursors, bins (record ids per tile), counters (RXP_C_*).
 
 #define RXP_TILE 32
