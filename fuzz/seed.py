@@ -86,6 +86,22 @@ def gltf_pair(v, f):
     glb += struct.pack("<II", len(j), 0x4E4F534A) + j + struct.pack("<II", len(binc), 0x004E4942) + binc
     return text, glb
 
+def gltf_sparse():
+    # three vertices, the third replaced through a sparse accessor (indices u16, values vec3)
+    pos = struct.pack("<9f", 0, 0, 0, 1, 0, 0, 0, 1, 0)
+    buf = pos + struct.pack("<H", 2) + b"\0\0" + struct.pack("<3f", 5, 5, 0)
+    doc = {"asset": {"version": "2.0"}, "scene": 0, "scenes": [{"nodes": [0]}], "nodes": [{"mesh": 0}],
+           "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+           "buffers": [{"byteLength": len(buf),
+                        "uri": "data:application/octet-stream;base64," + base64.b64encode(buf).decode()}],
+           "bufferViews": [{"buffer": 0, "byteLength": 36}, {"buffer": 0, "byteOffset": 36, "byteLength": 2},
+                           {"buffer": 0, "byteOffset": 40, "byteLength": 12}],
+           "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3",
+                          "min": [0, 0, 0], "max": [5, 5, 0],
+                          "sparse": {"count": 1, "indices": {"bufferView": 1, "componentType": 5123},
+                                     "values": {"bufferView": 2}}}]}
+    return json.dumps(doc).encode()
+
 def mutants(data):
     out = []
     if len(data) > 8:
@@ -102,7 +118,7 @@ files = {
     "stl": {"binary.stl": stl(v, f, True), "ascii.stl": stl(v, f, False)},
 }
 text, glb = gltf_pair(v, f)
-files["gltf"] = {"datauri.gltf": text, "small.glb": glb}
+files["gltf"] = {"datauri.gltf": text, "small.glb": glb, "sparse.gltf": gltf_sparse()}
 for name in sorted(os.listdir(meshes)):
     p = os.path.join(meshes, name)
     if not os.path.isfile(p) or not name.endswith((".obj", ".ply")): continue
