@@ -38,6 +38,19 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
     let document = gltf::Document::from_json(gltf.document.into_json())
         .map_err(|e| err("document", e.to_string()))?;
     gltf.document = document;
+    // the gltf crate percent-decodes a relative buffer URI and unwraps the result as UTF-8 (a
+    // panic on a URI with bytes like %AA, found by fuzz/ gltf): such a URI is refused first
+    for b in gltf.document.buffers() {
+        if let gltf::buffer::Source::Uri(uri) = b.source() {
+            if !uri.contains(':') && !percent_decodes_to_utf8(uri) {
+                let shown: String = uri.chars().take(60).collect();
+                return Err(err(
+                    &format!("buffer {}", b.index()),
+                    format!("its uri '{shown}' does not decode to UTF-8 text"),
+                ));
+            }
+        }
+    }
     let buffers = gltf::import_buffers(&gltf.document, base, gltf.blob.clone())
         .map_err(|e| err("buffers", e.to_string()))?;
     let doc = &gltf.document;
@@ -152,6 +165,32 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
 /// Checks the accessors this loader reads against the types the specification allows for them:
 /// the gltf crate's readers assume them (an indices accessor of floats reaches an
 /// `unreachable!`, found by fuzz/ gltf), and an empty accessor has no last element.
+/// Whether `uri` with its %XX escapes decoded is UTF-8 (a '%' not followed by two hex digits
+/// stands for itself, as the gltf crate's decoder reads it).
+fn percent_decodes_to_utf8(uri: &str) -> bool {
+    let b = uri.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (
+            b[i],
+            b.get(i + 1).copied().and_then(hex),
+            b.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    std::str::from_utf8(&out).is_ok()
+}
+
 /// What is wrong with `count` elements of `size` bytes at `offset` in `view` (none: they fit, the
 /// view lies in its buffer and its stride holds an element).
 fn misfit(count: usize, size: usize, offset: usize, view: &gltf::buffer::View) -> Option<String> {
