@@ -67,8 +67,12 @@ pub fn store(dir: &Path, key: u64, cubin: &[u8]) -> std::io::Result<()> {
     bytes.extend_from_slice(cubin);
     let path = entry_path(dir, key);
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, &bytes)?;
-    std::fs::rename(&tmp, &path)
+    let written = std::fs::write(&tmp, &bytes).and_then(|()| std::fs::rename(&tmp, &path));
+    if written.is_err() {
+        // a full disk leaves half a file: take it away rather than leave it to fill the folder
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 #[cfg(test)]
@@ -94,6 +98,17 @@ mod tests {
         std::fs::write(&path, &good[..good.len() - 1]).unwrap();
         assert_eq!(load(&dir, 42), None);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_made_is_an_error_and_a_miss() {
+        // the cache folder's parent is a file: nothing can be created there
+        let file = std::env::temp_dir().join(format!("rxpipe-cache-file-{}", std::process::id()));
+        std::fs::write(&file, b"a file, not a folder").unwrap();
+        let dir = file.join("cache");
+        assert!(store(&dir, 7, b"bytes").is_err());
+        assert_eq!(load(&dir, 7), None);
+        std::fs::remove_file(&file).unwrap();
     }
 
     #[test]
