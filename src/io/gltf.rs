@@ -281,3 +281,19 @@ fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decodes_to_utf8 as ok;
+
+    #[test]
+    fn uris_decode_as_the_gltf_crate_reads_them() {
+        assert!(ok("buffer.bin"));
+        assert!(ok("my%20model.bin"));
+        // a '%' without two hex digits stands for itself
+        assert!(ok("100%.bin") && ok("%4"));
+        // escapes that decode to UTF-8, and to bytes that are not
+        assert!(ok("caf%C3%A9.bin"));
+        assert!(!ok("bad%AA.bin") && !ok("%C3"));
+    }
+}
