@@ -448,7 +448,7 @@ impl CudaRaster {
             let nverts = q.vertices.len() as u64;
             let lists = self.lists.slice(2 * d..2 * d + 2);
             let cap = self.list.len() as u32;
-            let nruns = draw.runs.map_or(0, |r| r.count);
+            let nruns = draw.runs.map_or(0, |r| r.count());
             let mut l = stream.launch_builder(&classify);
             l.arg(&q.vertices);
             match draw.corners {

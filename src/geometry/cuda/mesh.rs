@@ -48,12 +48,16 @@ pub struct DeviceMesh {
 /// search: rxp_run_of in kernels/blocks.cuh).
 pub struct TriangleRuns {
     pub runs: CudaSlice<u32>,
-    pub count: u32,
     /// the same runs on the host
     pub host: Vec<u32>,
 }
 
 impl TriangleRuns {
+    /// How many runs there are.
+    pub fn count(&self) -> u32 {
+        (self.host.len() / 3) as u32
+    }
+
     /// One past the last triangle of the whole mesh that the runs reach.
     pub fn end(&self) -> usize {
         self.host
@@ -241,11 +245,21 @@ fn used_vertices(
     l.arg(indices).arg(&m).arg(&mut used);
     // SAFETY: one thread per index; every index is below n.
     unsafe { crate::gpu::launch_1d(l, m, "rxp_mark_used") }?;
+    count_flags(gpu, module, &used, n)
+}
+
+/// The number of set flags among the first `n` of `used`, summed on the device.
+fn count_flags(
+    gpu: &Gpu,
+    module: &Arc<cudarc::driver::CudaModule>,
+    used: &CudaSlice<u32>,
+    n: u32,
+) -> Result<CudaSlice<u64>, GpuError> {
     let mut total: CudaSlice<u64> = gpu.zeros(1, "used vertex count")?;
     let f = gpu.function(module, "rxp_sum_u32")?;
     let mut l = gpu.stream.launch_builder(&f);
-    l.arg(&used).arg(&n).arg(&mut total);
-    // SAFETY: the grid strides over the n flags.
+    l.arg(used).arg(&n).arg(&mut total);
+    // SAFETY: the grid strides over the n flags, which `used` holds.
     unsafe { crate::gpu::launch(l, sum_blocks(n), 256, 0, "rxp_sum_u32") }?;
     Ok(total)
 }
@@ -277,14 +291,7 @@ fn listed_vertices(
         // vertex ids below vertex_count.
         unsafe { crate::gpu::launch_1d(l, total, "rxp_mark_listed") }?;
     }
-    let n = vertex_count as u32;
-    let mut count: CudaSlice<u64> = gpu.zeros(1, "used vertex count")?;
-    let f = gpu.function(module, "rxp_sum_u32")?;
-    let mut l = gpu.stream.launch_builder(&f);
-    l.arg(&used).arg(&n).arg(&mut count);
-    // SAFETY: the grid strides over the n flags.
-    unsafe { crate::gpu::launch(l, sum_blocks(n), 256, 0, "rxp_sum_u32") }?;
-    Ok(count)
+    count_flags(gpu, module, &used, vertex_count as u32)
 }
 
 impl DeviceMesh {
@@ -445,7 +452,6 @@ impl DeviceMesh {
             faces: self.faces.clone(),
             view: Some(TriangleRuns {
                 runs: gpu.upload(&host, "the kept triangles")?,
-                count: (host.len() / 3) as u32,
                 host,
             }),
         })
