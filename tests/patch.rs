@@ -476,7 +476,7 @@ fn gpu_cases() -> Vec<(Mesh, u32, PatchOptions)> {
 
 /// Patches each case on the GPU and the CPU and asserts they are the same; returns how many
 /// patches the CPU split.
-fn gpu_equals_cpu(gpu: &rxpipe::gpu::Gpu, cases: Vec<(Mesh, u32, PatchOptions)>) -> u32 {
+fn gpu_equals_cpu(gpu: &rxpipe::gpu::Gpu, cases: Vec<(Mesh, u32, PatchOptions)>) -> usize {
     let mut split = 0;
     for (m, limit, o) in cases {
         let c = cpu::patch(&m, &o).unwrap();

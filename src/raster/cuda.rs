@@ -294,6 +294,13 @@ impl CudaRaster {
             counters = self.enqueue(draws, s, ntiles)?;
             let records = counters[C_RECORDS] as usize;
             let binned = counters[C_BINNED] as usize;
+            // the kernels address records and bin entries with 32-bit indices
+            if records >= u32::MAX as usize || binned >= u32::MAX as usize {
+                return Err(GpuError::Limit(format!(
+                    "this frame needs {records} setup records and {binned} tile-bin entries; the GPU rasteriser holds at most 2^32 - 2 of each (draw fewer triangles, or in several frames)"
+                ))
+                .into());
+            }
             let mut again = false;
             if records > self.record_capacity {
                 self.grow_records(records + records / 4)?;
