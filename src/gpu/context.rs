@@ -84,14 +84,19 @@ impl std::fmt::Debug for Gpu {
     }
 }
 
-/// Lets the device's default memory pool keep what is freed instead of returning it to the
-/// system at every synchronisation (the pool's default), so that buffers made afresh every frame
-/// (a frame stage's subsets) reuse memory instead of mapping it again. Best effort: without
-/// memory pools nothing changes.
-fn keep_freed_memory(ctx: &Arc<CudaContext>) {
+/// The most freed device memory a process keeps for reuse: a frame stage's subsets of the
+/// largest benchmark meshes are a few hundred MB.
+const KEEP_FREED: u64 = 2 << 30;
+
+/// Lets the device's default memory pool keep up to `keep` freed bytes instead of returning them
+/// to the system at every synchronisation (the pool's default), so that buffers made afresh every
+/// frame (a frame stage's subsets) reuse memory instead of mapping it again. Only so much: past
+/// it, what a large frame or mesh freed goes back at the next synchronisation, for the other
+/// programs on the GPU. Best effort: without memory pools nothing changes.
+fn keep_freed_memory(ctx: &Arc<CudaContext>, keep: u64) {
     use cudarc::driver::sys;
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    let mut keep: u64 = u64::MAX;
+    let mut keep = keep;
     // SAFETY: plain driver calls on the context's device with valid out-pointers; failures are
     // ignored (the pool then keeps its default).
     unsafe {
@@ -126,13 +131,25 @@ impl Gpu {
         let dev = &info.devices[0];
         let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
             .map_err(|_| GpuError::Unavailable("the CUDA driver could not be used".into()))?
-            .ctx("creating the CUDA context")?;
+            .map_err(|e| {
+                if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                    GpuError::Unavailable(format!(
+                        "{} has no memory left to start on (other programs on it are using it all)",
+                        dev.name
+                    ))
+                } else {
+                    GpuError::Driver {
+                        what: "creating the CUDA context".into(),
+                        source: e,
+                    }
+                }
+            })?;
         let stream = ctx.default_stream();
         // SAFETY: every buffer is made, used and freed on this one stream, in order, so the
         // per-buffer events cudarc would record around every launch (for several streams) order
         // nothing; they cost host time at every launch.
         unsafe { ctx.disable_event_tracking() };
-        keep_freed_memory(&ctx);
+        keep_freed_memory(&ctx, KEEP_FREED.min(dev.memory_bytes as u64 / 16));
         Ok(Arc::new(Gpu {
             ctx,
             stream,
