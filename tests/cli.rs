@@ -152,32 +152,84 @@ fn a_frame_too_large_for_the_memory_is_refused_before_rendering() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Writes `head`, 400 MB of `filler` and `tail` gzipped to `name` in a fresh folder.
 #[cfg(unix)]
-#[test]
-fn gzipped_obj_is_parsed_as_a_stream() {
+fn gz_with_filler(name: &str, head: &[u8], filler: &[u8], tail: &[u8]) -> std::path::PathBuf {
     use std::io::Write;
-    // one triangle in 400 MB of comment lines, about 1 MB gzipped: the text never fits the
-    // 300 MB the process is given, the mesh does
-    let dir = std::env::temp_dir().join(format!("rxpipe-gz-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("rxpipe-gz-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("comments.obj.gz");
+    let path = dir.join(name);
     let mut gz = flate2::write::GzEncoder::new(
         std::fs::File::create(&path).unwrap(),
         flate2::Compression::fast(),
     );
-    gz.write_all(b"v 0 0 0\nv 1 0 0\nv 0 1 0\n").unwrap();
-    let block = b"# a comment line repeated to make the text large\n".repeat(20_000);
+    gz.write_all(head).unwrap();
+    let block = filler.repeat((1 << 20) / filler.len());
     let mut written = 0;
     while written < 400 << 20 {
         gz.write_all(&block).unwrap();
         written += block.len();
     }
-    gz.write_all(b"f 1 2 3\n").unwrap();
+    gz.write_all(tail).unwrap();
     gz.finish().unwrap();
-    let p = path.to_str().unwrap();
-    let o = with_memory_limit(rxpipe(&["asr", p, "--backend", "cpu"]), 300 << 20);
-    let _ = std::fs::remove_dir_all(&dir);
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(0), "{e}");
-    assert!(String::from_utf8_lossy(&o.stdout).contains("naive"), "{e}");
+    path
+}
+
+// One triangle in 400 MB of filler, a few MB gzipped: the text never fits the 300 MB the process
+// is given, the mesh does. Each text format is parsed from the stream.
+#[cfg(unix)]
+#[test]
+fn gzipped_text_meshes_are_parsed_as_a_stream() {
+    let cases = [
+        (
+            "comments.obj.gz",
+            &b"v 0 0 0\nv 1 0 0\nv 0 1 0\n"[..],
+            &b"# a comment line repeated to make the text large\n"[..],
+            &b"f 1 2 3\n"[..],
+        ),
+        (
+            "spaces.ply.gz",
+            b"ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1",
+            b"  \n \t ",
+            b" 0\n3 0 1 2\n",
+        ),
+        (
+            "loops.stl.gz",
+            b"solid s\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\n",
+            b"   \n",
+            b"vertex 0 1 0\nendloop\nendfacet\nendsolid s\n",
+        ),
+    ];
+    for (name, head, filler, tail) in cases {
+        let path = gz_with_filler(name, head, filler, tail);
+        let p = path.to_str().unwrap();
+        let o = with_memory_limit(rxpipe(&["asr", p, "--backend", "cpu"]), 300 << 20);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(0), "{name}: {e}");
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("naive"),
+            "{name}: {e}"
+        );
+    }
+}
+
+// One endless word, or one endless line: an error naming the line, in bounded memory.
+#[cfg(unix)]
+#[test]
+fn gzipped_text_without_end_is_an_error_not_memory() {
+    let cases = [
+        ("word.ply.gz", &b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n"[..], "longer than"),
+        ("line.obj.gz", &b"v 0 0 0\n"[..], "longer than 16 MB"),
+        ("word.stl.gz", &b"solid s\nfacet normal 0 0 1\n"[..], "longer than"),
+    ];
+    for (name, head, says) in cases {
+        let path = gz_with_filler(name, head, b"7777777777777777", b"\n");
+        let p = path.to_str().unwrap();
+        let o = with_memory_limit(rxpipe(&["asr", p, "--backend", "cpu"]), 300 << 20);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {e}");
+        assert!(e.contains(says) && e.contains("line"), "{name}: {e}");
+    }
 }

@@ -441,3 +441,75 @@ fn gltf_non_indexed_primitives_are_welded_on_load() {
     assert_eq!((m.vertex_count(), m.triangle_count()), (4, 2));
     assert_eq!(m.indices, [0, 1, 2, 0, 2, 3]);
 }
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+// Text formats are parsed from the gzip stream and binary ones read whole: either way a gzipped
+// file loads exactly as the plain one, and a broken one fails the same way.
+#[test]
+fn gzipped_files_load_exactly_like_plain_ones() {
+    let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut ascii = ply_header("ascii", 4, 2);
+    ascii.extend(b"0 0 0\n1 0 0\n1 1 0.5\n0 1 0\n3 0 1 2\n4 0 2 3 1\n");
+    cases.push(("a.ply".into(), ascii));
+    let mut le = ply_header("binary_little_endian", 3, 1);
+    for c in [0f32, 0., 0., 1., 0., 0., 0., 1., 0.] {
+        le.extend(c.to_le_bytes());
+    }
+    le.push(3);
+    for i in 0..3i32 {
+        le.extend(i.to_le_bytes());
+    }
+    cases.push(("le.ply".into(), le));
+    cases.push((
+        "a.stl".into(),
+        b"solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nfacet normal 0 0 1\nouter loop\nvertex 1 0 0\nvertex 1 1 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n".to_vec(),
+    ));
+    // a binary STL whose header starts like an ascii one
+    let mut bin = b"solid but binary".to_vec();
+    bin.resize(80, b' ');
+    bin.extend(1u32.to_le_bytes());
+    bin.extend([0u8; 12]);
+    for c in [0f32, 0., 0., 1., 0., 0., 0., 1., 0.] {
+        bin.extend(c.to_le_bytes());
+    }
+    bin.extend([0u8; 2]);
+    cases.push(("b.stl".into(), bin));
+    cases.push((
+        "q.obj".into(),
+        b"v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvn 0 0 1\nf 1//1 2//1 3//1 4//1\n".to_vec(),
+    ));
+    if let Some(dir) = common::meshes() {
+        for f in ["igea.ply", "stanford-bunny.obj"] {
+            cases.push((f.into(), std::fs::read(dir.join(f)).unwrap()));
+        }
+    }
+    for (name, bytes) in &cases {
+        let plain = io::load_mesh(write(name, bytes)).unwrap();
+        let gz = io::load_mesh(write(&format!("{name}.gz"), &gzip(bytes))).unwrap();
+        assert_eq!(gz.positions, plain.positions, "{name}");
+        assert_eq!(gz.normals, plain.normals, "{name}");
+        assert_eq!(gz.indices, plain.indices, "{name}");
+        assert!(plain.triangle_count() > 0, "{name}");
+    }
+    // the same errors, with the same places
+    let mut bad = ply_header("ascii", 3, 1);
+    bad.extend(b"0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n");
+    let bad_stl = b"solid x\nfacet\nvertex 0 0 nope\n".to_vec();
+    let mut short = ply_header("ascii", 3, 1);
+    short.extend(b"0 0 0\n1 0 0\n0 1\n");
+    for (name, bytes) in [("r.ply", bad), ("n.stl", bad_stl), ("s.ply", short)] {
+        let plain = err_text(io::load_mesh(write(name, &bytes)));
+        let gz = err_text(io::load_mesh(write(&format!("{name}.gz"), &gzip(&bytes))));
+        assert_eq!(
+            gz.replace(&format!("{name}.gz"), name),
+            plain,
+            "{name}: gzipped and plain errors differ"
+        );
+    }
+}

@@ -8,6 +8,7 @@ pub mod obj;
 pub mod ply;
 pub mod scene;
 pub mod stl;
+pub mod text;
 
 use crate::mesh::{Mesh, MeshError};
 use std::io::Read;
@@ -178,13 +179,23 @@ pub fn parse_meshes(
     base: Option<&Path>,
 ) -> Result<(Vec<Mesh>, SourceCounts), IoError> {
     if is_gzip(&data) {
-        // enough of the text to recognise the format; OBJ is then parsed from the stream
+        // enough of the text to recognise the format; the text formats are then parsed from the
+        // stream, so that memory follows the mesh and not its text
         let mut dec = flate2::read::MultiGzDecoder::new(&data[..]);
         let mut head = Vec::new();
         read_checked(&mut dec, &mut head, 64 << 10, name)?;
-        if sniff(&head, name) == Some(Format::Obj) {
+        let format = sniff(&head, name);
+        // ascii STL starts with "solid"; so may a binary one's header, but then NUL bytes follow
+        let ascii_stl = format == Some(Format::Stl)
+            && head.trim_ascii_start().starts_with(b"solid")
+            && !head.contains(&0);
+        if matches!(format, Some(Format::Obj | Format::Ply)) || ascii_stl {
             let input = std::io::BufReader::new(Read::chain(&head[..], dec));
-            let (m, c) = obj::parse_reader(input, name)?;
+            let (m, c) = match format {
+                Some(Format::Obj) => obj::parse_reader(input, name)?,
+                Some(Format::Ply) => ply::parse_stream(input, name)?,
+                _ => stl::parse_ascii(input, name)?,
+            };
             m.validate()?;
             return Ok((vec![m], c));
         }

@@ -1,6 +1,7 @@
 //! Wavefront OBJ: `v`, `vt`, `vn`, faces with `v`, `v/vt`, `v//vn`, `v/vt/vn` corners, negative
 //! (relative) indices, polygons fan-triangulated; groups, objects and materials ignored.
 
+use super::text::room;
 use super::{IoError, SourceCounts};
 use crate::mesh::Mesh;
 use glam::{Vec2, Vec3};
@@ -54,7 +55,7 @@ pub fn parse_reader(
     loop {
         raw.clear();
         line += 1;
-        match input.read_line(&mut raw) {
+        match super::text::read_line_capped(&mut input, &mut raw) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => return Err(err(line, e.to_string())),
@@ -68,6 +69,7 @@ pub fn parse_reader(
         match tag {
             "v" => {
                 let p = floats(&mut it, 3, line)?;
+                room(&mut pos, 1, "vertices", file)?;
                 pos.push(Vec3::from_array(p));
             }
             "vt" => {
@@ -83,10 +85,12 @@ pub fn parse_reader(
                         .map_err(|_| err(line, format!("'{s}' is not a number")))?,
                     None => 0.0,
                 };
+                room(&mut tex, 1, "texture coordinates", file)?;
                 tex.push(Vec2::new(u, v));
             }
             "vn" => {
                 let n = floats(&mut it, 3, line)?;
+                room(&mut nrm, 1, "normals", file)?;
                 nrm.push(Vec3::from_array(n));
             }
             "f" => {
@@ -145,6 +149,7 @@ pub fn parse_reader(
                     ));
                 }
                 faces += 1;
+                room(&mut indices, 3 * (poly.len() - 2), "face corners", file)?;
                 for k in 1..poly.len() - 1 {
                     indices.extend_from_slice(&[poly[0], poly[k], poly[k + 1]]);
                 }

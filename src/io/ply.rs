@@ -1,10 +1,11 @@
 //! PLY: ascii, binary little- and big-endian; `vertex` with x y z (nx ny nz, u v / s t),
 //! `face` lists of any arity (fan-triangulated) and `tristrips` with -1 restarts.
 
+use super::text::{room, Tokens};
 use super::{IoError, SourceCounts};
 use crate::mesh::Mesh;
 use glam::{Vec2, Vec3};
-use std::io::Write;
+use std::io::{BufRead, Read, Write};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Format {
@@ -66,12 +67,13 @@ struct Element {
 
 /// A cursor over the body that reads scalars in the file's format.
 struct Body<'a> {
+    /// binary: the whole file
     data: &'a [u8],
     pos: usize,
     format: Format,
     file: &'a str,
-    /// ascii: tokens of the body
-    tokens: Option<std::str::SplitAsciiWhitespace<'a>>,
+    /// ascii: tokens of the body, read as a stream
+    tokens: Option<Tokens<Box<dyn BufRead + 'a>>>,
     element: String,
     index: usize,
 }
@@ -87,14 +89,20 @@ impl Body<'_> {
 
     fn read(&mut self, ty: Scalar) -> Result<f64, IoError> {
         if self.format == Format::Ascii {
-            let tok = self
-                .tokens
-                .as_mut()
-                .and_then(|t| t.next())
-                .ok_or_else(|| self.error("unexpected end of file".into()))?;
-            return tok
-                .parse::<f64>()
-                .map_err(|_| self.error(format!("'{tok}' is not a number")));
+            let tok = match self.tokens.as_mut() {
+                Some(t) => t.next_token(self.file)?,
+                None => None,
+            };
+            let Some(tok) = tok else {
+                return Err(self.error("unexpected end of file".into()));
+            };
+            return match tok.parse::<f64>() {
+                Ok(v) => Ok(v),
+                Err(_) => {
+                    let m = format!("'{tok}' is not a number");
+                    Err(self.error(m))
+                }
+            };
         }
         let n = ty.size();
         if self.pos + n > self.data.len() {
@@ -141,8 +149,8 @@ fn find_header_end(data: &[u8]) -> Option<usize> {
     Some((j + 1).min(data.len()))
 }
 
-/// Parses PLY bytes. `file` names the source in errors.
-pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
+/// The header of a PLY: its format and elements, and where the body starts.
+fn parse_header(data: &[u8], file: &str) -> Result<(Format, Vec<Element>, usize), IoError> {
     let perr = |location: String, message: String| IoError::Parse {
         file: file.to_string(),
         location,
@@ -206,7 +214,12 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
         }
     }
     let format = format.ok_or_else(|| perr("header".into(), "no format line".into()))?;
-    let body_text;
+    Ok((format, elements, end))
+}
+
+/// Parses PLY bytes. `file` names the source in errors.
+pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
+    let (format, elements, end) = parse_header(data, file)?;
     let mut body = Body {
         data,
         pos: end,
@@ -217,18 +230,84 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
         index: 0,
     };
     if format == Format::Ascii {
-        body_text = std::str::from_utf8(&data[end..])
-            .map_err(|_| perr("body".into(), "ascii body is not text".into()))?;
-        body.tokens = Some(body_text.split_ascii_whitespace());
+        if std::str::from_utf8(&data[end..]).is_err() {
+            return Err(IoError::Parse {
+                file: file.to_string(),
+                location: "body".into(),
+                message: "ascii body is not text".into(),
+            });
+        }
+        body.tokens = Some(Tokens::new(Box::new(&data[end..])));
     }
+    read_elements(&elements, body, Some(data.len()))
+}
 
+/// The longest header read from a stream.
+const MAX_HEADER: usize = 1 << 20;
+
+/// Parses PLY read from `input` (a gzip stream, say). An ascii body is read as a stream, so
+/// memory follows the mesh, not the text; a binary body, about the size of its mesh, is read
+/// whole.
+pub fn parse_stream<'a>(
+    mut input: impl BufRead + 'a,
+    file: &str,
+) -> Result<(Mesh, SourceCounts), IoError> {
+    let mut head = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = input
+            .by_ref()
+            .take((MAX_HEADER - head.len()) as u64)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| IoError::Parse {
+                file: file.into(),
+                location: "header".into(),
+                message: e.to_string(),
+            })?;
+        head.extend_from_slice(&line);
+        if n == 0 || line.trim_ascii().starts_with(b"end_header") || head.len() >= MAX_HEADER {
+            break;
+        }
+    }
+    let (format, elements, end) = parse_header(&head, file)?;
+    if format != Format::Ascii {
+        super::read_checked(&mut input, &mut head, usize::MAX, file)?;
+        return parse(&head, file);
+    }
+    let body = Body {
+        data: &[],
+        pos: end,
+        format,
+        file,
+        tokens: Some(Tokens::new(Box::new(input))),
+        element: String::new(),
+        index: 0,
+    };
+    read_elements(&elements, body, None)
+}
+
+/// Reads the elements of the body; `len` is the file's size when known, to refuse counts that
+/// could not fit in it before reserving for them.
+fn read_elements(
+    elements: &[Element],
+    mut body: Body,
+    len: Option<usize>,
+) -> Result<(Mesh, SourceCounts), IoError> {
+    let file = body.file;
+    let format = body.format;
+    let perr = |location: String, message: String| IoError::Parse {
+        file: file.to_string(),
+        location,
+        message,
+    };
     let mut positions: Vec<Vec3> = Vec::new();
     let mut normals: Vec<Vec3> = Vec::new();
     let mut uvs: Vec<Vec2> = Vec::new();
     let mut indices: Vec<u32> = Vec::new();
     let mut faces = 0usize;
     let mut list: Vec<i64> = Vec::new();
-    for el in &elements {
+    for el in elements {
         body.element = el.name.clone();
         let slot = |n: &str| {
             el.props
@@ -257,13 +336,12 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
                 .map(|p| p.list.unwrap_or(p.ty).size())
                 .sum::<usize>()
         };
-        if el.count.saturating_mul(min_bytes) > data.len() {
+        if let Some(len) = len.filter(|&l| el.count.saturating_mul(min_bytes) > l) {
             return Err(perr(
                 format!("element '{}'", el.name),
                 format!(
-                    "declares {} entries but the file is only {} bytes (truncated?)",
-                    el.count,
-                    data.len()
+                    "declares {} entries but the file is only {len} bytes (truncated?)",
+                    el.count
                 ),
             ));
         }
@@ -271,7 +349,7 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
         if el.props.is_empty() {
             continue;
         }
-        if is_vertex {
+        if is_vertex && len.is_some() {
             positions.reserve(el.count);
         }
         let mut vals = vec![0f64; el.props.len()];
@@ -303,6 +381,7 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
                             faces += 1;
                             for j in 1..list.len() - 1 {
                                 for &c in &[list[0], list[j], list[j + 1]] {
+                                    room(&mut indices, 1, "face corners", file)?;
                                     indices.push(index_u32(c, &body)?);
                                 }
                             }
@@ -313,12 +392,14 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
                 }
             }
             if is_vertex {
+                room(&mut positions, 1, "vertices", file)?;
                 positions.push(Vec3::new(
                     vals[px.unwrap()] as f32,
                     vals[py.unwrap()] as f32,
                     vals[pz.unwrap()] as f32,
                 ));
                 if has_n {
+                    room(&mut normals, 1, "normals", file)?;
                     normals.push(Vec3::new(
                         vals[nx.unwrap()] as f32,
                         vals[ny.unwrap()] as f32,
@@ -326,6 +407,7 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
                     ));
                 }
                 if has_uv {
+                    room(&mut uvs, 1, "texture coordinates", file)?;
                     uvs.push(Vec2::new(vals[u.unwrap()] as f32, vals[v.unwrap()] as f32));
                 }
             }
@@ -359,6 +441,7 @@ fn strip_to_triangles(list: &[i64], out: &mut Vec<u32>, body: &Body) -> Result<u
             }
             let tri = if k % 2 == 0 { [a, b, c] } else { [b, a, c] };
             for t in tri {
+                room(out, 1, "strip corners", body.file)?;
                 out.push(index_u32(t, body)?);
             }
             added += 1;
