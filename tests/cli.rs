@@ -1,10 +1,12 @@
 //! The binary as a user meets it: bad input is an error naming the cause (exit 1), memory is
 //! checked before it is used, and a panic is reported as a bug (exit 70) without a backtrace.
 
+mod common;
+
 use std::process::{Command, Output};
 
 fn rxpipe(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rxpipe"));
+    let mut c = Command::new(common::rxpipe_exe());
     c.args(args).env("RUST_BACKTRACE", "1");
     c
 }
