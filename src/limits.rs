@@ -41,9 +41,19 @@ pub fn check_host(needed: u64, what: impl FnOnce() -> String) -> Result<(), OutO
     Ok(())
 }
 
+/// A cap on [`host_available`] set by the program (`u64::MAX`: none).
+static CAP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
+/// Caps the host memory this process counts on at `bytes`, below what the machine has: for a
+/// harness that must stay small whatever the machine (the fuzz targets, under libFuzzer's RSS
+/// limit), or a user who shares the machine.
+pub fn cap_host(bytes: u64) {
+    CAP.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Host memory this process can still take, in bytes (`u64::MAX` when nothing can be read).
 pub fn host_available() -> u64 {
-    let mut avail = u64::MAX;
+    let mut avail = CAP.load(std::sync::atomic::Ordering::Relaxed);
     if let Some(kb) = meminfo_kb("MemAvailable:") {
         avail = avail.min(kb.saturating_mul(1024));
     }
