@@ -4,8 +4,9 @@
 //!
 //! The host's budget is the smallest of what the kernel says is available (`MemAvailable`), what
 //! the process's cgroup still allows (`memory.max` less `memory.current`) and what its address
-//! space and data limits leave (`RLIMIT_AS`, `RLIMIT_DATA`, less what it already maps). Where none
-//! of them can be read the budget is unlimited and nothing is refused.
+//! space and data limits leave (`RLIMIT_AS`, `RLIMIT_DATA`, less what it already maps), and the
+//! cap the program set with [`cap_host`]. Where none of them can be read and no cap is set the
+//! budget is unlimited and nothing is refused.
 
 /// A request that would not fit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -21,21 +21,8 @@ fn stderr(o: &Output) -> String {
 /// alone. Two arenas and four worker threads make the child the same small machine everywhere.
 #[cfg(unix)]
 fn with_memory_limit(mut c: Command, bytes: u64) -> Output {
-    use std::os::unix::process::CommandExt;
     c.env("MALLOC_ARENA_MAX", "2").env("RAYON_NUM_THREADS", "4");
-    // SAFETY: setrlimit is async-signal-safe and touches only the child's limits.
-    unsafe {
-        c.pre_exec(move || {
-            let r = libc::rlimit {
-                rlim_cur: bytes as libc::rlim_t,
-                rlim_max: bytes as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &r) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::limit_child(&mut c, common::ChildLimit::Memory, bytes);
     c.output().expect("rxpipe runs")
 }
 

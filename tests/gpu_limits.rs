@@ -20,11 +20,10 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
 /// `copies` copies of `m` in the same place, each with its own vertices.
 fn stacked(m: &Mesh, copies: usize) -> Mesh {
     let v = m.positions.len() as u32;
-    let repeat = |a: &Option<Vec<_>>| a.as_ref().map(|a: &Vec<_>| a.repeat(copies));
     Mesh {
         name: format!("{} x{copies}", m.name),
         positions: m.positions.repeat(copies),
-        normals: repeat(&m.normals),
+        normals: m.normals.as_ref().map(|a| a.repeat(copies)),
         uvs: m.uvs.as_ref().map(|a| a.repeat(copies)),
         indices: (0..copies as u32)
             .flat_map(|c| m.indices.iter().map(move |&i| i + c * v))
@@ -246,7 +245,6 @@ fn two_processes_render_at_once_and_share_the_kernel_cache() {
 #[test]
 fn a_kernel_cache_that_cannot_be_written_is_a_notice_and_the_frame_draws() {
     use std::os::unix::fs::PermissionsExt;
-    use std::os::unix::process::CommandExt;
     if common::gpu().is_none() {
         return;
     }
@@ -284,21 +282,7 @@ fn a_kernel_cache_that_cannot_be_written_is_a_notice_and_the_frame_draws() {
     // a full disk: files may grow to 32 KiB (the picture fits, the compiled kernels do not)
     let full = dir.join("full");
     let mut c = render(&full, &dir.join("c.png"));
-    // SAFETY: setrlimit and signal are async-signal-safe and touch only the child.
-    unsafe {
-        c.pre_exec(|| {
-            let r = libc::rlimit {
-                rlim_cur: 32 << 10,
-                rlim_max: 32 << 10,
-            };
-            // past the limit a write fails with EFBIG instead of killing the process
-            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    common::limit_child(&mut c, common::ChildLimit::FileSize, 32 << 10);
     let e = check(&c.output().unwrap(), "a full cache disk");
     assert!(e.contains(notice), "{e}");
     assert_eq!(leftovers(&full), Vec::<String>::new());

@@ -503,7 +503,18 @@ fn gzipped_files_load_exactly_like_plain_ones() {
     let bad_stl = b"solid x\nfacet\nvertex 0 0 nope\n".to_vec();
     let mut short = ply_header("ascii", 3, 1);
     short.extend(b"0 0 0\n1 0 0\n0 1\n");
-    for (name, bytes) in [("r.ply", bad), ("n.stl", bad_stl), ("s.ply", short)] {
+    // a word too long to be a number, on the body's second line (the file's eleventh)
+    let mut long = ply_header("ascii", 3, 1);
+    long.extend(b"0 0 0\n1 0 ");
+    long.extend([b'7'; 200]);
+    let e = err_text(io::load_mesh(write("long.ply", &long)));
+    assert!(e.contains("line 11") && e.contains("longer than"), "{e}");
+    for (name, bytes) in [
+        ("r.ply", bad),
+        ("n.stl", bad_stl),
+        ("s.ply", short),
+        ("long.ply", long),
+    ] {
         let plain = err_text(io::load_mesh(write(name, &bytes)));
         let gz = err_text(io::load_mesh(write(&format!("{name}.gz"), &gzip(&bytes))));
         assert_eq!(

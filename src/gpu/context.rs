@@ -93,10 +93,9 @@ const KEEP_FREED: u64 = 2 << 30;
 /// frame (a frame stage's subsets) reuse memory instead of mapping it again. Only so much: past
 /// it, what a large frame or mesh freed goes back at the next synchronisation, for the other
 /// programs on the GPU. Best effort: without memory pools nothing changes.
-fn keep_freed_memory(ctx: &Arc<CudaContext>, keep: u64) {
+fn keep_freed_memory(ctx: &Arc<CudaContext>, mut keep: u64) {
     use cudarc::driver::sys;
     let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    let mut keep = keep;
     // SAFETY: plain driver calls on the context's device with valid out-pointers; failures are
     // ignored (the pool then keeps its default).
     unsafe {

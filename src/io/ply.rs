@@ -237,9 +237,16 @@ pub fn parse(data: &[u8], file: &str) -> Result<(Mesh, SourceCounts), IoError> {
                 message: "ascii body is not text".into(),
             });
         }
-        body.tokens = Some(Tokens::new(Box::new(&data[end..])));
+        body.tokens = Some(body_tokens(Box::new(&data[end..]), &data[..end]));
     }
     read_elements(&elements, body, Some(data.len()))
+}
+
+/// Tokens of an ascii body that follows `header`, numbering lines as in the whole file.
+fn body_tokens<'a>(body: Box<dyn BufRead + 'a>, header: &[u8]) -> Tokens<Box<dyn BufRead + 'a>> {
+    let mut t = Tokens::new(body);
+    t.line += header.iter().filter(|&&b| b == b'\n').count();
+    t
 }
 
 /// The longest header read from a stream.
@@ -280,7 +287,7 @@ pub fn parse_stream<'a>(
         pos: end,
         format,
         file,
-        tokens: Some(Tokens::new(Box::new(input))),
+        tokens: Some(body_tokens(Box::new(input), &head[..end])),
         element: String::new(),
         index: 0,
     };

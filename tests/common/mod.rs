@@ -64,3 +64,40 @@ pub fn rxpipe_exe() -> PathBuf {
         .map(|d| d.join("bin").join("rxpipe"))
         .expect("the bundle's bin folder")
 }
+
+/// A limit a child process runs under.
+#[cfg(unix)]
+#[derive(Clone, Copy)]
+pub enum ChildLimit {
+    /// its address space (RLIMIT_AS), as a machine with that much memory
+    Memory,
+    /// the size of any file it writes (RLIMIT_FSIZE), as a full disk; a write past it fails with
+    /// EFBIG instead of the signal killing the process
+    FileSize,
+}
+
+/// Makes `c` run under `limit` at `bytes`.
+#[cfg(unix)]
+pub fn limit_child(c: &mut std::process::Command, limit: ChildLimit, bytes: u64) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit and signal are async-signal-safe and touch only the child.
+    unsafe {
+        c.pre_exec(move || {
+            let r = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
+            let resource = match limit {
+                ChildLimit::Memory => libc::RLIMIT_AS,
+                ChildLimit::FileSize => {
+                    libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                    libc::RLIMIT_FSIZE
+                }
+            };
+            if libc::setrlimit(resource, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
