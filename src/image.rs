@@ -1,20 +1,88 @@
-//! PNG output.
+//! Image output (PNG, JPEG) and PNG input.
 
 use crate::Error;
 use std::path::Path;
 
+/// The formats a frame can be written in, chosen by the output's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Png,
+    /// baseline JPEG at quality 92 (no alpha)
+    Jpeg,
+}
+
+impl ImageFormat {
+    /// The format `path`'s extension names (`.png`, `.jpg`, `.jpeg`, any case), or an error that
+    /// says which extensions are supported.
+    pub fn of(path: &Path) -> Result<ImageFormat, Error> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("png") => Ok(ImageFormat::Png),
+            Some("jpg" | "jpeg") => Ok(ImageFormat::Jpeg),
+            other => Err(Error::Image(format!(
+                "{}: cannot write {} images; name the output .png or .jpg",
+                path.display(),
+                match other {
+                    Some(e) => format!("'.{e}'"),
+                    None => "extension-less".into(),
+                }
+            ))),
+        }
+    }
+}
+
+/// Writes RGBA8 pixels in the format `path`'s extension names (see [`ImageFormat::of`]); the
+/// file appears under its name only when complete.
+pub fn save(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), Error> {
+    match ImageFormat::of(path)? {
+        ImageFormat::Png => save_png(path, width, height, rgba),
+        ImageFormat::Jpeg => write_atomically(path, |f, name| {
+            let rgb: Vec<u8> = rgba
+                .chunks_exact(4)
+                .flat_map(|p| [p[0], p[1], p[2]])
+                .collect();
+            let mut w = std::io::BufWriter::new(f);
+            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut w, 92)
+                .encode(&rgb, width, height, image::ExtendedColorType::Rgb8)
+                .map_err(|e| Error::Image(format!("{name}: {e}")))?;
+            std::io::Write::flush(&mut w).map_err(|e| io_error(name, e))
+        }),
+    }
+}
+
+fn io_error(name: &str, e: std::io::Error) -> Error {
+    Error::Io(crate::io::IoError::Io {
+        file: name.to_string(),
+        source: e,
+    })
+}
+
+/// Writes `path` through `write` into a temporary file beside it, renamed into place when
+/// complete (removed on failure), so that a failed write never leaves a partial file.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(std::fs::File, &str) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let name = path.display().to_string();
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".rxpipe-tmp");
+    let tmp = std::path::PathBuf::from(tmp);
+    let result = std::fs::File::create(&tmp)
+        .map_err(|e| io_error(&name, e))
+        .and_then(|f| write(f, &name));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    std::fs::rename(&tmp, path).map_err(|e| io_error(&name, e))
+}
+
 /// Writes RGBA8 pixels as a PNG; the file appears under its name only when complete.
 pub fn save_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), Error> {
-    let name = path.display().to_string();
-    let io = |e: std::io::Error| {
-        Error::Io(crate::io::IoError::Io {
-            file: name.clone(),
-            source: e,
-        })
-    };
-    let tmp = path.with_extension("png.rxpipe-tmp");
-    let result = (|| -> Result<(), Error> {
-        let f = std::fs::File::create(&tmp).map_err(io)?;
+    write_atomically(path, |f, name| {
         let mut enc = png::Encoder::new(std::io::BufWriter::new(f), width, height);
         enc.set_color(png::ColorType::Rgba);
         enc.set_depth(png::BitDepth::Eight);
@@ -26,14 +94,8 @@ pub fn save_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(),
         w.finish()
             .map_err(|e| Error::Image(format!("{name}: {e}")))?;
         Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    std::fs::rename(&tmp, path).map_err(io)
+    })
 }
-
 /// Reads an RGBA8 or RGB8 PNG (golden images in tests).
 pub fn load_png(path: &Path) -> Result<(u32, u32, Vec<u8>), Error> {
     let name = path.display().to_string();

@@ -521,6 +521,12 @@ impl Frame {
         crate::image::save_png(path.as_ref(), self.width, self.height, &self.color)
     }
 
+    /// Writes the colour image in the format the path's extension names (PNG or JPEG; see
+    /// [`crate::image::ImageFormat`]).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        crate::image::save(path.as_ref(), self.width, self.height, &self.color)
+    }
+
     /// The frame's buffers as a raster target (given back with [`Frame::put_output`]).
     fn take_output(&mut self) -> raster::RasterOutput {
         raster::RasterOutput {
@@ -1003,6 +1009,9 @@ impl Pipeline {
         let r = api.raster(&draws, &settings, &mut out);
         frame.put_output(out);
         let geometry_ms = r?;
+        if self.shading == ShadingMode::Depth {
+            raster::normalize_depth(&mut frame.color, &frame.depth, camera.near, camera.far);
+        }
         let mut geometry = GeometryStats::default();
         for d in &draws {
             geometry.add(&api.stats(d.mesh, d.queue)?);
@@ -1017,6 +1026,58 @@ impl Pipeline {
             geometry_ms,
             total_ms: start.elapsed().as_secs_f64() * 1e3,
         };
+        let total: u64 = objects.iter().map(|o| o.triangles).sum();
+        if let Some(why) = nothing_drawn(&frame.stats, total, self.cull) {
+            frame.notes.push(why);
+        }
         Ok(())
     }
+}
+
+/// Why a frame drew nothing, when it drew nothing: what dropped the scene's `total` triangles.
+fn nothing_drawn(stats: &FrameStats, total: u64, cull: CullMode) -> Option<String> {
+    let r = &stats.raster;
+    if r.fragments > 0 || total == 0 {
+        return None;
+    }
+    let n = thousands;
+    let (_, staged) = stats.culled();
+    let faced = match cull {
+        CullMode::Front => "faced the camera (front faces are culled): try --cull none",
+        _ => "faced away: try --cull none",
+    };
+    Some(if r.triangles_in == 0 {
+        format!(
+            "nothing was drawn: the frame stages dropped all {} triangles (outside the view or facing away)",
+            n(total)
+        )
+    } else if r.culled == r.triangles_in {
+        format!("nothing was drawn: all {} triangles {faced}", n(r.culled))
+    } else if r.rejected == r.triangles_in {
+        format!(
+            "nothing was drawn: all {} triangles lie outside the view or cover no pixel centre (is the camera looking at the scene?)",
+            n(r.rejected)
+        )
+    } else {
+        format!(
+            "nothing was drawn: of {} triangles, the frame stages dropped {}, {} {faced}, and {} lie outside the view or cover no pixel centre",
+            n(total),
+            n(staged),
+            n(r.culled),
+            n(r.rejected)
+        )
+    })
+}
+
+/// `n` with a comma between groups of three digits (2,553).
+fn thousands(n: u64) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -1,6 +1,9 @@
 //! The window: winit + pixels. Orbit with the left mouse button, zoom with the wheel; keys switch
-//! strategy (S), shading mode (M), vertex order (O) and culling (C); R resets the camera, Esc
-//! closes. Frame time and ASR are in the title.
+//! strategy (S), shading mode (M), vertex order (O) and culling (C); R resets the camera, P writes
+//! a screenshot PNG into the current folder, Esc closes. Frame time and ASR are in the title.
+//!
+//! A frame is drawn only when something changed (input, a resize, a setting): a still window
+//! costs no CPU.
 
 use crate::{CullMode, Error, Pipeline, Prepared, Scene};
 use glam::Vec3;
@@ -160,6 +163,17 @@ impl ApplicationHandler for App {
     }
 
     fn window_event(&mut self, el: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        if self.handle(el, event) {
+            if let Some(w) = &self.window {
+                w.request_redraw();
+            }
+        }
+    }
+}
+
+impl App {
+    /// Applies one window event; true when the picture changes (a redraw is due).
+    fn handle(&mut self, el: &ActiveEventLoop, event: WindowEvent) -> bool {
         match event {
             WindowEvent::CloseRequested => el.exit(),
             WindowEvent::Resized(size) => {
@@ -167,18 +181,15 @@ impl ApplicationHandler for App {
                 if w > 0 && h > 0 {
                     if let Some(px) = self.pixels.as_mut() {
                         if px.resize_surface(w, h).is_err() || px.resize_buffer(w, h).is_err() {
-                            return self.fail(el, Error::Backend("window resize failed".into()));
+                            self.fail(el, Error::Backend("window resize failed".into()));
+                            return false;
                         }
                     }
                 }
                 self.size = (w, h);
+                return true;
             }
-            WindowEvent::RedrawRequested => {
-                self.redraw(el);
-                if let Some(w) = &self.window {
-                    w.request_redraw();
-                }
-            }
+            WindowEvent::RedrawRequested => self.redraw(el),
             WindowEvent::MouseInput {
                 state,
                 button: MouseButton::Left,
@@ -187,12 +198,16 @@ impl ApplicationHandler for App {
                 self.dragging = state == ElementState::Pressed;
             }
             WindowEvent::CursorMoved { position, .. } => {
-                if let (true, Some((x, y))) = (self.dragging, self.last_cursor) {
+                let moved = if let (true, Some((x, y))) = (self.dragging, self.last_cursor) {
                     self.orbit.yaw -= (position.x - x) as f32 * 0.008;
                     self.orbit.pitch =
                         (self.orbit.pitch + (position.y - y) as f32 * 0.008).clamp(-1.5, 1.5);
-                }
+                    true
+                } else {
+                    false
+                };
                 self.last_cursor = Some((position.x, position.y));
+                return moved;
             }
             WindowEvent::MouseWheel { delta, .. } => {
                 let d = match delta {
@@ -201,6 +216,7 @@ impl ApplicationHandler for App {
                 };
                 self.orbit.distance =
                     (self.orbit.distance * (1.0 - 0.1 * d)).max(self.home.distance * 0.05);
+                return true;
             }
             WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
                 match event.logical_key.as_ref() {
@@ -233,12 +249,38 @@ impl ApplicationHandler for App {
                             }
                         }
                         "r" => self.orbit = self.home,
-                        _ => {}
+                        "p" => {
+                            self.screenshot();
+                            return false;
+                        }
+                        _ => return false,
                     },
-                    _ => {}
+                    _ => return false,
                 }
+                return true;
             }
             _ => {}
+        }
+        false
+    }
+
+    /// Writes the last frame as rxpipe-screenshot-N.png in the current folder, N the first
+    /// number not taken (an existing file is never replaced), and says where.
+    fn screenshot(&self) {
+        let f = &self.frame;
+        if f.width == 0 {
+            return;
+        }
+        let Some(path) = (1..10_000)
+            .map(|n| std::path::PathBuf::from(format!("rxpipe-screenshot-{n}.png")))
+            .find(|p| !p.exists())
+        else {
+            eprintln!("screenshot: rxpipe-screenshot-1.png to -9999.png all exist; none written");
+            return;
+        };
+        match f.save_png(&path) {
+            Ok(()) => eprintln!("screenshot: {} ({}x{})", path.display(), f.width, f.height),
+            Err(e) => eprintln!("screenshot: {e}"),
         }
     }
 }
@@ -251,7 +293,8 @@ pub fn run(scene: Scene, pipeline: Pipeline) -> Result<(), Error> {
             "no display available ({e}); render to a file instead: rxpipe render SCENE --out frame.png"
         ))
     })?;
-    event_loop.set_control_flow(ControlFlow::Poll);
+    // sleep until an event comes: frames are drawn on request, when something changed
+    event_loop.set_control_flow(ControlFlow::Wait);
     let orbit = Orbit::from_camera(&scene.camera);
     let mut app = App {
         scene,

@@ -227,3 +227,206 @@ fn gzipped_text_without_end_is_an_error_not_memory() {
         assert!(e.contains(says) && e.contains("line"), "{name}: {e}");
     }
 }
+
+/// `render --out` writes the format its extension names, refuses formats it cannot write, and
+/// never writes over a file the scene was read from (a glTF's buffer included), even with --force.
+#[test]
+fn render_output_follows_the_extension_and_spares_the_inputs() {
+    let dir = common::tmp_dir("render-out");
+    let render = |scene: &std::path::Path, out: &std::path::Path, force: bool| {
+        let mut args = vec![
+            "render",
+            scene.to_str().unwrap(),
+            "--backend",
+            "cpu",
+            "--width",
+            "64",
+            "--height",
+            "48",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        if force {
+            args.push("--force");
+        }
+        rxpipe(&args).output().unwrap()
+    };
+    // a glTF with an external buffer: a triangle facing +z
+    let bin: Vec<u8> = [0f32, 0., 0., 1., 0., 0., 0., 1., 0.]
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .collect();
+    std::fs::write(dir.join("tri.bin"), &bin).unwrap();
+    let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],
+        "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+        "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+        "bufferViews":[{"buffer":0,"byteLength":36}],"buffers":[{"uri":"tri.bin","byteLength":36}]}"#;
+    let scene = dir.join("tri.gltf");
+    std::fs::write(&scene, gltf).unwrap();
+    let jpg = dir.join("frame.jpg");
+    let o = render(&scene, &jpg, false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&jpg).unwrap();
+    assert_eq!(&bytes[..3], &[0xff, 0xd8, 0xff], "a JPEG");
+    let png = dir.join("frame.PNG");
+    assert!(render(&scene, &png, false).status.success());
+    assert_eq!(&std::fs::read(&png).unwrap()[..4], b"\x89PNG");
+    let bmp = dir.join("frame.bmp");
+    let o = render(&scene, &bmp, false);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains(".png or .jpg"), "{}", stderr(&o));
+    assert!(!bmp.exists());
+    // the buffer the scene reads is an input: refused even with --force, and left as it was
+    let target = dir.join("tri.bin");
+    std::fs::rename(&target, dir.join("keep.bin")).unwrap();
+    std::fs::copy(dir.join("keep.bin"), &target).unwrap();
+    let as_png = dir.join("tri.png");
+    std::fs::copy(&target, &as_png).unwrap();
+    let gltf_png = gltf.replace("tri.bin", "tri.png");
+    let scene2 = dir.join("tri2.gltf");
+    std::fs::write(&scene2, gltf_png).unwrap();
+    let o = render(&scene2, &as_png, true);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("is an input"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&as_png).unwrap(), bin);
+    // a missing buffer is named
+    std::fs::remove_file(&as_png).unwrap();
+    let o = render(&scene2, &dir.join("x.png"), false);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("tri.png") && stderr(&o).contains("buffer 0"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Blank output never goes without a word: a file with no triangles and a degenerate camera are
+/// errors naming the cause; a frame in which every triangle faced away says so and exits 0.
+#[test]
+fn blank_frames_say_why() {
+    let dir = common::tmp_dir("blank");
+    let out = dir.join("f.png");
+    let render = |scene: &std::path::Path, extra: &[&str]| {
+        let mut args = vec!["render", scene.to_str().unwrap(), "--backend", "cpu"];
+        args.extend(["--width", "64", "--height", "48", "--force", "--out"]);
+        args.push(out.to_str().unwrap());
+        args.extend(extra);
+        rxpipe(&args).output().unwrap()
+    };
+    let points = dir.join("points.obj");
+    std::fs::write(&points, "v 0 0 0\nv 1 0 0\nv 0 1 0\n").unwrap();
+    let o = render(&points, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("3 vertices and no triangles"),
+        "{}",
+        stderr(&o)
+    );
+    let toml = |camera: &str| {
+        let p = dir.join("cam.toml");
+        std::fs::write(
+            &p,
+            format!("[camera]\n{camera}\n[[object]]\ngenerator = \"icosphere\"\nlevel = 1\n"),
+        )
+        .unwrap();
+        p
+    };
+    for (camera, says) in [
+        (
+            "eye = [0.0, 0.0, 3.0]\ntarget = [0.0, 0.0, 3.0]",
+            "eye on its target",
+        ),
+        (
+            "eye = [0.0, 0.0, 3.0]\ntarget = [0.0, 0.0, 0.0]\nfov_y = 0.0",
+            "field of view",
+        ),
+        (
+            "eye = [0.0, 3.0, 0.0]\ntarget = [0.0, 0.0, 0.0]",
+            "up vector",
+        ),
+    ] {
+        let o = render(&toml(camera), &[]);
+        assert_eq!(o.status.code(), Some(1), "{camera}");
+        assert!(stderr(&o).contains(says), "{camera}: {}", stderr(&o));
+    }
+    // one triangle seen from behind
+    let back = dir.join("back.obj");
+    std::fs::write(&back, "v 0 0 0\nv 0 1 0\nv 1 0 0\nf 1 2 3\n").unwrap();
+    let toml_back = dir.join("back.toml");
+    std::fs::write(
+        &toml_back,
+        "[camera]\neye = [0.3, 0.3, 3.0]\ntarget = [0.3, 0.3, 0.0]\n[[object]]\nmesh = \"back.obj\"\n",
+    )
+    .unwrap();
+    let o = render(&toml_back, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("all 1 triangles faced away: try --cull none"),
+        "{}",
+        stderr(&o)
+    );
+    let o = render(&toml_back, &["--cull", "none"]);
+    assert!(o.status.success());
+    assert!(!stderr(&o).contains("nothing was drawn"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `asr` re-indexes as `render` does, and measures the file as it is with --no-reindex: a mesh
+/// whose every corner is its own vertex shades each vertex once per corner without re-indexing.
+#[test]
+fn asr_reindexes_as_render_does() {
+    let dir = common::tmp_dir("asr");
+    // a 2x2 quad grid as a soup of 8 triangles, 24 OBJ vertices (9 distinct)
+    let mut obj = String::new();
+    let mut k = 1;
+    for y in 0..2 {
+        for x in 0..2 {
+            let (x, y) = (x as f32, y as f32);
+            for t in [
+                [(x, y), (x + 1.0, y), (x + 1.0, y + 1.0)],
+                [(x, y), (x + 1.0, y + 1.0), (x, y + 1.0)],
+            ] {
+                for (a, b) in t {
+                    obj.push_str(&format!("v {a} {b} 0\n"));
+                }
+                obj.push_str(&format!("f {} {} {}\n", k, k + 1, k + 2));
+                k += 3;
+            }
+        }
+    }
+    let mesh = dir.join("soup.obj");
+    std::fs::write(&mesh, obj).unwrap();
+    let asr = |extra: &[&str]| {
+        let mut args = vec!["asr", mesh.to_str().unwrap(), "--backend", "cpu"];
+        args.extend(["--strategy", "hash", "--json"]);
+        args.extend(extra);
+        let o = rxpipe(&args).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["rows"][0]["invocations"].as_u64().unwrap()
+    };
+    assert_eq!(asr(&["--no-reindex"]), 24);
+    assert_eq!(asr(&[]), 9);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Benchmarks that need a GPU say so on a machine without one.
+#[test]
+fn gpu_benchmarks_say_they_need_a_gpu() {
+    if common::gpu().is_some() {
+        eprintln!("skipped: this machine has a GPU");
+        return;
+    }
+    for b in ["geometry", "frame", "frustum", "rxmesh"] {
+        let o = rxpipe(&["bench", b]).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{b}");
+        assert!(
+            stderr(&o).contains(&format!(
+                "`rxpipe bench {b}` measures the CUDA backend and needs an NVIDIA GPU"
+            )),
+            "{b}: {}",
+            stderr(&o)
+        );
+    }
+}

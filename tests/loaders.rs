@@ -316,7 +316,10 @@ fn broken_gltf_buffer_is_an_error() {
     // the external buffer file is missing
     let missing = gltf_json("nowhere.bin", buf.len());
     let e = err_text(io::load_mesh(write("missing.gltf", missing.as_bytes())));
-    assert!(e.contains("missing.gltf") && e.contains("buffers"), "{e}");
+    assert!(
+        e.contains("missing.gltf") && e.contains("buffer 0") && e.contains("nowhere.bin"),
+        "the missing file is named: {e}"
+    );
     let e = err_text(io::load_mesh(write("garbage.gltf", b"{ not json")));
     assert!(e.contains("garbage.gltf"), "{e}");
 }
@@ -364,6 +367,15 @@ fn writers_round_trip_and_never_clobber_on_failure() {
 fn scene_files_parse_and_report_errors_with_lines() {
     let s = rxpipe::Scene::load("scenes/default.toml").unwrap();
     assert!(s.objects.len() >= 3 && s.triangle_count() > 10_000);
+    // the built-in copy (what `rxpipe view` opens from any folder) is the same scene
+    let b = rxpipe::Scene::builtin();
+    assert_eq!(b.objects.len(), s.objects.len());
+    assert_eq!(b.triangle_count(), s.triangle_count());
+    assert_eq!(b.camera, s.camera);
+    assert_eq!(
+        s.sources,
+        vec![std::path::PathBuf::from("scenes/default.toml")]
+    );
     let d = common::tmp_dir("scene");
     let p = d.join("bad.toml");
     std::fs::write(

@@ -51,6 +51,28 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
             }
         }
     }
+    // an external buffer that cannot be read is named with its path (the gltf crate's error says
+    // only "No such file or directory")
+    for b in gltf.document.buffers() {
+        if let gltf::buffer::Source::Uri(uri) = b.source() {
+            if uri.contains(':') {
+                continue;
+            }
+            let Some(dir) = base else {
+                return Err(err(
+                    &format!("buffer {}", b.index()),
+                    format!("refers to the file '{uri}', but the data has no folder to find it in"),
+                ));
+            };
+            let path = dir.join(percent_decode(uri));
+            if let Err(e) = std::fs::metadata(&path) {
+                return Err(err(
+                    &format!("buffer {}", b.index()),
+                    format!("cannot read its file {}: {e}", path.display()),
+                ));
+            }
+        }
+    }
     let buffers = gltf::import_buffers(&gltf.document, base, gltf.blob.clone())
         .map_err(|e| err("buffers", e.to_string()))?;
     let doc = &gltf.document;
@@ -162,12 +184,51 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
     Ok(out)
 }
 
-/// Checks the accessors this loader reads against the types the specification allows for them:
-/// the gltf crate's readers assume them (an indices accessor of floats reaches an
-/// `unreachable!`, found by fuzz/ gltf), and an empty accessor has no last element.
-/// Whether `uri` with its %XX escapes decoded is UTF-8 (a '%' not followed by two hex digits
-/// stands for itself, as the gltf crate's decoder reads it).
-fn percent_decodes_to_utf8(uri: &str) -> bool {
+/// The files a glTF file refers to: its external buffers and images, resolved against its folder
+/// (data URIs and GLB chunks are inside it). Reads only the JSON (a GLB's first chunk); none for
+/// a file that is not glTF or cannot be read (loading it says why).
+pub fn referenced_files(path: &Path) -> Vec<std::path::PathBuf> {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let mut head = [0u8; 20];
+    let Ok(n) = f.read(&mut head) else {
+        return Vec::new();
+    };
+    let json: Vec<u8> = if n == 20 && head.starts_with(b"glTF") {
+        // GLB: 12-byte header, then the JSON chunk's length and type
+        let len = u32::from_le_bytes([head[12], head[13], head[14], head[15]]) as u64;
+        let mut j = Vec::new();
+        if f.take(len.min(256 << 20)).read_to_end(&mut j).is_err() {
+            return Vec::new();
+        }
+        j
+    } else if head[..n].trim_ascii_start().starts_with(b"{") {
+        let mut j = head[..n].to_vec();
+        if f.take(256 << 20).read_to_end(&mut j).is_err() {
+            return Vec::new();
+        }
+        j
+    } else {
+        return Vec::new();
+    };
+    let Ok(root) = gltf::json::deserialize::from_slice::<gltf::json::Root>(&json) else {
+        return Vec::new();
+    };
+    let base = path.parent().unwrap_or(Path::new("."));
+    let uris = root
+        .buffers
+        .iter()
+        .filter_map(|b| b.uri.as_deref())
+        .chain(root.images.iter().filter_map(|i| i.uri.as_deref()));
+    uris.filter(|u| !u.contains(':') && percent_decodes_to_utf8(u))
+        .map(|u| base.join(percent_decode(u)))
+        .collect()
+}
+
+/// `uri` with its %XX escapes decoded (a '%' not followed by two hex digits stands for itself).
+fn percent_bytes(uri: &str) -> Vec<u8> {
     let b = uri.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -188,7 +249,17 @@ fn percent_decodes_to_utf8(uri: &str) -> bool {
             }
         }
     }
-    std::str::from_utf8(&out).is_ok()
+    out
+}
+
+fn percent_decode(uri: &str) -> String {
+    String::from_utf8_lossy(&percent_bytes(uri)).into_owned()
+}
+
+/// Whether `uri` with its %XX escapes decoded is UTF-8 (a '%' not followed by two hex digits
+/// stands for itself, as the gltf crate's decoder reads it).
+fn percent_decodes_to_utf8(uri: &str) -> bool {
+    std::str::from_utf8(&percent_bytes(uri)).is_ok()
 }
 
 /// What is wrong with `count` elements of `size` bytes at `offset` in `view` (none: they fit, the
@@ -216,6 +287,9 @@ fn misfit(count: usize, size: usize, offset: usize, view: &gltf::buffer::View) -
     None
 }
 
+/// Checks the accessors this loader reads against the types the specification allows for them:
+/// the gltf crate's readers assume them (an indices accessor of floats reaches an
+/// `unreachable!`, found by fuzz/ gltf), and an empty accessor has no last element.
 fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
     use gltf::accessor::{DataType as T, Dimensions as D};
     use gltf::Semantic;

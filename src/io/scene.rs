@@ -23,7 +23,7 @@ use super::IoError;
 use crate::mesh::{self, Mesh};
 use glam::{EulerRot, Mat4, Vec3};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A perspective camera.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,6 +48,48 @@ impl Camera {
     pub fn view_projection(&self, aspect: f32) -> Mat4 {
         self.projection(aspect) * self.view()
     }
+    /// Why the camera sees nothing, if it does not: a field of view outside (0, 180) degrees,
+    /// the eye on the target, an up vector along the line of sight, or near and far planes out
+    /// of order; any of them not finite.
+    pub fn check(&self) -> Result<(), String> {
+        let finite = self.eye.is_finite()
+            && self.target.is_finite()
+            && self.up.is_finite()
+            && self.fov_y.is_finite()
+            && self.near.is_finite()
+            && self.far.is_finite();
+        let dir = self.target - self.eye;
+        let problem = if !finite {
+            Some("has a coordinate that is not a finite number".to_string())
+        } else if !(self.fov_y > 0.01 && self.fov_y < 179.0) {
+            Some(format!(
+                "has a vertical field of view of {} degrees (it must lie between 0 and 179)",
+                self.fov_y
+            ))
+        } else if dir.length() <= 1e-6 * self.eye.abs().max_element().max(1.0) {
+            Some(format!(
+                "has its eye on its target ({:?}): it looks nowhere",
+                self.eye.to_array()
+            ))
+        } else if dir.normalize().cross(self.up.normalize_or_zero()).length() < 1e-4 {
+            Some(format!(
+                "has its up vector {:?} along its line of sight",
+                self.up.to_array()
+            ))
+        } else if !(self.near > 0.0 && self.far > self.near) {
+            Some(format!(
+                "has near {} and far {}: they must satisfy 0 < near < far",
+                self.near, self.far
+            ))
+        } else {
+            None
+        };
+        match problem {
+            Some(p) => Err(format!("the camera {p}")),
+            None => Ok(()),
+        }
+    }
+
     /// A camera looking at a bounding box from the front and a little above, framing it.
     pub fn framing(lo: Vec3, hi: Vec3) -> Camera {
         let c = (lo + hi) * 0.5;
@@ -105,6 +147,9 @@ pub struct Scene {
     /// the stages the scene asks for (`passes = ["normals:angle"]`), as
     /// [`crate::passes::parse`] takes them; checked when a pipeline is built
     pub passes: Vec<String>,
+    /// every file the scene was read from: the scene file, its meshes, and the buffers and
+    /// images they refer to (what an output must never replace)
+    pub sources: Vec<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -182,7 +227,18 @@ struct FileScene {
     passes: Vec<String>,
 }
 
+/// The default scene's TOML (scenes/default.toml), built into the binary so that `rxpipe view`
+/// works from any folder.
+pub const DEFAULT_SCENE: &str = include_str!("../../scenes/default.toml");
+
 impl Scene {
+    /// The built-in default scene ([`DEFAULT_SCENE`]): procedural meshes only, so it reads no
+    /// file.
+    pub fn builtin() -> Scene {
+        Scene::parse(DEFAULT_SCENE, "default scene (built in)", Path::new("."))
+            .expect("the built-in scene parses (tests/loaders.rs)")
+    }
+
     /// Loads a `.toml` scene, or any mesh file (glTF scenes included) or generator spec as a
     /// scene with a framing camera.
     pub fn load(path: impl AsRef<Path>) -> Result<Scene, IoError> {
@@ -199,13 +255,37 @@ impl Scene {
                 }
             }
             let (meshes, _) = super::load_meshes(path)?;
-            return Ok(Scene::from_meshes(&name, meshes));
+            let mut scene = Scene::from_meshes(&name, meshes);
+            scene.sources = mesh_sources(path);
+            scene.check_drawable()?;
+            return Ok(scene);
         }
         let text = std::fs::read_to_string(path).map_err(|source| IoError::Io {
             file: name.clone(),
             source,
         })?;
-        Scene::parse(&text, &name, path.parent().unwrap_or(Path::new(".")))
+        let mut scene = Scene::parse(&text, &name, path.parent().unwrap_or(Path::new(".")))?;
+        scene.sources.insert(0, path.to_path_buf());
+        scene.check_drawable()?;
+        Ok(scene)
+    }
+
+    /// Refuses a scene that cannot draw anything: no triangles at all, or a camera that sees
+    /// nothing (what would otherwise be a blank image without a word).
+    pub fn check_drawable(&self) -> Result<(), IoError> {
+        let unsupported = |message: String| IoError::Unsupported {
+            file: self.name.clone(),
+            message,
+        };
+        if self.triangle_count() == 0 {
+            let vertices: usize = self.objects.iter().map(|o| o.mesh.vertex_count()).sum();
+            return Err(unsupported(if self.objects.is_empty() {
+                "the scene has no objects to draw".into()
+            } else {
+                format!("nothing to draw: {vertices} vertices and no triangles")
+            }));
+        }
+        self.camera.check().map_err(unsupported)
     }
 
     /// Parses scene TOML; mesh paths are relative to `dir`.
@@ -222,14 +302,25 @@ impl Scene {
             message: e.message().to_string(),
         })?;
         let mut objects = Vec::new();
+        let mut sources = Vec::new();
         for (i, o) in f.object.iter().enumerate() {
             let perr = |message: String| IoError::Parse {
                 file: name.into(),
                 location: format!("object {}", i + 1),
                 message,
             };
-            let mesh = match (&o.mesh, &o.generator) {
-                (Some(p), None) => super::load_mesh(dir.join(p))?,
+            // a mesh file's parts (a glTF's primitives) stay separate objects, each with its
+            // own material; the object's transform applies to all of them
+            let meshes = match (&o.mesh, &o.generator) {
+                (Some(p), None) => {
+                    let file = dir.join(p);
+                    sources.extend(mesh_sources(&file));
+                    let (meshes, _) = super::load_meshes(&file)?;
+                    if meshes.iter().all(|m| m.triangle_count() == 0) {
+                        return Err(perr(format!("{} holds no triangles", file.display())));
+                    }
+                    meshes
+                }
                 (None, Some(g)) => {
                     let generator = match g.as_str() {
                         "icosphere" => mesh::Generator::Icosphere {
@@ -254,7 +345,7 @@ impl Scene {
                             )))
                         }
                     };
-                    generator.generate(g).map_err(|e| perr(e.to_string()))?
+                    vec![generator.generate(g).map_err(|e| perr(e.to_string()))?]
                 }
                 _ => return Err(perr("give exactly one of 'mesh' or 'generator'".into())),
             };
@@ -269,15 +360,18 @@ impl Scene {
                 glam::Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2]),
                 Vec3::from_array(o.translate),
             );
-            let c = o
-                .color
-                .or(mesh.base_color.map(|c| [c[0], c[1], c[2]]))
-                .unwrap_or([0.8; 3]);
-            objects.push(Object {
-                mesh,
-                transform,
-                color: [c[0], c[1], c[2], 1.0],
-            });
+            for mesh in meshes {
+                // `color` overrides the file's colours only when given
+                let color = match o.color {
+                    Some(c) => [c[0], c[1], c[2], 1.0],
+                    None => mesh.base_color.unwrap_or([0.8, 0.8, 0.8, 1.0]),
+                };
+                objects.push(Object {
+                    mesh,
+                    transform,
+                    color,
+                });
+            }
         }
         let mut scene = Scene {
             name: name.into(),
@@ -286,6 +380,7 @@ impl Scene {
             objects,
             background: f.background.unwrap_or([0.06, 0.07, 0.09]),
             passes: f.passes,
+            sources,
         };
         match f.camera {
             Some(c) => {
@@ -329,6 +424,7 @@ impl Scene {
             objects,
             background: [0.06, 0.07, 0.09],
             passes: Vec::new(),
+            sources: Vec::new(),
         };
         s.frame_all();
         s
@@ -359,4 +455,11 @@ impl Scene {
     pub fn triangle_count(&self) -> usize {
         self.objects.iter().map(|o| o.mesh.triangle_count()).sum()
     }
+}
+
+/// The files a mesh file stands for: itself and, for glTF, the buffers and images it refers to.
+fn mesh_sources(path: &Path) -> Vec<PathBuf> {
+    let mut v = vec![path.to_path_buf()];
+    v.extend(super::gltf::referenced_files(path));
+    v
 }

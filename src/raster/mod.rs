@@ -12,7 +12,7 @@ mod tile;
 
 pub use setup::{snap, SetupTri, Varyings, SUBPIXEL_BITS};
 pub use shade::ShadingMode;
-pub use shade::{pack_srgb, patch_value, patch_value_color, Fragment};
+pub use shade::{normalize_depth, pack_srgb, patch_value, patch_value_color, Fragment};
 
 use crate::geometry::ShadedGeometry;
 use crate::io::scene::Light;

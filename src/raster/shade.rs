@@ -97,6 +97,34 @@ pub fn rate_color(invocations: f32) -> Vec3 {
     }
 }
 
+/// Re-shades a depth-mode image over the depth range it shows: the nearest visible point white,
+/// the farthest black (the mode's shading during rasterisation spans the camera's near to far
+/// planes, where a scene often fills a sliver). `depth` is the frame's NDC depth (1 where nothing
+/// was drawn, those pixels keep their colour); `near` and `far` are the camera's.
+pub fn normalize_depth(color: &mut [u8], depth: &[f32], near: f32, far: f32) {
+    // NDC depth z of a perspective with z in [0, 1] is at view distance near*far / (far - z (far - near))
+    let view = |z: f32| near * far / (far - z * (far - near));
+    let (lo, hi) =
+        depth
+            .iter()
+            .filter(|&&z| z < 1.0)
+            .fold((f32::INFINITY, 0f32), |(lo, hi), &z| {
+                let d = view(z);
+                (lo.min(d), hi.max(d))
+            });
+    if lo > hi {
+        return;
+    }
+    let span = (hi - lo).max(hi * 1e-6);
+    for (px, &z) in color.chunks_exact_mut(4).zip(depth) {
+        if z < 1.0 {
+            let t = 1.0 - ((view(z) - lo) / span).clamp(0.0, 1.0);
+            let q = (t * 255.0 + 0.5) as u8;
+            px.copy_from_slice(&[q, q, q, 255]);
+        }
+    }
+}
+
 pub(super) fn srgb_lut() -> &'static [u8; 4096] {
     static LUT: OnceLock<[u8; 4096]> = OnceLock::new();
     LUT.get_or_init(|| {
@@ -334,6 +362,22 @@ impl<'a> FragmentShader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The depth image spans the depth the frame shows: nearest white, farthest black, empty
+    /// pixels untouched.
+    #[test]
+    fn depth_is_normalised_to_the_visible_range() {
+        let (near, far) = (0.1f32, 100.0f32);
+        // NDC depth of view distance d
+        let ndc = |d: f32| far * (d - near) / ((far - near) * d);
+        let depth = [ndc(4.0), ndc(5.0), 1.0, ndc(4.5)];
+        let mut color = vec![7u8; 16];
+        normalize_depth(&mut color, &depth, near, far);
+        assert_eq!(&color[0..4], &[255, 255, 255, 255]);
+        assert_eq!(&color[4..8], &[0, 0, 0, 255]);
+        assert_eq!(&color[8..12], &[7, 7, 7, 7]);
+        assert!((126..=129).contains(&color[12]), "{}", color[12]);
+    }
 
     /// The four-wide lit shading equals the scalar one bit for bit, lane by lane, including
     /// zero normals, back-lit and grazing fragments (a small deterministic generator).

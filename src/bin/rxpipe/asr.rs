@@ -16,6 +16,10 @@ pub struct Args {
     /// where the geometry stage runs
     #[arg(long, value_enum, default_value = "auto")]
     backend: Backend,
+    /// measure the file's vertices as they are: no re-indexing (render and view re-index, so
+    /// by default their figures are those of the re-indexed mesh)
+    #[arg(long)]
+    no_reindex: bool,
     #[arg(long)]
     json: bool,
 }
@@ -47,8 +51,9 @@ pub fn run(a: Args) -> Res {
     let mut prepared = None;
     for st in strategies {
         bar.set_message(st.to_string());
-        // the mesh as given (no re-indexing), in the asked order; the patch strategy shades the
-        // patches of the patch order (which do not depend on the order the mesh came in)
+        // the mesh re-indexed as `render` does it (unless --no-reindex), in the asked order; the
+        // patch strategy shades the patches of the patch order (which do not depend on the
+        // order the mesh came in)
         let order = match (st, a.order) {
             (Strategy::Patch, VertexOrder::Patch(n)) => VertexOrder::Patch(n),
             (Strategy::Patch, _) => VertexOrder::Patch(rxpipe::geometry::order::PATCH_FACES),
@@ -57,12 +62,18 @@ pub fn run(a: Args) -> Res {
         let p = Pipeline::builder()
             .strategy(st)
             .order(order)
-            .reindex(None)
+            .reindex((!a.no_reindex).then(rxpipe::reindex::ReindexOptions::default))
             .build(&renderer)?;
         if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
             prepared = Some(p.prepare(&scene)?);
         }
-        let stats = p.geometry_stats(prepared.as_ref().expect("prepared above"))?;
+        let pr = prepared.as_ref().expect("prepared above");
+        if rows.is_empty() {
+            for n in pr.reindex_notes() {
+                eprintln!("note: {n}");
+            }
+        }
+        let stats = p.geometry_stats(pr)?;
         rows.push(Row {
             strategy: if order == a.order {
                 st.to_string()
@@ -85,15 +96,21 @@ pub fn run(a: Args) -> Res {
                 "order": a.order.to_string(),
                 "backend": renderer.kind(),
                 "vertices": vertices,
+                "reindexed": !a.no_reindex,
                 "rows": rows,
             }))?
         );
     } else {
         println!(
-            "{} ({vertices} vertices, {triangles} triangles, {} order, {} backend)",
+            "{} ({vertices} vertices in the file, {triangles} triangles, {} order, {} backend, {})",
             a.mesh.display(),
             a.order,
-            renderer.kind()
+            renderer.kind(),
+            if a.no_reindex {
+                "not re-indexed"
+            } else {
+                "re-indexed"
+            }
         );
         println!("| strategy | invocations | triangles | ASR | ideal |");
         println!("|---|---:|---:|---:|---:|");

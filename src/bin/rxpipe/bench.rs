@@ -9,10 +9,11 @@ use std::path::PathBuf;
 pub enum What {
     /// Re-indexing (Wald's Table 1): CPU serial, CPU parallel, meshopt, GPU sort and hash
     Reindex {
-        /// comma-separated grid sizes N (5 N² vertices each)
-        #[arg(long, value_delimiter = ',', default_value = "8,64,1024,4096,8192",
+        /// comma-separated grid sizes N (5 N² vertices each) [default: 8,64,1024,4096,8192;
+        /// without a GPU 8,64,1024]
+        #[arg(long, value_delimiter = ',',
               value_parser = clap::value_parser!(u32).range(1..=29308))]
-        sizes: Vec<u32>,
+        sizes: Option<Vec<u32>>,
         /// skip the serial CPU method where the last size predicts more than this many seconds
         #[arg(long, default_value_t = 60.0)]
         serial_limit: f64,
@@ -23,11 +24,13 @@ pub enum What {
         report: ReportArgs,
     },
     /// Geometry stage: ms per strategy and shader load (Table 2), shading rates (Table 1), roofline
+    /// (needs an NVIDIA GPU)
     Geometry {
         #[command(flatten)]
         common: MeshArgs,
     },
-    /// The frustum stage's cost on the host and on the GPU for a range of object counts
+    /// The frustum stage's cost on the host and on the GPU for a range of object counts (needs an
+    /// NVIDIA GPU)
     Frustum {
         /// comma-separated object counts
         #[arg(
@@ -40,6 +43,7 @@ pub enum What {
         report: ReportArgs,
     },
     /// Whole frames on the GPU: per-stage times of frame stages, geometry, setup, binning, raster
+    /// (needs an NVIDIA GPU)
     Frame {
         #[arg(
             long,
@@ -62,7 +66,7 @@ pub enum What {
     },
     /// RXMesh (Table 2): the eight queries against Parallel Directed Edges on the default,
     /// sorted and shuffled orders; normals through the FV and VF queries against the hardwired
-    /// kernel; patching time and bytes per face (needs a GPU)
+    /// kernel; patching time and bytes per face (needs an NVIDIA GPU)
     Rxmesh {
         /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
         #[arg(
@@ -143,12 +147,30 @@ pub fn run(what: What) -> Res {
             no_cpu,
             report: c,
         } => {
+            const DEFAULT: [u32; 5] = [8, 64, 1024, 4096, 8192];
             let gpu = match rxpipe::gpu::Gpu::new() {
                 Ok(g) => Some(g),
                 Err(e) => {
                     eprintln!("notice: {e}; measuring the CPU columns only");
                     None
                 }
+            };
+            let sizes = match sizes {
+                Some(s) => s,
+                // without a GPU the large grids are the CPU's alone: minutes each, and gigabytes
+                None if gpu.is_none() => {
+                    let (keep, skip): (Vec<u32>, Vec<u32>) =
+                        DEFAULT.iter().partition(|&&n| n <= 1024);
+                    let first = skip[0] as u64;
+                    eprintln!(
+                        "notice: without a GPU, sizes {} only; skipped {} (the {first}x{first} grid alone takes {:.1} GB, and the CPU methods need minutes for it; pass --sizes to measure them)",
+                        list(&keep),
+                        list(&skip),
+                        (84 * first * first) as f64 / 1e9
+                    );
+                    keep
+                }
+                None => DEFAULT.to_vec(),
             };
             let pb = spinner("starting".into());
             let report = rxpipe::bench::reindex::run(
@@ -164,7 +186,7 @@ pub fn run(what: What) -> Res {
             out(&report, report.markdown(), &c)
         }
         What::Geometry { common: c } => {
-            let gpu = rxpipe::gpu::Gpu::new()?;
+            let gpu = need_gpu("geometry")?;
             let names: Vec<&str> = c.meshes.iter().map(|s| s.trim()).collect();
             let pb = spinner("starting".into());
             let r = &c.report;
@@ -176,7 +198,7 @@ pub fn run(what: What) -> Res {
             out(&report, report.markdown(), r)
         }
         What::Frustum { objects, report: r } => {
-            let gpu = rxpipe::gpu::Gpu::new()?;
+            let gpu = need_gpu("frustum")?;
             let pb = spinner("starting".into());
             let report =
                 rxpipe::bench::frustum::run(gpu, &objects, r.warmup, r.runs as usize, &|m| {
@@ -192,7 +214,7 @@ pub fn run(what: What) -> Res {
             patch_cull,
             common: c,
         } => {
-            let gpu = rxpipe::gpu::Gpu::new()?;
+            let gpu = need_gpu("frame")?;
             let names: Vec<&str> = c.meshes.iter().map(|s| s.trim()).collect();
             let pb = spinner("starting".into());
             let r = &c.report;
@@ -215,7 +237,7 @@ pub fn run(what: What) -> Res {
             patch_faces,
             report: r,
         } => {
-            let gpu = rxpipe::gpu::Gpu::new()?;
+            let gpu = need_gpu("rxmesh")?;
             let names: Vec<&str> = meshes.iter().map(|s| s.trim()).collect();
             let pb = spinner("starting".into());
             let report = rxpipe::bench::rxmesh::run(
@@ -229,6 +251,22 @@ pub fn run(what: What) -> Res {
             pb.finish_and_clear();
             out(&report, report.markdown(), &r)
         }
+    }
+}
+
+/// The GPU a benchmark measures, or an error saying that it needs one and why none can be used.
+fn need_gpu(bench: &str) -> Result<std::sync::Arc<rxpipe::gpu::Gpu>, String> {
+    rxpipe::gpu::Gpu::new().map_err(|e| {
+        format!("`rxpipe bench {bench}` measures the CUDA backend and needs an NVIDIA GPU: {e}")
+    })
+}
+
+/// Numbers as "8, 64 and 1024".
+fn list(v: &[u32]) -> String {
+    let s: Vec<String> = v.iter().map(u32::to_string).collect();
+    match s.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => s.join(""),
     }
 }
 

@@ -12,7 +12,6 @@ mod view;
 
 use clap::{Parser, Subcommand};
 use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -28,7 +27,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Open a scene (.toml, glTF or any mesh file) in a window [default: scenes/default.toml]
+    /// Open a scene (.toml, glTF or any mesh file) in a window [default: the built-in scene]
     View(view::Args),
     /// Render a scene to a PNG file
     Render(render::Args),
@@ -166,11 +165,6 @@ fn spinner(msg: String) -> indicatif::ProgressBar {
     pb.set_message(msg);
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     pb
-}
-
-/// Where the default scene is (the repository's scenes/default.toml).
-fn default_scene() -> PathBuf {
-    PathBuf::from("scenes/default.toml")
 }
 
 /// Refuses to write `out` over one of the `inputs`, or over an existing file without `force`.

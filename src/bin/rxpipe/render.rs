@@ -1,4 +1,4 @@
-//! `rxpipe render`: a scene to a PNG file, with every stage's report.
+//! `rxpipe render`: a scene to a PNG or JPEG file, with every stage's report.
 
 use crate::{spinner, PipelineArgs, Res};
 use rxpipe::{CullMode, Scene};
@@ -7,6 +7,7 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct Args {
     scene: PathBuf,
+    /// the image to write: .png, or .jpg / .jpeg
     #[arg(long)]
     out: PathBuf,
     #[arg(long, default_value_t = 1280)]
@@ -26,10 +27,14 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Res {
-    // before any work: never over the scene, nor over an existing file without --force
+    // before any work: a format we write, never over the scene, nor over an existing file
+    // without --force; once loaded, never over any file the scene was read from
+    rxpipe::image::ImageFormat::of(&a.out)?;
     crate::check_output(&a.out, &[&a.scene], a.force)?;
     let pb = spinner(format!("loading {}", a.scene.display()));
     let scene = Scene::load(&a.scene)?;
+    let sources: Vec<&std::path::Path> = scene.sources.iter().map(|p| p.as_path()).collect();
+    crate::check_output(&a.out, &sources, a.force)?;
     let (renderer, pipeline) = a.pipeline.build(&scene, a.cull)?;
     pb.set_message(format!("preparing {} triangles", scene.triangle_count()));
     let prepared = pipeline.prepare(&scene)?;
@@ -38,7 +43,7 @@ pub fn run(a: Args) -> Res {
         pipeline.render_prepared(&prepared, &scene, &scene.camera, (a.width, a.height), 0.0)?;
     frame.notes.extend(prepared.reindex_notes());
     pb.finish_and_clear();
-    frame.save_png(&a.out)?;
+    frame.save(&a.out)?;
     if a.json {
         println!(
             "{}",
