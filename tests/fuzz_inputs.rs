@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 /// The entry point of fuzz target `target` (as in fuzz/fuzz_targets/<target>.rs).
 fn run_target(target: &str, data: &[u8]) {
-    // as the targets do: a generated mesh past 1 GB is refused, whatever this machine holds
-    rxpipe::limits::cap_host(1 << 30);
+    // as the scene target does: a generated mesh past 256 MB is refused, whatever this machine
+    // holds
+    rxpipe::limits::cap_host(256 << 20);
     match target {
         "mesh" => drop(rxpipe::io::parse_meshes(data.to_vec(), "input", None)),
         "obj" | "ply" | "stl" => drop(rxpipe::io::parse_meshes(
