@@ -26,6 +26,7 @@ pub mod gpu;
 pub mod image;
 pub mod io;
 pub mod limits;
+pub mod material;
 pub mod mesh;
 pub mod passes;
 pub mod patch;

@@ -316,6 +316,8 @@ pub struct PreparedObject {
     pub model: glam::Mat4,
     /// linear RGBA
     pub color: [f32; 4],
+    /// its material (`None`: the lit mode with `color`)
+    pub material: Option<Arc<crate::material::Material>>,
     /// object-space bounds of its vertices (`None`: no vertices)
     pub bounds: Option<(Vec3, Vec3)>,
     /// vertices after the mesh stages
@@ -760,6 +762,7 @@ impl Pipeline {
                 object: k,
                 model: o.transform,
                 color: o.color,
+                material: o.mesh.material.clone(),
                 bounds,
                 vertices,
                 triangles,
@@ -789,6 +792,11 @@ impl Pipeline {
             background: scene.background,
             depth_range: (camera.near, camera.far),
             count_coverage: false,
+            lights: if scene.lights.is_empty() {
+                raster::Lights::key(&scene.light)
+            } else {
+                raster::Lights::new(&scene.lights)
+            },
         }
     }
 
@@ -989,6 +997,36 @@ impl Pipeline {
                 }
             }
         }
+        // blended objects after the opaque ones, far to near (by their bounds' centres), as
+        // the raster stage composites them in submission order
+        let blended = |k: usize| {
+            prepared.objects[k]
+                .material
+                .as_ref()
+                .is_some_and(|m| m.alpha == crate::material::AlphaMode::Blend)
+        };
+        let slot_object = |s: &Slot<A>| match s {
+            Slot::Resident(k, _) | Slot::Subset(k, _, _) => *k,
+        };
+        if slots.iter().any(|s| blended(slot_object(s))) {
+            let distance = |k: usize| {
+                let o = &prepared.objects[k];
+                o.bounds.map_or(0.0, |(lo, hi)| {
+                    o.model
+                        .transform_point3((lo + hi) * 0.5)
+                        .distance(camera.eye)
+                })
+            };
+            slots.sort_by(|a, b| {
+                let (ka, kb) = (slot_object(a), slot_object(b));
+                match (blended(ka), blended(kb)) {
+                    (false, false) => std::cmp::Ordering::Equal,
+                    (false, true) => std::cmp::Ordering::Less,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (true, true) => distance(kb).total_cmp(&distance(ka)),
+                }
+            });
+        }
         let draws: Vec<DrawRef<A>> = slots
             .iter()
             .map(|s| match s {
@@ -996,11 +1034,13 @@ impl Pipeline {
                     mesh: &residents[*k].mesh,
                     queue: q.as_ref().expect("shaded above"),
                     color: prepared.objects[*k].color,
+                    material: prepared.objects[*k].material.as_deref(),
                 },
                 Slot::Subset(k, mesh, q) => DrawRef {
                     mesh,
                     queue: q.as_ref().expect("shaded above"),
                     color: prepared.objects[*k].color,
+                    material: prepared.objects[*k].material.as_deref(),
                 },
             })
             .collect();
@@ -1026,6 +1066,11 @@ impl Pipeline {
             geometry_ms,
             total_ms: start.elapsed().as_secs_f64() * 1e3,
         };
+        if api.kind() == BackendKind::Cuda && draws.iter().any(|d| d.material.is_some()) {
+            frame.notes.push(
+                "materials and textures are shaded by the CPU backend only so far: the CUDA backend draws their base colour factors (--backend cpu shows them)".into(),
+            );
+        }
         let total: u64 = objects.iter().map(|o| o.triangles).sum();
         if let Some(why) = nothing_drawn(&frame.stats, total, self.cull) {
             frame.notes.push(why);

@@ -29,6 +29,7 @@ fn stacked(m: &Mesh, copies: usize) -> Mesh {
             .flat_map(|c| m.indices.iter().map(move |&i| i + c * v))
             .collect(),
         base_color: m.base_color,
+        ..Default::default()
     }
 }
 
@@ -40,7 +41,7 @@ fn soup(m: &Mesh) -> Mesh {
         normals: None,
         uvs: None,
         indices: (0..m.indices.len() as u32).collect(),
-        base_color: None,
+        ..Default::default()
     }
 }
 

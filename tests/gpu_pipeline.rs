@@ -262,6 +262,8 @@ fn gpu_raster_buffers_grow_and_say_so() {
             geometry: g,
             color: *color,
             faces: None,
+            material: None,
+            colors: None,
         })
         .collect();
     let reference = rasterize(&cpu_draws, &s).unwrap();

@@ -76,7 +76,7 @@ fn random_mesh(seed: u64, n: usize, copies: usize, attrs: bool) -> Mesh {
         normals,
         uvs,
         indices,
-        base_color: None,
+        ..Default::default()
     }
 }
 

@@ -87,6 +87,8 @@ fn coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32> {
             geometry: g,
             color: [1.0; 4],
             faces: None,
+            material: None,
+            colors: None,
         }],
         &s,
     )
@@ -148,6 +150,8 @@ fn frame_pixels_are_where_the_coverage_is() {
             geometry: &g,
             color: [0.8, 0.5, 0.2, 1.0],
             faces: None,
+            material: None,
+            colors: None,
         }];
         let mut s = RasterSettings::new(w, h);
         // (no lit pixel of this object has a green of zero)
@@ -242,6 +246,8 @@ fn near_plane_and_guard_band_clipping() {
             geometry: &g,
             color: [1.0; 4],
             faces: None,
+            material: None,
+            colors: None,
         }],
         &s,
     )
@@ -290,6 +296,8 @@ fn corners_at_the_clip_space_origin_are_rejected() {
                 geometry: g,
                 color: [1.0; 4],
                 faces: None,
+                material: None,
+                colors: None,
             }],
             &s,
         )
@@ -315,6 +323,8 @@ fn bad_frame_sizes_are_errors() {
                 geometry: &g,
                 color: [1.0; 4],
                 faces: None,
+                material: None,
+                colors: None,
             }],
             &RasterSettings::new(w, h)
         )

@@ -131,13 +131,20 @@ fn random_mesh() -> impl Strategy<Value = Mesh> {
                     }
                 }
             }
+            // colours follow the uvs (so duplicates stay duplicates), for keys of 9 and 12 words
+            let colors = uv.as_ref().map(|u: &Vec<glam::Vec2>| {
+                u.iter()
+                    .map(|t| glam::Vec4::new(t.x, 0.5, t.y, 1.0))
+                    .collect()
+            });
             Mesh {
                 name: "random".into(),
                 positions,
                 normals: nrm,
                 uvs: uv,
+                colors,
                 indices,
-                base_color: None,
+                ..Default::default()
             }
         })
 }

@@ -24,6 +24,8 @@ pub struct CpuMesh {
     pub patches: Option<PatchBatches>,
     /// a value per triangle for the raster stage (the patch shading mode's)
     pub faces: Option<Vec<f32>>,
+    /// vertex colours (linear RGBA), for materials
+    pub colors: Option<Arc<[glam::Vec4]>>,
 }
 
 /// The CPU backend with one vertex shader.
@@ -57,6 +59,7 @@ impl Api for CpuApi {
         let faces = super::patch_values(mesh, layout)?;
         let m = mesh.host_mut()?;
         let vertices: Arc<[VertexIn]> = VertexIn::from_mesh(m).into();
+        let colors = m.colors.as_deref().map(Arc::from);
         let indices = std::mem::take(&mut m.indices);
         let batches = match layout.batches {
             Some((mi, mv)) => Some(Batches::build(&indices, vertices.len(), mi, mv)?),
@@ -68,6 +71,7 @@ impl Api for CpuApi {
             batches,
             patches,
             faces,
+            colors,
         })
     }
 
@@ -102,6 +106,7 @@ impl Api for CpuApi {
             batches,
             patches,
             faces,
+            colors: mesh.colors.clone(),
         })
     }
 
@@ -161,6 +166,8 @@ impl Api for CpuApi {
                 geometry: d.queue,
                 color: d.color,
                 faces: d.mesh.faces.as_deref(),
+                material: d.material,
+                colors: d.mesh.colors.as_deref(),
             })
             .collect();
         raster::rasterize_into(&draws, settings, out)?;

@@ -176,6 +176,8 @@ pub struct DrawRef<'a, A: Api + ?Sized> {
     pub queue: &'a A::Queue,
     /// linear RGBA
     pub color: [f32; 4],
+    /// the object's material (`None`: the lit mode with `color`)
+    pub material: Option<&'a crate::material::Material>,
 }
 
 /// What a backend provides to a frame. Implemented by the CPU reference and by CUDA; the frame in

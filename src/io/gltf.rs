@@ -1,14 +1,34 @@
 //! glTF 2.0 (.gltf with external or embedded buffers, .glb): every triangle primitive of the
-//! default scene, node transforms applied, base colour factor per primitive.
+//! default scene, node transforms applied, with its material and textures
+//! ([`super::gltf_materials`]), vertex colours, and the scene's punctual lights and camera.
 
 use super::IoError;
+use crate::io::scene::Camera;
+use crate::material::{LightKind, PunctualLight};
 use crate::mesh::Mesh;
-use glam::{Mat4, Vec2, Vec3};
+use glam::{Mat4, Vec2, Vec3, Vec4};
 use gltf::mesh::Mode;
 use std::path::Path;
 
+/// What a glTF file holds for rendering.
+#[derive(Debug, Clone, Default)]
+pub struct GltfScene {
+    /// every triangle primitive, in world space, with its material (none where the primitive
+    /// names none: it draws in the lit mode)
+    pub meshes: Vec<Mesh>,
+    /// KHR_lights_punctual lights placed by their nodes
+    pub lights: Vec<PunctualLight>,
+    /// the first perspective camera of the scene's nodes
+    pub camera: Option<Camera>,
+}
+
 /// Loads the primitives of the default (or first) scene as separate meshes, in world space.
 pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, IoError> {
+    Ok(parse_scene(data, file, base)?.meshes)
+}
+
+/// Loads the default (or first) scene: its primitives, lights and camera.
+pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfScene, IoError> {
     let err = |location: &str, message: String| IoError::Parse {
         file: file.to_string(),
         location: location.to_string(),
@@ -80,7 +100,8 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
         .default_scene()
         .or_else(|| doc.scenes().next())
         .ok_or_else(|| err("scenes", "the file has no scene".into()))?;
-    let mut out = Vec::new();
+    let mut materials = super::gltf_materials::Materials::new(doc, &buffers, base, file);
+    let mut out = GltfScene::default();
     let mut stack: Vec<(gltf::Node, Mat4)> = scene.nodes().map(|n| (n, Mat4::IDENTITY)).collect();
     // glTF nodes form strict trees: a node reached twice is a cycle (or a shared child), which
     // would otherwise loop for ever or multiply the geometry
@@ -98,6 +119,12 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
         let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
         for child in node.children() {
             stack.push((child, world));
+        }
+        if let Some(light) = node.light() {
+            out.lights.push(punctual(&light, world));
+        }
+        if let (None, Some(cam)) = (&out.camera, node.camera()) {
+            out.camera = camera(&cam, world);
         }
         let Some(mesh) = node.mesh() else { continue };
         for prim in mesh.primitives() {
@@ -164,24 +191,85 @@ pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, 
                 .read_tex_coords(0)
                 .map(|it| it.into_f32().map(Vec2::from_array).collect::<Vec<_>>())
                 .filter(|v| v.len() == positions.len());
+            let colors = reader
+                .read_colors(0)
+                .map(|it| it.into_rgba_f32().map(Vec4::from_array).collect::<Vec<_>>())
+                .filter(|v| v.len() == positions.len());
             let color = prim.material().pbr_metallic_roughness().base_color_factor();
+            // a primitive that names no material draws in the lit mode with glTF's default
+            // base colour; one that names a material (or has vertex colours) is shaded with it
+            let material = if prim.material().index().is_some() || colors.is_some() {
+                Some(materials.material(prim.material())?)
+            } else {
+                None
+            };
             let mut m = Mesh {
                 name: format!("{file}: {}", mesh.name().unwrap_or("mesh")),
                 positions,
                 normals,
                 uvs,
+                colors,
                 indices,
                 base_color: Some(color),
+                material,
             };
             if soup {
                 // a non-indexed primitive is a triangle soup: weld it (re-indexing stage)
                 m = super::weld_soup(m)?;
             }
             m.transform(world);
-            out.push(m);
+            out.meshes.push(m);
         }
     }
     Ok(out)
+}
+
+/// A punctual light placed by its node's world transform (lights shine along the node's -z).
+fn punctual(light: &gltf::khr_lights_punctual::Light, world: Mat4) -> PunctualLight {
+    use gltf::khr_lights_punctual::Kind;
+    PunctualLight {
+        kind: match light.kind() {
+            Kind::Directional => LightKind::Directional,
+            Kind::Point => LightKind::Point,
+            Kind::Spot {
+                inner_cone_angle,
+                outer_cone_angle,
+            } => LightKind::Spot {
+                inner: inner_cone_angle,
+                outer: outer_cone_angle,
+            },
+        },
+        color: Vec3::from(light.color()),
+        intensity: light.intensity(),
+        position: world.transform_point3(Vec3::ZERO),
+        direction: world
+            .transform_vector3(Vec3::NEG_Z)
+            .normalize_or(Vec3::NEG_Z),
+        range: light.range(),
+    }
+}
+
+/// A perspective camera placed by its node (looking along the node's -z, up its +y); none for
+/// an orthographic one or one that sees nothing.
+fn camera(cam: &gltf::Camera, world: Mat4) -> Option<Camera> {
+    let gltf::camera::Projection::Perspective(p) = cam.projection() else {
+        return None;
+    };
+    let eye = world.transform_point3(Vec3::ZERO);
+    let forward = world.transform_vector3(Vec3::NEG_Z).normalize_or_zero();
+    let up = world.transform_vector3(Vec3::Y).normalize_or(Vec3::Y);
+    let near = p.znear();
+    let far = p.zfar().unwrap_or(near * 1e4);
+    let c = Camera {
+        eye,
+        // the orbit centre: a point ahead (the viewer turns about it)
+        target: eye + forward * (near * 100.0).max(1.0),
+        up,
+        fov_y: p.yfov().to_degrees(),
+        near,
+        far,
+    };
+    c.check().ok().map(|_| c)
 }
 
 /// The files a glTF file refers to: its external buffers and images, resolved against its folder
@@ -254,6 +342,16 @@ fn percent_bytes(uri: &str) -> Vec<u8> {
 
 fn percent_decode(uri: &str) -> String {
     String::from_utf8_lossy(&percent_bytes(uri)).into_owned()
+}
+
+/// Whether a relative URI decodes to UTF-8 (as the gltf crate needs).
+pub(super) fn uri_decodes(uri: &str) -> bool {
+    percent_decodes_to_utf8(uri)
+}
+
+/// A relative URI with its %XX escapes decoded.
+pub(super) fn decoded_uri(uri: &str) -> String {
+    percent_decode(uri)
 }
 
 /// Whether `uri` with its %XX escapes decoded is UTF-8 (a '%' not followed by two hex digits
@@ -350,6 +448,14 @@ fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
             Semantic::Positions => check("POSITION", a, &[T::F32], D::Vec3)?,
             Semantic::Normals => check("NORMAL", a, &[T::F32], D::Vec3)?,
             Semantic::TexCoords(0) => check("TEXCOORD_0", a, &[T::F32, T::U8, T::U16], D::Vec2)?,
+            Semantic::Colors(0) => {
+                let d = if a.dimensions() == D::Vec3 {
+                    D::Vec3
+                } else {
+                    D::Vec4
+                };
+                check("COLOR_0", a, &[T::F32, T::U8, T::U16], d)?
+            }
             _ => {}
         }
     }

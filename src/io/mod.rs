@@ -4,6 +4,7 @@
 //! file extension only as a tie-breaker between text formats.
 
 pub mod gltf;
+mod gltf_materials;
 pub mod obj;
 pub mod ply;
 pub mod scene;
@@ -249,6 +250,26 @@ fn parse_plain(
         m.validate()?;
     }
     Ok((meshes, counts))
+}
+
+/// Loads a glTF file (.gltf or .glb) as a scene: its primitives with their materials, each
+/// validated, and its lights and camera.
+pub fn load_gltf_scene(path: impl AsRef<Path>) -> Result<gltf::GltfScene, IoError> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let data = read_file(path)?;
+    if is_gzip(&data) {
+        let (meshes, _) = parse_meshes(data, &name, path.parent())?;
+        return Ok(gltf::GltfScene {
+            meshes,
+            ..Default::default()
+        });
+    }
+    let g = gltf::parse_scene(&data, &name, path.parent())?;
+    for m in &g.meshes {
+        m.validate()?;
+    }
+    Ok(g)
 }
 
 /// Loads a file as one mesh (glTF primitives merged in world space).

@@ -174,6 +174,8 @@ pub fn parse_reader(
             uvs: any_vt.then(|| tex.clone()),
             indices: indices.iter().map(|&i| remap[i as usize]).collect(),
             base_color: None,
+            colors: None,
+            material: None,
         }
     } else {
         Mesh {
@@ -205,6 +207,8 @@ pub fn parse_reader(
             }),
             indices,
             base_color: None,
+            colors: None,
+            material: None,
         }
     };
     Ok((

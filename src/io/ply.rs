@@ -428,6 +428,8 @@ fn read_elements(
         uvs: (!uvs.is_empty()).then_some(uvs),
         indices,
         base_color: None,
+        colors: None,
+        material: None,
     };
     Ok((mesh, SourceCounts { vertices: n, faces }))
 }

@@ -150,6 +150,9 @@ pub struct Scene {
     /// every file the scene was read from: the scene file, its meshes, and the buffers and
     /// images they refer to (what an output must never replace)
     pub sources: Vec<PathBuf>,
+    /// punctual lights (a glTF's KHR_lights_punctual) shading materials; none: `light` is the
+    /// key light
+    pub lights: Vec<crate::material::PunctualLight>,
 }
 
 #[derive(Deserialize)]
@@ -254,8 +257,21 @@ impl Scene {
                     return Ok(Scene::from_meshes(&name, vec![crate::mesh::from_spec(s)?]));
                 }
             }
-            let (meshes, _) = super::load_meshes(path)?;
-            let mut scene = Scene::from_meshes(&name, meshes);
+            let gltf = path
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb"));
+            let mut scene = if gltf {
+                // a glTF file brings its lights and its camera too
+                let g = super::load_gltf_scene(path)?;
+                let mut scene = Scene::from_meshes(&name, g.meshes);
+                scene.lights = g.lights;
+                if let Some(c) = g.camera {
+                    scene.camera = c;
+                }
+                scene
+            } else {
+                Scene::from_meshes(&name, super::load_meshes(path)?.0)
+            };
             scene.sources = mesh_sources(path);
             scene.check_drawable()?;
             return Ok(scene);
@@ -360,10 +376,18 @@ impl Scene {
                 glam::Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2]),
                 Vec3::from_array(o.translate),
             );
-            for mesh in meshes {
-                // `color` overrides the file's colours only when given
+            for mut mesh in meshes {
+                // `color` overrides the file's colours only when given (a material's base
+                // colour and its texture too)
                 let color = match o.color {
-                    Some(c) => [c[0], c[1], c[2], 1.0],
+                    Some(c) => {
+                        if let Some(m) = &mut mesh.material {
+                            let m = std::sync::Arc::make_mut(m);
+                            m.base_color = glam::Vec4::new(c[0], c[1], c[2], 1.0);
+                            m.base_color_texture = None;
+                        }
+                        [c[0], c[1], c[2], 1.0]
+                    }
                     None => mesh.base_color.unwrap_or([0.8, 0.8, 0.8, 1.0]),
                 };
                 objects.push(Object {
@@ -381,6 +405,7 @@ impl Scene {
             background: f.background.unwrap_or([0.06, 0.07, 0.09]),
             passes: f.passes,
             sources,
+            lights: Vec::new(),
         };
         match f.camera {
             Some(c) => {
@@ -425,6 +450,7 @@ impl Scene {
             background: [0.06, 0.07, 0.09],
             passes: Vec::new(),
             sources: Vec::new(),
+            lights: Vec::new(),
         };
         s.frame_all();
         s

@@ -68,6 +68,8 @@ pub fn icosphere(level: u32) -> Mesh {
         uvs: Some(uvs),
         indices,
         base_color: None,
+        colors: None,
+        material: None,
     }
 }
 
@@ -107,6 +109,8 @@ pub fn torus(major: f32, minor: f32, segments: u32, sides: u32) -> Mesh {
         uvs: Some(uvs),
         indices,
         base_color: None,
+        colors: None,
+        material: None,
     }
 }
 
@@ -139,6 +143,8 @@ pub fn grid(nx: u32, nz: u32) -> Mesh {
         uvs: Some(uvs),
         indices,
         base_color: None,
+        colors: None,
+        material: None,
     }
 }
 

@@ -7,7 +7,8 @@ mod spec;
 pub use generators::{grid, icosphere, rings, torus};
 pub use spec::{from_spec, looks_like_spec, Generator, SPECS};
 
-use glam::{Mat4, Vec2, Vec3};
+use glam::{Mat4, Vec2, Vec3, Vec4};
+use std::sync::Arc;
 
 /// Errors found by [`Mesh::validate`] and by mesh construction.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
@@ -66,6 +67,10 @@ pub struct Mesh {
     pub indices: Vec<u32>,
     /// Base colour (linear RGBA) where the source gives one (glTF materials).
     pub base_color: Option<[f32; 4]>,
+    /// Vertex colours (linear RGBA): glTF COLOR_0, PLY red/green/blue(/alpha), OBJ `v x y z r g b`.
+    pub colors: Option<Vec<Vec4>>,
+    /// The material its triangles are drawn with (glTF); `None`: the lit mode's base colour.
+    pub material: Option<Arc<crate::material::Material>>,
 }
 
 impl Mesh {
@@ -119,6 +124,9 @@ impl Mesh {
         }
         if let Some(uv) = &self.uvs {
             check_len("uvs", uv.len())?;
+        }
+        if let Some(c) = &self.colors {
+            check_len("colors", c.len())?;
         }
         if let Some((i, &index)) = self
             .indices
@@ -196,31 +204,37 @@ impl Mesh {
         if let Some(uv) = &mut self.uvs {
             *uv = gather(uv, old_of);
         }
+        if let Some(c) = &mut self.colors {
+            *c = gather(c, old_of);
+        }
     }
 
-    /// Appends another mesh; attributes missing on either side are filled with zeros.
+    /// Appends another mesh; attributes missing on either side are filled with zeros (colours
+    /// with white). The material stays this mesh's.
     pub fn append(&mut self, other: &Mesh) {
         let base = self.positions.len() as u32;
         let (n0, n1) = (self.positions.len(), other.positions.len());
-        fn merge<T: Copy + Default>(
+        fn merge<T: Copy>(
             a: &mut Option<Vec<T>>,
             b: &Option<Vec<T>>,
             n0: usize,
             n1: usize,
+            fill: T,
         ) {
             match (a.as_mut(), b) {
                 (Some(a), Some(b)) => a.extend_from_slice(b),
-                (Some(a), None) => a.extend(std::iter::repeat_n(T::default(), n1)),
+                (Some(a), None) => a.extend(std::iter::repeat_n(fill, n1)),
                 (None, Some(b)) => {
-                    let mut v = vec![T::default(); n0];
+                    let mut v = vec![fill; n0];
                     v.extend_from_slice(b);
                     *a = Some(v);
                 }
                 (None, None) => {}
             }
         }
-        merge(&mut self.normals, &other.normals, n0, n1);
-        merge(&mut self.uvs, &other.uvs, n0, n1);
+        merge(&mut self.normals, &other.normals, n0, n1, Vec3::ZERO);
+        merge(&mut self.uvs, &other.uvs, n0, n1, Vec2::ZERO);
+        merge(&mut self.colors, &other.colors, n0, n1, Vec4::ONE);
         self.positions.extend_from_slice(&other.positions);
         self.indices.extend(other.indices.iter().map(|&i| i + base));
     }

@@ -240,5 +240,10 @@ fn download(d: &DeviceAttributes, m: &mut Mesh) -> Result<(), GpuError> {
         None => None,
     };
     m.indices = get(&stream, &d.indices, d.index_count)?;
+    // vertex colours stay on the host (the GPU stages keep every vertex in place, or they change
+    // the vertex count, and then the colours no longer belong to the vertices)
+    if m.colors.as_ref().is_some_and(|c| c.len() != n) {
+        m.colors = None;
+    }
     stream.synchronize().ctx("waiting for the GPU")
 }

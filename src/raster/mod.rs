@@ -6,9 +6,12 @@
 //! of tiles run in parallel (rayon), each streamed to the frame once it is done.
 
 pub mod cuda;
+mod material;
 mod setup;
 mod shade;
 mod tile;
+
+pub use material::{pbr_neutral, Lights, MaterialShader, MAX_LIGHTS};
 
 pub use setup::{snap, SetupTri, Varyings, SUBPIXEL_BITS};
 pub use shade::ShadingMode;
@@ -43,6 +46,8 @@ pub struct RasterSettings {
     pub depth_range: (f32, f32),
     /// also count every fragment that covers each pixel, before the depth test
     pub count_coverage: bool,
+    /// the lights that shade materials (the lit mode shades with `light`)
+    pub lights: Lights,
 }
 
 impl RasterSettings {
@@ -57,11 +62,12 @@ impl RasterSettings {
             background: [0.0; 3],
             depth_range: (0.1, 100.0),
             count_coverage: false,
+            lights: Lights::key(&Light::default()),
         }
     }
 }
 
-/// One object's shaded triangles and its base colour.
+/// One object's shaded triangles and its base colour, or its material.
 pub struct Draw<'a> {
     pub geometry: &'a ShadedGeometry,
     /// linear RGBA
@@ -69,6 +75,25 @@ pub struct Draw<'a> {
     /// a value per triangle that its fragments see unchanged (the patch mode's
     /// [`patch_value`]); `None`: 0
     pub faces: Option<&'a [f32]>,
+    /// the material (`None`: the lit mode with `color`); in the lit mode it is shaded by
+    /// [`MaterialShader`], in every mode its double-sidedness and alpha mask apply
+    pub material: Option<&'a crate::material::Material>,
+    /// the mesh's vertex colours (linear RGBA, per source vertex: `geometry.sources` indexes
+    /// them), multiplied into the material's base colour
+    pub colors: Option<&'a [glam::Vec4]>,
+}
+
+impl<'a> Draw<'a> {
+    /// A draw of `geometry` in `color`, without material, vertex colours or face values.
+    pub fn new(geometry: &'a ShadedGeometry, color: [f32; 4]) -> Draw<'a> {
+        Draw {
+            geometry,
+            color,
+            faces: None,
+            material: None,
+            colors: None,
+        }
+    }
 }
 
 /// Counts and times of the raster stage.

@@ -38,6 +38,8 @@ pub struct SetupTri {
     pub bbox: [u16; 4],
     /// the draw the triangle belongs to
     pub draw: u32,
+    /// the source triangle within its draw (the material path reads its corners)
+    pub tri: u32,
     /// true when the source triangle faces the camera
     pub front: bool,
     /// the varyings premultiplied by 1 / w: corner 0's, then corner 1's and corner 2's minus
@@ -112,6 +114,15 @@ pub(super) fn setup_all(
             tris.clear();
             let mut counts = [0u64; 3];
             let g = draws[d].geometry;
+            // a double-sided material culls no face
+            let s = &RasterSettings {
+                cull: if draws[d].material.is_some_and(|m| m.double_sided) {
+                    CullMode::None
+                } else {
+                    s.cull
+                },
+                ..*s
+            };
             let corners = |t: usize| g.triangles[t].map(|i| &g.vertices[i as usize]);
             let faces = draws[d].faces;
             let face = |t: usize| faces.and_then(|f| f.get(t)).copied().unwrap_or(0.0);
@@ -122,11 +133,19 @@ pub(super) fn setup_all(
                 let quad = [corners(t), corners(t + 1), corners(t + 2), corners(t + 3)];
                 let f = [face(t), face(t + 1), face(t + 2), face(t + 3)];
                 // SAFETY: SSE2 is part of the x86-64 baseline.
-                unsafe { setup_quad(quad, f, d as u32, s, tris, &mut counts) };
+                unsafe { setup_quad(quad, f, d as u32, t as u32, s, tris, &mut counts) };
                 t += 4;
             }
             for t in t..range.end {
-                setup_one(corners(t), face(t), d as u32, s, tris, &mut counts);
+                setup_one(
+                    corners(t),
+                    face(t),
+                    d as u32,
+                    t as u32,
+                    s,
+                    tris,
+                    &mut counts,
+                );
             }
             // (the part's records are still in the cache)
             boxes.clear();
@@ -153,6 +172,7 @@ unsafe fn setup_quad(
     src: [[&VertexOut; 3]; 4],
     faces: [f32; 4],
     draw: u32,
+    tri0: u32,
     s: &RasterSettings,
     out: &mut Vec<SetupTri>,
     counts: &mut [u64; 3],
@@ -244,7 +264,7 @@ unsafe fn setup_quad(
         if rejected & bit != 0 {
             counts[1] += 1;
         } else if inside & bit == 0 {
-            setup_one(t, faces[i], draw, s, out, counts);
+            setup_one(t, faces[i], draw, tri0 + i as u32, s, out, counts);
         } else if positive & bit == 0 {
             // (as `emit`: a corner at w = 0)
             counts[1] += 1;
@@ -258,7 +278,8 @@ unsafe fn setup_quad(
                 inv_w: [pw[0][i], pw[1][i], pw[2][i]],
                 area: area(x, y),
             };
-            finish(p, || t.map(|v| varyings(v, faces[i])), draw, s, out, counts);
+            let var = || t.map(|v| varyings(v, faces[i]));
+            finish(p, var, draw, tri0 + i as u32, s, out, counts);
         }
     }
 }
@@ -278,6 +299,7 @@ fn setup_one(
     src: [&VertexOut; 3],
     face: f32,
     draw: u32,
+    tri: u32,
     s: &RasterSettings,
     out: &mut Vec<SetupTri>,
     counts: &mut [u64; 3],
@@ -291,7 +313,15 @@ fn setup_one(
     let (gx, gy) = (GUARD_PX / s.width as f32, GUARD_PX / s.height as f32);
     let inside_guard = |p: Vec4| p.z >= 0.0 && p.x.abs() <= gx * p.w && p.y.abs() <= gy * p.w;
     if v.iter().all(|&p| inside_guard(p)) {
-        emit(v, || src.map(|v| varyings(v, face)), draw, s, out, counts);
+        emit(
+            v,
+            || src.map(|v| varyings(v, face)),
+            draw,
+            tri,
+            s,
+            out,
+            counts,
+        );
         return;
     }
     counts[2] += 1;
@@ -362,7 +392,7 @@ fn setup_one(
                 r
             })
         };
-        emit([c[0].p, c[1].p, c[2].p], var, draw, s, out, counts);
+        emit([c[0].p, c[1].p, c[2].p], var, draw, tri, s, out, counts);
     }
 }
 
@@ -399,6 +429,7 @@ fn emit(
     v: [Vec4; 3],
     var: impl FnOnce() -> [Varyings; 3],
     draw: u32,
+    tri: u32,
     s: &RasterSettings,
     out: &mut Vec<SetupTri>,
     counts: &mut [u64; 3],
@@ -428,7 +459,7 @@ fn emit(
         inv_w,
         area: area(x, y),
     };
-    finish(p, var, draw, s, out, counts);
+    finish(p, var, draw, tri, s, out, counts);
 }
 
 /// Culls a projected triangle, bounds it, and keeps it with its varyings when it covers a pixel
@@ -438,6 +469,7 @@ fn finish(
     p: Projected,
     var: impl FnOnce() -> [Varyings; 3],
     draw: u32,
+    tri: u32,
     s: &RasterSettings,
     out: &mut Vec<SetupTri>,
     counts: &mut [u64; 3],
@@ -469,6 +501,7 @@ fn finish(
         area,
         bbox: [0; 4],
         draw,
+        tri,
         front,
         var: [[0.0; 8]; 3],
     };
@@ -589,13 +622,14 @@ mod tests {
             s.cull = cull;
             let (mut a, mut b) = (Vec::new(), Vec::new());
             let (mut ca, mut cb) = ([0u64; 3], [0u64; 3]);
-            for q in tris.chunks_exact(4) {
+            for (n, q) in tris.chunks_exact(4).enumerate() {
                 let quad: [[&VertexOut; 3]; 4] = std::array::from_fn(|i| q[i].map(|k| &verts[k]));
-                // SAFETY: SSE2 is part of the x86-64 baseline.
                 let faces = std::array::from_fn(|i| q[i][0] as f32 * 0.25);
-                unsafe { setup_quad(quad, faces, 3, &s, &mut a, &mut ca) };
-                for (t, f) in quad.into_iter().zip(faces) {
-                    setup_one(t, f, 3, &s, &mut b, &mut cb);
+                let t0 = 4 * n as u32;
+                // SAFETY: SSE2 is part of the x86-64 baseline.
+                unsafe { setup_quad(quad, faces, 3, t0, &s, &mut a, &mut ca) };
+                for (i, (t, f)) in quad.into_iter().zip(faces).enumerate() {
+                    setup_one(t, f, 3, t0 + i as u32, &s, &mut b, &mut cb);
                 }
             }
             assert_eq!(ca, cb, "{cull:?}");

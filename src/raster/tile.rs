@@ -1,8 +1,10 @@
 //! Binning of setup triangles to screen tiles, and the per-tile rasteriser.
 
+use super::material::MaterialShader;
 use super::setup::{edge_is_top_left, pixel_centre, Setup, SetupTri, PART_SHIFT, SUBPIXEL_BITS};
-use super::shade::{pack_srgb, Fragment, FragmentShader};
+use super::shade::{pack_srgb, pack_with, srgb_lut, Fragment, FragmentShader};
 use super::{Draw, RasterOutput, RasterSettings, RasterStats};
+use crate::material::AlphaMode;
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -131,6 +133,7 @@ pub(super) fn raster_tiles(
     // packed colours are kept as little-endian words, so that a row of them is the frame's bytes
     let bg = pack_srgb(Vec3::from_array(s.background)).to_le();
     let fs = FragmentShader::new(s);
+    let ms = MaterialShader::new(s);
     let band = w * TILE as usize;
     let fragments: u64 = out
         .color
@@ -169,6 +172,7 @@ pub(super) fn raster_tiles(
                         .count_coverage
                         .then(|| Box::new([0u32; (TILE * TILE) as usize]));
                     let tile = TileView { tx, ty, tw, th };
+                    let mut blended = false;
                     for (j, &id) in ids.iter().enumerate() {
                         let t = setup.get(id);
                         // the records of a tile lie far apart: fetch the next ones' cache lines
@@ -182,9 +186,39 @@ pub(super) fn raster_tiles(
                             bary,
                             cov: cov.as_deref_mut(),
                         };
-                        frags += raster_tri(t, j as u32, &tile, &mut vis);
+                        let d = &draws[t.draw as usize];
+                        frags += match d.material.map(|m| (m, m.alpha)) {
+                            None | Some((_, AlphaMode::Opaque)) => {
+                                raster_tri(t, j as u32, &tile, &mut vis)
+                            }
+                            // blended fragments come after the opaque ones (in the lit mode)
+                            Some((_, AlphaMode::Blend)) if fs.lit() => {
+                                blended = true;
+                                0
+                            }
+                            Some((_, AlphaMode::Blend)) => raster_tri(t, j as u32, &tile, &mut vis),
+                            Some((m, AlphaMode::Mask(_))) => {
+                                raster_tri_with(t, j as u32, &tile, &mut vis, false, |px, py| {
+                                    ms.passes_mask(d, m, t.tri, px, py)
+                                })
+                            }
+                        };
                     }
-                    shade_tile(&fs, setup, ids, draws, &win, bary, th, &mut cbuf);
+                    shade_tile(&fs, &ms, setup, ids, draws, &tile, &win, bary, &mut cbuf);
+                    if blended {
+                        frags += blend_tile(
+                            &ms,
+                            setup,
+                            ids,
+                            draws,
+                            &tile,
+                            &mut zbuf,
+                            &mut win,
+                            bary,
+                            cov.as_deref_mut(),
+                            &mut cbuf,
+                        );
+                    }
                     for j in 0..th {
                         let p = j * w + tx as usize;
                         let l = j * TILE as usize;
@@ -301,19 +335,22 @@ fn interpolate(t: &SetupTri, l1: f32, l2: f32) -> ([f32; 8], f32) {
 }
 
 /// Colours every covered pixel of the tile from its visible triangle: the lit mode four pixels at
-/// a time, the others one by one.
+/// a time (pixels of draws with a material by the material path, one by one), the others one by
+/// one.
 #[allow(clippy::too_many_arguments)]
 fn shade_tile(
     fs: &FragmentShader,
+    ms: &MaterialShader,
     setup: &Setup,
     ids: &[u32],
     draws: &[Draw],
+    tile: &TileView,
     win: &[u32; (TILE * TILE) as usize],
     bary: &TileBary,
-    th: usize,
     cbuf: &mut [u32; (TILE * TILE) as usize],
 ) {
-    let n = th * TILE as usize;
+    let n = tile.th * TILE as usize;
+    let pixel = |l: usize| (tile.tx + (l as u32 % TILE), tile.ty + l as u32 / TILE);
     if !fs.lit() {
         for l in 0..n {
             if win[l] == NONE {
@@ -332,8 +369,26 @@ fn shade_tile(
         }
         return;
     }
+    let lut = srgb_lut();
     for l0 in (0..n).step_by(4) {
-        let lanes: [u32; 4] = std::array::from_fn(|i| win[l0 + i]);
+        let mut lanes: [u32; 4] = std::array::from_fn(|i| win[l0 + i]);
+        if lanes == [NONE; 4] {
+            continue;
+        }
+        // pixels of material draws: the material path
+        for (i, k) in lanes.iter_mut().enumerate() {
+            if *k == NONE {
+                continue;
+            }
+            let t = setup.get(ids[*k as usize]);
+            let d = &draws[t.draw as usize];
+            if let Some(m) = d.material {
+                let (px, py) = pixel(l0 + i);
+                let (c, _) = ms.shade(d, m, t.tri, px, py, t.front);
+                cbuf[l0 + i] = pack_with(lut, c).to_le();
+                *k = NONE;
+            }
+        }
         if lanes == [NONE; 4] {
             continue;
         }
@@ -363,16 +418,68 @@ fn shade_tile(
     }
 }
 
+/// The second pass of a tile holding blended triangles (lit mode): each, in submission order (the
+/// pipeline submits blended objects after the opaque ones, far to near), is rasterised against
+/// the tile's depth without writing it, and every fragment in front is shaded and composited over
+/// the colour in linear light. Returns the fragments composited.
+#[allow(clippy::too_many_arguments)]
+fn blend_tile(
+    ms: &MaterialShader,
+    setup: &Setup,
+    ids: &[u32],
+    draws: &[Draw],
+    tile: &TileView,
+    zbuf: &mut [f32; (TILE * TILE) as usize],
+    win: &mut [u32; (TILE * TILE) as usize],
+    bary: &mut TileBary,
+    mut cov: Option<&mut [u32; (TILE * TILE) as usize]>,
+    cbuf: &mut [u32; (TILE * TILE) as usize],
+) -> u64 {
+    let lut = srgb_lut();
+    let to_linear = crate::material::texture::srgb_to_linear_lut();
+    let mut frags = 0;
+    for (j, &id) in ids.iter().enumerate() {
+        let t = setup.get(id);
+        let d = &draws[t.draw as usize];
+        let Some(m) = d.material.filter(|m| m.alpha == AlphaMode::Blend) else {
+            continue;
+        };
+        let mut vis = Visibility {
+            z: zbuf,
+            win,
+            bary,
+            cov: cov.as_deref_mut(),
+        };
+        raster_tri_with(t, j as u32, tile, &mut vis, false, |px, py| {
+            let (c, a) = ms.shade(d, m, t.tri, px, py, t.front);
+            let l = ((py - tile.ty) * TILE + (px - tile.tx)) as usize;
+            let dst = u32::from_le(cbuf[l]);
+            let under = Vec3::new(
+                to_linear[(dst & 0xff) as usize],
+                to_linear[(dst >> 8 & 0xff) as usize],
+                to_linear[(dst >> 16 & 0xff) as usize],
+            );
+            let a = a.clamp(0.0, 1.0);
+            cbuf[l] = pack_with(lut, c * a + under * (1.0 - a)).to_le();
+            frags += 1;
+            // the depth stays the opaque surface's
+            false
+        });
+    }
+    frags
+}
+
 /// Scans one triangle (number `j` of the tile's list) over its bounding box within the tile,
 /// recording it and its barycentrics at each pixel where it passes the depth test. Returns the
 /// fragments that passed.
 #[inline]
 fn raster_tri(t: &SetupTri, j: u32, tile: &TileView, vis: &mut Visibility) -> u64 {
-    raster_tri_with(t, j, tile, vis, true)
+    raster_tri_with(t, j, tile, vis, true, |_, _| true)
 }
 
 /// [`raster_tri`], with the four-lane path for small triangles allowed or not (the tests compare
-/// the two).
+/// the two), and `keep(px, py)` asked of every fragment that passes the depth test before it is
+/// recorded (an alpha test; with `lanes` it must keep every fragment).
 #[inline]
 fn raster_tri_with(
     t: &SetupTri,
@@ -380,6 +487,7 @@ fn raster_tri_with(
     tile: &TileView,
     vis: &mut Visibility,
     lanes: bool,
+    mut keep: impl FnMut(u32, u32) -> bool,
 ) -> u64 {
     let TileView { tx, ty, tw, th } = *tile;
     let x0 = (t.bbox[0] as u32).max(tx);
@@ -446,7 +554,7 @@ fn raster_tri_with(
                 if let Some(c) = vis.cov.as_deref_mut() {
                     c[l] += 1;
                 }
-                if z < vis.z[l] {
+                if z < vis.z[l] && keep(i, j_row) {
                     vis.z[l] = z;
                     vis.win[l] = j;
                     vis.bary[l] = [l1, l2];
@@ -593,6 +701,8 @@ mod tests {
             geometry: &g,
             color: [1.0; 4],
             faces: None,
+            material: None,
+            colors: None,
         }];
         let mut s = RasterSettings::new(w, h);
         s.cull = super::super::CullMode::None;
@@ -626,7 +736,14 @@ mod tests {
                             bary: (&mut bary[..]).try_into().unwrap(),
                             cov: Some((&mut cov[..]).try_into().unwrap()),
                         };
-                        frags += raster_tri_with(setup.get(id), j as u32, &tile, &mut vis, lanes);
+                        frags += raster_tri_with(
+                            setup.get(id),
+                            j as u32,
+                            &tile,
+                            &mut vis,
+                            lanes,
+                            |_, _| true,
+                        );
                     }
                     let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
                     let b: Vec<f32> = bary.iter().flatten().copied().collect();

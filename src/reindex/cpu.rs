@@ -49,7 +49,8 @@ pub fn parallel(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexErro
         3 => parallel_w::<3>(mesh, &keys),
         5 => parallel_w::<5>(mesh, &keys),
         6 => parallel_w::<6>(mesh, &keys),
-        _ => parallel_w::<8>(mesh, &keys),
+        7 | 8 => parallel_w::<8>(mesh, &keys),
+        _ => parallel_w::<12>(mesh, &keys),
     }
 }
 

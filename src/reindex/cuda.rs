@@ -51,6 +51,7 @@ pub struct DeviceInput {
     first: u32,
     has_normals: bool,
     has_uvs: bool,
+    has_colors: bool,
 }
 
 impl DeviceInput {
@@ -67,7 +68,7 @@ impl DeviceInput {
         weld: Option<f32>,
     ) -> Result<DeviceInput, ReindexError> {
         let floats = keys.words;
-        // interleaved: position, then normal and uv where present
+        // interleaved: position, then normal, uv and colour where present
         let vert: Vec<f32> = (0..mesh.vertex_count())
             .into_par_iter()
             .flat_map_iter(|i| {
@@ -80,6 +81,10 @@ impl DeviceInput {
                 }
                 if let Some(t) = &mesh.uvs {
                     v[w..w + 2].copy_from_slice(&t[i].to_array());
+                    w += 2;
+                }
+                if let Some(c) = &mesh.colors {
+                    v[w..w + 4].copy_from_slice(&c[i].to_array());
                 }
                 v.into_iter().take(floats)
             })
@@ -94,6 +99,7 @@ impl DeviceInput {
             first: mesh.indices[0],
             has_normals: mesh.normals.is_some(),
             has_uvs: mesh.uvs.is_some(),
+            has_colors: mesh.colors.is_some(),
         })
     }
 }
@@ -447,13 +453,21 @@ impl Reindexer {
                 .map(|c| Vec2::new(c[uv_at], c[uv_at + 1]))
                 .collect()
         });
+        let color_at = uv_at + 2 * input.has_uvs as usize;
+        let colors = input.has_colors.then(|| {
+            chunks()
+                .map(|c| glam::Vec4::from_slice(&c[color_at..color_at + 4]))
+                .collect()
+        });
         Ok(Mesh {
             name: like.name.clone(),
             positions,
             normals,
             uvs,
+            colors,
             indices,
             base_color: like.base_color,
+            material: like.material.clone(),
         })
     }
 }

@@ -11,7 +11,8 @@
 //! - [`cuda`]: the same steps with our own kernels (LSD radix sort, reduce-then-scan), plus a
 //!   hash-table variant with no sort (new vertices in order of their lowest original index).
 //!
-//! **Vertex equality** is exact equality of every attribute the mesh has (position, normal, uv),
+//! **Vertex equality** is exact equality of every attribute the mesh has (position, normal, uv,
+//! colour),
 //! compared as bit patterns after mapping floats to order-preserving integers, with one policy:
 //! `-0.0` and `+0.0` are equal. NaN in any attribute is an error. With a weld cell size, positions
 //! are compared by the grid cell their rounded `position / cell` falls in (normals and uvs stay
@@ -265,8 +266,8 @@ pub fn subset(
     reindex(&part, opts, gpu)
 }
 
-/// The largest number of 32-bit words of a vertex key (position 3, normal 3, uv 2).
-pub const MAX_WORDS: usize = 8;
+/// The largest number of 32-bit words of a vertex key (position 3, normal 3, uv 2, colour 4).
+pub const MAX_WORDS: usize = 12;
 
 /// A float's bits mapped so that unsigned integer order is float order, with `-0.0` taken as
 /// `+0.0` (the one policy on signed zeros).
@@ -342,7 +343,13 @@ impl<'a> Keys<'a> {
         if let Some(t) = &mesh.uvs {
             nan("texture coordinate", t.iter().position(|v| v.is_nan()))?;
         }
-        let words = 3 + 3 * mesh.normals.is_some() as usize + 2 * mesh.uvs.is_some() as usize;
+        if let Some(c) = &mesh.colors {
+            nan("colour", c.iter().position(|v| v.is_nan()))?;
+        }
+        let words = 3
+            + 3 * mesh.normals.is_some() as usize
+            + 2 * mesh.uvs.is_some() as usize
+            + 4 * mesh.colors.is_some() as usize;
         Ok(Keys { mesh, weld, words })
     }
 
@@ -371,6 +378,12 @@ impl<'a> Keys<'a> {
                 w += 1;
             }
         }
+        if let Some(t) = &self.mesh.colors {
+            for c in t[i].to_array() {
+                k[w] = ordered_bits(c);
+                w += 1;
+            }
+        }
         k
     }
 }
@@ -386,8 +399,10 @@ pub(crate) fn gather_mesh(mesh: &Mesh, src: &[u32], indices: Vec<u32>) -> Mesh {
         positions: pick(&mesh.positions, src),
         normals: mesh.normals.as_deref().map(|n| pick(n, src)),
         uvs: mesh.uvs.as_deref().map(|t| pick(t, src)),
+        colors: mesh.colors.as_deref().map(|t| pick(t, src)),
         indices,
         base_color: mesh.base_color,
+        material: mesh.material.clone(),
     }
 }
 

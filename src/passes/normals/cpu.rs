@@ -120,6 +120,10 @@ pub fn flat(mesh: &mut Mesh) {
         .uvs
         .as_ref()
         .map(|u| corners.iter().map(|&i| u[i as usize]).collect());
+    mesh.colors = mesh
+        .colors
+        .as_ref()
+        .map(|c| corners.iter().map(|&i| c[i as usize]).collect());
     mesh.positions = positions;
     mesh.normals = Some(normals);
     mesh.indices = (0..3 * tris as u32).collect();

@@ -1,0 +1,273 @@
+//! A glTF's materials, textures and images as [`crate::material`] types: images decoded once
+//! (PNG and JPEG through the `image` crate; embedded in the GLB, as data URIs, or in files beside
+//! the glTF), each texture built once per colour space with its sampler and mip chain, each
+//! material once.
+
+use super::IoError;
+use crate::material::{AlphaMode, Filter, Material, Sampler, Texture, TextureRef, Wrap};
+use gltf::texture::{MagFilter, MinFilter, WrappingMode};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The largest side of an image rxpipe decodes.
+const MAX_SIDE: u32 = 16384;
+
+/// Builds a document's materials on demand, sharing what they share.
+pub struct Materials<'a> {
+    doc: &'a gltf::Document,
+    buffers: &'a [gltf::buffer::Data],
+    base: Option<&'a Path>,
+    file: &'a str,
+    images: HashMap<usize, Arc<(u32, u32, Vec<u8>)>>,
+    textures: HashMap<(usize, bool), Arc<Texture>>,
+    materials: HashMap<Option<usize>, Arc<Material>>,
+}
+
+impl<'a> Materials<'a> {
+    pub fn new(
+        doc: &'a gltf::Document,
+        buffers: &'a [gltf::buffer::Data],
+        base: Option<&'a Path>,
+        file: &'a str,
+    ) -> Self {
+        Materials {
+            doc,
+            buffers,
+            base,
+            file,
+            images: HashMap::new(),
+            textures: HashMap::new(),
+            materials: HashMap::new(),
+        }
+    }
+
+    fn err(&self, location: String, message: String) -> IoError {
+        IoError::Parse {
+            file: self.file.to_string(),
+            location,
+            message,
+        }
+    }
+
+    /// The material of a primitive (glTF's default material where it names none).
+    pub fn material(&mut self, m: gltf::Material) -> Result<Arc<Material>, IoError> {
+        if let Some(done) = self.materials.get(&m.index()) {
+            return Ok(done.clone());
+        }
+        let pbr = m.pbr_metallic_roughness();
+        let mut out = Material {
+            name: m.name().unwrap_or("").to_string(),
+            base_color: pbr.base_color_factor().into(),
+            metallic: pbr.metallic_factor(),
+            roughness: pbr.roughness_factor(),
+            emissive: glam::Vec3::from(m.emissive_factor()) * m.emissive_strength().unwrap_or(1.0),
+            alpha: match m.alpha_mode() {
+                gltf::material::AlphaMode::Opaque => AlphaMode::Opaque,
+                gltf::material::AlphaMode::Mask => AlphaMode::Mask(m.alpha_cutoff().unwrap_or(0.5)),
+                gltf::material::AlphaMode::Blend => AlphaMode::Blend,
+            },
+            double_sided: m.double_sided(),
+            unlit: m.unlit(),
+            ..Default::default()
+        };
+        if let Some(i) = pbr.base_color_texture() {
+            out.base_color_texture =
+                Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
+        }
+        if let Some(i) = pbr.metallic_roughness_texture() {
+            out.metallic_roughness_texture =
+                Some(self.texture_ref(i.texture(), false, transform(&i), 1.0)?);
+        }
+        if let Some(i) = m.emissive_texture() {
+            out.emissive_texture = Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
+        }
+        if let Some(n) = m.normal_texture() {
+            out.normal_texture = Some(self.texture_ref(n.texture(), false, None, n.scale())?);
+        }
+        if let Some(o) = m.occlusion_texture() {
+            out.occlusion_texture =
+                Some(self.texture_ref(o.texture(), false, None, o.strength())?);
+        }
+        let out = Arc::new(out);
+        self.materials.insert(m.index(), out.clone());
+        Ok(out)
+    }
+
+    fn texture_ref(
+        &mut self,
+        t: gltf::Texture,
+        srgb: bool,
+        transform: Option<[f32; 6]>,
+        scale: f32,
+    ) -> Result<TextureRef, IoError> {
+        Ok(TextureRef {
+            texture: self.texture(t, srgb)?,
+            transform,
+            scale,
+        })
+    }
+
+    /// Texture `t` with its sampler, its texels sRGB-encoded where `srgb`.
+    fn texture(&mut self, t: gltf::Texture, srgb: bool) -> Result<Arc<Texture>, IoError> {
+        if let Some(done) = self.textures.get(&(t.index(), srgb)) {
+            return Ok(done.clone());
+        }
+        let img = t.source();
+        let name = match &self.doc.as_json().images[img.index()].uri {
+            Some(uri) if !uri.starts_with("data:") => uri.to_string(),
+            _ => format!("image {}", img.index()),
+        };
+        let data = self.image(img)?;
+        let s = t.sampler();
+        let wrap = |w: WrappingMode| match w {
+            WrappingMode::ClampToEdge => Wrap::ClampToEdge,
+            WrappingMode::MirroredRepeat => Wrap::MirroredRepeat,
+            WrappingMode::Repeat => Wrap::Repeat,
+        };
+        let (min, mipmap) = match s.min_filter() {
+            Some(MinFilter::Nearest) => (Filter::Nearest, None),
+            Some(MinFilter::Linear) => (Filter::Linear, None),
+            Some(MinFilter::NearestMipmapNearest) => (Filter::Nearest, Some(Filter::Nearest)),
+            Some(MinFilter::LinearMipmapNearest) => (Filter::Linear, Some(Filter::Nearest)),
+            Some(MinFilter::NearestMipmapLinear) => (Filter::Nearest, Some(Filter::Linear)),
+            Some(MinFilter::LinearMipmapLinear) | None => (Filter::Linear, Some(Filter::Linear)),
+        };
+        let sampler = Sampler {
+            wrap_s: wrap(s.wrap_s()),
+            wrap_t: wrap(s.wrap_t()),
+            mag: match s.mag_filter() {
+                Some(MagFilter::Nearest) => Filter::Nearest,
+                _ => Filter::Linear,
+            },
+            min,
+            mipmap,
+        };
+        let (w, h, rgba) = &*data;
+        let tex = Texture::new(name, *w, *h, rgba, srgb, sampler)
+            .map_err(|e| self.err(format!("texture {}", t.index()), e.to_string()))?;
+        let tex = Arc::new(tex);
+        self.textures.insert((t.index(), srgb), tex.clone());
+        Ok(tex)
+    }
+
+    /// Image `img` decoded to RGBA8 (once per image).
+    fn image(&mut self, img: gltf::Image) -> Result<Arc<(u32, u32, Vec<u8>)>, IoError> {
+        if let Some(done) = self.images.get(&img.index()) {
+            return Ok(done.clone());
+        }
+        let loc = format!("image {}", img.index());
+        // (from the JSON: the gltf crate's Image::source unwraps a missing mimeType or uri)
+        let json = &self.doc.as_json().images[img.index()];
+        let source = match (&json.buffer_view, &json.uri) {
+            (Some(v), _) => self
+                .doc
+                .views()
+                .nth(v.value())
+                .map(|view| gltf::image::Source::View {
+                    view,
+                    mime_type: "",
+                }),
+            (None, Some(uri)) => Some(gltf::image::Source::Uri {
+                uri,
+                mime_type: None,
+            }),
+            (None, None) => None,
+        }
+        .ok_or_else(|| self.err(loc.clone(), "has neither a buffer view nor a uri".into()))?;
+        let bytes: std::borrow::Cow<[u8]> = match source {
+            gltf::image::Source::View { view, .. } => {
+                let buf = self.buffers.get(view.buffer().index()).ok_or_else(|| {
+                    self.err(loc.clone(), "its buffer view's buffer is missing".into())
+                })?;
+                let (s, n) = (view.offset(), view.length());
+                match s.checked_add(n).filter(|&e| e <= buf.0.len()) {
+                    Some(e) => std::borrow::Cow::Borrowed(&buf.0[s..e]),
+                    None => {
+                        return Err(self.err(
+                            loc,
+                            format!(
+                                "buffer view {} ({n} bytes at {s}) lies outside its {}-byte buffer",
+                                view.index(),
+                                buf.0.len()
+                            ),
+                        ))
+                    }
+                }
+            }
+            gltf::image::Source::Uri { uri, .. } => {
+                if let Some(rest) = uri.strip_prefix("data:") {
+                    let b64 = rest.split_once(";base64,").map(|(_, d)| d).ok_or_else(|| {
+                        self.err(loc.clone(), "a data URI that is not base64".into())
+                    })?;
+                    std::borrow::Cow::Owned(base64::decode(b64).map_err(|e| {
+                        self.err(loc.clone(), format!("its data URI does not decode: {e}"))
+                    })?)
+                } else {
+                    let dir = self.base.ok_or_else(|| {
+                        self.err(
+                            loc.clone(),
+                            format!("refers to the file '{uri}', but the data has no folder to find it in"),
+                        )
+                    })?;
+                    if !super::gltf::uri_decodes(uri) {
+                        return Err(self.err(loc, "its uri does not decode to UTF-8 text".into()));
+                    }
+                    let path = dir.join(super::gltf::decoded_uri(uri));
+                    std::borrow::Cow::Owned(std::fs::read(&path).map_err(|e| {
+                        self.err(
+                            loc.clone(),
+                            format!("cannot read its file {}: {e}", path.display()),
+                        )
+                    })?)
+                }
+            }
+        };
+        let decoded = decode(&bytes).map_err(|e| self.err(loc, e))?;
+        let decoded = Arc::new(decoded);
+        self.images.insert(img.index(), decoded.clone());
+        Ok(decoded)
+    }
+}
+
+/// PNG or JPEG bytes (recognised by content) to RGBA8, refusing sides past [`MAX_SIDE`] and
+/// images that would not fit the host's memory, before decoding.
+pub fn decode(bytes: &[u8]) -> Result<(u32, u32, Vec<u8>), String> {
+    let reader = image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?;
+    if reader.format().is_none() {
+        return Err("not a PNG or JPEG image".into());
+    }
+    let (w, h) = reader.into_dimensions().map_err(|e| e.to_string())?;
+    if w == 0 || h == 0 || w > MAX_SIDE || h > MAX_SIDE {
+        return Err(format!(
+            "a {w}x{h} image is not supported (1 to {MAX_SIDE} texels a side)"
+        ));
+    }
+    // the decoded image, its RGBA8 copy and its mip chain
+    let need = 3 * 4 * w as u64 * h as u64;
+    crate::limits::check_host(need, || format!("a {w}x{h} image")).map_err(|e| e.to_string())?;
+    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
+        .with_guessed_format()
+        .map_err(|e| e.to_string())?;
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
+    limits.max_alloc = Some(need.max(64 << 20));
+    reader.limits(limits);
+    let img = reader.decode().map_err(|e| e.to_string())?;
+    let rgba = img.into_rgba8();
+    Ok((w, h, rgba.into_raw()))
+}
+
+/// A texture use's KHR_texture_transform as a 2x3 matrix (translation * rotation * scale).
+fn transform(info: &gltf::texture::Info) -> Option<[f32; 6]> {
+    let t = info.texture_transform()?;
+    let [ox, oy] = t.offset();
+    let r = t.rotation();
+    let [sx, sy] = t.scale();
+    let (s, c) = r.sin_cos();
+    // columns: (c sx, -s sx), (s sy, c sy), (ox, oy) as the extension's matrix
+    Some([c * sx, -s * sx, s * sy, c * sy, ox, oy])
+}

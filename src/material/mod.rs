@@ -1,0 +1,203 @@
+//! Materials: glTF 2.0 metallic-roughness materials with their textures, as the fragment stage
+//! shades them (the CPU reference in [`crate::raster`]).
+//!
+//! A [`Material`] holds factors and optional [`TextureRef`]s; a texture is decoded once at load
+//! time into RGBA8 levels with a full mip chain ([`Texture`]), and sampled with its glTF sampler
+//! (wrap modes, filters, trilinear filtering, the level chosen from the screen-space derivatives
+//! of the texture coordinates). Colour textures (base colour, emissive) hold sRGB-encoded texels,
+//! decoded to linear before filtering; the others hold linear data.
+
+pub mod texture;
+
+pub use texture::{Filter, Sampler, Texture, TextureError, Wrap};
+
+use glam::{Vec2, Vec3, Vec4};
+use std::sync::Arc;
+
+/// How a material's alpha is used (glTF `alphaMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum AlphaMode {
+    /// alpha is ignored
+    #[default]
+    Opaque,
+    /// fragments with alpha below the cutoff are discarded (before the depth test)
+    Mask(f32),
+    /// composited over what is behind: drawn after the opaque geometry, objects far to near
+    Blend,
+}
+
+/// A texture as a material uses it: the texture, the texture coordinate transform
+/// (KHR_texture_transform, as a 2x3 matrix: `uv' = m * [u, v, 1]`), and the scalar glTF gives
+/// some uses (the normal texture's scale, the occlusion texture's strength; 1 otherwise).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextureRef {
+    pub texture: Arc<Texture>,
+    pub transform: Option<[f32; 6]>,
+    pub scale: f32,
+}
+
+impl TextureRef {
+    /// A plain use of `texture`.
+    pub fn new(texture: Arc<Texture>) -> TextureRef {
+        TextureRef {
+            texture,
+            transform: None,
+            scale: 1.0,
+        }
+    }
+
+    /// The texture coordinates this use samples at, and their derivatives, transformed.
+    #[inline]
+    pub fn coords(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> (Vec2, Vec2, Vec2) {
+        match &self.transform {
+            None => (uv, dx, dy),
+            Some(m) => {
+                let lin = |v: Vec2| Vec2::new(m[0] * v.x + m[2] * v.y, m[1] * v.x + m[3] * v.y);
+                (lin(uv) + Vec2::new(m[4], m[5]), lin(dx), lin(dy))
+            }
+        }
+    }
+
+    /// The filtered texel (linear RGBA) at `uv` with screen-space derivatives `dx`, `dy`.
+    #[inline]
+    pub fn sample(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Vec4 {
+        let (uv, dx, dy) = self.coords(uv, dx, dy);
+        self.texture.sample(uv, dx, dy)
+    }
+}
+
+/// A glTF metallic-roughness material. [`Material::default`] is glTF's default material (white,
+/// fully metallic and rough, opaque, single-sided).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Material {
+    pub name: String,
+    /// linear RGBA factor
+    pub base_color: Vec4,
+    pub base_color_texture: Option<TextureRef>,
+    pub metallic: f32,
+    pub roughness: f32,
+    /// roughness in G, metallic in B
+    pub metallic_roughness_texture: Option<TextureRef>,
+    /// tangent-space normals; `scale` scales their x and y
+    pub normal_texture: Option<TextureRef>,
+    /// occlusion in R; `scale` is the strength
+    pub occlusion_texture: Option<TextureRef>,
+    /// linear RGB factor
+    pub emissive: Vec3,
+    pub emissive_texture: Option<TextureRef>,
+    pub alpha: AlphaMode,
+    /// no back-face culling; back faces are shaded with the flipped normal
+    pub double_sided: bool,
+    /// KHR_materials_unlit: the base colour as it is, without lighting
+    pub unlit: bool,
+}
+
+impl Default for Material {
+    fn default() -> Self {
+        Material {
+            name: String::new(),
+            base_color: Vec4::ONE,
+            base_color_texture: None,
+            metallic: 1.0,
+            roughness: 1.0,
+            metallic_roughness_texture: None,
+            normal_texture: None,
+            occlusion_texture: None,
+            emissive: Vec3::ZERO,
+            emissive_texture: None,
+            alpha: AlphaMode::Opaque,
+            double_sided: false,
+            unlit: false,
+        }
+    }
+}
+
+impl Material {
+    /// A dielectric of one colour (what a mesh with vertex colours and no material gets): the
+    /// colours are multiplied into its white base.
+    pub fn plain(name: impl Into<String>, base: Vec4) -> Material {
+        Material {
+            name: name.into(),
+            base_color: base,
+            metallic: 0.0,
+            roughness: 0.8,
+            ..Default::default()
+        }
+    }
+
+    /// Every texture the material uses.
+    pub fn textures(&self) -> impl Iterator<Item = &TextureRef> {
+        [
+            &self.base_color_texture,
+            &self.metallic_roughness_texture,
+            &self.normal_texture,
+            &self.occlusion_texture,
+            &self.emissive_texture,
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
+/// A punctual light (KHR_lights_punctual), in world space.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PunctualLight {
+    pub kind: LightKind,
+    /// linear RGB
+    pub color: Vec3,
+    /// lux for directional lights, candela for point and spot lights
+    pub intensity: f32,
+    pub position: Vec3,
+    /// the direction light travels (towards the scene)
+    pub direction: Vec3,
+    /// the distance where a point or spot light's contribution reaches zero (none: infinite)
+    pub range: Option<f32>,
+}
+
+/// What kind of light a [`PunctualLight`] is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LightKind {
+    Directional,
+    Point,
+    /// cone angles from the axis, in radians
+    Spot {
+        inner: f32,
+        outer: f32,
+    },
+}
+
+impl PunctualLight {
+    /// The unit vector towards the light and the light's radiance scale at `p` (zero outside its
+    /// range or cone).
+    #[inline]
+    pub fn at(&self, p: Vec3) -> (Vec3, Vec3) {
+        match self.kind {
+            LightKind::Directional => (
+                (-self.direction).normalize_or_zero(),
+                self.color * self.intensity,
+            ),
+            LightKind::Point | LightKind::Spot { .. } => {
+                let d = self.position - p;
+                let dist2 = d.length_squared().max(1e-8);
+                let l = d / dist2.sqrt();
+                // the specification's recommended window: (1 - (d / range)^4)^2, clamped
+                let window = match self.range {
+                    Some(r) if r > 0.0 => {
+                        let x = dist2 / (r * r);
+                        (1.0 - x * x).clamp(0.0, 1.0).powi(2)
+                    }
+                    _ => 1.0,
+                };
+                let cone = match self.kind {
+                    LightKind::Spot { inner, outer } => {
+                        let (ci, co) = (inner.cos(), outer.cos());
+                        let cd = self.direction.normalize_or_zero().dot(-l);
+                        ((cd - co) / (ci - co).max(1e-4)).clamp(0.0, 1.0).powi(2)
+                    }
+                    _ => 1.0,
+                };
+                (l, self.color * (self.intensity * window * cone / dist2))
+            }
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Textures: RGBA8 images with a mip chain built at load time, and their sampling with a glTF
+//! sampler (the CPU reference of the fragment stage; the GPU repeats these operations).
+
+use glam::{Vec2, Vec4};
+use std::sync::OnceLock;
+
+/// How texture coordinates outside [0, 1] are read (glTF `wrapS` / `wrapT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Wrap {
+    #[default]
+    Repeat,
+    ClampToEdge,
+    MirroredRepeat,
+}
+
+/// A texel filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Filter {
+    Nearest,
+    #[default]
+    Linear,
+}
+
+/// A glTF sampler. Where the file leaves a filter undefined, rxpipe filters linearly and
+/// trilinearly between mip levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sampler {
+    pub wrap_s: Wrap,
+    pub wrap_t: Wrap,
+    /// when a texel covers more than a pixel
+    pub mag: Filter,
+    /// within a level when a pixel covers more than a texel
+    pub min: Filter,
+    /// between mip levels; `None`: level 0 only
+    pub mipmap: Option<Filter>,
+}
+
+impl Default for Sampler {
+    fn default() -> Self {
+        Sampler {
+            wrap_s: Wrap::Repeat,
+            wrap_t: Wrap::Repeat,
+            mag: Filter::Linear,
+            min: Filter::Linear,
+            mipmap: Some(Filter::Linear),
+        }
+    }
+}
+
+/// One level of a texture: `width` x `height` RGBA8 texels, row by row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Level {
+    pub width: u32,
+    pub height: u32,
+    pub texels: Vec<[u8; 4]>,
+}
+
+/// Why a texture could not be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TextureError {
+    #[error("{name}: a {width}x{height} image is not supported (1 to 16384 texels a side)")]
+    Size {
+        name: String,
+        width: u32,
+        height: u32,
+    },
+    #[error("{name}: {len} bytes do not make {width}x{height} RGBA8 texels")]
+    Bytes {
+        name: String,
+        width: u32,
+        height: u32,
+        len: usize,
+    },
+}
+
+/// A texture: its levels (level 0 the image, each next one half the size, down to 1x1), whether
+/// its RGB is sRGB-encoded, and its sampler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Texture {
+    /// what errors and reports call it (the image's file or its index in the glTF)
+    pub name: String,
+    pub levels: Vec<Level>,
+    pub srgb: bool,
+    pub sampler: Sampler,
+}
+
+/// sRGB-encoded byte to linear value.
+pub fn srgb_to_linear_lut() -> &'static [f32; 256] {
+    static LUT: OnceLock<[f32; 256]> = OnceLock::new();
+    LUT.get_or_init(|| {
+        std::array::from_fn(|i| {
+            let c = i as f32 / 255.0;
+            if c <= 0.040_45 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        })
+    })
+}
+
+/// Linear value in [0, 1] to an sRGB-encoded byte (for building the levels of sRGB textures).
+fn linear_to_srgb_byte(c: f32) -> u8 {
+    let c = c.clamp(0.0, 1.0);
+    let s = if c <= 0.003_130_8 {
+        12.92 * c
+    } else {
+        1.055 * c.powf(1.0 / 2.4) - 0.055
+    };
+    (s * 255.0 + 0.5) as u8
+}
+
+impl Texture {
+    /// A texture from RGBA8 texels (sRGB-encoded RGB where `srgb`), with its mip chain: each
+    /// level's texel the average of the 2x2 texels below it (edge texels repeated where a size
+    /// is odd), averaged in linear space.
+    pub fn new(
+        name: impl Into<String>,
+        width: u32,
+        height: u32,
+        rgba: &[u8],
+        srgb: bool,
+        sampler: Sampler,
+    ) -> Result<Texture, TextureError> {
+        let name = name.into();
+        if width == 0 || height == 0 || width > 16384 || height > 16384 {
+            return Err(TextureError::Size {
+                name,
+                width,
+                height,
+            });
+        }
+        if rgba.len() != 4 * width as usize * height as usize {
+            return Err(TextureError::Bytes {
+                name,
+                width,
+                height,
+                len: rgba.len(),
+            });
+        }
+        let texels: Vec<[u8; 4]> = rgba
+            .chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect();
+        let mut levels = vec![Level {
+            width,
+            height,
+            texels,
+        }];
+        let lut = srgb_to_linear_lut();
+        let decode = |t: [u8; 4], c: usize| {
+            if srgb && c < 3 {
+                lut[t[c] as usize]
+            } else {
+                t[c] as f32 / 255.0
+            }
+        };
+        while let Some(l) = levels.last().filter(|l| l.width > 1 || l.height > 1) {
+            let (w, h) = ((l.width / 2).max(1), (l.height / 2).max(1));
+            let mut next = Vec::with_capacity(w as usize * h as usize);
+            for y in 0..h {
+                for x in 0..w {
+                    let at = |dx: u32, dy: u32| {
+                        let sx = (2 * x + dx).min(l.width - 1);
+                        let sy = (2 * y + dy).min(l.height - 1);
+                        l.texels[(sy * l.width + sx) as usize]
+                    };
+                    let four = [at(0, 0), at(1, 0), at(0, 1), at(1, 1)];
+                    next.push(std::array::from_fn(|c| {
+                        let v = four.iter().map(|&t| decode(t, c)).sum::<f32>() * 0.25;
+                        if srgb && c < 3 {
+                            linear_to_srgb_byte(v)
+                        } else {
+                            (v * 255.0 + 0.5) as u8
+                        }
+                    }));
+                }
+            }
+            levels.push(Level {
+                width: w,
+                height: h,
+                texels: next,
+            });
+        }
+        Ok(Texture {
+            name,
+            levels,
+            srgb,
+            sampler,
+        })
+    }
+
+    /// Bytes the texture's levels take.
+    pub fn bytes(&self) -> usize {
+        self.levels.iter().map(|l| 4 * l.texels.len()).sum()
+    }
+
+    /// Texel (x, y) of `level` (in range) as linear RGBA.
+    #[inline]
+    fn texel(&self, level: &Level, x: u32, y: u32) -> Vec4 {
+        let t = level.texels[(y * level.width + x) as usize];
+        if self.srgb {
+            let lut = srgb_to_linear_lut();
+            Vec4::new(
+                lut[t[0] as usize],
+                lut[t[1] as usize],
+                lut[t[2] as usize],
+                t[3] as f32 / 255.0,
+            )
+        } else {
+            Vec4::new(t[0] as f32, t[1] as f32, t[2] as f32, t[3] as f32) / 255.0
+        }
+    }
+
+    /// The filtered value (linear RGBA) at `uv` for a pixel whose texture coordinates change by
+    /// `dx` and `dy` to its right and lower neighbours: the level of detail is log2 of the longer
+    /// of the two steps in texels of level 0 (magnification at or below 0).
+    pub fn sample(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Vec4 {
+        let base = &self.levels[0];
+        let size = Vec2::new(base.width as f32, base.height as f32);
+        let rho = (dx * size).length().max((dy * size).length());
+        let lod = if rho > 0.0 {
+            rho.log2()
+        } else {
+            f32::NEG_INFINITY
+        };
+        let s = &self.sampler;
+        if lod.is_nan() || lod <= 0.0 {
+            // magnification (or no footprint, or NaN derivatives): level 0
+            return self.filtered(0, uv, s.mag);
+        }
+        let last = (self.levels.len() - 1) as f32;
+        match s.mipmap {
+            None => self.filtered(0, uv, s.min),
+            Some(Filter::Nearest) => {
+                let l = (lod + 0.5).floor().min(last) as usize;
+                self.filtered(l, uv, s.min)
+            }
+            Some(Filter::Linear) => {
+                let lod = lod.min(last);
+                let l0 = lod.floor();
+                let f = lod - l0;
+                let a = self.filtered(l0 as usize, uv, s.min);
+                if f == 0.0 {
+                    return a;
+                }
+                let b = self.filtered((l0 as usize + 1).min(last as usize), uv, s.min);
+                a + (b - a) * f
+            }
+        }
+    }
+
+    /// `level` filtered at `uv` with `filter`.
+    #[inline]
+    fn filtered(&self, level: usize, uv: Vec2, filter: Filter) -> Vec4 {
+        let l = &self.levels[level];
+        // a coordinate that is no number reads the first texel
+        let uv = if uv.is_finite() { uv } else { Vec2::ZERO };
+        let s = &self.sampler;
+        let x = uv.x * l.width as f32;
+        let y = uv.y * l.height as f32;
+        match filter {
+            Filter::Nearest => {
+                let xi = wrap(x.floor() as i64, l.width, s.wrap_s);
+                let yi = wrap(y.floor() as i64, l.height, s.wrap_t);
+                self.texel(l, xi, yi)
+            }
+            Filter::Linear => {
+                let (x, y) = (x - 0.5, y - 0.5);
+                let (x0, y0) = (x.floor(), y.floor());
+                let (fx, fy) = (x - x0, y - y0);
+                let (x0, y0) = (x0 as i64, y0 as i64);
+                let (xa, xb) = (wrap(x0, l.width, s.wrap_s), wrap(x0 + 1, l.width, s.wrap_s));
+                let (ya, yb) = (
+                    wrap(y0, l.height, s.wrap_t),
+                    wrap(y0 + 1, l.height, s.wrap_t),
+                );
+                let top = self.texel(l, xa, ya).lerp(self.texel(l, xb, ya), fx);
+                let bottom = self.texel(l, xa, yb).lerp(self.texel(l, xb, yb), fx);
+                top.lerp(bottom, fy)
+            }
+        }
+    }
+}
+
+/// Texel index `i` (any integer; a NaN or huge coordinate saturates on the cast) wrapped into
+/// `0..n`.
+#[inline]
+fn wrap(i: i64, n: u32, mode: Wrap) -> u32 {
+    let n = n as i64;
+    (match mode {
+        Wrap::Repeat => i.rem_euclid(n),
+        Wrap::ClampToEdge => i.clamp(0, n - 1),
+        Wrap::MirroredRepeat => {
+            let k = i.rem_euclid(2 * n);
+            if k >= n {
+                2 * n - 1 - k
+            } else {
+                k
+            }
+        }
+    }) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checker(srgb: bool, sampler: Sampler) -> Texture {
+        // 4x2: black and white texels alternating
+        let mut px = Vec::new();
+        for y in 0..2 {
+            for x in 0..4 {
+                let v = if (x + y) % 2 == 0 { 255 } else { 0 };
+                px.extend([v, v, v, 255]);
+            }
+        }
+        Texture::new("checker", 4, 2, &px, srgb, sampler).unwrap()
+    }
+
+    #[test]
+    fn levels_halve_down_to_one_texel_and_average_in_linear_space() {
+        let t = checker(true, Sampler::default());
+        let sizes: Vec<(u32, u32)> = t.levels.iter().map(|l| (l.width, l.height)).collect();
+        assert_eq!(sizes, vec![(4, 2), (2, 1), (1, 1)]);
+        // half black, half white in linear light is 0.5, sRGB-encoded 188
+        assert_eq!(t.levels[1].texels[0], [188, 188, 188, 255]);
+        let lin = checker(false, Sampler::default());
+        assert_eq!(lin.levels[2].texels[0], [128, 128, 128, 255]);
+    }
+
+    #[test]
+    fn wrap_modes_map_every_integer_into_range() {
+        assert_eq!(wrap(-1, 4, Wrap::Repeat), 3);
+        assert_eq!(wrap(9, 4, Wrap::Repeat), 1);
+        assert_eq!(wrap(-1, 4, Wrap::ClampToEdge), 0);
+        assert_eq!(wrap(9, 4, Wrap::ClampToEdge), 3);
+        assert_eq!(wrap(4, 4, Wrap::MirroredRepeat), 3);
+        assert_eq!(wrap(-1, 4, Wrap::MirroredRepeat), 0);
+        assert_eq!(wrap(i64::MIN, 4, Wrap::MirroredRepeat), 0);
+    }
+
+    #[test]
+    fn sampling_picks_texels_filters_and_levels() {
+        let near = Sampler {
+            mag: Filter::Nearest,
+            min: Filter::Nearest,
+            mipmap: None,
+            ..Default::default()
+        };
+        let t = checker(false, near);
+        let z = Vec2::ZERO;
+        // texel centres, magnified
+        assert_eq!(t.sample(Vec2::new(0.125, 0.25), z, z), Vec4::ONE);
+        assert_eq!(t.sample(Vec2::new(0.375, 0.25), z, z).x, 0.0);
+        // bilinear halfway between a white and a black texel
+        let lin = checker(false, Sampler::default());
+        let v = lin.sample(Vec2::new(0.25, 0.25), z, z);
+        assert!((v.x - 0.5).abs() < 1e-6, "{v}");
+        // a footprint of four texels reads level 2 (one grey texel)
+        let d = Vec2::new(1.0, 0.0);
+        let v = lin.sample(Vec2::new(0.3, 0.6), d, d);
+        assert!((v.x - 128.0 / 255.0).abs() < 1e-6, "{v}");
+        // NaN coordinates read some texel, never panic
+        let v = lin.sample(Vec2::NAN, Vec2::NAN, Vec2::NAN);
+        assert!(v.w.is_finite());
+        assert!(Texture::new("x", 0, 1, &[], false, near).is_err());
+        assert!(Texture::new("x", 2, 1, &[0; 4], false, near).is_err());
+    }
+}
