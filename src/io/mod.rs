@@ -363,6 +363,20 @@ fn save(mesh: &Mesh, colors: Option<&[[u8; 3]]>, path: &Path) -> Result<(), IoEr
 
 /// Where the shared test meshes are: `$RXPIPE_MESHES`, else `../shared/meshes` from the current
 /// directory or from the crate root. `None` when absent.
+/// The shared glTF scenes (`$RXPIPE_SCENES`, else ../shared/scenes), if present.
+pub fn shared_scenes_dir() -> Option<PathBuf> {
+    if let Ok(d) = std::env::var("RXPIPE_SCENES") {
+        let p = PathBuf::from(d);
+        if p.is_dir() {
+            return Some(p);
+        }
+    }
+    ["../shared/scenes", "../../shared/scenes"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_dir())
+}
+
 pub fn shared_meshes_dir() -> Option<PathBuf> {
     if let Ok(d) = std::env::var("RXPIPE_MESHES") {
         let p = PathBuf::from(d);

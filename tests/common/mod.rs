@@ -12,6 +12,15 @@ pub fn meshes() -> Option<PathBuf> {
     d
 }
 
+/// The shared glTF scenes, or `None` with a printed notice.
+pub fn scenes() -> Option<PathBuf> {
+    let d = rxpipe::io::shared_scenes_dir();
+    if d.is_none() {
+        eprintln!("notice: ../shared/scenes not found (set RXPIPE_SCENES); skipping this test");
+    }
+    d
+}
+
 /// Every triangle mesh of the shared folder (not the distance pairs).
 pub const SHARED: [&str; 10] = [
     "stanford-bunny.obj",

@@ -1,0 +1,278 @@
+//! Materials and textures (CPU reference): unlit colours, vertex colours, texture samplers,
+//! double-sided faces, alpha masks and blending, on small scenes built here whose pixels are known,
+//! and every shared glTF scene rendered (skipped with a notice when ../shared/scenes is absent).
+
+mod common;
+
+use glam::{Vec2, Vec3, Vec4};
+use rxpipe::material::{AlphaMode, Filter, Material, Sampler, Texture, TextureRef};
+use rxpipe::{Backend, Camera, Mesh, Pipeline, Renderer, Scene};
+use std::sync::Arc;
+
+const W: u32 = 64;
+const H: u32 = 64;
+
+/// A square in the plane z = `z` covering [-1, 1]², facing +z, with uvs from (0, 0) at its
+/// top-left corner to (1, 1).
+fn quad(z: f32, material: Option<Material>) -> Mesh {
+    let p = |x: f32, y: f32| Vec3::new(x, y, z);
+    Mesh {
+        name: "quad".into(),
+        positions: vec![p(-1., -1.), p(1., -1.), p(1., 1.), p(-1., 1.)],
+        normals: Some(vec![Vec3::Z; 4]),
+        uvs: Some(vec![
+            Vec2::new(0., 1.),
+            Vec2::new(1., 1.),
+            Vec2::new(1., 0.),
+            Vec2::new(0., 0.),
+        ]),
+        indices: vec![0, 1, 2, 0, 2, 3],
+        material: material.map(Arc::new),
+        ..Default::default()
+    }
+}
+
+/// Renders meshes seen from `eye_z` on the z axis (the square fills the middle of the frame).
+fn render(meshes: Vec<Mesh>, eye_z: f32) -> rxpipe::Frame {
+    let mut scene = Scene::from_meshes("test", meshes);
+    scene.camera = Camera {
+        eye: Vec3::new(0.0, 0.0, eye_z),
+        target: Vec3::ZERO,
+        up: Vec3::Y,
+        fov_y: 60.0,
+        near: 0.1,
+        far: 100.0,
+    };
+    scene.background = [0.0; 3];
+    let r = Renderer::new(Backend::Cpu).unwrap();
+    let mut p = Pipeline::builder().reindex(None).build(&r).unwrap();
+    let camera = scene.camera;
+    p.render(&scene, &camera, (W, H)).unwrap()
+}
+
+fn px(f: &rxpipe::Frame, x: u32, y: u32) -> [u8; 4] {
+    let i = 4 * (y * f.width + x) as usize;
+    f.color[i..i + 4].try_into().unwrap()
+}
+
+fn srgb(c: f32) -> u8 {
+    let s = if c <= 0.003_130_8 {
+        12.92 * c
+    } else {
+        1.055 * c.powf(1.0 / 2.4) - 0.055
+    };
+    (s.clamp(0.0, 1.0) * 255.0).round() as u8
+}
+
+fn unlit(base: Vec4) -> Material {
+    Material {
+        base_color: base,
+        unlit: true,
+        ..Default::default()
+    }
+}
+
+fn near(a: [u8; 4], b: [u8; 3], tol: u8) -> bool {
+    (0..3).all(|c| a[c].abs_diff(b[c]) <= tol)
+}
+
+#[test]
+fn unlit_materials_show_their_base_colour_times_the_vertex_colours() {
+    let f = render(
+        vec![quad(0.0, Some(unlit(Vec4::new(0.8, 0.4, 0.2, 1.0))))],
+        2.0,
+    );
+    let c = px(&f, W / 2, H / 2);
+    assert!(near(c, [srgb(0.8), srgb(0.4), srgb(0.2)], 1), "{c:?}");
+    // vertex colours: left corners red, right corners blue; the middle is their mean
+    let mut q = quad(0.0, Some(unlit(Vec4::ONE)));
+    let (r, b) = (Vec4::new(1., 0., 0., 1.), Vec4::new(0., 0., 1., 1.));
+    q.colors = Some(vec![r, b, b, r]);
+    let f = render(vec![q], 2.0);
+    let left = px(&f, W / 2 - 12, H / 2);
+    let right = px(&f, W / 2 + 12, H / 2);
+    assert!(left[0] > 200 && left[2] < 150, "{left:?}");
+    assert!(right[2] > 200 && right[0] < 150, "{right:?}");
+}
+
+/// A 2x2 texture: red, green / blue, white, nearest filtering.
+fn four_texels(sampler: Sampler) -> Arc<Texture> {
+    let texels = [
+        255, 0, 0, 255, 0, 255, 0, 255, //
+        0, 0, 255, 255, 255, 255, 255, 255,
+    ];
+    Arc::new(Texture::new("2x2", 2, 2, &texels, true, sampler).unwrap())
+}
+
+#[test]
+fn textures_are_sampled_with_their_sampler() {
+    let nearest = Sampler {
+        mag: Filter::Nearest,
+        min: Filter::Nearest,
+        mipmap: None,
+        ..Default::default()
+    };
+    let m = Material {
+        base_color_texture: Some(TextureRef::new(four_texels(nearest))),
+        ..unlit(Vec4::ONE)
+    };
+    let f = render(vec![quad(0.0, Some(m.clone()))], 2.0);
+    // uv (0, 0) is the square's top-left corner: texel (0, 0), red
+    let (l, r, t, b) = (W / 2 - 8, W / 2 + 8, H / 2 - 8, H / 2 + 8);
+    assert!(near(px(&f, l, t), [255, 0, 0], 0), "{:?}", px(&f, l, t));
+    assert!(near(px(&f, r, t), [0, 255, 0], 0), "{:?}", px(&f, r, t));
+    assert!(near(px(&f, l, b), [0, 0, 255], 0), "{:?}", px(&f, l, b));
+    assert!(near(px(&f, r, b), [255, 255, 255], 0), "{:?}", px(&f, r, b));
+    // a texture transform scaling uv by 2 repeats the four texels twice across
+    let mut m2 = m.clone();
+    m2.base_color_texture.as_mut().unwrap().transform = Some([2.0, 0.0, 0.0, 2.0, 0.0, 0.0]);
+    let f2 = render(vec![quad(0.0, Some(m2))], 2.0);
+    // the quad spans about 37 pixels; a quarter of it in, the red texel comes back
+    assert!(near(px(&f2, W / 2 + 2, H / 2 + 2), [255, 0, 0], 0));
+    // seen from far away, a 64x64 red and blue checker covering a few pixels reads its mean
+    // (purple) from the mip chain, not single red or blue texels
+    let checker: Vec<u8> = (0..64 * 64)
+        .flat_map(|i| {
+            if (i % 64 + i / 64) % 2 == 0 {
+                [255, 0, 0, 255]
+            } else {
+                [0, 0, 255, 255]
+            }
+        })
+        .collect();
+    let tex = Texture::new("checker", 64, 64, &checker, true, Sampler::default()).unwrap();
+    let mipmapped = Material {
+        base_color_texture: Some(TextureRef::new(Arc::new(tex))),
+        ..m
+    };
+    let far = render(vec![quad(0.0, Some(mipmapped))], 30.0);
+    let c = px(&far, W / 2, H / 2);
+    let mean = srgb(0.5);
+    assert!(
+        c[0].abs_diff(mean) <= 12 && c[2].abs_diff(mean) <= 12 && c[1] == 0,
+        "mip level: {c:?}"
+    );
+}
+
+#[test]
+fn double_sided_materials_draw_their_back_faces() {
+    // seen from behind (eye at -z): culled when single-sided
+    let lit = Material {
+        base_color: Vec4::new(0.9, 0.9, 0.9, 1.0),
+        metallic: 0.0,
+        ..Default::default()
+    };
+    let f = render(vec![quad(0.0, Some(lit.clone()))], -2.0);
+    assert_eq!(px(&f, W / 2, H / 2), [0, 0, 0, 255]);
+    assert!(
+        f.notes.iter().any(|n| n.contains("faced away")),
+        "{:?}",
+        f.notes
+    );
+    let two = Material {
+        double_sided: true,
+        ..lit
+    };
+    let back = render(vec![quad(0.0, Some(two.clone()))], -2.0);
+    let front = render(vec![quad(0.0, Some(two))], 2.0);
+    // the back is shaded with the flipped normal: lit like the front by a light on its side
+    assert_ne!(px(&back, W / 2, H / 2), [0, 0, 0, 255]);
+    assert!(px(&front, W / 2, H / 2)[0] > 0);
+}
+
+#[test]
+fn alpha_masks_cut_out_and_blending_composites() {
+    // left texels transparent, right opaque: a mask shows the square behind on the left
+    let texels = [255, 255, 255, 0, 255, 255, 255, 255];
+    let nearest = Sampler {
+        mag: Filter::Nearest,
+        min: Filter::Nearest,
+        mipmap: None,
+        ..Default::default()
+    };
+    let tex = Arc::new(Texture::new("half", 2, 1, &texels, true, nearest).unwrap());
+    let masked = Material {
+        base_color_texture: Some(TextureRef::new(tex)),
+        alpha: AlphaMode::Mask(0.5),
+        ..unlit(Vec4::ONE)
+    };
+    let behind = quad(-1.0, Some(unlit(Vec4::new(0.0, 0.0, 1.0, 1.0))));
+    let f = render(vec![quad(0.0, Some(masked)), behind.clone()], 3.0);
+    let (l, r) = (px(&f, W / 2 - 6, H / 2), px(&f, W / 2 + 6, H / 2));
+    assert!(near(l, [0, 0, 255], 0), "the square behind shows: {l:?}");
+    assert!(near(r, [255, 255, 255], 0), "{r:?}");
+    // a half-transparent red square over the blue one: their mean in linear light
+    let glass = Material {
+        alpha: AlphaMode::Blend,
+        ..unlit(Vec4::new(1.0, 0.0, 0.0, 0.5))
+    };
+    // submitted first, drawn after the opaque square all the same
+    let f = render(vec![quad(0.0, Some(glass)), behind], 3.0);
+    let c = px(&f, W / 2, H / 2);
+    assert!(near(c, [srgb(0.5), 0, srgb(0.5)], 1), "{c:?}");
+}
+
+#[test]
+fn shared_scenes_render_with_their_materials() {
+    let Some(dir) = common::scenes() else {
+        return;
+    };
+    let r = Renderer::new(Backend::Cpu).unwrap();
+    let mut p = Pipeline::builder().build(&r).unwrap();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let d = entry.unwrap().path();
+        let Some(file) = std::fs::read_dir(&d).ok().and_then(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| p.extension().is_some_and(|e| e == "gltf" || e == "glb"))
+        }) else {
+            continue;
+        };
+        let scene = Scene::load(&file).unwrap();
+        assert!(
+            scene.objects.iter().any(|o| o.mesh.material.is_some()),
+            "{}",
+            file.display()
+        );
+        let camera = scene.camera;
+        let f = p.render(&scene, &camera, (160, 90)).unwrap();
+        assert!(
+            f.stats.raster.fragments > 200,
+            "{}: {}",
+            file.display(),
+            f.stats
+        );
+        let name = d.file_name().unwrap().to_string_lossy().to_string();
+        // what each scene is for shows in its colours
+        let count = |pred: &dyn Fn([u8; 4]) -> bool| {
+            f.color
+                .chunks_exact(4)
+                .filter(|c| pred([c[0], c[1], c[2], c[3]]))
+                .count()
+        };
+        match name.as_str() {
+            "VertexColorTest" => {
+                // red, green and blue check marks drawn from vertex colours
+                assert!(
+                    count(&|c| c[0] > 150 && c[1] < 80 && c[2] < 80) > 20,
+                    "{name}: red"
+                );
+                assert!(
+                    count(&|c| c[1] > 150 && c[0] < 80 && c[2] < 80) > 20,
+                    "{name}: green"
+                );
+            }
+            "BoxTextured" => {
+                // the texture's blue and green, not a white box
+                assert!(count(&|c| c[2] > c[0] + 60) > 50, "{name}: blue texels");
+                assert!(
+                    count(&|c| c[1] > c[0] + 20 && c[1] > c[2] + 40) > 50,
+                    "{name}: green texels"
+                );
+            }
+            _ => {}
+        }
+        seen += 1;
+    }
+    assert!(seen >= 7, "{seen} scenes rendered");
+}
