@@ -276,3 +276,30 @@ fn shared_scenes_render_with_their_materials() {
     }
     assert!(seen >= 7, "{seen} scenes rendered");
 }
+
+/// The project's own textured scene (scenes/textured, made by its make.py) brings its lights and
+/// camera, and every material feature shows: textures, a normal map, emissive, a mask and a
+/// blended pane.
+#[test]
+fn the_textured_scene_renders_with_its_lights_and_camera() {
+    let scene = Scene::load("scenes/textured/textured.gltf").unwrap();
+    assert_eq!(scene.lights.len(), 2);
+    assert!((scene.camera.eye - Vec3::new(0.0, 2.6, 6.0)).length() < 1e-4);
+    let ms: Vec<&Material> = scene
+        .objects
+        .iter()
+        .filter_map(|o| o.mesh.material.as_deref())
+        .collect();
+    assert_eq!(ms.len(), 6);
+    assert!(ms.iter().any(|m| m.normal_texture.is_some()));
+    assert!(ms.iter().any(|m| m.alpha == AlphaMode::Blend));
+    assert!(ms.iter().any(|m| matches!(m.alpha, AlphaMode::Mask(_))));
+    assert!(ms.iter().any(|m| m.emissive != Vec3::ZERO));
+    let r = Renderer::new(Backend::Cpu).unwrap();
+    let mut p = Pipeline::builder().build(&r).unwrap();
+    let camera = scene.camera;
+    let f = p.render(&scene, &camera, (320, 180)).unwrap();
+    // most of the frame is floor and objects
+    assert!(f.stats.raster.fragments > 320 * 180 / 2, "{}", f.stats);
+    assert!(f.notes.iter().all(|n| !n.contains("nothing was drawn")));
+}
