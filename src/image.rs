@@ -86,6 +86,8 @@ pub fn save_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(),
         let mut enc = png::Encoder::new(std::io::BufWriter::new(f), width, height);
         enc.set_color(png::ColorType::Rgba);
         enc.set_depth(png::BitDepth::Eight);
+        // the default level spent half a second on a 1280x720 frame, more than rendering it
+        enc.set_compression(png::Compression::Fast);
         let mut w = enc
             .write_header()
             .map_err(|e| Error::Image(format!("{name}: {e}")))?;

@@ -99,15 +99,12 @@ pub fn srgb_to_linear_lut() -> &'static [f32; 256] {
     })
 }
 
-/// Linear value in [0, 1] to an sRGB-encoded byte (for building the levels of sRGB textures).
+/// Linear value in [0, 1] to an sRGB-encoded byte (for building the levels of sRGB textures):
+/// the raster stage's 4096-entry table (what the frame's colours are encoded with), instead of a
+/// power per channel.
+#[inline]
 fn linear_to_srgb_byte(c: f32) -> u8 {
-    let c = c.clamp(0.0, 1.0);
-    let s = if c <= 0.003_130_8 {
-        12.92 * c
-    } else {
-        1.055 * c.powf(1.0 / 2.4) - 0.055
-    };
-    (s * 255.0 + 0.5) as u8
+    crate::raster::srgb_byte(c)
 }
 
 impl Texture {
@@ -261,15 +258,14 @@ impl Texture {
         let y = uv.y * l.height as f32;
         match filter {
             Filter::Nearest => {
-                let xi = wrap(x.floor() as i64, l.width, s.wrap_s);
-                let yi = wrap(y.floor() as i64, l.height, s.wrap_t);
+                let xi = wrap(floor(x), l.width, s.wrap_s);
+                let yi = wrap(floor(y), l.height, s.wrap_t);
                 self.texel(l, xi, yi)
             }
             Filter::Linear => {
                 let (x, y) = (x - 0.5, y - 0.5);
-                let (x0, y0) = (x.floor(), y.floor());
-                let (fx, fy) = (x - x0, y - y0);
-                let (x0, y0) = (x0 as i64, y0 as i64);
+                let (x0, y0) = (floor(x), floor(y));
+                let (fx, fy) = (x - x0 as f32, y - y0 as f32);
                 let (xa, xb) = (wrap(x0, l.width, s.wrap_s), wrap(x0 + 1, l.width, s.wrap_s));
                 let (ya, yb) = (
                     wrap(y0, l.height, s.wrap_t),
@@ -281,6 +277,14 @@ impl Texture {
             }
         }
     }
+}
+
+/// `x` rounded down to an integer (saturating), without a call to the C library's `floorf` (x86-64
+/// without SSE4.1 has no rounding instruction).
+#[inline]
+fn floor(x: f32) -> i64 {
+    let t = x as i64;
+    t - ((t as f32) > x) as i64
 }
 
 /// Texel index `i` (any integer; a NaN or huge coordinate saturates on the cast) wrapped into

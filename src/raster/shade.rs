@@ -142,6 +142,13 @@ pub(super) fn srgb_lut() -> &'static [u8; 4096] {
     })
 }
 
+/// A linear value in [0, 1] (clamped; NaN as 0) to its sRGB-encoded byte, through the frame's
+/// table.
+#[inline]
+pub fn srgb_byte(c: f32) -> u8 {
+    srgb_lut()[(c.clamp(0.0, 1.0) * 4095.0 + 0.5) as usize]
+}
+
 /// Linear RGB in [0, 1] to packed sRGB RGBA8 (alpha 255), little-endian u32.
 #[inline]
 pub fn pack_srgb(c: Vec3) -> u32 {
