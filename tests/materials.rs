@@ -303,3 +303,44 @@ fn the_textured_scene_renders_with_its_lights_and_camera() {
     assert!(f.stats.raster.fragments > 320 * 180 / 2, "{}", f.stats);
     assert!(f.notes.iter().all(|n| !n.contains("nothing was drawn")));
 }
+
+/// PLY (uchar red/green/blue) and OBJ (`v x y z r g b`) vertex colours are read as display
+/// colours and draw through a plain material.
+#[test]
+fn ply_and_obj_vertex_colours_show() {
+    let dir = common::tmp_dir("vertex-colours");
+    let ply = dir.join("c.ply");
+    std::fs::write(
+        &ply,
+        "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\nproperty float z\n\
+         property uchar red\nproperty uchar green\nproperty uchar blue\nelement face 2\n\
+         property list uchar int vertex_indices\nend_header\n\
+         -1 -1 0 255 0 0\n1 -1 0 255 0 0\n1 1 0 255 0 0\n-1 1 0 255 0 0\n3 0 1 2\n3 0 2 3\n",
+    )
+    .unwrap();
+    let obj = dir.join("c.obj");
+    std::fs::write(
+        &obj,
+        "v -1 -1 0 0 0 1\nv 1 -1 0 0 0 1\nv 1 1 0 0 0 1\nv -1 1 0 0 0 1\nf 1 2 3\nf 1 3 4\n",
+    )
+    .unwrap();
+    for (file, want) in [(ply, 0), (obj, 2)] {
+        let m = rxpipe::io::load_mesh(&file).unwrap();
+        let c = m.colors.as_ref().expect("colours read");
+        assert_eq!(c.len(), 4);
+        assert!(
+            (c[0][want] - 1.0).abs() < 1e-6,
+            "{}: {:?}",
+            file.display(),
+            c[0]
+        );
+        let f = render(
+            vec![Scene::load(&file).unwrap().objects.remove(0).mesh],
+            2.0,
+        );
+        let p = px(&f, W / 2, H / 2);
+        let other = (want + 1) % 3;
+        assert!(p[want] > 100 && p[other] < 40, "{}: {p:?}", file.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -144,6 +144,25 @@ pub fn sniff(data: &[u8], name: &str) -> Option<Format> {
     None
 }
 
+/// A vertex colour as files store it (sRGB-encoded display values in [0, 1], alpha linear) in
+/// linear RGBA, as materials use it; out-of-range values are clamped, NaN reads as 0.
+pub fn display_color(c: [f32; 4]) -> glam::Vec4 {
+    let lin = |v: f32| {
+        let v = if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) };
+        if v <= 0.040_45 {
+            v / 12.92
+        } else {
+            ((v + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let a = if c[3].is_nan() {
+        1.0
+    } else {
+        c[3].clamp(0.0, 1.0)
+    };
+    glam::Vec4::new(lin(c[0]), lin(c[1]), lin(c[2]), a)
+}
+
 /// Welds a triangle soup (STL, a non-indexed glTF primitive) into an indexed mesh with the
 /// re-indexing stage (exact equality): duplicate corners become one vertex. The serial method
 /// keeps the file's order (vertices numbered by first reference), which loaders promise.

@@ -22,6 +22,7 @@ pub fn parse_reader(
     let mut pos: Vec<Vec3> = Vec::new();
     let mut tex: Vec<Vec2> = Vec::new();
     let mut nrm: Vec<Vec3> = Vec::new();
+    let mut col: Vec<glam::Vec4> = Vec::new();
     // corners as (v, vt, vn) with -1 for absent, resolved to zero-based indices
     let mut corner_ids: HashMap<(u32, i64, i64), u32> = HashMap::new();
     let mut corners: Vec<(u32, i64, i64)> = Vec::new();
@@ -36,7 +37,7 @@ pub fn parse_reader(
         location: format!("line {line}"),
         message,
     };
-    let floats = |it: &mut std::str::SplitAsciiWhitespace, n: usize, line: usize| {
+    let floats = |it: &mut dyn Iterator<Item = &str>, n: usize, line: usize| {
         let mut out = [0f32; 3];
         for (k, o) in out.iter_mut().enumerate().take(n) {
             let s = it
@@ -71,6 +72,17 @@ pub fn parse_reader(
                 let p = floats(&mut it, 3, line)?;
                 room(&mut pos, 1, "vertices", file)?;
                 pos.push(Vec3::from_array(p));
+                // `v x y z r g b`: a colour per vertex (a fourth value alone is a weight)
+                let rest: Vec<&str> = it.collect();
+                if rest.len() >= 3 {
+                    let rgb = floats(&mut rest.iter().copied(), 3, line)?;
+                    room(&mut col, 1, "vertex colours", file)?;
+                    if col.len() + 1 < pos.len() {
+                        // vertices before the first coloured one are white
+                        col.resize(pos.len() - 1, glam::Vec4::ONE);
+                    }
+                    col.push(super::display_color([rgb[0], rgb[1], rgb[2], 1.0]));
+                }
             }
             "vt" => {
                 let first = it
@@ -174,7 +186,7 @@ pub fn parse_reader(
             uvs: any_vt.then(|| tex.clone()),
             indices: indices.iter().map(|&i| remap[i as usize]).collect(),
             base_color: None,
-            colors: None,
+            colors: colors_of(&col, 0..pos.len()),
             material: None,
         }
     } else {
@@ -207,7 +219,7 @@ pub fn parse_reader(
             }),
             indices,
             base_color: None,
-            colors: None,
+            colors: colors_of(&col, corners.iter().map(|c| c.0 as usize)),
             material: None,
         }
     };
@@ -218,6 +230,18 @@ pub fn parse_reader(
             faces,
         },
     ))
+}
+
+/// The colours of vertices `of` (positions' indices), when any vertex had one (vertices after the
+/// last coloured one are white).
+fn colors_of(col: &[glam::Vec4], of: impl Iterator<Item = usize>) -> Option<Vec<glam::Vec4>> {
+    if col.is_empty() {
+        return None;
+    }
+    Some(
+        of.map(|i| col.get(i).copied().unwrap_or(glam::Vec4::ONE))
+            .collect(),
+    )
 }
 
 /// Writes positions (and normals and uvs where present) as OBJ text.

@@ -1,4 +1,5 @@
-//! PLY: ascii, binary little- and big-endian; `vertex` with x y z (nx ny nz, u v / s t),
+//! PLY: ascii, binary little- and big-endian; `vertex` with x y z (nx ny nz, u v / s t, red green
+//! blue alpha),
 //! `face` lists of any arity (fan-triangulated) and `tristrips` with -1 restarts.
 
 use super::text::{room, Tokens};
@@ -311,6 +312,7 @@ fn read_elements(
     let mut positions: Vec<Vec3> = Vec::new();
     let mut normals: Vec<Vec3> = Vec::new();
     let mut uvs: Vec<Vec2> = Vec::new();
+    let mut colors: Vec<glam::Vec4> = Vec::new();
     let mut indices: Vec<u32> = Vec::new();
     let mut faces = 0usize;
     let mut list: Vec<i64> = Vec::new();
@@ -325,6 +327,18 @@ fn read_elements(
         let (nx, ny, nz) = (slot("nx"), slot("ny"), slot("nz"));
         let u = slot("u").or(slot("s")).or(slot("texture_u"));
         let v = slot("v").or(slot("t")).or(slot("texture_v"));
+        let (cr, cg, cb, ca) = (
+            slot("red").or(slot("r")),
+            slot("green").or(slot("g")),
+            slot("blue").or(slot("b")),
+            slot("alpha").or(slot("a")),
+        );
+        // colours as display values: integers over 255 (the usual uchar), floats over 1
+        let unit = |k: usize| match el.props[k].ty {
+            Scalar::F32 | Scalar::F64 => 1.0,
+            Scalar::U16 | Scalar::I16 => 65535.0,
+            _ => 255.0,
+        };
         let is_vertex = el.name == "vertex";
         if is_vertex && (px.is_none() || py.is_none() || pz.is_none()) {
             return Err(perr(
@@ -334,6 +348,7 @@ fn read_elements(
         }
         let has_n = is_vertex && nx.is_some() && ny.is_some() && nz.is_some();
         let has_uv = is_vertex && u.is_some() && v.is_some();
+        let has_color = is_vertex && cr.is_some() && cg.is_some() && cb.is_some();
         // guard against absurd counts before reserving memory
         let min_bytes = if format == Format::Ascii {
             1
@@ -417,6 +432,16 @@ fn read_elements(
                     room(&mut uvs, 1, "texture coordinates", file)?;
                     uvs.push(Vec2::new(vals[u.unwrap()] as f32, vals[v.unwrap()] as f32));
                 }
+                if has_color {
+                    room(&mut colors, 1, "vertex colours", file)?;
+                    let c = |k: usize| (vals[k] / unit(k)) as f32;
+                    colors.push(super::display_color([
+                        c(cr.unwrap()),
+                        c(cg.unwrap()),
+                        c(cb.unwrap()),
+                        ca.map_or(1.0, c),
+                    ]));
+                }
             }
         }
     }
@@ -428,7 +453,7 @@ fn read_elements(
         uvs: (!uvs.is_empty()).then_some(uvs),
         indices,
         base_color: None,
-        colors: None,
+        colors: (!colors.is_empty()).then_some(colors),
         material: None,
     };
     Ok((mesh, SourceCounts { vertices: n, faces }))

@@ -376,7 +376,7 @@ impl Scene {
                 glam::Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2]),
                 Vec3::from_array(o.translate),
             );
-            for mut mesh in meshes {
+            for mut mesh in meshes.into_iter().map(colored) {
                 // `color` overrides the file's colours only when given (a material's base
                 // colour and its texture too)
                 let color = match o.color {
@@ -436,6 +436,7 @@ impl Scene {
     pub fn from_meshes(name: &str, meshes: Vec<Mesh>) -> Scene {
         let objects = meshes
             .into_iter()
+            .map(colored)
             .map(|m| Object {
                 color: m.base_color.unwrap_or([0.8, 0.8, 0.8, 1.0]),
                 mesh: m,
@@ -488,4 +489,16 @@ fn mesh_sources(path: &Path) -> Vec<PathBuf> {
     let mut v = vec![path.to_path_buf()];
     v.extend(super::gltf::referenced_files(path));
     v
+}
+
+/// A mesh with vertex colours and no material (PLY, OBJ) gets a plain white dielectric, so that
+/// its colours show (the lit mode has no vertex colours).
+fn colored(mut m: Mesh) -> Mesh {
+    if m.colors.is_some() && m.material.is_none() {
+        m.material = Some(std::sync::Arc::new(crate::material::Material::plain(
+            m.name.clone(),
+            glam::Vec4::ONE,
+        )));
+    }
+    m
 }
