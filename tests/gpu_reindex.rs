@@ -67,6 +67,14 @@ fn random_mesh(seed: u64, n: usize, copies: usize, attrs: bool) -> Mesh {
     let positions = slots.iter().map(|&s| base[s].0).collect();
     let normals = attrs.then(|| slots.iter().map(|&s| base[s].1).collect());
     let uvs = attrs.then(|| slots.iter().map(|&s| base[s].2).collect());
+    // vertex colours with the other attributes (keys of 12 words), from the uv so that copies
+    // stay equal
+    let colors = attrs.then(|| {
+        slots
+            .iter()
+            .map(|&s| glam::Vec4::new(base[s].2.x, 0.25, base[s].2.y, 1.0))
+            .collect()
+    });
     // triangles over the first 90% of the slots: the rest are unused
     let used = (slots.len() * 9 / 10).max(1) as u64;
     let indices = (0..3 * n).map(|_| (r.next() % used) as u32).collect();
@@ -75,6 +83,7 @@ fn random_mesh(seed: u64, n: usize, copies: usize, attrs: bool) -> Mesh {
         positions,
         normals,
         uvs,
+        colors,
         indices,
         ..Default::default()
     }
