@@ -301,6 +301,36 @@ fn gltf_embedded_external_and_glb() {
     // a scene opens directly from glTF
     let s = rxpipe::Scene::load(write("scene.gltf", json.as_bytes())).unwrap();
     assert_eq!(s.objects.len(), 2);
+    // a scene file referencing the glTF keeps its primitives apart, each with its colour and
+    // material; `color` replaces them only when given
+    let dir = std::path::Path::new(&write("scene.gltf", json.as_bytes()))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let toml = |color: &str| {
+        let p = dir.join("ref.toml");
+        std::fs::write(
+            &p,
+            format!("[[object]]\nmesh = \"scene.gltf\"\nscale = 2.0\n{color}\n"),
+        )
+        .unwrap();
+        rxpipe::Scene::load(&p).unwrap()
+    };
+    let kept = toml("");
+    assert_eq!(kept.objects.len(), 2);
+    assert_eq!(kept.objects[0].color, [0.5, 0.25, 1.0, 1.0]);
+    assert_eq!(
+        kept.objects[1].color,
+        [1.0, 1.0, 1.0, 1.0],
+        "glTF's default"
+    );
+    assert!(kept.objects[0].mesh.material.is_some() && kept.objects[1].mesh.material.is_none());
+    let over = toml("color = [0.1, 0.2, 0.3]");
+    for o in &over.objects {
+        assert_eq!(o.color, [0.1, 0.2, 0.3, 1.0]);
+    }
+    let m = over.objects[0].mesh.material.as_ref().unwrap();
+    assert_eq!(m.base_color, glam::Vec4::new(0.1, 0.2, 0.3, 1.0));
 }
 
 #[test]
