@@ -340,23 +340,14 @@ fn percent_bytes(uri: &str) -> Vec<u8> {
     out
 }
 
-fn percent_decode(uri: &str) -> String {
+/// `uri` with its %XX escapes decoded, as text (check [`percent_decodes_to_utf8`] first).
+pub(super) fn percent_decode(uri: &str) -> String {
     String::from_utf8_lossy(&percent_bytes(uri)).into_owned()
-}
-
-/// Whether a relative URI decodes to UTF-8 (as the gltf crate needs).
-pub(super) fn uri_decodes(uri: &str) -> bool {
-    percent_decodes_to_utf8(uri)
-}
-
-/// A relative URI with its %XX escapes decoded.
-pub(super) fn decoded_uri(uri: &str) -> String {
-    percent_decode(uri)
 }
 
 /// Whether `uri` with its %XX escapes decoded is UTF-8 (a '%' not followed by two hex digits
 /// stands for itself, as the gltf crate's decoder reads it).
-fn percent_decodes_to_utf8(uri: &str) -> bool {
+pub(super) fn percent_decodes_to_utf8(uri: &str) -> bool {
     std::str::from_utf8(&percent_bytes(uri)).is_ok()
 }
 

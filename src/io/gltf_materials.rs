@@ -210,10 +210,10 @@ impl<'a> Materials<'a> {
                             format!("refers to the file '{uri}', but the data has no folder to find it in"),
                         )
                     })?;
-                    if !super::gltf::uri_decodes(uri) {
+                    if !super::gltf::percent_decodes_to_utf8(uri) {
                         return Err(self.err(loc, "its uri does not decode to UTF-8 text".into()));
                     }
-                    let path = dir.join(super::gltf::decoded_uri(uri));
+                    let path = dir.join(super::gltf::percent_decode(uri));
                     std::borrow::Cow::Owned(std::fs::read(&path).map_err(|e| {
                         self.err(
                             loc.clone(),

@@ -148,12 +148,7 @@ pub fn sniff(data: &[u8], name: &str) -> Option<Format> {
 /// linear RGBA, as materials use it; out-of-range values are clamped, NaN reads as 0.
 pub fn display_color(c: [f32; 4]) -> glam::Vec4 {
     let lin = |v: f32| {
-        let v = if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) };
-        if v <= 0.040_45 {
-            v / 12.92
-        } else {
-            ((v + 0.055) / 1.055).powf(2.4)
-        }
+        crate::material::texture::srgb_to_linear(if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) })
     };
     let a = if c[3].is_nan() {
         1.0
@@ -380,31 +375,28 @@ fn save(mesh: &Mesh, colors: Option<&[[u8; 3]]>, path: &Path) -> Result<(), IoEr
     std::fs::rename(&tmp, path).map_err(io)
 }
 
-/// Where the shared test meshes are: `$RXPIPE_MESHES`, else `../shared/meshes` from the current
-/// directory or from the crate root. `None` when absent.
-/// The shared glTF scenes (`$RXPIPE_SCENES`, else ../shared/scenes), if present.
+/// The shared glTF scenes: `$RXPIPE_SCENES`, else `../shared/scenes` from the current directory
+/// or from the crate root. `None` when absent.
 pub fn shared_scenes_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("RXPIPE_SCENES") {
-        let p = PathBuf::from(d);
-        if p.is_dir() {
-            return Some(p);
-        }
-    }
-    ["../shared/scenes", "../../shared/scenes"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_dir())
+    shared_dir("RXPIPE_SCENES", "scenes")
 }
 
+/// Where the shared test meshes are: `$RXPIPE_MESHES`, else `../shared/meshes` from the current
+/// directory or from the crate root. `None` when absent.
 pub fn shared_meshes_dir() -> Option<PathBuf> {
-    if let Ok(d) = std::env::var("RXPIPE_MESHES") {
+    shared_dir("RXPIPE_MESHES", "meshes")
+}
+
+/// A folder of ../shared: the one `$var` names, else ../shared/<name> (or one level further up).
+fn shared_dir(var: &str, name: &str) -> Option<PathBuf> {
+    if let Ok(d) = std::env::var(var) {
         let p = PathBuf::from(d);
         if p.is_dir() {
             return Some(p);
         }
     }
-    ["../shared/meshes", "../../shared/meshes"]
-        .iter()
+    [format!("../shared/{name}"), format!("../../shared/{name}")]
+        .into_iter()
         .map(PathBuf::from)
         .find(|p| p.is_dir())
 }

@@ -73,9 +73,8 @@ pub fn parse_reader(
                 room(&mut pos, 1, "vertices", file)?;
                 pos.push(Vec3::from_array(p));
                 // `v x y z r g b`: a colour per vertex (a fourth value alone is a weight)
-                let rest: Vec<&str> = it.collect();
-                if rest.len() >= 3 {
-                    let rgb = floats(&mut rest.iter().copied(), 3, line)?;
+                if it.clone().nth(2).is_some() {
+                    let rgb = floats(&mut it, 3, line)?;
                     room(&mut col, 1, "vertex colours", file)?;
                     if col.len() + 1 < pos.len() {
                         // vertices before the first coloured one are white

@@ -141,10 +141,17 @@ impl WorkingMesh {
             let gpu_err = || GpuError::Limit("the mesh is on no side".into());
             let d = self.device.as_ref().ok_or_else(gpu_err)?;
             let mut m = std::mem::take(&mut self.host);
+            let had_colors = m.colors.is_some();
             download(d, &mut m)?;
             self.host = m;
             self.host_current = true;
             self.moves.push("downloaded to the host".into());
+            if had_colors && self.host.colors.is_none() {
+                self.moves.push(
+                    "vertex colours dropped (a GPU stage changed the vertices; it does not carry them)"
+                        .into(),
+                );
+            }
         }
         Ok(&self.host)
     }
