@@ -46,6 +46,11 @@
 #define RXP_F_LIVE 2u
 // pieces of the source triangle (on its first record): bits 2..4
 #define RXP_F_PIECES_SHIFT 2
+// the draw's material is alpha-tested (bit 5) or blended (bit 6: composited after the opaque
+// triangles; the lit mode only): the host's `alpha_class`
+#define RXP_F_ALPHA_SHIFT 5
+#define RXP_F_MASK (1u << 5)
+#define RXP_F_BLEND (1u << 6)
 // the draw: bits 8..31
 #define RXP_F_DRAW_SHIFT 8
 
@@ -474,14 +479,15 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_setup(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
               const unsigned* __restrict__ runs, unsigned nruns,
               unsigned long long nverts, unsigned tri_base,
-              unsigned draw, const unsigned* __restrict__ indices,
+              unsigned draw, unsigned alpha, const unsigned* __restrict__ indices,
               const unsigned* __restrict__ counts, const unsigned* __restrict__ faces,
               RasterParams p, const unsigned* __restrict__ list,
               const unsigned* __restrict__ lists,
               SetupTri* __restrict__ records, unsigned* __restrict__ first,
               unsigned* __restrict__ tile_counts, unsigned long long* counters) {
     const unsigned nlist = lists[0];
-    const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT | 1u << RXP_F_PIECES_SHIFT;
+    const unsigned draw_flags =
+        draw << RXP_F_DRAW_SHIFT | 1u << RXP_F_PIECES_SHIFT | alpha << RXP_F_ALPHA_SHIFT;
     __shared__ unsigned long long stage[RXP_RBLOCK / 32][32 * RXP_RECORD_WORDS];
     unsigned binned = 0, live = 0;
     // (the loop's condition is the same for every thread of the block)
@@ -541,14 +547,14 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_setup_clip(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
                    const unsigned* __restrict__ runs, unsigned nruns,
                    unsigned long long nverts, unsigned tri_base,
-                   unsigned draw, const unsigned* __restrict__ indices,
+                   unsigned draw, unsigned alpha, const unsigned* __restrict__ indices,
                    const unsigned* __restrict__ counts, const unsigned* __restrict__ faces,
                    RasterParams p, const unsigned* __restrict__ list, unsigned cap,
                    const unsigned* __restrict__ lists,
                    SetupTri* __restrict__ records, unsigned* __restrict__ first,
                    unsigned* __restrict__ tile_counts, unsigned long long* counters) {
     const unsigned nlist = lists[1];
-    const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT;
+    const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT | alpha << RXP_F_ALPHA_SHIFT;
     unsigned culled = 0, rejected = 0, clipped = 0, binned = 0, live = 0;
     for (unsigned start = blockIdx.x * RXP_RBLOCK; start < nlist;
          start += gridDim.x * RXP_RBLOCK) {
@@ -707,10 +713,25 @@ __device__ __forceinline__ float rxp_depth(const SetupTri& t, const long long e[
     return t.z[0] + (t.z[1] - t.z[0]) * l1 + (t.z[2] - t.z[0]) * l2;
 }
 
+// Whether a fragment of `t` at pixel (i, j) passes its draw's alpha test (`masked`: the draw,
+// null when its material has none).
+__device__ __forceinline__ bool rxp_keep(const RxpMaterials& mt, const RxpDraw* masked,
+                                         const SetupTri& t, const RasterParams& p, int i, int j) {
+    return !masked || rxm_passes_mask(mt, *masked, t.tri - masked->tri_base, p.width, p.height, i, j);
+}
+
+// The draw whose alpha test `t`'s fragments take, or null.
+__device__ __forceinline__ const RxpDraw* rxp_masked(const RxpMaterials& mt, const SetupTri& t) {
+    return (t.flags & RXP_F_MASK) ? &mt.draws[t.flags >> RXP_F_DRAW_SHIFT] : nullptr;
+}
+
 // One thread scans a small triangle's pixels within the tile.
 __device__ __forceinline__ unsigned rxp_raster_small(const SetupTri& t, int x0, int y0, int x1,
                                                      int y1, int tx, int ty,
-                                                     unsigned long long* keys) {
+                                                     unsigned long long* keys,
+                                                     const RxpMaterials& mt,
+                                                     const RasterParams& p) {
+    const RxpDraw* masked = rxp_masked(mt, t);
     long long e_row[3], dx[3], dy[3];
     const long long px = (long long)x0 * RXP_ONE + RXP_HALF, py = (long long)y0 * RXP_ONE + RXP_HALF;
     rxp_edges(t, px, py, e_row);
@@ -726,7 +747,7 @@ __device__ __forceinline__ unsigned rxp_raster_small(const SetupTri& t, int x0, 
         for (int i = x0; i <= x1; i++) {
             if ((e[0] | e[1] | e[2]) >= 0) {
                 float z = rxp_depth(t, e, inv_area);
-                if (z < 1.0f) {
+                if (z < 1.0f && rxp_keep(mt, masked, t, p, i, j)) {
                     unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | t.tri;
                     unsigned long long old = atomicMin(&keys[(j - ty) * RXP_TILE + (i - tx)], key);
                     frags += key < old;
@@ -825,21 +846,87 @@ __device__ unsigned rxp_shade(const RasterParams& p, const unsigned char* lut, c
     }
 }
 
-// One block per tile: rasterise the tile's triangles into shared-memory depth keys, then shade
-// each pixel's visible fragment and write colour and depth.
+// Composites the blended triangles of a tile over its shaded opaque pixels (lit mode), one
+// triangle at a time in submission order (the source triangle, then its pieces), as the CPU's
+// blend pass does: each is rasterised against the opaque depth without writing it, and every
+// fragment in front is shaded and blended in linear light. The tile's bins are unordered, so each
+// step finds the next record by a block-wide minimum over them (blended triangles are few: the
+// pipeline submits them as whole objects after the opaque ones). Returns the fragments composited.
+__device__ unsigned rxp_blend_tile(const SetupTri* __restrict__ records,
+                                   const unsigned* __restrict__ first,
+                                   const unsigned* __restrict__ bins, unsigned start, unsigned end,
+                                   const unsigned long long* keys, const RxpMaterials& mt,
+                                   const unsigned char* __restrict__ lut, const RasterParams& p,
+                                   int tx, int ty, int tw, int th, unsigned* __restrict__ color) {
+    __shared__ unsigned long long next;
+    unsigned frags = 0;
+    unsigned long long after = 0;
+    for (;;) {
+        if (threadIdx.x == 0) next = RXP_KEY_EMPTY;
+        __syncthreads();
+        unsigned long long mine = RXP_KEY_EMPTY;
+        for (unsigned e = start + threadIdx.x; e < end; e += RXP_RBLOCK) {
+            const unsigned r = bins[e];
+            const SetupTri& t = records[r];
+            if (!(t.flags & RXP_F_BLEND)) continue;
+            // submission order: the source triangle, then the piece
+            const unsigned long long k = (unsigned long long)t.tri << 32 | (r - first[t.tri]);
+            if (k >= after && k < mine) mine = k;
+        }
+        atomicMin(&next, mine);
+        __syncthreads();
+        const unsigned long long k = next;
+        if (k == RXP_KEY_EMPTY) break;
+        after = k + 1;
+        const SetupTri& t = records[first[(unsigned)(k >> 32)] + (unsigned)k];
+        const RxpDraw& d = mt.draws[t.flags >> RXP_F_DRAW_SHIFT];
+        const bool front = (t.flags & RXP_F_FRONT) != 0;
+        const int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
+        const int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
+        const int bw = x1 - x0 + 1, n = x0 <= x1 && y0 <= y1 ? bw * (y1 - y0 + 1) : 0;
+        const float inv_area = 1.0f / (float)t.area;
+        for (int q = threadIdx.x; q < n; q += RXP_RBLOCK) {
+            const int i = x0 + q % bw, j = y0 + q / bw;
+            long long e[3];
+            rxp_edges(t, (long long)i * RXP_ONE + RXP_HALF, (long long)j * RXP_ONE + RXP_HALF, e);
+            if ((e[0] | e[1] | e[2]) < 0) continue;
+            const float z = rxp_depth(t, e, inv_area);
+            const unsigned long long key = keys[(j - ty) * RXP_TILE + (i - tx)];
+            const float opaque = key == RXP_KEY_EMPTY ? 1.0f : rxp_unordered((unsigned)(key >> 32));
+            if (!(z < opaque)) continue;
+            const float4 c = rxm_shade(mt, d, t.tri - d.tri_base, p.width, p.height, i, j, front,
+                                       p.eye, p.ambient, p.light_color);
+            const size_t at = (size_t)j * p.width + i;
+            const unsigned dst = color[at];
+            const float a = rxm_clamp01(c.w), ia = 1.0f - a;
+            color[at] = rxp_pack_lut(lut, c.x * a + mt.to_linear[dst & 0xffu] * ia,
+                                     c.y * a + mt.to_linear[(dst >> 8) & 0xffu] * ia,
+                                     c.z * a + mt.to_linear[(dst >> 16) & 0xffu] * ia);
+            frags++;
+        }
+        // this triangle's pixels are written before the next one reads them
+        __syncthreads();
+    }
+    return frags;
+}
+
+// One block per tile: rasterise the tile's triangles into shared-memory depth keys (alpha-tested
+// ones keep only the fragments that pass; blended ones wait), then shade each pixel's visible
+// fragment and write colour and depth, then composite the blended triangles.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_raster(const SetupTri* __restrict__ records, const unsigned* __restrict__ first,
                const unsigned* __restrict__ offsets, const unsigned* __restrict__ bins,
                const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
-               RasterParams p, unsigned* __restrict__ color, float* __restrict__ depth,
-               unsigned long long* counters) {
+               RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
+               float* __restrict__ depth, unsigned long long* counters) {
     __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
     __shared__ unsigned big[RXP_RBLOCK];
-    __shared__ unsigned nbig;
+    __shared__ unsigned nbig, nblend;
     const unsigned tile = blockIdx.x;
     const int tx = (int)(tile % p.tiles_x) * RXP_TILE, ty = (int)(tile / p.tiles_x) * RXP_TILE;
     const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
     for (int i = threadIdx.x; i < RXP_TILE * RXP_TILE; i += RXP_RBLOCK) keys[i] = RXP_KEY_EMPTY;
+    if (threadIdx.x == 0) nblend = 0;
     unsigned start = offsets[tile], end = offsets[tile + 1];
     if (end > p.bin_capacity) end = p.bin_capacity;
     if (start > end) start = end;
@@ -852,9 +939,11 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
             const SetupTri& t = records[r];
             int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
             int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
-            if (x0 <= x1 && y0 <= y1) {
+            if (t.flags & RXP_F_BLEND) {
+                atomicAdd(&nblend, 1u);
+            } else if (x0 <= x1 && y0 <= y1) {
                 if ((x1 - x0 + 1) * (y1 - y0 + 1) <= RXP_SMALL) {
-                    frags += rxp_raster_small(t, x0, y0, x1, y1, tx, ty, keys);
+                    frags += rxp_raster_small(t, x0, y0, x1, y1, tx, ty, keys, mt, p);
                 } else {
                     big[atomicAdd(&nbig, 1u)] = r;
                 }
@@ -863,6 +952,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         __syncthreads();
         for (unsigned b = 0; b < nbig; b++) {
             const SetupTri& t = records[big[b]];
+            const RxpDraw* masked = rxp_masked(mt, t);
             int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
             int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
             const int bw = x1 - x0 + 1, n = bw * (y1 - y0 + 1);
@@ -873,7 +963,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                 rxp_edges(t, (long long)i * RXP_ONE + RXP_HALF, (long long)j * RXP_ONE + RXP_HALF, e);
                 if ((e[0] | e[1] | e[2]) >= 0) {
                     float z = rxp_depth(t, e, inv_area);
-                    if (z < 1.0f) {
+                    if (z < 1.0f && rxp_keep(mt, masked, t, p, i, j)) {
                         unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | t.tri;
                         unsigned long long old =
                             atomicMin(&keys[(j - ty) * RXP_TILE + (i - tx)], key);
@@ -912,6 +1002,17 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
             if ((e[0] | e[1] | e[2]) >= 0) break;
         }
         const SetupTri& t = records[r];
+        const unsigned draw = t.flags >> RXP_F_DRAW_SHIFT;
+        const bool front = (t.flags & RXP_F_FRONT) != 0;
+        depth[at] = rxp_unordered((unsigned)(key >> 32));
+        const RxpDraw& d = mt.draws[draw];
+        if (p.shading == 0 && d.material >= 0) {
+            // the material path reads the source triangle at the pixel centre
+            const float4 c = rxm_shade(mt, d, t.tri - d.tri_base, p.width, p.height, tx + i,
+                                       ty + j, front, p.eye, p.ambient, p.light_color);
+            color[at] = rxp_pack_lut(lut, c.x, c.y, c.z);
+            continue;
+        }
         const float inv_area = 1.0f / (float)t.area;
         const float l1 = (float)e[1] * inv_area, l2 = (float)e[2] * inv_area;
         const float w0 = t.inv_w[0], w1 = t.inv_w[1] - t.inv_w[0], w2 = t.inv_w[2] - t.inv_w[0];
@@ -921,9 +1022,13 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
             const float v0 = t.var[0][c];
             a[c] = (v0 + (t.var[1][c] - v0) * l1 + (t.var[2][c] - v0) * l2) * view_z;
         }
-        const unsigned draw = t.flags >> RXP_F_DRAW_SHIFT;
-        color[at] = rxp_shade(p, lut, a, view_z, (t.flags & RXP_F_FRONT) != 0, draw_colors[draw]);
-        depth[at] = rxp_unordered((unsigned)(key >> 32));
+        color[at] = rxp_shade(p, lut, a, view_z, front, draw_colors[draw]);
+    }
+    if (nblend) {
+        // (the resolve's colours are visible to the whole block after this barrier)
+        __syncthreads();
+        frags += rxp_blend_tile(records, first, bins, start, end, keys, mt, lut, p, tx, ty, tw,
+                                th, reinterpret_cast<unsigned*>(color));
     }
     rxp_block_count(counters, RXP_C_FRAGMENTS, frags);
 }

@@ -1066,11 +1066,6 @@ impl Pipeline {
             geometry_ms,
             total_ms: start.elapsed().as_secs_f64() * 1e3,
         };
-        if api.kind() == BackendKind::Cuda && draws.iter().any(|d| d.material.is_some()) {
-            frame.notes.push(
-                "materials and textures are shaded by the CPU backend only so far: the CUDA backend draws their base colour factors (--backend cpu shows them)".into(),
-            );
-        }
         let total: u64 = objects.iter().map(|o| o.triangles).sum();
         if let Some(why) = nothing_drawn(&frame.stats, total, self.cull) {
             frame.notes.push(why);

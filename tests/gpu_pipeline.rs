@@ -8,17 +8,6 @@ mod common;
 use rxpipe::io::scene::Camera;
 use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
 
-fn compare(a: &[u8], b: &[u8]) -> (usize, u8) {
-    let mut differ = 0;
-    let mut worst = 0;
-    for (x, y) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
-        let d = x.iter().zip(y).map(|(p, q)| p.abs_diff(*q)).max().unwrap();
-        differ += (d > 0) as usize;
-        worst = worst.max(d);
-    }
-    (differ, worst)
-}
-
 fn frames_agree(scene: &Scene, size: (u32, u32), strategy: Strategy, shading: ShadingMode) {
     frames_agree_with(
         scene,
@@ -69,35 +58,9 @@ fn frames_agree_with(
         size.1
     );
     let (c, g) = (&frames[0], &frames[1]);
-    assert_eq!(c.stats.geometry, g.stats.geometry, "{what}");
-    let (rc, rg) = (&c.stats.raster, &g.stats.raster);
-    assert_eq!(
-        (
-            rc.triangles_in,
-            rc.culled,
-            rc.rejected,
-            rc.clipped,
-            rc.rasterized
-        ),
-        (
-            rg.triangles_in,
-            rg.culled,
-            rg.rejected,
-            rg.clipped,
-            rg.rasterized
-        ),
-        "{what}: raster counts"
-    );
-    assert!(rg.rasterized > 0, "{what}: nothing drawn");
-    let depth_differ = c.depth.iter().zip(&g.depth).filter(|(a, b)| a != b).count();
-    assert_eq!(depth_differ, 0, "{what}: depth buffers differ");
-    let (differ, worst) = compare(&c.color, &g.color);
-    let pixels = (size.0 * size.1) as usize;
-    assert!(
-        differ * 1000 <= pixels && worst <= 2,
-        "{what}: {differ} of {pixels} pixels differ, by up to {worst}"
-    );
-    *rg
+    common::assert_frames_agree(c, g, &what);
+    assert!(g.stats.raster.rasterized > 0, "{what}: nothing drawn");
+    g.stats.raster
 }
 
 #[test]
@@ -239,6 +202,8 @@ fn gpu_raster_buffers_grow_and_say_so() {
             rate: None,
             faces: None,
             runs: None,
+            material: None,
+            colors: None,
         })
         .collect();
     // room for one record and one bin entry: both must grow, and the frame still be right
@@ -268,7 +233,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
         .collect();
     let reference = rasterize(&cpu_draws, &s).unwrap();
     assert_eq!(out.depth, reference.depth);
-    let (differ, worst) = compare(&out.color, &reference.color);
+    let (differ, worst) = common::compare(&out.color, &reference.color);
     assert!(differ * 1000 <= 256 * 144 && worst <= 2, "{differ} {worst}");
     // a second frame needs no growing
     r.render(&draws, &s, &mut out).unwrap();
@@ -322,6 +287,8 @@ fn gpu_setup_rejects_corners_outside_the_queue() {
             rate: None,
             faces: None,
             runs: None,
+            material: None,
+            colors: None,
         }
     }
     let mut good = RasterOutput::empty();
@@ -341,4 +308,18 @@ fn gpu_setup_rejects_corners_outside_the_queue() {
         "{:?}",
         out.stats
     );
+}
+
+/// The project's textured scene (textures, a normal map, emissive, masks, a blended pane, two
+/// lights) with every strategy: the material path reads each triangle's corners from flat,
+/// indexed and patch queues alike.
+#[test]
+fn materials_on_the_gpu_equal_the_cpu_with_every_strategy() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let scene = Scene::load("scenes/textured/textured.gltf").unwrap();
+    for s in Strategy::all() {
+        frames_agree(&scene, (320, 180), s, ShadingMode::Lit);
+    }
 }

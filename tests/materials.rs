@@ -1,12 +1,14 @@
 //! Materials and textures (CPU reference): unlit colours, vertex colours, texture samplers,
 //! double-sided faces, alpha masks and blending, on small scenes built here whose pixels are known,
 //! and every shared glTF scene rendered (skipped with a notice when ../shared/scenes is absent).
+//! Where there is a GPU, every frame is drawn by the CUDA backend too and must agree with the
+//! CPU's (common::assert_frames_agree); with RXPIPE_REQUIRE_GPU=1 a missing GPU fails.
 
 mod common;
 
 use glam::{Vec2, Vec3, Vec4};
 use rxpipe::material::{AlphaMode, Filter, Material, Sampler, Texture, TextureRef};
-use rxpipe::{Backend, Camera, Mesh, Pipeline, Renderer, Scene};
+use rxpipe::{Backend, Camera, Mesh, Pipeline, PipelineBuilder, Renderer, Scene};
 use std::sync::Arc;
 
 const W: u32 = 64;
@@ -44,10 +46,39 @@ fn render(meshes: Vec<Mesh>, eye_z: f32) -> rxpipe::Frame {
         far: 100.0,
     };
     scene.background = [0.0; 3];
-    let r = Renderer::new(Backend::Cpu).unwrap();
-    let mut p = Pipeline::builder().reindex(None).build(&r).unwrap();
+    on_both(
+        || Pipeline::builder().reindex(None),
+        &scene,
+        (W, H),
+        "a test scene",
+    )
+}
+
+/// `scene` from its camera with the pipeline `builder` makes, on the CPU and, where there is a
+/// GPU, on the CUDA backend, which must agree with the CPU; returns the CPU's frame.
+fn on_both(
+    builder: impl Fn() -> PipelineBuilder,
+    scene: &Scene,
+    size: (u32, u32),
+    what: &str,
+) -> rxpipe::Frame {
     let camera = scene.camera;
-    p.render(&scene, &camera, (W, H)).unwrap()
+    let r = Renderer::new(Backend::Cpu).unwrap();
+    let cpu = builder()
+        .build(&r)
+        .unwrap()
+        .render(scene, &camera, size)
+        .unwrap();
+    if common::gpu().is_some() {
+        let r = Renderer::new(Backend::Cuda).unwrap();
+        let gpu = builder()
+            .build(&r)
+            .unwrap()
+            .render(scene, &camera, size)
+            .unwrap();
+        common::assert_frames_agree(&cpu, &gpu, what);
+    }
+    cpu
 }
 
 fn px(f: &rxpipe::Frame, x: u32, y: u32) -> [u8; 4] {
@@ -217,8 +248,6 @@ fn shared_scenes_render_with_their_materials() {
     let Some(dir) = common::scenes() else {
         return;
     };
-    let r = Renderer::new(Backend::Cpu).unwrap();
-    let mut p = Pipeline::builder().build(&r).unwrap();
     let mut seen = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let d = entry.unwrap().path();
@@ -234,8 +263,12 @@ fn shared_scenes_render_with_their_materials() {
             "{}",
             file.display()
         );
-        let camera = scene.camera;
-        let f = p.render(&scene, &camera, (160, 90)).unwrap();
+        let f = on_both(
+            Pipeline::builder,
+            &scene,
+            (160, 90),
+            &file.display().to_string(),
+        );
         assert!(
             f.stats.raster.fragments > 200,
             "{}: {}",
@@ -300,10 +333,16 @@ fn the_textured_scene_renders_with_its_lights_and_camera() {
     assert!(ms.iter().any(|m| m.alpha == AlphaMode::Blend));
     assert!(ms.iter().any(|m| matches!(m.alpha, AlphaMode::Mask(_))));
     assert!(ms.iter().any(|m| m.emissive != Vec3::ZERO));
-    let r = Renderer::new(Backend::Cpu).unwrap();
-    let mut p = Pipeline::builder().build(&r).unwrap();
-    let camera = scene.camera;
-    let f = p.render(&scene, &camera, (320, 180)).unwrap();
+    let f = on_both(Pipeline::builder, &scene, (320, 180), "the textured scene");
+    // the masks and the blended pane in the other shading modes (drawn as opaque there)
+    for shading in [rxpipe::ShadingMode::Normals, rxpipe::ShadingMode::Depth] {
+        on_both(
+            || Pipeline::builder().shading(shading),
+            &scene,
+            (320, 180),
+            &format!("the textured scene, {shading:?}"),
+        );
+    }
     // most of the frame is floor and objects
     assert!(f.stats.raster.fragments > 320 * 180 / 2, "{}", f.stats);
     assert!(f.notes.iter().all(|n| !n.contains("nothing was drawn")));

@@ -50,6 +50,9 @@ impl Api for CudaApi {
     fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<DeviceMesh, Error> {
         let patches = super::patch_lists(mesh, layout)?;
         let faces = super::patch_values(mesh, layout)?;
+        let colors: Option<Vec<f32>> = mesh
+            .colors()
+            .map(|c| c.iter().flat_map(|v| v.to_array()).collect());
         let mut dm = match mesh.take_device() {
             Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
             None => {
@@ -66,6 +69,9 @@ impl Api for CudaApi {
         if let Some(f) = faces {
             let bits: Vec<u32> = f.iter().map(|v| v.to_bits()).collect();
             dm.faces = Some(Arc::new(self.gpu.upload(&bits, "triangle values")?));
+        }
+        if let Some(c) = colors {
+            dm.colors = Some(Arc::new(self.gpu.upload(&c, "vertex colours")?));
         }
         Ok(dm)
     }
@@ -138,6 +144,8 @@ impl Api for CudaApi {
                 rate: rate.then_some((d.mesh, &d.queue.counts)),
                 faces: d.mesh.faces.as_deref(),
                 runs: d.mesh.view.as_ref(),
+                material: d.material,
+                colors: d.mesh.colors.as_deref().map(|c| (&*d.mesh.indices, c)),
             })
             .collect();
         let mut r = self.rasteriser();

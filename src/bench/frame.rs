@@ -49,6 +49,15 @@ pub struct FrameReport {
     pub rows: Vec<FrameRow>,
 }
 
+/// Whether a benchmark "mesh" names a scene file (glTF or rxpipe's TOML), drawn as the file has
+/// it, from its own camera.
+pub fn is_scene_file(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [".gltf", ".glb", ".toml"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
 /// A camera looking at the bounds from the front and above, at the distance where the bounding
 /// sphere's diameter spans `fraction` of the screen height.
 pub fn camera_spanning(lo: Vec3, hi: Vec3, fraction: f32) -> crate::Camera {
@@ -90,21 +99,28 @@ pub fn run(
     let renderer = crate::Renderer::from_gpu(gpu);
     for &name in meshes {
         progress(&format!("{name}: loading"));
-        let m = bench_mesh(name)?;
+        let (scene, order) = if is_scene_file(name) {
+            // a scene as its file has it: objects, materials, lights and its own camera
+            let scene = crate::Scene::load(name)?;
+            (scene, VertexOrder::Forsyth)
+        } else {
+            let m = bench_mesh(name)?;
+            // the grid is already in Forsyth order, copy by copy
+            let order = if name.starts_with("bunny-grid") {
+                VertexOrder::Input
+            } else {
+                VertexOrder::Forsyth
+            };
+            let mut scene = crate::Scene::from_meshes(name, vec![m]);
+            let (lo, hi) = scene.bounds().unwrap_or((Vec3::splat(-1.0), Vec3::ONE));
+            scene.camera = camera_spanning(lo, hi, 0.6);
+            (scene, order)
+        };
         report.meshes.push(MeshRow {
             mesh: name.into(),
-            vertices: m.vertex_count(),
-            triangles: m.triangle_count(),
+            vertices: scene.objects.iter().map(|o| o.mesh.vertex_count()).sum(),
+            triangles: scene.objects.iter().map(|o| o.mesh.triangle_count()).sum(),
         });
-        // the grid is already in Forsyth order, copy by copy
-        let order = if name.starts_with("bunny-grid") {
-            VertexOrder::Input
-        } else {
-            VertexOrder::Forsyth
-        };
-        let mut scene = crate::Scene::from_meshes(name, vec![m]);
-        let (lo, hi) = scene.bounds().unwrap_or((Vec3::splat(-1.0), Vec3::ONE));
-        scene.camera = camera_spanning(lo, hi, 0.6);
         let mut prepared: Option<crate::Prepared> = None;
         let runs_of: Vec<(Strategy, bool)> = strategies
             .iter()
@@ -189,7 +205,7 @@ pub fn run(
 impl FrameReport {
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "# Whole frames on the GPU\n\n{}. {}x{}, lit (Blinn-Phong), back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height. Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the device total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages and the download of colour and depth.\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "# Whole frames on the GPU\n\n{}. {}x{}, lit (Blinn-Phong), back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the device total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages and the download of colour and depth.\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             self.machine,
             self.width,
             self.height,

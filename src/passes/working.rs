@@ -71,6 +71,13 @@ impl WorkingMesh {
         }
     }
 
+    /// The vertex colours, where they still belong to the vertices (a GPU stage that changed the
+    /// vertex count leaves them behind; see [`WorkingMesh::host`]).
+    pub fn colors(&self) -> Option<&[glam::Vec4]> {
+        let n = self.vertex_count();
+        self.host.colors.as_deref().filter(|c| c.len() == n)
+    }
+
     /// The patching of the index buffer as it is now, when the patch order made one.
     pub fn patching(&self) -> Option<&crate::patch::Patching> {
         self.patching.as_ref()

@@ -15,9 +15,12 @@ use crate::gpu::kernels::{self, Source};
 
 /// The raster stage's kernels (setup, binning, tile rasterisation and shading).
 pub const KERNELS: Source<'static> = crate::kernel_source!("raster.cu");
+/// The material path the shading reads (surfaces, textures, the BRDF; needs [`kernels::BLOCKS`]).
+pub const MATERIAL: Source<'static> = crate::kernel_source!("material.cuh");
+use super::cuda_material::{alpha_class, DeviceMaterials, DrawDesc};
 use crate::gpu::{launch, Context, Gpu, GpuError};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, DeviceRepr};
-use cudarc::driver::{PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{DevicePtr, PushKernelArg, ValidAsZeroBits};
 use glam::Vec3;
 use std::sync::Arc;
 
@@ -85,6 +88,12 @@ pub struct GpuDraw<'a> {
     /// for a view of a mesh's triangles: the triangles it keeps (the corners, values and rate
     /// indices above are then the whole mesh's, read through the runs)
     pub runs: Option<&'a TriangleRuns>,
+    /// the material (`None`: the lit mode with `color`), shaded as the CPU's
+    /// [`super::MaterialShader`] does; its double-sidedness and alpha mode apply in every mode
+    pub material: Option<&'a crate::material::Material>,
+    /// vertex colours for the material: the mesh's indices (each corner's source vertex; a
+    /// view's are the whole mesh's) and a linear RGBA colour (four floats) per vertex
+    pub colors: Option<(&'a CudaSlice<u32>, &'a CudaSlice<f32>)>,
 }
 
 /// Device times of the last frame's stages, in milliseconds (CUDA events).
@@ -115,6 +124,8 @@ pub struct CudaRaster {
     bins: CudaSlice<u32>,
     bin_capacity: usize,
     colors: CudaSlice<f32>,
+    /// the frame's draws, materials, lights and textures as the material path reads them
+    materials: DeviceMaterials,
     counters: CudaSlice<u64>,
     /// RGBA8 and depth of the frame
     color: CudaSlice<u8>,
@@ -154,7 +165,11 @@ impl CudaRaster {
         records: usize,
         bins: usize,
     ) -> Result<CudaRaster, GpuError> {
-        let module = gpu.module("raster", &[kernels::COMMON, kernels::BLOCKS, KERNELS], &[])?;
+        let module = gpu.module(
+            "raster",
+            &[kernels::COMMON, kernels::BLOCKS, MATERIAL, KERNELS],
+            &[],
+        )?;
         let lut = gpu.upload(&srgb_lut()[..], "the sRGB table")?;
         let event = || {
             gpu.ctx
@@ -173,6 +188,7 @@ impl CudaRaster {
             bins: gpu.zeros(bins, "tile bins")?,
             bin_capacity: bins,
             colors: gpu.zeros(4, "draw colours")?,
+            materials: DeviceMaterials::new(&gpu)?,
             counters: gpu.zeros(COUNTERS, "raster counters")?,
             color: gpu.zeros(4, "the colour buffer")?,
             depth: gpu.zeros(1, "the depth buffer")?,
@@ -286,12 +302,13 @@ impl CudaRaster {
                 .memcpy_htod(&colors, &mut self.colors)
                 .ctx("uploading draw colours")?;
         }
+        let tables = self.material_tables(draws, s)?;
         if !self.started {
             self.mark_start()?;
         }
         let mut counters = [0u64; COUNTERS];
         for attempt in 0..3 {
-            counters = self.enqueue(draws, s, ntiles)?;
+            counters = self.enqueue(draws, s, ntiles, &tables)?;
             let records = counters[C_RECORDS] as usize;
             let binned = counters[C_BINNED] as usize;
             // the kernels address records and bin entries with 32-bit indices
@@ -359,6 +376,53 @@ impl CudaRaster {
         Ok(())
     }
 
+    /// Uploads the material path's tables for `draws` (and the textures of their materials when
+    /// the device lacks one).
+    fn material_tables(
+        &mut self,
+        draws: &[GpuDraw],
+        s: &RasterSettings,
+    ) -> Result<super::cuda_material::Tables, GpuError> {
+        let stream = self.gpu.stream.clone();
+        let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
+        let mut materials: Vec<&crate::material::Material> = Vec::new();
+        let mut descs = Vec::with_capacity(draws.len());
+        let mut base = 0u32;
+        for d in draws {
+            let material = match d.material {
+                Some(m) => match materials.iter().position(|&k| std::ptr::eq(k, m)) {
+                    Some(i) => i as i32,
+                    None => {
+                        materials.push(m);
+                        (materials.len() - 1) as i32
+                    }
+                },
+                None => -1,
+            };
+            descs.push(DrawDesc {
+                queue: addr(d.queue.vertices.device_ptr(&stream)),
+                corners: d.corners.map_or(0, |c| addr(c.device_ptr(&stream))),
+                runs: d.runs.map_or(0, |r| addr(r.runs.device_ptr(&stream))),
+                indices: d.colors.map_or(0, |(i, _)| addr(i.device_ptr(&stream))),
+                colors: d.colors.map_or(0, |(_, c)| addr(c.device_ptr(&stream))),
+                nverts: d.queue.vertices.len() as u64,
+                ncolors: d.colors.map_or(0, |(_, c)| c.len() as u64 / 4),
+                nruns: d.runs.map_or(0, |r| r.count()),
+                tri_base: base,
+                material,
+                pad: 0,
+            });
+            base += d.triangles as u32;
+        }
+        let gpu = self.gpu.clone();
+        self.materials.prepare(&gpu, &materials, &descs, s)
+    }
+
+    /// Bytes of texture texels the device holds for the materials.
+    pub fn texture_bytes(&self) -> usize {
+        self.materials.texture_bytes()
+    }
+
     fn grow_records(&mut self, n: usize) -> Result<(), GpuError> {
         let n = n.min(u32::MAX as usize - 1);
         grow(
@@ -390,6 +454,7 @@ impl CudaRaster {
         draws: &[GpuDraw],
         s: &RasterSettings,
         ntiles: usize,
+        tables: &super::cuda_material::Tables,
     ) -> Result<[u64; COUNTERS], crate::Error> {
         let p = self.params(s);
         let stream = self.gpu.stream.clone();
@@ -451,6 +516,12 @@ impl CudaRaster {
                 .into());
             }
             let d32 = d as u32;
+            let alpha = alpha_class(draw.material, s);
+            // a double-sided material's triangles are never culled
+            let mut p = p;
+            if draw.material.is_some_and(|m| m.double_sided) {
+                p.cull = 0;
+            }
             let null = 0u64;
             let nverts = q.vertices.len() as u64;
             let lists = self.lists.slice(2 * d..2 * d + 2);
@@ -505,7 +576,7 @@ impl CudaRaster {
                     Some(r) => l.arg(&r.runs),
                     None => l.arg(&null),
                 };
-                l.arg(&nruns).arg(&nverts).arg(&base).arg(&d32);
+                l.arg(&nruns).arg(&nverts).arg(&base).arg(&d32).arg(&alpha);
                 match draw.rate {
                     Some((mesh, counts)) => l.arg(&*mesh.indices).arg(counts),
                     None => l.arg(&null).arg(&null),
@@ -566,10 +637,13 @@ impl CudaRaster {
             .arg(&self.colors)
             .arg(&self.lut)
             .arg(&p)
+            .arg(tables)
             .arg(&mut self.color)
             .arg(&mut self.depth)
             .arg(&mut self.counters);
-        // SAFETY: one block per tile; colour and depth hold width x height pixels.
+        // SAFETY: one block per tile; colour and depth hold width x height pixels; the tables
+        // hold a draw per draw of the frame, the materials they name, and the textures those
+        // use, whose levels lie within the texel buffer (DeviceMaterials::prepare).
         unsafe { launch(l, nt, BLOCK, 0, "rxp_raster") }?;
         self.events[4].record(&stream).ctx("recording an event")?;
         let mut c = [0u64; COUNTERS];

@@ -6,6 +6,7 @@
 //! of tiles run in parallel (rayon), each streamed to the frame once it is done.
 
 pub mod cuda;
+mod cuda_material;
 mod material;
 mod setup;
 mod shade;

@@ -110,3 +110,41 @@ pub fn limit_child(c: &mut std::process::Command, limit: ChildLimit, bytes: u64)
         });
     }
 }
+
+/// How many pixels of two RGBA8 images differ, and by how much at most (in any channel).
+pub fn compare(a: &[u8], b: &[u8]) -> (usize, u8) {
+    let mut differ = 0;
+    let mut worst = 0;
+    for (x, y) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        let d = x.iter().zip(y).map(|(p, q)| p.abs_diff(*q)).max().unwrap();
+        differ += (d > 0) as usize;
+        worst = worst.max(d);
+    }
+    (differ, worst)
+}
+
+/// Asserts that a frame drawn by the CUDA backend (`g`) agrees with the CPU's (`c`): the same
+/// raster counts, identical depth, and colours that differ in at most 0.1% of the pixels, by at
+/// most 2/255 (where the two round transcendental functions differently).
+pub fn assert_frames_agree(c: &rxpipe::Frame, g: &rxpipe::Frame, what: &str) {
+    assert_eq!(c.stats.geometry, g.stats.geometry, "{what}");
+    let (rc, rg) = (&c.stats.raster, &g.stats.raster);
+    let counts = |r: &rxpipe::raster::RasterStats| {
+        (
+            r.triangles_in,
+            r.culled,
+            r.rejected,
+            r.clipped,
+            r.rasterized,
+        )
+    };
+    assert_eq!(counts(rc), counts(rg), "{what}: raster counts");
+    let depth_differ = c.depth.iter().zip(&g.depth).filter(|(a, b)| a != b).count();
+    assert_eq!(depth_differ, 0, "{what}: depth buffers differ");
+    let (differ, worst) = compare(&c.color, &g.color);
+    let pixels = (c.width * c.height) as usize;
+    assert!(
+        differ * 1000 <= pixels && worst <= 2,
+        "{what}: {differ} of {pixels} pixels differ, by up to {worst}"
+    );
+}

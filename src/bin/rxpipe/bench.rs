@@ -106,7 +106,8 @@ impl FrustumArg {
 /// Options of the benchmarks that run on meshes.
 #[derive(clap::Args)]
 pub struct MeshArgs {
-    /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
+    /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec; `bench
+    /// frame` also takes scene files (.gltf, .glb, .toml), drawn from their own cameras
     #[arg(
         long,
         value_delimiter = ',',

@@ -37,6 +37,9 @@ pub struct DeviceMesh {
     pub patches: Option<DevicePatches>,
     /// a value per triangle for the raster stage (the patch shading mode's), as f32 bits
     pub faces: Option<Arc<CudaSlice<u32>>>,
+    /// vertex colours (linear RGBA, four floats per vertex) for materials, shared with subsets
+    /// and views
+    pub colors: Option<Arc<CudaSlice<f32>>>,
     /// set on a view ([`DeviceMesh::view`]): which of the whole mesh's triangles it holds. Its
     /// indices, patch corners and triangle values are then the whole mesh's, read through these
     /// runs; `index_count` counts the kept triangles' indices.
@@ -156,6 +159,7 @@ impl DeviceMesh {
             batches,
             patches: None,
             faces: None,
+            colors: None,
             view: None,
         })
     }
@@ -213,6 +217,7 @@ impl DeviceMesh {
             batches: None,
             patches: None,
             faces: None,
+            colors: None,
             view: None,
         })
     }
@@ -397,6 +402,7 @@ impl DeviceMesh {
             batches: None,
             patches,
             faces,
+            colors: self.colors.clone(),
             view: None,
         })
     }
@@ -450,6 +456,7 @@ impl DeviceMesh {
             batches: None,
             patches: Some(patches),
             faces: self.faces.clone(),
+            colors: self.colors.clone(),
             view: Some(TriangleRuns {
                 runs: gpu.upload(&host, "the kept triangles")?,
                 host,

@@ -1,0 +1,491 @@
+// The material path of the raster stage on the GPU, the CPU's src/raster/material.rs and
+// src/material/ operation for operation: a pixel's surface from the perspective-correct
+// barycentrics of its centre in the draw's source triangle (homogeneous 2D), texture sampling
+// (wrap modes, filters, trilinear mipmapping, the level from the uvs' screen-space derivatives),
+// glTF's metallic-roughness BRDF under the frame's punctual lights, and PBR Neutral tone mapping.
+//
+// Textures are sampled by this code from one buffer of RGBA8 texels (every level of every
+// texture of the frame's materials, uploaded once and kept), not by CUDA texture objects: the
+// hardware filters with 8-bit fractional weights and decodes sRGB after its own rounding, so its
+// values would differ from the CPU reference by more than a rounding step, and one buffer with a
+// table of levels needs one allocation instead of an array object per texture.
+#pragma once
+
+// sampler bits of RxpTexture::sampler
+#define RXM_WRAP_S(s) ((s) & 3u)
+#define RXM_WRAP_T(s) (((s) >> 2) & 3u)
+#define RXM_MAG_LINEAR 16u
+#define RXM_MIN_LINEAR 32u
+// mipmap filter: 0 none (level 0 only), 1 nearest, 2 linear
+#define RXM_MIPMAP(s) (((s) >> 6) & 3u)
+// flags of RxpMaterial
+#define RXM_UNLIT 1u
+#define RXM_ALPHA_MASK 2u
+#define RXM_ALPHA_BLEND 4u
+// texture uses of a material
+#define RXM_BASE 0
+#define RXM_MR 1
+#define RXM_NORMAL 2
+#define RXM_OCCLUSION 3
+#define RXM_EMISSIVE 4
+
+// One level of a texture: its texels start at `offset` in the texel buffer.
+struct RxpLevel {
+    unsigned long long offset;
+    unsigned width;
+    unsigned height;
+};
+
+struct RxpTexture {
+    unsigned first_level;
+    unsigned levels;
+    unsigned srgb;
+    unsigned sampler;
+};
+
+// A material's use of a texture (texture < 0: none) with its KHR_texture_transform (a 2x3
+// matrix) and scale (normal scale, occlusion strength).
+struct RxpTexUse {
+    int texture;
+    float scale;
+    int transformed;
+    float m[6];
+    float pad;
+};
+
+struct RxpMaterial {
+    float base[4];
+    float emissive[3];
+    float metallic;
+    float roughness;
+    float cutoff;
+    unsigned flags;
+    unsigned pad;
+    RxpTexUse tex[5];
+};
+
+// What the material path reads of a draw: its queue and where each triangle's corners are in it
+// (as the setup kernels read them), its runs when it is a view, the mesh's indices and vertex
+// colours (null: none), and its material (< 0: none).
+struct RxpDraw {
+    const VertexOut* queue;
+    const unsigned* corners;
+    const unsigned* runs;
+    const unsigned* indices;
+    const float4* colors;
+    unsigned long long nverts;
+    unsigned long long ncolors;
+    unsigned nruns;
+    unsigned tri_base;
+    int material;
+    unsigned pad;
+};
+
+// A punctual light; directional ones carry the unit vector towards the light in `direction` and
+// their radiance in `color` (intensity 1), spot lights their unit axis and cone cosines.
+struct RxpLight {
+    unsigned kind;  // 0 directional, 1 point, 2 spot
+    float color[3];
+    float intensity;
+    float position[3];
+    float direction[3];
+    float range;  // <= 0: none
+    float cos_inner;
+    float cos_outer;
+};
+
+// The frame's material tables.
+struct RxpMaterials {
+    const RxpDraw* draws;
+    const RxpMaterial* materials;
+    const RxpTexture* textures;
+    const RxpLevel* levels;
+    const unsigned* texels;
+    const RxpLight* lights;
+    // sRGB byte to linear (the CPU's srgb_to_linear_lut)
+    const float* to_linear;
+    unsigned nlights;
+    unsigned pad;
+};
+
+static_assert(sizeof(RxpLevel) == 16 && sizeof(RxpTexture) == 16 && sizeof(RxpTexUse) == 40,
+              "texture tables as the host lays them out (src/raster/cuda_material.rs)");
+static_assert(sizeof(RxpMaterial) == 248 && sizeof(RxpDraw) == 72 && sizeof(RxpLight) == 56 &&
+                  sizeof(RxpMaterials) == 64,
+              "material tables as the host lays them out (src/raster/cuda_material.rs)");
+
+// ---- small vector helpers with glam's operation order ---------------------------------------
+
+__device__ __forceinline__ float rxm_dot3(float3 a, float3 b) {
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+__device__ __forceinline__ float3 rxm_cross(float3 a, float3 b) {
+    return make_float3(a.y * b.z - b.y * a.z, a.z * b.x - b.z * a.x, a.x * b.y - b.x * a.y);
+}
+__device__ __forceinline__ float3 rxm_scale(float3 a, float s) {
+    return make_float3(a.x * s, a.y * s, a.z * s);
+}
+__device__ __forceinline__ float3 rxm_add(float3 a, float3 b) {
+    return make_float3(a.x + b.x, a.y + b.y, a.z + b.z);
+}
+__device__ __forceinline__ float3 rxm_sub(float3 a, float3 b) {
+    return make_float3(a.x - b.x, a.y - b.y, a.z - b.z);
+}
+__device__ __forceinline__ float3 rxm_mul(float3 a, float3 b) {
+    return make_float3(a.x * b.x, a.y * b.y, a.z * b.z);
+}
+// glam's normalize_or_zero: times the reciprocal of the length, zero unless that is finite > 0
+__device__ __forceinline__ float3 rxm_normalize(float3 a) {
+    const float rcp = 1.0f / sqrtf(rxm_dot3(a, a));
+    return (isfinite(rcp) && rcp > 0.0f) ? rxm_scale(a, rcp) : make_float3(0.0f, 0.0f, 0.0f);
+}
+__device__ __forceinline__ bool rxm_is_zero(float3 a) {
+    return a.x == 0.0f && a.y == 0.0f && a.z == 0.0f;
+}
+__device__ __forceinline__ float4 rxm_lerp4(float4 a, float4 b, float s) {
+    const float t = 1.0f - s;
+    return make_float4(a.x * t + b.x * s, a.y * t + b.y * s, a.z * t + b.z * s, a.w * t + b.w * s);
+}
+__device__ __forceinline__ float rxm_clamp01(float x) {
+    return fminf(fmaxf(x, 0.0f), 1.0f);
+}
+
+// ---- textures ---------------------------------------------------------------------------------
+
+// The CPU's `floor`: rounds down through a saturating cast (NaN gives 0).
+__device__ __forceinline__ long long rxm_floor(float x) {
+    const long long t = (long long)x;
+    return t - (long long)((float)t > x);
+}
+
+__device__ __forceinline__ unsigned rxm_wrap(long long i, unsigned n32, unsigned mode) {
+    const long long n = n32;
+    if (mode == 1) return (unsigned)(i < 0 ? 0 : (i > n - 1 ? n - 1 : i));
+    if (mode == 2) {
+        long long k = i % (2 * n);
+        if (k < 0) k += 2 * n;
+        return (unsigned)(k >= n ? 2 * n - 1 - k : k);
+    }
+    long long k = i % n;
+    if (k < 0) k += n;
+    return (unsigned)k;
+}
+
+__device__ __forceinline__ float4 rxm_texel(const RxpMaterials& mt, const RxpTexture& t,
+                                            const RxpLevel& l, unsigned x, unsigned y) {
+    const unsigned v = __ldg(&mt.texels[l.offset + (unsigned long long)y * l.width + x]);
+    const unsigned r = v & 0xffu, g = (v >> 8) & 0xffu, b = (v >> 16) & 0xffu, a = v >> 24;
+    if (t.srgb)
+        return make_float4(mt.to_linear[r], mt.to_linear[g], mt.to_linear[b], (float)a / 255.0f);
+    return make_float4((float)r / 255.0f, (float)g / 255.0f, (float)b / 255.0f, (float)a / 255.0f);
+}
+
+// Level `level` of `t` filtered at (u, v).
+__device__ float4 rxm_filtered(const RxpMaterials& mt, const RxpTexture& t, unsigned level,
+                               float u, float v, bool linear) {
+    const RxpLevel l = mt.levels[t.first_level + level];
+    if (!(isfinite(u) && isfinite(v))) {
+        u = 0.0f;
+        v = 0.0f;
+    }
+    const float x = u * (float)l.width, y = v * (float)l.height;
+    const unsigned ws = RXM_WRAP_S(t.sampler), wt = RXM_WRAP_T(t.sampler);
+    if (!linear)
+        return rxm_texel(mt, t, l, rxm_wrap(rxm_floor(x), l.width, ws),
+                         rxm_wrap(rxm_floor(y), l.height, wt));
+    const float xs = x - 0.5f, ys = y - 0.5f;
+    const long long x0 = rxm_floor(xs), y0 = rxm_floor(ys);
+    const float fx = xs - (float)x0, fy = ys - (float)y0;
+    const unsigned xa = rxm_wrap(x0, l.width, ws), xb = rxm_wrap(x0 + 1, l.width, ws);
+    const unsigned ya = rxm_wrap(y0, l.height, wt), yb = rxm_wrap(y0 + 1, l.height, wt);
+    const float4 top = rxm_lerp4(rxm_texel(mt, t, l, xa, ya), rxm_texel(mt, t, l, xb, ya), fx);
+    const float4 bottom = rxm_lerp4(rxm_texel(mt, t, l, xa, yb), rxm_texel(mt, t, l, xb, yb), fx);
+    return rxm_lerp4(top, bottom, fy);
+}
+
+// The CPU's Texture::sample: the level of detail is log2 of the longer screen step in texels of
+// level 0.
+__device__ float4 rxm_sample_texture(const RxpMaterials& mt, const RxpTexture& t, float2 uv,
+                                     float2 dx, float2 dy) {
+    const RxpLevel base = mt.levels[t.first_level];
+    const float sw = (float)base.width, sh = (float)base.height;
+    const float ax = dx.x * sw, ay = dx.y * sh, bx = dy.x * sw, by = dy.y * sh;
+    const float rho = fmaxf(sqrtf(ax * ax + ay * ay), sqrtf(bx * bx + by * by));
+    // (-infinity without a footprint; NVRTC has no INFINITY macro)
+    const float lod = rho > 0.0f ? log2f(rho) : __int_as_float(0xff800000);
+    const unsigned s = t.sampler;
+    if (isnan(lod) || lod <= 0.0f) return rxm_filtered(mt, t, 0, uv.x, uv.y, s & RXM_MAG_LINEAR);
+    const bool min_linear = s & RXM_MIN_LINEAR;
+    const float last = (float)(t.levels - 1);
+    switch (RXM_MIPMAP(s)) {
+        case 0:
+            return rxm_filtered(mt, t, 0, uv.x, uv.y, min_linear);
+        case 1: {
+            const unsigned l = (unsigned)fminf(floorf(lod + 0.5f), last);
+            return rxm_filtered(mt, t, l, uv.x, uv.y, min_linear);
+        }
+        default: {
+            const float lc = fminf(lod, last);
+            const float l0 = floorf(lc);
+            const float f = lc - l0;
+            const float4 a = rxm_filtered(mt, t, (unsigned)l0, uv.x, uv.y, min_linear);
+            if (f == 0.0f) return a;
+            const unsigned l1 = min((unsigned)l0 + 1u, (unsigned)last);
+            const float4 b = rxm_filtered(mt, t, l1, uv.x, uv.y, min_linear);
+            // the CPU's a + (b - a) * f
+            return make_float4(a.x + (b.x - a.x) * f, a.y + (b.y - a.y) * f,
+                               a.z + (b.z - a.z) * f, a.w + (b.w - a.w) * f);
+        }
+    }
+}
+
+// A material's use of a texture (TextureRef::sample): transformed coordinates, then the texture.
+__device__ __forceinline__ float4 rxm_sample(const RxpMaterials& mt, const RxpTexUse& u,
+                                             float2 uv, float2 dx, float2 dy) {
+    if (u.transformed) {
+        const float* m = u.m;
+        uv = make_float2(m[0] * uv.x + m[2] * uv.y + m[4], m[1] * uv.x + m[3] * uv.y + m[5]);
+        dx = make_float2(m[0] * dx.x + m[2] * dx.y, m[1] * dx.x + m[3] * dx.y);
+        dy = make_float2(m[0] * dy.x + m[2] * dy.y, m[1] * dy.x + m[3] * dy.y);
+    }
+    return rxm_sample_texture(mt, mt.textures[u.texture], uv, dx, dy);
+}
+
+// ---- a pixel's surface ----------------------------------------------------------------------
+
+struct RxmSurface {
+    float3 world, normal;
+    float2 uv, duv_dx, duv_dy;
+    float4 color;
+    float3 tangent, bitangent;
+};
+
+__device__ __forceinline__ float3 rxm_bary(const float3 e[3], float qx, float qy) {
+    float3 b = make_float3(qx * e[0].x + qy * e[0].y + e[0].z, qx * e[1].x + qy * e[1].y + e[1].z,
+                           qx * e[2].x + qy * e[2].y + e[2].z);
+    const float sum = b.x + b.y + b.z;
+    if (fabsf(sum) > 1.17549435e-38f && isfinite(sum))
+        return make_float3(b.x / sum, b.y / sum, b.z / sum);
+    return make_float3(1.0f / 3.0f, 1.0f / 3.0f, 1.0f / 3.0f);
+}
+
+__device__ __forceinline__ float2 rxm_mix2(float3 b, const float2 a[3]) {
+    return make_float2(a[0].x * b.x + a[1].x * b.y + a[2].x * b.z,
+                       a[0].y * b.x + a[1].y * b.y + a[2].y * b.z);
+}
+__device__ __forceinline__ float3 rxm_mix3(float3 b, const float3 a[3]) {
+    return make_float3(a[0].x * b.x + a[1].x * b.y + a[2].x * b.z,
+                       a[0].y * b.x + a[1].y * b.y + a[2].y * b.z,
+                       a[0].z * b.x + a[1].z * b.y + a[2].z * b.z);
+}
+
+// The surface of the draw's triangle `t` (its place in the draw) at pixel (px, py).
+__device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int height, int px,
+                                  int py, bool with_tangents) {
+    const unsigned src = d.runs ? rxp_run_source(d.runs, d.nruns, t) : t;
+    float3 c[3], world[3], normal[3];
+    float2 uvs[3];
+    float4 col[3];
+    for (int k = 0; k < 3; k++) {
+        const unsigned long long q =
+            d.corners ? (unsigned long long)d.corners[3 * (size_t)src + k] : 3ull * src + k;
+        // (a corner outside the queue never made a record)
+        const VertexOut v = d.queue[q < d.nverts ? q : 0];
+        c[k] = make_float3(v.clip.x, v.clip.y, v.clip.w);
+        world[k] = v.world;
+        normal[k] = v.normal;
+        uvs[k] = v.uv;
+        col[k] = make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+        if (d.colors) {
+            const unsigned i = d.indices[3 * (size_t)src + k];
+            if (i < d.ncolors) col[k] = d.colors[i];
+        }
+    }
+    const float3 e[3] = {rxm_cross(c[1], c[2]), rxm_cross(c[2], c[0]), rxm_cross(c[0], c[1])};
+    const float sx = 2.0f / (float)width, sy = -2.0f / (float)height;
+    const float nx = ((float)px + 0.5f) * sx - 1.0f, ny = 1.0f + ((float)py + 0.5f) * sy;
+    const float3 b = rxm_bary(e, nx, ny);
+    const float3 bx = rxm_bary(e, nx + sx, ny + 0.0f);
+    const float3 by = rxm_bary(e, nx + 0.0f, ny + sy);
+    RxmSurface f;
+    f.uv = rxm_mix2(b, uvs);
+    const float2 ux = rxm_mix2(bx, uvs), uy = rxm_mix2(by, uvs);
+    f.duv_dx = make_float2(ux.x - f.uv.x, ux.y - f.uv.y);
+    f.duv_dy = make_float2(uy.x - f.uv.x, uy.y - f.uv.y);
+    f.world = rxm_mix3(b, world);
+    f.normal = rxm_mix3(b, normal);
+    f.color = d.colors ? make_float4(col[0].x * b.x + col[1].x * b.y + col[2].x * b.z,
+                                     col[0].y * b.x + col[1].y * b.y + col[2].y * b.z,
+                                     col[0].z * b.x + col[1].z * b.y + col[2].z * b.z,
+                                     col[0].w * b.x + col[1].w * b.y + col[2].w * b.z)
+                       : make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+    f.tangent = make_float3(0.0f, 0.0f, 0.0f);
+    f.bitangent = f.tangent;
+    if (with_tangents) {
+        const float3 dp1 = rxm_sub(world[1], world[0]), dp2 = rxm_sub(world[2], world[0]);
+        const float2 dt1 = make_float2(uvs[1].x - uvs[0].x, uvs[1].y - uvs[0].y);
+        const float2 dt2 = make_float2(uvs[2].x - uvs[0].x, uvs[2].y - uvs[0].y);
+        const float det = dt1.x * dt2.y - dt2.x * dt1.y;
+        if (fabsf(det) > 1e-20f) {
+            const float r = 1.0f / det;
+            f.tangent = rxm_scale(rxm_sub(rxm_scale(dp1, dt2.y), rxm_scale(dp2, dt1.y)), r);
+            f.bitangent = rxm_scale(rxm_sub(rxm_scale(dp2, dt1.x), rxm_scale(dp1, dt2.x)), r);
+        }
+    }
+    return f;
+}
+
+// The base colour (factor, vertex colour, texture), linear RGBA.
+__device__ __forceinline__ float4 rxm_base(const RxpMaterials& mt, const RxpMaterial& m,
+                                           const RxmSurface& f) {
+    float4 base = make_float4(m.base[0] * f.color.x, m.base[1] * f.color.y, m.base[2] * f.color.z,
+                              m.base[3] * f.color.w);
+    if (m.tex[RXM_BASE].texture >= 0) {
+        const float4 t = rxm_sample(mt, m.tex[RXM_BASE], f.uv, f.duv_dx, f.duv_dy);
+        base = make_float4(base.x * t.x, base.y * t.y, base.z * t.z, base.w * t.w);
+    }
+    return base;
+}
+
+// Whether a fragment of a masked material survives its alpha test at pixel (px, py).
+__device__ bool rxm_passes_mask(const RxpMaterials& mt, const RxpDraw& d, unsigned t, int width,
+                                int height, int px, int py) {
+    const RxpMaterial& m = mt.materials[d.material];
+    const RxmSurface f = rxm_surface(d, t, width, height, px, py, false);
+    return rxm_base(mt, m, f).w >= m.cutoff;
+}
+
+// Khronos PBR Neutral (the CPU's pbr_neutral).
+__device__ float3 rxm_pbr_neutral(float3 c) {
+    const float start = 0.8f - 0.04f, desaturation = 0.15f;
+    const float x = fminf(c.x, fminf(c.y, c.z));
+    const float offset = x < 0.08f ? x - 6.25f * x * x : 0.04f;
+    c = make_float3(c.x - offset, c.y - offset, c.z - offset);
+    const float peak = c.x > (c.y > c.z ? c.y : c.z) ? c.x : (c.y > c.z ? c.y : c.z);
+    if (peak < start) return c;
+    const float d = 1.0f - start;
+    const float new_peak = 1.0f - d * d / (peak + d - start);
+    c = rxm_scale(c, new_peak / peak);
+    const float g = 1.0f - 1.0f / (desaturation * (peak - new_peak) + 1.0f);
+    const float h = 1.0f - g;
+    return make_float3(c.x * h + new_peak * g, c.y * h + new_peak * g, c.z * h + new_peak * g);
+}
+
+__device__ __forceinline__ float rxm_pow5(float x) {
+    const float x2 = x * x;
+    return x2 * x2 * x;
+}
+
+// The colour (linear, tone-mapped) and alpha of the draw's material at pixel (px, py) of its
+// triangle `t`, seen from the front or the back (the CPU's MaterialShader::shade).
+__device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t, int width,
+                            int height, int px, int py, bool front, const float eye[3],
+                            float ambient, const float light_color[3]) {
+    const RxpMaterial& m = mt.materials[d.material];
+    const bool normal_map = m.tex[RXM_NORMAL].texture >= 0;
+    const RxmSurface f = rxm_surface(d, t, width, height, px, py, normal_map);
+    const float4 base = rxm_base(mt, m, f);
+    if (m.flags & RXM_UNLIT) return base;
+    const float side = front ? 1.0f : -1.0f;
+    float3 n = rxm_normalize(rxm_scale(f.normal, side));
+    if (normal_map) {
+        const RxpTexUse& u = m.tex[RXM_NORMAL];
+        const float4 tex = rxm_sample(mt, u, f.uv, f.duv_dx, f.duv_dy);
+        const float3 tn = make_float3((tex.x * 2.0f - 1.0f) * u.scale, (tex.y * 2.0f - 1.0f) * u.scale,
+                                      tex.z * 2.0f - 1.0f);
+        const float3 ts = rxm_scale(f.tangent, side);
+        const float3 tg = rxm_normalize(rxm_sub(ts, rxm_scale(n, rxm_dot3(n, ts))));
+        if (!rxm_is_zero(tg)) {
+            float3 bt = rxm_cross(n, tg);
+            if (rxm_dot3(bt, rxm_scale(f.bitangent, side)) < 0.0f) bt = rxm_scale(bt, -1.0f);
+            const float3 mapped = rxm_normalize(
+                rxm_add(rxm_add(rxm_scale(tg, tn.x), rxm_scale(bt, tn.y)), rxm_scale(n, tn.z)));
+            if (!rxm_is_zero(mapped)) n = mapped;
+        }
+    }
+    float metallic = m.metallic, roughness = m.roughness;
+    if (m.tex[RXM_MR].texture >= 0) {
+        const float4 mr = rxm_sample(mt, m.tex[RXM_MR], f.uv, f.duv_dx, f.duv_dy);
+        roughness *= mr.y;
+        metallic *= mr.z;
+    }
+    metallic = rxm_clamp01(metallic);
+    roughness = rxm_clamp01(roughness);
+    float occlusion = 1.0f;
+    if (m.tex[RXM_OCCLUSION].texture >= 0) {
+        const RxpTexUse& u = m.tex[RXM_OCCLUSION];
+        occlusion = 1.0f + u.scale * (rxm_sample(mt, u, f.uv, f.duv_dx, f.duv_dy).x - 1.0f);
+    }
+    float3 emissive = make_float3(m.emissive[0], m.emissive[1], m.emissive[2]);
+    if (m.tex[RXM_EMISSIVE].texture >= 0) {
+        const float4 e = rxm_sample(mt, m.tex[RXM_EMISSIVE], f.uv, f.duv_dx, f.duv_dy);
+        emissive = rxm_mul(emissive, make_float3(e.x, e.y, e.z));
+    }
+    const float3 rgb = make_float3(base.x, base.y, base.z);
+    const float3 c_diff = rxm_scale(rgb, 1.0f - metallic);
+    // Vec3::splat(0.04).lerp(rgb, metallic)
+    const float km = 1.0f - metallic;
+    const float3 f0 = make_float3(0.04f * km + rgb.x * metallic, 0.04f * km + rgb.y * metallic,
+                                  0.04f * km + rgb.z * metallic);
+    const float alpha = fmaxf(roughness * roughness, 1e-3f);
+    const float a2 = alpha * alpha;
+    const float3 view = rxm_normalize(make_float3(eye[0] - f.world.x, eye[1] - f.world.y,
+                                                  eye[2] - f.world.z));
+    const float nv = fmaxf(fabsf(rxm_dot3(n, view)), 1e-4f);
+    float3 light = make_float3(0.0f, 0.0f, 0.0f);
+    for (unsigned i = 0; i < mt.nlights; i++) {
+        const RxpLight& l = mt.lights[i];
+        float3 dir, radiance;
+        if (l.kind == 0) {
+            dir = make_float3(l.direction[0], l.direction[1], l.direction[2]);
+            radiance = make_float3(l.color[0], l.color[1], l.color[2]);
+        } else {
+            const float3 dd = make_float3(l.position[0] - f.world.x, l.position[1] - f.world.y,
+                                          l.position[2] - f.world.z);
+            const float dist2 = fmaxf(rxm_dot3(dd, dd), 1e-8f);
+            const float dist = sqrtf(dist2);
+            dir = make_float3(dd.x / dist, dd.y / dist, dd.z / dist);
+            float window = 1.0f;
+            if (l.range > 0.0f) {
+                const float x = dist2 / (l.range * l.range);
+                const float w = rxm_clamp01(1.0f - x * x);
+                window = w * w;
+            }
+            float cone = 1.0f;
+            if (l.kind == 2) {
+                const float cd = rxm_dot3(make_float3(l.direction[0], l.direction[1], l.direction[2]),
+                                          rxm_scale(dir, -1.0f));
+                const float k = rxm_clamp01((cd - l.cos_outer) / fmaxf(l.cos_inner - l.cos_outer, 1e-4f));
+                cone = k * k;
+            }
+            const float s = l.intensity * window * cone / dist2;
+            radiance = make_float3(l.color[0] * s, l.color[1] * s, l.color[2] * s);
+        }
+        const float nl = rxm_dot3(n, dir);
+        if (nl <= 0.0f || rxm_is_zero(radiance)) continue;
+        const float3 h = rxm_normalize(rxm_add(dir, view));
+        const float nh = fmaxf(rxm_dot3(n, h), 0.0f);
+        const float vh = fmaxf(rxm_dot3(view, h), 0.0f);
+        const float p5 = rxm_pow5(1.0f - vh);
+        const float3 fresnel = make_float3(f0.x + (1.0f - f0.x) * p5, f0.y + (1.0f - f0.y) * p5,
+                                           f0.z + (1.0f - f0.z) * p5);
+        const float dd = nh * nh * (a2 - 1.0f) + 1.0f;
+        const float distribution = a2 / (3.14159274f * dd * dd);
+        const float visibility =
+            0.5f / fmaxf(nl * sqrtf(nv * nv * (1.0f - a2) + a2) + nv * sqrtf(nl * nl * (1.0f - a2) + a2),
+                         1e-8f);
+        const float inv_pi = 0.318309873f;
+        const float3 diffuse = make_float3((1.0f - fresnel.x) * c_diff.x * inv_pi,
+                                           (1.0f - fresnel.y) * c_diff.y * inv_pi,
+                                           (1.0f - fresnel.z) * c_diff.z * inv_pi);
+        const float dv = distribution * visibility;
+        const float3 specular = rxm_scale(fresnel, dv);
+        light = rxm_add(light, rxm_scale(rxm_mul(rxm_add(diffuse, specular), radiance), nl));
+    }
+    const float amb = ambient * occlusion;
+    const float3 ambient_light = make_float3((c_diff.x + f0.x) * amb * light_color[0],
+                                             (c_diff.y + f0.y) * amb * light_color[1],
+                                             (c_diff.z + f0.z) * amb * light_color[2]);
+    const float3 c = rxm_pbr_neutral(rxm_add(rxm_add(light, ambient_light), emissive));
+    return make_float4(c.x, c.y, c.z, base.w);
+}
