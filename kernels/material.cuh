@@ -64,20 +64,27 @@ struct RxpMaterial {
     RxpTexUse tex[5];
 };
 
-// What the material path reads of a draw: its queue and where each triangle's corners are in it
-// (as the setup kernels read them), its runs when it is a view, the mesh's indices and vertex
-// colours (null: none), and its material (< 0: none).
+// A draw of the frame, as setup and the material path read it: its queue and where each
+// triangle's corners are in it (null: flat), its runs when it is a view, the mesh's indices (each
+// corner's source vertex) with the vertex colours (null: none) and the shading-rate mode's
+// per-vertex counts (null: not that mode), the patch mode's triangle values (null: none), its
+// triangles' place in the frame (tri_base ..), its material (< 0: none), its cull mode (0 none,
+// 1 back, 2 front: a double-sided material's is 0) and its alpha class (RXP_F_MASK/BLEND >> 5).
 struct RxpDraw {
     const VertexOut* queue;
     const unsigned* corners;
     const unsigned* runs;
     const unsigned* indices;
     const float4* colors;
+    const unsigned* counts;
+    const unsigned* faces;
     unsigned long long nverts;
     unsigned long long ncolors;
     unsigned nruns;
     unsigned tri_base;
     int material;
+    unsigned cull;
+    unsigned alpha;
     unsigned pad;
 };
 
@@ -110,7 +117,7 @@ struct RxpMaterials {
 
 static_assert(sizeof(RxpLevel) == 16 && sizeof(RxpTexture) == 16 && sizeof(RxpTexUse) == 40,
               "texture tables as the host lays them out (src/raster/cuda_material.rs)");
-static_assert(sizeof(RxpMaterial) == 248 && sizeof(RxpDraw) == 72 && sizeof(RxpLight) == 56 &&
+static_assert(sizeof(RxpMaterial) == 248 && sizeof(RxpDraw) == 96 && sizeof(RxpLight) == 56 &&
                   sizeof(RxpMaterials) == 64,
               "material tables as the host lays them out (src/raster/cuda_material.rs)");
 
@@ -152,23 +159,35 @@ __device__ __forceinline__ float rxm_clamp01(float x) {
 
 // ---- textures ---------------------------------------------------------------------------------
 
-// The CPU's `floor`: rounds down through a saturating cast (NaN gives 0).
+// The CPU's `floor`: rounds down through a saturating cast to 64 bits (NaN gives 0). Within
+// 32 bits (every coordinate but absurd ones) floorf and a 32-bit conversion give the same.
 __device__ __forceinline__ long long rxm_floor(float x) {
+    if (fabsf(x) < 2147483520.0f) return (long long)(int)floorf(x);
     const long long t = (long long)x;
     return t - (long long)((float)t > x);
 }
 
-__device__ __forceinline__ unsigned rxm_wrap(long long i, unsigned n32, unsigned mode) {
-    const long long n = n32;
-    if (mode == 1) return (unsigned)(i < 0 ? 0 : (i > n - 1 ? n - 1 : i));
-    if (mode == 2) {
-        long long k = i % (2 * n);
-        if (k < 0) k += 2 * n;
-        return (unsigned)(k >= n ? 2 * n - 1 - k : k);
+// `i` rem_euclid `n` (n > 0): a mask for powers of two, else a 32-bit remainder where `i` fits
+// (a 64-bit remainder is a long software routine on the GPU), else the 64-bit one.
+__device__ __forceinline__ unsigned rxm_mod(long long i, unsigned n) {
+    if ((n & (n - 1)) == 0) return (unsigned)i & (n - 1);
+    if (i >= -0x40000000ll && i < 0x40000000ll) {
+        const int k = (int)i % (int)n;
+        return (unsigned)(k < 0 ? k + (int)n : k);
     }
-    long long k = i % n;
-    if (k < 0) k += n;
-    return (unsigned)k;
+    long long k = i % (long long)n;
+    return (unsigned)(k < 0 ? k + n : k);
+}
+
+// Texel index `i` wrapped into 0..n (the CPU's `wrap`): 0 repeat, 1 clamp to edge, 2 mirrored
+// repeat.
+__device__ __forceinline__ unsigned rxm_wrap(long long i, unsigned n, unsigned mode) {
+    if (mode == 1) return (unsigned)(i < 0 ? 0 : (i > (long long)n - 1 ? (long long)n - 1 : i));
+    if (mode == 2) {
+        const unsigned k = rxm_mod(i, 2 * n);
+        return k >= n ? 2 * n - 1 - k : k;
+    }
+    return rxm_mod(i, n);
 }
 
 __device__ __forceinline__ float4 rxm_texel(const RxpMaterials& mt, const RxpTexture& t,
@@ -347,12 +366,66 @@ __device__ __forceinline__ float4 rxm_base(const RxpMaterials& mt, const RxpMate
     return base;
 }
 
-// Whether a fragment of a masked material survives its alpha test at pixel (px, py).
-__device__ bool rxm_passes_mask(const RxpMaterials& mt, const RxpDraw& d, unsigned t, int width,
-                                int height, int px, int py) {
-    const RxpMaterial& m = mt.materials[d.material];
-    const RxmSurface f = rxm_surface(d, t, width, height, px, py, false);
-    return rxm_base(mt, m, f).w >= m.cutoff;
+// What the alpha test of a masked material needs of one triangle, read once per triangle (the
+// test runs on every fragment before the depth test): the edge planes of its corners'
+// homogeneous 2D positions, its uvs and colour alphas, and the material's alpha factor, cutoff
+// and base colour texture.
+struct RxmMaskTri {
+    float3 e[3];
+    float2 uv[3];
+    float ca[3];
+    bool colors;
+    float alpha;
+    float cutoff;
+    int texture;
+};
+
+__device__ void rxm_mask_setup(const RxpMaterials& mt, const RxpDraw& d, unsigned t,
+                               RxmMaskTri& m) {
+    const unsigned src = d.runs ? rxp_run_source(d.runs, d.nruns, t) : t;
+    float3 c[3];
+    for (int k = 0; k < 3; k++) {
+        const unsigned long long q =
+            d.corners ? (unsigned long long)d.corners[3 * (size_t)src + k] : 3ull * src + k;
+        const VertexOut& v = d.queue[q < d.nverts ? q : 0];
+        c[k] = make_float3(v.clip.x, v.clip.y, v.clip.w);
+        m.uv[k] = v.uv;
+        m.ca[k] = 1.0f;
+        if (d.colors) {
+            const unsigned i = d.indices[3 * (size_t)src + k];
+            if (i < d.ncolors) m.ca[k] = d.colors[i].w;
+        }
+    }
+    m.e[0] = rxm_cross(c[1], c[2]);
+    m.e[1] = rxm_cross(c[2], c[0]);
+    m.e[2] = rxm_cross(c[0], c[1]);
+    m.colors = d.colors != nullptr;
+    const RxpMaterial& mat = mt.materials[d.material];
+    m.alpha = mat.base[3];
+    m.cutoff = mat.cutoff;
+    m.texture = mat.tex[RXM_BASE].texture;
+}
+
+// Whether a fragment at pixel (px, py) survives the alpha test: the base colour's alpha (factor,
+// vertex colour, texture) at least the cutoff, as the full surface (rxm_surface, rxm_base) would
+// compute it.
+__device__ bool rxm_mask_at(const RxpMaterials& mt, const RxpDraw& d, const RxmMaskTri& m,
+                            int width, int height, int px, int py) {
+    const float sx = 2.0f / (float)width, sy = -2.0f / (float)height;
+    const float nx = ((float)px + 0.5f) * sx - 1.0f, ny = 1.0f + ((float)py + 0.5f) * sy;
+    const float3 b = rxm_bary(m.e, nx, ny);
+    const float ca = m.colors ? m.ca[0] * b.x + m.ca[1] * b.y + m.ca[2] * b.z : 1.0f;
+    float a = m.alpha * ca;
+    if (m.texture >= 0) {
+        const float3 bx = rxm_bary(m.e, nx + sx, ny + 0.0f);
+        const float3 by = rxm_bary(m.e, nx + 0.0f, ny + sy);
+        const float2 uv = rxm_mix2(b, m.uv);
+        const float2 ux = rxm_mix2(bx, m.uv), uy = rxm_mix2(by, m.uv);
+        const float2 dx = make_float2(ux.x - uv.x, ux.y - uv.y);
+        const float2 dy = make_float2(uy.x - uv.x, uy.y - uv.y);
+        a *= rxm_sample(mt, mt.materials[d.material].tex[RXM_BASE], uv, dx, dy).w;
+    }
+    return a >= m.cutoff;
 }
 
 // Khronos PBR Neutral (the CPU's pbr_neutral).

@@ -131,7 +131,8 @@ struct SetupGeo {
 };
 
 // The CPU's `emit` up to the varyings: 0 kept, 1 culled, 2 rejected (covers no pixel centre).
-__device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, SetupGeo& g) {
+// `cull` is the draw's: 0 none, 1 back, 2 front.
+__device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, unsigned cull, SetupGeo& g) {
     const float w = (float)p.width, h = (float)p.height, scale = (float)RXP_ONE;
     g.area = 0;
     g.swapped = false;
@@ -147,7 +148,7 @@ __device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, SetupGeo& 
     long long area = ((long long)g.x[1] - g.x[0]) * ((long long)g.y[2] - g.y[0]) -
                      ((long long)g.x[2] - g.x[0]) * ((long long)g.y[1] - g.y[0]);
     g.front = area < 0;
-    bool keep = area != 0 && (p.cull == 0 || (p.cull == 1 && g.front) || (p.cull == 2 && !g.front));
+    bool keep = area != 0 && (cull == 0 || (cull == 1 && g.front) || (cull == 2 && !g.front));
     if (!keep) return 1;
     g.swapped = area < 0;
     g.area = area;
@@ -332,34 +333,54 @@ __device__ __forceinline__ void rxp_block_counts(unsigned long long* counters, c
         atomicAdd(&counters[c[threadIdx.x]], (unsigned long long)sums[threadIdx.x]);
 }
 
-// Setup runs in three kernels. Most triangles of a big mesh die on their corners' clip positions
-// (outside the view, facing away, or covering no pixel centre: 95% of the bunny grid's), so
-// rxp_setup_classify reads only those (16 of each vertex's 64 bytes) with few registers and full
-// occupancy, and lists the survivors: those kept whole, and those the near plane or the guard band
-// clip. rxp_setup writes the records of the first with their varyings; rxp_setup_clip clips the
-// others (rare; the clipper's polygons need many registers, which in one kernel with the rest
-// held every triangle's setup at a quarter of the SM's warps).
+// Setup runs in three kernels, each over every draw of the frame at once (a draw's triangles are
+// the frame's triangles tri_base .. tri_base + ntris of the draw table; a thread finds its draw
+// by binary search, so a frame of many small objects takes three launches, not three per
+// object). Most triangles of a big mesh die on their corners' clip positions (outside the view,
+// facing away, or covering no pixel centre: 95% of the bunny grid's), so rxp_setup_classify
+// reads only those (16 of each vertex's 64 bytes) with few registers and full occupancy, and
+// lists the survivors: those kept whole, and those the near plane or the guard band clip.
+// rxp_setup writes the records of the first with their varyings; rxp_setup_clip clips the others
+// (rare; the clipper's polygons need many registers, which in one kernel with the rest held every
+// triangle's setup at a quarter of the SM's warps).
 //
-// All take a draw's queue: the shaded vertices `queue` (nverts of them) and, per triangle, the
-// positions of its three corners in `tri_corners` (null: the queue is flat, corner k of triangle
-// t is queue[3t + k]; see kernels/geometry.cu). A corner outside the queue rejects the triangle.
-// A draw that is a view of a mesh's triangles (a frame stage kept some patches) gives the kept
-// triangles as `runs` (rxp_run_of in blocks.cuh; null: every triangle): the draw's triangle t is
-// then the mesh's triangle rxp_run_source(runs, nruns, t), whose corners, triangle value and
-// indices are read, while t stays its place in the frame's submission order.
+// A draw's queue holds the shaded vertices (nverts of them) and, per triangle, the positions of
+// its three corners (`corners`; null: the queue is flat, corner k of triangle t is queue[3t + k];
+// see kernels/geometry.cu). A corner outside the queue rejects the triangle. A draw that is a
+// view of a mesh's triangles (a frame stage kept some patches) gives the kept triangles as
+// `runs` (rxp_run_of in blocks.cuh; null: every triangle): the draw's triangle t is then the
+// mesh's triangle rxp_run_source(runs, nruns, t), whose corners, triangle value and indices are
+// read, while the frame's triangle stays its place in the submission order.
 //
-// The lists share one buffer of `cap` entries: kept triangles from the front (lists[0] of them),
-// clipped ones from the back (lists[1]).
+// The lists share one buffer of `cap` entries (the frame's triangles, by their frame index): kept
+// triangles from the front (lists[0] of them), clipped ones from the back (lists[1]).
 
 __device__ __forceinline__ unsigned long long rxp_corner(const unsigned* tri_corners, unsigned t,
                                                          int k) {
     return tri_corners ? __ldg(&tri_corners[3 * (size_t)t + k]) : 3ull * t + k;
 }
 
+// The draw that frame triangle `f` belongs to: the last with tri_base <= f (draws without
+// triangles share their successor's base and are never found).
+__device__ __forceinline__ unsigned rxp_draw_of(const RxpDraw* draws, unsigned ndraws, unsigned f) {
+    unsigned lo = 0, hi = ndraws - 1;
+    while (lo < hi) {
+        const unsigned mid = (lo + hi + 1) >> 1;
+        if (__ldg(&draws[mid].tri_base) <= f) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+// The source triangle (in the draw's mesh) of the draw's triangle t.
+__device__ __forceinline__ unsigned rxp_source(const RxpDraw& d, unsigned t) {
+    return d.runs ? rxp_run_source(d.runs, d.nruns, t) : t;
+}
+
 // What the corners' clip positions decide: 0 dead (culled: *culled set, or rejected), 1 kept
 // whole, 2 to be clipped. `g` is the kept triangle's geometry.
 __device__ __forceinline__ int rxp_classify(const float4 v[3], bool finite, const RasterParams& p,
-                                            SetupGeo& g, bool* culled) {
+                                            unsigned cull, SetupGeo& g, bool* culled) {
     *culled = false;
     const unsigned oc0 = rxp_outcode(v[0]), oc1 = rxp_outcode(v[1]), oc2 = rxp_outcode(v[2]);
     for (int k = 0; k < 3; k++)
@@ -372,32 +393,28 @@ __device__ __forceinline__ int rxp_classify(const float4 v[3], bool finite, cons
         inside = inside && v[k].z >= 0.0f && fabsf(v[k].x) <= gx * v[k].w &&
                  fabsf(v[k].y) <= gy * v[k].w;
     if (!inside) return 2;
-    const int status = rxp_emit_geo(v, p, g);
+    const int status = rxp_emit_geo(v, p, cull, g);
     *culled = status == 1;
     return status == 0 ? 1 : 0;
 }
 
-// A triangle's corners: clip positions and varyings (`counts`/`indices`: the shading-rate
-// mode's invocation counts become the varying `extra`; `faces`: the patch mode's triangle value
-// becomes the last lane). Returns whether all three lie in the queue.
-__device__ __forceinline__ bool rxp_load_corners(const VertexOut* queue,
-                                                 const unsigned* tri_corners,
-                                                 unsigned long long nverts, unsigned src,
-                                                 const unsigned* indices, const unsigned* counts,
-                                                 const unsigned* faces, float4 v[3],
+// A triangle's corners: clip positions and varyings (the draw's `counts`: the shading-rate
+// mode's invocation counts become the varying `extra`; its `faces`: the patch mode's triangle
+// value becomes the last lane). Returns whether all three lie in the queue.
+__device__ __forceinline__ bool rxp_load_corners(const RxpDraw& d, unsigned src, float4 v[3],
                                                  float var[3][8]) {
     bool finite = true;
     for (int k = 0; k < 3; k++) {
-        const unsigned long long c = rxp_corner(tri_corners, src, k);
-        if (c < nverts) {
-            rxp_load_vertex(&queue[c], v[k], var[k]);
+        const unsigned long long c = rxp_corner(d.corners, src, k);
+        if (c < d.nverts) {
+            rxp_load_vertex(&d.queue[c], v[k], var[k]);
         } else {
             finite = false;
             v[k] = make_float4(0.0f, 0.0f, 0.0f, 1.0f);
             for (int i = 0; i < 8; i++) var[k][i] = 0.0f;
         }
-        if (counts) var[k][6] = (float)counts[indices[3 * (size_t)src + k]];
-        var[k][7] = faces ? __uint_as_float(faces[src]) : 0.0f;
+        if (d.counts) var[k][6] = (float)d.counts[d.indices[3 * (size_t)src + k]];
+        var[k][7] = d.faces ? __uint_as_float(d.faces[src]) : 0.0f;
     }
     return finite;
 }
@@ -418,28 +435,29 @@ __device__ __forceinline__ unsigned rxp_reserve(unsigned n, const RasterParams& 
     return r0;
 }
 
-// One thread per triangle: the triangles that survive their clip positions are listed, the
-// others get no record (first = NONE) and are counted as culled or rejected.
+// The flags every record of draw `draw` carries.
+__device__ __forceinline__ unsigned rxp_draw_flags(const RxpDraw& d, unsigned draw) {
+    return draw << RXP_F_DRAW_SHIFT | d.alpha << RXP_F_ALPHA_SHIFT;
+}
+
+// One thread per triangle of the frame: the triangles that survive their clip positions are
+// listed, the others get no record (first = NONE) and are counted as culled or rejected.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
-    rxp_setup_classify(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
-                       const unsigned* __restrict__ runs, unsigned nruns,
-                       unsigned long long nverts, unsigned ntris, unsigned tri_base, RasterParams p,
-                       unsigned* __restrict__ first, unsigned* __restrict__ list, unsigned cap,
-                       unsigned* __restrict__ lists, unsigned long long* counters) {
-    const unsigned t = blockIdx.x * RXP_RBLOCK + threadIdx.x;
-    unsigned lo = 0, hi = 0;
-    if (runs)
-        rxp_block_runs(runs, nruns, blockIdx.x * RXP_RBLOCK,
-                       min(blockIdx.x * RXP_RBLOCK + RXP_RBLOCK, ntris) - 1, &lo, &hi);
+    rxp_setup_classify(const RxpDraw* __restrict__ draws, unsigned ndraws, unsigned ntris,
+                       RasterParams p, unsigned* __restrict__ first, unsigned* __restrict__ list,
+                       unsigned cap, unsigned* __restrict__ lists,
+                       unsigned long long* counters) {
+    const unsigned f = blockIdx.x * RXP_RBLOCK + threadIdx.x;
     unsigned kind = 0, culled = 0;
-    if (t < ntris) {
-        const unsigned src = runs ? rxp_run_source_in(runs, lo, hi, t) : t;
+    if (f < ntris) {
+        const RxpDraw& d = draws[rxp_draw_of(draws, ndraws, f)];
+        const unsigned src = rxp_source(d, f - d.tri_base);
         float4 v[3];
         bool finite = true;
         for (int k = 0; k < 3; k++) {
-            const unsigned long long c = rxp_corner(tri_corners, src, k);
-            if (c < nverts) {
-                v[k] = __ldg(reinterpret_cast<const float4*>(&queue[c]));
+            const unsigned long long c = rxp_corner(d.corners, src, k);
+            if (c < d.nverts) {
+                v[k] = __ldg(reinterpret_cast<const float4*>(&d.queue[c]));
             } else {
                 finite = false;
                 v[k] = make_float4(0.0f, 0.0f, 0.0f, 1.0f);
@@ -447,7 +465,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         }
         SetupGeo g;
         bool c;
-        kind = rxp_classify(v, finite, p, g, &c);
+        kind = rxp_classify(v, finite, p, d.cull, g, &c);
         culled = c;
     }
     // one scan for three counts, 9 bits each (at most 256 per block); the rest are rejected
@@ -466,28 +484,21 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         if (nrej) atomicAdd(&counters[RXP_C_REJECTED], (unsigned long long)nrej);
     }
     __syncthreads();
-    if (t < ntris) {
-        if (kind == 1) list[base[0] + (before & 511u)] = t;
-        else if (kind == 2) list[cap - 1 - (base[1] + ((before >> 9) & 511u))] = t;
-        else first[tri_base + t] = RXP_NONE;
+    if (f < ntris) {
+        if (kind == 1) list[base[0] + (before & 511u)] = f;
+        else if (kind == 2) list[cap - 1 - (base[1] + ((before >> 9) & 511u))] = f;
+        else first[f] = RXP_NONE;
     }
 }
 
 // The records of the triangles kept whole: a block takes 256 list entries at a time (the grid
 // strides over the list, whose length only the device knows).
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
-    rxp_setup(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
-              const unsigned* __restrict__ runs, unsigned nruns,
-              unsigned long long nverts, unsigned tri_base,
-              unsigned draw, unsigned alpha, const unsigned* __restrict__ indices,
-              const unsigned* __restrict__ counts, const unsigned* __restrict__ faces,
-              RasterParams p, const unsigned* __restrict__ list,
-              const unsigned* __restrict__ lists,
+    rxp_setup(const RxpDraw* __restrict__ draws, unsigned ndraws, RasterParams p,
+              const unsigned* __restrict__ list, const unsigned* __restrict__ lists,
               SetupTri* __restrict__ records, unsigned* __restrict__ first,
               unsigned* __restrict__ tile_counts, unsigned long long* counters) {
     const unsigned nlist = lists[0];
-    const unsigned draw_flags =
-        draw << RXP_F_DRAW_SHIFT | 1u << RXP_F_PIECES_SHIFT | alpha << RXP_F_ALPHA_SHIFT;
     __shared__ unsigned long long stage[RXP_RBLOCK / 32][32 * RXP_RECORD_WORDS];
     unsigned binned = 0, live = 0;
     // (the loop's condition is the same for every thread of the block)
@@ -495,22 +506,24 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
          start += gridDim.x * RXP_RBLOCK) {
         const unsigned e = start + threadIdx.x;
         bool ok = e < nlist;
-        const unsigned t = ok ? list[e] : 0;
+        const unsigned f = ok ? list[e] : 0;
         float4 v[3];
         float var[3][8];
         SetupGeo g;
+        unsigned draw_flags = 0;
         if (ok) {
-            const unsigned src = runs ? rxp_run_source(runs, nruns, t) : t;
-            const bool finite =
-                rxp_load_corners(queue, tri_corners, nverts, src, indices, counts, faces, v, var);
+            const unsigned di = rxp_draw_of(draws, ndraws, f);
+            const RxpDraw& d = draws[di];
+            draw_flags = rxp_draw_flags(d, di) | 1u << RXP_F_PIECES_SHIFT;
+            const bool finite = rxp_load_corners(d, rxp_source(d, f - d.tri_base), v, var);
             bool c;
             // the classification of rxp_setup_classify again, which listed it as kept whole
-            ok = rxp_classify(v, finite, p, g, &c) == 1;
+            ok = rxp_classify(v, finite, p, d.cull, g, &c) == 1;
         }
         bool fits;
         const unsigned r = rxp_reserve(ok ? 1u : 0u, p, counters, &fits);
         ok = ok && fits;
-        if (e < nlist) first[tri_base + t] = ok ? r : RXP_NONE;
+        if (e < nlist) first[f] = ok ? r : RXP_NONE;
         const unsigned single = ok ? rxp_single_tile(g.bbox, p) : RXP_NONE;
         rxp_tile_add(tile_counts, single);
         // A warp's records are consecutive (reserved in thread order), so they are staged in
@@ -521,7 +534,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         const unsigned rank = __popc(ballot & ((1u << lane) - 1));
         if (ok) {
             rxp_write_record(reinterpret_cast<SetupTri*>(&stage[warp][rank * RXP_RECORD_WORDS]),
-                             g, 0, tri_base + t, draw_flags, var);
+                             g, 0, f, draw_flags, var);
             binned += single != RXP_NONE ? 1u : rxp_count_tiles(g.bbox, p, tile_counts);
             live++;
         }
@@ -544,36 +557,32 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
 // clipped polygon (a fan), the first piece's flags counting them; pieces that cull or cover no
 // pixel centre are written dead (never binned) so that a triangle's pieces stay consecutive.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
-    rxp_setup_clip(const VertexOut* __restrict__ queue, const unsigned* __restrict__ tri_corners,
-                   const unsigned* __restrict__ runs, unsigned nruns,
-                   unsigned long long nverts, unsigned tri_base,
-                   unsigned draw, unsigned alpha, const unsigned* __restrict__ indices,
-                   const unsigned* __restrict__ counts, const unsigned* __restrict__ faces,
-                   RasterParams p, const unsigned* __restrict__ list, unsigned cap,
-                   const unsigned* __restrict__ lists,
-                   SetupTri* __restrict__ records, unsigned* __restrict__ first,
-                   unsigned* __restrict__ tile_counts, unsigned long long* counters) {
+    rxp_setup_clip(const RxpDraw* __restrict__ draws, unsigned ndraws, RasterParams p,
+                   const unsigned* __restrict__ list, unsigned cap,
+                   const unsigned* __restrict__ lists, SetupTri* __restrict__ records,
+                   unsigned* __restrict__ first, unsigned* __restrict__ tile_counts,
+                   unsigned long long* counters) {
     const unsigned nlist = lists[1];
-    const unsigned draw_flags = draw << RXP_F_DRAW_SHIFT | alpha << RXP_F_ALPHA_SHIFT;
     unsigned culled = 0, rejected = 0, clipped = 0, binned = 0, live = 0;
     for (unsigned start = blockIdx.x * RXP_RBLOCK; start < nlist;
          start += gridDim.x * RXP_RBLOCK) {
         const unsigned e = start + threadIdx.x;
         const bool have = e < nlist;
-        const unsigned t = have ? list[cap - 1 - e] : 0;
+        const unsigned f = have ? list[cap - 1 - e] : 0;
         float var[3][8];
         float4 poly[9];
         float3 bary[9];
         int corners = 0;
+        unsigned di = 0;
         if (have) {
-            const unsigned src = runs ? rxp_run_source(runs, nruns, t) : t;
+            di = rxp_draw_of(draws, ndraws, f);
+            const RxpDraw& d = draws[di];
             float4 v[3];
-            const bool finite =
-                rxp_load_corners(queue, tri_corners, nverts, src, indices, counts, faces, v, var);
+            const bool finite = rxp_load_corners(d, rxp_source(d, f - d.tri_base), v, var);
             SetupGeo g;
             bool c;
             // listed as to be clipped by rxp_setup_classify: the same decision again
-            if (rxp_classify(v, finite, p, g, &c) == 2) {
+            if (rxp_classify(v, finite, p, d.cull, g, &c) == 2) {
                 clipped++;
                 const float gx = RXP_GUARD_PX / (float)p.width;
                 const float gy = RXP_GUARD_PX / (float)p.height;
@@ -587,8 +596,10 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         const unsigned n = corners >= 3 ? (unsigned)(corners - 2) : 0u;
         bool fits;
         const unsigned r0 = rxp_reserve(n, p, counters, &fits);
-        if (have) first[tri_base + t] = (n && fits) ? r0 : RXP_NONE;
+        if (have) first[f] = (n && fits) ? r0 : RXP_NONE;
         if (n && fits) {
+            const RxpDraw& d = draws[di];
+            const unsigned draw_flags = rxp_draw_flags(d, di);
             for (int k = 1; k + 1 < corners; k++) {
                 const int c[3] = {0, k, k + 1};
                 float4 pv[3];
@@ -603,10 +614,9 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                     }
                 }
                 SetupGeo pg;
-                int st = rxp_emit_geo(pv, p, pg);
+                int st = rxp_emit_geo(pv, p, d.cull, pg);
                 unsigned pieces = k == 1 ? (unsigned)(corners - 2) << RXP_F_PIECES_SHIFT : 0u;
-                rxp_write_record(&records[r0 + k - 1], pg, st, tri_base + t, draw_flags | pieces,
-                                 pvar);
+                rxp_write_record(&records[r0 + k - 1], pg, st, f, draw_flags | pieces, pvar);
                 if (st == 0) {
                     binned += rxp_count_tiles(pg.bbox, p, tile_counts);
                     live++;
@@ -713,11 +723,16 @@ __device__ __forceinline__ float rxp_depth(const SetupTri& t, const long long e[
     return t.z[0] + (t.z[1] - t.z[0]) * l1 + (t.z[2] - t.z[0]) * l2;
 }
 
-// Whether a fragment of `t` at pixel (i, j) passes its draw's alpha test (`masked`: the draw,
-// null when its material has none).
+// Whether a fragment at pixel (i, j) and depth z passes its draw's alpha test (`masked`: the
+// draw, null when its material has none; `m`: its triangle's data). A fragment already behind
+// the pixel's key (`key`, read atomically: other threads lower it meanwhile) would lose the depth
+// test anyway, so its texture is not sampled.
 __device__ __forceinline__ bool rxp_keep(const RxpMaterials& mt, const RxpDraw* masked,
-                                         const SetupTri& t, const RasterParams& p, int i, int j) {
-    return !masked || rxm_passes_mask(mt, *masked, t.tri - masked->tri_base, p.width, p.height, i, j);
+                                         const RxmMaskTri& m, const RasterParams& p, int i,
+                                         int j, float z, unsigned long long* key) {
+    if (!masked) return true;
+    if ((atomicAdd(key, 0ull) >> 32) < rxp_ordered(z)) return false;
+    return rxm_mask_at(mt, *masked, m, p.width, p.height, i, j);
 }
 
 // The draw whose alpha test `t`'s fragments take, or null.
@@ -732,6 +747,8 @@ __device__ __forceinline__ unsigned rxp_raster_small(const SetupTri& t, int x0, 
                                                      const RxpMaterials& mt,
                                                      const RasterParams& p) {
     const RxpDraw* masked = rxp_masked(mt, t);
+    RxmMaskTri m;
+    if (masked) rxm_mask_setup(mt, *masked, t.tri - masked->tri_base, m);
     long long e_row[3], dx[3], dy[3];
     const long long px = (long long)x0 * RXP_ONE + RXP_HALF, py = (long long)y0 * RXP_ONE + RXP_HALF;
     rxp_edges(t, px, py, e_row);
@@ -747,9 +764,10 @@ __device__ __forceinline__ unsigned rxp_raster_small(const SetupTri& t, int x0, 
         for (int i = x0; i <= x1; i++) {
             if ((e[0] | e[1] | e[2]) >= 0) {
                 float z = rxp_depth(t, e, inv_area);
-                if (z < 1.0f && rxp_keep(mt, masked, t, p, i, j)) {
+                unsigned long long* k = &keys[(j - ty) * RXP_TILE + (i - tx)];
+                if (z < 1.0f && rxp_keep(mt, masked, m, p, i, j, z, k)) {
                     unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | t.tri;
-                    unsigned long long old = atomicMin(&keys[(j - ty) * RXP_TILE + (i - tx)], key);
+                    unsigned long long old = atomicMin(k, key);
                     frags += key < old;
                 }
             }
@@ -953,6 +971,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         for (unsigned b = 0; b < nbig; b++) {
             const SetupTri& t = records[big[b]];
             const RxpDraw* masked = rxp_masked(mt, t);
+            RxmMaskTri m;
+            if (masked) rxm_mask_setup(mt, *masked, t.tri - masked->tri_base, m);
             int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
             int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
             const int bw = x1 - x0 + 1, n = bw * (y1 - y0 + 1);
@@ -963,10 +983,10 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                 rxp_edges(t, (long long)i * RXP_ONE + RXP_HALF, (long long)j * RXP_ONE + RXP_HALF, e);
                 if ((e[0] | e[1] | e[2]) >= 0) {
                     float z = rxp_depth(t, e, inv_area);
-                    if (z < 1.0f && rxp_keep(mt, masked, t, p, i, j)) {
+                    unsigned long long* k = &keys[(j - ty) * RXP_TILE + (i - tx)];
+                    if (z < 1.0f && rxp_keep(mt, masked, m, p, i, j, z, k)) {
                         unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | t.tri;
-                        unsigned long long old =
-                            atomicMin(&keys[(j - ty) * RXP_TILE + (i - tx)], key);
+                        unsigned long long old = atomicMin(k, key);
                         frags += key < old;
                     }
                 }

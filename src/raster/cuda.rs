@@ -138,6 +138,57 @@ pub struct CudaRaster {
     pub times: StageTimes,
 }
 
+/// Checks that every draw's inputs cover the triangles it reads (the kernels trust them).
+fn check_draws(draws: &[GpuDraw]) -> Result<(), GpuError> {
+    for (d, draw) in draws.iter().enumerate() {
+        if draw.triangles == 0 {
+            continue;
+        }
+        let q = draw.queue;
+        // the triangles of the whole mesh the draw reads
+        let span = draw.runs.map_or(draw.triangles, |r| r.end());
+        let short = match draw.corners {
+            None => draw.runs.is_some() || q.vertices.len() < 3 * draw.triangles,
+            Some(c) => c.len() < 3 * span,
+        };
+        if short || q.index_count < 3 * draw.triangles {
+            return Err(GpuError::Limit(format!(
+                "draw {d}: its queue holds {} triangles, not {}",
+                q.index_count / 3,
+                draw.triangles
+            )));
+        }
+        if let Some((mesh, counts)) = draw.rate {
+            if mesh.index_count < 3 * draw.triangles
+                || mesh.indices.len() < 3 * span
+                || counts.len() < mesh.vertex_count
+            {
+                return Err(GpuError::Limit(format!(
+                    "draw {d}: its shading-rate inputs cover {} indices and {} counts, not the {} indices of {} triangles over {} vertices",
+                    mesh.index_count,
+                    counts.len(),
+                    3 * draw.triangles,
+                    draw.triangles,
+                    mesh.vertex_count
+                )));
+            }
+        }
+        if draw.faces.is_some_and(|f| f.len() < span) {
+            return Err(GpuError::Limit(format!(
+                "draw {d}: its triangle values cover fewer than its {} triangles",
+                draw.triangles
+            )));
+        }
+        if draw.colors.is_some_and(|(i, _)| i.len() < 3 * span) {
+            return Err(GpuError::Limit(format!(
+                "draw {d}: its indices cover fewer than its {} triangles",
+                draw.triangles
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn grow<T: DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu,
     buf: &mut CudaSlice<T>,
@@ -273,14 +324,8 @@ impl CudaRaster {
         let ntiles = (s.width.div_ceil(TILE) * s.height.div_ceil(TILE)) as usize;
         let gpu = self.gpu.clone();
         grow(&gpu, &mut self.first, triangles, "first records")?;
-        let largest = draws.iter().map(|d| d.triangles).max().unwrap_or(0);
-        grow(&gpu, &mut self.list, largest, "setup lists")?;
-        grow(
-            &gpu,
-            &mut self.lists,
-            2 * draws.len(),
-            "setup lists' counts",
-        )?;
+        check_draws(draws)?;
+        grow(&gpu, &mut self.list, triangles, "setup lists")?;
         grow(&gpu, &mut self.tile_counts, ntiles, "tile counts")?;
         grow(&gpu, &mut self.offsets, ntiles + 1, "tile offsets")?;
         grow(&gpu, &mut self.cursors, ntiles, "tile cursors")?;
@@ -384,6 +429,7 @@ impl CudaRaster {
         s: &RasterSettings,
     ) -> Result<super::cuda_material::Tables, GpuError> {
         let stream = self.gpu.stream.clone();
+        let p = self.params(s);
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
         let mut materials: Vec<&crate::material::Material> = Vec::new();
         let mut descs = Vec::with_capacity(draws.len());
@@ -399,17 +445,32 @@ impl CudaRaster {
                 },
                 None => -1,
             };
+            // the mesh's indices, for the vertex colours or the shading-rate counts
+            let indices = d
+                .colors
+                .map(|(i, _)| i)
+                .or(d.rate.map(|(m, _)| &*m.indices));
+            // a double-sided material's triangles are never culled
+            let cull = if d.material.is_some_and(|m| m.double_sided) {
+                0
+            } else {
+                p.cull as u32
+            };
             descs.push(DrawDesc {
                 queue: addr(d.queue.vertices.device_ptr(&stream)),
                 corners: d.corners.map_or(0, |c| addr(c.device_ptr(&stream))),
                 runs: d.runs.map_or(0, |r| addr(r.runs.device_ptr(&stream))),
-                indices: d.colors.map_or(0, |(i, _)| addr(i.device_ptr(&stream))),
+                indices: indices.map_or(0, |i| addr(i.device_ptr(&stream))),
                 colors: d.colors.map_or(0, |(_, c)| addr(c.device_ptr(&stream))),
+                counts: d.rate.map_or(0, |(_, c)| addr(c.device_ptr(&stream))),
+                faces: d.faces.map_or(0, |f| addr(f.device_ptr(&stream))),
                 nverts: d.queue.vertices.len() as u64,
                 ncolors: d.colors.map_or(0, |(_, c)| c.len() as u64 / 4),
                 nruns: d.runs.map_or(0, |r| r.count()),
                 tri_base: base,
                 material,
+                cull,
+                alpha: alpha_class(d.material, s),
                 pad: 0,
             });
             base += d.triangles as u32;
@@ -468,141 +529,53 @@ impl CudaRaster {
         stream
             .memset_zeros(&mut self.lists)
             .ctx("clearing the setup lists' counts")?;
-        let classify = self.function("rxp_setup_classify")?;
-        let setup = self.function("rxp_setup")?;
-        let clip = self.function("rxp_setup_clip")?;
-        let mut base = 0u32;
-        for (d, draw) in draws.iter().enumerate() {
-            let n = draw.triangles as u32;
-            if n == 0 {
-                continue;
-            }
-            let q = draw.queue;
-            // the triangles of the whole mesh the draw reads
-            let span = draw.runs.map_or(draw.triangles, |r| r.end());
-            let short = match draw.corners {
-                None => draw.runs.is_some() || q.vertices.len() < 3 * draw.triangles,
-                Some(c) => c.len() < 3 * span,
-            };
-            if short || q.index_count < 3 * draw.triangles {
-                return Err(GpuError::Limit(format!(
-                    "draw {d}: its queue holds {} triangles, not {}",
-                    q.index_count / 3,
-                    draw.triangles
-                ))
-                .into());
-            }
-            if let Some((mesh, counts)) = draw.rate {
-                if mesh.index_count < 3 * draw.triangles
-                    || mesh.indices.len() < 3 * span
-                    || counts.len() < mesh.vertex_count
-                {
-                    return Err(GpuError::Limit(format!(
-                        "draw {d}: its shading-rate inputs cover {} indices and {} counts, not the {} indices of {} triangles over {} vertices",
-                        mesh.index_count,
-                        counts.len(),
-                        3 * draw.triangles,
-                        draw.triangles,
-                        mesh.vertex_count
-                    ))
-                    .into());
-                }
-            }
-            if draw.faces.is_some_and(|f| f.len() < span) {
-                return Err(GpuError::Limit(format!(
-                    "draw {d}: its triangle values cover fewer than its {} triangles",
-                    draw.triangles
-                ))
-                .into());
-            }
-            let d32 = d as u32;
-            let alpha = alpha_class(draw.material, s);
-            // a double-sided material's triangles are never culled
-            let mut p = p;
-            if draw.material.is_some_and(|m| m.double_sided) {
-                p.cull = 0;
-            }
-            let null = 0u64;
-            let nverts = q.vertices.len() as u64;
-            let lists = self.lists.slice(2 * d..2 * d + 2);
+        let ntris: u32 = draws.iter().map(|d| d.triangles as u32).sum();
+        let ndraws = draws.len() as u32;
+        if ntris > 0 {
             let cap = self.list.len() as u32;
-            let nruns = draw.runs.map_or(0, |r| r.count());
-            let mut l = stream.launch_builder(&classify);
-            l.arg(&q.vertices);
-            match draw.corners {
-                Some(c) => l.arg(c),
-                None => l.arg(&null),
-            };
-            match draw.runs {
-                Some(r) => l.arg(&r.runs),
-                None => l.arg(&null),
-            };
-            l.arg(&nruns)
-                .arg(&nverts)
-                .arg(&n)
-                .arg(&base)
+            let f = self.function("rxp_setup_classify")?;
+            let mut l = stream.launch_builder(&f);
+            l.arg(&tables.draws)
+                .arg(&ndraws)
+                .arg(&ntris)
                 .arg(&p)
                 .arg(&mut self.first)
                 .arg(&mut self.list)
                 .arg(&cap)
-                .arg(&lists)
+                .arg(&mut self.lists)
                 .arg(&mut self.counters);
-            // SAFETY: arguments match rxp_setup_classify's signature; the corners cover the
-            // triangles read (n, or those the runs reach; checked above), the queue its 3n
-            // vertices when flat, and corners outside its vertices are rejected in the kernel;
-            // `first` holds every triangle of the frame; the list `cap` >= n entries, which the
-            // two lists (counted in `lists`, this draw's two counts) fill from either end.
-            unsafe { launch(l, n.div_ceil(BLOCK).max(1), BLOCK, 0, "rxp_setup_classify") }?;
-            // rxp_setup, then rxp_setup_clip: the same arguments but the clip kernel's `cap`
-            for (kernel, name, blocks) in [
+            // SAFETY: arguments match rxp_setup_classify's signature; the draw table holds
+            // `ndraws` draws whose triangles are the frame's 0..ntris, each draw's corners
+            // covering the triangles it reads (check_draws; corners outside the queue are
+            // rejected in the kernel); `first` holds every triangle of the frame, and the list
+            // `cap` >= ntris entries, which the two lists (counted in `lists`) fill from either
+            // end.
+            unsafe { launch(l, ntris.div_ceil(BLOCK), BLOCK, 0, "rxp_setup_classify") }?;
+            for (name, blocks) in [
+                ("rxp_setup", ntris.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS)),
                 (
-                    &setup,
-                    "rxp_setup",
-                    n.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS),
-                ),
-                (
-                    &clip,
                     "rxp_setup_clip",
-                    n.div_ceil(BLOCK).clamp(1, CLIP_BLOCKS),
+                    ntris.div_ceil(BLOCK).clamp(1, CLIP_BLOCKS),
                 ),
             ] {
-                let mut l = stream.launch_builder(kernel);
-                l.arg(&q.vertices);
-                match draw.corners {
-                    Some(c) => l.arg(c),
-                    None => l.arg(&null),
-                };
-                match draw.runs {
-                    Some(r) => l.arg(&r.runs),
-                    None => l.arg(&null),
-                };
-                l.arg(&nruns).arg(&nverts).arg(&base).arg(&d32).arg(&alpha);
-                match draw.rate {
-                    Some((mesh, counts)) => l.arg(&*mesh.indices).arg(counts),
-                    None => l.arg(&null).arg(&null),
-                };
-                match draw.faces {
-                    Some(f) => l.arg(f),
-                    None => l.arg(&null),
-                };
-                l.arg(&p).arg(&self.list);
+                let f = self.function(name)?;
+                let mut l = stream.launch_builder(&f);
+                l.arg(&tables.draws).arg(&ndraws).arg(&p).arg(&self.list);
                 if name == "rxp_setup_clip" {
                     l.arg(&cap);
                 }
-                l.arg(&lists)
+                l.arg(&self.lists)
                     .arg(&mut self.records)
                     .arg(&mut self.first)
                     .arg(&mut self.tile_counts)
                     .arg(&mut self.counters);
                 // SAFETY: arguments match the kernel's signature; it reads the triangles
-                // rxp_setup_classify listed (each below n) with the checks above; the rate
-                // inputs hold 3n indices, all below the vertex count (checked at upload), and as
-                // many counts (checked above); the triangle values n entries (checked above);
-                // records are bounded in the kernel by the capacity in `p`. The grid strides
-                // over the list.
+                // rxp_setup_classify listed, with the draw table's inputs checked as above (the
+                // rate counts and indices cover the vertices and triangles read, the triangle
+                // values the triangles); records are bounded in the kernel by the capacity in
+                // `p`. The grid strides over the list.
                 unsafe { launch(l, blocks, BLOCK, 0, name) }?;
             }
-            base += n;
         }
         self.events[2].record(&stream).ctx("recording an event")?;
         let nt = ntiles as u32;

@@ -60,7 +60,7 @@ struct MaterialDesc {
     tex: [TexUse; 5],
 }
 
-/// `RxpDraw`
+/// `RxpDraw`: a draw as setup and the material path read it.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C)]
 pub(super) struct DrawDesc {
@@ -69,11 +69,15 @@ pub(super) struct DrawDesc {
     pub runs: u64,
     pub indices: u64,
     pub colors: u64,
+    pub counts: u64,
+    pub faces: u64,
     pub nverts: u64,
     pub ncolors: u64,
     pub nruns: u32,
     pub tri_base: u32,
     pub material: i32,
+    pub cull: u32,
+    pub alpha: u32,
     pub pad: u32,
 }
 
@@ -95,7 +99,8 @@ struct LightDesc {
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C)]
 pub(super) struct Tables {
-    draws: u64,
+    /// the draw table (what the setup kernels take too)
+    pub draws: u64,
     materials: u64,
     textures: u64,
     levels: u64,
@@ -389,7 +394,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<TextureDesc>(), 16);
         assert_eq!(std::mem::size_of::<TexUse>(), 40);
         assert_eq!(std::mem::size_of::<MaterialDesc>(), 48 + 5 * 40);
-        assert_eq!(std::mem::size_of::<DrawDesc>(), 72);
+        assert_eq!(std::mem::size_of::<DrawDesc>(), 96);
         assert_eq!(std::mem::size_of::<LightDesc>(), 56);
         assert_eq!(std::mem::size_of::<Tables>(), 64);
     }
