@@ -88,6 +88,33 @@ struct RxpDraw {
     unsigned pad;
 };
 
+// Where corner k of the draw's source triangle t lies in its queue (flat: 3t + k); setup
+// rejects a triangle with a corner at or past `nverts`.
+__device__ __forceinline__ unsigned long long rxp_corner(const unsigned* tri_corners, unsigned t,
+                                                         int k) {
+    return tri_corners ? __ldg(&tri_corners[3 * (size_t)t + k]) : 3ull * t + k;
+}
+
+// The source triangle (in the draw's mesh) of the draw's triangle t.
+__device__ __forceinline__ unsigned rxp_source(const RxpDraw& d, unsigned t) {
+    return d.runs ? rxp_run_source(d.runs, d.nruns, t) : t;
+}
+
+// Corner k of the draw's source triangle `src`: its shaded vertex and its vertex colour (white
+// without colours, as the CPU's).
+__device__ __forceinline__ const VertexOut& rxm_vertex(const RxpDraw& d, unsigned src, int k) {
+    const unsigned long long q = rxp_corner(d.corners, src, k);
+    // (a corner outside the queue never made a record)
+    return d.queue[q < d.nverts ? q : 0];
+}
+__device__ __forceinline__ float4 rxm_vertex_color(const RxpDraw& d, unsigned src, int k) {
+    if (d.colors) {
+        const unsigned i = d.indices[3 * (size_t)src + k];
+        if (i < d.ncolors) return d.colors[i];
+    }
+    return make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+}
+
 // A punctual light; directional ones carry the unit vector towards the light in `direction` and
 // their radiance in `color` (intensity 1), spot lights their unit axis and cone cosines.
 struct RxpLight {
@@ -298,39 +325,41 @@ __device__ __forceinline__ float3 rxm_mix3(float3 b, const float3 a[3]) {
                        a[0].z * b.x + a[1].z * b.y + a[2].z * b.z);
 }
 
-// The surface of the draw's triangle `t` (its place in the draw) at pixel (px, py).
-__device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int height, int px,
-                                  int py, bool with_tangents) {
-    const unsigned src = d.runs ? rxp_run_source(d.runs, d.nruns, t) : t;
-    float3 c[3], world[3], normal[3];
-    float2 uvs[3];
-    float4 col[3];
-    for (int k = 0; k < 3; k++) {
-        const unsigned long long q =
-            d.corners ? (unsigned long long)d.corners[3 * (size_t)src + k] : 3ull * src + k;
-        // (a corner outside the queue never made a record)
-        const VertexOut v = d.queue[q < d.nverts ? q : 0];
-        c[k] = make_float3(v.clip.x, v.clip.y, v.clip.w);
-        world[k] = v.world;
-        normal[k] = v.normal;
-        uvs[k] = v.uv;
-        col[k] = make_float4(1.0f, 1.0f, 1.0f, 1.0f);
-        if (d.colors) {
-            const unsigned i = d.indices[3 * (size_t)src + k];
-            if (i < d.ncolors) col[k] = d.colors[i];
-        }
-    }
-    const float3 e[3] = {rxm_cross(c[1], c[2]), rxm_cross(c[2], c[0]), rxm_cross(c[0], c[1])};
+// The barycentrics of pixel (px, py)'s centre in the triangle of edge planes `e` (returned), and
+// its uv with the differences to the right and lower pixel centres' (the CPU's derivatives).
+__device__ __forceinline__ float3 rxm_pixel_uv(const float3 e[3], const float2 uvs[3], int width,
+                                               int height, int px, int py, float2& uv,
+                                               float2& dx, float2& dy) {
     const float sx = 2.0f / (float)width, sy = -2.0f / (float)height;
     const float nx = ((float)px + 0.5f) * sx - 1.0f, ny = 1.0f + ((float)py + 0.5f) * sy;
     const float3 b = rxm_bary(e, nx, ny);
     const float3 bx = rxm_bary(e, nx + sx, ny + 0.0f);
     const float3 by = rxm_bary(e, nx + 0.0f, ny + sy);
-    RxmSurface f;
-    f.uv = rxm_mix2(b, uvs);
+    uv = rxm_mix2(b, uvs);
     const float2 ux = rxm_mix2(bx, uvs), uy = rxm_mix2(by, uvs);
-    f.duv_dx = make_float2(ux.x - f.uv.x, ux.y - f.uv.y);
-    f.duv_dy = make_float2(uy.x - f.uv.x, uy.y - f.uv.y);
+    dx = make_float2(ux.x - uv.x, ux.y - uv.y);
+    dy = make_float2(uy.x - uv.x, uy.y - uv.y);
+    return b;
+}
+
+// The surface of the draw's triangle `t` (its place in the draw) at pixel (px, py).
+__device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int height, int px,
+                                  int py, bool with_tangents) {
+    const unsigned src = rxp_source(d, t);
+    float3 c[3], world[3], normal[3];
+    float2 uvs[3];
+    float4 col[3];
+    for (int k = 0; k < 3; k++) {
+        const VertexOut v = rxm_vertex(d, src, k);
+        c[k] = make_float3(v.clip.x, v.clip.y, v.clip.w);
+        world[k] = v.world;
+        normal[k] = v.normal;
+        uvs[k] = v.uv;
+        col[k] = rxm_vertex_color(d, src, k);
+    }
+    const float3 e[3] = {rxm_cross(c[1], c[2]), rxm_cross(c[2], c[0]), rxm_cross(c[0], c[1])};
+    RxmSurface f;
+    const float3 b = rxm_pixel_uv(e, uvs, width, height, px, py, f.uv, f.duv_dx, f.duv_dy);
     f.world = rxm_mix3(b, world);
     f.normal = rxm_mix3(b, normal);
     f.color = d.colors ? make_float4(col[0].x * b.x + col[1].x * b.y + col[2].x * b.z,
@@ -382,19 +411,13 @@ struct RxmMaskTri {
 
 __device__ void rxm_mask_setup(const RxpMaterials& mt, const RxpDraw& d, unsigned t,
                                RxmMaskTri& m) {
-    const unsigned src = d.runs ? rxp_run_source(d.runs, d.nruns, t) : t;
+    const unsigned src = rxp_source(d, t);
     float3 c[3];
     for (int k = 0; k < 3; k++) {
-        const unsigned long long q =
-            d.corners ? (unsigned long long)d.corners[3 * (size_t)src + k] : 3ull * src + k;
-        const VertexOut& v = d.queue[q < d.nverts ? q : 0];
+        const VertexOut& v = rxm_vertex(d, src, k);
         c[k] = make_float3(v.clip.x, v.clip.y, v.clip.w);
         m.uv[k] = v.uv;
-        m.ca[k] = 1.0f;
-        if (d.colors) {
-            const unsigned i = d.indices[3 * (size_t)src + k];
-            if (i < d.ncolors) m.ca[k] = d.colors[i].w;
-        }
+        m.ca[k] = rxm_vertex_color(d, src, k).w;
     }
     m.e[0] = rxm_cross(c[1], c[2]);
     m.e[1] = rxm_cross(c[2], c[0]);
@@ -411,20 +434,11 @@ __device__ void rxm_mask_setup(const RxpMaterials& mt, const RxpDraw& d, unsigne
 // compute it.
 __device__ bool rxm_mask_at(const RxpMaterials& mt, const RxpDraw& d, const RxmMaskTri& m,
                             int width, int height, int px, int py) {
-    const float sx = 2.0f / (float)width, sy = -2.0f / (float)height;
-    const float nx = ((float)px + 0.5f) * sx - 1.0f, ny = 1.0f + ((float)py + 0.5f) * sy;
-    const float3 b = rxm_bary(m.e, nx, ny);
+    float2 uv, dx, dy;
+    const float3 b = rxm_pixel_uv(m.e, m.uv, width, height, px, py, uv, dx, dy);
     const float ca = m.colors ? m.ca[0] * b.x + m.ca[1] * b.y + m.ca[2] * b.z : 1.0f;
     float a = m.alpha * ca;
-    if (m.texture >= 0) {
-        const float3 bx = rxm_bary(m.e, nx + sx, ny + 0.0f);
-        const float3 by = rxm_bary(m.e, nx + 0.0f, ny + sy);
-        const float2 uv = rxm_mix2(b, m.uv);
-        const float2 ux = rxm_mix2(bx, m.uv), uy = rxm_mix2(by, m.uv);
-        const float2 dx = make_float2(ux.x - uv.x, ux.y - uv.y);
-        const float2 dy = make_float2(uy.x - uv.x, uy.y - uv.y);
-        a *= rxm_sample(mt, mt.materials[d.material].tex[RXM_BASE], uv, dx, dy).w;
-    }
+    if (m.texture >= 0) a *= rxm_sample(mt, mt.materials[d.material].tex[RXM_BASE], uv, dx, dy).w;
     return a >= m.cutoff;
 }
 

@@ -60,8 +60,6 @@ struct RasterParams {
     int height;
     int tiles_x;
     int tiles_y;
-    // 0 none, 1 back, 2 front
-    int cull;
     // 0 lit, 1 normals, 2 depth, 3 shading rate, 4 patches
     int shading;
     float to_light[3];
@@ -355,11 +353,6 @@ __device__ __forceinline__ void rxp_block_counts(unsigned long long* counters, c
 // The lists share one buffer of `cap` entries (the frame's triangles, by their frame index): kept
 // triangles from the front (lists[0] of them), clipped ones from the back (lists[1]).
 
-__device__ __forceinline__ unsigned long long rxp_corner(const unsigned* tri_corners, unsigned t,
-                                                         int k) {
-    return tri_corners ? __ldg(&tri_corners[3 * (size_t)t + k]) : 3ull * t + k;
-}
-
 // The draw that frame triangle `f` belongs to: the last with tri_base <= f (draws without
 // triangles share their successor's base and are never found).
 __device__ __forceinline__ unsigned rxp_draw_of(const RxpDraw* draws, unsigned ndraws, unsigned f) {
@@ -370,11 +363,6 @@ __device__ __forceinline__ unsigned rxp_draw_of(const RxpDraw* draws, unsigned n
         else hi = mid - 1;
     }
     return lo;
-}
-
-// The source triangle (in the draw's mesh) of the draw's triangle t.
-__device__ __forceinline__ unsigned rxp_source(const RxpDraw& d, unsigned t) {
-    return d.runs ? rxp_run_source(d.runs, d.nruns, t) : t;
 }
 
 // What the corners' clip positions decide: 0 dead (culled: *culled set, or rejected), 1 kept

@@ -51,7 +51,6 @@ struct Params {
     height: i32,
     tiles_x: i32,
     tiles_y: i32,
-    cull: i32,
     shading: i32,
     to_light: [f32; 3],
     ambient: f32,
@@ -274,11 +273,6 @@ impl CudaRaster {
             height: s.height as i32,
             tiles_x: s.width.div_ceil(TILE) as i32,
             tiles_y: s.height.div_ceil(TILE) as i32,
-            cull: match s.cull {
-                CullMode::None => 0,
-                CullMode::Back => 1,
-                CullMode::Front => 2,
-            },
             shading: match s.shading {
                 ShadingMode::Lit => 0,
                 ShadingMode::Normals => 1,
@@ -429,7 +423,6 @@ impl CudaRaster {
         s: &RasterSettings,
     ) -> Result<super::cuda_material::Tables, GpuError> {
         let stream = self.gpu.stream.clone();
-        let p = self.params(s);
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
         let mut materials: Vec<&crate::material::Material> = Vec::new();
         let mut descs = Vec::with_capacity(draws.len());
@@ -450,11 +443,12 @@ impl CudaRaster {
                 .colors
                 .map(|(i, _)| i)
                 .or(d.rate.map(|(m, _)| &*m.indices));
-            // a double-sided material's triangles are never culled
-            let cull = if d.material.is_some_and(|m| m.double_sided) {
-                0
-            } else {
-                p.cull as u32
+            // a double-sided material's triangles are never culled (RxpDraw::cull)
+            let cull = match s.cull {
+                _ if d.material.is_some_and(|m| m.double_sided) => 0,
+                CullMode::None => 0,
+                CullMode::Back => 1,
+                CullMode::Front => 2,
             };
             descs.push(DrawDesc {
                 queue: addr(d.queue.vertices.device_ptr(&stream)),
@@ -477,11 +471,6 @@ impl CudaRaster {
         }
         let gpu = self.gpu.clone();
         self.materials.prepare(&gpu, &materials, &descs, s)
-    }
-
-    /// Bytes of texture texels the device holds for the materials.
-    pub fn texture_bytes(&self) -> usize {
-        self.materials.texture_bytes()
     }
 
     fn grow_records(&mut self, n: usize) -> Result<(), GpuError> {

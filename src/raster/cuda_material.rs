@@ -159,7 +159,7 @@ fn sampler_bits(t: &Texture) -> u32 {
 pub(super) struct DeviceMaterials {
     /// the textures the texel buffer holds, by address, with their index in `textures` (the
     /// `Arc`s in `kept` keep the addresses from being reused)
-    known: HashMap<*const Texture, i32>,
+    known: HashMap<usize, i32>,
     kept: Vec<Arc<Texture>>,
     texels: CudaSlice<u8>,
     levels: CudaSlice<LevelDesc>,
@@ -169,10 +169,6 @@ pub(super) struct DeviceMaterials {
     materials: CudaSlice<MaterialDesc>,
     lights: CudaSlice<LightDesc>,
 }
-
-// SAFETY: the raw pointers in `known` are only compared, never dereferenced.
-unsafe impl Send for DeviceMaterials {}
-unsafe impl Sync for DeviceMaterials {}
 
 impl DeviceMaterials {
     pub fn new(gpu: &Gpu) -> Result<DeviceMaterials, GpuError> {
@@ -209,10 +205,7 @@ impl DeviceMaterials {
             .flat_map(|m| m.textures())
             .map(|t: &TextureRef| &t.texture)
             .collect();
-        if used
-            .iter()
-            .any(|t| !self.known.contains_key(&Arc::as_ptr(t)))
-        {
+        if used.iter().any(|t| !self.known.contains_key(&key(t))) {
             self.upload_textures(gpu, &used)?;
         }
         let descs: Vec<MaterialDesc> = materials
@@ -246,10 +239,10 @@ impl DeviceMaterials {
         let mut textures = Vec::new();
         let mut bytes = 0usize;
         for t in used {
-            if self.known.contains_key(&Arc::as_ptr(t)) {
+            if self.known.contains_key(&key(t)) {
                 continue;
             }
-            self.known.insert(Arc::as_ptr(t), textures.len() as i32);
+            self.known.insert(key(t), textures.len() as i32);
             self.kept.push(Arc::clone(t));
             textures.push(TextureDesc {
                 first_level: levels.len() as u32,
@@ -283,14 +276,14 @@ impl DeviceMaterials {
         self.textures = gpu.upload(&textures, "texture table")?;
         Ok(())
     }
-
-    /// Bytes of texels on the device.
-    pub fn texture_bytes(&self) -> usize {
-        self.kept.iter().map(|t| t.bytes()).sum()
-    }
 }
 
 use crate::gpu::Context;
+
+/// A texture's identity: the address of its shared data.
+fn key(t: &Arc<Texture>) -> usize {
+    Arc::as_ptr(t) as usize
+}
 
 /// Copies `data` into `buf`, growing it when it is too short.
 fn put<T: DeviceRepr>(
@@ -311,10 +304,10 @@ fn put<T: DeviceRepr>(
         .ctx(&format!("uploading the {what}"))
 }
 
-fn tex_use(t: &Option<TextureRef>, known: &HashMap<*const Texture, i32>) -> TexUse {
+fn tex_use(t: &Option<TextureRef>, known: &HashMap<usize, i32>) -> TexUse {
     match t {
         Some(t) => TexUse {
-            texture: known.get(&Arc::as_ptr(&t.texture)).copied().unwrap_or(-1),
+            texture: known.get(&key(&t.texture)).copied().unwrap_or(-1),
             scale: t.scale,
             transformed: t.transform.is_some() as i32,
             m: t.transform.unwrap_or([1.0, 0.0, 0.0, 1.0, 0.0, 0.0]),
@@ -330,7 +323,7 @@ fn tex_use(t: &Option<TextureRef>, known: &HashMap<*const Texture, i32>) -> TexU
     }
 }
 
-fn material_desc(m: &Material, known: &HashMap<*const Texture, i32>) -> MaterialDesc {
+fn material_desc(m: &Material, known: &HashMap<usize, i32>) -> MaterialDesc {
     let (alpha, cutoff) = match m.alpha {
         AlphaMode::Opaque => (0, 0.0),
         AlphaMode::Mask(c) => (2, c),
