@@ -136,7 +136,8 @@ struct RxpMaterials {
     const RxpLevel* levels;
     const unsigned* texels;
     const RxpLight* lights;
-    // sRGB byte to linear (the CPU's srgb_to_linear_lut)
+    // byte to float: [0, 256) sRGB to linear (the CPU's srgb_to_linear_lut), [256, 512) the
+    // unsigned normalised value i / 255 (a table read instead of four IEEE divisions a texel)
     const float* to_linear;
     unsigned nlights;
     unsigned pad;
@@ -217,19 +218,25 @@ __device__ __forceinline__ unsigned rxm_wrap(long long i, unsigned n, unsigned m
     return rxm_mod(i, n);
 }
 
-__device__ __forceinline__ float4 rxm_texel(const RxpMaterials& mt, const RxpTexture& t,
+__device__ __forceinline__ float4 rxm_texel(const unsigned* __restrict__ texels,
+                                            const float* __restrict__ lut, bool srgb,
                                             const RxpLevel& l, unsigned x, unsigned y) {
-    const unsigned v = __ldg(&mt.texels[l.offset + (unsigned long long)y * l.width + x]);
-    const unsigned r = v & 0xffu, g = (v >> 8) & 0xffu, b = (v >> 16) & 0xffu, a = v >> 24;
-    if (t.srgb)
-        return make_float4(mt.to_linear[r], mt.to_linear[g], mt.to_linear[b], (float)a / 255.0f);
-    return make_float4((float)r / 255.0f, (float)g / 255.0f, (float)b / 255.0f, (float)a / 255.0f);
+    const unsigned v = __ldg(&texels[l.offset + (unsigned long long)y * l.width + x]);
+    const float* rgb = srgb ? lut : lut + 256;
+    return make_float4(rgb[v & 0xffu], rgb[(v >> 8) & 0xffu], rgb[(v >> 16) & 0xffu],
+                       lut[256 + (v >> 24)]);
 }
 
-// Level `level` of `t` filtered at (u, v).
-__device__ float4 rxm_filtered(const RxpMaterials& mt, const RxpTexture& t, unsigned level,
-                               float u, float v, bool linear) {
-    const RxpLevel l = mt.levels[t.first_level + level];
+// Level `level` of `t` filtered at (u, v). Sampling is called from many places of the raster
+// kernel (alpha tests, every texture of the surface, blending); kept out of line, its code exists
+// once: inlined, the kernel grew to 88,000 instructions and its warps stalled on instruction
+// fetch 40% of the time (ncu, Sponza).
+__device__ __noinline__ float4 rxm_filtered(const unsigned* __restrict__ texels,
+                                            const RxpLevel* __restrict__ levels,
+                                            const float* __restrict__ lut, RxpTexture t,
+                                            unsigned level, float u, float v, bool linear) {
+    const RxpLevel l = levels[t.first_level + level];
+    const bool srgb = t.srgb != 0;
     if (!(isfinite(u) && isfinite(v))) {
         u = 0.0f;
         v = 0.0f;
@@ -237,47 +244,53 @@ __device__ float4 rxm_filtered(const RxpMaterials& mt, const RxpTexture& t, unsi
     const float x = u * (float)l.width, y = v * (float)l.height;
     const unsigned ws = RXM_WRAP_S(t.sampler), wt = RXM_WRAP_T(t.sampler);
     if (!linear)
-        return rxm_texel(mt, t, l, rxm_wrap(rxm_floor(x), l.width, ws),
+        return rxm_texel(texels, lut, srgb, l, rxm_wrap(rxm_floor(x), l.width, ws),
                          rxm_wrap(rxm_floor(y), l.height, wt));
     const float xs = x - 0.5f, ys = y - 0.5f;
     const long long x0 = rxm_floor(xs), y0 = rxm_floor(ys);
     const float fx = xs - (float)x0, fy = ys - (float)y0;
     const unsigned xa = rxm_wrap(x0, l.width, ws), xb = rxm_wrap(x0 + 1, l.width, ws);
     const unsigned ya = rxm_wrap(y0, l.height, wt), yb = rxm_wrap(y0 + 1, l.height, wt);
-    const float4 top = rxm_lerp4(rxm_texel(mt, t, l, xa, ya), rxm_texel(mt, t, l, xb, ya), fx);
-    const float4 bottom = rxm_lerp4(rxm_texel(mt, t, l, xa, yb), rxm_texel(mt, t, l, xb, yb), fx);
+    const float4 top = rxm_lerp4(rxm_texel(texels, lut, srgb, l, xa, ya),
+                                 rxm_texel(texels, lut, srgb, l, xb, ya), fx);
+    const float4 bottom = rxm_lerp4(rxm_texel(texels, lut, srgb, l, xa, yb),
+                                    rxm_texel(texels, lut, srgb, l, xb, yb), fx);
     return rxm_lerp4(top, bottom, fy);
 }
 
 // The CPU's Texture::sample: the level of detail is log2 of the longer screen step in texels of
-// level 0.
-__device__ float4 rxm_sample_texture(const RxpMaterials& mt, const RxpTexture& t, float2 uv,
-                                     float2 dx, float2 dy) {
-    const RxpLevel base = mt.levels[t.first_level];
+// level 0. (Out of line, as rxm_filtered.)
+__device__ __noinline__ float4 rxm_sample_texture(const unsigned* __restrict__ texels,
+                                                  const RxpLevel* __restrict__ levels,
+                                                  const float* __restrict__ lut, RxpTexture t,
+                                                  float2 uv, float2 dx, float2 dy) {
+    const RxpLevel base = levels[t.first_level];
     const float sw = (float)base.width, sh = (float)base.height;
     const float ax = dx.x * sw, ay = dx.y * sh, bx = dy.x * sw, by = dy.y * sh;
     const float rho = fmaxf(sqrtf(ax * ax + ay * ay), sqrtf(bx * bx + by * by));
     // (-infinity without a footprint; NVRTC has no INFINITY macro)
     const float lod = rho > 0.0f ? log2f(rho) : __int_as_float(0xff800000);
     const unsigned s = t.sampler;
-    if (isnan(lod) || lod <= 0.0f) return rxm_filtered(mt, t, 0, uv.x, uv.y, s & RXM_MAG_LINEAR);
+    if (isnan(lod) || lod <= 0.0f)
+        return rxm_filtered(texels, levels, lut, t, 0, uv.x, uv.y, s & RXM_MAG_LINEAR);
     const bool min_linear = s & RXM_MIN_LINEAR;
     const float last = (float)(t.levels - 1);
     switch (RXM_MIPMAP(s)) {
         case 0:
-            return rxm_filtered(mt, t, 0, uv.x, uv.y, min_linear);
+            return rxm_filtered(texels, levels, lut, t, 0, uv.x, uv.y, min_linear);
         case 1: {
             const unsigned l = (unsigned)fminf(floorf(lod + 0.5f), last);
-            return rxm_filtered(mt, t, l, uv.x, uv.y, min_linear);
+            return rxm_filtered(texels, levels, lut, t, l, uv.x, uv.y, min_linear);
         }
         default: {
             const float lc = fminf(lod, last);
             const float l0 = floorf(lc);
             const float f = lc - l0;
-            const float4 a = rxm_filtered(mt, t, (unsigned)l0, uv.x, uv.y, min_linear);
+            const float4 a =
+                rxm_filtered(texels, levels, lut, t, (unsigned)l0, uv.x, uv.y, min_linear);
             if (f == 0.0f) return a;
             const unsigned l1 = min((unsigned)l0 + 1u, (unsigned)last);
-            const float4 b = rxm_filtered(mt, t, l1, uv.x, uv.y, min_linear);
+            const float4 b = rxm_filtered(texels, levels, lut, t, l1, uv.x, uv.y, min_linear);
             // the CPU's a + (b - a) * f
             return make_float4(a.x + (b.x - a.x) * f, a.y + (b.y - a.y) * f,
                                a.z + (b.z - a.z) * f, a.w + (b.w - a.w) * f);
@@ -294,7 +307,8 @@ __device__ __forceinline__ float4 rxm_sample(const RxpMaterials& mt, const RxpTe
         dx = make_float2(m[0] * dx.x + m[2] * dx.y, m[1] * dx.x + m[3] * dx.y);
         dy = make_float2(m[0] * dy.x + m[2] * dy.y, m[1] * dy.x + m[3] * dy.y);
     }
-    return rxm_sample_texture(mt, mt.textures[u.texture], uv, dx, dy);
+    return rxm_sample_texture(mt.texels, mt.levels, mt.to_linear, mt.textures[u.texture], uv, dx,
+                              dy);
 }
 
 // ---- a pixel's surface ----------------------------------------------------------------------

@@ -703,6 +703,15 @@ __device__ __forceinline__ void rxp_edges(const SetupTri& t, long long px, long 
     }
 }
 
+// How the edge functions change from one pixel to the next to the right (dx) and below (dy).
+__device__ __forceinline__ void rxp_edge_steps(const SetupTri& t, long long dx[3], long long dy[3]) {
+    for (int k = 0; k < 3; k++) {
+        int a = (k + 1) % 3, b = (k + 2) % 3;
+        dx[k] = -((long long)t.y[b] - t.y[a]) * RXP_ONE;
+        dy[k] = ((long long)t.x[b] - t.x[a]) * RXP_ONE;
+    }
+}
+
 // Depth at a covered pixel (the CPU's expression).
 __device__ __forceinline__ float rxp_depth(const SetupTri& t, const long long e[3],
                                            float inv_area) {
@@ -740,11 +749,7 @@ __device__ __forceinline__ unsigned rxp_raster_small(const SetupTri& t, int x0, 
     long long e_row[3], dx[3], dy[3];
     const long long px = (long long)x0 * RXP_ONE + RXP_HALF, py = (long long)y0 * RXP_ONE + RXP_HALF;
     rxp_edges(t, px, py, e_row);
-    for (int k = 0; k < 3; k++) {
-        int a = (k + 1) % 3, b = (k + 2) % 3;
-        dx[k] = -((long long)t.y[b] - t.y[a]) * RXP_ONE;
-        dy[k] = ((long long)t.x[b] - t.x[a]) * RXP_ONE;
-    }
+    rxp_edge_steps(t, dx, dy);
     const float inv_area = 1.0f / (float)t.area;
     unsigned frags = 0;
     for (int j = y0; j <= y1; j++) {
@@ -964,11 +969,20 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
             int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
             int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
             const int bw = x1 - x0 + 1, n = bw * (y1 - y0 + 1);
-            const float inv_area = 1.0f / (float)t.area;
+            const float inv_area = 1.0f / (float)t.area, inv_bw = 1.0f / (float)bw;
+            // the edge functions at the box's first pixel and their steps: a pixel's values are
+            // these plus small multiples of the steps (exact, as the CPU's per-pixel values)
+            long long e0[3], sx[3], sy[3];
+            rxp_edges(t, (long long)x0 * RXP_ONE + RXP_HALF, (long long)y0 * RXP_ONE + RXP_HALF,
+                      e0);
+            rxp_edge_steps(t, sx, sy);
             for (int q = threadIdx.x; q < n; q += RXP_RBLOCK) {
-                const int i = x0 + q % bw, j = y0 + q / bw;
+                // q / bw by the reciprocal: (q + 0.5) / bw lies at least 1/64 from an integer,
+                // far beyond the product's rounding error for q < 1024
+                const int dj = (int)(((float)q + 0.5f) * inv_bw), di = q - dj * bw;
+                const int i = x0 + di, j = y0 + dj;
                 long long e[3];
-                rxp_edges(t, (long long)i * RXP_ONE + RXP_HALF, (long long)j * RXP_ONE + RXP_HALF, e);
+                for (int k = 0; k < 3; k++) e[k] = e0[k] + di * sx[k] + dj * sy[k];
                 if ((e[0] | e[1] | e[2]) >= 0) {
                     float z = rxp_depth(t, e, inv_area);
                     unsigned long long* k = &keys[(j - ty) * RXP_TILE + (i - tx)];

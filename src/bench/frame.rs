@@ -74,7 +74,8 @@ pub fn camera_spanning(lo: Vec3, hi: Vec3, fraction: f32) -> crate::Camera {
 /// Runs the frame benchmark: whole frames (geometry, setup, binning, rasterisation and shading,
 /// lit) of each mesh with each strategy at `size` on the GPU, the mesh framed so that its bounds
 /// span 60% of the screen height. The patch strategy runs in patch order, without and (with
-/// `patch_cull`) also with the per-patch culling stage.
+/// `patch_cull`) also with the per-patch culling stage. Each strategy runs in each of `shadings`
+/// (a row each; rows not lit name their mode after the strategy).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     gpu: Arc<Gpu>,
@@ -83,6 +84,7 @@ pub fn run(
     size: (u32, u32),
     frustum: Option<crate::passes::frustum::Placement>,
     patch_cull: bool,
+    shadings: &[crate::ShadingMode],
     warmup: usize,
     runs: usize,
     progress: &dyn Fn(&str),
@@ -122,19 +124,23 @@ pub fn run(
             triangles: scene.objects.iter().map(|o| o.mesh.triangle_count()).sum(),
         });
         let mut prepared: Option<crate::Prepared> = None;
-        let runs_of: Vec<(Strategy, bool)> = strategies
+        let runs_of: Vec<(Strategy, bool, crate::ShadingMode)> = strategies
             .iter()
             .flat_map(|&s| {
                 let with_cull = s == Strategy::Patch && patch_cull;
                 std::iter::once((s, false)).chain(with_cull.then_some((s, true)))
             })
+            .flat_map(|(s, cull)| shadings.iter().map(move |&m| (s, cull, m)))
             .collect();
-        for (s, cull) in runs_of {
-            let label = if cull {
+        for (s, cull, shading) in runs_of {
+            let mut label = if cull {
                 format!("{} + patch-cull", s.name())
             } else {
                 s.name().to_string()
             };
+            if shading != crate::ShadingMode::Lit {
+                label += &format!(" ({})", shading.name());
+            }
             progress(&format!("{name}: {label}"));
             let order = match s {
                 Strategy::Patch => VertexOrder::Patch(crate::geometry::order::PATCH_FACES),
@@ -143,6 +149,7 @@ pub fn run(
             let p = crate::Pipeline::builder()
                 .strategy(s)
                 .order(order)
+                .shading(shading)
                 .default_stages(false);
             let p = match frustum {
                 Some(place) => p.frame_stage(crate::passes::Frustum::new(place)),
@@ -205,7 +212,7 @@ pub fn run(
 impl FrameReport {
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "# Whole frames on the GPU\n\n{}. {}x{}, lit (Blinn-Phong), back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the device total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages and the download of colour and depth.\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "# Whole frames on the GPU\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the device total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages and the download of colour and depth.\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             self.machine,
             self.width,
             self.height,

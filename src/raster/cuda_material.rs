@@ -172,14 +172,19 @@ pub(super) struct DeviceMaterials {
 
 impl DeviceMaterials {
     pub fn new(gpu: &Gpu) -> Result<DeviceMaterials, GpuError> {
-        let to_linear = crate::material::texture::srgb_to_linear_lut();
+        // sRGB bytes to linear, then bytes to unsigned normalised values (kernels/material.cuh)
+        let to_linear: Vec<f32> = crate::material::texture::srgb_to_linear_lut()
+            .iter()
+            .copied()
+            .chain((0..256).map(|i| i as f32 / 255.0))
+            .collect();
         Ok(DeviceMaterials {
             known: HashMap::new(),
             kept: Vec::new(),
             texels: gpu.zeros(4, "textures")?,
             levels: gpu.zeros(1, "texture levels")?,
             textures: gpu.zeros(1, "texture table")?,
-            to_linear: gpu.upload(&to_linear[..], "the sRGB-to-linear table")?,
+            to_linear: gpu.upload(&to_linear, "the byte-to-float tables")?,
             draws: gpu.zeros(1, "draw table")?,
             // (MaterialDesc has no ValidAsZeroBits: its i32 texture fields are -1 when unused)
             materials: gpu.upload(

@@ -61,6 +61,10 @@ pub enum What {
         /// also run the patch strategy with per-patch culling (a second row)
         #[arg(long)]
         patch_cull: bool,
+        /// shading modes, a row each (normals and depth leave out the materials: what lit costs
+        /// more is shading)
+        #[arg(long, value_enum, value_delimiter = ',', default_value = "lit")]
+        shading: Vec<rxpipe::ShadingMode>,
         #[command(flatten)]
         common: MeshArgs,
     },
@@ -213,6 +217,7 @@ pub fn run(what: What) -> Res {
             size,
             frustum,
             patch_cull,
+            shading,
             common: c,
         } => {
             let gpu = need_gpu("frame")?;
@@ -226,6 +231,7 @@ pub fn run(what: What) -> Res {
                 size,
                 frustum.placement(),
                 patch_cull,
+                &shading,
                 r.warmup,
                 r.runs as usize,
                 &|m| pb.set_message(m.to_string()),
