@@ -81,14 +81,14 @@ __device__ __forceinline__ void rxp_warp_store(VertexOut* __restrict__ dst, cons
 
 // One thread per element: element i shades vertex idx[i] (or vertex i when idx is null) into
 // out[i]. Blocks of RXP_BLOCK threads.
-__device__ __forceinline__ void rxp_shade_each(const VertexIn* __restrict__ vin,
+__device__ __forceinline__ void rxp_shade_each(unsigned block, const VertexIn* __restrict__ vin,
                                                const unsigned* __restrict__ idx, unsigned n,
                                                const Uniforms& u, VertexOut* __restrict__ out,
                                                unsigned* counts) {
     __shared__ VertexOut stage[RXP_BLOCK];
-    const unsigned warp0 = blockIdx.x * RXP_BLOCK + (threadIdx.x & ~31u);
+    const unsigned warp0 = block * RXP_BLOCK + (threadIdx.x & ~31u);
     if (warp0 >= n) return;
-    const unsigned i = blockIdx.x * RXP_BLOCK + threadIdx.x;
+    const unsigned i = block * RXP_BLOCK + threadIdx.x;
     VertexOut v;
     if (i < n) {
         const unsigned id = idx ? idx[i] : i;
@@ -102,7 +102,7 @@ __device__ __forceinline__ void rxp_shade_each(const VertexIn* __restrict__ vin,
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     naive(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx, unsigned n,
           Uniforms u, VertexOut* __restrict__ out, unsigned* counts) {
-    rxp_shade_each(vin, idx, n, u, out, counts);
+    rxp_shade_each(blockIdx.x, vin, idx, n, u, out, counts);
 }
 
 // Multi-kernel reference: shade every vertex once into out[v]; the triangle queue's corners are
@@ -110,7 +110,7 @@ extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     multi_shade(const VertexIn* __restrict__ vin, unsigned nv, Uniforms u,
                 VertexOut* __restrict__ shaded, unsigned* counts) {
-    rxp_shade_each(vin, nullptr, nv, u, shaded, counts);
+    rxp_shade_each(blockIdx.x, vin, nullptr, nv, u, shaded, counts);
 }
 
 // Statically-batched warp voting (Algorithm 1). One warp per batch of `batch` indices (a multiple
@@ -126,21 +126,22 @@ extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
 // corners use all but at most two of its 32 vertices, so a batch writes at most batch + 2 * rounds).
 //
 // Shared memory per warp: 32 held ids, `batch + 32` lane numbers.
-extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
-                                     const unsigned* __restrict__ idx, unsigned n, unsigned batch,
-                                     unsigned vcap, Uniforms u, VertexOut* __restrict__ out,
-                                     unsigned* __restrict__ corners, unsigned* counts) {
+__device__ __forceinline__ void rxp_warp_vote(unsigned block, const VertexIn* __restrict__ vin,
+                                             const unsigned* __restrict__ idx, unsigned n,
+                                             unsigned batch, unsigned vcap, const Uniforms& u,
+                                             VertexOut* __restrict__ out,
+                                             unsigned* __restrict__ corners, unsigned* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
     const unsigned warps = blockDim.x >> 5;
     const unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31;
     unsigned* held = reinterpret_cast<unsigned*>(smem) + w * 32;
     unsigned char* map = smem + warps * 32 * sizeof(unsigned) + w * (batch + 32);
-    const unsigned long long start = (unsigned long long)(blockIdx.x * warps + w) * batch;
+    const unsigned long long start = (unsigned long long)(block * warps + w) * batch;
     if (start >= n) return;
     const unsigned end = (unsigned)min((unsigned long long)batch, n - start);
     const unsigned* bidx = idx + start;
     const unsigned lt = (1u << lane) - 1u;
-    const unsigned long long vbase = (unsigned long long)(blockIdx.x * warps + w) * vcap;
+    const unsigned long long vbase = (unsigned long long)(block * warps + w) * vcap;
     unsigned c_start = 0, written = 0;
     while (c_start < end) {
         unsigned fill = 0, done = 0, offset = c_start;
@@ -191,6 +192,13 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
     }
 }
 
+extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
+                                     const unsigned* __restrict__ idx, unsigned n, unsigned batch,
+                                     unsigned vcap, Uniforms u, VertexOut* __restrict__ out,
+                                     unsigned* __restrict__ corners, unsigned* counts) {
+    rxp_warp_vote(blockIdx.x, vin, idx, n, batch, vcap, u, out, corners, counts);
+}
+
 // Dynamically-batched hashing (Algorithm 3, linear probing; dyn_hash) and parallel hashing
 // (dyn_phash). One block per batch (batch b is triangles tri_start[b]..tri_start[b + 1]), of
 // RXP_HASH_BLOCK threads (a multiple of 32: the host's BlockSizes::hash); the shared-memory table
@@ -222,7 +230,7 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
 #define RXP_HASH_TABLE 512
 #endif
 template <bool kSlowPath>
-__device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
+__device__ __forceinline__ void rxp_dyn_hash(unsigned block, const VertexIn* __restrict__ vin,
                                              const unsigned* __restrict__ idx,
                                              const unsigned* __restrict__ tri_start,
                                              unsigned fast_probes, const Uniforms& u,
@@ -237,9 +245,9 @@ __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
     const unsigned mask = table - 1, lane = threadIdx.x & 31;
     // the hash's shift (a table has at least two slots)
     const unsigned shift = 33 - __ffs(table);
-    const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
+    const unsigned long long i0 = 3ull * tri_start[block];
     // (the host allows at most 1024 indices per batch: R rounds of P)
-    const unsigned n = min(3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]), R * P);
+    const unsigned n = min(3 * (tri_start[block + 1] - tri_start[block]), R * P);
     // this thread's first index of the batch, loaded before the table is cleared
     const unsigned* ip = idx + i0 + threadIdx.x;
     unsigned next = threadIdx.x < n ? ip[0] : RXP_EMPTY;
@@ -341,7 +349,7 @@ __device__ __forceinline__ void rxp_dyn_hash(const VertexIn* __restrict__ vin,
     }
     __syncthreads();
     const unsigned unique = min(claimed, max_vertices);
-    const unsigned long long vbase = (unsigned long long)blockIdx.x * max_vertices;
+    const unsigned long long vbase = (unsigned long long)block * max_vertices;
     unsigned* dst = corners + i0 + threadIdx.x;
 #pragma unroll
     for (unsigned r = 0; r < R; ++r)
@@ -357,14 +365,14 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_hash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
              const unsigned* __restrict__ tri_start, unsigned fast_probes, Uniforms u,
              VertexOut* __restrict__ out, unsigned* __restrict__ corners, unsigned* counts) {
-    rxp_dyn_hash<false>(vin, idx, tri_start, fast_probes, u, out, corners, counts);
+    rxp_dyn_hash<false>(blockIdx.x, vin, idx, tri_start, fast_probes, u, out, corners, counts);
 }
 
 extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_phash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
               const unsigned* __restrict__ tri_start, unsigned fast_probes, Uniforms u,
               VertexOut* __restrict__ out, unsigned* __restrict__ corners, unsigned* counts) {
-    rxp_dyn_hash<true>(vin, idx, tri_start, fast_probes, u, out, corners, counts);
+    rxp_dyn_hash<true>(blockIdx.x, vin, idx, tri_start, fast_probes, u, out, corners, counts);
 }
 
 // Dynamically-batched sorting (Algorithm 2). One block per batch, blockDim a power of two of at
@@ -372,19 +380,20 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
 // of every id, scan the flags for the rank of each unique id, shade the unique ids in ascending
 // order, write them to out[b * max_vertices ...] for batch b, and every index's corner through its
 // rank.
-extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
-                                    const unsigned* __restrict__ idx,
-                                    const unsigned* __restrict__ tri_start, unsigned max_vertices,
-                                    Uniforms u, VertexOut* __restrict__ out,
-                                    unsigned* __restrict__ corners, unsigned* counts) {
+__device__ __forceinline__ void rxp_dyn_sort(unsigned block, const VertexIn* __restrict__ vin,
+                                            const unsigned* __restrict__ idx,
+                                            const unsigned* __restrict__ tri_start,
+                                            unsigned max_vertices, const Uniforms& u,
+                                            VertexOut* __restrict__ out,
+                                            unsigned* __restrict__ corners, unsigned* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
     const unsigned P = blockDim.x;
     VertexOut* sv = reinterpret_cast<VertexOut*>(smem);
     unsigned long long* keys = reinterpret_cast<unsigned long long*>(sv + max_vertices);
     unsigned* rank = reinterpret_cast<unsigned*>(keys + P);
     unsigned* uid = rank + P;
-    const unsigned long long i0 = 3ull * tri_start[blockIdx.x];
-    const unsigned n = 3 * (tri_start[blockIdx.x + 1] - tri_start[blockIdx.x]);
+    const unsigned long long i0 = 3ull * tri_start[block];
+    const unsigned n = 3 * (tri_start[block + 1] - tri_start[block]);
     const unsigned t = threadIdx.x;
     keys[t] = t < n ? ((unsigned long long)idx[i0 + t] << 32) | t : ~0ull;
     __syncthreads();
@@ -411,9 +420,17 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
     __syncthreads();
     if (t < n) rank[pos] = r;
     __syncthreads();
-    const unsigned long long vbase = (unsigned long long)blockIdx.x * max_vertices;
+    const unsigned long long vbase = (unsigned long long)block * max_vertices;
     rxp_copy_records(out + vbase, unique, t, P, [&](unsigned k) { return &sv[k]; });
     if (t < n) corners[i0 + t] = (unsigned)(vbase + rank[t]);
+}
+
+extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
+                                    const unsigned* __restrict__ idx,
+                                    const unsigned* __restrict__ tri_start, unsigned max_vertices,
+                                    Uniforms u, VertexOut* __restrict__ out,
+                                    unsigned* __restrict__ corners, unsigned* counts) {
+    rxp_dyn_sort(blockIdx.x, vin, idx, tri_start, max_vertices, u, out, corners, counts);
 }
 
 // The patch strategy. Each patch's distinct vertices were listed when the mesh was patched (the
@@ -426,17 +443,150 @@ extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
 // patch, tried first, was slower on the H100: benches/results/h100-geometry.md); a thread finds
 // its run by binary search over the runs' places: the block's first and last entries' runs are
 // found once, each thread searches between them (one run when every patch is shaded).
-extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
-    patch_shade(const VertexIn* __restrict__ vin, const unsigned* __restrict__ vids,
-                const unsigned* __restrict__ runs, unsigned nruns, unsigned total, Uniforms u,
-                VertexOut* __restrict__ out, unsigned* counts) {
-    const unsigned k = blockIdx.x * RXP_BLOCK + threadIdx.x;
+__device__ __forceinline__ void rxp_patch_shade(unsigned block, const VertexIn* __restrict__ vin,
+                                               const unsigned* __restrict__ vids,
+                                               const unsigned* __restrict__ runs, unsigned nruns,
+                                               unsigned total, const Uniforms& u,
+                                               VertexOut* __restrict__ out, unsigned* counts) {
+    const unsigned k = block * RXP_BLOCK + threadIdx.x;
     unsigned lo, hi;
-    rxp_block_runs(runs, nruns, blockIdx.x * RXP_BLOCK, min(blockIdx.x * RXP_BLOCK + RXP_BLOCK, total) - 1,
+    rxp_block_runs(runs, nruns, block * RXP_BLOCK, min(block * RXP_BLOCK + RXP_BLOCK, total) - 1,
                    &lo, &hi);
     if (k >= total) return;
     const unsigned i = rxp_run_source_in(runs, lo, hi, k);
     const unsigned id = vids[i];
     rxp_store_vertex(out + i, vs_main(rxp_fetch(vin, id), u));
     RXP_COUNTED(id);
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
+    patch_shade(const VertexIn* __restrict__ vin, const unsigned* __restrict__ vids,
+                const unsigned* __restrict__ runs, unsigned nruns, unsigned total, Uniforms u,
+                VertexOut* __restrict__ out, unsigned* counts) {
+    rxp_patch_shade(blockIdx.x, vin, vids, runs, nruns, total, u, out, counts);
+}
+
+// ---- many meshes in one launch ---------------------------------------------------------------
+//
+// A frame of many objects (Sponza draws 114) shaded launch by launch spends its time launching:
+// the device waits on the host, about 11 us per object. So each kernel above also runs over a
+// table of draws: every mesh with its inputs, uniforms and queue, and the launch's blocks dealt
+// out to them in order (draw d has blocks block_base .. the next draw's block_base, the grid the
+// host computes for a launch of its own). A block finds its draw by binary search and runs the
+// strategy's body as that launch's block. The invocation counts of all draws are cleared before
+// and summed after by two more launches over the same table (count chunks instead of blocks).
+// (The Rust `GeoDraw`, byte for byte.)
+struct RxgDraw {
+    Uniforms u;
+    unsigned block_base;
+    const VertexIn* vin;
+    // the index buffer (naive, warp voting, dynamic batches)
+    const unsigned* idx;
+    // the batch starts (dynamic batches) or the patch vertex lists (patch)
+    const unsigned* aux;
+    // the patch runs
+    const unsigned* runs;
+    VertexOut* out;
+    unsigned* corners;
+    unsigned* counts;
+    unsigned long long* total;
+    // indices (naive, warp voting), vertices (multi) or list entries (patch)
+    unsigned n;
+    unsigned nruns;
+    // the counts to clear and sum, and where their chunks start among the launch's
+    unsigned ncounts;
+    unsigned count_base;
+};
+static_assert(sizeof(Uniforms) == 180 && sizeof(RxgDraw) == 264,
+              "the draw table as the host lays it out (src/geometry/cuda/abi.rs)");
+
+// The draw that block b belongs to: the last whose base is at most b (a draw without blocks
+// shares its successor's base and is never found). `count` searches the count chunks' bases.
+__device__ __forceinline__ const RxgDraw& rxg_draw_of(const RxgDraw* draws, unsigned ndraws,
+                                                      unsigned b, bool count, unsigned& local) {
+    unsigned lo = 0, hi = ndraws - 1;
+    while (lo < hi) {
+        const unsigned mid = (lo + hi + 1) / 2;
+        const unsigned base = count ? draws[mid].count_base : draws[mid].block_base;
+        if (base <= b)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    local = b - (count ? draws[lo].count_base : draws[lo].block_base);
+    return draws[lo];
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
+    naive_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    unsigned b;
+    const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
+    rxp_shade_each(b, d.vin, d.idx, d.n, d.u, d.out, d.counts);
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
+    multi_shade_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    unsigned b;
+    const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
+    rxp_shade_each(b, d.vin, nullptr, d.n, d.u, d.out, d.counts);
+}
+
+extern "C" __global__ void warp_vote_draws(const RxgDraw* __restrict__ draws, unsigned ndraws,
+                                           unsigned batch, unsigned vcap) {
+    unsigned b;
+    const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
+    rxp_warp_vote(b, d.vin, d.idx, d.n, batch, vcap, d.u, d.out, d.corners, d.counts);
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
+    dyn_hash_draws(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned fast_probes) {
+    unsigned b;
+    const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
+    rxp_dyn_hash<false>(b, d.vin, d.idx, d.aux, fast_probes, d.u, d.out, d.corners, d.counts);
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
+    dyn_phash_draws(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned fast_probes) {
+    unsigned b;
+    const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
+    rxp_dyn_hash<true>(b, d.vin, d.idx, d.aux, fast_probes, d.u, d.out, d.corners, d.counts);
+}
+
+// (blocks of up to 1024 threads: the bound keeps the table lookup's registers within them)
+extern "C" __global__ void __launch_bounds__(1024)
+    dyn_sort_draws(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned max_vertices) {
+    unsigned b;
+    const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
+    rxp_dyn_sort(b, d.vin, d.idx, d.aux, max_vertices, d.u, d.out, d.corners, d.counts);
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
+    patch_shade_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    unsigned b;
+    const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
+    rxp_patch_shade(b, d.vin, d.aux, d.runs, d.nruns, d.n, d.u, d.out, d.counts);
+}
+
+// Counts are cleared and summed in chunks of RXG_COUNT_CHUNK per block of 256 threads; every draw
+// has at least one chunk, whose first thread clears the draw's total.
+#define RXG_COUNT_CHUNK 4096
+
+extern "C" __global__ void __launch_bounds__(256)
+    counts_clear_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    unsigned c;
+    const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, true, c);
+    if (c == 0 && threadIdx.x == 0) *d.total = 0;
+    const unsigned end = min(d.ncounts, (c + 1) * RXG_COUNT_CHUNK);
+    for (unsigned i = c * RXG_COUNT_CHUNK + threadIdx.x; i < end; i += 256) d.counts[i] = 0;
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    counts_sum_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    unsigned c;
+    const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, true, c);
+    const unsigned end = min(d.ncounts, (c + 1) * RXG_COUNT_CHUNK);
+    unsigned sum = 0;
+    for (unsigned i = c * RXG_COUNT_CHUNK + threadIdx.x; i < end; i += 256) sum += d.counts[i];
+    sum = __reduce_add_sync(0xffffffffu, sum);
+    if ((threadIdx.x & 31) == 0 && sum) atomicAdd(d.total, (unsigned long long)sum);
 }

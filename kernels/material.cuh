@@ -218,10 +218,14 @@ __device__ __forceinline__ unsigned rxm_wrap(long long i, unsigned n, unsigned m
     return rxm_mod(i, n);
 }
 
+// A texel as floats; with kAlpha only its alpha (the alpha test's), the rest zero: each channel
+// is filtered on its own, so the alpha is the same either way.
+template <bool kAlpha>
 __device__ __forceinline__ float4 rxm_texel(const unsigned* __restrict__ texels,
                                             const float* __restrict__ lut, bool srgb,
                                             const RxpLevel& l, unsigned x, unsigned y) {
     const unsigned v = __ldg(&texels[l.offset + (unsigned long long)y * l.width + x]);
+    if (kAlpha) return make_float4(0.0f, 0.0f, 0.0f, lut[256 + (v >> 24)]);
     const float* rgb = srgb ? lut : lut + 256;
     return make_float4(rgb[v & 0xffu], rgb[(v >> 8) & 0xffu], rgb[(v >> 16) & 0xffu],
                        lut[256 + (v >> 24)]);
@@ -231,6 +235,7 @@ __device__ __forceinline__ float4 rxm_texel(const unsigned* __restrict__ texels,
 // kernel (alpha tests, every texture of the surface, blending); kept out of line, its code exists
 // once: inlined, the kernel grew to 88,000 instructions and its warps stalled on instruction
 // fetch 40% of the time (ncu, Sponza).
+template <bool kAlpha>
 __device__ __noinline__ float4 rxm_filtered(const unsigned* __restrict__ texels,
                                             const RxpLevel* __restrict__ levels,
                                             const float* __restrict__ lut, RxpTexture t,
@@ -244,22 +249,23 @@ __device__ __noinline__ float4 rxm_filtered(const unsigned* __restrict__ texels,
     const float x = u * (float)l.width, y = v * (float)l.height;
     const unsigned ws = RXM_WRAP_S(t.sampler), wt = RXM_WRAP_T(t.sampler);
     if (!linear)
-        return rxm_texel(texels, lut, srgb, l, rxm_wrap(rxm_floor(x), l.width, ws),
+        return rxm_texel<kAlpha>(texels, lut, srgb, l, rxm_wrap(rxm_floor(x), l.width, ws),
                          rxm_wrap(rxm_floor(y), l.height, wt));
     const float xs = x - 0.5f, ys = y - 0.5f;
     const long long x0 = rxm_floor(xs), y0 = rxm_floor(ys);
     const float fx = xs - (float)x0, fy = ys - (float)y0;
     const unsigned xa = rxm_wrap(x0, l.width, ws), xb = rxm_wrap(x0 + 1, l.width, ws);
     const unsigned ya = rxm_wrap(y0, l.height, wt), yb = rxm_wrap(y0 + 1, l.height, wt);
-    const float4 top = rxm_lerp4(rxm_texel(texels, lut, srgb, l, xa, ya),
-                                 rxm_texel(texels, lut, srgb, l, xb, ya), fx);
-    const float4 bottom = rxm_lerp4(rxm_texel(texels, lut, srgb, l, xa, yb),
-                                    rxm_texel(texels, lut, srgb, l, xb, yb), fx);
+    const float4 top = rxm_lerp4(rxm_texel<kAlpha>(texels, lut, srgb, l, xa, ya),
+                                 rxm_texel<kAlpha>(texels, lut, srgb, l, xb, ya), fx);
+    const float4 bottom = rxm_lerp4(rxm_texel<kAlpha>(texels, lut, srgb, l, xa, yb),
+                                    rxm_texel<kAlpha>(texels, lut, srgb, l, xb, yb), fx);
     return rxm_lerp4(top, bottom, fy);
 }
 
 // The CPU's Texture::sample: the level of detail is log2 of the longer screen step in texels of
-// level 0. (Out of line, as rxm_filtered.)
+// level 0. (Out of line, as rxm_filtered; kAlpha as rxm_texel.)
+template <bool kAlpha>
 __device__ __noinline__ float4 rxm_sample_texture(const unsigned* __restrict__ texels,
                                                   const RxpLevel* __restrict__ levels,
                                                   const float* __restrict__ lut, RxpTexture t,
@@ -272,25 +278,25 @@ __device__ __noinline__ float4 rxm_sample_texture(const unsigned* __restrict__ t
     const float lod = rho > 0.0f ? log2f(rho) : __int_as_float(0xff800000);
     const unsigned s = t.sampler;
     if (isnan(lod) || lod <= 0.0f)
-        return rxm_filtered(texels, levels, lut, t, 0, uv.x, uv.y, s & RXM_MAG_LINEAR);
+        return rxm_filtered<kAlpha>(texels, levels, lut, t, 0, uv.x, uv.y, s & RXM_MAG_LINEAR);
     const bool min_linear = s & RXM_MIN_LINEAR;
     const float last = (float)(t.levels - 1);
     switch (RXM_MIPMAP(s)) {
         case 0:
-            return rxm_filtered(texels, levels, lut, t, 0, uv.x, uv.y, min_linear);
+            return rxm_filtered<kAlpha>(texels, levels, lut, t, 0, uv.x, uv.y, min_linear);
         case 1: {
             const unsigned l = (unsigned)fminf(floorf(lod + 0.5f), last);
-            return rxm_filtered(texels, levels, lut, t, l, uv.x, uv.y, min_linear);
+            return rxm_filtered<kAlpha>(texels, levels, lut, t, l, uv.x, uv.y, min_linear);
         }
         default: {
             const float lc = fminf(lod, last);
             const float l0 = floorf(lc);
             const float f = lc - l0;
             const float4 a =
-                rxm_filtered(texels, levels, lut, t, (unsigned)l0, uv.x, uv.y, min_linear);
+                rxm_filtered<kAlpha>(texels, levels, lut, t, (unsigned)l0, uv.x, uv.y, min_linear);
             if (f == 0.0f) return a;
             const unsigned l1 = min((unsigned)l0 + 1u, (unsigned)last);
-            const float4 b = rxm_filtered(texels, levels, lut, t, l1, uv.x, uv.y, min_linear);
+            const float4 b = rxm_filtered<kAlpha>(texels, levels, lut, t, l1, uv.x, uv.y, min_linear);
             // the CPU's a + (b - a) * f
             return make_float4(a.x + (b.x - a.x) * f, a.y + (b.y - a.y) * f,
                                a.z + (b.z - a.z) * f, a.w + (b.w - a.w) * f);
@@ -298,7 +304,9 @@ __device__ __noinline__ float4 rxm_sample_texture(const unsigned* __restrict__ t
     }
 }
 
-// A material's use of a texture (TextureRef::sample): transformed coordinates, then the texture.
+// A material's use of a texture (TextureRef::sample): transformed coordinates, then the texture
+// (kAlpha: its alpha only).
+template <bool kAlpha = false>
 __device__ __forceinline__ float4 rxm_sample(const RxpMaterials& mt, const RxpTexUse& u,
                                              float2 uv, float2 dx, float2 dy) {
     if (u.transformed) {
@@ -307,8 +315,8 @@ __device__ __forceinline__ float4 rxm_sample(const RxpMaterials& mt, const RxpTe
         dx = make_float2(m[0] * dx.x + m[2] * dx.y, m[1] * dx.x + m[3] * dx.y);
         dy = make_float2(m[0] * dy.x + m[2] * dy.y, m[1] * dy.x + m[3] * dy.y);
     }
-    return rxm_sample_texture(mt.texels, mt.levels, mt.to_linear, mt.textures[u.texture], uv, dx,
-                              dy);
+    return rxm_sample_texture<kAlpha>(mt.texels, mt.levels, mt.to_linear, mt.textures[u.texture],
+                                      uv, dx, dy);
 }
 
 // ---- a pixel's surface ----------------------------------------------------------------------
@@ -452,7 +460,8 @@ __device__ bool rxm_mask_at(const RxpMaterials& mt, const RxpDraw& d, const RxmM
     const float3 b = rxm_pixel_uv(m.e, m.uv, width, height, px, py, uv, dx, dy);
     const float ca = m.colors ? m.ca[0] * b.x + m.ca[1] * b.y + m.ca[2] * b.z : 1.0f;
     float a = m.alpha * ca;
-    if (m.texture >= 0) a *= rxm_sample(mt, mt.materials[d.material].tex[RXM_BASE], uv, dx, dy).w;
+    if (m.texture >= 0)
+        a *= rxm_sample<true>(mt, mt.materials[d.material].tex[RXM_BASE], uv, dx, dy).w;
     return a >= m.cutoff;
 }
 

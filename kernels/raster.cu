@@ -924,7 +924,7 @@ __device__ unsigned rxp_blend_tile(const SetupTri* __restrict__ records,
 // One block per tile: rasterise the tile's triangles into shared-memory depth keys (alpha-tested
 // ones keep only the fragments that pass; blended ones wait), then shade each pixel's visible
 // fragment and write colour and depth, then composite the blended triangles.
-extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, 2)
     rxp_raster(const SetupTri* __restrict__ records, const unsigned* __restrict__ first,
                const unsigned* __restrict__ offsets, const unsigned* __restrict__ bins,
                const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
@@ -932,16 +932,24 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                float* __restrict__ depth, unsigned long long* counters) {
     __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
     __shared__ unsigned big[RXP_RBLOCK];
-    __shared__ unsigned nbig, nblend;
+    __shared__ unsigned nbig, nblend, nmasked;
     const unsigned tile = blockIdx.x;
     const int tx = (int)(tile % p.tiles_x) * RXP_TILE, ty = (int)(tile / p.tiles_x) * RXP_TILE;
     const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
     for (int i = threadIdx.x; i < RXP_TILE * RXP_TILE; i += RXP_RBLOCK) keys[i] = RXP_KEY_EMPTY;
-    if (threadIdx.x == 0) nblend = 0;
+    if (threadIdx.x == 0) nblend = nmasked = 0;
     unsigned start = offsets[tile], end = offsets[tile + 1];
     if (end > p.bin_capacity) end = p.bin_capacity;
     if (start > end) start = end;
     unsigned frags = 0;
+    // Two passes over the tile's records: the opaque ones, then (when there are any) the
+    // alpha-tested ones, whose fragments then mostly find the opaque surface in front already in
+    // the keys and skip their texture (rxp_keep). The keys do not depend on the order.
+    for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+        __syncthreads();
+        if (nmasked == 0) break;
+    }
     for (unsigned chunk = start; chunk < end; chunk += RXP_RBLOCK) {
         if (threadIdx.x == 0) nbig = 0;
         __syncthreads();
@@ -950,8 +958,12 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
             const SetupTri& t = records[r];
             int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
             int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
+            const bool masked = (t.flags & RXP_F_MASK) != 0;
+            if (pass == 0 && masked) atomicAdd(&nmasked, 1u);
             if (t.flags & RXP_F_BLEND) {
-                atomicAdd(&nblend, 1u);
+                if (pass == 0) atomicAdd(&nblend, 1u);
+            } else if (masked != (pass == 1)) {
+                // (the other pass's)
             } else if (x0 <= x1 && y0 <= y1) {
                 if ((x1 - x0 + 1) * (y1 - y0 + 1) <= RXP_SMALL) {
                     frags += rxp_raster_small(t, x0, y0, x1, y1, tx, ty, keys, mt, p);
@@ -969,7 +981,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
             int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
             int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
             const int bw = x1 - x0 + 1, n = bw * (y1 - y0 + 1);
-            const float inv_area = 1.0f / (float)t.area, inv_bw = 1.0f / (float)bw;
+            const float inv_area = 1.0f / (float)t.area, inv_bw = __frcp_rn((float)bw);
             // the edge functions at the box's first pixel and their steps: a pixel's values are
             // these plus small multiples of the steps (exact, as the CPU's per-pixel values)
             long long e0[3], sx[3], sy[3];
@@ -997,6 +1009,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         // everyone is done with this chunk's big triangles before `nbig` is reset
         __syncthreads();
     }
+    }
     __syncthreads();
     // resolve: shade the visible fragment of every pixel
     for (int l = threadIdx.x; l < RXP_TILE * RXP_TILE; l += RXP_RBLOCK) {
@@ -1015,9 +1028,12 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         const long long py = (long long)(ty + j) * RXP_ONE + RXP_HALF;
         long long e[3] = {-1, -1, -1};
         // the source triangle's record, or for a clipped one, the piece that covers the pixel
+        // (the material path needs no edge values of a whole triangle)
         const unsigned pieces = (records[r0].flags >> RXP_F_PIECES_SHIFT) & 7u;
+        const bool material =
+            p.shading == 0 && mt.draws[records[r0].flags >> RXP_F_DRAW_SHIFT].material >= 0;
         unsigned r = r0;
-        for (unsigned k = 0; k < pieces; k++) {
+        for (unsigned k = 0; k < pieces && !(material && pieces == 1); k++) {
             if (!(records[r0 + k].flags & RXP_F_LIVE)) continue;
             r = r0 + k;
             rxp_edges(records[r], px, py, e);

@@ -8,7 +8,7 @@
 
 use crate::backend::cpu::{CpuApi, CpuMesh};
 use crate::backend::cuda::CudaApi;
-use crate::backend::{Api, BackendKind, DrawRef, Renderer};
+use crate::backend::{Api, BackendKind, DrawRef, Renderer, ShadeJob};
 use crate::geometry::cuda::CudaShader;
 use crate::geometry::VertexShader;
 use crate::geometry::{self, GeometryStats, Strategy, Transform, Uniforms, VertexOrder};
@@ -900,11 +900,23 @@ impl Pipeline {
         api: &A,
         residents: &[Resident<A>],
     ) -> Result<GeometryStats, Error> {
-        let u = Uniforms::default();
+        let mut queues: Vec<_> = residents
+            .iter()
+            .map(|r| r.queue.lock().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+        let mut jobs: Vec<ShadeJob<A>> = residents
+            .iter()
+            .zip(queues.iter_mut())
+            .map(|(r, q)| ShadeJob {
+                mesh: &r.mesh,
+                uniforms: Uniforms::default(),
+                queue: &mut **q,
+            })
+            .collect();
+        api.shade(self.strategy, &mut jobs, false)?;
+        drop(jobs);
         let mut stats = GeometryStats::default();
-        for r in residents {
-            let mut q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
-            api.shade(self.strategy, &r.mesh, &u, false, &mut q)?;
+        for (r, q) in residents.iter().zip(&queues) {
             stats.add(&api.stats(&r.mesh, q.as_ref().expect("shaded above"))?);
         }
         Ok(stats)
@@ -981,22 +993,30 @@ impl Pipeline {
             if !v.visible {
                 continue;
             }
-            let o = &prepared.objects[k];
-            let u = Uniforms::new(o.model, view_proj, camera.eye, time);
+            let q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
             match &v.keep {
-                None => {
-                    let mut q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
-                    api.shade(self.strategy, &r.mesh, &u, rate, &mut q)?;
-                    slots.push(Slot::Resident(k, q));
-                }
-                Some(keep) => {
-                    let mesh = api.subset(&r.mesh, keep, layout)?;
-                    let mut q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
-                    api.shade(self.strategy, &mesh, &u, rate, &mut q)?;
-                    slots.push(Slot::Subset(k, mesh, q));
-                }
+                None => slots.push(Slot::Resident(k, q)),
+                Some(keep) => slots.push(Slot::Subset(k, api.subset(&r.mesh, keep, layout)?, q)),
             }
         }
+        // every drawn object's geometry stage at once
+        let mut jobs: Vec<ShadeJob<A>> = slots
+            .iter_mut()
+            .map(|s| {
+                let (k, mesh, queue) = match s {
+                    Slot::Resident(k, q) => (*k, &residents[*k].mesh, &mut **q),
+                    Slot::Subset(k, mesh, q) => (*k, &*mesh, &mut **q),
+                };
+                let model = prepared.objects[k].model;
+                ShadeJob {
+                    mesh,
+                    uniforms: Uniforms::new(model, view_proj, camera.eye, time),
+                    queue,
+                }
+            })
+            .collect();
+        api.shade(self.strategy, &mut jobs, rate)?;
+        drop(jobs);
         // blended objects after the opaque ones, far to near (by their bounds' centres), as
         // the raster stage composites them in submission order
         let blended = |k: usize| {

@@ -1,9 +1,9 @@
 //! The CPU reference backend: the geometry stage of [`crate::geometry::cpu`] with a Rust vertex
 //! shader, and the raster stage of [`crate::raster`], both parallel with rayon.
 
-use super::{Api, BackendKind, DrawRef};
+use super::{Api, BackendKind, DrawRef, ShadeJob};
 use crate::geometry::{self, Batches, GeometryError, GeometryStats, Layout, PatchBatches};
-use crate::geometry::{ShadedGeometry, Strategy, Uniforms};
+use crate::geometry::{ShadedGeometry, Strategy};
 use crate::geometry::{VertexIn, VertexShader};
 use crate::passes::WorkingMesh;
 use crate::raster::{self, Draw, RasterOutput, RasterSettings};
@@ -118,31 +118,32 @@ impl Api for CpuApi {
     fn shade(
         &self,
         strategy: Strategy,
-        mesh: &CpuMesh,
-        uniforms: &Uniforms,
+        jobs: &mut [ShadeJob<'_, Self>],
         rate: bool,
-        queue: &mut Option<ShadedGeometry>,
     ) -> Result<(), Error> {
-        let g = queue.get_or_insert_with(Default::default);
-        // batches built for other limits are not used (the stage builds its own)
-        let batches = mesh
-            .batches
-            .as_ref()
-            .filter(|b| Some((b.max_indices, b.max_vertices)) == strategy.dynamic_limits());
-        geometry::cpu::run_into(
-            strategy,
-            &mesh.vertices,
-            &mesh.indices,
-            batches,
-            mesh.patches.as_ref(),
-            &*self.shader,
-            uniforms,
-            g,
-        )?;
-        if rate {
-            let counts = g.invocations_per_vertex(mesh.vertices.len());
-            for (v, &s) in g.vertices.iter_mut().zip(&g.sources) {
-                v.extra = counts[s as usize] as f32;
+        for job in jobs {
+            let mesh = job.mesh;
+            let g = job.queue.get_or_insert_with(Default::default);
+            // batches built for other limits are not used (the stage builds its own)
+            let batches = mesh
+                .batches
+                .as_ref()
+                .filter(|b| Some((b.max_indices, b.max_vertices)) == strategy.dynamic_limits());
+            geometry::cpu::run_into(
+                strategy,
+                &mesh.vertices,
+                &mesh.indices,
+                batches,
+                mesh.patches.as_ref(),
+                &*self.shader,
+                &job.uniforms,
+                g,
+            )?;
+            if rate {
+                let counts = g.invocations_per_vertex(mesh.vertices.len());
+                for (v, &s) in g.vertices.iter_mut().zip(&g.sources) {
+                    v.extra = counts[s as usize] as f32;
+                }
             }
         }
         Ok(())

@@ -2,10 +2,12 @@
 //! compiled into its kernels, and the raster stage of [`crate::raster::cuda`]. A frame stays on
 //! the device from the first vertex to the last pixel; colour and depth are downloaded once.
 
-use super::{Api, BackendKind, DrawRef};
-use crate::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue};
+use super::{Api, BackendKind, DrawRef, ShadeJob};
+use crate::geometry::cuda::{
+    CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue, ShadeDraw,
+};
 use crate::geometry::VertexIn;
-use crate::geometry::{GeometryError, GeometryStats, Layout, Strategy, Uniforms};
+use crate::geometry::{GeometryError, GeometryStats, Layout, Strategy};
 use crate::gpu::Gpu;
 use crate::passes::WorkingMesh;
 use crate::raster::cuda::{CudaRaster, GpuDraw};
@@ -107,24 +109,31 @@ impl Api for CudaApi {
     fn shade(
         &self,
         strategy: Strategy,
-        mesh: &DeviceMesh,
-        uniforms: &Uniforms,
+        jobs: &mut [ShadeJob<'_, Self>],
         _rate: bool,
-        queue: &mut Option<DeviceQueue>,
     ) -> Result<(), Error> {
         let c = &self.geometry;
-        // a queue is remade only when it cannot take the mesh (a frame stage's subsets of an
-        // object reuse the object's queue frame after frame)
-        if queue.as_ref().is_none_or(|q| !q.fits(strategy, mesh)) {
-            *queue = Some(c.queue(mesh, strategy)?);
+        let mut draws = Vec::with_capacity(jobs.len());
+        for job in jobs.iter_mut() {
+            // a queue is remade only when it cannot take the mesh (a frame stage's subsets of an
+            // object reuse the object's queue frame after frame)
+            if job
+                .queue
+                .as_ref()
+                .is_none_or(|q| !q.fits(strategy, job.mesh))
+            {
+                *job.queue = Some(c.queue(job.mesh, strategy)?);
+            }
+            let q = job.queue.as_mut().expect("made above");
+            q.index_count = job.mesh.index_count;
+            draws.push(ShadeDraw {
+                mesh: job.mesh,
+                uniforms: job.uniforms,
+                queue: q,
+            });
         }
-        let q = queue.as_mut().expect("made above");
-        q.index_count = mesh.index_count;
         // the counts feed the statistics and the shading-rate mode alike
-        c.reset_counts(q)?;
-        c.enqueue(strategy, mesh, uniforms, q)?;
-        c.sum_counts(q, mesh.vertex_count)?;
-        Ok(())
+        c.enqueue_draws(strategy, &mut draws)
     }
 
     fn raster(

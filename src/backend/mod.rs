@@ -167,6 +167,14 @@ pub fn patch_values(
     ))
 }
 
+/// One object's geometry stage for [`Api::shade`]: its resident mesh (or this frame's subset
+/// of it), its uniforms, and its queue.
+pub struct ShadeJob<'a, A: Api + ?Sized> {
+    pub mesh: &'a A::Mesh,
+    pub uniforms: Uniforms,
+    pub queue: &'a mut Option<A::Queue>,
+}
+
 /// One object's draw for [`Api::raster`]: its resident mesh, the queue the geometry stage wrote
 /// for it this frame, and its base colour.
 pub struct DrawRef<'a, A: Api + ?Sized> {
@@ -215,17 +223,17 @@ pub trait Api: Send + Sync {
     /// Starts a frame's timing (the geometry stage's time runs from here to the raster stage).
     fn begin_frame(&self) -> Result<(), Error>;
 
-    /// The geometry stage: `strategy` over `mesh` with the backend's vertex shader into `queue`
-    /// (made or remade to fit when it does not). With `rate`, each shaded vertex's `extra`
-    /// varying carries how often its source vertex was shaded (the shading-rate mode; the CUDA
-    /// backend's raster stage reads the per-vertex counts its queue keeps instead).
+    /// The geometry stage of a frame: `strategy` over each job's mesh with the backend's vertex
+    /// shader and the job's uniforms into its queue (made or remade to fit when it does not),
+    /// all jobs at once (the CUDA backend shades them in one launch). With `rate`, each shaded
+    /// vertex's `extra` varying carries how often its source vertex was shaded (the shading-rate
+    /// mode; the CUDA backend's raster stage reads the per-vertex counts its queue keeps
+    /// instead).
     fn shade(
         &self,
         strategy: Strategy,
-        mesh: &Self::Mesh,
-        uniforms: &Uniforms,
+        jobs: &mut [ShadeJob<'_, Self>],
         rate: bool,
-        queue: &mut Option<Self::Queue>,
     ) -> Result<(), Error>;
 
     /// The raster stage over the draws, in order, into `out`; returns the geometry stage's time

@@ -355,6 +355,26 @@ impl Gpu {
             .map_err(|e| self.alloc_error(e, what, bytes))
     }
 
+    /// Copies `data` into the front of `buf`, which is replaced by a larger one when too short
+    /// (tables rewritten every frame keep their buffer).
+    pub fn put<T: DeviceRepr>(
+        &self,
+        buf: &mut CudaSlice<T>,
+        data: &[T],
+        what: &str,
+    ) -> Result<(), GpuError> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        if buf.len() < data.len() {
+            *buf = self.upload(data, what)?;
+            return Ok(());
+        }
+        self.stream
+            .memcpy_htod(data, &mut buf.slice_mut(0..data.len()))
+            .ctx(&format!("uploading the {what}"))
+    }
+
     /// A host copy of a device buffer's first `n` elements.
     pub fn download<T: DeviceRepr + Default + Clone>(
         &self,

@@ -218,9 +218,9 @@ impl DeviceMaterials {
             .map(|m| material_desc(m, &self.known))
             .collect();
         let lights: Vec<LightDesc> = s.lights.as_slice().iter().map(light_desc).collect();
-        put(gpu, &mut self.materials, &descs, "material table")?;
-        put(gpu, &mut self.draws, draws, "draw table")?;
-        put(gpu, &mut self.lights, &lights, "light table")?;
+        gpu.put(&mut self.materials, &descs, "material table")?;
+        gpu.put(&mut self.draws, draws, "draw table")?;
+        gpu.put(&mut self.lights, &lights, "light table")?;
         let stream = &gpu.stream;
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
         Ok(Tables {
@@ -288,25 +288,6 @@ use crate::gpu::Context;
 /// A texture's identity: the address of its shared data.
 fn key(t: &Arc<Texture>) -> usize {
     Arc::as_ptr(t) as usize
-}
-
-/// Copies `data` into `buf`, growing it when it is too short.
-fn put<T: DeviceRepr>(
-    gpu: &Gpu,
-    buf: &mut CudaSlice<T>,
-    data: &[T],
-    what: &str,
-) -> Result<(), GpuError> {
-    if data.is_empty() {
-        return Ok(());
-    }
-    if buf.len() < data.len() {
-        *buf = gpu.upload(data, what)?;
-        return Ok(());
-    }
-    gpu.stream
-        .memcpy_htod(data, &mut buf.slice_mut(0..data.len()))
-        .ctx(&format!("uploading the {what}"))
 }
 
 fn tex_use(t: &Option<TextureRef>, known: &HashMap<usize, i32>) -> TexUse {

@@ -56,3 +56,34 @@ impl From<&Uniforms> for GpuUniforms {
         }
     }
 }
+
+/// The GPU's `RxgDraw` (kernels/geometry.cu): one mesh of a launch over many, 264 bytes.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct GeoDraw {
+    pub u: GpuUniforms,
+    /// the draw's first block of the launch
+    pub block_base: u32,
+    pub vin: u64,
+    pub idx: u64,
+    /// batch starts (dynamic batches) or patch vertex lists (patch)
+    pub aux: u64,
+    /// patch runs
+    pub runs: u64,
+    pub out: u64,
+    pub corners: u64,
+    pub counts: u64,
+    pub total: u64,
+    /// indices (naive, warp voting), vertices (multi) or list entries (patch)
+    pub n: u32,
+    pub nruns: u32,
+    /// the counts to clear and sum, and their first chunk of the count launches
+    pub ncounts: u32,
+    pub count_base: u32,
+}
+
+const _: () = assert!(size_of::<GpuUniforms>() == 180 && size_of::<GeoDraw>() == 264);
+
+// SAFETY: plain numbers with the layout of the CUDA struct; all-zero bits are a valid value.
+unsafe impl DeviceRepr for GeoDraw {}
+unsafe impl ValidAsZeroBits for GeoDraw {}

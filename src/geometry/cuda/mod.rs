@@ -9,11 +9,13 @@
 //! queue), and here the compiled kernels and every strategy's launch.
 
 mod abi;
+mod draws;
 mod mesh;
 mod queue;
 mod shader;
 
 pub use abi::{GpuUniforms, GpuVertexOut};
+pub use draws::ShadeDraw;
 pub use mesh::{DeviceMesh, DevicePatches, TriangleRuns, BATCHING, VERTEX_INPUT};
 use queue::{no_corners, queue_capacity, vcap_per_batch};
 pub use queue::{DeviceQueue, GpuGeometry};
@@ -41,6 +43,8 @@ pub struct CudaGeometry {
     /// the modules compiled for hashing batches of other vertex limits than the default (the
     /// hash tables are sized at compile time), by limit
     hash_modules: std::sync::Mutex<Vec<(u32, Arc<CudaModule>)>>,
+    /// the table of [`CudaGeometry::enqueue_draws`], kept from frame to frame
+    draw_table: std::sync::Mutex<cudarc::driver::CudaSlice<abi::GeoDraw>>,
 }
 
 /// Block sizes of the geometry kernels whose blocks are not one batch each (the dynamic
@@ -76,6 +80,26 @@ fn borrowed(defines: &[(String, String)]) -> Vec<(&str, String)> {
 
 /// Shared memory a block may use without opting in.
 const SHARED_LIMIT: usize = 48 * 1024;
+
+/// A strategy's launch over one mesh: the elements it covers (indices, vertices or list entries)
+/// and its grid.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    n: u32,
+    blocks: u32,
+    threads: u32,
+    smem: u32,
+}
+
+/// The constant a dynamic strategy's kernel takes after the batch starts: sorting's vertex limit,
+/// hashing's probe budget (unlimited for linear probing).
+fn dynamic_constant(strategy: Strategy) -> u32 {
+    match strategy {
+        Strategy::DynamicSort { max_vertices, .. } => max_vertices,
+        Strategy::ParallelHash { fast_probes, .. } => fast_probes,
+        _ => u32::MAX,
+    }
+}
 
 impl CudaGeometry {
     /// Compiles (or fetches from the caches) the geometry kernels with `shader`.
@@ -116,6 +140,7 @@ impl CudaGeometry {
             crate::geometry::DEFAULT_MAX_VERTICES,
         );
         let module = gpu.module("geometry", &Self::parts(&shader), &borrowed(&defines))?;
+        let draw_table = gpu.zeros(1, "geometry draw table")?;
         Ok(CudaGeometry {
             gpu,
             shader,
@@ -123,6 +148,7 @@ impl CudaGeometry {
             blocks,
             module,
             hash_modules: Default::default(),
+            draw_table: std::sync::Mutex::new(draw_table),
         })
     }
 
@@ -239,17 +265,15 @@ impl CudaGeometry {
         })
     }
 
-    /// Enqueues the geometry stage: `strategy` over `mesh` into `q` (counts are added to what `q`
-    /// holds; [`CudaGeometry::reset_counts`] clears them).
-    pub fn enqueue(
+    /// Checks that `q` can take `strategy` over `mesh` and returns the launch that shades it
+    /// (`None`: nothing to shade): its grid, the same for a launch of its own and for its share of
+    /// a launch over many meshes ([`CudaGeometry::enqueue_draws`]).
+    fn plan(
         &self,
         strategy: Strategy,
         mesh: &DeviceMesh,
-        uniforms: &Uniforms,
-        q: &mut DeviceQueue,
-    ) -> Result<(), crate::Error> {
-        let u = GpuUniforms::from(uniforms);
-        let s = &self.gpu.stream;
+        q: &DeviceQueue,
+    ) -> Result<Option<Plan>, crate::Error> {
         let block = self.blocks.elementwise;
         let vote_warps = self.blocks.vote_warps;
         if mesh.index_count > (u32::MAX / 4) as usize {
@@ -278,7 +302,7 @@ impl CudaGeometry {
             .into());
         }
         if ni == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let capacity = queue_capacity(strategy, mesh)?;
         if q.vertices.len() < capacity {
@@ -288,52 +312,21 @@ impl CudaGeometry {
             ))
             .into());
         }
-        match strategy {
-            Strategy::Naive => {
-                let f = self.function("naive")?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&*mesh.vertices)
-                    .arg(&*mesh.indices)
-                    .arg(&ni)
-                    .arg(&u)
-                    .arg(&mut q.vertices)
-                    .arg(&mut q.counts);
-                // SAFETY: arguments match the kernel's signature; sizes are the buffers' own.
-                unsafe { launch(l, ni.div_ceil(block), block, 0, "naive") }?;
-            }
-            Strategy::Multi => {
-                let nv = mesh.vertex_count as u32;
-                let f = self.function("multi_shade")?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&*mesh.vertices)
-                    .arg(&nv)
-                    .arg(&u)
-                    .arg(&mut q.vertices)
-                    .arg(&mut q.counts);
-                // SAFETY: as above; the queue holds the mesh's vertex count, and its corners
-                // (the indices) were copied when it was made.
-                unsafe { launch(l, nv.div_ceil(block), block, 0, "multi_shade") }?;
-            }
+        let elementwise = |n: u32| Plan {
+            n,
+            blocks: n.div_ceil(block),
+            threads: block,
+            smem: 0,
+        };
+        Ok(Some(match strategy {
+            Strategy::Naive => elementwise(ni),
+            Strategy::Multi => elementwise(mesh.vertex_count as u32),
             Strategy::Patch => {
                 let p = mesh.patches.as_ref().ok_or(GeometryError::NoPatches)?;
-                let total = p.shaded as u32;
-                if total == 0 {
-                    return Ok(());
+                if p.shaded == 0 {
+                    return Ok(None);
                 }
-                let f = self.function("patch_shade")?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&*mesh.vertices)
-                    .arg(&*p.vertices)
-                    .arg(&p.runs)
-                    .arg(&p.nruns)
-                    .arg(&total)
-                    .arg(&u)
-                    .arg(&mut q.vertices)
-                    .arg(&mut q.counts);
-                // SAFETY: one thread per shaded entry; the runs lie within the lists, whose
-                // entries index the mesh's vertices (built from its validated indices) and whose
-                // places are queue positions below vertex_total (the queue's size, checked above).
-                unsafe { launch(l, total.div_ceil(block), block, 0, "patch_shade") }?;
+                elementwise(p.shaded as u32)
             }
             Strategy::WarpVote { batch } => {
                 if batch < 3 || batch % 3 != 0 {
@@ -348,30 +341,12 @@ impl CudaGeometry {
                     ))
                     .into());
                 }
-                let batches = ni.div_ceil(batch);
-                let vcap = vcap_per_batch(batch);
-                let f = self.function("warp_vote")?;
-                let mut l = s.launch_builder(&f);
-                l.arg(&*mesh.vertices)
-                    .arg(&*mesh.indices)
-                    .arg(&ni)
-                    .arg(&batch)
-                    .arg(&vcap)
-                    .arg(&u)
-                    .arg(&mut q.vertices)
-                    .arg(q.corners.as_mut().ok_or_else(no_corners)?)
-                    .arg(&mut q.counts);
-                // SAFETY: as above; shared memory sized for vote_warps warps.
-
-                unsafe {
-                    launch(
-                        l,
-                        batches.div_ceil(vote_warps),
-                        32 * vote_warps,
-                        smem as u32,
-                        "warp_vote",
-                    )
-                }?;
+                Plan {
+                    n: ni,
+                    blocks: ni.div_ceil(batch).div_ceil(vote_warps),
+                    threads: 32 * vote_warps,
+                    smem: smem as u32,
+                }
             }
             Strategy::DynamicSort { .. }
             | Strategy::DynamicHash { .. }
@@ -379,7 +354,7 @@ impl CudaGeometry {
                 let (max_indices, max_vertices) = strategy
                     .dynamic_limits()
                     .expect("a dynamic strategy has batch limits");
-                let (starts, nb, bi, bv) = mesh.batches.as_ref().ok_or_else(|| {
+                let (_, nb, bi, bv) = mesh.batches.as_ref().ok_or_else(|| {
                     GpuError::Limit("the mesh was uploaded without dynamic batches".into())
                 })?;
                 if (*bi, *bv) != (max_indices, max_vertices) {
@@ -394,90 +369,147 @@ impl CudaGeometry {
                     ))
                     .into());
                 }
-                let out = size_of::<GpuVertexOut>();
                 let nb = *nb as u32;
                 if nb == 0 {
-                    return Ok(());
+                    return Ok(None);
                 }
                 if let Strategy::DynamicSort { .. } = strategy {
                     let p = max_indices.next_power_of_two().max(32);
                     // shaded vertices and their ids, (id, position) keys and ranks
+                    let out = size_of::<GpuVertexOut>();
                     let smem = max_vertices as usize * (out + 4) + p as usize * 12;
                     if smem > SHARED_LIMIT {
                         return Err(GpuError::Limit(format!("sorting batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
                     }
-                    let f = self.function("dyn_sort")?;
-                    let mut l = s.launch_builder(&f);
-                    l.arg(&*mesh.vertices)
-                        .arg(&*mesh.indices)
-                        .arg(starts)
-                        .arg(&max_vertices)
-                        .arg(&u)
-                        .arg(&mut q.vertices)
-                        .arg(q.corners.as_mut().ok_or_else(no_corners)?)
-                        .arg(&mut q.counts);
-                    // SAFETY: as above.
-
-                    unsafe { launch(l, nb, p, smem as u32, "dyn_sort") }?;
+                    Plan {
+                        n: ni,
+                        blocks: nb,
+                        threads: p,
+                        smem: smem as u32,
+                    }
                 } else {
                     let table = crate::geometry::hash_table_size(max_vertices);
-                    let fast = match strategy {
-                        Strategy::ParallelHash { fast_probes, .. } => fast_probes,
-                        _ => u32::MAX,
-                    };
                     // the table, each slot's vertex number, the ids by number (static arrays of
                     // the module compiled for this vertex limit)
                     let smem = 4 * (2 * table + max_vertices) as usize;
                     if smem > SHARED_LIMIT {
                         return Err(GpuError::Limit(format!("hashing batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
                     }
-                    let name = match strategy {
-                        Strategy::ParallelHash { .. } => "dyn_phash",
-                        _ => "dyn_hash",
-                    };
-                    let f = self.hash_function(name, max_vertices)?;
-                    let mut l = s.launch_builder(&f);
-                    l.arg(&*mesh.vertices)
-                        .arg(&*mesh.indices)
-                        .arg(starts)
-                        .arg(&fast)
-                        .arg(&u)
-                        .arg(&mut q.vertices)
-                        .arg(q.corners.as_mut().ok_or_else(no_corners)?)
-                        .arg(&mut q.counts);
-                    // each thread takes every blockDim-th index and shades every blockDim-th vertex
-                    // SAFETY: as above.
-
-                    unsafe { launch(l, nb, self.blocks.hash, 0, name) }?;
+                    // each thread takes every blockDim-th index and shades every blockDim-th
+                    // vertex
+                    Plan {
+                        n: ni,
+                        blocks: nb,
+                        threads: self.blocks.hash,
+                        smem: 0,
+                    }
                 }
             }
+        }))
+    }
+
+    /// The kernel of `strategy` (with `suffix`: "" for one mesh, "_draws" for a draw table).
+    fn kernel(&self, strategy: Strategy, suffix: &str) -> Result<CudaFunction, GpuError> {
+        let name = match strategy {
+            Strategy::Naive => "naive",
+            Strategy::Multi => "multi_shade",
+            Strategy::Patch => "patch_shade",
+            Strategy::WarpVote { .. } => "warp_vote",
+            Strategy::DynamicSort { .. } => "dyn_sort",
+            Strategy::DynamicHash { .. } => "dyn_hash",
+            Strategy::ParallelHash { .. } => "dyn_phash",
+        };
+        let name = format!("{name}{suffix}");
+        match strategy {
+            Strategy::DynamicHash { max_vertices, .. }
+            | Strategy::ParallelHash { max_vertices, .. } => {
+                self.hash_function(&name, max_vertices)
+            }
+            _ => self.function(&name),
         }
-        Ok(())
     }
 
-    /// Sets the queue's invocation counts to zero.
-    pub fn reset_counts(&self, q: &mut DeviceQueue) -> Result<(), GpuError> {
-        self.gpu
-            .stream
-            .memset_zeros(&mut q.counts)
-            .ctx("clearing the invocation counts")
-    }
-
-    /// Enqueues the sum of the queue's per-vertex counts (of `vertex_count` vertices) into
-    /// `q.total` (cleared first); read it with [`Gpu::download`] after the frame.
-    pub fn sum_counts(&self, q: &mut DeviceQueue, vertex_count: usize) -> Result<(), GpuError> {
-        let s = &self.gpu.stream;
-        s.memset_zeros(&mut q.total)
-            .ctx("clearing the invocation total")?;
-        if !self.counting || vertex_count == 0 {
+    /// Enqueues the geometry stage: `strategy` over `mesh` into `q` (counts are added to what `q`
+    /// holds) by a launch of its own.
+    pub fn enqueue(
+        &self,
+        strategy: Strategy,
+        mesh: &DeviceMesh,
+        uniforms: &Uniforms,
+        q: &mut DeviceQueue,
+    ) -> Result<(), crate::Error> {
+        let Some(plan) = self.plan(strategy, mesh, q)? else {
             return Ok(());
+        };
+        let u = GpuUniforms::from(uniforms);
+        let f = self.kernel(strategy, "")?;
+        let mut l = self.gpu.stream.launch_builder(&f);
+        let n = plan.n;
+        let name = strategy.name();
+        // the strategy's constants
+        let (batch, vcap) = match strategy {
+            Strategy::WarpVote { batch } => (batch, vcap_per_batch(batch)),
+            _ => (0, 0),
+        };
+        let extra = dynamic_constant(strategy);
+        match strategy {
+            Strategy::Naive => {
+                l.arg(&*mesh.vertices)
+                    .arg(&*mesh.indices)
+                    .arg(&n)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(&mut q.counts);
+            }
+            Strategy::Multi => {
+                // (the queue's corners, the indices, were copied when it was made)
+                l.arg(&*mesh.vertices)
+                    .arg(&n)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(&mut q.counts);
+            }
+            Strategy::Patch => {
+                let p = mesh.patches.as_ref().ok_or(GeometryError::NoPatches)?;
+                l.arg(&*mesh.vertices)
+                    .arg(&*p.vertices)
+                    .arg(&p.runs)
+                    .arg(&p.nruns)
+                    .arg(&n)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(&mut q.counts);
+            }
+            Strategy::WarpVote { .. } => {
+                l.arg(&*mesh.vertices)
+                    .arg(&*mesh.indices)
+                    .arg(&n)
+                    .arg(&batch)
+                    .arg(&vcap)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(q.corners.as_mut().ok_or_else(no_corners)?)
+                    .arg(&mut q.counts);
+            }
+            _ => {
+                let (starts, ..) = mesh.batches.as_ref().ok_or_else(|| {
+                    GpuError::Limit("the mesh was uploaded without dynamic batches".into())
+                })?;
+                l.arg(&*mesh.vertices)
+                    .arg(&*mesh.indices)
+                    .arg(starts)
+                    .arg(&extra)
+                    .arg(&u)
+                    .arg(&mut q.vertices)
+                    .arg(q.corners.as_mut().ok_or_else(no_corners)?)
+                    .arg(&mut q.counts);
+            }
         }
-        let n = vertex_count.min(q.counts.len()) as u32;
-        let f = self.function("rxp_sum_u32")?;
-        let mut l = s.launch_builder(&f);
-        l.arg(&q.counts).arg(&n).arg(&mut q.total);
-        // SAFETY: `counts` holds at least n entries, over which the grid strides.
-        unsafe { launch(l, mesh::sum_blocks(n), 256, 0, "rxp_sum_u32") }?;
+        // SAFETY: the arguments match the kernel's signature; `plan` checked the queue's size
+        // and the strategy's limits, and the grid is the strategy's (one thread per element, a
+        // warp per batch of indices, or a block per dynamic batch); the patch runs lie within the
+        // lists, whose entries index the mesh's vertices (built from its validated indices).
+        unsafe { launch(l, plan.blocks, plan.threads, plan.smem, name) }?;
         Ok(())
     }
 

@@ -1,0 +1,142 @@
+//! The geometry stage over many meshes in one launch: a frame's objects, each with its inputs,
+//! uniforms and queue, in a draw table (kernels/geometry.cu, "many meshes in one launch").
+//! Launched one by one, Sponza's 114 visible objects kept the device waiting on the host's
+//! launches (about 11 us each); the table makes a frame's geometry stage three launches
+//! whatever the number of objects: clear the invocation counts, shade, sum the counts.
+
+use super::abi::GeoDraw;
+use super::{no_corners, CudaGeometry, DeviceMesh, DeviceQueue, GpuUniforms};
+use crate::geometry::{GeometryError, Strategy, Uniforms};
+use crate::gpu::{launch, GpuError};
+use cudarc::driver::{CudaSlice, DevicePtr, PushKernelArg};
+
+/// Counts cleared and summed per block of the count launches (RXG_COUNT_CHUNK).
+const COUNT_CHUNK: u32 = 4096;
+
+/// One mesh of a launch over many: what it shades with which uniforms, into which queue.
+pub struct ShadeDraw<'a> {
+    pub mesh: &'a DeviceMesh,
+    pub uniforms: Uniforms,
+    pub queue: &'a mut DeviceQueue,
+}
+
+impl CudaGeometry {
+    /// Enqueues the geometry stage: `strategy` over every draw's mesh into its queue, its
+    /// invocation counts cleared first and summed into its total after, in three launches
+    /// however many draws there are. Each draw is checked as [`CudaGeometry::enqueue`] checks
+    /// its mesh, and shades exactly what a launch of its own would.
+    pub fn enqueue_draws(
+        &self,
+        strategy: Strategy,
+        draws: &mut [ShadeDraw<'_>],
+    ) -> Result<(), crate::Error> {
+        if draws.is_empty() {
+            return Ok(());
+        }
+        let stream = &self.gpu.stream;
+        let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
+        let mut table = Vec::with_capacity(draws.len());
+        let (mut blocks, mut chunks) = (0u64, 0u64);
+        let mut shape = None;
+        for d in draws.iter_mut() {
+            let plan = self.plan(strategy, d.mesh, d.queue)?;
+            let m = d.mesh;
+            let q = &mut *d.queue;
+            let (aux, runs, nruns) = match strategy {
+                Strategy::Patch => {
+                    let p = m.patches.as_ref().ok_or(GeometryError::NoPatches)?;
+                    (
+                        addr(p.vertices.device_ptr(stream)),
+                        addr(p.runs.device_ptr(stream)),
+                        p.nruns,
+                    )
+                }
+                _ => match &m.batches {
+                    Some((starts, ..)) if strategy.dynamic_limits().is_some() => {
+                        (addr(starts.device_ptr(stream)), 0, 0)
+                    }
+                    _ => (0, 0, 0),
+                },
+            };
+            let corners = match (&q.corners, strategy) {
+                (None, Strategy::Naive | Strategy::Multi | Strategy::Patch) => 0,
+                (Some(c), _) => addr(c.device_ptr(stream)),
+                (None, _) => return Err(no_corners().into()),
+            };
+            let ncounts = if self.counting {
+                m.vertex_count.min(q.counts.len()) as u32
+            } else {
+                0
+            };
+            table.push(GeoDraw {
+                u: GpuUniforms::from(&d.uniforms),
+                block_base: blocks as u32,
+                vin: addr(m.vertices.device_ptr(stream)),
+                idx: addr(m.indices.device_ptr(stream)),
+                aux,
+                runs,
+                out: addr(q.vertices.device_ptr(stream)),
+                corners,
+                counts: addr(q.counts.device_ptr(stream)),
+                total: addr(q.total.device_ptr(stream)),
+                n: plan.map_or(0, |p| p.n),
+                nruns,
+                ncounts,
+                count_base: chunks as u32,
+            });
+            if let Some(p) = plan {
+                blocks += p.blocks as u64;
+                shape = Some(p);
+            }
+            // at least one chunk each: its first thread clears the draw's total
+            chunks += ncounts.div_ceil(COUNT_CHUNK).max(1) as u64;
+            if blocks > i32::MAX as u64 || chunks > i32::MAX as u64 {
+                return Err(GpuError::Limit(format!(
+                    "{} draws need more blocks than one launch has",
+                    draws.len()
+                ))
+                .into());
+            }
+        }
+        let ndraws = table.len() as u32;
+        let mut buf = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
+        self.gpu.put(&mut buf, &table, "geometry draw table")?;
+        let buf: &CudaSlice<GeoDraw> = &buf;
+        let counts = |name: &str| -> Result<(), GpuError> {
+            let f = self.function(name)?;
+            let mut l = stream.launch_builder(&f);
+            l.arg(buf).arg(&ndraws);
+            // SAFETY: a block per chunk of a draw's counts (the table's count_base); every
+            // draw's counts hold ncounts entries and its total one.
+            unsafe { launch(l, chunks as u32, 256, 0, name) }
+        };
+        counts("counts_clear_draws")?;
+        if let Some(p) = shape {
+            let f = self.kernel(strategy, "_draws")?;
+            let mut l = stream.launch_builder(&f);
+            l.arg(buf).arg(&ndraws);
+            let (batch, vcap) = match strategy {
+                Strategy::WarpVote { batch } => (batch, super::vcap_per_batch(batch)),
+                _ => (0, 0),
+            };
+            let extra = super::dynamic_constant(strategy);
+            match strategy {
+                Strategy::WarpVote { .. } => {
+                    l.arg(&batch).arg(&vcap);
+                }
+                Strategy::Naive | Strategy::Multi | Strategy::Patch => {}
+                _ => {
+                    l.arg(&extra);
+                }
+            }
+            // SAFETY: every draw passed `plan` (its queue's size, the strategy's limits), which
+            // gave the grid of a launch of its own; the launch is those grids end to end
+            // (block_base), with the one block shape all draws of a strategy share.
+            unsafe { launch(l, blocks as u32, p.threads, p.smem, strategy.name()) }?;
+        }
+        if self.counting {
+            counts("counts_sum_draws")?;
+        }
+        Ok(())
+    }
+}
