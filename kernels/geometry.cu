@@ -568,25 +568,32 @@ extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
 }
 
 // Counts are cleared and summed in chunks of RXG_COUNT_CHUNK per block of 256 threads; every draw
-// has at least one chunk, whose first thread clears the draw's total.
+// has at least one chunk, whose first thread clears the draw's total; the first block clears the
+// frame's total, the sum of all draws'.
 #define RXG_COUNT_CHUNK 4096
 
 extern "C" __global__ void __launch_bounds__(256)
-    counts_clear_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    counts_clear_draws(const RxgDraw* __restrict__ draws, unsigned ndraws,
+                       unsigned long long* frame_total) {
     unsigned c;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, true, c);
     if (c == 0 && threadIdx.x == 0) *d.total = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *frame_total = 0;
     const unsigned end = min(d.ncounts, (c + 1) * RXG_COUNT_CHUNK);
     for (unsigned i = c * RXG_COUNT_CHUNK + threadIdx.x; i < end; i += 256) d.counts[i] = 0;
 }
 
 extern "C" __global__ void __launch_bounds__(256)
-    counts_sum_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    counts_sum_draws(const RxgDraw* __restrict__ draws, unsigned ndraws,
+                     unsigned long long* frame_total) {
     unsigned c;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, true, c);
     const unsigned end = min(d.ncounts, (c + 1) * RXG_COUNT_CHUNK);
     unsigned sum = 0;
     for (unsigned i = c * RXG_COUNT_CHUNK + threadIdx.x; i < end; i += 256) sum += d.counts[i];
     sum = __reduce_add_sync(0xffffffffu, sum);
-    if ((threadIdx.x & 31) == 0 && sum) atomicAdd(d.total, (unsigned long long)sum);
+    if ((threadIdx.x & 31) == 0 && sum) {
+        atomicAdd(d.total, (unsigned long long)sum);
+        atomicAdd(frame_total, (unsigned long long)sum);
+    }
 }

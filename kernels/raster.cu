@@ -27,9 +27,10 @@
 #define RXP_KEY_EMPTY 0xffffffffffffffffull
 // threads per block of every raster kernel
 #define RXP_RBLOCK 256
-// triangles covering at most this many pixels of a tile are rasterised by one thread; larger ones
-// by the whole block
+// triangles covering at most RXP_SMALL pixels of a tile (their box within it) are rasterised by one
+// thread, at most RXP_MEDIUM by a warp, larger ones by the whole block
 #define RXP_SMALL 48
+#define RXP_MEDIUM 256
 
 // counters
 #define RXP_C_CULLED 0
@@ -712,9 +713,9 @@ __device__ __forceinline__ void rxp_edge_steps(const SetupTri& t, long long dx[3
     }
 }
 
-// Depth at a covered pixel (the CPU's expression).
-__device__ __forceinline__ float rxp_depth(const SetupTri& t, const long long e[3],
-                                           float inv_area) {
+// Depth at a covered pixel (the CPU's expression; `I` holds the edge values exactly).
+template <typename I>
+__device__ __forceinline__ float rxp_depth(const SetupTri& t, const I e[3], float inv_area) {
     float l1 = (float)e[1] * inv_area;
     float l2 = (float)e[2] * inv_area;
     return t.z[0] + (t.z[1] - t.z[0]) * l1 + (t.z[2] - t.z[0]) * l2;
@@ -769,6 +770,69 @@ __device__ __forceinline__ unsigned rxp_raster_small(const SetupTri& t, int x0, 
         for (int k = 0; k < 3; k++) e_row[k] += dy[k];
     }
     return frags;
+}
+
+// The pixels first, first + stride, ... of a box of bw pixels per row from (x0, y0): the edge
+// values there are e0 plus multiples of the steps, in integers of type I (which the caller made
+// sure hold every one of them exactly).
+template <typename I>
+__device__ __forceinline__ unsigned rxp_box_pixels(const SetupTri& t, int x0, int y0, int bw,
+                                                   int n, const I e0[3], const I sx[3],
+                                                   const I sy[3], int tx, int ty, int first,
+                                                   int stride, unsigned long long* keys,
+                                                   const RxpMaterials& mt, const RasterParams& p,
+                                                   const RxpDraw* masked, const RxmMaskTri& m) {
+    const float inv_area = 1.0f / (float)t.area, inv_bw = __frcp_rn((float)bw);
+    unsigned frags = 0;
+    for (int q = first; q < n; q += stride) {
+        // q / bw by the reciprocal: (q + 0.5) / bw lies at least 1/64 from an integer, far
+        // beyond the product's rounding error for q < 1024
+        const int dj = (int)(((float)q + 0.5f) * inv_bw), di = q - dj * bw;
+        const int i = x0 + di, j = y0 + dj;
+        I e[3];
+        for (int k = 0; k < 3; k++) e[k] = e0[k] + (I)di * sx[k] + (I)dj * sy[k];
+        if ((e[0] | e[1] | e[2]) >= 0) {
+            const float z = rxp_depth(t, e, inv_area);
+            unsigned long long* k = &keys[(j - ty) * RXP_TILE + (i - tx)];
+            if (z < 1.0f && rxp_keep(mt, masked, m, p, i, j, z, k)) {
+                const unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | t.tri;
+                const unsigned long long old = atomicMin(k, key);
+                frags += key < old;
+            }
+        }
+    }
+    return frags;
+}
+
+// Threads first, first + stride, ... of a group scan the pixels of triangle t's box within the
+// tile (a warp: lanes 0..31 with stride 32; the block: stride RXP_RBLOCK). The edge values are
+// 64-bit integers in general; where every value of the box fits 32 bits (triangles up to about
+// 180 pixels across), 32-bit arithmetic gives the same integers with fewer instructions.
+__device__ __forceinline__ unsigned rxp_raster_box(const SetupTri& t, int tx, int ty, int tw,
+                                                   int th, int first, int stride,
+                                                   unsigned long long* keys,
+                                                   const RxpMaterials& mt, const RasterParams& p) {
+    const RxpDraw* masked = rxp_masked(mt, t);
+    RxmMaskTri m;
+    if (masked) rxm_mask_setup(mt, *masked, t.tri - masked->tri_base, m);
+    const int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
+    const int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
+    const int bw = x1 - x0 + 1, bh = y1 - y0 + 1, n = bw * bh;
+    long long e0[3], sx[3], sy[3];
+    rxp_edges(t, (long long)x0 * RXP_ONE + RXP_HALF, (long long)y0 * RXP_ONE + RXP_HALF, e0);
+    rxp_edge_steps(t, sx, sy);
+    bool narrow = true;
+    for (int k = 0; k < 3; k++)
+        narrow = narrow && llabs(e0[k]) + bw * llabs(sx[k]) + bh * llabs(sy[k]) < 0x7fffffffll;
+    if (narrow) {
+        const int e32[3] = {(int)e0[0], (int)e0[1], (int)e0[2]};
+        const int sx32[3] = {(int)sx[0], (int)sx[1], (int)sx[2]};
+        const int sy32[3] = {(int)sy[0], (int)sy[1], (int)sy[2]};
+        return rxp_box_pixels(t, x0, y0, bw, n, e32, sx32, sy32, tx, ty, first, stride, keys, mt,
+                              p, masked, m);
+    }
+    return rxp_box_pixels(t, x0, y0, bw, n, e0, sx, sy, tx, ty, first, stride, keys, mt, p, masked,
+                          m);
 }
 
 __device__ __forceinline__ float rxp_rsqrt_len(float x, float y, float z) {
@@ -932,7 +996,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, 2)
                float* __restrict__ depth, unsigned long long* counters) {
     __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
     __shared__ unsigned big[RXP_RBLOCK];
-    __shared__ unsigned nbig, nblend, nmasked;
+    // a chunk's medium triangles from the front of `big`, its big ones from the back
+    __shared__ unsigned nmid, nbig, nblend, nmasked;
     const unsigned tile = blockIdx.x;
     const int tx = (int)(tile % p.tiles_x) * RXP_TILE, ty = (int)(tile / p.tiles_x) * RXP_TILE;
     const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
@@ -951,7 +1016,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, 2)
         if (nmasked == 0) break;
     }
     for (unsigned chunk = start; chunk < end; chunk += RXP_RBLOCK) {
-        if (threadIdx.x == 0) nbig = 0;
+        if (threadIdx.x == 0) nbig = nmid = 0;
         __syncthreads();
         if (chunk + threadIdx.x < end) {
             const unsigned r = bins[chunk + threadIdx.x];
@@ -965,47 +1030,25 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, 2)
             } else if (masked != (pass == 1)) {
                 // (the other pass's)
             } else if (x0 <= x1 && y0 <= y1) {
-                if ((x1 - x0 + 1) * (y1 - y0 + 1) <= RXP_SMALL) {
+                const int area = (x1 - x0 + 1) * (y1 - y0 + 1);
+                if (area <= RXP_SMALL) {
                     frags += rxp_raster_small(t, x0, y0, x1, y1, tx, ty, keys, mt, p);
+                } else if (area <= RXP_MEDIUM) {
+                    big[atomicAdd(&nmid, 1u)] = r;
                 } else {
-                    big[atomicAdd(&nbig, 1u)] = r;
+                    big[RXP_RBLOCK - 1 - atomicAdd(&nbig, 1u)] = r;
                 }
             }
         }
         __syncthreads();
-        for (unsigned b = 0; b < nbig; b++) {
-            const SetupTri& t = records[big[b]];
-            const RxpDraw* masked = rxp_masked(mt, t);
-            RxmMaskTri m;
-            if (masked) rxm_mask_setup(mt, *masked, t.tri - masked->tri_base, m);
-            int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
-            int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
-            const int bw = x1 - x0 + 1, n = bw * (y1 - y0 + 1);
-            const float inv_area = 1.0f / (float)t.area, inv_bw = __frcp_rn((float)bw);
-            // the edge functions at the box's first pixel and their steps: a pixel's values are
-            // these plus small multiples of the steps (exact, as the CPU's per-pixel values)
-            long long e0[3], sx[3], sy[3];
-            rxp_edges(t, (long long)x0 * RXP_ONE + RXP_HALF, (long long)y0 * RXP_ONE + RXP_HALF,
-                      e0);
-            rxp_edge_steps(t, sx, sy);
-            for (int q = threadIdx.x; q < n; q += RXP_RBLOCK) {
-                // q / bw by the reciprocal: (q + 0.5) / bw lies at least 1/64 from an integer,
-                // far beyond the product's rounding error for q < 1024
-                const int dj = (int)(((float)q + 0.5f) * inv_bw), di = q - dj * bw;
-                const int i = x0 + di, j = y0 + dj;
-                long long e[3];
-                for (int k = 0; k < 3; k++) e[k] = e0[k] + di * sx[k] + dj * sy[k];
-                if ((e[0] | e[1] | e[2]) >= 0) {
-                    float z = rxp_depth(t, e, inv_area);
-                    unsigned long long* k = &keys[(j - ty) * RXP_TILE + (i - tx)];
-                    if (z < 1.0f && rxp_keep(mt, masked, m, p, i, j, z, k)) {
-                        unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | t.tri;
-                        unsigned long long old = atomicMin(k, key);
-                        frags += key < old;
-                    }
-                }
-            }
-        }
+        // medium triangles a warp each, big ones the whole block (no barrier in between: a warp
+        // done with its medium triangles goes on to the big ones)
+        const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+        for (unsigned b = warp; b < nmid; b += RXP_RBLOCK / 32)
+            frags += rxp_raster_box(records[big[b]], tx, ty, tw, th, lane, 32, keys, mt, p);
+        for (unsigned b = 0; b < nbig; b++)
+            frags += rxp_raster_box(records[big[RXP_RBLOCK - 1 - b]], tx, ty, tw, th, threadIdx.x,
+                                    RXP_RBLOCK, keys, mt, p);
         // everyone is done with this chunk's big triangles before `nbig` is reset
         __syncthreads();
     }

@@ -39,6 +39,9 @@ pub struct Pipeline {
     pub cull: CullMode,
     /// the re-indexing every object goes through first (`None`: meshes are used as given)
     pub reindex: Option<ReindexOptions>,
+    /// frames for a window: only their colour is wanted, so the CUDA backend downloads no
+    /// depth ([`Frame::depth`] stays empty; the depth shading mode still reads it)
+    pub color_only: bool,
     /// the user's mesh passes, in order
     passes: Vec<Arc<dyn MeshPass>>,
     /// the frame stages, in order
@@ -255,6 +258,7 @@ impl PipelineBuilder {
             shading: self.shading,
             cull: self.cull,
             reindex: self.reindex,
+            color_only: false,
             passes: self.passes,
             frame_stages,
             patch_cull,
@@ -797,6 +801,8 @@ impl Pipeline {
             } else {
                 raster::Lights::new(&scene.lights)
             },
+            // (the depth mode's colours are made from the depth on the host)
+            color_only: self.color_only && self.shading != ShadingMode::Depth,
         }
     }
 
@@ -915,11 +921,12 @@ impl Pipeline {
             .collect();
         api.shade(self.strategy, &mut jobs, false)?;
         drop(jobs);
-        let mut stats = GeometryStats::default();
-        for (r, q) in residents.iter().zip(&queues) {
-            stats.add(&api.stats(&r.mesh, q.as_ref().expect("shaded above"))?);
-        }
-        Ok(stats)
+        let shaded: Vec<_> = residents
+            .iter()
+            .zip(&queues)
+            .map(|(r, q)| (&r.mesh, q.as_ref().expect("shaded above")))
+            .collect();
+        api.stats(&shaded)
     }
 
     /// The frame, on any backend: frame stages, then every visible object's geometry stage into
@@ -1072,10 +1079,8 @@ impl Pipeline {
         if self.shading == ShadingMode::Depth {
             raster::normalize_depth(&mut frame.color, &frame.depth, camera.near, camera.far);
         }
-        let mut geometry = GeometryStats::default();
-        for d in &draws {
-            geometry.add(&api.stats(d.mesh, d.queue)?);
-        }
+        let shaded: Vec<_> = draws.iter().map(|d| (d.mesh, d.queue)).collect();
+        let geometry = api.stats(&shaded)?;
         frame.notes = api.notes();
         frame.stats = FrameStats {
             backend: Some(api.kind()),

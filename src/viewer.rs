@@ -94,24 +94,29 @@ impl App {
         }
         let camera = self.orbit.apply(&self.scene.camera);
         let t = self.start.elapsed().as_secs_f32();
-        let frame = match self.pipeline.render_prepared(
+        let mut none: [u8; 0] = [];
+        let target = match self.pixels.as_mut() {
+            Some(px) => px.frame_mut(),
+            None => &mut none[..],
+        };
+        let drawn = draw_frame(
+            &self.pipeline,
             self.prepared.as_ref().unwrap(),
             &self.scene,
             &camera,
             (w, h),
             t,
-        ) {
-            Ok(f) => f,
-            Err(e) => return self.fail(el, e),
-        };
+            &mut self.frame,
+            target,
+        );
+        if let Err(e) = drawn {
+            return self.fail(el, e);
+        }
+        let frame = &self.frame;
         for n in &frame.notes {
             eprintln!("note: {n}");
         }
         if let (Some(px), Some(win)) = (self.pixels.as_mut(), self.window.as_ref()) {
-            let buf = px.frame_mut();
-            if buf.len() == frame.color.len() {
-                buf.copy_from_slice(&frame.color);
-            }
             if let Err(e) = px.render() {
                 return self.fail(el, Error::Backend(format!("window: {e}")));
             }
@@ -127,8 +132,29 @@ impl App {
                 s.geometry.asr()
             ));
         }
-        self.frame = frame;
     }
+}
+
+/// The viewer's work for one frame, without the window: `pipeline` renders into `frame` (its
+/// memory reused from the last frame), and the colour is copied into the window's RGBA buffer
+/// `target` when the sizes agree. `bench frame` times this same function headless (its
+/// 'window frame' column).
+#[allow(clippy::too_many_arguments)]
+pub fn draw_frame(
+    pipeline: &Pipeline,
+    prepared: &Prepared,
+    scene: &Scene,
+    camera: &crate::Camera,
+    size: (u32, u32),
+    time: f32,
+    frame: &mut crate::Frame,
+    target: &mut [u8],
+) -> Result<(), Error> {
+    pipeline.render_into(prepared, scene, camera, size, time, frame)?;
+    if target.len() == frame.color.len() {
+        target.copy_from_slice(&frame.color);
+    }
+    Ok(())
 }
 
 impl ApplicationHandler for App {
@@ -287,7 +313,9 @@ impl App {
 
 /// Opens the window and renders until it is closed. With no display, returns an error that
 /// points to `rxpipe render`.
-pub fn run(scene: Scene, pipeline: Pipeline) -> Result<(), Error> {
+pub fn run(scene: Scene, mut pipeline: Pipeline) -> Result<(), Error> {
+    // a window shows colour only: the GPU's depth stays on the GPU
+    pipeline.color_only = true;
     let event_loop = EventLoop::new().map_err(|e| {
         Error::Backend(format!(
             "no display available ({e}); render to a file instead: rxpipe render SCENE --out frame.png"

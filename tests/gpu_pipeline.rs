@@ -323,3 +323,54 @@ fn materials_on_the_gpu_equal_the_cpu_with_every_strategy() {
         frames_agree(&scene, (320, 180), s, ShadingMode::Lit);
     }
 }
+
+#[test]
+fn a_window_frame_downloads_only_its_colour_and_the_same_colour() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let scene = Scene::load("scenes/textured/textured.gltf").unwrap();
+    let gpu = Renderer::new(Backend::Cuda).unwrap();
+    let mut p = Pipeline::builder().build(&gpu).unwrap();
+    let prepared = p.prepare(&scene).unwrap();
+    let full = p
+        .render_prepared(&prepared, &scene, &scene.camera, (320, 180), 0.0)
+        .unwrap();
+    p.color_only = true;
+    // the viewer's own frame function, into a window-sized buffer, twice (the staging is kept)
+    let mut frame = rxpipe::Frame::empty();
+    let mut window = vec![0u8; 320 * 180 * 4];
+    for _ in 0..2 {
+        rxpipe::viewer::draw_frame(
+            &p,
+            &prepared,
+            &scene,
+            &scene.camera,
+            (320, 180),
+            0.0,
+            &mut frame,
+            &mut window,
+        )
+        .unwrap();
+        assert!(frame.depth.is_empty(), "a window frame downloads no depth");
+        assert_eq!(frame.color, full.color);
+        assert_eq!(window, full.color);
+        assert!(
+            full.color.chunks(4).any(|c| c != [0, 0, 0, 255]),
+            "something was drawn"
+        );
+    }
+    // the depth mode makes its colours from the depth: it still downloads it
+    p.shading = ShadingMode::Depth;
+    let prepared = p.prepare(&scene).unwrap();
+    p.render_into(
+        &prepared,
+        &scene,
+        &scene.camera,
+        (320, 180),
+        0.0,
+        &mut frame,
+    )
+    .unwrap();
+    assert_eq!(frame.depth.len(), 320 * 180);
+}

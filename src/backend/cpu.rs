@@ -175,7 +175,11 @@ impl Api for CpuApi {
         Ok(geometry_ms)
     }
 
-    fn stats(&self, _: &CpuMesh, queue: &ShadedGeometry) -> Result<GeometryStats, Error> {
-        Ok(queue.stats)
+    fn stats(&self, shaded: &[(&CpuMesh, &ShadedGeometry)]) -> Result<GeometryStats, Error> {
+        let mut stats = GeometryStats::default();
+        for (_, q) in shaded {
+            stats.add(&q.stats);
+        }
+        Ok(stats)
     }
 }

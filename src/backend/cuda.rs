@@ -162,12 +162,20 @@ impl Api for CudaApi {
         Ok(r.times.before_ms)
     }
 
-    fn stats(&self, mesh: &DeviceMesh, queue: &DeviceQueue) -> Result<GeometryStats, Error> {
-        Ok(GeometryStats {
-            invocations: self.gpu.download(&queue.total, 1)?[0],
-            triangles: (mesh.index_count / 3) as u64,
-            unique_vertices: mesh.unique_vertices(&self.gpu)? as u64,
-        })
+    fn stats(&self, shaded: &[(&DeviceMesh, &DeviceQueue)]) -> Result<GeometryStats, Error> {
+        // (a frame that shaded nothing launched nothing: its total is not the last launch's)
+        let mut stats = GeometryStats {
+            invocations: match shaded.is_empty() {
+                true => 0,
+                false => self.geometry.frame_invocations()?,
+            },
+            ..Default::default()
+        };
+        for (mesh, _) in shaded {
+            stats.triangles += (mesh.index_count / 3) as u64;
+            stats.unique_vertices += mesh.unique_vertices(&self.gpu)? as u64;
+        }
+        Ok(stats)
     }
 
     fn notes(&self) -> Vec<String> {

@@ -245,8 +245,9 @@ pub trait Api: Send + Sync {
         out: &mut RasterOutput,
     ) -> Result<f64, Error>;
 
-    /// Invocation statistics of the last [`Api::shade`] into `queue`.
-    fn stats(&self, mesh: &Self::Mesh, queue: &Self::Queue) -> Result<GeometryStats, Error>;
+    /// Invocation statistics, summed, of the last [`Api::shade`], whose jobs' meshes and queues
+    /// `shaded` are (the CUDA backend reads the sum of its invocation counts with one download).
+    fn stats(&self, shaded: &[(&Self::Mesh, &Self::Queue)]) -> Result<GeometryStats, Error>;
 
     /// Notes about the last frame (buffers that had to grow), for the user.
     fn notes(&self) -> Vec<String> {

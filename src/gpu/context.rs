@@ -6,7 +6,7 @@ use super::cache;
 use super::kernels::{assemble, Source};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
-    ValidAsZeroBits,
+    PinnedHostSlice, ValidAsZeroBits,
 };
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -373,6 +373,44 @@ impl Gpu {
         self.stream
             .memcpy_htod(data, &mut buf.slice_mut(0..data.len()))
             .ctx(&format!("uploading the {what}"))
+    }
+
+    /// Copies the first `out.len()` elements of `buf` into `out` through page-locked memory
+    /// (`staging`, allocated on first use, replaced when too short, and kept by the caller): the
+    /// copy engine writes it at the bus's speed, where a download into pageable memory is staged
+    /// by the driver piece by piece. The staging is ordinary cached memory (not write-combined,
+    /// which the host reads slowly).
+    pub fn download_pinned<T: DeviceRepr + ValidAsZeroBits + Copy>(
+        &self,
+        buf: &CudaSlice<T>,
+        out: &mut [T],
+        staging: &mut Option<PinnedHostSlice<T>>,
+        what: &str,
+    ) -> Result<(), GpuError> {
+        let n = out.len();
+        if n == 0 {
+            return Ok(());
+        }
+        if staging.as_ref().is_none_or(|s| s.len() < n) {
+            *staging = None;
+            let bytes = std::mem::size_of_val(out);
+            // SAFETY: the buffer is written by the copy below before it is read.
+            let s = unsafe { self.ctx.alloc_pinned_with_flags::<T>(n, 0) }
+                .map_err(|e| self.alloc_error(e, what, bytes))?;
+            *staging = Some(s);
+        }
+        let s = staging.as_mut().expect("allocated above");
+        self.stream
+            .memcpy_dtoh(&buf.slice(0..n), s)
+            .ctx(&format!("downloading {what}"))?;
+        // (the context tracks no events, so the staging's own event is never recorded: wait on
+        // the stream)
+        self.stream
+            .synchronize()
+            .ctx(&format!("waiting for {what}"))?;
+        let host = s.as_slice().ctx(&format!("reading {what}"))?;
+        out.copy_from_slice(&host[..n]);
+        Ok(())
     }
 
     /// A host copy of a device buffer's first `n` elements.

@@ -135,6 +135,11 @@ pub struct CudaRaster {
     pub grown: Vec<String>,
     /// the last frame's stage times
     pub times: StageTimes,
+    /// page-locked staging for the colour and depth downloads, kept from frame to frame
+    staging: (
+        Option<cudarc::driver::PinnedHostSlice<u8>>,
+        Option<cudarc::driver::PinnedHostSlice<f32>>,
+    ),
 }
 
 /// Checks that every draw's inputs cover the triangles it reads (the kernels trust them).
@@ -245,6 +250,7 @@ impl CudaRaster {
             events: [event()?, event()?, event()?, event()?, event()?],
             started: false,
             grown: Vec::new(),
+            staging: (None, None),
             times: StageTimes::default(),
             module,
             lut,
@@ -361,8 +367,8 @@ impl CudaRaster {
             if records > self.record_capacity {
                 self.grow_records(records + records / 4)?;
                 again = true;
-            }
-            if binned > self.bin_capacity {
+            } else if binned > self.bin_capacity {
+                // (counted over all records: with too few records it depends on which fitted)
                 self.grow_bins(binned + binned / 4)?;
                 again = true;
             }
@@ -382,14 +388,24 @@ impl CudaRaster {
         out.width = s.width;
         out.height = s.height;
         out.color.resize(4 * pixels, 0);
-        out.depth.resize(pixels, 1.0);
         out.coverage = None;
-        gpu.stream
-            .memcpy_dtoh(&self.color.slice(0..4 * pixels), &mut out.color[..])
-            .ctx("downloading the colour buffer")?;
-        gpu.stream
-            .memcpy_dtoh(&self.depth.slice(0..pixels), &mut out.depth[..])
-            .ctx("downloading the depth buffer")?;
+        gpu.download_pinned(
+            &self.color,
+            &mut out.color,
+            &mut self.staging.0,
+            "the colour buffer",
+        )?;
+        if s.color_only {
+            out.depth.clear();
+        } else {
+            out.depth.resize(pixels, 1.0);
+            gpu.download_pinned(
+                &self.depth,
+                &mut out.depth,
+                &mut self.staging.1,
+                "the depth buffer",
+            )?;
+        }
         let ms = |a: usize, b: usize| -> Result<f64, GpuError> {
             Ok(self.events[a]
                 .elapsed_ms(&self.events[b])

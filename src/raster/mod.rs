@@ -49,6 +49,9 @@ pub struct RasterSettings {
     pub count_coverage: bool,
     /// the lights that shade materials (the lit mode shades with `light`)
     pub lights: Lights,
+    /// only the colour is wanted (a window's frame): the CUDA backend then downloads no depth
+    /// and leaves the output's depth empty
+    pub color_only: bool,
 }
 
 impl RasterSettings {
@@ -64,6 +67,7 @@ impl RasterSettings {
             depth_range: (0.1, 100.0),
             count_coverage: false,
             lights: Lights::key(&Light::default()),
+            color_only: false,
         }
     }
 }

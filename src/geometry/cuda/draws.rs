@@ -13,6 +13,12 @@ use cudarc::driver::{CudaSlice, DevicePtr, PushKernelArg};
 /// Counts cleared and summed per block of the count launches (RXG_COUNT_CHUNK).
 const COUNT_CHUNK: u32 = 4096;
 
+/// The draw table on the device, and the sum of all its draws' invocation counts.
+pub(super) struct DrawTable {
+    pub draws: CudaSlice<GeoDraw>,
+    pub total: CudaSlice<u64>,
+}
+
 /// One mesh of a launch over many: what it shades with which uniforms, into which queue.
 pub struct ShadeDraw<'a> {
     pub mesh: &'a DeviceMesh,
@@ -99,15 +105,16 @@ impl CudaGeometry {
             }
         }
         let ndraws = table.len() as u32;
-        let mut buf = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
-        self.gpu.put(&mut buf, &table, "geometry draw table")?;
-        let buf: &CudaSlice<GeoDraw> = &buf;
-        let counts = |name: &str| -> Result<(), GpuError> {
+        let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
+        self.gpu.put(&mut t.draws, &table, "geometry draw table")?;
+        let t = &mut *t;
+        let buf = &t.draws;
+        let mut counts = |name: &str| -> Result<(), GpuError> {
             let f = self.function(name)?;
             let mut l = stream.launch_builder(&f);
-            l.arg(buf).arg(&ndraws);
+            l.arg(buf).arg(&ndraws).arg(&mut t.total);
             // SAFETY: a block per chunk of a draw's counts (the table's count_base); every
-            // draw's counts hold ncounts entries and its total one.
+            // draw's counts hold ncounts entries, its total one, and the frame's total one.
             unsafe { launch(l, chunks as u32, 256, 0, name) }
         };
         counts("counts_clear_draws")?;
@@ -138,5 +145,12 @@ impl CudaGeometry {
             counts("counts_sum_draws")?;
         }
         Ok(())
+    }
+
+    /// The sum of the invocation counts of the last [`CudaGeometry::enqueue_draws`] (0 without
+    /// counting).
+    pub fn frame_invocations(&self) -> Result<u64, GpuError> {
+        let t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(self.gpu.download(&t.total, 1)?[0])
     }
 }

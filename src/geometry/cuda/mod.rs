@@ -43,8 +43,9 @@ pub struct CudaGeometry {
     /// the modules compiled for hashing batches of other vertex limits than the default (the
     /// hash tables are sized at compile time), by limit
     hash_modules: std::sync::Mutex<Vec<(u32, Arc<CudaModule>)>>,
-    /// the table of [`CudaGeometry::enqueue_draws`], kept from frame to frame
-    draw_table: std::sync::Mutex<cudarc::driver::CudaSlice<abi::GeoDraw>>,
+    /// the table of [`CudaGeometry::enqueue_draws`], kept from frame to frame, and the sum of
+    /// the invocation counts of its last launch
+    draw_table: std::sync::Mutex<draws::DrawTable>,
 }
 
 /// Block sizes of the geometry kernels whose blocks are not one batch each (the dynamic
@@ -140,7 +141,10 @@ impl CudaGeometry {
             crate::geometry::DEFAULT_MAX_VERTICES,
         );
         let module = gpu.module("geometry", &Self::parts(&shader), &borrowed(&defines))?;
-        let draw_table = gpu.zeros(1, "geometry draw table")?;
+        let draw_table = draws::DrawTable {
+            draws: gpu.zeros(1, "geometry draw table")?,
+            total: gpu.zeros(1, "the frame's invocation total")?,
+        };
         Ok(CudaGeometry {
             gpu,
             shader,
