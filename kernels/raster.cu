@@ -305,7 +305,10 @@ __device__ __forceinline__ unsigned rxp_tile_add(unsigned* tiles, unsigned tile)
     return at + __popc(group & ((1u << lane) - 1));
 }
 
-// Adds one to the count of every tile a live record's box touches; returns how many.
+// Adds one to the count of every tile a live record's box touches; returns how many. Setup
+// counts boxes: an upper bound of what rxp_bin_fill puts in each tile's bin (every tile of a box
+// within one tile, only the tiles the triangle may cover of a bigger one: rxp_warp_tiles), so
+// a tile's bin is filled from its offset to its cursor's end, which the raster kernel reads.
 __device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4],
                                                     const RasterParams& p, unsigned* tile_counts) {
     unsigned x0 = bbox[0] >> RXP_TILE_SHIFT, y0 = bbox[1] >> RXP_TILE_SHIFT;
@@ -313,6 +316,95 @@ __device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4]
     for (unsigned ty = y0; ty <= y1; ty++)
         for (unsigned tx = x0; tx <= x1; tx++) atomicAdd(&tile_counts[ty * p.tiles_x + tx], 1u);
     return (x1 - x0 + 1) * (y1 - y0 + 1);
+}
+
+// Whether the triangle of snapped corners (x, y) and box `bbox` may cover a pixel centre of tile
+// (tx, ty): no edge function is negative at every pixel centre of the tile's part of the box.
+// Exact, not a guess: an edge function is linear, so its largest value over those centres is at
+// the corner the edge faces, where it is computed as rxp_edges computes it (with the fill rule's
+// bias). A big triangle's box covers many tiles it never touches (a diagonal wall's, half of
+// them); binning by this test spares the raster kernel scanning them pixel by pixel.
+__device__ __forceinline__ bool rxp_tile_touched(const int x[3], const int y[3],
+                                                 const unsigned short bbox[4], unsigned tx,
+                                                 unsigned ty) {
+    const int x0 = max((int)(tx << RXP_TILE_SHIFT), (int)bbox[0]);
+    const int y0 = max((int)(ty << RXP_TILE_SHIFT), (int)bbox[1]);
+    const int x1 = min((int)(tx << RXP_TILE_SHIFT) + RXP_TILE - 1, (int)bbox[2]);
+    const int y1 = min((int)(ty << RXP_TILE_SHIFT) + RXP_TILE - 1, (int)bbox[3]);
+    for (int k = 0; k < 3; k++) {
+        const int a = (k + 1) % 3, b = (k + 2) % 3;
+        const long long dx = (long long)x[b] - x[a], dy = (long long)y[b] - y[a];
+        const bool top_left = dy < 0 || (dy == 0 && dx > 0);
+        const long long px = (long long)(dy < 0 ? x1 : x0) * RXP_ONE + RXP_HALF;
+        const long long py = (long long)(dx > 0 ? y1 : y0) * RXP_ONE + RXP_HALF;
+        if (dx * (py - y[a]) - dy * (px - x[a]) + (top_left ? 0 : -1) < 0) return false;
+    }
+    return true;
+}
+
+// The tiles of a live record that rxp_bin_fill bins it in: the one tile of a box within one tile
+// (always, whatever it covers), else every tile of the box the triangle may cover
+// (rxp_tile_touched). Each gets one added to tiles[tile] (the cursors) and the record `r` at the
+// place that returned; returns how many. One thread.
+__device__ __forceinline__ unsigned rxp_add_tiles(const int x[3], const int y[3],
+                                                  const unsigned short bbox[4], unsigned r,
+                                                  const RasterParams& p, unsigned* tiles,
+                                                  unsigned* bins) {
+    const unsigned x0 = bbox[0] >> RXP_TILE_SHIFT, y0 = bbox[1] >> RXP_TILE_SHIFT;
+    const unsigned x1 = bbox[2] >> RXP_TILE_SHIFT, y1 = bbox[3] >> RXP_TILE_SHIFT;
+    const bool single = x0 == x1 && y0 == y1;
+    unsigned n = 0;
+    for (unsigned ty = y0; ty <= y1; ty++)
+        for (unsigned tx = x0; tx <= x1; tx++)
+            if (single || rxp_tile_touched(x, y, bbox, tx, ty)) {
+                const unsigned a = atomicAdd(&tiles[ty * p.tiles_x + tx], 1u);
+                if (bins && a < p.bin_capacity) bins[a] = r;
+                n++;
+            }
+    return n;
+}
+
+// Boxes over more tiles than this are spread over a warp (rxp_warp_tiles)
+#define RXP_FEW_TILES 8
+
+// rxp_add_tiles for the warp's records that span several tiles (`multi`): a box of at most
+// RXP_FEW_TILES tiles by its own lane, bigger ones one after another with their tiles spread
+// over the lanes (so one triangle over a thousand tiles does not hold its warp while one lane
+// loops). Returns the tiles this lane added. Every lane of the warp must call it.
+__device__ __forceinline__ unsigned rxp_warp_tiles(bool multi, const int x[3], const int y[3],
+                                                   const unsigned short bbox[4], unsigned r,
+                                                   const RasterParams& p, unsigned* tiles,
+                                                   unsigned* bins) {
+    const unsigned lane = threadIdx.x & 31;
+    unsigned n = 0;
+    const unsigned box_tiles = ((bbox[2] >> RXP_TILE_SHIFT) - (bbox[0] >> RXP_TILE_SHIFT) + 1) *
+                               ((bbox[3] >> RXP_TILE_SHIFT) - (bbox[1] >> RXP_TILE_SHIFT) + 1);
+    if (multi && box_tiles <= RXP_FEW_TILES) n += rxp_add_tiles(x, y, bbox, r, p, tiles, bins);
+    unsigned pending = __ballot_sync(0xffffffffu, multi && box_tiles > RXP_FEW_TILES);
+    while (pending) {
+        const int src = __ffs(pending) - 1;
+        pending &= pending - 1;
+        int tx_[3], ty_[3];
+        unsigned short b[4];
+        for (int k = 0; k < 3; k++) {
+            tx_[k] = __shfl_sync(0xffffffffu, x[k], src);
+            ty_[k] = __shfl_sync(0xffffffffu, y[k], src);
+        }
+        for (int k = 0; k < 4; k++)
+            b[k] = (unsigned short)__shfl_sync(0xffffffffu, (unsigned)bbox[k], src);
+        const unsigned rec = __shfl_sync(0xffffffffu, r, src);
+        const unsigned x0 = b[0] >> RXP_TILE_SHIFT, y0 = b[1] >> RXP_TILE_SHIFT;
+        const unsigned nx = (b[2] >> RXP_TILE_SHIFT) - x0 + 1;
+        const unsigned count = nx * ((b[3] >> RXP_TILE_SHIFT) - y0 + 1);
+        for (unsigned q = lane; q < count; q += 32) {
+            const unsigned tx = x0 + q % nx, ty = y0 + q / nx;
+            if (!rxp_tile_touched(tx_, ty_, b, tx, ty)) continue;
+            const unsigned a = atomicAdd(&tiles[ty * p.tiles_x + tx], 1u);
+            if (bins && a < p.bin_capacity) bins[a] = rec;
+            n++;
+        }
+    }
+    return n;
 }
 
 // Adds the block's sums of `v[0..n)` to counters[c[0..n)], once per block: a warp sum, a
@@ -660,24 +752,21 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         const unsigned long long r = w + lane;
         bool live = false;
         unsigned short bbox[4] = {0, 0, 0, 0};
+        int x[3] = {0, 0, 0}, y[3] = {0, 0, 0};
         if (r < nrec) {
             const SetupTri& t = records[r];
             live = (t.flags & RXP_F_LIVE) != 0;
             for (int i = 0; i < 4; i++) bbox[i] = t.bbox[i];
+            for (int i = 0; i < 3; i++) {
+                x[i] = t.x[i];
+                y[i] = t.y[i];
+            }
         }
         const unsigned single = live ? rxp_single_tile(bbox, p) : RXP_NONE;
         const unsigned at = rxp_tile_add(cursors, single);
-        if (single != RXP_NONE) {
-            if (at < p.bin_capacity) bins[at] = (unsigned)r;
-        } else if (live) {
-            const unsigned x0 = bbox[0] >> RXP_TILE_SHIFT, y0 = bbox[1] >> RXP_TILE_SHIFT;
-            const unsigned x1 = bbox[2] >> RXP_TILE_SHIFT, y1 = bbox[3] >> RXP_TILE_SHIFT;
-            for (unsigned ty = y0; ty <= y1; ty++)
-                for (unsigned tx = x0; tx <= x1; tx++) {
-                    const unsigned a = atomicAdd(&cursors[ty * p.tiles_x + tx], 1u);
-                    if (a < p.bin_capacity) bins[a] = (unsigned)r;
-                }
-        }
+        if (single != RXP_NONE && at < p.bin_capacity) bins[at] = (unsigned)r;
+        // (at most the tiles setup counted: see rxp_count_tiles)
+        rxp_warp_tiles(live && single == RXP_NONE, x, y, bbox, (unsigned)r, p, cursors, bins);
     }
 }
 
@@ -990,7 +1079,8 @@ __device__ unsigned rxp_blend_tile(const SetupTri* __restrict__ records,
 // fragment and write colour and depth, then composite the blended triangles.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, 2)
     rxp_raster(const SetupTri* __restrict__ records, const unsigned* __restrict__ first,
-               const unsigned* __restrict__ offsets, const unsigned* __restrict__ bins,
+               const unsigned* __restrict__ offsets, const unsigned* __restrict__ ends,
+               const unsigned* __restrict__ bins,
                const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
                RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
                float* __restrict__ depth, unsigned long long* counters) {
@@ -1003,7 +1093,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, 2)
     const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
     for (int i = threadIdx.x; i < RXP_TILE * RXP_TILE; i += RXP_RBLOCK) keys[i] = RXP_KEY_EMPTY;
     if (threadIdx.x == 0) nblend = nmasked = 0;
-    unsigned start = offsets[tile], end = offsets[tile + 1];
+    // (a bin holds what rxp_bin_fill put there: up to its cursor, at most what setup counted)
+    unsigned start = offsets[tile], end = ends[tile];
     if (end > p.bin_capacity) end = p.bin_capacity;
     if (start > end) start = end;
     unsigned frags = 0;

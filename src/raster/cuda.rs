@@ -611,6 +611,7 @@ impl CudaRaster {
         l.arg(&self.records)
             .arg(&self.first)
             .arg(&self.offsets)
+            .arg(&self.cursors)
             .arg(&self.bins)
             .arg(&self.colors)
             .arg(&self.lut)
