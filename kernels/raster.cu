@@ -29,8 +29,9 @@
 #define RXP_RBLOCK 256
 // triangles covering at most RXP_SMALL pixels of a tile (their box within it) are rasterised by one
 // thread, at most RXP_MEDIUM by a warp, larger ones by the whole block
+// (chosen by measurement: benches/results/h100-sponza-frame.md)
 #define RXP_SMALL 48
-#define RXP_MEDIUM 256
+#define RXP_MEDIUM 512
 
 // counters
 #define RXP_C_CULLED 0
