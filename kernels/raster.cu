@@ -795,7 +795,8 @@ __device__ __forceinline__ void rxp_edges(const SetupTri& t, long long px, long 
 }
 
 // How the edge functions change from one pixel to the next to the right (dx) and below (dy).
-__device__ __forceinline__ void rxp_edge_steps(const SetupTri& t, long long dx[3], long long dy[3]) {
+__device__ __forceinline__ void rxp_edge_steps(const SetupTri& t, long long dx[3],
+                                               long long dy[3]) {
     for (int k = 0; k < 3; k++) {
         int a = (k + 1) % 3, b = (k + 2) % 3;
         dx[k] = -((long long)t.y[b] - t.y[a]) * RXP_ONE;
@@ -1103,47 +1104,47 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, 2)
     // alpha-tested ones, whose fragments then mostly find the opaque surface in front already in
     // the keys and skip their texture (rxp_keep). The keys do not depend on the order.
     for (int pass = 0; pass < 2; pass++) {
-    if (pass == 1) {
-        __syncthreads();
-        if (nmasked == 0) break;
-    }
-    for (unsigned chunk = start; chunk < end; chunk += RXP_RBLOCK) {
-        if (threadIdx.x == 0) nbig = nmid = 0;
-        __syncthreads();
-        if (chunk + threadIdx.x < end) {
-            const unsigned r = bins[chunk + threadIdx.x];
-            const SetupTri& t = records[r];
-            int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
-            int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
-            const bool masked = (t.flags & RXP_F_MASK) != 0;
-            if (pass == 0 && masked) atomicAdd(&nmasked, 1u);
-            if (t.flags & RXP_F_BLEND) {
-                if (pass == 0) atomicAdd(&nblend, 1u);
-            } else if (masked != (pass == 1)) {
-                // (the other pass's)
-            } else if (x0 <= x1 && y0 <= y1) {
-                const int area = (x1 - x0 + 1) * (y1 - y0 + 1);
-                if (area <= RXP_SMALL) {
-                    frags += rxp_raster_small(t, x0, y0, x1, y1, tx, ty, keys, mt, p);
-                } else if (area <= RXP_MEDIUM) {
-                    big[atomicAdd(&nmid, 1u)] = r;
-                } else {
-                    big[RXP_RBLOCK - 1 - atomicAdd(&nbig, 1u)] = r;
+        if (pass == 1) {
+            __syncthreads();
+            if (nmasked == 0) break;
+        }
+        for (unsigned chunk = start; chunk < end; chunk += RXP_RBLOCK) {
+            if (threadIdx.x == 0) nbig = nmid = 0;
+            __syncthreads();
+            if (chunk + threadIdx.x < end) {
+                const unsigned r = bins[chunk + threadIdx.x];
+                const SetupTri& t = records[r];
+                int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
+                int x1 = min((int)t.bbox[2], tx + tw - 1), y1 = min((int)t.bbox[3], ty + th - 1);
+                const bool masked = (t.flags & RXP_F_MASK) != 0;
+                if (pass == 0 && masked) atomicAdd(&nmasked, 1u);
+                if (t.flags & RXP_F_BLEND) {
+                    if (pass == 0) atomicAdd(&nblend, 1u);
+                } else if (masked != (pass == 1)) {
+                    // (the other pass's)
+                } else if (x0 <= x1 && y0 <= y1) {
+                    const int area = (x1 - x0 + 1) * (y1 - y0 + 1);
+                    if (area <= RXP_SMALL) {
+                        frags += rxp_raster_small(t, x0, y0, x1, y1, tx, ty, keys, mt, p);
+                    } else if (area <= RXP_MEDIUM) {
+                        big[atomicAdd(&nmid, 1u)] = r;
+                    } else {
+                        big[RXP_RBLOCK - 1 - atomicAdd(&nbig, 1u)] = r;
+                    }
                 }
             }
+            __syncthreads();
+            // medium triangles a warp each, big ones the whole block (no barrier in between: a warp
+            // done with its medium triangles goes on to the big ones)
+            const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+            for (unsigned b = warp; b < nmid; b += RXP_RBLOCK / 32)
+                frags += rxp_raster_box(records[big[b]], tx, ty, tw, th, lane, 32, keys, mt, p);
+            for (unsigned b = 0; b < nbig; b++)
+                frags += rxp_raster_box(records[big[RXP_RBLOCK - 1 - b]], tx, ty, tw, th,
+                                        threadIdx.x, RXP_RBLOCK, keys, mt, p);
+            // everyone is done with this chunk's big triangles before `nbig` is reset
+            __syncthreads();
         }
-        __syncthreads();
-        // medium triangles a warp each, big ones the whole block (no barrier in between: a warp
-        // done with its medium triangles goes on to the big ones)
-        const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-        for (unsigned b = warp; b < nmid; b += RXP_RBLOCK / 32)
-            frags += rxp_raster_box(records[big[b]], tx, ty, tw, th, lane, 32, keys, mt, p);
-        for (unsigned b = 0; b < nbig; b++)
-            frags += rxp_raster_box(records[big[RXP_RBLOCK - 1 - b]], tx, ty, tw, th, threadIdx.x,
-                                    RXP_RBLOCK, keys, mt, p);
-        // everyone is done with this chunk's big triangles before `nbig` is reset
-        __syncthreads();
-    }
     }
     __syncthreads();
     // resolve: shade the visible fragment of every pixel
