@@ -61,17 +61,25 @@ extern "C" __global__ void rxp_mark_used(const unsigned* __restrict__ idx, unsig
     if (k < m) used[idx[k]] = 1u;
 }
 
+// The last i of 0..n (n >= 1) whose base(i) is at most k, the bases ascending and base(0) at
+// most k: the run, draw or chunk a place k falls in when each starts where `base` says (one
+// without places shares its successor's base and is never found).
+template <typename Base>
+__device__ __forceinline__ unsigned rxp_last_at_most(unsigned n, unsigned k, Base base) {
+    unsigned lo = 0, hi = n;
+    while (hi - lo > 1) {
+        const unsigned mid = (lo + hi) >> 1;
+        if (base(mid) <= k) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
 // The run holding entry k of runs laid end to end (three numbers each: first source entry,
 // length, how many entries earlier runs hold): the last run whose place is at most k.
 __device__ __forceinline__ unsigned rxp_run_of(const unsigned* __restrict__ runs, unsigned nruns,
                                                unsigned k) {
-    unsigned lo = 0, hi = nruns;
-    while (hi - lo > 1) {
-        const unsigned mid = (lo + hi) >> 1;
-        if (__ldg(&runs[3 * mid + 2]) <= k) lo = mid;
-        else hi = mid;
-    }
-    return lo;
+    return rxp_last_at_most(nruns, k, [&](unsigned r) { return __ldg(&runs[3 * r + 2]); });
 }
 
 // The source entry of entry k of such runs.

@@ -504,17 +504,10 @@ static_assert(sizeof(Uniforms) == 180 && sizeof(RxgDraw) == 264,
 // shares its successor's base and is never found). `count` searches the count chunks' bases.
 __device__ __forceinline__ const RxgDraw& rxg_draw_of(const RxgDraw* draws, unsigned ndraws,
                                                       unsigned b, bool count, unsigned& local) {
-    unsigned lo = 0, hi = ndraws - 1;
-    while (lo < hi) {
-        const unsigned mid = (lo + hi + 1) / 2;
-        const unsigned base = count ? draws[mid].count_base : draws[mid].block_base;
-        if (base <= b)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    local = b - (count ? draws[lo].count_base : draws[lo].block_base);
-    return draws[lo];
+    auto base = [&](unsigned d) { return count ? draws[d].count_base : draws[d].block_base; };
+    const unsigned d = rxp_last_at_most(ndraws, b, base);
+    local = b - base(d);
+    return draws[d];
 }
 
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)

@@ -450,13 +450,7 @@ __device__ __forceinline__ void rxp_block_counts(unsigned long long* counters, c
 // The draw that frame triangle `f` belongs to: the last with tri_base <= f (draws without
 // triangles share their successor's base and are never found).
 __device__ __forceinline__ unsigned rxp_draw_of(const RxpDraw* draws, unsigned ndraws, unsigned f) {
-    unsigned lo = 0, hi = ndraws - 1;
-    while (lo < hi) {
-        const unsigned mid = (lo + hi + 1) >> 1;
-        if (__ldg(&draws[mid].tri_base) <= f) lo = mid;
-        else hi = mid - 1;
-    }
-    return lo;
+    return rxp_last_at_most(ndraws, f, [&](unsigned d) { return __ldg(&draws[d].tri_base); });
 }
 
 // What the corners' clip positions decide: 0 dead (culled: *culled set, or rejected), 1 kept

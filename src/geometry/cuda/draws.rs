@@ -122,11 +122,7 @@ impl CudaGeometry {
             let f = self.kernel(strategy, "_draws")?;
             let mut l = stream.launch_builder(&f);
             l.arg(buf).arg(&ndraws);
-            let (batch, vcap) = match strategy {
-                Strategy::WarpVote { batch } => (batch, super::vcap_per_batch(batch)),
-                _ => (0, 0),
-            };
-            let extra = super::dynamic_constant(strategy);
+            let (batch, vcap, extra) = super::constants(strategy);
             match strategy {
                 Strategy::WarpVote { .. } => {
                     l.arg(&batch).arg(&vcap);

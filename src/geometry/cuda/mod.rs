@@ -92,14 +92,20 @@ struct Plan {
     smem: u32,
 }
 
-/// The constant a dynamic strategy's kernel takes after the batch starts: sorting's vertex limit,
-/// hashing's probe budget (unlimited for linear probing).
-fn dynamic_constant(strategy: Strategy) -> u32 {
-    match strategy {
+/// The constants a strategy's kernel takes besides its mesh and queue: warp voting's batch and
+/// region size per batch (0 otherwise), and the dynamic strategies' constant after the batch
+/// starts (sorting's vertex limit, hashing's probe budget, unlimited for linear probing).
+fn constants(strategy: Strategy) -> (u32, u32, u32) {
+    let (batch, vcap) = match strategy {
+        Strategy::WarpVote { batch } => (batch, vcap_per_batch(batch)),
+        _ => (0, 0),
+    };
+    let extra = match strategy {
         Strategy::DynamicSort { max_vertices, .. } => max_vertices,
         Strategy::ParallelHash { fast_probes, .. } => fast_probes,
         _ => u32::MAX,
-    }
+    };
+    (batch, vcap, extra)
 }
 
 impl CudaGeometry {
@@ -450,12 +456,7 @@ impl CudaGeometry {
         let mut l = self.gpu.stream.launch_builder(&f);
         let n = plan.n;
         let name = strategy.name();
-        // the strategy's constants
-        let (batch, vcap) = match strategy {
-            Strategy::WarpVote { batch } => (batch, vcap_per_batch(batch)),
-            _ => (0, 0),
-        };
-        let extra = dynamic_constant(strategy);
+        let (batch, vcap, extra) = constants(strategy);
         match strategy {
             Strategy::Naive => {
                 l.arg(&*mesh.vertices)
