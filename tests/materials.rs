@@ -126,6 +126,39 @@ fn unlit_materials_show_their_base_colour_times_the_vertex_colours() {
     assert!(right[2] > 200 && right[0] < 150, "{right:?}");
 }
 
+/// Flat normals give every triangle corner a vertex of its own; the vertex colours follow their
+/// corners on both backends (the GPU's stage re-maps the host's colours through the corners).
+#[test]
+fn vertex_colours_survive_flat_normals() {
+    let mut q = quad(0.0, Some(unlit(Vec4::ONE)));
+    let (r, b) = (Vec4::new(1., 0., 0., 1.), Vec4::new(0., 0., 1., 1.));
+    q.colors = Some(vec![r, b, b, r]);
+    let mut scene = Scene::from_meshes("flat", vec![q]);
+    scene.camera = Camera {
+        eye: Vec3::new(0.0, 0.0, 2.0),
+        target: Vec3::ZERO,
+        up: Vec3::Y,
+        fov_y: 60.0,
+        near: 0.1,
+        far: 100.0,
+    };
+    let f = on_both(
+        || {
+            Pipeline::builder()
+                .reindex(None)
+                .stages(&["normals:flat"])
+                .unwrap()
+        },
+        &scene,
+        (W, H),
+        "vertex colours after flat normals",
+    );
+    let left = px(&f, W / 2 - 12, H / 2);
+    let right = px(&f, W / 2 + 12, H / 2);
+    assert!(left[0] > 200 && left[2] < 150, "{left:?}");
+    assert!(right[2] > 200 && right[0] < 150, "{right:?}");
+}
+
 /// A 2x2 texture: red, green / blue, white, nearest filtering.
 fn four_texels(sampler: Sampler) -> Arc<Texture> {
     let texels = [

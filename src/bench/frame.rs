@@ -1,17 +1,18 @@
-//! The frame benchmark: whole frames on the GPU, per-stage device times.
+//! The frame benchmark: whole frames, per-stage times: device times (CUDA events) on the GPU,
+//! host wall times on the CPU backend.
 
 use super::{bench_mesh, Machine, MeshRow, GEOMETRY_MESHES};
 use crate::geometry::{Strategy, VertexOrder};
-use crate::gpu::{median, Gpu};
+use crate::gpu::median;
 use crate::Error;
 use glam::Vec3;
 use serde::Serialize;
-use std::sync::Arc;
 
 /// The meshes of the frame benchmark (those of the geometry benchmark).
 pub const FRAME_MESHES: [&str; 4] = GEOMETRY_MESHES;
 
-/// One mesh and strategy of the frame benchmark: medians of CUDA-event stage times in ms.
+/// One mesh and strategy of the frame benchmark: medians of stage times in ms (CUDA events on
+/// the GPU, host wall time on the CPU).
 #[derive(Debug, Clone, Serialize)]
 pub struct FrameRow {
     pub mesh: String,
@@ -44,6 +45,8 @@ pub struct FrameRow {
 pub struct FrameReport {
     #[serde(flatten)]
     pub machine: Machine,
+    /// `cpu` or `cuda`
+    pub backend: String,
     pub width: u32,
     pub height: u32,
     /// where the frustum stage ran (`None`: it did not)
@@ -75,13 +78,13 @@ pub fn camera_spanning(lo: Vec3, hi: Vec3, fraction: f32) -> crate::Camera {
 }
 
 /// Runs the frame benchmark: whole frames (geometry, setup, binning, rasterisation and shading,
-/// lit) of each mesh with each strategy at `size` on the GPU, the mesh framed so that its bounds
+/// lit) of each mesh with each strategy at `size` on `renderer`'s backend, the mesh framed so that its bounds
 /// span 60% of the screen height. The patch strategy runs in patch order, without and (with
 /// `patch_cull`) also with the per-patch culling stage. Each strategy runs in each of `shadings`
 /// (a row each; rows not lit name their mode after the strategy).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
-    gpu: Arc<Gpu>,
+    renderer: crate::Renderer,
     meshes: &[&str],
     strategies: &[Strategy],
     size: (u32, u32),
@@ -92,16 +95,18 @@ pub fn run(
     runs: usize,
     progress: &dyn Fn(&str),
 ) -> Result<FrameReport, Error> {
-    let info = crate::gpu::probe();
     let mut report = FrameReport {
-        machine: Machine::of(&gpu, &info),
+        machine: match renderer.gpu() {
+            Some(gpu) => Machine::of(gpu, &crate::gpu::probe()),
+            None => Machine::host(),
+        },
+        backend: renderer.kind().name().into(),
         width: size.0,
         height: size.1,
         frustum: frustum.map(|p| format!("{p:?}").to_lowercase()),
         meshes: vec![],
         rows: vec![],
     };
-    let renderer = crate::Renderer::from_gpu(gpu);
     for &name in meshes {
         progress(&format!("{name}: loading"));
         let (scene, order) = if is_scene_file(name) {
@@ -236,8 +241,13 @@ pub fn run(
 
 impl FrameReport {
     pub fn markdown(&self) -> String {
+        let (title, times) = if self.backend == "cpu" {
+            ("the CPU backend", "host wall times of the stages")
+        } else {
+            ("the GPU", "CUDA-event stage times")
+        };
         let mut s = format!(
-            "# Whole frames on the GPU\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of CUDA-event stage times in ms over the runs after warm-up; 'frame' is the median of the per-frame device totals; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the device total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages and the download of colour and depth; 'window frame' the host's wall time of the viewer's frame (the same code, headless: colour only, downloaded into page-locked memory and copied into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame (the same code, headless: colour only, on the GPU downloaded into page-locked memory, copied into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             self.machine,
             self.width,
             self.height,

@@ -78,6 +78,19 @@ impl WorkingMesh {
         self.host.colors.as_deref().filter(|c| c.len() == n)
     }
 
+    /// Re-maps the vertex colours through `corners` (new vertex `i` takes old vertex
+    /// `corners[i]`'s colour) for a stage that rebuilt the vertices on the device (flat normals:
+    /// one vertex per triangle corner). The colours stay on the host, where the draw reads them.
+    pub fn remap_colors(&mut self, corners: &[u32]) {
+        if let Some(c) = self.host.colors.as_ref() {
+            let remapped = corners
+                .iter()
+                .map(|&i| c.get(i as usize).copied().unwrap_or(glam::Vec4::ONE))
+                .collect();
+            self.host.colors = Some(remapped);
+        }
+    }
+
     /// The patching of the index buffer as it is now, when the patch order made one.
     pub fn patching(&self) -> Option<&crate::patch::Patching> {
         self.patching.as_ref()

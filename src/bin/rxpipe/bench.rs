@@ -42,9 +42,12 @@ pub enum What {
         #[command(flatten)]
         report: ReportArgs,
     },
-    /// Whole frames on the GPU: per-stage times of frame stages, geometry, setup, binning, raster
-    /// (needs an NVIDIA GPU)
+    /// Whole frames: per-stage times of frame stages, geometry, setup, binning, raster (on the
+    /// GPU, which it needs, or with --backend cpu on the CPU)
     Frame {
+        /// the backend measured: cuda (CUDA-event device times) or cpu (host wall times)
+        #[arg(long, value_enum, default_value = "cuda")]
+        backend: FrameBackend,
         #[arg(
             long,
             value_enum,
@@ -85,6 +88,13 @@ pub enum What {
         #[command(flatten)]
         report: ReportArgs,
     },
+}
+
+/// The backend `bench frame` measures.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum FrameBackend {
+    Cuda,
+    Cpu,
 }
 
 /// Where `bench frame` runs the frustum stage.
@@ -213,6 +223,7 @@ pub fn run(what: What) -> Res {
             out(&report, report.markdown(), &r)
         }
         What::Frame {
+            backend,
             strategies,
             size,
             frustum,
@@ -220,12 +231,17 @@ pub fn run(what: What) -> Res {
             shading,
             common: c,
         } => {
-            let gpu = need_gpu("frame")?;
+            let renderer = match backend {
+                FrameBackend::Cuda => rxpipe::Renderer::from_gpu(need_gpu("frame")?),
+                FrameBackend::Cpu => {
+                    rxpipe::Renderer::new(rxpipe::Backend::Cpu).map_err(|e| e.to_string())?
+                }
+            };
             let names: Vec<&str> = c.meshes.iter().map(|s| s.trim()).collect();
             let pb = spinner("starting".into());
             let r = &c.report;
             let report = rxpipe::bench::frame::run(
-                gpu,
+                renderer,
                 &names,
                 &strategies,
                 size,

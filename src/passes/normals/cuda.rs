@@ -5,7 +5,7 @@
 
 use super::{NormalsMode, NormalsVia};
 use crate::gpu::kernels::{Source, DVEC};
-use crate::gpu::{launch, launch_1d, Gpu, GpuError};
+use crate::gpu::{launch, launch_1d, Context, Gpu, GpuError};
 use crate::passes::{DeviceAttributes, WorkingMesh};
 use crate::patch::query::cuda::{DevicePatchData, PATCH};
 use crate::patch::PatchData;
@@ -23,11 +23,24 @@ pub fn module(gpu: &Gpu) -> Result<Arc<CudaModule>, GpuError> {
 /// Computes the normals of `mesh` on `gpu`, leaving the result on the device.
 pub fn run(gpu: &Gpu, mesh: &mut WorkingMesh, mode: NormalsMode) -> Result<(), GpuError> {
     let module = module(gpu)?;
+    let has_colors = mesh.colors().is_some();
     let d = mesh.device(gpu)?;
     let n = d.vertex_count;
     let t = (d.index_count / 3) as u32;
     if mode == NormalsMode::Flat {
         let out = 3 * t as usize;
+        // the vertex colours (kept on the host) follow the corners: new vertex i is corner i
+        let corners = if has_colors {
+            let mut c = vec![0u32; out];
+            if out > 0 {
+                gpu.stream
+                    .memcpy_dtoh(&d.indices.slice(0..out), &mut c)
+                    .ctx("downloading the indices for the vertex colours")?;
+            }
+            Some(c)
+        } else {
+            None
+        };
         let mut pos: CudaSlice<f32> = gpu.zeros(3 * out, "flat positions")?;
         let mut nrm: CudaSlice<f32> = gpu.zeros(3 * out, "flat normals")?;
         let mut uv: Option<CudaSlice<f32>> = match d.uvs {
@@ -69,6 +82,9 @@ pub fn run(gpu: &Gpu, mesh: &mut WorkingMesh, mode: NormalsMode) -> Result<(), G
             vertex_count: out,
             index_count: out,
         });
+        if let Some(c) = corners {
+            mesh.remap_colors(&c);
+        }
         return Ok(());
     }
     let out = index_normals(gpu, &module, &d.positions, &d.indices, n, t, mode)?;
