@@ -63,7 +63,9 @@ struct App {
     last_cursor: Option<(f64, f64)>,
     start: Instant,
     error: Option<Error>,
-    frame: crate::Frame,
+    frames: FrameLoop,
+    /// something changed since the last frame was rendered
+    dirty: bool,
 }
 
 impl App {
@@ -99,22 +101,24 @@ impl App {
             Some(px) => px.frame_mut(),
             None => &mut none[..],
         };
-        let drawn = draw_frame(
-            &self.pipeline,
-            self.prepared.as_ref().unwrap(),
-            &self.scene,
-            &camera,
-            (w, h),
-            t,
-            &mut self.frame,
-            target,
-        );
-        if let Err(e) = drawn {
-            return self.fail(el, e);
-        }
-        let frame = &self.frame;
-        for n in &frame.notes {
-            eprintln!("note: {n}");
+        let job = std::mem::take(&mut self.dirty).then(|| FrameJob {
+            pipeline: &self.pipeline,
+            prepared: self.prepared.as_ref().expect("prepared above"),
+            scene: &self.scene,
+            camera: &camera,
+            size: (w, h),
+            time: t,
+        });
+        let rendered = job.is_some();
+        let waiting = match self.frames.draw(job, target) {
+            Ok(w) => w,
+            Err(e) => return self.fail(el, e),
+        };
+        let frame = self.frames.latest();
+        if rendered {
+            for n in &frame.notes {
+                eprintln!("note: {n}");
+            }
         }
         if let (Some(px), Some(win)) = (self.pixels.as_mut(), self.window.as_ref()) {
             if let Err(e) = px.render() {
@@ -131,30 +135,93 @@ impl App {
                 s.total_ms,
                 s.geometry.asr()
             ));
+            if waiting {
+                // the frame just rendered reaches the window on the next redraw
+                win.request_redraw();
+            }
         }
     }
 }
 
-/// The viewer's work for one frame, without the window: `pipeline` renders into `frame` (its
-/// memory reused from the last frame), and the colour is copied into the window's RGBA buffer
-/// `target` when the sizes agree. `bench frame` times this same function headless (its
-/// 'window frame' column).
-#[allow(clippy::too_many_arguments)]
-pub fn draw_frame(
-    pipeline: &Pipeline,
-    prepared: &Prepared,
-    scene: &Scene,
-    camera: &crate::Camera,
-    size: (u32, u32),
-    time: f32,
-    frame: &mut crate::Frame,
-    target: &mut [u8],
-) -> Result<(), Error> {
-    pipeline.render_into(prepared, scene, camera, size, time, frame)?;
-    if target.len() == frame.color.len() {
-        target.copy_from_slice(&frame.color);
+/// The viewer's frames without the window, double-buffered: a new frame renders into one
+/// [`crate::Frame`] while a second thread copies the frame rendered before it into the window's
+/// buffer, so that copy (8 MB at 1920x1080) overlaps the next frame's work (on the GPU: its
+/// geometry, raster and colour download). The window therefore shows each frame one redraw after
+/// it was rendered, and asks for one more redraw when no new frame follows (see
+/// [`FrameLoop::draw`]). `bench frame` times this same code headless (its 'window frame' column).
+pub struct FrameLoop {
+    frames: [crate::Frame; 2],
+    /// the frame rendered last
+    last: usize,
+    /// whether it has not yet gone to the window's buffer
+    pending: bool,
+}
+
+impl Default for FrameLoop {
+    fn default() -> Self {
+        FrameLoop {
+            frames: [crate::Frame::empty(), crate::Frame::empty()],
+            last: 0,
+            pending: false,
+        }
     }
-    Ok(())
+}
+
+/// What a new frame renders.
+pub struct FrameJob<'a> {
+    pub pipeline: &'a Pipeline,
+    pub prepared: &'a Prepared,
+    pub scene: &'a Scene,
+    pub camera: &'a crate::Camera,
+    pub size: (u32, u32),
+    pub time: f32,
+}
+
+impl FrameLoop {
+    /// One window frame: with `job`, renders a new frame while the last rendered one (if it has
+    /// not gone yet) is copied into `target`; without, only copies the last rendered frame. A
+    /// frame whose size differs from `target`'s is not copied. Returns whether a rendered frame
+    /// still waits to be copied (the window then asks for another redraw).
+    pub fn draw(&mut self, job: Option<FrameJob>, target: &mut [u8]) -> Result<bool, Error> {
+        let Some(j) = job else {
+            if self.pending {
+                copy_if_sized(&self.frames[self.last].color, target);
+                self.pending = false;
+            }
+            return Ok(false);
+        };
+        let next = 1 - self.last;
+        let [a, b] = &mut self.frames;
+        let (shown, new) = if next == 1 { (&*a, b) } else { (&*b, a) };
+        let mut render = || {
+            j.pipeline
+                .render_into(j.prepared, j.scene, j.camera, j.size, j.time, new)
+        };
+        if self.pending {
+            let color = &shown.color;
+            std::thread::scope(|s| {
+                s.spawn(|| copy_if_sized(color, target));
+                render()
+            })?;
+        } else {
+            render()?;
+        }
+        self.last = next;
+        self.pending = true;
+        Ok(true)
+    }
+
+    /// The frame rendered last (whether or not it has reached the window yet).
+    pub fn latest(&self) -> &crate::Frame {
+        &self.frames[self.last]
+    }
+}
+
+/// Copies a frame's colour into the window's buffer when their sizes agree.
+fn copy_if_sized(color: &[u8], target: &mut [u8]) {
+    if target.len() == color.len() {
+        target.copy_from_slice(color);
+    }
 }
 
 impl ApplicationHandler for App {
@@ -184,12 +251,14 @@ impl ApplicationHandler for App {
             }
         }
         self.size = (w, h);
+        self.dirty = true;
         window.request_redraw();
         self.window = Some(window);
     }
 
     fn window_event(&mut self, el: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
         if self.handle(el, event) {
+            self.dirty = true;
             if let Some(w) = &self.window {
                 w.request_redraw();
             }
@@ -290,10 +359,10 @@ impl App {
         false
     }
 
-    /// Writes the last frame as rxpipe-screenshot-N.png in the current folder, N the first
+    /// Writes the latest frame as rxpipe-screenshot-N.png in the current folder, N the first
     /// number not taken (an existing file is never replaced), and says where.
     fn screenshot(&self) {
-        let f = &self.frame;
+        let f = self.frames.latest();
         if f.width == 0 {
             return;
         }
@@ -337,7 +406,8 @@ pub fn run(scene: Scene, mut pipeline: Pipeline) -> Result<(), Error> {
         last_cursor: None,
         start: Instant::now(),
         error: None,
-        frame: crate::Frame::empty(),
+        frames: FrameLoop::default(),
+        dirty: true,
     };
     event_loop
         .run_app(&mut app)

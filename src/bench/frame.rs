@@ -29,8 +29,9 @@ pub struct FrameRow {
     pub frame_ms: f64,
     /// host wall time of a frame including the download of colour and depth
     pub with_download_ms: f64,
-    /// host wall time of the viewer's frame (`viewer::draw_frame`): colour only, downloaded
-    /// into page-locked memory and copied into a window-sized buffer
+    /// host wall time of the viewer's frame ([`crate::viewer::FrameLoop`]): colour only,
+    /// downloaded into page-locked memory, while the frame before it is copied into a
+    /// window-sized buffer
     pub window_ms: f64,
     /// host wall time of the frame stages (the frustum test, with its download on the GPU)
     pub frame_stages_ms: f64,
@@ -196,22 +197,23 @@ pub fn run(
                     v.push(x);
                 }
             }
-            // the viewer's frame, headless: the same function the window calls
+            // the viewer's frames, headless: the same code the window runs, a new frame each
+            // time (a moving camera) while the one before it is copied into the window's buffer
             p.color_only = true;
             let mut target = vec![0u8; 4 * size.0 as usize * size.1 as usize];
+            let mut frames = crate::viewer::FrameLoop::default();
             let mut window = Vec::with_capacity(runs);
             for k in 0..warmup + runs {
                 let t = std::time::Instant::now();
-                crate::viewer::draw_frame(
-                    &p,
-                    pr,
-                    &scene,
-                    &scene.camera,
+                let job = crate::viewer::FrameJob {
+                    pipeline: &p,
+                    prepared: pr,
+                    scene: &scene,
+                    camera: &scene.camera,
                     size,
-                    0.0,
-                    &mut f,
-                    &mut target,
-                )?;
+                    time: 0.0,
+                };
+                frames.draw(Some(job), &mut target)?;
                 if k >= warmup {
                     window.push(t.elapsed().as_secs_f64() * 1e3);
                 }
@@ -247,7 +249,7 @@ impl FrameReport {
             ("the GPU", "CUDA-event stage times")
         };
         let mut s = format!(
-            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame (the same code, headless: colour only, on the GPU downloaded into page-locked memory, copied into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame in motion (the same code, headless: a new frame, colour only, on the GPU downloaded into page-locked memory, while another thread copies the frame before it into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             self.machine,
             self.width,
             self.height,
