@@ -330,9 +330,9 @@ fn materials_on_the_gpu_equal_the_cpu_with_every_strategy() {
 fn window_frames(backend: Backend, scene: &Scene) -> (Pipeline, rxpipe::Prepared) {
     let r = Renderer::new(backend).unwrap();
     let mut p = Pipeline::builder().build(&r).unwrap();
-    let prepared = p.prepare(&scene).unwrap();
+    let prepared = p.prepare(scene).unwrap();
     let full = p
-        .render_prepared(&prepared, &scene, &scene.camera, (320, 180), 0.0)
+        .render_prepared(&prepared, scene, &scene.camera, (320, 180), 0.0)
         .unwrap();
     p.color_only = true;
     let mut frames = rxpipe::viewer::FrameLoop::default();
