@@ -30,8 +30,16 @@
 // triangles covering at most RXP_SMALL pixels of a tile (their box within it) are rasterised by one
 // thread, at most RXP_MEDIUM by a warp, larger ones by the whole block
 // (chosen by measurement: benches/results/h100-sponza-frame.md)
+#ifndef RXP_SMALL
 #define RXP_SMALL 48
+#endif
+#ifndef RXP_MEDIUM
 #define RXP_MEDIUM 512
+#endif
+// blocks of the tile kernel per SM the compiler must fit (its registers follow)
+#ifndef RXP_MIN_BLOCKS
+#define RXP_MIN_BLOCKS 2
+#endif
 
 // counters
 #define RXP_C_CULLED 0
@@ -1073,7 +1081,7 @@ __device__ unsigned rxp_blend_tile(const SetupTri* __restrict__ records,
 // One block per tile: rasterise the tile's triangles into shared-memory depth keys (alpha-tested
 // ones keep only the fragments that pass; blended ones wait), then shade each pixel's visible
 // fragment and write colour and depth, then composite the blended triangles.
-extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, 2)
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
     rxp_raster(const SetupTri* __restrict__ records, const unsigned* __restrict__ first,
                const unsigned* __restrict__ offsets, const unsigned* __restrict__ ends,
                const unsigned* __restrict__ bins,

@@ -176,6 +176,20 @@ impl Gpu {
         for (k, v) in defines {
             o.push(format!("-D{k}={v}"));
         }
+        // for measurement: RXPIPE_KERNEL_DEFINES="NAME=VALUE ..." overrides the kernels' tuning
+        // constants that are guarded by #ifndef (RXP_SMALL, RXP_MEDIUM, RXP_MIN_BLOCKS, ...), so
+        // that a sweep needs no rebuild; part of the cache key like every option
+        if let Ok(extra) = std::env::var("RXPIPE_KERNEL_DEFINES") {
+            for d in extra.split_whitespace() {
+                if d.contains('=')
+                    && d
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '=' || c == '.')
+                {
+                    o.push(format!("-D{d}"));
+                }
+            }
+        }
         o
     }
 
