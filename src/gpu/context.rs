@@ -182,8 +182,7 @@ impl Gpu {
         if let Ok(extra) = std::env::var("RXPIPE_KERNEL_DEFINES") {
             for d in extra.split_whitespace() {
                 if d.contains('=')
-                    && d
-                        .chars()
+                    && d.chars()
                         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '=' || c == '.')
                 {
                     o.push(format!("-D{d}"));

@@ -120,6 +120,8 @@ pub struct CudaRaster {
     tile_counts: CudaSlice<u32>,
     offsets: CudaSlice<u32>,
     cursors: CudaSlice<u32>,
+    /// the tiles busiest first, in which the tile kernel takes them
+    order: CudaSlice<u32>,
     bins: CudaSlice<u32>,
     bin_capacity: usize,
     colors: CudaSlice<f32>,
@@ -240,6 +242,7 @@ impl CudaRaster {
             tile_counts: gpu.zeros(1, "tile counts")?,
             offsets: gpu.zeros(1, "tile offsets")?,
             cursors: gpu.zeros(1, "tile cursors")?,
+            order: gpu.zeros(1, "tile order")?,
             bins: gpu.zeros(bins, "tile bins")?,
             bin_capacity: bins,
             colors: gpu.zeros(4, "draw colours")?,
@@ -329,6 +332,7 @@ impl CudaRaster {
         grow(&gpu, &mut self.tile_counts, ntiles, "tile counts")?;
         grow(&gpu, &mut self.offsets, ntiles + 1, "tile offsets")?;
         grow(&gpu, &mut self.cursors, ntiles, "tile cursors")?;
+        grow(&gpu, &mut self.order, ntiles, "tile order")?;
         grow(&gpu, &mut self.colors, 4 * draws.len(), "draw colours")?;
         grow(&gpu, &mut self.color, 4 * pixels, "the colour buffer")?;
         grow(&gpu, &mut self.depth, pixels, "the depth buffer")?;
@@ -589,8 +593,10 @@ impl CudaRaster {
         l.arg(&self.tile_counts)
             .arg(&nt)
             .arg(&mut self.offsets)
-            .arg(&mut self.cursors);
-        // SAFETY: one block; tile_counts and cursors hold ntiles entries, offsets ntiles + 1.
+            .arg(&mut self.cursors)
+            .arg(&mut self.order);
+        // SAFETY: one block; tile_counts, cursors and order hold ntiles entries, offsets
+        // ntiles + 1.
         unsafe { launch(l, 1, BLOCK, 0, "rxp_bin_scan") }?;
         let fill = self.function("rxp_bin_fill")?;
         let mut l = stream.launch_builder(&fill);
@@ -613,6 +619,7 @@ impl CudaRaster {
             .arg(&self.offsets)
             .arg(&self.cursors)
             .arg(&self.bins)
+            .arg(&self.order)
             .arg(&self.colors)
             .arg(&self.lut)
             .arg(&p)
