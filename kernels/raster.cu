@@ -53,6 +53,8 @@
 #define RXP_C_BINNED 4
 #define RXP_C_FRAGMENTS 5
 #define RXP_C_RASTERIZED 6
+// records whose boxes rxp_bin_fill left to rxp_bin_big
+#define RXP_C_BIG 7
 #define RXP_COUNTERS 8
 
 // flags of a record
@@ -320,7 +322,7 @@ __device__ __forceinline__ unsigned rxp_tile_add(unsigned* tiles, unsigned tile)
 
 // Adds one to the count of every tile a live record's box touches; returns how many. Setup
 // counts boxes: an upper bound of what rxp_bin_fill puts in each tile's bin (every tile of a box
-// within one tile, only the tiles the triangle may cover of a bigger one: rxp_warp_tiles), so
+// within one tile, only the tiles the triangle may cover of a bigger one: rxp_tile_touched), so
 // a tile's bin is filled from its offset to its cursor's end, which the raster kernel reads.
 __device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4],
                                                     const RasterParams& p, unsigned* tile_counts) {
@@ -377,47 +379,13 @@ __device__ __forceinline__ unsigned rxp_add_tiles(const int x[3], const int y[3]
     return n;
 }
 
-// Boxes over more tiles than this are spread over a warp (rxp_warp_tiles)
+// Boxes over more tiles than this are binned by rxp_bin_big, a warp each
 #define RXP_FEW_TILES 8
 
-// rxp_add_tiles for the warp's records that span several tiles (`multi`): a box of at most
-// RXP_FEW_TILES tiles by its own lane, bigger ones one after another with their tiles spread
-// over the lanes (so one triangle over a thousand tiles does not hold its warp while one lane
-// loops). Returns the tiles this lane added. Every lane of the warp must call it.
-__device__ __forceinline__ unsigned rxp_warp_tiles(bool multi, const int x[3], const int y[3],
-                                                   const unsigned short bbox[4], unsigned r,
-                                                   const RasterParams& p, unsigned* tiles,
-                                                   unsigned* bins) {
-    const unsigned lane = threadIdx.x & 31;
-    unsigned n = 0;
-    const unsigned box_tiles = ((bbox[2] >> RXP_TILE_SHIFT) - (bbox[0] >> RXP_TILE_SHIFT) + 1) *
-                               ((bbox[3] >> RXP_TILE_SHIFT) - (bbox[1] >> RXP_TILE_SHIFT) + 1);
-    if (multi && box_tiles <= RXP_FEW_TILES) n += rxp_add_tiles(x, y, bbox, r, p, tiles, bins);
-    unsigned pending = __ballot_sync(0xffffffffu, multi && box_tiles > RXP_FEW_TILES);
-    while (pending) {
-        const int src = __ffs(pending) - 1;
-        pending &= pending - 1;
-        int tx_[3], ty_[3];
-        unsigned short b[4];
-        for (int k = 0; k < 3; k++) {
-            tx_[k] = __shfl_sync(0xffffffffu, x[k], src);
-            ty_[k] = __shfl_sync(0xffffffffu, y[k], src);
-        }
-        for (int k = 0; k < 4; k++)
-            b[k] = (unsigned short)__shfl_sync(0xffffffffu, (unsigned)bbox[k], src);
-        const unsigned rec = __shfl_sync(0xffffffffu, r, src);
-        const unsigned x0 = b[0] >> RXP_TILE_SHIFT, y0 = b[1] >> RXP_TILE_SHIFT;
-        const unsigned nx = (b[2] >> RXP_TILE_SHIFT) - x0 + 1;
-        const unsigned count = nx * ((b[3] >> RXP_TILE_SHIFT) - y0 + 1);
-        for (unsigned q = lane; q < count; q += 32) {
-            const unsigned tx = x0 + q % nx, ty = y0 + q / nx;
-            if (!rxp_tile_touched(tx_, ty_, b, tx, ty)) continue;
-            const unsigned a = atomicAdd(&tiles[ty * p.tiles_x + tx], 1u);
-            if (bins && a < p.bin_capacity) bins[a] = rec;
-            n++;
-        }
-    }
-    return n;
+// How many tiles a box spans.
+__device__ __forceinline__ unsigned rxp_box_tiles(const unsigned short bbox[4]) {
+    return ((bbox[2] >> RXP_TILE_SHIFT) - (bbox[0] >> RXP_TILE_SHIFT) + 1) *
+           ((bbox[3] >> RXP_TILE_SHIFT) - (bbox[1] >> RXP_TILE_SHIFT) + 1);
 }
 
 // Adds the block's sums of `v[0..n)` to counters[c[0..n)], once per block: a warp sum, a
@@ -776,8 +744,9 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
 // (their count is on the device) a warp at a time, so that rxp_tile_add can take a warp's
 // records within one tile with one atomic.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
-    rxp_bin_fill(const SetupTri* __restrict__ records, const unsigned long long* counters,
-                 RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins) {
+    rxp_bin_fill(const SetupTri* __restrict__ records, unsigned long long* counters,
+                 RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins,
+                 unsigned* __restrict__ big) {
     unsigned long long nrec = counters[RXP_C_RECORDS];
     if (nrec > p.record_capacity) nrec = 0;  // overflowed: nothing was binned consistently
     const unsigned lane = threadIdx.x & 31;
@@ -800,8 +769,58 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         const unsigned single = live ? rxp_single_tile(bbox, p) : RXP_NONE;
         const unsigned at = rxp_tile_add(cursors, single);
         if (single != RXP_NONE && at < p.bin_capacity) bins[at] = (unsigned)r;
-        // (at most the tiles setup counted: see rxp_count_tiles)
-        rxp_warp_tiles(live && single == RXP_NONE, x, y, bbox, (unsigned)r, p, cursors, bins);
+        // (at most the tiles setup counted: see rxp_count_tiles) a few tiles by the record's
+        // lane; a bigger box goes to the list rxp_bin_big spreads over the whole grid: kept
+        // here, the consecutive pieces of a big clipped object held their warp while every
+        // other SM idled (ncu on Sponza: SMs active 15% of this kernel's time)
+        const bool multi = live && single == RXP_NONE;
+        const bool few = multi && rxp_box_tiles(bbox) <= RXP_FEW_TILES;
+        if (few) rxp_add_tiles(x, y, bbox, (unsigned)r, p, cursors, bins);
+        const unsigned many = __ballot_sync(0xffffffffu, multi && !few);
+        if (many) {
+            unsigned long long base = 0;
+            if (lane == 0) base = atomicAdd(&counters[RXP_C_BIG], (unsigned long long)__popc(many));
+            base = __shfl_sync(0xffffffffu, base, 0);
+            if ((many >> lane) & 1u) {
+                const unsigned long long k = base + __popc(many & ((1u << lane) - 1));
+                if (k < p.record_capacity) big[k] = (unsigned)r;
+            }
+        }
+    }
+}
+
+// The big boxes rxp_bin_fill listed, a warp each, the warps of the whole grid striding over the
+// list: the lanes share the box's tiles and bin the record in every one the triangle may cover
+// (rxp_tile_touched).
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
+    rxp_bin_big(const SetupTri* __restrict__ records, const unsigned long long* counters,
+                RasterParams p, const unsigned* __restrict__ big, unsigned* __restrict__ cursors,
+                unsigned* __restrict__ bins) {
+    unsigned long long n = counters[RXP_C_BIG];
+    if (n > p.record_capacity) n = p.record_capacity;
+    const unsigned lane = threadIdx.x & 31;
+    const unsigned long long warps = (unsigned long long)gridDim.x * (RXP_RBLOCK / 32);
+    for (unsigned long long w = (unsigned long long)blockIdx.x * (RXP_RBLOCK / 32) +
+                                (threadIdx.x >> 5);
+         w < n; w += warps) {
+        const unsigned r = big[w];
+        const SetupTri& t = records[r];
+        int x[3], y[3];
+        unsigned short b[4];
+        for (int k = 0; k < 3; k++) {
+            x[k] = t.x[k];
+            y[k] = t.y[k];
+        }
+        for (int k = 0; k < 4; k++) b[k] = t.bbox[k];
+        const unsigned x0 = b[0] >> RXP_TILE_SHIFT, y0 = b[1] >> RXP_TILE_SHIFT;
+        const unsigned nx = (b[2] >> RXP_TILE_SHIFT) - x0 + 1;
+        const unsigned count = rxp_box_tiles(b);
+        for (unsigned q = lane; q < count; q += 32) {
+            const unsigned tx = x0 + q % nx, ty = y0 + q / nx;
+            if (!rxp_tile_touched(x, y, b, tx, ty)) continue;
+            const unsigned a = atomicAdd(&cursors[ty * p.tiles_x + tx], 1u);
+            if (a < p.bin_capacity) bins[a] = r;
+        }
     }
 }
 

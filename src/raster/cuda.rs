@@ -29,6 +29,9 @@ const BLOCK: u32 = 256;
 /// The most blocks of the kernels whose grids stride over a count only the device knows (the
 /// surviving triangles, the records): 16 per SM of an H100, enough to fill any GPU.
 const SETUP_BLOCKS: u32 = 2112;
+/// Blocks of rxp_bin_big, whose warps stride over the frame's big boxes (a few hundred in
+/// Sponza), a warp each
+const BIG_BLOCKS: u32 = 264;
 /// The same for the clipper, whose lists are short (two blocks per SM of an H100).
 const CLIP_BLOCKS: u32 = 264;
 /// A setup record (`SetupTri` in kernels/raster.cu) is 168 bytes: 21 eight-byte words.
@@ -41,6 +44,7 @@ const C_RECORDS: usize = 3;
 const C_BINNED: usize = 4;
 const C_FRAGMENTS: usize = 5;
 const C_RASTERIZED: usize = 6;
+/// (the eighth, RXP_C_BIG, the count of big boxes rxp_bin_fill lists, is the kernels' own)
 const COUNTERS: usize = 8;
 
 /// The frame's constants, as `RasterParams` in kernels/raster.cu.
@@ -124,6 +128,8 @@ pub struct CudaRaster {
     order: CudaSlice<u32>,
     bins: CudaSlice<u32>,
     bin_capacity: usize,
+    /// the records whose boxes span many tiles, binned by rxp_bin_big (record capacity)
+    big: CudaSlice<u32>,
     colors: CudaSlice<f32>,
     /// the frame's draws, materials, lights and textures as the material path reads them
     materials: DeviceMaterials,
@@ -243,6 +249,7 @@ impl CudaRaster {
             offsets: gpu.zeros(1, "tile offsets")?,
             cursors: gpu.zeros(1, "tile cursors")?,
             order: gpu.zeros(1, "tile order")?,
+            big: gpu.zeros(1, "big-box records")?,
             bins: gpu.zeros(bins, "tile bins")?,
             bin_capacity: bins,
             colors: gpu.zeros(4, "draw colours")?,
@@ -501,6 +508,7 @@ impl CudaRaster {
             n * RECORD_WORDS,
             "setup records",
         )?;
+        grow(&self.gpu, &mut self.big, n, "big-box records")?;
         self.grown.push(format!(
             "setup records grew from {} to {n}",
             self.record_capacity
@@ -604,13 +612,27 @@ impl CudaRaster {
             .arg(&self.counters)
             .arg(&p)
             .arg(&mut self.cursors)
-            .arg(&mut self.bins);
+            .arg(&mut self.bins)
+            .arg(&mut self.big);
         // SAFETY: the grid strides over the records; the kernel reads only records below the
-        // count and writes bins below the capacity in `p`.
+        // count and writes bins below the capacity in `p`, and the big-box list (record
+        // capacity entries) below the record capacity.
         let blocks = (self.record_capacity as u32)
             .div_ceil(BLOCK)
             .clamp(1, SETUP_BLOCKS);
         unsafe { launch(l, blocks, BLOCK, 0, "rxp_bin_fill") }?;
+        let big = self.function("rxp_bin_big")?;
+        let mut l = stream.launch_builder(&big);
+        l.arg(&self.records)
+            .arg(&self.counters)
+            .arg(&p)
+            .arg(&self.big)
+            .arg(&mut self.cursors)
+            .arg(&mut self.bins);
+        // SAFETY: the warps stride over the list's entries (its count on the device, bounded by
+        // the record capacity in `p`), which are record ids below the count; bins are written
+        // below the capacity in `p`.
+        unsafe { launch(l, BIG_BLOCKS, BLOCK, 0, "rxp_bin_big") }?;
         self.events[3].record(&stream).ctx("recording an event")?;
         let raster = self.function("rxp_raster")?;
         let mut l = stream.launch_builder(&raster);
