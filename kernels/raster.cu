@@ -320,6 +320,17 @@ __device__ __forceinline__ unsigned rxp_tile_add(unsigned* tiles, unsigned tile)
     return at + __popc(group & ((1u << lane) - 1));
 }
 
+// Boxes over more tiles than this are counted and binned by rxp_bin_big, RXP_BIG_SLICES warps
+// each
+#define RXP_FEW_TILES 8
+#define RXP_BIG_SLICES 8
+
+// How many tiles a box spans.
+__device__ __forceinline__ unsigned rxp_box_tiles(const unsigned short bbox[4]) {
+    return ((bbox[2] >> RXP_TILE_SHIFT) - (bbox[0] >> RXP_TILE_SHIFT) + 1) *
+           ((bbox[3] >> RXP_TILE_SHIFT) - (bbox[1] >> RXP_TILE_SHIFT) + 1);
+}
+
 // Adds one to the count of every tile a live record's box touches; returns how many. Setup
 // counts boxes: an upper bound of what rxp_bin_fill puts in each tile's bin (every tile of a box
 // within one tile, only the tiles the triangle may cover of a bigger one: rxp_tile_touched), so
@@ -331,6 +342,23 @@ __device__ __forceinline__ unsigned rxp_count_tiles(const unsigned short bbox[4]
     for (unsigned ty = y0; ty <= y1; ty++)
         for (unsigned tx = x0; tx <= x1; tx++) atomicAdd(&tile_counts[ty * p.tiles_x + tx], 1u);
     return (x1 - x0 + 1) * (y1 - y0 + 1);
+}
+
+// Setup's count of live record r's tiles: a box of at most RXP_FEW_TILES tiles adds one to each
+// (rxp_count_tiles); a bigger one goes to the big-box list, whose records rxp_bin_big counts and
+// later bins a warp each, in the tiles the triangle may cover (counted here, one thread added to
+// hundreds of tiles in a row: the clipped pieces of a near wall held the clipping kernel).
+// Returns the box's tiles, an upper bound of the record's bin entries.
+__device__ __forceinline__ unsigned rxp_count_record(const unsigned short bbox[4], unsigned r,
+                                                     const RasterParams& p,
+                                                     unsigned* tile_counts,
+                                                     unsigned long long* counters,
+                                                     unsigned* big) {
+    const unsigned n = rxp_box_tiles(bbox);
+    if (n <= RXP_FEW_TILES) return rxp_count_tiles(bbox, p, tile_counts);
+    const unsigned long long k = atomicAdd(&counters[RXP_C_BIG], 1ull);
+    if (k < p.record_capacity) big[k] = r;
+    return n;
 }
 
 // Whether the triangle of snapped corners (x, y) and box `bbox` may cover a pixel centre of tile
@@ -377,15 +405,6 @@ __device__ __forceinline__ unsigned rxp_add_tiles(const int x[3], const int y[3]
                 n++;
             }
     return n;
-}
-
-// Boxes over more tiles than this are binned by rxp_bin_big, a warp each
-#define RXP_FEW_TILES 8
-
-// How many tiles a box spans.
-__device__ __forceinline__ unsigned rxp_box_tiles(const unsigned short bbox[4]) {
-    return ((bbox[2] >> RXP_TILE_SHIFT) - (bbox[0] >> RXP_TILE_SHIFT) + 1) *
-           ((bbox[3] >> RXP_TILE_SHIFT) - (bbox[1] >> RXP_TILE_SHIFT) + 1);
 }
 
 // Adds the block's sums of `v[0..n)` to counters[c[0..n)], once per block: a warp sum, a
@@ -553,7 +572,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_setup(const RxpDraw* __restrict__ draws, unsigned ndraws, RasterParams p,
               const unsigned* __restrict__ list, const unsigned* __restrict__ lists,
               SetupTri* __restrict__ records, unsigned* __restrict__ first,
-              unsigned* __restrict__ tile_counts, unsigned long long* counters) {
+              unsigned* __restrict__ tile_counts, unsigned long long* counters,
+              unsigned* __restrict__ big) {
     const unsigned nlist = lists[0];
     __shared__ unsigned long long stage[RXP_RBLOCK / 32][32 * RXP_RECORD_WORDS];
     unsigned binned = 0, live = 0;
@@ -591,7 +611,9 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         if (ok) {
             rxp_write_record(reinterpret_cast<SetupTri*>(&stage[warp][rank * RXP_RECORD_WORDS]),
                              g, 0, f, draw_flags, var);
-            binned += single != RXP_NONE ? 1u : rxp_count_tiles(g.bbox, p, tile_counts);
+            binned += single != RXP_NONE
+                          ? 1u
+                          : rxp_count_record(g.bbox, r, p, tile_counts, counters, big);
             live++;
         }
         __syncwarp();
@@ -617,7 +639,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                    const unsigned* __restrict__ list, unsigned cap,
                    const unsigned* __restrict__ lists, SetupTri* __restrict__ records,
                    unsigned* __restrict__ first, unsigned* __restrict__ tile_counts,
-                   unsigned long long* counters) {
+                   unsigned long long* counters, unsigned* __restrict__ big) {
     const unsigned nlist = lists[1];
     unsigned culled = 0, rejected = 0, clipped = 0, binned = 0, live = 0;
     for (unsigned start = blockIdx.x * RXP_RBLOCK; start < nlist;
@@ -674,7 +696,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                 unsigned pieces = k == 1 ? (unsigned)(corners - 2) << RXP_F_PIECES_SHIFT : 0u;
                 rxp_write_record(&records[r0 + k - 1], pg, st, f, draw_flags | pieces, pvar);
                 if (st == 0) {
-                    binned += rxp_count_tiles(pg.bbox, p, tile_counts);
+                    binned += rxp_count_record(pg.bbox, r0 + k - 1, p, tile_counts, counters,
+                                               big);
                     live++;
                 } else if (st == 1) {
                     culled++;
@@ -744,9 +767,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
 // (their count is on the device) a warp at a time, so that rxp_tile_add can take a warp's
 // records within one tile with one atomic.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
-    rxp_bin_fill(const SetupTri* __restrict__ records, unsigned long long* counters,
-                 RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins,
-                 unsigned* __restrict__ big) {
+    rxp_bin_fill(const SetupTri* __restrict__ records, const unsigned long long* counters,
+                 RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins) {
     unsigned long long nrec = counters[RXP_C_RECORDS];
     if (nrec > p.record_capacity) nrec = 0;  // overflowed: nothing was binned consistently
     const unsigned lane = threadIdx.x & 31;
@@ -769,41 +791,34 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         const unsigned single = live ? rxp_single_tile(bbox, p) : RXP_NONE;
         const unsigned at = rxp_tile_add(cursors, single);
         if (single != RXP_NONE && at < p.bin_capacity) bins[at] = (unsigned)r;
-        // (at most the tiles setup counted: see rxp_count_tiles) a few tiles by the record's
-        // lane; a bigger box goes to the list rxp_bin_big spreads over the whole grid: kept
-        // here, the consecutive pieces of a big clipped object held their warp while every
-        // other SM idled (ncu on Sponza: SMs active 15% of this kernel's time)
-        const bool multi = live && single == RXP_NONE;
-        const bool few = multi && rxp_box_tiles(bbox) <= RXP_FEW_TILES;
-        if (few) rxp_add_tiles(x, y, bbox, (unsigned)r, p, cursors, bins);
-        const unsigned many = __ballot_sync(0xffffffffu, multi && !few);
-        if (many) {
-            unsigned long long base = 0;
-            if (lane == 0) base = atomicAdd(&counters[RXP_C_BIG], (unsigned long long)__popc(many));
-            base = __shfl_sync(0xffffffffu, base, 0);
-            if ((many >> lane) & 1u) {
-                const unsigned long long k = base + __popc(many & ((1u << lane) - 1));
-                if (k < p.record_capacity) big[k] = (unsigned)r;
-            }
-        }
+        // a box of a few tiles by the record's lane (at most the tiles setup counted); bigger
+        // ones are on setup's big-box list, which rxp_bin_big spreads over the whole grid (bound
+        // to the warp that read them, the consecutive pieces of a big clipped object held it
+        // while the other SMs idled: ncu on Sponza, SMs active 15% of this kernel's time)
+        if (live && single == RXP_NONE && rxp_box_tiles(bbox) <= RXP_FEW_TILES)
+            rxp_add_tiles(x, y, bbox, (unsigned)r, p, cursors, bins);
     }
 }
 
-// The big boxes rxp_bin_fill listed, a warp each, the warps of the whole grid striding over the
-// list: the lanes share the box's tiles and bin the record in every one the triangle may cover
-// (rxp_tile_touched).
+// The big boxes setup listed (rxp_count_record), RXP_BIG_SLICES warps each, the warps of the
+// whole grid striding over the list: the lanes share the box's tiles and, in every one the
+// triangle may cover (rxp_tile_touched), add one to tiles[tile]; with `bins` (after the scan,
+// `tiles` the cursors) they also put the record in the bin at the place that returned.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_bin_big(const SetupTri* __restrict__ records, const unsigned long long* counters,
-                RasterParams p, const unsigned* __restrict__ big, unsigned* __restrict__ cursors,
+                RasterParams p, const unsigned* __restrict__ big, unsigned* __restrict__ tiles,
                 unsigned* __restrict__ bins) {
     unsigned long long n = counters[RXP_C_BIG];
     if (n > p.record_capacity) n = p.record_capacity;
     const unsigned lane = threadIdx.x & 31;
     const unsigned long long warps = (unsigned long long)gridDim.x * (RXP_RBLOCK / 32);
+    // each box is RXP_BIG_SLICES items, slice s taking every RXP_BIG_SLICES-th group of 32 of
+    // its tiles: a box over the whole screen (2040 tiles at 1920x1080) would otherwise keep one
+    // warp 64 rounds while the rest of the grid has finished
     for (unsigned long long w = (unsigned long long)blockIdx.x * (RXP_RBLOCK / 32) +
                                 (threadIdx.x >> 5);
-         w < n; w += warps) {
-        const unsigned r = big[w];
+         w < n * RXP_BIG_SLICES; w += warps) {
+        const unsigned r = big[w / RXP_BIG_SLICES], slice = (unsigned)(w % RXP_BIG_SLICES);
         const SetupTri& t = records[r];
         int x[3], y[3];
         unsigned short b[4];
@@ -815,11 +830,11 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         const unsigned x0 = b[0] >> RXP_TILE_SHIFT, y0 = b[1] >> RXP_TILE_SHIFT;
         const unsigned nx = (b[2] >> RXP_TILE_SHIFT) - x0 + 1;
         const unsigned count = rxp_box_tiles(b);
-        for (unsigned q = lane; q < count; q += 32) {
+        for (unsigned q = slice * 32 + lane; q < count; q += 32 * RXP_BIG_SLICES) {
             const unsigned tx = x0 + q % nx, ty = y0 + q / nx;
             if (!rxp_tile_touched(x, y, b, tx, ty)) continue;
-            const unsigned a = atomicAdd(&cursors[ty * p.tiles_x + tx], 1u);
-            if (a < p.bin_capacity) bins[a] = r;
+            const unsigned a = atomicAdd(&tiles[ty * p.tiles_x + tx], 1u);
+            if (bins && a < p.bin_capacity) bins[a] = r;
         }
     }
 }

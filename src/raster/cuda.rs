@@ -526,6 +526,28 @@ impl CudaRaster {
         Ok(())
     }
 
+    /// rxp_bin_big over setup's big-box list: counting the tiles each box's triangle may cover
+    /// (into the tile counts), or with `fill` binning it there (through the cursors).
+    fn launch_bin_big(&mut self, p: &Params, fill: bool) -> Result<(), GpuError> {
+        let f = self.function("rxp_bin_big")?;
+        let stream = self.gpu.stream.clone();
+        let mut l = stream.launch_builder(&f);
+        let null = 0u64;
+        l.arg(&self.records)
+            .arg(&self.counters)
+            .arg(p)
+            .arg(&self.big);
+        if fill {
+            l.arg(&mut self.cursors).arg(&mut self.bins);
+        } else {
+            l.arg(&mut self.tile_counts).arg(&null);
+        }
+        // SAFETY: the warps stride over the list's entries (its count on the device, bounded by
+        // the record capacity in the parameters), which are ids of records setup wrote; the
+        // tile counts and cursors hold every tile; bins are written below their capacity.
+        unsafe { launch(l, BIG_BLOCKS, BLOCK, 0, "rxp_bin_big") }
+    }
+
     /// Enqueues setup, binning and rasterisation, waits, and returns the counters.
     fn enqueue(
         &mut self,
@@ -585,16 +607,20 @@ impl CudaRaster {
                     .arg(&mut self.records)
                     .arg(&mut self.first)
                     .arg(&mut self.tile_counts)
-                    .arg(&mut self.counters);
+                    .arg(&mut self.counters)
+                    .arg(&mut self.big);
                 // SAFETY: arguments match the kernel's signature; it reads the triangles
                 // rxp_setup_classify listed, with the draw table's inputs checked as above (the
                 // rate counts and indices cover the vertices and triangles read, the triangle
-                // values the triangles); records are bounded in the kernel by the capacity in
-                // `p`. The grid strides over the list.
+                // values the triangles); records, and the big-box list (record capacity
+                // entries), are bounded in the kernel by the capacity in `p`. The grid strides
+                // over the list.
                 unsafe { launch(l, blocks, BLOCK, 0, name) }?;
             }
         }
         self.events[2].record(&stream).ctx("recording an event")?;
+        // the big boxes' tiles counted (bins: none) before the scan
+        self.launch_bin_big(&p, false)?;
         let nt = ntiles as u32;
         let scan = self.function("rxp_bin_scan")?;
         let mut l = stream.launch_builder(&scan);
@@ -612,27 +638,14 @@ impl CudaRaster {
             .arg(&self.counters)
             .arg(&p)
             .arg(&mut self.cursors)
-            .arg(&mut self.bins)
-            .arg(&mut self.big);
+            .arg(&mut self.bins);
         // SAFETY: the grid strides over the records; the kernel reads only records below the
-        // count and writes bins below the capacity in `p`, and the big-box list (record
-        // capacity entries) below the record capacity.
+        // count and writes bins below the capacity in `p`.
         let blocks = (self.record_capacity as u32)
             .div_ceil(BLOCK)
             .clamp(1, SETUP_BLOCKS);
         unsafe { launch(l, blocks, BLOCK, 0, "rxp_bin_fill") }?;
-        let big = self.function("rxp_bin_big")?;
-        let mut l = stream.launch_builder(&big);
-        l.arg(&self.records)
-            .arg(&self.counters)
-            .arg(&p)
-            .arg(&self.big)
-            .arg(&mut self.cursors)
-            .arg(&mut self.bins);
-        // SAFETY: the warps stride over the list's entries (its count on the device, bounded by
-        // the record capacity in `p`), which are record ids below the count; bins are written
-        // below the capacity in `p`.
-        unsafe { launch(l, BIG_BLOCKS, BLOCK, 0, "rxp_bin_big") }?;
+        self.launch_bin_big(&p, true)?;
         self.events[3].record(&stream).ctx("recording an event")?;
         let raster = self.function("rxp_raster")?;
         let mut l = stream.launch_builder(&raster);
