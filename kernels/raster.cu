@@ -28,13 +28,10 @@
 // threads per block of every raster kernel
 #define RXP_RBLOCK 256
 // triangles covering at most RXP_SMALL pixels of a tile (their box within it) are rasterised by one
-// thread, at most RXP_MEDIUM by a warp, larger ones by the whole block
-// (chosen by measurement: benches/results/h100-sponza-frame.md)
+// thread, larger ones by a warp (chosen by measurement: benches/results/h100-sponza-frame.md;
+// the whole block for boxes over 512 pixels was slower)
 #ifndef RXP_SMALL
-#define RXP_SMALL 48
-#endif
-#ifndef RXP_MEDIUM
-#define RXP_MEDIUM 512
+#define RXP_SMALL 32
 #endif
 // the tile kernel takes the tiles busiest first (1, rxp_bin_scan's order) or in screen order (0)
 #ifndef RXP_TILE_ORDER
@@ -963,8 +960,8 @@ __device__ __forceinline__ unsigned rxp_box_pixels(const SetupTri& t, int x0, in
     return frags;
 }
 
-// Threads first, first + stride, ... of a group scan the pixels of triangle t's box within the
-// tile (a warp: lanes 0..31 with stride 32; the block: stride RXP_RBLOCK). The edge values are
+// The lanes of a warp scan the pixels of triangle t's box within the tile (lane, lane + 32, ...;
+// `first` the lane, `stride` 32). The edge values are
 // 64-bit integers in general; where every value of the box fits 32 bits (triangles up to about
 // 180 pixels across), 32-bit arithmetic gives the same integers with fewer instructions.
 __device__ __forceinline__ unsigned rxp_raster_box(const SetupTri& t, int tx, int ty, int tw,
@@ -1155,9 +1152,9 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
                float* __restrict__ depth, unsigned long long* counters) {
     __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
-    __shared__ unsigned big[RXP_RBLOCK];
-    // a chunk's medium triangles from the front of `big`, its big ones from the back
-    __shared__ unsigned nmid, nbig, nblend, nmasked;
+    // a chunk's triangles bigger than RXP_SMALL, which take a warp each
+    __shared__ unsigned wide[RXP_RBLOCK];
+    __shared__ unsigned nwide, nblend, nmasked;
     const unsigned tile = RXP_TILE_ORDER ? order[blockIdx.x] : blockIdx.x;
     const int tx = (int)(tile % p.tiles_x) * RXP_TILE, ty = (int)(tile / p.tiles_x) * RXP_TILE;
     const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
@@ -1177,7 +1174,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
             if (nmasked == 0) break;
         }
         for (unsigned chunk = start; chunk < end; chunk += RXP_RBLOCK) {
-            if (threadIdx.x == 0) nbig = nmid = 0;
+            if (threadIdx.x == 0) nwide = 0;
             __syncthreads();
             if (chunk + threadIdx.x < end) {
                 const unsigned r = bins[chunk + threadIdx.x];
@@ -1194,23 +1191,17 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                     const int area = (x1 - x0 + 1) * (y1 - y0 + 1);
                     if (area <= RXP_SMALL) {
                         frags += rxp_raster_small(t, x0, y0, x1, y1, tx, ty, keys, mt, p);
-                    } else if (area <= RXP_MEDIUM) {
-                        big[atomicAdd(&nmid, 1u)] = r;
                     } else {
-                        big[RXP_RBLOCK - 1 - atomicAdd(&nbig, 1u)] = r;
+                        wide[atomicAdd(&nwide, 1u)] = r;
                     }
                 }
             }
             __syncthreads();
-            // medium triangles a warp each, big ones the whole block (no barrier in between: a warp
-            // done with its medium triangles goes on to the big ones)
+            // the bigger triangles a warp each
             const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-            for (unsigned b = warp; b < nmid; b += RXP_RBLOCK / 32)
-                frags += rxp_raster_box(records[big[b]], tx, ty, tw, th, lane, 32, keys, mt, p);
-            for (unsigned b = 0; b < nbig; b++)
-                frags += rxp_raster_box(records[big[RXP_RBLOCK - 1 - b]], tx, ty, tw, th,
-                                        threadIdx.x, RXP_RBLOCK, keys, mt, p);
-            // everyone is done with this chunk's big triangles before `nbig` is reset
+            for (unsigned b = warp; b < nwide; b += RXP_RBLOCK / 32)
+                frags += rxp_raster_box(records[wide[b]], tx, ty, tw, th, lane, 32, keys, mt, p);
+            // everyone is done with this chunk's list before `nwide` is reset
             __syncthreads();
         }
     }

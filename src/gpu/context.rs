@@ -177,7 +177,7 @@ impl Gpu {
             o.push(format!("-D{k}={v}"));
         }
         // for measurement: RXPIPE_KERNEL_DEFINES="NAME=VALUE ..." overrides the kernels' tuning
-        // constants that are guarded by #ifndef (RXP_SMALL, RXP_MEDIUM, RXP_MIN_BLOCKS, ...), so
+        // constants that are guarded by #ifndef (RXP_SMALL, RXP_MIN_BLOCKS, RXP_TILE_ORDER, ...), so
         // that a sweep needs no rebuild; part of the cache key like every option
         if let Ok(extra) = std::env::var("RXPIPE_KERNEL_DEFINES") {
             for d in extra.split_whitespace() {
