@@ -37,6 +37,10 @@
 #ifndef RXP_TILE_ORDER
 #define RXP_TILE_ORDER 1
 #endif
+// records of a tile the tile kernel sorts into its lists at a time
+#ifndef RXP_LIST
+#define RXP_LIST 2048
+#endif
 // blocks of the tile kernel per SM the compiler must fit (its registers follow)
 #ifndef RXP_MIN_BLOCKS
 #define RXP_MIN_BLOCKS 2
@@ -1152,10 +1156,10 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
                float* __restrict__ depth, unsigned long long* counters) {
     __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
-    // a chunk's triangles bigger than RXP_SMALL, which take a warp each, and the next one a
-    // warp takes
-    __shared__ unsigned wide[RXP_RBLOCK];
-    __shared__ unsigned nwide, next_wide, nblend, nmasked;
+    // a chunk's small triangles (a thread each) and bigger ones (a warp each), their counts and
+    // the next ones the warps take
+    __shared__ unsigned small[RXP_LIST], wide[RXP_LIST];
+    __shared__ unsigned nsmall, nwide, next_small, next_wide, nblend, nmasked;
     const unsigned tile = RXP_TILE_ORDER ? order[blockIdx.x] : blockIdx.x;
     const int tx = (int)(tile % p.tiles_x) * RXP_TILE, ty = (int)(tile / p.tiles_x) * RXP_TILE;
     const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
@@ -1169,47 +1173,66 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
     // Two passes over the tile's records: the opaque ones, then (when there are any) the
     // alpha-tested ones, whose fragments then mostly find the opaque surface in front already in
     // the keys and skip their texture (rxp_keep). The keys do not depend on the order.
+    const unsigned warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1) {
             __syncthreads();
             if (nmasked == 0) break;
         }
-        for (unsigned chunk = start; chunk < end; chunk += RXP_RBLOCK) {
-            if (threadIdx.x == 0) nwide = next_wide = 0;
+        // up to RXP_LIST records at a time: sorted into the small and the bigger triangles
+        // (one barrier), then the warps take 32 small ones (one a lane) and then one bigger
+        // one (all lanes) at a time until none is left (one barrier): a warp whose triangles
+        // were quick takes more (with the lists made and worked through 256 records at a time,
+        // and the small ones by the thread that read them, the warps waited at barriers a
+        // fifth of the kernel's time: ncu on Sponza)
+        for (unsigned chunk = start; chunk < end; chunk += RXP_LIST) {
+            if (threadIdx.x == 0) nsmall = nwide = next_small = next_wide = 0;
             __syncthreads();
-            // the thread's own small triangle (its box within the tile), rasterised after the
-            // list of bigger ones is complete
-            const SetupTri* small = nullptr;
-            int x0 = 0, y0 = 0, x1 = -1, y1 = -1;
-            if (chunk + threadIdx.x < end) {
-                const unsigned r = bins[chunk + threadIdx.x];
-                const SetupTri& t = records[r];
-                x0 = max((int)t.bbox[0], tx);
-                y0 = max((int)t.bbox[1], ty);
-                x1 = min((int)t.bbox[2], tx + tw - 1);
-                y1 = min((int)t.bbox[3], ty + th - 1);
-                const bool masked = (t.flags & RXP_F_MASK) != 0;
-                if (pass == 0 && masked) atomicAdd(&nmasked, 1u);
-                if (t.flags & RXP_F_BLEND) {
-                    if (pass == 0) atomicAdd(&nblend, 1u);
-                } else if (masked != (pass == 1)) {
-                    // (the other pass's)
-                } else if (x0 <= x1 && y0 <= y1) {
-                    const int area = (x1 - x0 + 1) * (y1 - y0 + 1);
-                    if (area <= RXP_SMALL) {
-                        small = &t;
-                    } else {
-                        wide[atomicAdd(&nwide, 1u)] = r;
+            const unsigned stop = min(end, chunk + RXP_LIST);
+            for (unsigned base = chunk + warp * 32; base < stop; base += RXP_RBLOCK) {
+                unsigned r = 0;
+                int kind = 0;  // 1 small, 2 bigger
+                if (base + lane < stop) {
+                    r = bins[base + lane];
+                    const SetupTri& t = records[r];
+                    const int x0 = max((int)t.bbox[0], tx), y0 = max((int)t.bbox[1], ty);
+                    const int x1 = min((int)t.bbox[2], tx + tw - 1);
+                    const int y1 = min((int)t.bbox[3], ty + th - 1);
+                    const bool masked = (t.flags & RXP_F_MASK) != 0;
+                    if (pass == 0 && masked) atomicAdd(&nmasked, 1u);
+                    if (t.flags & RXP_F_BLEND) {
+                        if (pass == 0) atomicAdd(&nblend, 1u);
+                    } else if (masked != (pass == 1)) {
+                        // (the other pass's)
+                    } else if (x0 <= x1 && y0 <= y1) {
+                        kind = (x1 - x0 + 1) * (y1 - y0 + 1) <= RXP_SMALL ? 1 : 2;
                     }
+                }
+                // one shared atomic per list and warp
+                for (int k = 1; k <= 2; k++) {
+                    const unsigned m = __ballot_sync(0xffffffffu, kind == k);
+                    if (!m) continue;
+                    unsigned* count = k == 1 ? &nsmall : &nwide;
+                    unsigned at = 0;
+                    if (lane == 0) at = atomicAdd(count, (unsigned)__popc(m));
+                    at = __shfl_sync(0xffffffffu, at, 0);
+                    if (kind == k) (k == 1 ? small : wide)[at + __popc(m & ((1u << lane) - 1))] = r;
                 }
             }
             __syncthreads();
-            // each thread its small triangle, then each warp takes the next bigger one until none
-            // is left: a warp whose small triangles were quick takes more of the bigger ones
-            // (with a barrier in between, every warp waited for the slowest small triangle, a
-            // fifth of the kernel's time: ncu on Sponza)
-            if (small) frags += rxp_raster_small(*small, x0, y0, x1, y1, tx, ty, keys, mt, p);
-            const unsigned lane = threadIdx.x & 31;
+            for (;;) {
+                unsigned b = 0;
+                if (lane == 0) b = atomicAdd(&next_small, 32u);
+                b = __shfl_sync(0xffffffffu, b, 0);
+                if (b >= nsmall) break;
+                if (b + lane < nsmall) {
+                    const SetupTri& t = records[small[b + lane]];
+                    frags += rxp_raster_small(t, max((int)t.bbox[0], tx), max((int)t.bbox[1], ty),
+                                              min((int)t.bbox[2], tx + tw - 1),
+                                              min((int)t.bbox[3], ty + th - 1), tx, ty, keys, mt,
+                                              p);
+                }
+            }
             for (;;) {
                 unsigned b = 0;
                 if (lane == 0) b = atomicAdd(&next_wide, 1u);
@@ -1217,7 +1240,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                 if (b >= nwide) break;
                 frags += rxp_raster_box(records[wide[b]], tx, ty, tw, th, lane, 32, keys, mt, p);
             }
-            // everyone is done with this chunk's list before `nwide` is reset
+            // everyone is done with this chunk's lists before they are reset
             __syncthreads();
         }
     }
