@@ -41,6 +41,10 @@
 #ifndef RXP_LIST
 #define RXP_LIST 2048
 #endif
+// blocks of the resolve kernel per SM the compiler must fit
+#ifndef RXP_RESOLVE_BLOCKS
+#define RXP_RESOLVE_BLOCKS 3
+#endif
 // blocks of the tile kernel per SM the compiler must fit (its registers follow)
 #ifndef RXP_MIN_BLOCKS
 #define RXP_MIN_BLOCKS 2
@@ -1081,6 +1085,77 @@ __device__ unsigned rxp_shade(const RasterParams& p, const unsigned char* lut, c
     }
 }
 
+// The colour and depth of pixel (x, y) from its depth key (the nearest fragment's depth and
+// source triangle, or RXP_KEY_EMPTY): the background, the material path at the pixel centre, or
+// the fragment shader with the covering piece's interpolated varyings.
+__device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
+                                  const unsigned* __restrict__ first,
+                                  const float4* __restrict__ draw_colors,
+                                  const unsigned char* __restrict__ lut, const RasterParams& p,
+                                  const RxpMaterials& mt, unsigned long long key, int x, int y,
+                                  unsigned* __restrict__ color, float* __restrict__ depth) {
+    const size_t at = (size_t)y * p.width + x;
+    if (key == RXP_KEY_EMPTY) {
+        color[at] = p.background;
+        depth[at] = 1.0f;
+        return;
+    }
+    const unsigned tri = (unsigned)key;
+    const unsigned r0 = first[tri];
+    const long long px = (long long)x * RXP_ONE + RXP_HALF;
+    const long long py = (long long)y * RXP_ONE + RXP_HALF;
+    long long e[3] = {-1, -1, -1};
+    // the source triangle's record, or for a clipped one, the piece that covers the pixel
+    // (the material path needs no edge values of a whole triangle)
+    const unsigned pieces = (records[r0].flags >> RXP_F_PIECES_SHIFT) & 7u;
+    const bool material =
+        p.shading == 0 && mt.draws[records[r0].flags >> RXP_F_DRAW_SHIFT].material >= 0;
+    unsigned r = r0;
+    for (unsigned k = 0; k < pieces && !(material && pieces == 1); k++) {
+        if (!(records[r0 + k].flags & RXP_F_LIVE)) continue;
+        r = r0 + k;
+        rxp_edges(records[r], px, py, e);
+        if ((e[0] | e[1] | e[2]) >= 0) break;
+    }
+    const SetupTri& t = records[r];
+    const unsigned draw = t.flags >> RXP_F_DRAW_SHIFT;
+    const bool front = (t.flags & RXP_F_FRONT) != 0;
+    depth[at] = rxp_unordered((unsigned)(key >> 32));
+    const RxpDraw& d = mt.draws[draw];
+    if (p.shading == 0 && d.material >= 0) {
+        // the material path reads the source triangle at the pixel centre
+        const float4 c = rxm_shade(mt, d, t.tri - d.tri_base, p.width, p.height, x, y, front,
+                                   p.eye, p.ambient, p.light_color);
+        color[at] = rxp_pack_lut(lut, c.x, c.y, c.z);
+        return;
+    }
+    const float inv_area = 1.0f / (float)t.area;
+    const float l1 = (float)e[1] * inv_area, l2 = (float)e[2] * inv_area;
+    const float w0 = t.inv_w[0], w1 = t.inv_w[1] - t.inv_w[0], w2 = t.inv_w[2] - t.inv_w[0];
+    const float view_z = 1.0f / (w0 + w1 * l1 + w2 * l2);
+    float a[8];
+    for (int c = 0; c < 8; c++) {
+        const float v0 = t.var[0][c];
+        a[c] = (v0 + (t.var[1][c] - v0) * l1 + (t.var[2][c] - v0) * l2) * view_z;
+    }
+    color[at] = rxp_shade(p, lut, a, view_z, front, draw_colors[draw]);
+}
+
+// The pixels of the tiles rxp_raster left to it (`deferred`), one thread each: their keys in
+// `gkeys` resolved as there.
+extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_RESOLVE_BLOCKS)
+    rxp_resolve(const SetupTri* __restrict__ records, const unsigned* __restrict__ first,
+                const unsigned* __restrict__ deferred, const unsigned long long* __restrict__ gkeys,
+                const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
+                RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
+                float* __restrict__ depth) {
+    const unsigned long long k = (unsigned long long)blockIdx.x * RXP_RBLOCK + threadIdx.x;
+    if (k >= (unsigned long long)p.width * p.height) return;
+    const int x = (int)(k % p.width), y = (int)(k / p.width);
+    if (!deferred[(y >> RXP_TILE_SHIFT) * p.tiles_x + (x >> RXP_TILE_SHIFT)]) return;
+    rxp_resolve_pixel(records, first, draw_colors, lut, p, mt, gkeys[k], x, y, color, depth);
+}
+
 // Composites the blended triangles of a tile over its shaded opaque pixels (lit mode), one
 // triangle at a time in submission order (the source triangle, then its pieces), as the CPU's
 // blend pass does: each is rasterised against the opaque depth without writing it, and every
@@ -1154,7 +1229,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                const unsigned* __restrict__ bins, const unsigned* __restrict__ order,
                const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
                RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
-               float* __restrict__ depth, unsigned long long* counters) {
+               float* __restrict__ depth, unsigned long long* counters,
+               unsigned* __restrict__ deferred, unsigned long long* __restrict__ gkeys) {
     __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
     // a chunk's small triangles (a thread each) and bigger ones (a warp each), their counts and
     // the next ones the warps take
@@ -1245,56 +1321,20 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
         }
     }
     __syncthreads();
-    // resolve: shade the visible fragment of every pixel
+    // resolve: shade the visible fragment of every pixel, here, or (lit frames with materials,
+    // `gkeys` not null, in tiles without blended triangles) in rxp_resolve, at more warps per SM
+    // than this kernel's registers allow
+    const bool defer = gkeys != nullptr && p.shading == 0 && nblend == 0;
+    if (threadIdx.x == 0) deferred[tile] = defer ? 1u : 0u;
     for (int l = threadIdx.x; l < RXP_TILE * RXP_TILE; l += RXP_RBLOCK) {
         const int i = l % RXP_TILE, j = l / RXP_TILE;
         if (i >= tw || j >= th) continue;
         const size_t at = (size_t)(ty + j) * p.width + (tx + i);
-        const unsigned long long key = keys[l];
-        if (key == RXP_KEY_EMPTY) {
-            color[at] = p.background;
-            depth[at] = 1.0f;
-            continue;
-        }
-        const unsigned tri = (unsigned)key;
-        const unsigned r0 = first[tri];
-        const long long px = (long long)(tx + i) * RXP_ONE + RXP_HALF;
-        const long long py = (long long)(ty + j) * RXP_ONE + RXP_HALF;
-        long long e[3] = {-1, -1, -1};
-        // the source triangle's record, or for a clipped one, the piece that covers the pixel
-        // (the material path needs no edge values of a whole triangle)
-        const unsigned pieces = (records[r0].flags >> RXP_F_PIECES_SHIFT) & 7u;
-        const bool material =
-            p.shading == 0 && mt.draws[records[r0].flags >> RXP_F_DRAW_SHIFT].material >= 0;
-        unsigned r = r0;
-        for (unsigned k = 0; k < pieces && !(material && pieces == 1); k++) {
-            if (!(records[r0 + k].flags & RXP_F_LIVE)) continue;
-            r = r0 + k;
-            rxp_edges(records[r], px, py, e);
-            if ((e[0] | e[1] | e[2]) >= 0) break;
-        }
-        const SetupTri& t = records[r];
-        const unsigned draw = t.flags >> RXP_F_DRAW_SHIFT;
-        const bool front = (t.flags & RXP_F_FRONT) != 0;
-        depth[at] = rxp_unordered((unsigned)(key >> 32));
-        const RxpDraw& d = mt.draws[draw];
-        if (p.shading == 0 && d.material >= 0) {
-            // the material path reads the source triangle at the pixel centre
-            const float4 c = rxm_shade(mt, d, t.tri - d.tri_base, p.width, p.height, tx + i,
-                                       ty + j, front, p.eye, p.ambient, p.light_color);
-            color[at] = rxp_pack_lut(lut, c.x, c.y, c.z);
-            continue;
-        }
-        const float inv_area = 1.0f / (float)t.area;
-        const float l1 = (float)e[1] * inv_area, l2 = (float)e[2] * inv_area;
-        const float w0 = t.inv_w[0], w1 = t.inv_w[1] - t.inv_w[0], w2 = t.inv_w[2] - t.inv_w[0];
-        const float view_z = 1.0f / (w0 + w1 * l1 + w2 * l2);
-        float a[8];
-        for (int c = 0; c < 8; c++) {
-            const float v0 = t.var[0][c];
-            a[c] = (v0 + (t.var[1][c] - v0) * l1 + (t.var[2][c] - v0) * l2) * view_z;
-        }
-        color[at] = rxp_shade(p, lut, a, view_z, front, draw_colors[draw]);
+        if (defer)
+            gkeys[at] = keys[l];
+        else
+            rxp_resolve_pixel(records, first, draw_colors, lut, p, mt, keys[l], tx + i, ty + j,
+                              color, depth);
     }
     if (nblend) {
         // (the resolve's colours are visible to the whole block after this barrier)

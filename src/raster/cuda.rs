@@ -126,6 +126,10 @@ pub struct CudaRaster {
     cursors: CudaSlice<u32>,
     /// the tiles busiest first, in which the tile kernel takes them
     order: CudaSlice<u32>,
+    /// per tile: whether the tile kernel left its pixels to rxp_resolve
+    deferred: CudaSlice<u32>,
+    /// per pixel: the depth keys of deferred tiles
+    keys: CudaSlice<u64>,
     bins: CudaSlice<u32>,
     bin_capacity: usize,
     /// the records whose boxes span many tiles, binned by rxp_bin_big (record capacity)
@@ -249,6 +253,8 @@ impl CudaRaster {
             offsets: gpu.zeros(1, "tile offsets")?,
             cursors: gpu.zeros(1, "tile cursors")?,
             order: gpu.zeros(1, "tile order")?,
+            deferred: gpu.zeros(1, "deferred tiles")?,
+            keys: gpu.zeros(1, "depth keys")?,
             big: gpu.zeros(1, "big-box records")?,
             bins: gpu.zeros(bins, "tile bins")?,
             bin_capacity: bins,
@@ -340,6 +346,10 @@ impl CudaRaster {
         grow(&gpu, &mut self.offsets, ntiles + 1, "tile offsets")?;
         grow(&gpu, &mut self.cursors, ntiles, "tile cursors")?;
         grow(&gpu, &mut self.order, ntiles, "tile order")?;
+        grow(&gpu, &mut self.deferred, ntiles, "deferred tiles")?;
+        if s.shading == ShadingMode::Lit && draws.iter().any(|d| d.material.is_some()) {
+            grow(&gpu, &mut self.keys, pixels, "depth keys")?;
+        }
         grow(&gpu, &mut self.colors, 4 * draws.len(), "draw colours")?;
         grow(&gpu, &mut self.color, 4 * pixels, "the colour buffer")?;
         grow(&gpu, &mut self.depth, pixels, "the depth buffer")?;
@@ -557,6 +567,11 @@ impl CudaRaster {
         tables: &super::cuda_material::Tables,
     ) -> Result<[u64; COUNTERS], crate::Error> {
         let p = self.params(s);
+        // in the lit mode with materials, tiles without blended triangles leave their pixels
+        // to rxp_resolve (a frame without materials resolves in the tile kernel: the extra
+        // pass over the frame's keys would cost more than it gains)
+        let lit = s.shading == ShadingMode::Lit && draws.iter().any(|d| d.material.is_some());
+        let s_pixels = s.width as usize * s.height as usize;
         let stream = self.gpu.stream.clone();
         self.events[1].record(&stream).ctx("recording an event")?;
         stream
@@ -661,11 +676,40 @@ impl CudaRaster {
             .arg(tables)
             .arg(&mut self.color)
             .arg(&mut self.depth)
-            .arg(&mut self.counters);
-        // SAFETY: one block per tile; colour and depth hold width x height pixels; the tables
-        // hold a draw per draw of the frame, the materials they name, and the textures those
-        // use, whose levels lie within the texel buffer (DeviceMaterials::prepare).
+            .arg(&mut self.counters)
+            .arg(&mut self.deferred);
+        // (null: no tile defers)
+        let null = 0u64;
+        if lit {
+            l.arg(&mut self.keys);
+        } else {
+            l.arg(&null);
+        }
+        // SAFETY: one block per tile; colour and depth hold width x height pixels, and so do
+        // the keys when the tiles may defer (else null: grown in `render` alike); `deferred` holds
+        // every tile; the tables hold a draw per draw of the frame, the materials they name,
+        // and the textures those use, whose levels lie within the texel buffer
+        // (DeviceMaterials::prepare).
         unsafe { launch(l, nt, BLOCK, 0, "rxp_raster") }?;
+        if lit {
+            let resolve = self.function("rxp_resolve")?;
+            let mut l = stream.launch_builder(&resolve);
+            l.arg(&self.records)
+                .arg(&self.first)
+                .arg(&self.deferred)
+                .arg(&self.keys)
+                .arg(&self.colors)
+                .arg(&self.lut)
+                .arg(&p)
+                .arg(tables)
+                .arg(&mut self.color)
+                .arg(&mut self.depth);
+            let pixels = s_pixels as u32;
+            // SAFETY: a thread per pixel of the frame (the kernel checks the bound); it reads
+            // the keys of deferred tiles, which the tile kernel wrote for each of their pixels,
+            // and the same tables as the tile kernel.
+            unsafe { launch(l, pixels.div_ceil(BLOCK), BLOCK, 0, "rxp_resolve") }?;
+        }
         self.events[4].record(&stream).ctx("recording an event")?;
         let mut c = [0u64; COUNTERS];
         stream
