@@ -79,8 +79,8 @@ pub fn camera_spanning(lo: Vec3, hi: Vec3, fraction: f32) -> crate::Camera {
 }
 
 /// Runs the frame benchmark: whole frames (geometry, setup, binning, rasterisation and shading,
-/// lit) of each mesh with each strategy at `size` on `renderer`'s backend, the mesh framed so that its bounds
-/// span 60% of the screen height. The patch strategy runs in patch order, without and (with
+/// lit) of each mesh with each strategy at `size` on `renderer`'s backend, the mesh framed so
+/// that its bounds span 60% of the screen height. The patch strategy runs in patch order, without and (with
 /// `patch_cull`) also with the per-patch culling stage. Each strategy runs in each of `shadings`
 /// (a row each; rows not lit name their mode after the strategy).
 #[allow(clippy::too_many_arguments)]

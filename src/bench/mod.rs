@@ -102,17 +102,12 @@ impl Machine {
 
     /// The host's processor, for benchmarks of the CPU backend (driver and NVRTC empty).
     pub(crate) fn host() -> Machine {
-        let model = std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("model name"))
-                    .and_then(|l| l.split(':').nth(1))
-                    .map(|m| m.trim().to_string())
-            })
-            .unwrap_or_else(|| std::env::consts::ARCH.to_string());
         Machine {
-            device: format!("{model}, {} threads", rayon::current_num_threads()),
+            device: format!(
+                "{}, {} threads",
+                reindex::cpu_name(),
+                rayon::current_num_threads()
+            ),
             driver: String::new(),
             nvrtc: String::new(),
             date: today(),

@@ -47,6 +47,13 @@ const C_RASTERIZED: usize = 6;
 /// (the eighth, RXP_C_BIG, the count of big boxes rxp_bin_fill lists, is the kernels' own)
 const COUNTERS: usize = 8;
 
+/// Whether the frame's tiles without blended triangles leave their pixels to rxp_resolve: lit
+/// frames with materials (a frame without materials resolves in the tile kernel: the extra pass
+/// over the frame's keys costs more than it gains there).
+fn resolves_apart(draws: &[GpuDraw], s: &RasterSettings) -> bool {
+    s.shading == ShadingMode::Lit && draws.iter().any(|d| d.material.is_some())
+}
+
 /// The frame's constants, as `RasterParams` in kernels/raster.cu.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C)]
@@ -347,7 +354,7 @@ impl CudaRaster {
         grow(&gpu, &mut self.cursors, ntiles, "tile cursors")?;
         grow(&gpu, &mut self.order, ntiles, "tile order")?;
         grow(&gpu, &mut self.deferred, ntiles, "deferred tiles")?;
-        if s.shading == ShadingMode::Lit && draws.iter().any(|d| d.material.is_some()) {
+        if resolves_apart(draws, s) {
             grow(&gpu, &mut self.keys, pixels, "depth keys")?;
         }
         grow(&gpu, &mut self.colors, 4 * draws.len(), "draw colours")?;
@@ -567,11 +574,7 @@ impl CudaRaster {
         tables: &super::cuda_material::Tables,
     ) -> Result<[u64; COUNTERS], crate::Error> {
         let p = self.params(s);
-        // in the lit mode with materials, tiles without blended triangles leave their pixels
-        // to rxp_resolve (a frame without materials resolves in the tile kernel: the extra
-        // pass over the frame's keys would cost more than it gains)
-        let lit = s.shading == ShadingMode::Lit && draws.iter().any(|d| d.material.is_some());
-        let s_pixels = s.width as usize * s.height as usize;
+        let apart = resolves_apart(draws, s);
         let stream = self.gpu.stream.clone();
         self.events[1].record(&stream).ctx("recording an event")?;
         stream
@@ -680,18 +683,18 @@ impl CudaRaster {
             .arg(&mut self.deferred);
         // (null: no tile defers)
         let null = 0u64;
-        if lit {
+        if apart {
             l.arg(&mut self.keys);
         } else {
             l.arg(&null);
         }
         // SAFETY: one block per tile; colour and depth hold width x height pixels, and so do
-        // the keys when the tiles may defer (else null: grown in `render` alike); `deferred` holds
+        // the keys when tiles may defer (grown in `render`; else null); `deferred` holds
         // every tile; the tables hold a draw per draw of the frame, the materials they name,
         // and the textures those use, whose levels lie within the texel buffer
         // (DeviceMaterials::prepare).
         unsafe { launch(l, nt, BLOCK, 0, "rxp_raster") }?;
-        if lit {
+        if apart {
             let resolve = self.function("rxp_resolve")?;
             let mut l = stream.launch_builder(&resolve);
             l.arg(&self.records)
@@ -704,7 +707,7 @@ impl CudaRaster {
                 .arg(tables)
                 .arg(&mut self.color)
                 .arg(&mut self.depth);
-            let pixels = s_pixels as u32;
+            let pixels = s.width * s.height;
             // SAFETY: a thread per pixel of the frame (the kernel checks the bound); it reads
             // the keys of deferred tiles, which the tile kernel wrote for each of their pixels,
             // and the same tables as the tile kernel.
