@@ -232,7 +232,10 @@ pub fn run(what: What) -> Res {
             common: c,
         } => {
             let renderer = match backend {
-                FrameBackend::Cuda => rxpipe::Renderer::from_gpu(need_gpu("frame")?),
+                FrameBackend::Cuda => rxpipe::Renderer::from_gpu(
+                    need_gpu("frame")
+                        .map_err(|e| format!("{e} (or measure the CPU backend: --backend cpu)"))?,
+                ),
                 FrameBackend::Cpu => {
                     rxpipe::Renderer::new(rxpipe::Backend::Cpu).map_err(|e| e.to_string())?
                 }
