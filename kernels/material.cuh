@@ -226,17 +226,44 @@ __device__ __forceinline__ unsigned rxm_wrap(long long i, unsigned n, unsigned m
     return rxm_mod(i, n);
 }
 
-// A texel as floats; with kAlpha only its alpha (the alpha test's), the rest zero: each channel
-// is filtered on its own, so the alpha is the same either way.
+// rxm_mod for a 32-bit index and a size of at most 2^16 (the sampling's fast path): a mask for
+// powers of two, else a 32-bit remainder out of line (as rxm_mod_any).
+__device__ __noinline__ unsigned rxm_mod_any32(int i, unsigned n) {
+    const int k = i % (int)n;
+    return (unsigned)(k < 0 ? k + (int)n : k);
+}
+__device__ __forceinline__ unsigned rxm_mod32(int i, unsigned n) {
+    if ((n & (n - 1)) == 0) return (unsigned)i & (n - 1);
+    return rxm_mod_any32(i, n);
+}
+
+// rxm_wrap for |i| < 2^30 and n <= 2^16, in 32-bit integers (the same texel).
+__device__ __forceinline__ unsigned rxm_wrap32(int i, unsigned n, unsigned mode) {
+    if (mode == 1) return (unsigned)(i < 0 ? 0 : (i > (int)n - 1 ? (int)n - 1 : i));
+    if (mode == 2) {
+        const unsigned k = rxm_mod32(i, 2 * n);
+        return k >= n ? 2 * n - 1 - k : k;
+    }
+    return rxm_mod32(i, n);
+}
+
+// A texel's value as floats; with kAlpha only its alpha (the alpha test's), the rest zero: each
+// channel is filtered on its own, so the alpha is the same either way.
+template <bool kAlpha>
+__device__ __forceinline__ float4 rxm_unpack(unsigned v, const float* __restrict__ lut, bool srgb) {
+    if (kAlpha) return make_float4(0.0f, 0.0f, 0.0f, lut[256 + (v >> 24)]);
+    const float* rgb = srgb ? lut : lut + 256;
+    return make_float4(rgb[v & 0xffu], rgb[(v >> 8) & 0xffu], rgb[(v >> 16) & 0xffu],
+                       lut[256 + (v >> 24)]);
+}
+
+// Texel (x, y) of level `l` as floats (rxm_unpack).
 template <bool kAlpha>
 __device__ __forceinline__ float4 rxm_texel(const unsigned* __restrict__ texels,
                                             const float* __restrict__ lut, bool srgb,
                                             const RxpLevel& l, unsigned x, unsigned y) {
     const unsigned v = __ldg(&texels[l.offset + (unsigned long long)y * l.width + x]);
-    if (kAlpha) return make_float4(0.0f, 0.0f, 0.0f, lut[256 + (v >> 24)]);
-    const float* rgb = srgb ? lut : lut + 256;
-    return make_float4(rgb[v & 0xffu], rgb[(v >> 8) & 0xffu], rgb[(v >> 16) & 0xffu],
-                       lut[256 + (v >> 24)]);
+    return rxm_unpack<kAlpha>(v, lut, srgb);
 }
 
 // Level `level` of `t` filtered at (u, v). Sampling is called from many places of the raster
@@ -260,6 +287,22 @@ __device__ __noinline__ float4 rxm_filtered(const unsigned* __restrict__ texels,
         return rxm_texel<kAlpha>(texels, lut, srgb, l, rxm_wrap(rxm_floor(x), l.width, ws),
                          rxm_wrap(rxm_floor(y), l.height, wt));
     const float xs = x - 0.5f, ys = y - 0.5f;
+    if (fabsf(xs) < 1073741824.0f && fabsf(ys) < 1073741824.0f && l.width <= 0x10000u &&
+        l.height <= 0x10000u) {
+        // (nearly always) 32-bit texel coordinates and a row pointer each: the same texels as
+        // the 64-bit path below, in half the integer instructions
+        const int x0 = (int)floorf(xs), y0 = (int)floorf(ys);
+        const float fx = xs - (float)x0, fy = ys - (float)y0;
+        const unsigned xa = rxm_wrap32(x0, l.width, ws), xb = rxm_wrap32(x0 + 1, l.width, ws);
+        const unsigned* base = texels + l.offset;
+        const unsigned* ra = base + rxm_wrap32(y0, l.height, wt) * l.width;
+        const unsigned* rb = base + rxm_wrap32(y0 + 1, l.height, wt) * l.width;
+        const float4 top = rxm_lerp4(rxm_unpack<kAlpha>(__ldg(ra + xa), lut, srgb),
+                                     rxm_unpack<kAlpha>(__ldg(ra + xb), lut, srgb), fx);
+        const float4 bottom = rxm_lerp4(rxm_unpack<kAlpha>(__ldg(rb + xa), lut, srgb),
+                                        rxm_unpack<kAlpha>(__ldg(rb + xb), lut, srgb), fx);
+        return rxm_lerp4(top, bottom, fy);
+    }
     const long long x0 = rxm_floor(xs), y0 = rxm_floor(ys);
     const float fx = xs - (float)x0, fy = ys - (float)y0;
     const unsigned xa = rxm_wrap(x0, l.width, ws), xb = rxm_wrap(x0 + 1, l.width, ws);

@@ -4,7 +4,7 @@
 
 use super::{Api, BackendKind, DrawRef, ShadeJob};
 use crate::geometry::cuda::{
-    CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue, ShadeDraw,
+    CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue, DrawLaunch, ShadeDraw,
 };
 use crate::geometry::VertexIn;
 use crate::geometry::{GeometryError, GeometryStats, Layout, Strategy};
@@ -23,6 +23,11 @@ pub struct CudaApi {
     /// the geometry kernels, compiled with the pipeline's shader
     pub geometry: CudaGeometry,
     raster: Mutex<CudaRaster>,
+    /// the frame's geometry stage, prepared by [`Api::shade`] and launched by [`Api::raster`]
+    /// after the raster stage's host work (or by [`Api::stats`] in a frame without one), so
+    /// that the device runs a frame's kernels back to back instead of waiting on the host
+    /// between its stages
+    pending: Mutex<Option<DrawLaunch>>,
 }
 
 impl CudaApi {
@@ -32,8 +37,22 @@ impl CudaApi {
         Ok(CudaApi {
             geometry: CudaGeometry::new(gpu.clone(), shader, true)?,
             raster: Mutex::new(CudaRaster::new(gpu.clone())?),
+            pending: Mutex::new(None),
             gpu,
         })
+    }
+
+    /// Launches the geometry stage [`Api::shade`] prepared, if it has not been.
+    fn launch_pending(&self) -> Result<(), Error> {
+        let pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        match pending {
+            Some(l) => Ok(self.geometry.launch_draws(&l)?),
+            None => Ok(()),
+        }
     }
 
     fn rasteriser(&self) -> std::sync::MutexGuard<'_, CudaRaster> {
@@ -103,7 +122,9 @@ impl Api for CudaApi {
     }
 
     fn begin_frame(&self) -> Result<(), Error> {
-        Ok(self.rasteriser().mark_start()?)
+        // (a frame left unfinished by an error launches nothing of its geometry)
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        Ok(())
     }
 
     fn shade(
@@ -132,8 +153,11 @@ impl Api for CudaApi {
                 queue: q,
             });
         }
-        // the counts feed the statistics and the shading-rate mode alike
-        c.enqueue_draws(strategy, &mut draws)
+        // the counts feed the statistics and the shading-rate mode alike; launched by `raster`
+        // or `stats` (a stage prepared before and never launched is dropped: its meshes may be)
+        let prepared = c.prepare_draws(strategy, &mut draws)?;
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = prepared;
+        Ok(())
     }
 
     fn raster(
@@ -158,11 +182,12 @@ impl Api for CudaApi {
             })
             .collect();
         let mut r = self.rasteriser();
-        r.render(&draws, settings, out)?;
+        r.render_after(&draws, settings, out, &mut || self.launch_pending())?;
         Ok(r.times.before_ms)
     }
 
     fn stats(&self, shaded: &[(&DeviceMesh, &DeviceQueue)]) -> Result<GeometryStats, Error> {
+        self.launch_pending()?;
         // (a frame that shaded nothing launched nothing: its total is not the last launch's)
         let mut stats = GeometryStats {
             invocations: match shaded.is_empty() {

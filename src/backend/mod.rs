@@ -220,7 +220,8 @@ pub trait Api: Send + Sync {
         layout: Layout,
     ) -> Result<Self::Mesh, Error>;
 
-    /// Starts a frame's timing (the geometry stage's time runs from here to the raster stage).
+    /// Starts a frame (on the CPU the geometry stage's time runs from here to the raster
+    /// stage).
     fn begin_frame(&self) -> Result<(), Error>;
 
     /// The geometry stage of a frame: `strategy` over each job's mesh with the backend's vertex
@@ -228,7 +229,9 @@ pub trait Api: Send + Sync {
     /// all jobs at once (the CUDA backend shades them in one launch). With `rate`, each shaded
     /// vertex's `extra` varying carries how often its source vertex was shaded (the shading-rate
     /// mode; the CUDA backend's raster stage reads the per-vertex counts its queue keeps
-    /// instead).
+    /// instead). The CUDA backend uploads the stage's table here and launches it from
+    /// [`Api::raster`] (or [`Api::stats`]) once the raster stage's host work is done, so that
+    /// the device runs the frame without waiting on the host between its stages.
     fn shade(
         &self,
         strategy: Strategy,
@@ -237,7 +240,8 @@ pub trait Api: Send + Sync {
     ) -> Result<(), Error>;
 
     /// The raster stage over the draws, in order, into `out`; returns the geometry stage's time
-    /// since [`Api::begin_frame`] in milliseconds.
+    /// in milliseconds (on the CPU since [`Api::begin_frame`]; on the GPU the device's, from
+    /// its first kernel to the raster stage's first).
     fn raster(
         &self,
         draws: &[DrawRef<'_, Self>],

@@ -149,7 +149,6 @@ pub struct CudaRaster {
     color: CudaSlice<u8>,
     depth: CudaSlice<f32>,
     events: [CudaEvent; 5],
-    started: bool,
     /// what grew during the last frame, for the user (empty when nothing had to)
     pub grown: Vec<String>,
     /// the last frame's stage times
@@ -271,7 +270,6 @@ impl CudaRaster {
             color: gpu.zeros(4, "the colour buffer")?,
             depth: gpu.zeros(1, "the depth buffer")?,
             events: [event()?, event()?, event()?, event()?, event()?],
-            started: false,
             grown: Vec::new(),
             staging: (None, None),
             times: StageTimes::default(),
@@ -285,13 +283,12 @@ impl CudaRaster {
         self.gpu.function(&self.module, name)
     }
 
-    /// Marks the start of the frame on the stream (before the caller enqueues its geometry
-    /// stage), so that [`StageTimes::before_ms`] measures it.
-    pub fn mark_start(&mut self) -> Result<(), GpuError> {
+    /// Marks the start of the frame on the stream (before the caller's geometry stage is
+    /// enqueued), so that [`StageTimes::before_ms`] measures it.
+    fn mark_start(&mut self) -> Result<(), GpuError> {
         self.events[0]
             .record(&self.gpu.stream)
             .ctx("recording an event")?;
-        self.started = true;
         Ok(())
     }
 
@@ -330,6 +327,20 @@ impl CudaRaster {
         draws: &[GpuDraw],
         s: &RasterSettings,
         out: &mut RasterOutput,
+    ) -> Result<(), crate::Error> {
+        self.render_after(draws, s, out, &mut || Ok(()))
+    }
+
+    /// [`CudaRaster::render`] after `before`, which enqueues the caller's work that the draws
+    /// wait for (the frame's geometry stage): it runs after the raster stage's host work (its
+    /// tables uploaded), so that the device runs the two stages back to back, and its time is
+    /// [`StageTimes::before_ms`].
+    pub fn render_after(
+        &mut self,
+        draws: &[GpuDraw],
+        s: &RasterSettings,
+        out: &mut RasterOutput,
+        before: &mut dyn FnMut() -> Result<(), crate::Error>,
     ) -> Result<(), crate::Error> {
         if s.width == 0 || s.height == 0 || s.width > 16384 || s.height > 16384 {
             return Err(RasterError::Size(s.width, s.height).into());
@@ -376,9 +387,8 @@ impl CudaRaster {
                 .ctx("uploading draw colours")?;
         }
         let tables = self.material_tables(draws, s)?;
-        if !self.started {
-            self.mark_start()?;
-        }
+        self.mark_start()?;
+        before()?;
         let mut counters = [0u64; COUNTERS];
         for attempt in 0..3 {
             counters = self.enqueue(draws, s, ntiles, &tables)?;
@@ -412,7 +422,6 @@ impl CudaRaster {
             // the caller's geometry is not part of a repeated raster's time
             self.mark_start()?;
         }
-        self.started = false;
         out.width = s.width;
         out.height = s.height;
         out.color.resize(4 * pixels, 0);
@@ -647,9 +656,9 @@ impl CudaRaster {
             .arg(&mut self.offsets)
             .arg(&mut self.cursors)
             .arg(&mut self.order);
-        // SAFETY: one block; tile_counts, cursors and order hold ntiles entries, offsets
-        // ntiles + 1.
-        unsafe { launch(l, 1, BLOCK, 0, "rxp_bin_scan") }?;
+        // SAFETY: one block (of RXP_SCAN_THREADS); tile_counts, cursors and order hold ntiles
+        // entries, offsets ntiles + 1.
+        unsafe { launch(l, 1, 1024, 0, "rxp_bin_scan") }?;
         let fill = self.function("rxp_bin_fill")?;
         let mut l = stream.launch_builder(&fill);
         l.arg(&self.records)

@@ -19,6 +19,17 @@ pub(super) struct DrawTable {
     pub total: CudaSlice<u64>,
 }
 
+/// A geometry stage whose draw table is on the device, ready to launch
+/// ([`CudaGeometry::prepare_draws`], [`CudaGeometry::launch_draws`]).
+#[derive(Debug, Clone, Copy)]
+pub struct DrawLaunch {
+    strategy: Strategy,
+    ndraws: u32,
+    chunks: u32,
+    blocks: u32,
+    shape: Option<super::Plan>,
+}
+
 /// One mesh of a launch over many: what it shades with which uniforms, into which queue.
 pub struct ShadeDraw<'a> {
     pub mesh: &'a DeviceMesh,
@@ -36,8 +47,23 @@ impl CudaGeometry {
         strategy: Strategy,
         draws: &mut [ShadeDraw<'_>],
     ) -> Result<(), crate::Error> {
+        match self.prepare_draws(strategy, draws)? {
+            Some(l) => Ok(self.launch_draws(&l)?),
+            None => Ok(()),
+        }
+    }
+
+    /// The host's part of [`CudaGeometry::enqueue_draws`]: checks the draws and uploads their
+    /// table (none without draws). The launches follow with [`CudaGeometry::launch_draws`], so
+    /// that a frame can finish all its host work before the device starts, and the device then
+    /// runs the frame's kernels back to back. Until then the table must not be prepared again.
+    pub fn prepare_draws(
+        &self,
+        strategy: Strategy,
+        draws: &mut [ShadeDraw<'_>],
+    ) -> Result<Option<DrawLaunch>, crate::Error> {
         if draws.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let stream = &self.gpu.stream;
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
@@ -104,9 +130,23 @@ impl CudaGeometry {
                 .into());
             }
         }
-        let ndraws = table.len() as u32;
         let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
         self.gpu.put(&mut t.draws, &table, "geometry draw table")?;
+        Ok(Some(DrawLaunch {
+            strategy,
+            ndraws: table.len() as u32,
+            chunks: chunks as u32,
+            blocks: blocks as u32,
+            shape,
+        }))
+    }
+
+    /// Launches a prepared geometry stage (its table as [`CudaGeometry::prepare_draws`] left
+    /// it).
+    pub fn launch_draws(&self, d: &DrawLaunch) -> Result<(), GpuError> {
+        let (strategy, ndraws, chunks) = (d.strategy, d.ndraws, d.chunks);
+        let stream = &self.gpu.stream;
+        let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
         let t = &mut *t;
         let buf = &t.draws;
         let mut counts = |name: &str| -> Result<(), GpuError> {
@@ -115,10 +155,10 @@ impl CudaGeometry {
             l.arg(buf).arg(&ndraws).arg(&mut t.total);
             // SAFETY: a block per chunk of a draw's counts (the table's count_base); every
             // draw's counts hold ncounts entries, its total one, and the frame's total one.
-            unsafe { launch(l, chunks as u32, 256, 0, name) }
+            unsafe { launch(l, chunks, 256, 0, name) }
         };
         counts("counts_clear_draws")?;
-        if let Some(p) = shape {
+        if let Some(p) = d.shape {
             let f = self.kernel(strategy, "_draws")?;
             let mut l = stream.launch_builder(&f);
             l.arg(buf).arg(&ndraws);
@@ -135,7 +175,7 @@ impl CudaGeometry {
             // SAFETY: every draw passed `plan` (its queue's size, the strategy's limits), which
             // gave the grid of a launch of its own; the launch is those grids end to end
             // (block_base), with the one block shape all draws of a strategy share.
-            unsafe { launch(l, blocks as u32, p.threads, p.smem, strategy.name()) }?;
+            unsafe { launch(l, d.blocks, p.threads, p.smem, strategy.name()) }?;
         }
         if self.counting {
             counts("counts_sum_draws")?;

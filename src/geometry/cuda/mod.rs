@@ -15,7 +15,7 @@ mod queue;
 mod shader;
 
 pub use abi::{GpuUniforms, GpuVertexOut};
-pub use draws::ShadeDraw;
+pub use draws::{DrawLaunch, ShadeDraw};
 pub use mesh::{DeviceMesh, DevicePatches, TriangleRuns, BATCHING, VERTEX_INPUT};
 use queue::{no_corners, queue_capacity, vcap_per_batch};
 pub use queue::{DeviceQueue, GpuGeometry};
