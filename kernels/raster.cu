@@ -41,9 +41,10 @@
 #ifndef RXP_LIST
 #define RXP_LIST 2048
 #endif
-// blocks of the resolve kernel per SM the compiler must fit
+// blocks of the resolve kernel per SM the compiler must fit (64 registers: it waits on texel
+// loads, and more warps hide more of that than the few spills cost)
 #ifndef RXP_RESOLVE_BLOCKS
-#define RXP_RESOLVE_BLOCKS 3
+#define RXP_RESOLVE_BLOCKS 4
 #endif
 // blocks of the tile kernel per SM the compiler must fit (its registers follow)
 #ifndef RXP_MIN_BLOCKS
@@ -526,8 +527,12 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_setup_classify(const RxpDraw* __restrict__ draws, unsigned ndraws, unsigned ntris,
                        RasterParams p, unsigned* __restrict__ first, unsigned* __restrict__ list,
                        unsigned cap, unsigned* __restrict__ lists,
-                       unsigned long long* counters) {
+                       unsigned long long* counters, unsigned* __restrict__ tile_counts,
+                       unsigned ntiles) {
     const unsigned f = blockIdx.x * RXP_RBLOCK + threadIdx.x;
+    // the tile counts that rxp_setup and rxp_bin_big add to after this kernel, cleared here
+    // rather than by a copy engine operation of their own
+    for (unsigned k = f; k < ntiles; k += gridDim.x * RXP_RBLOCK) tile_counts[k] = 0;
     unsigned kind = 0, culled = 0;
     if (f < ntris) {
         const RxpDraw& d = draws[rxp_draw_of(draws, ndraws, f)];

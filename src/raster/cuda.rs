@@ -46,6 +46,9 @@ const C_FRAGMENTS: usize = 5;
 const C_RASTERIZED: usize = 6;
 /// (the eighth, RXP_C_BIG, the count of big boxes rxp_bin_fill lists, is the kernels' own)
 const COUNTERS: usize = 8;
+/// The counters' buffer holds one more word: the two 32-bit counts of the setup lists
+/// (rxp_setup_classify's `lists`), so that one clear resets both.
+const COUNTER_WORDS: usize = COUNTERS + 1;
 
 /// Whether the frame's tiles without blended triangles leave their pixels to rxp_resolve: lit
 /// frames with materials (a frame without materials resolves in the tile kernel: the extra pass
@@ -127,7 +130,6 @@ pub struct CudaRaster {
     /// the triangles of a draw that survive their clip positions (rxp_setup_classify): those
     /// kept whole from the front, those to clip from the back; and the two counts per draw
     list: CudaSlice<u32>,
-    lists: CudaSlice<u32>,
     tile_counts: CudaSlice<u32>,
     offsets: CudaSlice<u32>,
     cursors: CudaSlice<u32>,
@@ -254,7 +256,6 @@ impl CudaRaster {
             record_capacity: records,
             first: gpu.zeros(1, "first records")?,
             list: gpu.zeros(1, "setup lists")?,
-            lists: gpu.zeros(2, "setup lists' counts")?,
             tile_counts: gpu.zeros(1, "tile counts")?,
             offsets: gpu.zeros(1, "tile offsets")?,
             cursors: gpu.zeros(1, "tile cursors")?,
@@ -266,7 +267,7 @@ impl CudaRaster {
             bin_capacity: bins,
             colors: gpu.zeros(4, "draw colours")?,
             materials: DeviceMaterials::new(&gpu)?,
-            counters: gpu.zeros(COUNTERS, "raster counters")?,
+            counters: gpu.zeros(COUNTER_WORDS, "raster counters")?,
             color: gpu.zeros(4, "the colour buffer")?,
             depth: gpu.zeros(1, "the depth buffer")?,
             events: [event()?, event()?, event()?, event()?, event()?],
@@ -586,18 +587,20 @@ impl CudaRaster {
         let apart = resolves_apart(draws, s);
         let stream = self.gpu.stream.clone();
         self.events[1].record(&stream).ctx("recording an event")?;
+        // (the counters and the setup lists' counts after them)
         stream
             .memset_zeros(&mut self.counters)
             .ctx("clearing the raster counters")?;
-        stream
-            .memset_zeros(&mut self.tile_counts)
-            .ctx("clearing the tile counts")?;
-        stream
-            .memset_zeros(&mut self.lists)
-            .ctx("clearing the setup lists' counts")?;
+        let lists = self.counters.device_ptr(&stream).0 + 8 * COUNTERS as u64;
         let ntris: u32 = draws.iter().map(|d| d.triangles as u32).sum();
         let ndraws = draws.len() as u32;
-        if ntris > 0 {
+        let nt = ntiles as u32;
+        if ntris == 0 {
+            // (else rxp_setup_classify clears them)
+            stream
+                .memset_zeros(&mut self.tile_counts)
+                .ctx("clearing the tile counts")?;
+        } else {
             let cap = self.list.len() as u32;
             let f = self.function("rxp_setup_classify")?;
             let mut l = stream.launch_builder(&f);
@@ -608,14 +611,16 @@ impl CudaRaster {
                 .arg(&mut self.first)
                 .arg(&mut self.list)
                 .arg(&cap)
-                .arg(&mut self.lists)
-                .arg(&mut self.counters);
+                .arg(&lists)
+                .arg(&mut self.counters)
+                .arg(&mut self.tile_counts)
+                .arg(&nt);
             // SAFETY: arguments match rxp_setup_classify's signature; the draw table holds
             // `ndraws` draws whose triangles are the frame's 0..ntris, each draw's corners
             // covering the triangles it reads (check_draws; corners outside the queue are
             // rejected in the kernel); `first` holds every triangle of the frame, and the list
-            // `cap` >= ntris entries, which the two lists (counted in `lists`) fill from either
-            // end.
+            // `cap` >= ntris entries, which the two lists (counted in `lists`, the word after the
+            // counters) fill from either end; tile_counts holds `nt` entries.
             unsafe { launch(l, ntris.div_ceil(BLOCK), BLOCK, 0, "rxp_setup_classify") }?;
             for (name, blocks) in [
                 ("rxp_setup", ntris.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS)),
@@ -630,7 +635,7 @@ impl CudaRaster {
                 if name == "rxp_setup_clip" {
                     l.arg(&cap);
                 }
-                l.arg(&self.lists)
+                l.arg(&lists)
                     .arg(&mut self.records)
                     .arg(&mut self.first)
                     .arg(&mut self.tile_counts)
@@ -648,7 +653,6 @@ impl CudaRaster {
         self.events[2].record(&stream).ctx("recording an event")?;
         // the big boxes' tiles counted (bins: none) before the scan
         self.launch_bin_big(&p, false)?;
-        let nt = ntiles as u32;
         let scan = self.function("rxp_bin_scan")?;
         let mut l = stream.launch_builder(&scan);
         l.arg(&self.tile_counts)
@@ -725,7 +729,7 @@ impl CudaRaster {
         self.events[4].record(&stream).ctx("recording an event")?;
         let mut c = [0u64; COUNTERS];
         stream
-            .memcpy_dtoh(&self.counters, &mut c[..])
+            .memcpy_dtoh(&self.counters.slice(0..COUNTERS), &mut c[..])
             .ctx("downloading the raster counters")?;
         stream.synchronize().ctx("waiting for the GPU")?;
         Ok(c)
