@@ -4,7 +4,7 @@
 //   rxn_accumulate  one thread per triangle of the index buffer (the hardwired form): each
 //                   corner's weighted face normal added to its vertex with double atomics
 //   rxn_patch_fv    the same through the patches' FV query (RXMesh's Listing 1): one block per
-//                   patch, each owned face's corners read from EV and FE in shared memory
+//                   patch, each owned face's corners read from its rows of FE and EV
 //   rxn_patch_vf    through the VF query: one block per patch; every local face (ribbon
 //                   included) adds its corner weights to the patch's owned vertices in shared
 //                   memory (the VF transpose, accumulated rather than listed), and each owned
@@ -50,7 +50,10 @@ extern "C" __global__ void rxn_accumulate(const float* __restrict__ pos, const u
     for (int k = 0; k < 3; ++k) rxn_add(acc, v[k], rxn_corner(p, k, mode));
 }
 
-// Dynamic shared memory: the patch's matrices.
+// Each owned face's FE row and its edges' EV rows are read where they are, as the FV query
+// reads them (query.cu): no copy of the patch's matrices into shared memory, none of the
+// ribbon's rows, no barrier (with the copy: 1.08-1.11x the hardwired kernel's time on the big
+// meshes, benches/results/h100-rxmesh.md).
 extern "C" __global__ void rxn_patch_fv(const RxqPatch* __restrict__ patches,
                                         const unsigned* __restrict__ lv,
                                         const unsigned* __restrict__ le,
@@ -59,11 +62,9 @@ extern "C" __global__ void rxn_patch_fv(const RxqPatch* __restrict__ patches,
                                         const unsigned short* __restrict__ fe_all,
                                         const float* __restrict__ pos, int mode,
                                         double* __restrict__ acc) {
-    extern __shared__ __align__(16) unsigned char smem[];
     const RxqPatch P = patches[blockIdx.x];
-    const RxqMatrices m = rxq_load_matrices(P, ev_all, fe_all, smem);
-    const unsigned short *ev = m.ev, *fe = m.fe;
-    __syncthreads();
+    const unsigned short* ev = ev_all + 2ull * P.e_off;
+    const unsigned short* fe = fe_all + 3ull * P.f_off;
     const unsigned* gv = lv + P.v_off;
     for (unsigned f = threadIdx.x; f < P.of; f += blockDim.x) {
         unsigned v[3];

@@ -175,16 +175,9 @@ pub fn patch_normals(
     let mut l = gpu.stream.launch_builder(&f);
     patches.push_args(&mut l);
     l.arg(positions).arg(&m).arg(&mut acc);
-    // SAFETY: as above, with the matrices alone in shared memory.
-    unsafe {
-        launch(
-            l,
-            patches.count,
-            PATCH_BLOCK,
-            patches.matrix_bytes as u32,
-            "rxn_patch_fv",
-        )
-    }?;
+    // SAFETY: as above (the owned faces' rows of the matrices read in global memory, within
+    // the patch's ranges of them).
+    unsafe { launch(l, patches.count, PATCH_BLOCK, 0, "rxn_patch_fv") }?;
     normalize(gpu, module, &acc, n as u32, &mut out)?;
     Ok(out)
 }
