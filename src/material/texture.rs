@@ -213,54 +213,89 @@ impl Texture {
     /// `dx` and `dy` to its right and lower neighbours: the level of detail is log2 of the longer
     /// of the two steps in texels of level 0 (magnification at or below 0).
     pub fn sample(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Vec4 {
+        let [v] = Texture::sample_alike([self], uv, dx, dy);
+        v
+    }
+
+    /// Whether `self` and `other` sample alike: the same level sizes (level 0's size and the
+    /// level count: the levels halve the same way) and sampler, so that the same coordinates
+    /// and derivatives choose the same levels and texel positions in both.
+    pub fn alike(&self, other: &Texture) -> bool {
+        self.sampler == other.sampler
+            && self.levels.len() == other.levels.len()
+            && self.levels[0].width == other.levels[0].width
+            && self.levels[0].height == other.levels[0].height
+    }
+
+    /// [`Texture::sample`] of each of `textures` (all [`Texture::alike`] the first) at the same
+    /// coordinates: the level choice and each level's texel positions and weights are worked out
+    /// once for all of them (the same arithmetic, so the same values as one by one).
+    pub fn sample_alike<const N: usize>(
+        textures: [&Texture; N],
+        uv: Vec2,
+        dx: Vec2,
+        dy: Vec2,
+    ) -> [Vec4; N] {
+        let t = textures[0];
+        let (filter, l0, l1, f) = t.choose(dx, dy);
+        let a = Texture::filtered(textures, l0, uv, filter);
+        if f == 0.0 {
+            return a;
+        }
+        let b = Texture::filtered(textures, l1, uv, filter);
+        std::array::from_fn(|k| a[k] + (b[k] - a[k]) * f)
+    }
+
+    /// The levels [`Texture::sample`] reads for derivatives `dx`, `dy` and the filter within them:
+    /// (filter, first level, second level, weight of the second; 0 for one level).
+    #[inline]
+    fn choose(&self, dx: Vec2, dy: Vec2) -> (Filter, usize, usize, f32) {
         let base = &self.levels[0];
         let size = Vec2::new(base.width as f32, base.height as f32);
         let rho = (dx * size).length().max((dy * size).length());
-        let lod = if rho > 0.0 {
-            rho.log2()
-        } else {
-            f32::NEG_INFINITY
-        };
         let s = &self.sampler;
-        if lod.is_nan() || lod <= 0.0 {
-            // magnification (or no footprint, or NaN derivatives): level 0
-            return self.filtered(0, uv, s.mag);
+        // (log2 rho <= 0 exactly when rho <= 1; NaN derivatives or no footprint magnify too)
+        if rho.is_nan() || rho <= 1.0 {
+            return (s.mag, 0, 0, 0.0);
         }
+        let lod = rho.log2();
         let last = (self.levels.len() - 1) as f32;
         match s.mipmap {
-            None => self.filtered(0, uv, s.min),
+            None => (s.min, 0, 0, 0.0),
             Some(Filter::Nearest) => {
-                let l = (lod + 0.5).floor().min(last) as usize;
-                self.filtered(l, uv, s.min)
+                let l = floor_positive(lod + 0.5).min(last) as usize;
+                (s.min, l, l, 0.0)
             }
             Some(Filter::Linear) => {
                 let lod = lod.min(last);
-                let l0 = lod.floor();
+                let l0 = floor_positive(lod);
                 let f = lod - l0;
-                let a = self.filtered(l0 as usize, uv, s.min);
-                if f == 0.0 {
-                    return a;
-                }
-                let b = self.filtered((l0 as usize + 1).min(last as usize), uv, s.min);
-                a + (b - a) * f
+                let l1 = (l0 as usize + 1).min(last as usize);
+                (s.min, l0 as usize, l1, f)
             }
         }
     }
 
-    /// `level` filtered at `uv` with `filter`.
+    /// `level` of each of `textures` (alike) filtered at `uv` with `filter`.
     #[inline]
-    fn filtered(&self, level: usize, uv: Vec2, filter: Filter) -> Vec4 {
-        let l = &self.levels[level];
+    fn filtered<const N: usize>(
+        textures: [&Texture; N],
+        level: usize,
+        uv: Vec2,
+        filter: Filter,
+    ) -> [Vec4; N] {
+        let t = textures[0];
+        let l = &t.levels[level];
         // a coordinate that is no number reads the first texel
         let uv = if uv.is_finite() { uv } else { Vec2::ZERO };
-        let s = &self.sampler;
+        let s = &t.sampler;
         let x = uv.x * l.width as f32;
         let y = uv.y * l.height as f32;
         match filter {
             Filter::Nearest => {
                 let xi = wrap(floor(x), l.width, s.wrap_s);
                 let yi = wrap(floor(y), l.height, s.wrap_t);
-                self.texel(l, xi, yi)
+                textures.map(|t| t.texel(&t.levels[level], xi, yi))
             }
             Filter::Linear => {
                 let (x, y) = (x - 0.5, y - 0.5);
@@ -271,11 +306,26 @@ impl Texture {
                     wrap(y0, l.height, s.wrap_t),
                     wrap(y0 + 1, l.height, s.wrap_t),
                 );
-                let top = self.texel(l, xa, ya).lerp(self.texel(l, xb, ya), fx);
-                let bottom = self.texel(l, xa, yb).lerp(self.texel(l, xb, yb), fx);
-                top.lerp(bottom, fy)
+                textures.map(|t| {
+                    let l = &t.levels[level];
+                    let top = t.texel(l, xa, ya).lerp(t.texel(l, xb, ya), fx);
+                    let bottom = t.texel(l, xa, yb).lerp(t.texel(l, xb, yb), fx);
+                    top.lerp(bottom, fy)
+                })
             }
         }
+    }
+}
+
+/// `x` (positive, or +infinity) rounded down, as `f32::floor` gives it, without the C library's
+/// `floorf` (x86-64 without SSE4.1 has no rounding instruction): values past 2^23 are integers
+/// already, and the cast saturates infinity.
+#[inline]
+fn floor_positive(x: f32) -> f32 {
+    if x >= 8_388_608.0 {
+        x
+    } else {
+        x as u32 as f32
     }
 }
 

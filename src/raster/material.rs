@@ -11,7 +11,8 @@
 //! right and lower pixel centres' coordinates.
 
 use super::{Draw, RasterSettings};
-use crate::material::{AlphaMode, Material, PunctualLight};
+use crate::material::texture::Texture;
+use crate::material::{AlphaMode, Material, PunctualLight, TextureRef};
 use glam::{Vec2, Vec3, Vec4};
 
 /// The most lights a frame shades with; the pipeline says when a scene has more.
@@ -164,6 +165,52 @@ impl<'a> MaterialShader<'a> {
         base
     }
 
+    /// The base colour, metallic-roughness and normal textures of `m` at the surface (those it
+    /// has; the base colour's alone with `only_base`), each as [`TextureRef::sample`] returns
+    /// it. Those that sample alike the first one present (alike textures, the same transform)
+    /// share its level choice and texel positions ([`Texture::sample_alike`]: the same values);
+    /// any other is sampled on its own.
+    #[inline]
+    fn sample_main<'m>(&self, m: &'m Material, f: &Surface, only_base: bool) -> [Option<Vec4>; 3] {
+        let rest = |t: Option<&'m TextureRef>| if only_base { None } else { t };
+        let uses: [Option<&TextureRef>; 3] = [
+            m.base_color_texture.as_ref(),
+            rest(m.metallic_roughness_texture.as_ref()),
+            rest(m.normal_texture.as_ref()),
+        ];
+        let mut out = [None; 3];
+        let Some(lead) = uses.iter().flatten().next() else {
+            return out;
+        };
+        let (mut set, mut n) = ([0usize; 3], 0);
+        for (k, u) in uses.iter().enumerate() {
+            let Some(u) = u else { continue };
+            if u.transform == lead.transform && u.texture.alike(&lead.texture) {
+                set[n] = k;
+                n += 1;
+            } else {
+                out[k] = Some(u.sample(f.uv, f.duv_dx, f.duv_dy));
+            }
+        }
+        let (uv, dx, dy) = lead.coords(f.uv, f.duv_dx, f.duv_dy);
+        let tex = |i: usize| &*uses[set[i]].expect("listed above").texture;
+        let got: [Vec4; 3] = match n {
+            1 => {
+                let [a] = Texture::sample_alike([tex(0)], uv, dx, dy);
+                [a, Vec4::ZERO, Vec4::ZERO]
+            }
+            2 => {
+                let [a, b] = Texture::sample_alike([tex(0), tex(1)], uv, dx, dy);
+                [a, b, Vec4::ZERO]
+            }
+            _ => Texture::sample_alike([tex(0), tex(1), tex(2)], uv, dx, dy),
+        };
+        for i in 0..n {
+            out[set[i]] = Some(got[i]);
+        }
+        out
+    }
+
     /// Whether a fragment of a masked material survives its alpha test at pixel (px, py).
     #[inline]
     pub fn passes_mask(&self, d: &Draw, m: &Material, tri: u32, px: u32, py: u32) -> bool {
@@ -188,14 +235,17 @@ impl<'a> MaterialShader<'a> {
         front: bool,
     ) -> (Vec3, f32) {
         let f = self.surface(d, tri, px, py, m.normal_texture.is_some());
-        let base = self.base(m, &f);
+        let [base_tex, mr_tex, normal_tex] = self.sample_main(m, &f, m.unlit);
+        let mut base = m.base_color * f.color;
+        if let Some(t) = base_tex {
+            base *= t;
+        }
         if m.unlit {
             return (base.truncate(), base.w);
         }
         let side = if front { 1.0 } else { -1.0 };
         let mut n = (f.normal * side).normalize_or_zero();
-        if let Some(t) = &m.normal_texture {
-            let tex = t.sample(f.uv, f.duv_dx, f.duv_dy);
+        if let (Some(t), Some(tex)) = (&m.normal_texture, normal_tex) {
             let tn = Vec3::new(
                 (tex.x * 2.0 - 1.0) * t.scale,
                 (tex.y * 2.0 - 1.0) * t.scale,
@@ -216,8 +266,7 @@ impl<'a> MaterialShader<'a> {
             }
         }
         let (mut metallic, mut roughness) = (m.metallic, m.roughness);
-        if let Some(t) = &m.metallic_roughness_texture {
-            let mr = t.sample(f.uv, f.duv_dx, f.duv_dy);
+        if let Some(mr) = mr_tex {
             roughness *= mr.y;
             metallic *= mr.z;
         }
