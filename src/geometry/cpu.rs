@@ -14,6 +14,13 @@ pub const WARP: usize = 32;
 
 /// One batch's share of the output: shaded vertices (with their source ids) and triangles
 /// referring to them by batch-local index.
+/// Batches a task of the parallel strategies runs one after another into one output: a task
+/// per batch allocated three vectors per batch and frame (a fifth of the bunny's CPU frame was
+/// the kernel faulting their pages in).
+const GROUP: usize = 64;
+
+/// The output of consecutive batches: their shaded vertices, sources and triangles (indices into
+/// these vertices).
 #[derive(Default)]
 struct BatchOut {
     vertices: Vec<VertexOut>,
@@ -136,8 +143,14 @@ pub fn run_into(
             }
             let b = batch as usize;
             let parts: Vec<BatchOut> = indices
-                .par_chunks(b)
-                .map(|chunk| warp_vote_batch(chunk, vertices, shader, uniforms))
+                .par_chunks(b * GROUP)
+                .map(|group| {
+                    let mut part = BatchOut::with_capacity(group.len(), group.len() / 3);
+                    for chunk in group.chunks(b) {
+                        warp_vote_batch(chunk, vertices, shader, uniforms, &mut part);
+                    }
+                    part
+                })
                 .collect();
             concat(parts, out)
         }
@@ -147,23 +160,30 @@ pub fn run_into(
             let b = Batches::for_strategy(strategy, batches, indices, n)?
                 .expect("a dynamic strategy has batch limits");
             let table = super::hash_table_size(b.max_vertices) as usize;
-            let parts: Vec<BatchOut> = (0..b.len())
+            let parts: Vec<BatchOut> = (0..b.len().div_ceil(GROUP))
                 .into_par_iter()
-                .map(|k| {
-                    let r = b.range(k);
-                    let chunk = &indices[r.start * 3..r.end * 3];
-                    match strategy {
-                        Strategy::DynamicSort { .. } => {
-                            sort_batch(chunk, vertices, shader, uniforms)
+                .map(|g| {
+                    let ks = g * GROUP..((g + 1) * GROUP).min(b.len());
+                    let (first, last) = (b.range(ks.start).start, b.range(ks.end - 1).end);
+                    let mut part = BatchOut::with_capacity(3 * (last - first), last - first);
+                    for k in ks {
+                        let r = b.range(k);
+                        let chunk = &indices[r.start * 3..r.end * 3];
+                        let (o, fp) = (&mut part, u32::MAX);
+                        match strategy {
+                            Strategy::DynamicSort { .. } => {
+                                sort_batch(chunk, vertices, shader, uniforms, o)
+                            }
+                            Strategy::DynamicHash { .. } => {
+                                hash_batch(chunk, table, fp, vertices, shader, uniforms, o)
+                            }
+                            Strategy::ParallelHash { fast_probes, .. } => {
+                                hash_batch(chunk, table, fast_probes, vertices, shader, uniforms, o)
+                            }
+                            _ => unreachable!(),
                         }
-                        Strategy::DynamicHash { .. } => {
-                            hash_batch(chunk, table, u32::MAX, vertices, shader, uniforms)
-                        }
-                        Strategy::ParallelHash { fast_probes, .. } => {
-                            hash_batch(chunk, table, fast_probes, vertices, shader, uniforms)
-                        }
-                        _ => unreachable!(),
                     }
+                    part
                 })
                 .collect();
             concat(parts, out)
@@ -265,8 +285,8 @@ fn warp_vote_batch(
     vin: &[VertexIn],
     vs: &dyn VertexShader,
     u: &Uniforms,
-) -> BatchOut {
-    let mut out = BatchOut::with_capacity(batch.len(), batch.len() / 3);
+    out: &mut BatchOut,
+) {
     let end = batch.len();
     let mut c_start = 0;
     let mut lanes = [0u32; WARP];
@@ -314,12 +334,17 @@ fn warp_vote_batch(
         }
         c_start += 3 * tris;
     }
-    out
 }
 
 /// Algorithm 2 for one dynamic batch: sort (index, position) pairs, mark first occurrences, scan,
 /// shade the unique vertices in ascending order, assemble through the inverse map.
-fn sort_batch(batch: &[u32], vin: &[VertexIn], vs: &dyn VertexShader, u: &Uniforms) -> BatchOut {
+fn sort_batch(
+    batch: &[u32],
+    vin: &[VertexIn],
+    vs: &dyn VertexShader,
+    u: &Uniforms,
+    out: &mut BatchOut,
+) {
     let mut pairs: Vec<(u32, u32)> = batch
         .iter()
         .enumerate()
@@ -327,7 +352,6 @@ fn sort_batch(batch: &[u32], vin: &[VertexIn], vs: &dyn VertexShader, u: &Unifor
         .collect();
     pairs.sort_unstable();
     let mut map = vec![0u32; batch.len()];
-    let mut out = BatchOut::with_capacity(batch.len() / 2, batch.len() / 3);
     let mut prev = None;
     for &(id, lin) in &pairs {
         if prev != Some(id) {
@@ -336,8 +360,8 @@ fn sort_batch(batch: &[u32], vin: &[VertexIn], vs: &dyn VertexShader, u: &Unifor
         }
         map[lin as usize] = out.vertices.len() as u32 - 1;
     }
-    out.triangles = map.chunks_exact(3).map(|t| [t[0], t[1], t[2]]).collect();
-    out
+    out.triangles
+        .extend(map.chunks_exact(3).map(|t| [t[0], t[1], t[2]]));
 }
 
 /// Algorithms 3 and parallel hashing for one dynamic batch: insert every index into a table of
@@ -352,7 +376,8 @@ fn hash_batch(
     vin: &[VertexIn],
     vs: &dyn VertexShader,
     u: &Uniforms,
-) -> BatchOut {
+    out: &mut BatchOut,
+) {
     const EMPTY: u32 = u32::MAX;
     let mask = table - 1;
     let mut slots = vec![EMPTY; table];
@@ -384,24 +409,19 @@ fn hash_batch(
         let p = try_insert(&mut slots, batch[i], p, table as u32).expect("table larger than batch");
         slot_of[i] = p as u32;
     }
-    let mut out = BatchOut::with_capacity(table, batch.len() / 3);
     let mut local = vec![0u32; table];
     for (s, &id) in slots.iter().enumerate() {
         if id != EMPTY {
             local[s] = out.shade(id, vin, vs, u);
         }
     }
-    out.triangles = slot_of
-        .chunks_exact(3)
-        .map(|t| {
-            [
-                local[t[0] as usize],
-                local[t[1] as usize],
-                local[t[2] as usize],
-            ]
-        })
-        .collect();
-    out
+    out.triangles.extend(slot_of.chunks_exact(3).map(|t| {
+        [
+            local[t[0] as usize],
+            local[t[1] as usize],
+            local[t[2] as usize],
+        ]
+    }));
 }
 
 /// Multiplicative (Knuth) hashing into a power-of-two table.
