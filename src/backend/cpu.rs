@@ -121,7 +121,10 @@ impl Api for CpuApi {
         jobs: &mut [ShadeJob<'_, Self>],
         rate: bool,
     ) -> Result<(), Error> {
-        for job in jobs {
+        // the jobs at once (each into its own queue): a scene's many small objects are too
+        // small for the stage's own parallelism to keep the threads busy one after another
+        use rayon::prelude::*;
+        jobs.par_iter_mut().try_for_each(|job| {
             let mesh = job.mesh;
             let g = job.queue.get_or_insert_with(Default::default);
             // batches built for other limits are not used (the stage builds its own)
@@ -145,8 +148,8 @@ impl Api for CpuApi {
                     v.extra = counts[s as usize] as f32;
                 }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 
     fn raster(
