@@ -396,6 +396,57 @@ mod tests {
     }
 
     #[test]
+    fn alike_textures_sampled_together_equal_each_sampled_alone() {
+        // 8x4 textures of different texels (one sRGB), every sampler shape, coordinates and
+        // derivatives from magnification to past the last level
+        let texels = |seed: u32| -> Vec<u8> {
+            (0..8 * 4 * 4)
+                .map(|i: u32| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 11) as u8)
+                .collect()
+        };
+        let filters = [Filter::Nearest, Filter::Linear];
+        let wraps = [Wrap::Repeat, Wrap::ClampToEdge, Wrap::MirroredRepeat];
+        let mut rng = 12345u32;
+        let mut next = || {
+            rng = rng.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (rng >> 8) as f32 / (1 << 24) as f32
+        };
+        for (k, mipmap) in [None, Some(Filter::Nearest), Some(Filter::Linear)]
+            .into_iter()
+            .enumerate()
+        {
+            let sampler = Sampler {
+                wrap_s: wraps[k],
+                wrap_t: wraps[(k + 1) % 3],
+                mag: filters[k % 2],
+                min: filters[(k + 1) % 2],
+                mipmap,
+            };
+            let a = Texture::new("a", 8, 4, &texels(1), true, sampler).unwrap();
+            let b = Texture::new("b", 8, 4, &texels(2), false, sampler).unwrap();
+            let c = Texture::new("c", 8, 4, &texels(3), false, sampler).unwrap();
+            assert!(a.alike(&b) && b.alike(&c));
+            let mut differ = 0;
+            for _ in 0..2000 {
+                let uv = Vec2::new(next() * 6.0 - 3.0, next() * 6.0 - 3.0);
+                let scale = (next() * 10.0 - 6.0).exp2();
+                let dx = Vec2::new(next() - 0.5, next() - 0.5) * scale;
+                let dy = Vec2::new(next() - 0.5, next() - 0.5) * scale;
+                let together = Texture::sample_alike([&a, &b, &c], uv, dx, dy);
+                let alone = [&a, &b, &c].map(|t| t.sample(uv, dx, dy));
+                assert_eq!(together, alone, "{uv} {dx} {dy} {sampler:?}");
+                differ += (together[0] != together[1]) as usize;
+            }
+            // each read its own texels (the textures differ, so their values nearly always do)
+            assert!(differ > 1900, "{differ} of 2000 differ");
+        }
+        let other = Texture::new("d", 4, 4, &texels(4)[..64], false, Sampler::default()).unwrap();
+        assert!(
+            !other.alike(&Texture::new("e", 8, 4, &texels(5), false, Sampler::default()).unwrap())
+        );
+    }
+
+    #[test]
     fn wrap_modes_map_every_integer_into_range() {
         assert_eq!(wrap(-1, 4, Wrap::Repeat), 3);
         assert_eq!(wrap(9, 4, Wrap::Repeat), 1);
