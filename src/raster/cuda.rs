@@ -720,11 +720,12 @@ impl CudaRaster {
                 .arg(tables)
                 .arg(&mut self.color)
                 .arg(&mut self.depth);
-            let pixels = s.width * s.height;
-            // SAFETY: a thread per pixel of the frame (the kernel checks the bound); it reads
-            // the keys of deferred tiles, which the tile kernel wrote for each of their pixels,
-            // and the same tables as the tile kernel.
-            unsafe { launch(l, pixels.div_ceil(BLOCK), BLOCK, 0, "rxp_resolve") }?;
+            // (four blocks per tile, RXP_RESOLVE_2D; by rows: pixels / BLOCK blocks)
+            let blocks = (4 * nt).max((s.width * s.height).div_ceil(BLOCK));
+            // SAFETY: a thread per pixel of the frame (the kernel checks the bounds: tiles and
+            // pixels); it reads the keys of deferred tiles, which the tile kernel wrote for each
+            // of their pixels, and the same tables as the tile kernel.
+            unsafe { launch(l, blocks, BLOCK, 0, "rxp_resolve") }?;
         }
         self.events[4].record(&stream).ctx("recording an event")?;
         let mut c = [0u64; COUNTERS];
