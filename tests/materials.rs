@@ -277,6 +277,29 @@ fn alpha_masks_cut_out_and_blending_composites() {
 }
 
 #[test]
+fn masked_and_opaque_surfaces_at_one_depth_show_the_one_submitted_first() {
+    // (the alpha-tested triangles are rasterised after the others; a depth tie still goes to
+    // the triangle submitted first, as in one pass in submission order)
+    let red = Material {
+        alpha: AlphaMode::Mask(0.5),
+        ..unlit(Vec4::new(1.0, 0.0, 0.0, 1.0))
+    };
+    let blue = || quad(0.0, Some(unlit(Vec4::new(0.0, 0.0, 1.0, 1.0))));
+    let f = render(vec![quad(0.0, Some(red.clone())), blue()], 3.0);
+    let c = px(&f, W / 2, H / 2);
+    assert!(
+        near(c, [255, 0, 0], 0),
+        "the masked square, submitted first: {c:?}"
+    );
+    let f = render(vec![blue(), quad(0.0, Some(red))], 3.0);
+    let c = px(&f, W / 2, H / 2);
+    assert!(
+        near(c, [0, 0, 255], 0),
+        "the opaque square, submitted first: {c:?}"
+    );
+}
+
+#[test]
 fn shared_scenes_render_with_their_materials() {
     let Some(dir) = common::scenes() else {
         return;

@@ -172,37 +172,54 @@ pub(super) fn raster_tiles(
                         .count_coverage
                         .then(|| Box::new([0u32; (TILE * TILE) as usize]));
                     let tile = TileView { tx, ty, tw, th };
-                    let mut blended = false;
-                    for (j, &id) in ids.iter().enumerate() {
-                        let t = setup.get(id);
-                        // the records of a tile lie far apart: fetch the next ones' cache lines
-                        // while this one is scanned
-                        if let Some(&next) = ids.get(j + PREFETCH) {
-                            prefetch(setup.get(next));
+                    let (mut blended, mut masked) = (false, false);
+                    // Two passes: the tile's other triangles, then (when there are any) the
+                    // alpha-tested ones, whose fragments then mostly meet the surface in front
+                    // of them already and skip their alpha test, as on the GPU. A fragment of
+                    // the second pass wins a depth tie against a fragment of an earlier
+                    // triangle, so the winners are those of one pass in submission order.
+                    for pass in 0..2 {
+                        if pass == 1 && !masked {
+                            break;
                         }
-                        let mut vis = Visibility {
-                            z: &mut zbuf,
-                            win: &mut win,
-                            bary,
-                            cov: cov.as_deref_mut(),
-                        };
-                        let d = &draws[t.draw as usize];
-                        frags += match d.material.map(|m| (m, m.alpha)) {
-                            None | Some((_, AlphaMode::Opaque)) => {
-                                raster_tri(t, j as u32, &tile, &mut vis)
+                        for (j, &id) in ids.iter().enumerate() {
+                            let t = setup.get(id);
+                            let d = &draws[t.draw as usize];
+                            let mask = d.material.filter(|m| matches!(m.alpha, AlphaMode::Mask(_)));
+                            masked |= mask.is_some();
+                            if mask.is_some() != (pass == 1) {
+                                continue;
                             }
-                            // blended fragments come after the opaque ones (in the lit mode)
-                            Some((_, AlphaMode::Blend)) if fs.lit() => {
-                                blended = true;
-                                0
+                            // the records of a tile lie far apart: fetch the next ones' cache
+                            // lines while this one is scanned
+                            if let Some(&next) = ids.get(j + PREFETCH) {
+                                prefetch(setup.get(next));
                             }
-                            Some((_, AlphaMode::Blend)) => raster_tri(t, j as u32, &tile, &mut vis),
-                            Some((m, AlphaMode::Mask(_))) => {
-                                raster_tri_with(t, j as u32, &tile, &mut vis, false, |px, py| {
-                                    ms.passes_mask(d, m, t.tri, px, py)
-                                })
-                            }
-                        };
+                            let mut vis = Visibility {
+                                z: &mut zbuf,
+                                win: &mut win,
+                                bary,
+                                cov: cov.as_deref_mut(),
+                            };
+                            frags += match (mask, d.material.map(|m| m.alpha)) {
+                                (Some(m), _) => raster_tri_with(
+                                    t,
+                                    j as u32,
+                                    &tile,
+                                    &mut vis,
+                                    false,
+                                    true,
+                                    |px, py| ms.passes_mask(d, m, t.tri, px, py),
+                                ),
+                                // blended fragments come after the opaque ones (in the lit
+                                // mode)
+                                (None, Some(AlphaMode::Blend)) if fs.lit() => {
+                                    blended = true;
+                                    0
+                                }
+                                (None, _) => raster_tri(t, j as u32, &tile, &mut vis),
+                            };
+                        }
                     }
                     shade_tile(&fs, &ms, setup, ids, draws, &tile, &win, bary, &mut cbuf);
                     if blended {
@@ -450,7 +467,7 @@ fn blend_tile(
             bary,
             cov: cov.as_deref_mut(),
         };
-        raster_tri_with(t, j as u32, tile, &mut vis, false, |px, py| {
+        raster_tri_with(t, j as u32, tile, &mut vis, false, false, |px, py| {
             let (c, a) = ms.shade(d, m, t.tri, px, py, t.front);
             let l = ((py - tile.ty) * TILE + (px - tile.tx)) as usize;
             let dst = u32::from_le(cbuf[l]);
@@ -474,19 +491,23 @@ fn blend_tile(
 /// fragments that passed.
 #[inline]
 fn raster_tri(t: &SetupTri, j: u32, tile: &TileView, vis: &mut Visibility) -> u64 {
-    raster_tri_with(t, j, tile, vis, true, |_, _| true)
+    raster_tri_with(t, j, tile, vis, true, false, |_, _| true)
 }
 
 /// [`raster_tri`], with the four-lane path for small triangles allowed or not (the tests compare
 /// the two), and `keep(px, py)` asked of every fragment that passes the depth test before it is
-/// recorded (an alpha test; with `lanes` it must keep every fragment).
+/// recorded (an alpha test; with `lanes` it must keep every fragment). With `ties`, a fragment
+/// at the depth of the pixel's winner also passes when its triangle comes before the winner's
+/// (`j` lower: it is rasterised after triangles submitted after it).
 #[inline]
+#[allow(clippy::too_many_arguments)]
 fn raster_tri_with(
     t: &SetupTri,
     j: u32,
     tile: &TileView,
     vis: &mut Visibility,
     lanes: bool,
+    ties: bool,
     mut keep: impl FnMut(u32, u32) -> bool,
 ) -> u64 {
     let TileView { tx, ty, tw, th } = *tile;
@@ -554,7 +575,9 @@ fn raster_tri_with(
                 if let Some(c) = vis.cov.as_deref_mut() {
                     c[l] += 1;
                 }
-                if z < vis.z[l] && keep(i, j_row) {
+                let front =
+                    z < vis.z[l] || (ties && z == vis.z[l] && vis.win[l] != NONE && j < vis.win[l]);
+                if front && keep(i, j_row) {
                     vis.z[l] = z;
                     vis.win[l] = j;
                     vis.bary[l] = [l1, l2];
@@ -742,6 +765,7 @@ mod tests {
                             &tile,
                             &mut vis,
                             lanes,
+                            false,
                             |_, _| true,
                         );
                     }
