@@ -6,6 +6,7 @@
 
 pub mod cache;
 pub mod context;
+pub mod gate;
 pub mod kernels;
 pub mod scan;
 

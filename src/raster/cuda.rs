@@ -18,8 +18,9 @@ pub const KERNELS: Source<'static> = crate::kernel_source!("raster.cu");
 /// The material path the shading reads (surfaces, textures, the BRDF; needs [`kernels::BLOCKS`]).
 pub const MATERIAL: Source<'static> = crate::kernel_source!("material.cuh");
 use super::cuda_material::{alpha_class, DeviceMaterials, DrawDesc};
+use crate::gpu::gate::StreamGate;
 use crate::gpu::{launch, Context, Gpu, GpuError};
-use cudarc::driver::{CudaEvent, CudaFunction, CudaModule, CudaSlice, DeviceRepr};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr};
 use cudarc::driver::{DevicePtr, PushKernelArg, ValidAsZeroBits};
 use glam::Vec3;
 use std::sync::Arc;
@@ -119,10 +120,23 @@ pub struct StageTimes {
     pub raster_ms: f64,
 }
 
+/// The raster stage's kernels, fetched once (a kernel's first fetch may load it: not for the
+/// time the stream is held).
+struct Kernels {
+    classify: CudaFunction,
+    setup: CudaFunction,
+    clip: CudaFunction,
+    bin_big: CudaFunction,
+    scan: CudaFunction,
+    fill: CudaFunction,
+    raster: CudaFunction,
+    resolve: CudaFunction,
+}
+
 /// The GPU rasteriser and its buffers, kept from frame to frame.
 pub struct CudaRaster {
     pub gpu: Arc<Gpu>,
-    module: Arc<CudaModule>,
+    k: Kernels,
     lut: CudaSlice<u8>,
     records: CudaSlice<u64>,
     record_capacity: usize,
@@ -151,6 +165,13 @@ pub struct CudaRaster {
     color: CudaSlice<u8>,
     depth: CudaSlice<f32>,
     events: [CudaEvent; 5],
+    /// holds the frame's kernels until all are enqueued (None: the device cannot wait on memory)
+    gate: Option<StreamGate>,
+    /// a second stream (higher priority) for setup's clipping beside the rest of setup, forked
+    /// from the device's stream and joined back by the two events
+    side: Arc<CudaStream>,
+    fork: CudaEvent,
+    join: CudaEvent,
     /// what grew during the last frame, for the user (empty when nothing had to)
     pub grown: Vec<String>,
     /// the last frame's stage times
@@ -213,6 +234,22 @@ fn check_draws(draws: &[GpuDraw]) -> Result<(), GpuError> {
     Ok(())
 }
 
+/// A stream of the device's highest priority, so that its few blocks are scheduled before those
+/// of a kernel launched beside it.
+fn side_stream(gpu: &Gpu) -> Result<Arc<CudaStream>, GpuError> {
+    let (mut least, mut greatest) = (0i32, 0i32);
+    gpu.ctx.bind_to_thread().ctx("binding the context")?;
+    // SAFETY: a plain query of the bound context with valid out-pointers.
+    let r = unsafe { cudarc::driver::sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) };
+    let priority = match r {
+        cudarc::driver::sys::CUresult::CUDA_SUCCESS => greatest,
+        _ => 0,
+    };
+    gpu.ctx
+        .new_stream_with_priority(priority)
+        .ctx("creating a stream")
+}
+
 fn grow<T: DeviceRepr + ValidAsZeroBits>(
     gpu: &Gpu,
     buf: &mut CudaSlice<T>,
@@ -246,9 +283,28 @@ impl CudaRaster {
             &[],
         )?;
         let lut = gpu.upload(&srgb_lut()[..], "the sRGB table")?;
+        let f = |name: &str| gpu.function(&module, name);
+        let k = Kernels {
+            classify: f("rxp_setup_classify")?,
+            setup: f("rxp_setup")?,
+            clip: f("rxp_setup_clip")?,
+            bin_big: f("rxp_bin_big")?,
+            scan: f("rxp_bin_scan")?,
+            fill: f("rxp_bin_fill")?,
+            raster: f("rxp_raster")?,
+            resolve: f("rxp_resolve")?,
+        };
         let event = || {
             gpu.ctx
                 .new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .ctx("creating an event")
+        };
+        // (events that only order the streams: no timing)
+        let sync_event = || {
+            gpu.ctx
+                .new_event(Some(
+                    cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
+                ))
                 .ctx("creating an event")
         };
         Ok(CudaRaster {
@@ -271,22 +327,27 @@ impl CudaRaster {
             color: gpu.zeros(4, "the colour buffer")?,
             depth: gpu.zeros(1, "the depth buffer")?,
             events: [event()?, event()?, event()?, event()?, event()?],
+            gate: StreamGate::new(&gpu)?,
+            side: side_stream(&gpu)?,
+            fork: sync_event()?,
+            join: sync_event()?,
             grown: Vec::new(),
             staging: (None, None),
             times: StageTimes::default(),
-            module,
+            k,
             lut,
             gpu,
         })
     }
 
-    fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
-        self.gpu.function(&self.module, name)
-    }
-
     /// Marks the start of the frame on the stream (before the caller's geometry stage is
-    /// enqueued), so that [`StageTimes::before_ms`] measures it.
+    /// enqueued), so that [`StageTimes::before_ms`] measures it. The stream is held from here
+    /// until the frame is enqueued ([`CudaRaster::enqueue`] releases it), so that its kernels
+    /// run back to back instead of each waiting for the host to issue it.
     fn mark_start(&mut self) -> Result<(), GpuError> {
+        if let Some(g) = &mut self.gate {
+            g.hold(&self.gpu)?;
+        }
         self.events[0]
             .record(&self.gpu.stream)
             .ctx("recording an event")?;
@@ -388,41 +449,12 @@ impl CudaRaster {
                 .ctx("uploading draw colours")?;
         }
         let tables = self.material_tables(draws, s)?;
-        self.mark_start()?;
-        before()?;
-        let mut counters = [0u64; COUNTERS];
-        for attempt in 0..3 {
-            counters = self.enqueue(draws, s, ntiles, &tables)?;
-            let records = counters[C_RECORDS] as usize;
-            let binned = counters[C_BINNED] as usize;
-            // the kernels address records and bin entries with 32-bit indices
-            if records >= u32::MAX as usize || binned >= u32::MAX as usize {
-                return Err(GpuError::Limit(format!(
-                    "this frame needs {records} setup records and {binned} tile-bin entries; the GPU rasteriser holds at most 2^32 - 2 of each (draw fewer triangles, or in several frames)"
-                ))
-                .into());
-            }
-            let mut again = false;
-            if records > self.record_capacity {
-                self.grow_records(records + records / 4)?;
-                again = true;
-            } else if binned > self.bin_capacity {
-                // (counted over all records: with too few records it depends on which fitted)
-                self.grow_bins(binned + binned / 4)?;
-                again = true;
-            }
-            if !again {
-                break;
-            }
-            if attempt == 2 {
-                return Err(GpuError::Limit(
-                    "the raster buffers kept overflowing after growing twice".into(),
-                )
-                .into());
-            }
-            // the caller's geometry is not part of a repeated raster's time
-            self.mark_start()?;
+        let counters = self.run(draws, s, ntiles, &tables, before);
+        // (an error between the hold and the release left the stream held)
+        if let Some(g) = &mut self.gate {
+            g.release();
         }
+        let counters = counters?;
         out.width = s.width;
         out.height = s.height;
         out.color.resize(4 * pixels, 0);
@@ -467,6 +499,54 @@ impl CudaRaster {
             raster_ms: self.times.raster_ms,
         };
         Ok(())
+    }
+
+    /// The frame's device work: the caller's `before`, then setup, binning and rasterisation,
+    /// enqueued again (after growing) while the raster buffers overflow; returns the counters.
+    fn run(
+        &mut self,
+        draws: &[GpuDraw],
+        s: &RasterSettings,
+        ntiles: usize,
+        tables: &super::cuda_material::Tables,
+        before: &mut dyn FnMut() -> Result<(), crate::Error>,
+    ) -> Result<[u64; COUNTERS], crate::Error> {
+        self.mark_start()?;
+        before()?;
+        let mut counters = [0u64; COUNTERS];
+        for attempt in 0..3 {
+            counters = self.enqueue(draws, s, ntiles, tables)?;
+            let records = counters[C_RECORDS] as usize;
+            let binned = counters[C_BINNED] as usize;
+            // the kernels address records and bin entries with 32-bit indices
+            if records >= u32::MAX as usize || binned >= u32::MAX as usize {
+                return Err(GpuError::Limit(format!(
+                    "this frame needs {records} setup records and {binned} tile-bin entries; the GPU rasteriser holds at most 2^32 - 2 of each (draw fewer triangles, or in several frames)"
+                ))
+                .into());
+            }
+            let mut again = false;
+            if records > self.record_capacity {
+                self.grow_records(records + records / 4)?;
+                again = true;
+            } else if binned > self.bin_capacity {
+                // (counted over all records: with too few records it depends on which fitted)
+                self.grow_bins(binned + binned / 4)?;
+                again = true;
+            }
+            if !again {
+                break;
+            }
+            if attempt == 2 {
+                return Err(GpuError::Limit(
+                    "the raster buffers kept overflowing after growing twice".into(),
+                )
+                .into());
+            }
+            // the caller's geometry is not part of a repeated raster's time
+            self.mark_start()?;
+        }
+        Ok(counters)
     }
 
     /// Uploads the material path's tables for `draws` (and the textures of their materials when
@@ -556,9 +636,8 @@ impl CudaRaster {
     /// rxp_bin_big over setup's big-box list: counting the tiles each box's triangle may cover
     /// (into the tile counts), or with `fill` binning it there (through the cursors).
     fn launch_bin_big(&mut self, p: &Params, fill: bool) -> Result<(), GpuError> {
-        let f = self.function("rxp_bin_big")?;
         let stream = self.gpu.stream.clone();
-        let mut l = stream.launch_builder(&f);
+        let mut l = stream.launch_builder(&self.k.bin_big);
         let null = 0u64;
         l.arg(&self.records)
             .arg(&self.counters)
@@ -602,8 +681,7 @@ impl CudaRaster {
                 .ctx("clearing the tile counts")?;
         } else {
             let cap = self.list.len() as u32;
-            let f = self.function("rxp_setup_classify")?;
-            let mut l = stream.launch_builder(&f);
+            let mut l = stream.launch_builder(&self.k.classify);
             l.arg(&tables.draws)
                 .arg(&ndraws)
                 .arg(&ntris)
@@ -622,15 +700,26 @@ impl CudaRaster {
             // `cap` >= ntris entries, which the two lists (counted in `lists`, the word after the
             // counters) fill from either end; tile_counts holds `nt` entries.
             unsafe { launch(l, ntris.div_ceil(BLOCK), BLOCK, 0, "rxp_setup_classify") }?;
-            for (name, blocks) in [
-                ("rxp_setup", ntris.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS)),
+            // the triangles to clip (few, a thread each through many pieces: a long tail on a
+            // few SMs) on the side stream, beside those kept whole; both reserve their records
+            // and add to the tile counts atomically
+            self.fork.record(&stream).ctx("recording an event")?;
+            self.side.wait(&self.fork).ctx("ordering the side stream")?;
+            for (on, f, name, blocks) in [
                 (
+                    &self.side,
+                    &self.k.clip,
                     "rxp_setup_clip",
                     ntris.div_ceil(BLOCK).clamp(1, CLIP_BLOCKS),
                 ),
+                (
+                    &stream,
+                    &self.k.setup,
+                    "rxp_setup",
+                    ntris.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS),
+                ),
             ] {
-                let f = self.function(name)?;
-                let mut l = stream.launch_builder(&f);
+                let mut l = on.launch_builder(f);
                 l.arg(&tables.draws).arg(&ndraws).arg(&p).arg(&self.list);
                 if name == "rxp_setup_clip" {
                     l.arg(&cap);
@@ -646,15 +735,17 @@ impl CudaRaster {
                 // rate counts and indices cover the vertices and triangles read, the triangle
                 // values the triangles); records, and the big-box list (record capacity
                 // entries), are bounded in the kernel by the capacity in `p`. The grid strides
-                // over the list.
+                // over the list. The two kernels write disjoint entries of `first` (each its
+                // list's triangles) and everything else they share through atomics.
                 unsafe { launch(l, blocks, BLOCK, 0, name) }?;
             }
+            self.join.record(&self.side).ctx("recording an event")?;
+            stream.wait(&self.join).ctx("waiting for the side stream")?;
         }
         self.events[2].record(&stream).ctx("recording an event")?;
         // the big boxes' tiles counted (bins: none) before the scan
         self.launch_bin_big(&p, false)?;
-        let scan = self.function("rxp_bin_scan")?;
-        let mut l = stream.launch_builder(&scan);
+        let mut l = stream.launch_builder(&self.k.scan);
         l.arg(&self.tile_counts)
             .arg(&nt)
             .arg(&mut self.offsets)
@@ -663,8 +754,7 @@ impl CudaRaster {
         // SAFETY: one block (of RXP_SCAN_THREADS); tile_counts, cursors and order hold ntiles
         // entries, offsets ntiles + 1.
         unsafe { launch(l, 1, 1024, 0, "rxp_bin_scan") }?;
-        let fill = self.function("rxp_bin_fill")?;
-        let mut l = stream.launch_builder(&fill);
+        let mut l = stream.launch_builder(&self.k.fill);
         l.arg(&self.records)
             .arg(&self.counters)
             .arg(&p)
@@ -678,8 +768,7 @@ impl CudaRaster {
         unsafe { launch(l, blocks, BLOCK, 0, "rxp_bin_fill") }?;
         self.launch_bin_big(&p, true)?;
         self.events[3].record(&stream).ctx("recording an event")?;
-        let raster = self.function("rxp_raster")?;
-        let mut l = stream.launch_builder(&raster);
+        let mut l = stream.launch_builder(&self.k.raster);
         l.arg(&self.records)
             .arg(&self.first)
             .arg(&self.offsets)
@@ -708,8 +797,7 @@ impl CudaRaster {
         // (DeviceMaterials::prepare).
         unsafe { launch(l, nt, BLOCK, 0, "rxp_raster") }?;
         if apart {
-            let resolve = self.function("rxp_resolve")?;
-            let mut l = stream.launch_builder(&resolve);
+            let mut l = stream.launch_builder(&self.k.resolve);
             l.arg(&self.records)
                 .arg(&self.first)
                 .arg(&self.deferred)
@@ -728,6 +816,10 @@ impl CudaRaster {
             unsafe { launch(l, blocks, BLOCK, 0, "rxp_resolve") }?;
         }
         self.events[4].record(&stream).ctx("recording an event")?;
+        // (the frame is enqueued: the device may run it; the download below waits for it)
+        if let Some(g) = &mut self.gate {
+            g.release();
+        }
         let mut c = [0u64; COUNTERS];
         stream
             .memcpy_dtoh(&self.counters.slice(0..COUNTERS), &mut c[..])

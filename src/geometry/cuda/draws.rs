@@ -8,7 +8,7 @@ use super::abi::GeoDraw;
 use super::{no_corners, CudaGeometry, DeviceMesh, DeviceQueue, GpuUniforms};
 use crate::geometry::{GeometryError, Strategy, Uniforms};
 use crate::gpu::{launch, GpuError};
-use cudarc::driver::{CudaSlice, DevicePtr, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
 
 /// Counts cleared and summed per block of the count launches (RXG_COUNT_CHUNK).
 const COUNT_CHUNK: u32 = 4096;
@@ -21,13 +21,18 @@ pub(super) struct DrawTable {
 
 /// A geometry stage whose draw table is on the device, ready to launch
 /// ([`CudaGeometry::prepare_draws`], [`CudaGeometry::launch_draws`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct DrawLaunch {
     strategy: Strategy,
     ndraws: u32,
     chunks: u32,
     blocks: u32,
     shape: Option<super::Plan>,
+    /// the kernels, fetched when prepared: a kernel's first fetch may load it, which is not for
+    /// the time between a frame's hold on the stream and its release
+    clear: CudaFunction,
+    shade: Option<CudaFunction>,
+    sum: Option<CudaFunction>,
 }
 
 /// One mesh of a launch over many: what it shades with which uniforms, into which queue.
@@ -137,6 +142,15 @@ impl CudaGeometry {
             ndraws: table.len() as u32,
             chunks: chunks as u32,
             blocks: blocks as u32,
+            clear: self.function("counts_clear_draws")?,
+            shade: match shape {
+                Some(_) => Some(self.kernel(strategy, "_draws")?),
+                None => None,
+            },
+            sum: match self.counting {
+                true => Some(self.function("counts_sum_draws")?),
+                false => None,
+            },
             shape,
         }))
     }
@@ -149,18 +163,16 @@ impl CudaGeometry {
         let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
         let t = &mut *t;
         let buf = &t.draws;
-        let mut counts = |name: &str| -> Result<(), GpuError> {
-            let f = self.function(name)?;
-            let mut l = stream.launch_builder(&f);
+        let mut counts = |f: &CudaFunction, name: &str| -> Result<(), GpuError> {
+            let mut l = stream.launch_builder(f);
             l.arg(buf).arg(&ndraws).arg(&mut t.total);
             // SAFETY: a block per chunk of a draw's counts (the table's count_base); every
             // draw's counts hold ncounts entries, its total one, and the frame's total one.
             unsafe { launch(l, chunks, 256, 0, name) }
         };
-        counts("counts_clear_draws")?;
-        if let Some(p) = d.shape {
-            let f = self.kernel(strategy, "_draws")?;
-            let mut l = stream.launch_builder(&f);
+        counts(&d.clear, "counts_clear_draws")?;
+        if let (Some(p), Some(f)) = (d.shape, &d.shade) {
+            let mut l = stream.launch_builder(f);
             l.arg(buf).arg(&ndraws);
             let (batch, vcap, extra) = super::constants(strategy);
             match strategy {
@@ -177,8 +189,8 @@ impl CudaGeometry {
             // (block_base), with the one block shape all draws of a strategy share.
             unsafe { launch(l, d.blocks, p.threads, p.smem, strategy.name()) }?;
         }
-        if self.counting {
-            counts("counts_sum_draws")?;
+        if let Some(f) = &d.sum {
+            counts(f, "counts_sum_draws")?;
         }
         Ok(())
     }
