@@ -13,6 +13,7 @@ use crate::passes::WorkingMesh;
 use crate::raster::cuda::{CudaRaster, GpuDraw};
 use crate::raster::{RasterOutput, RasterSettings, ShadingMode};
 use crate::Error;
+use cudarc::driver::CudaStream;
 use std::sync::{Arc, Mutex};
 
 /// The CUDA backend with one vertex shader: the geometry kernels compiled with it, and the
@@ -42,15 +43,16 @@ impl CudaApi {
         })
     }
 
-    /// Launches the geometry stage [`Api::shade`] prepared, if it has not been.
-    fn launch_pending(&self) -> Result<(), Error> {
+    /// Launches the geometry stage [`Api::shade`] prepared, if it has not been (with `aside`,
+    /// its counts' sum there: [`CudaGeometry::launch_draws`]).
+    fn launch_pending(&self, aside: Option<&Arc<CudaStream>>) -> Result<(), Error> {
         let pending = self
             .pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
         match pending {
-            Some(l) => Ok(self.geometry.launch_draws(&l)?),
+            Some(l) => Ok(self.geometry.launch_draws(&l, aside)?),
             None => Ok(()),
         }
     }
@@ -182,12 +184,14 @@ impl Api for CudaApi {
             })
             .collect();
         let mut r = self.rasteriser();
-        r.render_after(&draws, settings, out, &mut || self.launch_pending())?;
+        r.render_after(&draws, settings, out, &mut |side| {
+            self.launch_pending(Some(side))
+        })?;
         Ok(r.times.before_ms)
     }
 
     fn stats(&self, shaded: &[(&DeviceMesh, &DeviceQueue)]) -> Result<GeometryStats, Error> {
-        self.launch_pending()?;
+        self.launch_pending(None)?;
         // (a frame that shaded nothing launched nothing: its total is not the last launch's)
         let mut stats = GeometryStats {
             invocations: match shaded.is_empty() {

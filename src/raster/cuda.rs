@@ -390,19 +390,21 @@ impl CudaRaster {
         s: &RasterSettings,
         out: &mut RasterOutput,
     ) -> Result<(), crate::Error> {
-        self.render_after(draws, s, out, &mut || Ok(()))
+        self.render_after(draws, s, out, &mut |_| Ok(()))
     }
 
     /// [`CudaRaster::render`] after `before`, which enqueues the caller's work that the draws
     /// wait for (the frame's geometry stage): it runs after the raster stage's host work (its
     /// tables uploaded), so that the device runs the two stages back to back, and its time is
-    /// [`StageTimes::before_ms`].
+    /// [`StageTimes::before_ms`]. `before` may also enqueue work that nothing of the raster stage
+    /// waits for on the stream it is given (the raster stage's side stream, joined back before
+    /// binning ends, so within the frame's time).
     pub fn render_after(
         &mut self,
         draws: &[GpuDraw],
         s: &RasterSettings,
         out: &mut RasterOutput,
-        before: &mut dyn FnMut() -> Result<(), crate::Error>,
+        before: &mut dyn FnMut(&Arc<CudaStream>) -> Result<(), crate::Error>,
     ) -> Result<(), crate::Error> {
         if s.width == 0 || s.height == 0 || s.width > 16384 || s.height > 16384 {
             return Err(RasterError::Size(s.width, s.height).into());
@@ -509,10 +511,11 @@ impl CudaRaster {
         s: &RasterSettings,
         ntiles: usize,
         tables: &super::cuda_material::Tables,
-        before: &mut dyn FnMut() -> Result<(), crate::Error>,
+        before: &mut dyn FnMut(&Arc<CudaStream>) -> Result<(), crate::Error>,
     ) -> Result<[u64; COUNTERS], crate::Error> {
         self.mark_start()?;
-        before()?;
+        let side = self.side.clone();
+        before(&side)?;
         let mut counters = [0u64; COUNTERS];
         for attempt in 0..3 {
             counters = self.enqueue(draws, s, ntiles, tables)?;
@@ -635,8 +638,12 @@ impl CudaRaster {
 
     /// rxp_bin_big over setup's big-box list: counting the tiles each box's triangle may cover
     /// (into the tile counts), or with `fill` binning it there (through the cursors).
-    fn launch_bin_big(&mut self, p: &Params, fill: bool) -> Result<(), GpuError> {
-        let stream = self.gpu.stream.clone();
+    fn launch_bin_big(
+        &mut self,
+        p: &Params,
+        fill: bool,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), GpuError> {
         let mut l = stream.launch_builder(&self.k.bin_big);
         let null = 0u64;
         l.arg(&self.records)
@@ -744,7 +751,7 @@ impl CudaRaster {
         }
         self.events[2].record(&stream).ctx("recording an event")?;
         // the big boxes' tiles counted (bins: none) before the scan
-        self.launch_bin_big(&p, false)?;
+        self.launch_bin_big(&p, false, &stream)?;
         let mut l = stream.launch_builder(&self.k.scan);
         l.arg(&self.tile_counts)
             .arg(&nt)
@@ -754,6 +761,13 @@ impl CudaRaster {
         // SAFETY: one block (of RXP_SCAN_THREADS); tile_counts, cursors and order hold ntiles
         // entries, offsets ntiles + 1.
         unsafe { launch(l, 1, 1024, 0, "rxp_bin_scan") }?;
+        // the big boxes binned on the side stream beside the rest (both take their places in
+        // the bins through the cursors' atomics; a bin's order does not matter)
+        self.fork.record(&stream).ctx("recording an event")?;
+        self.side.wait(&self.fork).ctx("ordering the side stream")?;
+        let side = self.side.clone();
+        self.launch_bin_big(&p, true, &side)?;
+        self.join.record(&side).ctx("recording an event")?;
         let mut l = stream.launch_builder(&self.k.fill);
         l.arg(&self.records)
             .arg(&self.counters)
@@ -766,7 +780,7 @@ impl CudaRaster {
             .div_ceil(BLOCK)
             .clamp(1, SETUP_BLOCKS);
         unsafe { launch(l, blocks, BLOCK, 0, "rxp_bin_fill") }?;
-        self.launch_bin_big(&p, true)?;
+        stream.wait(&self.join).ctx("waiting for the side stream")?;
         self.events[3].record(&stream).ctx("recording an event")?;
         let mut l = stream.launch_builder(&self.k.raster);
         l.arg(&self.records)

@@ -7,8 +7,11 @@
 use super::abi::GeoDraw;
 use super::{no_corners, CudaGeometry, DeviceMesh, DeviceQueue, GpuUniforms};
 use crate::geometry::{GeometryError, Strategy, Uniforms};
+use crate::gpu::Context;
 use crate::gpu::{launch, GpuError};
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, PushKernelArg};
+use std::sync::Arc;
 
 /// Counts cleared and summed per block of the count launches (RXG_COUNT_CHUNK).
 const COUNT_CHUNK: u32 = 4096;
@@ -53,7 +56,7 @@ impl CudaGeometry {
         draws: &mut [ShadeDraw<'_>],
     ) -> Result<(), crate::Error> {
         match self.prepare_draws(strategy, draws)? {
-            Some(l) => Ok(self.launch_draws(&l)?),
+            Some(l) => Ok(self.launch_draws(&l, None)?),
             None => Ok(()),
         }
     }
@@ -157,7 +160,15 @@ impl CudaGeometry {
 
     /// Launches a prepared geometry stage (its table as [`CudaGeometry::prepare_draws`] left
     /// it).
-    pub fn launch_draws(&self, d: &DrawLaunch) -> Result<(), GpuError> {
+    ///
+    /// With `aside` (a second stream), the counts' sum, which nothing of the frame waits for but
+    /// the statistics, runs there after the shading, beside what the device's stream does next;
+    /// the caller joins `aside` back before it reads the totals.
+    pub fn launch_draws(
+        &self,
+        d: &DrawLaunch,
+        aside: Option<&Arc<CudaStream>>,
+    ) -> Result<(), GpuError> {
         let (strategy, ndraws, chunks) = (d.strategy, d.ndraws, d.chunks);
         let stream = &self.gpu.stream;
         let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
@@ -190,7 +201,19 @@ impl CudaGeometry {
             unsafe { launch(l, d.blocks, p.threads, p.smem, strategy.name()) }?;
         }
         if let Some(f) = &d.sum {
-            counts(f, "counts_sum_draws")?;
+            match aside {
+                None => counts(f, "counts_sum_draws")?,
+                Some(side) => {
+                    let shaded = stream
+                        .record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                        .ctx("recording an event")?;
+                    side.wait(&shaded).ctx("ordering the side stream")?;
+                    let mut l = side.launch_builder(f);
+                    l.arg(buf).arg(&ndraws).arg(&mut t.total);
+                    // SAFETY: as `counts` above, on the other stream after the shading.
+                    unsafe { launch(l, chunks, 256, 0, "counts_sum_draws") }?;
+                }
+            }
         }
         Ok(())
     }
