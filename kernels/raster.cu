@@ -37,6 +37,20 @@
 #ifndef RXP_TILE_ORDER
 #define RXP_TILE_ORDER 1
 #endif
+// A tile with more than RXP_SPLIT_RECORDS records in a frame that allows it (lit with
+// materials, nothing blended: RasterParams::split) is rasterised by several blocks, a slice of
+// its records each (at most RXP_MAX_SLICES, RXP_MAX_EXTRA more blocks in the frame), which merge
+// their depth keys into the frame's by atomicMin: one block on the frame's densest tile ran
+// through most of the kernel while the other SMs idled (ncu on Sponza: the last SM active 20%
+// longer than the average one).
+#ifndef RXP_SPLIT_RECORDS
+#define RXP_SPLIT_RECORDS 512
+#endif
+#define RXP_MAX_SLICES 16
+#define RXP_MAX_EXTRA 1024
+// an item of the tile kernel's order: the tile, its slice and its number of slices less one
+#define RXP_ITEM(tile, s, n) ((tile) | (unsigned)(s) << 20 | (unsigned)((n) - 1) << 26)
+#define RXP_ITEM_NONE 0xffffffffu
 // records of a tile the tile kernel sorts into its lists at a time
 #ifndef RXP_LIST
 #define RXP_LIST 2048
@@ -101,7 +115,9 @@ struct RasterParams {
     unsigned background;
     unsigned record_capacity;
     unsigned bin_capacity;
-    unsigned pad;
+    // whether dense tiles may be split over several blocks (RXP_SPLIT_RECORDS): only in lit
+    // frames whose tiles all leave their keys to rxp_resolve (nothing blended)
+    unsigned split;
 };
 
 // A triangle ready for rasterisation (the CPU's SetupTri): corners ordered so that area > 0.
@@ -751,13 +767,27 @@ __device__ __forceinline__ unsigned rxp_count_class(unsigned c) {
 // kernel's time).
 #define RXP_SCAN_THREADS 1024
 #define RXP_SCAN_ITEMS 8
+
+// The blocks a tile of `c` records takes (`split`: whether tiles may be split).
+__device__ __forceinline__ unsigned rxp_slices(unsigned c, bool split) {
+    if (!split || c <= RXP_SPLIT_RECORDS) return 1;
+    return min((c + RXP_SPLIT_RECORDS - 1) / RXP_SPLIT_RECORDS, (unsigned)RXP_MAX_SLICES);
+}
+
+// (the order holds ntiles + RXP_MAX_EXTRA items; past the frame's, RXP_ITEM_NONE. `splits`,
+// null where no tile may split, gets the number of split tiles and then the tiles, whose pixels
+// rxp_bin_fill empties in the frame's depth keys.)
 extern "C" __global__ void __launch_bounds__(RXP_SCAN_THREADS)
     rxp_bin_scan(const unsigned* __restrict__ tile_counts, unsigned ntiles,
                  unsigned* __restrict__ offsets, unsigned* __restrict__ cursors,
-                 unsigned* __restrict__ order) {
+                 unsigned* __restrict__ order, RasterParams p, unsigned* __restrict__ splits) {
     __shared__ unsigned classes[RXP_CLASSES];
+    __shared__ unsigned extra, nsplit;
     for (unsigned c = threadIdx.x; c < RXP_CLASSES; c += RXP_SCAN_THREADS) classes[c] = 0;
-    unsigned carry = 0;
+    if (threadIdx.x == 0) extra = nsplit = 0;
+    __syncthreads();
+    bool split = p.split != 0 && splits != nullptr && RXP_TILE_ORDER;
+    unsigned carry = 0, more = 0;
     for (unsigned start = 0; start < ntiles; start += RXP_SCAN_THREADS * RXP_SCAN_ITEMS) {
         const unsigned k0 = start + threadIdx.x * RXP_SCAN_ITEMS;
         unsigned c[RXP_SCAN_ITEMS], sum = 0;
@@ -772,13 +802,21 @@ extern "C" __global__ void __launch_bounds__(RXP_SCAN_THREADS)
             if (k < ntiles) {
                 offsets[k] = at;
                 cursors[k] = at;
-                atomicAdd(&classes[rxp_count_class(c[i])], 1u);
+                more += rxp_slices(c[i], split) - 1;
             }
             at += c[i];
         }
         carry += total;
     }
     if (threadIdx.x == 0) offsets[ntiles] = carry;
+    if (more) atomicAdd(&extra, more);
+    __syncthreads();
+    // (a frame whose dense tiles would need more blocks than the launch has splits none)
+    split = split && extra <= RXP_MAX_EXTRA;
+    for (unsigned k = threadIdx.x; k < ntiles; k += RXP_SCAN_THREADS) {
+        const unsigned c = tile_counts[k], n = rxp_slices(c, split);
+        atomicAdd(&classes[rxp_count_class((c + n - 1) / n)], n);
+    }
     __syncthreads();
     // each class's first place, the fullest class first
     if (threadIdx.x == 0) {
@@ -790,8 +828,17 @@ extern "C" __global__ void __launch_bounds__(RXP_SCAN_THREADS)
         }
     }
     __syncthreads();
-    for (unsigned k = threadIdx.x; k < ntiles; k += RXP_SCAN_THREADS)
-        order[atomicAdd(&classes[rxp_count_class(tile_counts[k])], 1u)] = k;
+    for (unsigned k = threadIdx.x; k < ntiles; k += RXP_SCAN_THREADS) {
+        const unsigned c = tile_counts[k], n = rxp_slices(c, split);
+        const unsigned cl = rxp_count_class((c + n - 1) / n);
+        for (unsigned s = 0; s < n; s++) order[atomicAdd(&classes[cl], 1u)] = RXP_ITEM(k, s, n);
+        if (n > 1) splits[1 + atomicAdd(&nsplit, 1u)] = k;
+    }
+    const unsigned items = ntiles + (split ? extra : 0);
+    for (unsigned i = items + threadIdx.x; i < ntiles + RXP_MAX_EXTRA; i += RXP_SCAN_THREADS)
+        order[i] = RXP_ITEM_NONE;
+    __syncthreads();
+    if (splits && threadIdx.x == 0) splits[0] = nsplit;
 }
 
 // Each record's id goes into every tile its box touches. The grid strides over the records
@@ -799,11 +846,25 @@ extern "C" __global__ void __launch_bounds__(RXP_SCAN_THREADS)
 // records within one tile with one atomic.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_bin_fill(const SetupTri* __restrict__ records, const unsigned long long* counters,
-                 RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins) {
+                 RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins,
+                 const unsigned* __restrict__ splits, unsigned long long* __restrict__ gkeys) {
     unsigned long long nrec = counters[RXP_C_RECORDS];
     if (nrec > p.record_capacity) nrec = 0;  // overflowed: nothing was binned consistently
     const unsigned lane = threadIdx.x & 31;
     const unsigned long long stride = (unsigned long long)gridDim.x * RXP_RBLOCK;
+    if (splits) {
+        // the pixels of the tiles rxp_bin_scan split start empty in the frame's depth keys
+        // (their slices merge into them), over the whole grid
+        const unsigned long long px = (unsigned long long)splits[0] * RXP_TILE * RXP_TILE;
+        for (unsigned long long i = (unsigned long long)blockIdx.x * RXP_RBLOCK + threadIdx.x;
+             i < px; i += stride) {
+            const unsigned tile = splits[1 + i / (RXP_TILE * RXP_TILE)];
+            const unsigned l = (unsigned)(i % (RXP_TILE * RXP_TILE));
+            const int x = (int)(tile % p.tiles_x) * RXP_TILE + (int)(l % RXP_TILE);
+            const int y = (int)(tile / p.tiles_x) * RXP_TILE + (int)(l / RXP_TILE);
+            if (x < p.width && y < p.height) gkeys[(size_t)y * p.width + x] = RXP_KEY_EMPTY;
+        }
+    }
     for (unsigned long long w = (unsigned long long)blockIdx.x * RXP_RBLOCK + (threadIdx.x - lane);
          w < nrec; w += stride) {
         const unsigned long long r = w + lane;
@@ -1278,7 +1339,12 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
     // the next ones the warps take
     __shared__ unsigned small[RXP_LIST], wide[RXP_LIST];
     __shared__ unsigned nsmall, nwide, next_small, next_wide, nblend, nmasked;
-    const unsigned tile = RXP_TILE_ORDER ? order[blockIdx.x] : blockIdx.x;
+    // the tile (busiest first), and which of its slices of records when it is split
+    const unsigned item = RXP_TILE_ORDER ? order[blockIdx.x]
+                          : blockIdx.x < (unsigned)(p.tiles_x * p.tiles_y) ? blockIdx.x
+                                                                           : RXP_ITEM_NONE;
+    if (item == RXP_ITEM_NONE) return;
+    const unsigned tile = item & 0xfffffu, slice = (item >> 20) & 63u, slices = (item >> 26) + 1;
     const int tx = (int)(tile % p.tiles_x) * RXP_TILE, ty = (int)(tile / p.tiles_x) * RXP_TILE;
     const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
     for (int i = threadIdx.x; i < RXP_TILE * RXP_TILE; i += RXP_RBLOCK) keys[i] = RXP_KEY_EMPTY;
@@ -1287,6 +1353,11 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
     unsigned start = offsets[tile], end = ends[tile];
     if (end > p.bin_capacity) end = p.bin_capacity;
     if (start > end) start = end;
+    if (slices > 1) {
+        const unsigned long long n = end - start;
+        end = start + (unsigned)(n * (slice + 1) / slices);
+        start += (unsigned)(n * slice / slices);
+    }
     unsigned frags = 0;
     // Two passes over the tile's records: the opaque ones, then (when there are any) the
     // alpha-tested ones, whose fragments then mostly find the opaque surface in front already in
@@ -1366,13 +1437,17 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
     // resolve: shade the visible fragment of every pixel, here, or (lit frames with materials,
     // `gkeys` not null, in tiles without blended triangles) in rxp_resolve, at more warps per SM
     // than this kernel's registers allow
+    // (a split tile's slices defer: the host splits only frames without blending)
     const bool defer = gkeys != nullptr && p.shading == 0 && nblend == 0;
     if (threadIdx.x == 0) deferred[tile] = defer ? 1u : 0u;
     for (int l = threadIdx.x; l < RXP_TILE * RXP_TILE; l += RXP_RBLOCK) {
         const int i = l % RXP_TILE, j = l / RXP_TILE;
         if (i >= tw || j >= th) continue;
         const size_t at = (size_t)(ty + j) * p.width + (tx + i);
-        if (defer)
+        if (slices > 1) {
+            // merged with the other slices' into the keys rxp_bin_fill emptied
+            if (keys[l] != RXP_KEY_EMPTY) atomicMin(&gkeys[at], keys[l]);
+        } else if (defer)
             gkeys[at] = keys[l];
         else
             rxp_resolve_pixel(records, first, draw_colors, lut, p, mt, keys[l], tx + i, ty + j,

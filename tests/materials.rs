@@ -444,3 +444,71 @@ fn ply_and_obj_vertex_colours_show() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A square like `quad` made of n x n cells of two triangles each.
+fn dense_quad(z: f32, n: usize, material: Material) -> Mesh {
+    let mut m = Mesh {
+        name: "dense quad".into(),
+        material: Some(Arc::new(material)),
+        ..Default::default()
+    };
+    let (mut positions, mut uvs) = (Vec::new(), Vec::new());
+    for j in 0..=n {
+        for i in 0..=n {
+            let (u, v) = (i as f32 / n as f32, j as f32 / n as f32);
+            positions.push(Vec3::new(2.0 * u - 1.0, 1.0 - 2.0 * v, z));
+            uvs.push(Vec2::new(u, v));
+        }
+    }
+    let at = |i: usize, j: usize| (j * (n + 1) + i) as u32;
+    for j in 0..n {
+        for i in 0..n {
+            let (a, b, c, d) = (at(i, j + 1), at(i + 1, j + 1), at(i + 1, j), at(i, j));
+            m.indices.extend_from_slice(&[a, b, c, a, c, d]);
+        }
+    }
+    m.normals = Some(vec![Vec3::Z; positions.len()]);
+    m.positions = positions;
+    m.uvs = Some(uvs);
+    m
+}
+
+#[test]
+fn tiles_dense_enough_to_split_draw_what_one_pass_would() {
+    // thousands of triangles over the frame's four tiles: the GPU splits a tile with that many
+    // records over several blocks (RXP_SPLIT_RECORDS), which merge their depth keys; the frame
+    // must still be the CPU's to the depth bit. An alpha mask (a checker of holes) through which
+    // a second dense layer shows exercises the alpha-tested pass of each slice.
+    let nearest = Sampler {
+        mag: Filter::Nearest,
+        min: Filter::Nearest,
+        mipmap: None,
+        ..Default::default()
+    };
+    let checker: Vec<u8> = (0..16)
+        .flat_map(|k| {
+            let open = (k % 4 + k / 4) % 2 == 0;
+            [255, 200, 40, if open { 0 } else { 255 }]
+        })
+        .collect();
+    let tex = Arc::new(Texture::new("checker", 4, 4, &checker, true, nearest).unwrap());
+    let masked = Material {
+        base_color_texture: Some(TextureRef::new(tex)),
+        alpha: AlphaMode::Mask(0.5),
+        ..Default::default()
+    };
+    let behind = Material {
+        base_color: Vec4::new(0.1, 0.3, 1.0, 1.0),
+        ..Default::default()
+    };
+    let front = dense_quad(0.0, 48, masked);
+    assert_eq!(front.indices.len() / 3, 48 * 48 * 2);
+    let f = render(vec![front, dense_quad(-0.5, 48, behind)], 1.8);
+    // a hole of the checker's top-left cell shows the blue layer behind; its neighbour is yellow
+    let (hole, cell) = (px(&f, W / 8, H / 8), px(&f, W / 8 + W / 4, H / 8));
+    assert!(
+        hole[2] > hole[0],
+        "the layer behind shows through a hole: {hole:?}"
+    );
+    assert!(cell[0] > cell[2], "the masked layer's texel: {cell:?}");
+}

@@ -58,6 +58,10 @@ fn resolves_apart(draws: &[GpuDraw], s: &RasterSettings) -> bool {
     s.shading == ShadingMode::Lit && draws.iter().any(|d| d.material.is_some())
 }
 
+/// The most blocks the tile kernel takes beyond one a tile, for dense tiles split over several
+/// (RXP_MAX_EXTRA in kernels/raster.cu).
+const MAX_EXTRA: usize = 1024;
+
 /// The frame's constants, as `RasterParams` in kernels/raster.cu.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C)]
@@ -76,7 +80,8 @@ struct Params {
     background: u32,
     record_capacity: u32,
     bin_capacity: u32,
-    pad: u32,
+    /// whether rxp_bin_scan may split dense tiles over several blocks (RXP_SPLIT_RECORDS)
+    split: u32,
 }
 
 // SAFETY: plain integers and floats with the layout of the CUDA struct.
@@ -157,6 +162,8 @@ pub struct CudaRaster {
     bin_capacity: usize,
     /// the records whose boxes span many tiles, binned by rxp_bin_big (record capacity)
     big: CudaSlice<u32>,
+    /// the tiles rxp_bin_scan split over several blocks: their number, then the tiles
+    splits: CudaSlice<u32>,
     colors: CudaSlice<f32>,
     /// the frame's draws, materials, lights and textures as the material path reads them
     materials: DeviceMaterials,
@@ -319,6 +326,7 @@ impl CudaRaster {
             deferred: gpu.zeros(1, "deferred tiles")?,
             keys: gpu.zeros(1, "depth keys")?,
             big: gpu.zeros(1, "big-box records")?,
+            splits: gpu.zeros(MAX_EXTRA + 1, "split tiles")?,
             bins: gpu.zeros(bins, "tile bins")?,
             bin_capacity: bins,
             colors: gpu.zeros(4, "draw colours")?,
@@ -377,7 +385,7 @@ impl CudaRaster {
             background: super::shade::pack_with(lut, Vec3::from_array(s.background)),
             record_capacity: self.record_capacity as u32,
             bin_capacity: self.bin_capacity as u32,
-            pad: 0,
+            split: 0,
         }
     }
 
@@ -427,7 +435,7 @@ impl CudaRaster {
         grow(&gpu, &mut self.tile_counts, ntiles, "tile counts")?;
         grow(&gpu, &mut self.offsets, ntiles + 1, "tile offsets")?;
         grow(&gpu, &mut self.cursors, ntiles, "tile cursors")?;
-        grow(&gpu, &mut self.order, ntiles, "tile order")?;
+        grow(&gpu, &mut self.order, ntiles + MAX_EXTRA, "tile order")?;
         grow(&gpu, &mut self.deferred, ntiles, "deferred tiles")?;
         if resolves_apart(draws, s) {
             grow(&gpu, &mut self.keys, pixels, "depth keys")?;
@@ -669,8 +677,15 @@ impl CudaRaster {
         ntiles: usize,
         tables: &super::cuda_material::Tables,
     ) -> Result<[u64; COUNTERS], crate::Error> {
-        let p = self.params(s);
+        let mut p = self.params(s);
         let apart = resolves_apart(draws, s);
+        // dense tiles are split over several blocks only where every tile leaves its keys to
+        // rxp_resolve (the slices merge them there): lit frames with materials and no blending
+        let split = apart
+            && draws
+                .iter()
+                .all(|d| super::cuda_material::alpha_class(d.material, s) != 2);
+        p.split = split as u32;
         let stream = self.gpu.stream.clone();
         self.events[1].record(&stream).ctx("recording an event")?;
         // (the counters and the setup lists' counts after them)
@@ -757,9 +772,17 @@ impl CudaRaster {
             .arg(&nt)
             .arg(&mut self.offsets)
             .arg(&mut self.cursors)
-            .arg(&mut self.order);
-        // SAFETY: one block (of RXP_SCAN_THREADS); tile_counts, cursors and order hold ntiles
-        // entries, offsets ntiles + 1.
+            .arg(&mut self.order)
+            .arg(&p);
+        let null = 0u64;
+        if split {
+            l.arg(&mut self.splits);
+        } else {
+            l.arg(&null);
+        }
+        // SAFETY: one block (of RXP_SCAN_THREADS); tile_counts and cursors hold ntiles entries,
+        // offsets ntiles + 1, order ntiles + MAX_EXTRA, splits MAX_EXTRA + 1 (a tile splits into
+        // two or more items: at most MAX_EXTRA tiles split).
         unsafe { launch(l, 1, 1024, 0, "rxp_bin_scan") }?;
         // the big boxes binned on the side stream beside the rest (both take their places in
         // the bins through the cursors' atomics; a bin's order does not matter)
@@ -774,8 +797,14 @@ impl CudaRaster {
             .arg(&p)
             .arg(&mut self.cursors)
             .arg(&mut self.bins);
+        if split {
+            l.arg(&self.splits).arg(&mut self.keys);
+        } else {
+            l.arg(&null).arg(&null);
+        }
         // SAFETY: the grid strides over the records; the kernel reads only records below the
-        // count and writes bins below the capacity in `p`.
+        // count and writes bins below the capacity in `p`; with `split`, the keys of the tiles
+        // rxp_bin_scan listed in `splits` (each in the frame, whose pixels the keys hold).
         let blocks = (self.record_capacity as u32)
             .div_ceil(BLOCK)
             .clamp(1, SETUP_BLOCKS);
@@ -798,7 +827,6 @@ impl CudaRaster {
             .arg(&mut self.counters)
             .arg(&mut self.deferred);
         // (null: no tile defers)
-        let null = 0u64;
         if apart {
             l.arg(&mut self.keys);
         } else {
@@ -808,8 +836,10 @@ impl CudaRaster {
         // the keys when tiles may defer (grown in `render`; else null); `deferred` holds
         // every tile; the tables hold a draw per draw of the frame, the materials they name,
         // and the textures those use, whose levels lie within the texel buffer
-        // (DeviceMaterials::prepare).
-        unsafe { launch(l, nt, BLOCK, 0, "rxp_raster") }?;
+        // (DeviceMaterials::prepare). The blocks past the order's items (split tiles take up to
+        // MAX_EXTRA more) return at once.
+        let blocks = nt + if split { MAX_EXTRA as u32 } else { 0 };
+        unsafe { launch(l, blocks, BLOCK, 0, "rxp_raster") }?;
         if apart {
             let mut l = stream.launch_builder(&self.k.resolve);
             l.arg(&self.records)
