@@ -974,13 +974,15 @@ __device__ __forceinline__ float rxp_depth(const SetupTri& t, const I e[3], floa
 
 // Whether a fragment at pixel (i, j) and depth z passes its draw's alpha test (`masked`: the
 // draw, null when its material has none; `m`: its triangle's data). A fragment already behind
-// the pixel's key (`key`, read atomically: other threads lower it meanwhile) would lose the depth
-// test anyway, so its texture is not sampled.
+// the pixel's key (`key`, which other threads lower meanwhile) would lose the depth test anyway,
+// so its texture is not sampled. The key is read by one 64-bit load (single-copy atomic when
+// aligned; a stale, larger key only costs a sample): an atomicAdd of 0 was a compare-and-swap
+// loop, shared memory having no 64-bit atomics of its own.
 __device__ __forceinline__ bool rxp_keep(const RxpMaterials& mt, const RxpDraw* masked,
                                          const RxmMaskTri& m, const RasterParams& p, int i,
                                          int j, float z, unsigned long long* key) {
     if (!masked) return true;
-    if ((atomicAdd(key, 0ull) >> 32) < rxp_ordered(z)) return false;
+    if ((*reinterpret_cast<volatile unsigned long long*>(key) >> 32) < rxp_ordered(z)) return false;
     return rxm_mask_at(mt, *masked, m, p.width, p.height, i, j);
 }
 
