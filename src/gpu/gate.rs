@@ -8,11 +8,40 @@
 //! copy that blocks until the stream is done): it would wait for itself. Dropping the gate, or
 //! holding it again, releases it. For the same reason there is no gate under a CUDA tool that
 //! runs each launch to completion as it is issued (ncu, compute-sanitizer: seen by the variables
-//! their injection sets), nor with `RXPIPE_STREAM_GATE=0` (to measure without it).
+//! their injection sets).
+//!
+//! Nor, unless the program says otherwise, in a library's process: the stream is the context's
+//! default stream, which every thread of the process shares, and another thread's synchronous
+//! operation on it (a copy from pageable memory, a free) waits for the held frame while it may
+//! hold the driver's lock that the holding thread's next launch needs: a deadlock (seen once in
+//! a test binary whose tests render on several threads at once). A program that uses the GPU
+//! from one thread calls [`enable`] (the rxpipe program does: its viewer, `render` and the
+//! benchmarks). `RXPIPE_STREAM_GATE=1` or `0` overrides either way.
 
 use super::context::{Context, Gpu, GpuError};
 use cudarc::driver::sys;
 use cudarc::driver::PinnedHostSlice;
+
+static ENABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets the CUDA frames of this process hold their stream while they are enqueued: for programs
+/// that use the GPU from one thread at a time (see the module's documentation).
+pub fn enable() {
+    ENABLED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether frames hold their stream: [`enable`]d, or `RXPIPE_STREAM_GATE` says so (`1` or `0`),
+/// and no CUDA tool is attached.
+pub fn enabled() -> bool {
+    if tool_attached() {
+        return false;
+    }
+    match std::env::var("RXPIPE_STREAM_GATE").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => ENABLED.load(std::sync::atomic::Ordering::Relaxed),
+    }
+}
 
 /// See the module's documentation. `None` from [`StreamGate::new`] where the device cannot wait
 /// on memory; then nothing is held.
@@ -30,11 +59,10 @@ pub struct StreamGate {
 }
 
 impl StreamGate {
-    /// A gate for `gpu`'s stream, or `None` where there is to be none (see the module's
-    /// documentation) or the device cannot map host memory (the work then runs as it is
-    /// enqueued).
+    /// A gate for `gpu`'s stream, or `None` where there is to be none ([`enabled`]) or the
+    /// device cannot map host memory (the work then runs as it is enqueued).
     pub fn new(gpu: &Gpu) -> Result<Option<StreamGate>, GpuError> {
-        if tool_attached() || std::env::var_os("RXPIPE_STREAM_GATE").is_some_and(|v| v == "0") {
+        if !enabled() {
             return Ok(None);
         }
         // SAFETY: the word is written below before the device reads it.

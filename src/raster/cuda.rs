@@ -523,7 +523,17 @@ impl CudaRaster {
     ) -> Result<[u64; COUNTERS], crate::Error> {
         self.mark_start()?;
         let side = self.side.clone();
-        before(&side)?;
+        // (a panic in the caller's work must not leave the stream held for whoever uses it
+        // next: released, and the panic goes on)
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| before(&side))) {
+            Ok(r) => r?,
+            Err(panic) => {
+                if let Some(g) = &mut self.gate {
+                    g.release();
+                }
+                std::panic::resume_unwind(panic)
+            }
+        }
         let mut counters = [0u64; COUNTERS];
         for attempt in 0..3 {
             counters = self.enqueue(draws, s, ntiles, tables)?;

@@ -127,6 +127,9 @@ impl PipelineArgs {
 
 fn main() -> ExitCode {
     install_panic_hook();
+    // this program uses the GPU from one thread: its CUDA frames may hold their stream while
+    // they are enqueued (rxpipe::gpu::gate)
+    rxpipe::gpu::gate::enable();
     let cli = Cli::parse();
     // no command: `view` with its defaults
     let command = cli.command.unwrap_or_else(|| {
