@@ -151,3 +151,16 @@ impl Drop for StreamGate {
         self.release();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_library_process_holds_no_stream_unless_it_asks() {
+        // (nothing in the library's tests calls enable(): their tests render on many threads)
+        if std::env::var_os("RXPIPE_STREAM_GATE").is_some() {
+            eprintln!("notice: RXPIPE_STREAM_GATE is set; skipping");
+            return;
+        }
+        assert!(!super::enabled(), "the stream gate is on without enable()");
+    }
+}
