@@ -60,7 +60,9 @@ struct RxpMaterial {
     float roughness;
     float cutoff;
     unsigned flags;
-    unsigned pad;
+    // which of the base colour, metallic-roughness and normal textures (bits 0, 1, 2) sample
+    // alike the first of them present, with the same transform (rxm_sample_main)
+    unsigned alike;
     RxpTexUse tex[5];
 };
 
@@ -257,70 +259,113 @@ __device__ __forceinline__ float4 rxm_unpack(unsigned v, const float* __restrict
                        lut[256 + (v >> 24)]);
 }
 
-// Texel (x, y) of level `l` as floats (rxm_unpack).
-template <bool kAlpha>
-__device__ __forceinline__ float4 rxm_texel(const unsigned* __restrict__ texels,
-                                            const float* __restrict__ lut, bool srgb,
-                                            const RxpLevel& l, unsigned x, unsigned y) {
-    const unsigned v = __ldg(&texels[l.offset + (unsigned long long)y * l.width + x]);
-    return rxm_unpack<kAlpha>(v, lut, srgb);
-}
+// Up to N textures that sample alike (the same level sizes and sampler: the CPU's
+// Texture::alike), by their index in the texture table; a slot < 0 has none, and the first
+// present one leads. Their filtered values, one per slot.
+template <int N>
+struct RxmSlots {
+    int id[N];
+    __device__ __forceinline__ int lead() const {
+        int l = id[0];
+#pragma unroll
+        for (int k = 1; k < N; k++) l = l >= 0 ? l : id[k];
+        return l;
+    }
+};
+template <int N>
+struct RxmTexels {
+    float4 v[N];
+};
 
-// Level `level` of `t` filtered at (u, v). Sampling is called from many places of the raster
-// kernel (alpha tests, every texture of the surface, blending); kept out of line, its code exists
-// once: inlined, the kernel grew to 88,000 instructions and its warps stalled on instruction
-// fetch 40% of the time (ncu, Sponza).
-template <bool kAlpha>
-__device__ __noinline__ float4 rxm_filtered(const unsigned* __restrict__ texels,
-                                            const RxpLevel* __restrict__ levels,
-                                            const float* __restrict__ lut, RxpTexture t,
-                                            unsigned level, float u, float v, bool linear) {
+// Level `level` of the textures of `slots` filtered at (u, v): the texel positions and weights
+// are worked out once, from the lead, and read in each texture (the CPU's Texture::filtered over
+// several textures: the same values as one by one). Sampling is called from many places of the
+// raster kernels (alpha tests, the surface's textures, blending); kept out of line, its code
+// exists once: inlined, the tile kernel grew to 88,000 instructions and its warps stalled on
+// instruction fetch 40% of the time (ncu, Sponza).
+template <int N, bool kAlpha>
+__device__ __noinline__ RxmTexels<N> rxm_filtered(const unsigned* __restrict__ texels,
+                                                  const RxpLevel* __restrict__ levels,
+                                                  const float* __restrict__ lut,
+                                                  const RxpTexture* __restrict__ textures,
+                                                  RxmSlots<N> slots, unsigned level, float u,
+                                                  float v, bool linear) {
+    const RxpTexture t = textures[slots.lead()];
     const RxpLevel l = levels[t.first_level + level];
-    const bool srgb = t.srgb != 0;
     if (!(isfinite(u) && isfinite(v))) {
         u = 0.0f;
         v = 0.0f;
     }
     const float x = u * (float)l.width, y = v * (float)l.height;
     const unsigned ws = RXM_WRAP_S(t.sampler), wt = RXM_WRAP_T(t.sampler);
-    if (!linear)
-        return rxm_texel<kAlpha>(texels, lut, srgb, l, rxm_wrap(rxm_floor(x), l.width, ws),
-                         rxm_wrap(rxm_floor(y), l.height, wt));
-    const float xs = x - 0.5f, ys = y - 0.5f;
-    if (fabsf(xs) < 1073741824.0f && fabsf(ys) < 1073741824.0f && l.width <= 0x10000u &&
-        l.height <= 0x10000u) {
-        // (nearly always) 32-bit texel coordinates and a row pointer each: the same texels as
-        // the 64-bit path below, in half the integer instructions
-        const int x0 = (int)floorf(xs), y0 = (int)floorf(ys);
-        const float fx = xs - (float)x0, fy = ys - (float)y0;
-        const unsigned xa = rxm_wrap32(x0, l.width, ws), xb = rxm_wrap32(x0 + 1, l.width, ws);
-        const unsigned* base = texels + l.offset;
-        const unsigned* ra = base + rxm_wrap32(y0, l.height, wt) * l.width;
-        const unsigned* rb = base + rxm_wrap32(y0 + 1, l.height, wt) * l.width;
-        const float4 top = rxm_lerp4(rxm_unpack<kAlpha>(__ldg(ra + xa), lut, srgb),
-                                     rxm_unpack<kAlpha>(__ldg(ra + xb), lut, srgb), fx);
-        const float4 bottom = rxm_lerp4(rxm_unpack<kAlpha>(__ldg(rb + xa), lut, srgb),
-                                        rxm_unpack<kAlpha>(__ldg(rb + xb), lut, srgb), fx);
-        return rxm_lerp4(top, bottom, fy);
+    // the texels read, as offsets in the level: a, or a b over c d with weights fx, fy
+    unsigned long long a, b = 0, c = 0, d = 0;
+    float fx = 0.0f, fy = 0.0f;
+    if (!linear) {
+        a = (unsigned long long)rxm_wrap(rxm_floor(y), l.height, wt) * l.width +
+            rxm_wrap(rxm_floor(x), l.width, ws);
+    } else {
+        const float xs = x - 0.5f, ys = y - 0.5f;
+        unsigned xa, xb, ya, yb;
+        if (fabsf(xs) < 1073741824.0f && fabsf(ys) < 1073741824.0f && l.width <= 0x10000u &&
+            l.height <= 0x10000u) {
+            // (nearly always) 32-bit texel coordinates: the same texels as the 64-bit path below
+            // in half the integer instructions
+            const int x0 = (int)floorf(xs), y0 = (int)floorf(ys);
+            fx = xs - (float)x0;
+            fy = ys - (float)y0;
+            xa = rxm_wrap32(x0, l.width, ws);
+            xb = rxm_wrap32(x0 + 1, l.width, ws);
+            ya = rxm_wrap32(y0, l.height, wt);
+            yb = rxm_wrap32(y0 + 1, l.height, wt);
+        } else {
+            const long long x0 = rxm_floor(xs), y0 = rxm_floor(ys);
+            fx = xs - (float)x0;
+            fy = ys - (float)y0;
+            xa = rxm_wrap(x0, l.width, ws);
+            xb = rxm_wrap(x0 + 1, l.width, ws);
+            ya = rxm_wrap(y0, l.height, wt);
+            yb = rxm_wrap(y0 + 1, l.height, wt);
+        }
+        const unsigned long long ra = (unsigned long long)ya * l.width;
+        const unsigned long long rb = (unsigned long long)yb * l.width;
+        a = ra + xa;
+        b = ra + xb;
+        c = rb + xa;
+        d = rb + xb;
     }
-    const long long x0 = rxm_floor(xs), y0 = rxm_floor(ys);
-    const float fx = xs - (float)x0, fy = ys - (float)y0;
-    const unsigned xa = rxm_wrap(x0, l.width, ws), xb = rxm_wrap(x0 + 1, l.width, ws);
-    const unsigned ya = rxm_wrap(y0, l.height, wt), yb = rxm_wrap(y0 + 1, l.height, wt);
-    const float4 top = rxm_lerp4(rxm_texel<kAlpha>(texels, lut, srgb, l, xa, ya),
-                                 rxm_texel<kAlpha>(texels, lut, srgb, l, xb, ya), fx);
-    const float4 bottom = rxm_lerp4(rxm_texel<kAlpha>(texels, lut, srgb, l, xa, yb),
-                                    rxm_texel<kAlpha>(texels, lut, srgb, l, xb, yb), fx);
-    return rxm_lerp4(top, bottom, fy);
+    RxmTexels<N> out;
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        out.v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (slots.id[k] < 0) continue;
+        const RxpTexture tk = textures[slots.id[k]];
+        const unsigned* __restrict__ p = texels + levels[tk.first_level + level].offset;
+        const bool srgb = tk.srgb != 0;
+        if (!linear) {
+            out.v[k] = rxm_unpack<kAlpha>(__ldg(p + a), lut, srgb);
+            continue;
+        }
+        const float4 top = rxm_lerp4(rxm_unpack<kAlpha>(__ldg(p + a), lut, srgb),
+                                     rxm_unpack<kAlpha>(__ldg(p + b), lut, srgb), fx);
+        const float4 bottom = rxm_lerp4(rxm_unpack<kAlpha>(__ldg(p + c), lut, srgb),
+                                        rxm_unpack<kAlpha>(__ldg(p + d), lut, srgb), fx);
+        out.v[k] = rxm_lerp4(top, bottom, fy);
+    }
+    return out;
 }
 
-// The CPU's Texture::sample: the level of detail is log2 of the longer screen step in texels of
-// level 0. (Out of line, as rxm_filtered; kAlpha as rxm_texel.)
-template <bool kAlpha>
-__device__ __noinline__ float4 rxm_sample_texture(const unsigned* __restrict__ texels,
-                                                  const RxpLevel* __restrict__ levels,
-                                                  const float* __restrict__ lut, RxpTexture t,
-                                                  float2 uv, float2 dx, float2 dy) {
+// The CPU's Texture::sample_alike: the textures of `slots` (alike; kAlpha: their alphas only)
+// sampled at uv, the level of detail log2 of the longer screen step in texels of the lead's
+// level 0; the level choice is made once for all of them.
+template <int N, bool kAlpha>
+__device__ __forceinline__ RxmTexels<N> rxm_sample_alike(const unsigned* __restrict__ texels,
+                                                      const RxpLevel* __restrict__ levels,
+                                                      const float* __restrict__ lut,
+                                                      const RxpTexture* __restrict__ textures,
+                                                      RxmSlots<N> slots, float2 uv, float2 dx,
+                                                      float2 dy) {
+    const RxpTexture t = textures[slots.lead()];
     const RxpLevel base = levels[t.first_level];
     const float sw = (float)base.width, sh = (float)base.height;
     const float ax = dx.x * sw, ay = dx.y * sh, bx = dy.x * sw, by = dy.y * sh;
@@ -328,46 +373,61 @@ __device__ __noinline__ float4 rxm_sample_texture(const unsigned* __restrict__ t
     // (-infinity without a footprint; NVRTC has no INFINITY macro)
     const float lod = rho > 0.0f ? log2f(rho) : __int_as_float(0xff800000);
     const unsigned s = t.sampler;
-    if (isnan(lod) || lod <= 0.0f)
-        return rxm_filtered<kAlpha>(texels, levels, lut, t, 0, uv.x, uv.y, s & RXM_MAG_LINEAR);
-    const bool min_linear = s & RXM_MIN_LINEAR;
-    const float last = (float)(t.levels - 1);
-    switch (RXM_MIPMAP(s)) {
-        case 0:
-            return rxm_filtered<kAlpha>(texels, levels, lut, t, 0, uv.x, uv.y, min_linear);
-        case 1: {
-            const unsigned l = (unsigned)fminf(floorf(lod + 0.5f), last);
-            return rxm_filtered<kAlpha>(texels, levels, lut, t, l, uv.x, uv.y, min_linear);
-        }
-        default: {
-            const float lc = fminf(lod, last);
-            const float l0 = floorf(lc);
-            const float f = lc - l0;
-            const float4 a =
-                rxm_filtered<kAlpha>(texels, levels, lut, t, (unsigned)l0, uv.x, uv.y, min_linear);
-            if (f == 0.0f) return a;
-            const unsigned l1 = min((unsigned)l0 + 1u, (unsigned)last);
-            const float4 b = rxm_filtered<kAlpha>(texels, levels, lut, t, l1, uv.x, uv.y, min_linear);
-            // the CPU's a + (b - a) * f
-            return make_float4(a.x + (b.x - a.x) * f, a.y + (b.y - a.y) * f,
-                               a.z + (b.z - a.z) * f, a.w + (b.w - a.w) * f);
-        }
+    // the levels read and the second one's weight (0: the first alone)
+    unsigned l0 = 0, l1 = 0;
+    float f = 0.0f;
+    bool linear = s & RXM_MIN_LINEAR;
+    if (isnan(lod) || lod <= 0.0f) {
+        linear = s & RXM_MAG_LINEAR;
+    } else if (RXM_MIPMAP(s) == 1) {
+        l0 = (unsigned)fminf(floorf(lod + 0.5f), (float)(t.levels - 1));
+    } else if (RXM_MIPMAP(s) != 0) {
+        const float lc = fminf(lod, (float)(t.levels - 1));
+        const float lf = floorf(lc);
+        f = lc - lf;
+        l0 = (unsigned)lf;
+        l1 = min(l0 + 1u, t.levels - 1u);
     }
+    // (the levels worked out first and two calls after: with a call in each case, as the
+    // single-texture code had them, Sponza's raster + shade took 0.429 ms instead of 0.417)
+    RxmTexels<N> a = rxm_filtered<N, kAlpha>(texels, levels, lut, textures, slots, l0, uv.x, uv.y,
+                                             linear);
+    if (f == 0.0f) return a;
+    const RxmTexels<N> b = rxm_filtered<N, kAlpha>(texels, levels, lut, textures, slots, l1, uv.x,
+                                                   uv.y, linear);
+#pragma unroll
+    for (int k = 0; k < N; k++) {
+        // the CPU's a + (b - a) * f
+        const float4 p = a.v[k], q = b.v[k];
+        a.v[k] = make_float4(p.x + (q.x - p.x) * f, p.y + (q.y - p.y) * f, p.z + (q.z - p.z) * f,
+                             p.w + (q.w - p.w) * f);
+    }
+    return a;
 }
 
-// A material's use of a texture (TextureRef::sample): transformed coordinates, then the texture
-// (kAlpha: its alpha only).
-template <bool kAlpha = false>
-__device__ __forceinline__ float4 rxm_sample(const RxpMaterials& mt, const RxpTexUse& u,
-                                             float2 uv, float2 dx, float2 dy) {
+// The coordinates a material's use of a texture samples at, and their derivatives, transformed
+// (the CPU's TextureRef::coords).
+__device__ __forceinline__ void rxm_coords(const RxpTexUse& u, float2& uv, float2& dx,
+                                           float2& dy) {
     if (u.transformed) {
         const float* m = u.m;
         uv = make_float2(m[0] * uv.x + m[2] * uv.y + m[4], m[1] * uv.x + m[3] * uv.y + m[5]);
         dx = make_float2(m[0] * dx.x + m[2] * dx.y, m[1] * dx.x + m[3] * dx.y);
         dy = make_float2(m[0] * dy.x + m[2] * dy.y, m[1] * dy.x + m[3] * dy.y);
     }
-    return rxm_sample_texture<kAlpha>(mt.texels, mt.levels, mt.to_linear, mt.textures[u.texture],
-                                      uv, dx, dy);
+}
+
+// A material's use of a texture (TextureRef::sample): transformed coordinates, then the texture
+// (kAlpha: its alpha only). (The alpha test's sampling inlined into the tile kernel, the level
+// choice with it: kept out of line as a whole, Sponza's normals frame took 0.254-0.257 ms
+// instead of 0.251.)
+template <bool kAlpha = false>
+__device__ __forceinline__ float4 rxm_sample(const RxpMaterials& mt, const RxpTexUse& u,
+                                             float2 uv, float2 dx, float2 dy) {
+    rxm_coords(u, uv, dx, dy);
+    return rxm_sample_alike<1, kAlpha>(mt.texels, mt.levels, mt.to_linear, mt.textures,
+                                       RxmSlots<1>{{u.texture}}, uv, dx, dy)
+        .v[0];
 }
 
 // ---- a pixel's surface ----------------------------------------------------------------------
@@ -459,16 +519,31 @@ __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int h
     return f;
 }
 
-// The base colour (factor, vertex colour, texture), linear RGBA.
-__device__ __forceinline__ float4 rxm_base(const RxpMaterials& mt, const RxpMaterial& m,
-                                           const RxmSurface& f) {
-    float4 base = make_float4(m.base[0] * f.color.x, m.base[1] * f.color.y, m.base[2] * f.color.z,
-                              m.base[3] * f.color.w);
-    if (m.tex[RXM_BASE].texture >= 0) {
-        const float4 t = rxm_sample(mt, m.tex[RXM_BASE], f.uv, f.duv_dx, f.duv_dy);
-        base = make_float4(base.x * t.x, base.y * t.y, base.z * t.z, base.w * t.w);
+// The base colour, metallic-roughness and normal textures of `m` at the surface (those it has;
+// the base colour's alone when `only_base`) into out[RXM_BASE, RXM_MR, RXM_NORMAL]: those the
+// host marked as sampling alike the first one present (`m.alike`: alike textures, the same
+// transform) share its level choice and texel positions (rxm_sample_alike: the same values);
+// any other is sampled on its own (the CPU's MaterialShader::sample_main).
+__device__ __forceinline__ void rxm_sample_main(const RxpMaterials& mt, const RxpMaterial& m,
+                                                const RxmSurface& f, bool only_base,
+                                                float4 out[3]) {
+    const unsigned group = only_base ? m.alike & 1u : m.alike;
+    RxmSlots<3> slots;
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+        const int tex = m.tex[k].texture;
+        slots.id[k] = (group >> k) & 1u ? tex : -1;
+        if (tex >= 0 && !((group >> k) & 1u) && (k == 0 || !only_base))
+            out[k] = rxm_sample(mt, m.tex[k], f.uv, f.duv_dx, f.duv_dy);
     }
-    return base;
+    if (!group) return;
+    float2 uv = f.uv, dx = f.duv_dx, dy = f.duv_dy;
+    rxm_coords(m.tex[__ffs(group) - 1], uv, dx, dy);
+    const RxmTexels<3> got = rxm_sample_alike<3, false>(mt.texels, mt.levels, mt.to_linear,
+                                                        mt.textures, slots, uv, dx, dy);
+#pragma unroll
+    for (int k = 0; k < 3; k++)
+        if ((group >> k) & 1u) out[k] = got.v[k];
 }
 
 // What the alpha test of a masked material needs of one triangle, read once per triangle (the
@@ -506,7 +581,7 @@ __device__ void rxm_mask_setup(const RxpMaterials& mt, const RxpDraw& d, unsigne
 }
 
 // Whether a fragment at pixel (px, py) survives the alpha test: the base colour's alpha (factor,
-// vertex colour, texture) at least the cutoff, as the full surface (rxm_surface, rxm_base) would
+// vertex colour, texture) at least the cutoff, as the full surface (rxm_surface, rxm_shade) would
 // compute it.
 __device__ bool rxm_mask_at(const RxpMaterials& mt, const RxpDraw& d, const RxmMaskTri& m,
                             int width, int height, int px, int py) {
@@ -548,13 +623,21 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
     const RxpMaterial& m = mt.materials[d.material];
     const bool normal_map = m.tex[RXM_NORMAL].texture >= 0;
     const RxmSurface f = rxm_surface(d, t, width, height, px, py, normal_map);
-    const float4 base = rxm_base(mt, m, f);
-    if (m.flags & RXM_UNLIT) return base;
+    const bool unlit = (m.flags & RXM_UNLIT) != 0;
+    const float4 white = make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+    float4 main[3] = {white, white, white};
+    rxm_sample_main(mt, m, f, unlit, main);
+    float4 base = make_float4(m.base[0] * f.color.x, m.base[1] * f.color.y, m.base[2] * f.color.z,
+                              m.base[3] * f.color.w);
+    if (m.tex[RXM_BASE].texture >= 0)
+        base = make_float4(base.x * main[RXM_BASE].x, base.y * main[RXM_BASE].y,
+                           base.z * main[RXM_BASE].z, base.w * main[RXM_BASE].w);
+    if (unlit) return base;
     const float side = front ? 1.0f : -1.0f;
     float3 n = rxm_normalize(rxm_scale(f.normal, side));
     if (normal_map) {
         const RxpTexUse& u = m.tex[RXM_NORMAL];
-        const float4 tex = rxm_sample(mt, u, f.uv, f.duv_dx, f.duv_dy);
+        const float4 tex = main[RXM_NORMAL];
         const float3 tn = make_float3((tex.x * 2.0f - 1.0f) * u.scale, (tex.y * 2.0f - 1.0f) * u.scale,
                                       tex.z * 2.0f - 1.0f);
         const float3 ts = rxm_scale(f.tangent, side);
@@ -569,7 +652,7 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
     }
     float metallic = m.metallic, roughness = m.roughness;
     if (m.tex[RXM_MR].texture >= 0) {
-        const float4 mr = rxm_sample(mt, m.tex[RXM_MR], f.uv, f.duv_dx, f.duv_dy);
+        const float4 mr = main[RXM_MR];
         roughness *= mr.y;
         metallic *= mr.z;
     }

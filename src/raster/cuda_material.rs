@@ -56,7 +56,9 @@ struct MaterialDesc {
     roughness: f32,
     cutoff: f32,
     flags: u32,
-    pad: u32,
+    /// bits 0, 1, 2: the base colour, metallic-roughness and normal textures that sample alike
+    /// the first of them present (see [`alike_group`])
+    alike: u32,
     tex: [TexUse; 5],
 }
 
@@ -309,6 +311,34 @@ fn tex_use(t: &Option<TextureRef>, known: &HashMap<usize, i32>) -> TexUse {
     }
 }
 
+/// Which of `m`'s base colour, metallic-roughness and normal textures (bits 0, 1, 2) the GPU
+/// samples together with the first of them present, as the CPU's `MaterialShader::sample_main`
+/// groups them: alike textures (the same level sizes and sampler) with the same transform. An
+/// unlit material's group is at most its base colour texture (it samples no other).
+fn alike_group<'a>(m: &'a Material, known: &HashMap<usize, i32>) -> u32 {
+    let rest = |t: Option<&'a TextureRef>| if m.unlit { None } else { t };
+    let uses = [
+        m.base_color_texture.as_ref(),
+        rest(m.metallic_roughness_texture.as_ref()),
+        rest(m.normal_texture.as_ref()),
+    ];
+    let Some(lead) = uses.iter().flatten().next() else {
+        return 0;
+    };
+    let mut group = 0;
+    for (k, u) in uses.iter().enumerate() {
+        if let Some(u) = u {
+            if u.transform == lead.transform
+                && u.texture.alike(&lead.texture)
+                && known.contains_key(&key(&u.texture))
+            {
+                group |= 1 << k;
+            }
+        }
+    }
+    group
+}
+
 fn material_desc(m: &Material, known: &HashMap<usize, i32>) -> MaterialDesc {
     let (alpha, cutoff) = match m.alpha {
         AlphaMode::Opaque => (0, 0.0),
@@ -322,7 +352,7 @@ fn material_desc(m: &Material, known: &HashMap<usize, i32>) -> MaterialDesc {
         roughness: m.roughness,
         cutoff,
         flags: m.unlit as u32 | alpha,
-        pad: 0,
+        alike: alike_group(m, known),
         tex: [
             tex_use(&m.base_color_texture, known),
             tex_use(&m.metallic_roughness_texture, known),
@@ -376,5 +406,67 @@ mod tests {
         assert_eq!(std::mem::size_of::<DrawDesc>(), 96);
         assert_eq!(std::mem::size_of::<LightDesc>(), 56);
         assert_eq!(std::mem::size_of::<Tables>(), 64);
+    }
+
+    #[test]
+    fn alike_groups_are_the_cpus() {
+        use crate::material::texture::{Filter, Sampler};
+        let tex = |w: u32, h: u32, sampler: Sampler| {
+            let rgba = vec![128u8; (4 * w * h) as usize];
+            Arc::new(Texture::new("t", w, h, &rgba, false, sampler).unwrap())
+        };
+        let (a, b, c) = (
+            tex(8, 8, Sampler::default()),
+            tex(8, 8, Sampler::default()),
+            tex(8, 4, Sampler::default()),
+        );
+        let nearest = tex(
+            8,
+            8,
+            Sampler {
+                mag: Filter::Nearest,
+                ..Sampler::default()
+            },
+        );
+        let known: HashMap<usize, i32> = [&a, &b, &c, &nearest]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (key(t), i as i32))
+            .collect();
+        let with =
+            |base: Option<&Arc<Texture>>, mr: Option<&Arc<Texture>>, n: Option<&Arc<Texture>>| {
+                Material {
+                    base_color_texture: base.map(|t| TextureRef::new(t.clone())),
+                    metallic_roughness_texture: mr.map(|t| TextureRef::new(t.clone())),
+                    normal_texture: n.map(|t| TextureRef::new(t.clone())),
+                    ..Material::default()
+                }
+            };
+        // all three alike (Sponza's materials)
+        assert_eq!(
+            alike_group(&with(Some(&a), Some(&b), Some(&a)), &known),
+            0b111
+        );
+        // a different size or sampler is sampled alone
+        assert_eq!(
+            alike_group(&with(Some(&a), Some(&c), Some(&b)), &known),
+            0b101
+        );
+        assert_eq!(
+            alike_group(&with(Some(&a), Some(&nearest), None), &known),
+            0b001
+        );
+        // the lead is the first texture present
+        assert_eq!(alike_group(&with(None, Some(&c), Some(&a)), &known), 0b010);
+        assert_eq!(alike_group(&with(None, None, None), &known), 0);
+        // a different transform is sampled alone
+        let mut m = with(Some(&a), Some(&b), None);
+        m.metallic_roughness_texture.as_mut().unwrap().transform =
+            Some([2.0, 0.0, 0.0, 2.0, 0.0, 0.0]);
+        assert_eq!(alike_group(&m, &known), 0b001);
+        // an unlit material samples its base colour only
+        let mut m = with(Some(&a), Some(&b), Some(&b));
+        m.unlit = true;
+        assert_eq!(alike_group(&m, &known), 0b001);
     }
 }
