@@ -759,7 +759,7 @@ __device__ __forceinline__ unsigned rxp_count_class(unsigned c) {
 
 // One block of RXP_SCAN_THREADS: offsets[k] = sum of counts before tile k (offsets[ntiles] = the
 // total), and the fill cursors start at the offsets. Each thread scans RXP_SCAN_ITEMS consecutive
-// tiles, so that a 1920x1080 frame (8,160 tiles) is one pass of the block scan (256 threads a
+// tiles, so that a 1920x1080 frame (2,040 tiles) is one pass of the block scan (256 threads a
 // tile each took 32 passes and two barriers each: 11 us under ncu). Also `order`: the tiles by
 // decreasing count (to half an octave; ties in any order), in which the tile kernel takes them:
 // the busiest tiles start first, so the kernel does not end with a few SMs finishing a crowded
