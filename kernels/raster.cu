@@ -27,11 +27,16 @@
 #define RXP_KEY_EMPTY 0xffffffffffffffffull
 // threads per block of every raster kernel
 #define RXP_RBLOCK 256
-// triangles covering at most RXP_SMALL pixels of a tile (their box within it) are rasterised by one
-// thread, larger ones by a warp (chosen by measurement: benches/results/h100-sponza-frame.md;
-// the whole block for boxes over 512 pixels was slower)
+// triangles covering at most RXP_SMALL pixels of a tile (their box within it) are rasterised by
+// RXP_SMALL_LANES lanes each, which take the box's pixels in turn, larger ones by a warp (chosen
+// by measurement: benches/results/h100-sponza-frame.md; Sponza's raster + shade with 1, 2, 4 and
+// 8 lanes 0.413, 0.407-0.409, 0.409 and 0.416 ms; the whole block for boxes over 512 pixels was
+// slower)
 #ifndef RXP_SMALL
 #define RXP_SMALL 32
+#endif
+#ifndef RXP_SMALL_LANES
+#define RXP_SMALL_LANES 2
 #endif
 // the tile kernel takes the tiles busiest first (1, rxp_bin_scan's order) or in screen order (0)
 #ifndef RXP_TILE_ORDER
@@ -991,40 +996,6 @@ __device__ __forceinline__ const RxpDraw* rxp_masked(const RxpMaterials& mt, con
     return (t.flags & RXP_F_MASK) ? &mt.draws[t.flags >> RXP_F_DRAW_SHIFT] : nullptr;
 }
 
-// One thread scans a small triangle's pixels within the tile.
-__device__ __forceinline__ unsigned rxp_raster_small(const SetupTri& t, int x0, int y0, int x1,
-                                                     int y1, int tx, int ty,
-                                                     unsigned long long* keys,
-                                                     const RxpMaterials& mt,
-                                                     const RasterParams& p) {
-    const RxpDraw* masked = rxp_masked(mt, t);
-    RxmMaskTri m;
-    if (masked) rxm_mask_setup(mt, *masked, t.tri - masked->tri_base, m);
-    long long e_row[3], dx[3], dy[3];
-    const long long px = (long long)x0 * RXP_ONE + RXP_HALF, py = (long long)y0 * RXP_ONE + RXP_HALF;
-    rxp_edges(t, px, py, e_row);
-    rxp_edge_steps(t, dx, dy);
-    const float inv_area = 1.0f / (float)t.area;
-    unsigned frags = 0;
-    for (int j = y0; j <= y1; j++) {
-        long long e[3] = {e_row[0], e_row[1], e_row[2]};
-        for (int i = x0; i <= x1; i++) {
-            if ((e[0] | e[1] | e[2]) >= 0) {
-                float z = rxp_depth(t, e, inv_area);
-                unsigned long long* k = &keys[(j - ty) * RXP_TILE + (i - tx)];
-                if (z < 1.0f && rxp_keep(mt, masked, m, p, i, j, z, k)) {
-                    unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | t.tri;
-                    unsigned long long old = atomicMin(k, key);
-                    frags += key < old;
-                }
-            }
-            for (int k = 0; k < 3; k++) e[k] += dx[k];
-        }
-        for (int k = 0; k < 3; k++) e_row[k] += dy[k];
-    }
-    return frags;
-}
-
 // The pixels first, first + stride, ... of a box of bw pixels per row from (x0, y0): the edge
 // values there are e0 plus multiples of the steps, in integers of type I (which the caller made
 // sure hold every one of them exactly).
@@ -1325,6 +1296,28 @@ __device__ unsigned rxp_blend_tile(const SetupTri* __restrict__ records,
     return frags;
 }
 
+// The warp works through `list` (n records) with the block's other warps: it takes 32 / kLanes
+// of them at a time (`next`), kLanes lanes on each, which take its box's pixels in turn.
+template <int kLanes>
+__device__ __forceinline__ unsigned rxp_raster_list(const SetupTri* __restrict__ records,
+                                                    const unsigned* list, unsigned n,
+                                                    unsigned* next, int tx, int ty, int tw, int th,
+                                                    unsigned long long* keys,
+                                                    const RxpMaterials& mt, const RasterParams& p) {
+    const unsigned lane = threadIdx.x & 31, g = lane / kLanes;
+    unsigned frags = 0;
+    for (;;) {
+        unsigned b = 0;
+        if (lane == 0) b = atomicAdd(next, 32u / kLanes);
+        b = __shfl_sync(0xffffffffu, b, 0);
+        if (b >= n) break;
+        if (b + g < n)
+            frags += rxp_raster_box(records[list[b + g]], tx, ty, tw, th, lane % kLanes, kLanes,
+                                    keys, mt, p);
+    }
+    return frags;
+}
+
 // One block per tile: rasterise the tile's triangles into shared-memory depth keys (alpha-tested
 // ones keep only the fragments that pass; blended ones wait), then shade each pixel's visible
 // fragment and write colour and depth, then composite the blended triangles.
@@ -1337,8 +1330,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                float* __restrict__ depth, unsigned long long* counters,
                unsigned* __restrict__ deferred, unsigned long long* __restrict__ gkeys) {
     __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
-    // a chunk's small triangles (a thread each) and bigger ones (a warp each), their counts and
-    // the next ones the warps take
+    // a chunk's small triangles (RXP_SMALL_LANES lanes each) and bigger ones (a warp each),
+    // their counts and the next ones the warps take
     __shared__ unsigned small[RXP_LIST], wide[RXP_LIST];
     __shared__ unsigned nsmall, nwide, next_small, next_wide, nblend, nmasked;
     // the tile (busiest first), and which of its slices of records when it is split
@@ -1371,7 +1364,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
             if (nmasked == 0) break;
         }
         // up to RXP_LIST records at a time: sorted into the small and the bigger triangles
-        // (one barrier), then the warps take 32 small ones (one a lane) and then one bigger
+        // (one barrier), then the warps take 32 / RXP_SMALL_LANES small ones and then one bigger
         // one (all lanes) at a time until none is left (one barrier): a warp whose triangles
         // were quick takes more (with the lists made and worked through 256 records at a time,
         // and the small ones by the thread that read them, the warps waited at barriers a
@@ -1411,26 +1404,12 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                 }
             }
             __syncthreads();
-            for (;;) {
-                unsigned b = 0;
-                if (lane == 0) b = atomicAdd(&next_small, 32u);
-                b = __shfl_sync(0xffffffffu, b, 0);
-                if (b >= nsmall) break;
-                if (b + lane < nsmall) {
-                    const SetupTri& t = records[small[b + lane]];
-                    frags += rxp_raster_small(t, max((int)t.bbox[0], tx), max((int)t.bbox[1], ty),
-                                              min((int)t.bbox[2], tx + tw - 1),
-                                              min((int)t.bbox[3], ty + th - 1), tx, ty, keys, mt,
-                                              p);
-                }
-            }
-            for (;;) {
-                unsigned b = 0;
-                if (lane == 0) b = atomicAdd(&next_wide, 1u);
-                b = __shfl_sync(0xffffffffu, b, 0);
-                if (b >= nwide) break;
-                frags += rxp_raster_box(records[wide[b]], tx, ty, tw, th, lane, 32, keys, mt, p);
-            }
+            frags += rxp_raster_list<RXP_SMALL_LANES>(records, small, nsmall, &next_small, tx, ty,
+                                                      tw, th, keys, mt, p);
+            // (a warp on each bigger one: half-warps or less were far slower, 0.53 against 0.41
+            // ms on Sponza, where big triangles crowd the tiles)
+            frags += rxp_raster_list<32>(records, wide, nwide, &next_wide, tx, ty, tw, th, keys, mt,
+                                         p);
             // everyone is done with this chunk's lists before they are reset
             __syncthreads();
         }
