@@ -1298,12 +1298,14 @@ __device__ unsigned rxp_blend_tile(const SetupTri* __restrict__ records,
 
 // The warp works through `list` (n records) with the block's other warps: it takes 32 / kLanes
 // of them at a time (`next`), kLanes lanes on each, which take its box's pixels in turn.
+// (kLanes divides 32: else the warp's last lanes would take a record the next grab takes too.)
 template <int kLanes>
 __device__ __forceinline__ unsigned rxp_raster_list(const SetupTri* __restrict__ records,
                                                     const unsigned* list, unsigned n,
                                                     unsigned* next, int tx, int ty, int tw, int th,
                                                     unsigned long long* keys,
                                                     const RxpMaterials& mt, const RasterParams& p) {
+    static_assert(kLanes >= 1 && kLanes <= 32 && 32 % kLanes == 0, "lanes per record divide 32");
     const unsigned lane = threadIdx.x & 31, g = lane / kLanes;
     unsigned frags = 0;
     for (;;) {
