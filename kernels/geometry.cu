@@ -512,6 +512,7 @@ __device__ __forceinline__ const RxgDraw& rxg_draw_of(const RxgDraw* draws, unsi
 
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     naive_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
     rxp_shade_each(b, d.vin, d.idx, d.n, d.u, d.out, d.counts);
@@ -519,6 +520,7 @@ extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
 
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     multi_shade_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
     rxp_shade_each(b, d.vin, nullptr, d.n, d.u, d.out, d.counts);
@@ -526,6 +528,7 @@ extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
 
 extern "C" __global__ void warp_vote_draws(const RxgDraw* __restrict__ draws, unsigned ndraws,
                                            unsigned batch, unsigned vcap) {
+    rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
     rxp_warp_vote(b, d.vin, d.idx, d.n, batch, vcap, d.u, d.out, d.corners, d.counts);
@@ -533,6 +536,7 @@ extern "C" __global__ void warp_vote_draws(const RxgDraw* __restrict__ draws, un
 
 extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_hash_draws(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned fast_probes) {
+    rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
     rxp_dyn_hash<false>(b, d.vin, d.idx, d.aux, fast_probes, d.u, d.out, d.corners, d.counts);
@@ -540,6 +544,7 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
 
 extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_phash_draws(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned fast_probes) {
+    rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
     rxp_dyn_hash<true>(b, d.vin, d.idx, d.aux, fast_probes, d.u, d.out, d.corners, d.counts);
@@ -548,6 +553,7 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
 // (blocks of up to 1024 threads: the bound keeps the table lookup's registers within them)
 extern "C" __global__ void __launch_bounds__(1024)
     dyn_sort_draws(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned max_vertices) {
+    rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
     rxp_dyn_sort(b, d.vin, d.idx, d.aux, max_vertices, d.u, d.out, d.corners, d.counts);
@@ -555,6 +561,7 @@ extern "C" __global__ void __launch_bounds__(1024)
 
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
     patch_shade_draws(const RxgDraw* __restrict__ draws, unsigned ndraws) {
+    rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
     rxp_patch_shade(b, d.vin, d.aux, d.runs, d.nruns, d.n, d.u, d.out, d.counts);
@@ -568,6 +575,7 @@ extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
 extern "C" __global__ void __launch_bounds__(256)
     counts_clear_draws(const RxgDraw* __restrict__ draws, unsigned ndraws,
                        unsigned long long* frame_total) {
+    rxp_after_prior();
     unsigned c;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, true, c);
     if (c == 0 && threadIdx.x == 0) *d.total = 0;

@@ -558,6 +558,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                        unsigned cap, unsigned* __restrict__ lists,
                        unsigned long long* counters, unsigned* __restrict__ tile_counts,
                        unsigned ntiles) {
+    rxp_after_prior();
     const unsigned f = blockIdx.x * RXP_RBLOCK + threadIdx.x;
     // the tile counts that rxp_setup and rxp_bin_big add to after this kernel, cleared here
     // rather than by a copy engine operation of their own
@@ -613,6 +614,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
               SetupTri* __restrict__ records, unsigned* __restrict__ first,
               unsigned* __restrict__ tile_counts, unsigned long long* counters,
               unsigned* __restrict__ big) {
+    rxp_after_prior();
     const unsigned nlist = lists[0];
     __shared__ unsigned long long stage[RXP_RBLOCK / 32][32 * RXP_RECORD_WORDS];
     unsigned binned = 0, live = 0;
@@ -679,6 +681,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
                    const unsigned* __restrict__ lists, SetupTri* __restrict__ records,
                    unsigned* __restrict__ first, unsigned* __restrict__ tile_counts,
                    unsigned long long* counters, unsigned* __restrict__ big) {
+    rxp_after_prior();
     const unsigned nlist = lists[1];
     unsigned culled = 0, rejected = 0, clipped = 0, binned = 0, live = 0;
     for (unsigned start = blockIdx.x * RXP_RBLOCK; start < nlist;
@@ -786,6 +789,7 @@ extern "C" __global__ void __launch_bounds__(RXP_SCAN_THREADS)
     rxp_bin_scan(const unsigned* __restrict__ tile_counts, unsigned ntiles,
                  unsigned* __restrict__ offsets, unsigned* __restrict__ cursors,
                  unsigned* __restrict__ order, RasterParams p, unsigned* __restrict__ splits) {
+    rxp_after_prior();
     __shared__ unsigned classes[RXP_CLASSES];
     __shared__ unsigned extra, nsplit;
     for (unsigned c = threadIdx.x; c < RXP_CLASSES; c += RXP_SCAN_THREADS) classes[c] = 0;
@@ -853,6 +857,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_bin_fill(const SetupTri* __restrict__ records, const unsigned long long* counters,
                  RasterParams p, unsigned* __restrict__ cursors, unsigned* __restrict__ bins,
                  const unsigned* __restrict__ splits, unsigned long long* __restrict__ gkeys) {
+    rxp_after_prior();
     unsigned long long nrec = counters[RXP_C_RECORDS];
     if (nrec > p.record_capacity) nrec = 0;  // overflowed: nothing was binned consistently
     const unsigned lane = threadIdx.x & 31;
@@ -905,6 +910,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_bin_big(const SetupTri* __restrict__ records, const unsigned long long* counters,
                 RasterParams p, const unsigned* __restrict__ big, unsigned* __restrict__ tiles,
                 unsigned* __restrict__ bins) {
+    rxp_after_prior();
     unsigned long long n = counters[RXP_C_BIG];
     if (n > p.record_capacity) n = p.record_capacity;
     const unsigned lane = threadIdx.x & 31;
@@ -1209,6 +1215,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_RESOLVE_BLOCKS)
                 const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
                 RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
                 float* __restrict__ depth) {
+    rxp_after_prior();
 #if RXP_RESOLVE_2D
     // four blocks per tile, a quarter (32 x 8 pixels) each, a warp per 4 x 8 pixels: a warp's
     // pixels lie together on the screen, on fewer triangles and closer in their textures
@@ -1331,6 +1338,7 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
                float* __restrict__ depth, unsigned long long* counters,
                unsigned* __restrict__ deferred, unsigned long long* __restrict__ gkeys) {
+    rxp_after_prior();
     __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
     // a chunk's small triangles (RXP_SMALL_LANES lanes each) and bigger ones (a warp each),
     // their counts and the next ones the warps take

@@ -67,6 +67,9 @@ pub struct Gpu {
     pub memory_bytes: usize,
     pub compute_capability: (i32, i32),
     pub nvrtc_version: (i32, i32),
+    /// whether kernels launched through [`super::dependent::Dependent`] overlap the end of the
+    /// kernel before them ([`super::dependent::dependent_launches`])
+    pub dependent_launch: bool,
     /// where compiled modules are kept between runs (`None`: memory only)
     pub cache_dir: Option<PathBuf>,
     modules: Mutex<HashMap<u64, Arc<CudaModule>>>,
@@ -155,6 +158,7 @@ impl Gpu {
             name: dev.name.clone(),
             memory_bytes: dev.memory_bytes,
             compute_capability: dev.compute_capability,
+            dependent_launch: super::dependent::dependent_launches(dev.compute_capability),
             nvrtc_version: info.nvrtc_version.unwrap_or((0, 0)),
             cache_dir,
             modules: Mutex::new(HashMap::new()),

@@ -6,11 +6,13 @@
 
 pub mod cache;
 pub mod context;
+pub mod dependent;
 pub mod gate;
 pub mod kernels;
 pub mod scan;
 
 pub use context::{launch, launch_1d, median, Context, Gpu, GpuError, ModuleOrigin, BLOCK_1D};
+pub use dependent::Dependent;
 
 use std::fmt;
 

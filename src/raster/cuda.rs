@@ -19,9 +19,9 @@ pub const KERNELS: Source<'static> = crate::kernel_source!("raster.cu");
 pub const MATERIAL: Source<'static> = crate::kernel_source!("material.cuh");
 use super::cuda_material::{alpha_class, DeviceMaterials, DrawDesc};
 use crate::gpu::gate::StreamGate;
-use crate::gpu::{launch, Context, Gpu, GpuError};
+use crate::gpu::{Context, Dependent, Gpu, GpuError};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr};
-use cudarc::driver::{DevicePtr, PushKernelArg, ValidAsZeroBits};
+use cudarc::driver::{DevicePtr, ValidAsZeroBits};
 use glam::Vec3;
 use std::sync::Arc;
 
@@ -662,21 +662,22 @@ impl CudaRaster {
         fill: bool,
         stream: &Arc<CudaStream>,
     ) -> Result<(), GpuError> {
-        let mut l = stream.launch_builder(&self.k.bin_big);
+        let dep = self.gpu.dependent_launch;
+        let mut l = Dependent::new(stream, &self.k.bin_big);
         let null = 0u64;
-        l.arg(&self.records)
-            .arg(&self.counters)
-            .arg(p)
-            .arg(&self.big);
+        l.buf(&self.records)
+            .buf(&self.counters)
+            .val(p)
+            .buf(&self.big);
         if fill {
-            l.arg(&mut self.cursors).arg(&mut self.bins);
+            l.buf(&self.cursors).buf(&self.bins);
         } else {
-            l.arg(&mut self.tile_counts).arg(&null);
+            l.buf(&self.tile_counts).val(&null);
         }
         // SAFETY: the warps stride over the list's entries (its count on the device, bounded by
         // the record capacity in the parameters), which are ids of records setup wrote; the
         // tile counts and cursors hold every tile; bins are written below their capacity.
-        unsafe { launch(l, BIG_BLOCKS, BLOCK, 0, "rxp_bin_big") }
+        unsafe { l.launch(BIG_BLOCKS, BLOCK, 0, dep, "rxp_bin_big") }
     }
 
     /// Enqueues setup, binning and rasterisation, waits, and returns the counters.
@@ -688,6 +689,7 @@ impl CudaRaster {
         tables: &super::cuda_material::Tables,
     ) -> Result<[u64; COUNTERS], crate::Error> {
         let mut p = self.params(s);
+        let dep = self.gpu.dependent_launch;
         let apart = resolves_apart(draws, s);
         // dense tiles are split over several blocks only where every tile leaves its keys to
         // rxp_resolve (the slices merge them there): lit frames with materials and no blending
@@ -713,25 +715,25 @@ impl CudaRaster {
                 .ctx("clearing the tile counts")?;
         } else {
             let cap = self.list.len() as u32;
-            let mut l = stream.launch_builder(&self.k.classify);
-            l.arg(&tables.draws)
-                .arg(&ndraws)
-                .arg(&ntris)
-                .arg(&p)
-                .arg(&mut self.first)
-                .arg(&mut self.list)
-                .arg(&cap)
-                .arg(&lists)
-                .arg(&mut self.counters)
-                .arg(&mut self.tile_counts)
-                .arg(&nt);
+            let mut l = Dependent::new(&stream, &self.k.classify);
+            l.val(&tables.draws)
+                .val(&ndraws)
+                .val(&ntris)
+                .val(&p)
+                .buf(&self.first)
+                .buf(&self.list)
+                .val(&cap)
+                .val(&lists)
+                .buf(&self.counters)
+                .buf(&self.tile_counts)
+                .val(&nt);
             // SAFETY: arguments match rxp_setup_classify's signature; the draw table holds
             // `ndraws` draws whose triangles are the frame's 0..ntris, each draw's corners
             // covering the triangles it reads (check_draws; corners outside the queue are
             // rejected in the kernel); `first` holds every triangle of the frame, and the list
             // `cap` >= ntris entries, which the two lists (counted in `lists`, the word after the
             // counters) fill from either end; tile_counts holds `nt` entries.
-            unsafe { launch(l, ntris.div_ceil(BLOCK), BLOCK, 0, "rxp_setup_classify") }?;
+            unsafe { l.launch(ntris.div_ceil(BLOCK), BLOCK, 0, dep, "rxp_setup_classify") }?;
             // the triangles to clip (few, a thread each through many pieces: a long tail on a
             // few SMs) on the side stream, beside those kept whole; both reserve their records
             // and add to the tile counts atomically
@@ -751,17 +753,17 @@ impl CudaRaster {
                     ntris.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS),
                 ),
             ] {
-                let mut l = on.launch_builder(f);
-                l.arg(&tables.draws).arg(&ndraws).arg(&p).arg(&self.list);
+                let mut l = Dependent::new(on, f);
+                l.val(&tables.draws).val(&ndraws).val(&p).buf(&self.list);
                 if name == "rxp_setup_clip" {
-                    l.arg(&cap);
+                    l.val(&cap);
                 }
-                l.arg(&lists)
-                    .arg(&mut self.records)
-                    .arg(&mut self.first)
-                    .arg(&mut self.tile_counts)
-                    .arg(&mut self.counters)
-                    .arg(&mut self.big);
+                l.val(&lists)
+                    .buf(&self.records)
+                    .buf(&self.first)
+                    .buf(&self.tile_counts)
+                    .buf(&self.counters)
+                    .buf(&self.big);
                 // SAFETY: arguments match the kernel's signature; it reads the triangles
                 // rxp_setup_classify listed, with the draw table's inputs checked as above (the
                 // rate counts and indices cover the vertices and triangles read, the triangle
@@ -769,7 +771,7 @@ impl CudaRaster {
                 // entries), are bounded in the kernel by the capacity in `p`. The grid strides
                 // over the list. The two kernels write disjoint entries of `first` (each its
                 // list's triangles) and everything else they share through atomics.
-                unsafe { launch(l, blocks, BLOCK, 0, name) }?;
+                unsafe { l.launch(blocks, BLOCK, 0, dep, name) }?;
             }
             self.join.record(&self.side).ctx("recording an event")?;
             stream.wait(&self.join).ctx("waiting for the side stream")?;
@@ -777,23 +779,23 @@ impl CudaRaster {
         self.events[2].record(&stream).ctx("recording an event")?;
         // the big boxes' tiles counted (bins: none) before the scan
         self.launch_bin_big(&p, false, &stream)?;
-        let mut l = stream.launch_builder(&self.k.scan);
-        l.arg(&self.tile_counts)
-            .arg(&nt)
-            .arg(&mut self.offsets)
-            .arg(&mut self.cursors)
-            .arg(&mut self.order)
-            .arg(&p);
+        let mut l = Dependent::new(&stream, &self.k.scan);
+        l.buf(&self.tile_counts)
+            .val(&nt)
+            .buf(&self.offsets)
+            .buf(&self.cursors)
+            .buf(&self.order)
+            .val(&p);
         let null = 0u64;
         if split {
-            l.arg(&mut self.splits);
+            l.buf(&self.splits);
         } else {
-            l.arg(&null);
+            l.val(&null);
         }
         // SAFETY: one block (of RXP_SCAN_THREADS); tile_counts and cursors hold ntiles entries,
         // offsets ntiles + 1, order ntiles + MAX_EXTRA, splits MAX_EXTRA + 1 (a tile splits into
         // two or more items: at most MAX_EXTRA tiles split).
-        unsafe { launch(l, 1, 1024, 0, "rxp_bin_scan") }?;
+        unsafe { l.launch(1, 1024, 0, dep, "rxp_bin_scan") }?;
         // the big boxes binned on the side stream beside the rest (both take their places in
         // the bins through the cursors' atomics; a bin's order does not matter)
         self.fork.record(&stream).ctx("recording an event")?;
@@ -801,16 +803,16 @@ impl CudaRaster {
         let side = self.side.clone();
         self.launch_bin_big(&p, true, &side)?;
         self.join.record(&side).ctx("recording an event")?;
-        let mut l = stream.launch_builder(&self.k.fill);
-        l.arg(&self.records)
-            .arg(&self.counters)
-            .arg(&p)
-            .arg(&mut self.cursors)
-            .arg(&mut self.bins);
+        let mut l = Dependent::new(&stream, &self.k.fill);
+        l.buf(&self.records)
+            .buf(&self.counters)
+            .val(&p)
+            .buf(&self.cursors)
+            .buf(&self.bins);
         if split {
-            l.arg(&self.splits).arg(&mut self.keys);
+            l.buf(&self.splits).buf(&self.keys);
         } else {
-            l.arg(&null).arg(&null);
+            l.val(&null).val(&null);
         }
         // SAFETY: the grid strides over the records; the kernel reads only records below the
         // count and writes bins below the capacity in `p`; with `split`, the keys of the tiles
@@ -818,29 +820,29 @@ impl CudaRaster {
         let blocks = (self.record_capacity as u32)
             .div_ceil(BLOCK)
             .clamp(1, SETUP_BLOCKS);
-        unsafe { launch(l, blocks, BLOCK, 0, "rxp_bin_fill") }?;
+        unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_bin_fill") }?;
         stream.wait(&self.join).ctx("waiting for the side stream")?;
         self.events[3].record(&stream).ctx("recording an event")?;
-        let mut l = stream.launch_builder(&self.k.raster);
-        l.arg(&self.records)
-            .arg(&self.first)
-            .arg(&self.offsets)
-            .arg(&self.cursors)
-            .arg(&self.bins)
-            .arg(&self.order)
-            .arg(&self.colors)
-            .arg(&self.lut)
-            .arg(&p)
-            .arg(tables)
-            .arg(&mut self.color)
-            .arg(&mut self.depth)
-            .arg(&mut self.counters)
-            .arg(&mut self.deferred);
+        let mut l = Dependent::new(&stream, &self.k.raster);
+        l.buf(&self.records)
+            .buf(&self.first)
+            .buf(&self.offsets)
+            .buf(&self.cursors)
+            .buf(&self.bins)
+            .buf(&self.order)
+            .buf(&self.colors)
+            .buf(&self.lut)
+            .val(&p)
+            .val(tables)
+            .buf(&self.color)
+            .buf(&self.depth)
+            .buf(&self.counters)
+            .buf(&self.deferred);
         // (null: no tile defers)
         if apart {
-            l.arg(&mut self.keys);
+            l.buf(&self.keys);
         } else {
-            l.arg(&null);
+            l.val(&null);
         }
         // SAFETY: one block per tile; colour and depth hold width x height pixels, and so do
         // the keys when tiles may defer (grown in `render`; else null); `deferred` holds
@@ -849,25 +851,25 @@ impl CudaRaster {
         // (DeviceMaterials::prepare). The blocks past the order's items (split tiles take up to
         // MAX_EXTRA more) return at once.
         let blocks = nt + if split { MAX_EXTRA as u32 } else { 0 };
-        unsafe { launch(l, blocks, BLOCK, 0, "rxp_raster") }?;
+        unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_raster") }?;
         if apart {
-            let mut l = stream.launch_builder(&self.k.resolve);
-            l.arg(&self.records)
-                .arg(&self.first)
-                .arg(&self.deferred)
-                .arg(&self.keys)
-                .arg(&self.colors)
-                .arg(&self.lut)
-                .arg(&p)
-                .arg(tables)
-                .arg(&mut self.color)
-                .arg(&mut self.depth);
+            let mut l = Dependent::new(&stream, &self.k.resolve);
+            l.buf(&self.records)
+                .buf(&self.first)
+                .buf(&self.deferred)
+                .buf(&self.keys)
+                .buf(&self.colors)
+                .buf(&self.lut)
+                .val(&p)
+                .val(tables)
+                .buf(&self.color)
+                .buf(&self.depth);
             // (four blocks per tile, RXP_RESOLVE_2D; by rows: pixels / BLOCK blocks)
             let blocks = (4 * nt).max((s.width * s.height).div_ceil(BLOCK));
             // SAFETY: a thread per pixel of the frame (the kernel checks the bounds: tiles and
             // pixels); it reads the keys of deferred tiles, which the tile kernel wrote for each
             // of their pixels, and the same tables as the tile kernel.
-            unsafe { launch(l, blocks, BLOCK, 0, "rxp_resolve") }?;
+            unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_resolve") }?;
         }
         self.events[4].record(&stream).ctx("recording an event")?;
         // (the frame is enqueued: the device may run it; the download below waits for it)

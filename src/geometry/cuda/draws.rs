@@ -8,7 +8,7 @@ use super::abi::GeoDraw;
 use super::{no_corners, CudaGeometry, DeviceMesh, DeviceQueue, GpuUniforms};
 use crate::geometry::{GeometryError, Strategy, Uniforms};
 use crate::gpu::Context;
-use crate::gpu::{launch, GpuError};
+use crate::gpu::{launch, Dependent, GpuError};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, PushKernelArg};
 use std::sync::Arc;
@@ -171,38 +171,41 @@ impl CudaGeometry {
     ) -> Result<(), GpuError> {
         let (strategy, ndraws, chunks) = (d.strategy, d.ndraws, d.chunks);
         let stream = &self.gpu.stream;
+        let dep = self.gpu.dependent_launch;
         let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
         let t = &mut *t;
         let buf = &t.draws;
-        let mut counts = |f: &CudaFunction, name: &str| -> Result<(), GpuError> {
-            let mut l = stream.launch_builder(f);
-            l.arg(buf).arg(&ndraws).arg(&mut t.total);
-            // SAFETY: a block per chunk of a draw's counts (the table's count_base); every
-            // draw's counts hold ncounts entries, its total one, and the frame's total one.
-            unsafe { launch(l, chunks, 256, 0, name) }
-        };
-        counts(&d.clear, "counts_clear_draws")?;
+        let mut l = Dependent::new(stream, &d.clear);
+        l.buf(buf).val(&ndraws).buf(&t.total);
+        // SAFETY: a block per chunk of a draw's counts (the table's count_base); every draw's
+        // counts hold ncounts entries, its total one, and the frame's total one.
+        unsafe { l.launch(chunks, 256, 0, dep, "counts_clear_draws") }?;
         if let (Some(p), Some(f)) = (d.shape, &d.shade) {
-            let mut l = stream.launch_builder(f);
-            l.arg(buf).arg(&ndraws);
+            let mut l = Dependent::new(stream, f);
+            l.buf(buf).val(&ndraws);
             let (batch, vcap, extra) = super::constants(strategy);
             match strategy {
                 Strategy::WarpVote { .. } => {
-                    l.arg(&batch).arg(&vcap);
+                    l.val(&batch).val(&vcap);
                 }
                 Strategy::Naive | Strategy::Multi | Strategy::Patch => {}
                 _ => {
-                    l.arg(&extra);
+                    l.val(&extra);
                 }
             }
             // SAFETY: every draw passed `plan` (its queue's size, the strategy's limits), which
             // gave the grid of a launch of its own; the launch is those grids end to end
             // (block_base), with the one block shape all draws of a strategy share.
-            unsafe { launch(l, d.blocks, p.threads, p.smem, strategy.name()) }?;
+            unsafe { l.launch(d.blocks, p.threads, p.smem, dep, strategy.name()) }?;
         }
         if let Some(f) = &d.sum {
             match aside {
-                None => counts(f, "counts_sum_draws")?,
+                None => {
+                    let mut l = stream.launch_builder(f);
+                    l.arg(buf).arg(&ndraws).arg(&mut t.total);
+                    // SAFETY: as the clearing above.
+                    unsafe { launch(l, chunks, 256, 0, "counts_sum_draws") }?;
+                }
                 Some(side) => {
                     let shaded = stream
                         .record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
