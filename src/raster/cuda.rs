@@ -168,6 +168,10 @@ pub struct CudaRaster {
     /// the frame's draws, materials, lights and textures as the material path reads them
     materials: DeviceMaterials,
     counters: CudaSlice<u64>,
+    /// whether the counters are zero: after their allocation and after each frame's download,
+    /// which zeroes them for the next frame off its critical path (a frame that finds them not
+    /// zeroed, after an error, zeroes them itself)
+    counters_zeroed: bool,
     /// RGBA8 and depth of the frame
     color: CudaSlice<u8>,
     depth: CudaSlice<f32>,
@@ -332,6 +336,7 @@ impl CudaRaster {
             colors: gpu.zeros(4, "draw colours")?,
             materials: DeviceMaterials::new(&gpu)?,
             counters: gpu.zeros(COUNTER_WORDS, "raster counters")?,
+            counters_zeroed: true,
             color: gpu.zeros(4, "the colour buffer")?,
             depth: gpu.zeros(1, "the depth buffer")?,
             events: [event()?, event()?, event()?, event()?, event()?],
@@ -701,9 +706,12 @@ impl CudaRaster {
         let stream = self.gpu.stream.clone();
         self.events[1].record(&stream).ctx("recording an event")?;
         // (the counters and the setup lists' counts after them)
-        stream
-            .memset_zeros(&mut self.counters)
-            .ctx("clearing the raster counters")?;
+        if !self.counters_zeroed {
+            stream
+                .memset_zeros(&mut self.counters)
+                .ctx("clearing the raster counters")?;
+        }
+        self.counters_zeroed = false;
         let lists = self.counters.device_ptr(&stream).0 + 8 * COUNTERS as u64;
         let ntris: u32 = draws.iter().map(|d| d.triangles as u32).sum();
         let ndraws = draws.len() as u32;
@@ -881,6 +889,11 @@ impl CudaRaster {
             .memcpy_dtoh(&self.counters.slice(0..COUNTERS), &mut c[..])
             .ctx("downloading the raster counters")?;
         stream.synchronize().ctx("waiting for the GPU")?;
+        // zeroed for the next frame now, between frames, instead of at its start
+        stream
+            .memset_zeros(&mut self.counters)
+            .ctx("clearing the raster counters")?;
+        self.counters_zeroed = true;
         Ok(c)
     }
 }
