@@ -568,18 +568,24 @@ extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
 }
 
 // Counts are cleared and summed in chunks of RXG_COUNT_CHUNK per block of 256 threads; every draw
-// has at least one chunk, whose first thread clears the draw's total; the first block clears the
-// frame's total, the sum of all draws'.
+// has at least one chunk. Clearing takes `what`: RXG_CLEAR_COUNTS the per-vertex counts,
+// RXG_CLEAR_TOTALS the totals (each draw's by the first thread of its first chunk, the frame's,
+// the sum of all draws', by the first block's).
 #define RXG_COUNT_CHUNK 4096
+#define RXG_CLEAR_COUNTS 1u
+#define RXG_CLEAR_TOTALS 2u
 
 extern "C" __global__ void __launch_bounds__(256)
     counts_clear_draws(const RxgDraw* __restrict__ draws, unsigned ndraws,
-                       unsigned long long* frame_total) {
+                       unsigned long long* frame_total, unsigned what) {
     rxp_after_prior();
     unsigned c;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, true, c);
-    if (c == 0 && threadIdx.x == 0) *d.total = 0;
-    if (blockIdx.x == 0 && threadIdx.x == 0) *frame_total = 0;
+    if (what & RXG_CLEAR_TOTALS) {
+        if (c == 0 && threadIdx.x == 0) *d.total = 0;
+        if (blockIdx.x == 0 && threadIdx.x == 0) *frame_total = 0;
+    }
+    if (!(what & RXG_CLEAR_COUNTS)) return;
     const unsigned end = min(d.ncounts, (c + 1) * RXG_COUNT_CHUNK);
     for (unsigned i = c * RXG_COUNT_CHUNK + threadIdx.x; i < end; i += 256) d.counts[i] = 0;
 }
@@ -587,6 +593,7 @@ extern "C" __global__ void __launch_bounds__(256)
 extern "C" __global__ void __launch_bounds__(256)
     counts_sum_draws(const RxgDraw* __restrict__ draws, unsigned ndraws,
                      unsigned long long* frame_total) {
+    rxp_after_prior();
     unsigned c;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, true, c);
     const unsigned end = min(d.ncounts, (c + 1) * RXG_COUNT_CHUNK);

@@ -131,6 +131,46 @@ fn every_shading_and_cull_mode_on_the_gpu_equals_the_cpu() {
     }
 }
 
+// A frame zeroes its invocation counts after it is done, for the next frame's shading, which
+// then does not clear them first: frames in a row must each count only their own invocations (the
+// statistics, and the shading-rate image that shows them per vertex).
+#[test]
+fn frames_in_a_row_count_only_their_own_invocations() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let scene = Scene::load("scenes/default.toml").unwrap();
+    for (strategy, shading) in [
+        ("warp", ShadingMode::ShadingRate),
+        ("hash", ShadingMode::Lit),
+    ] {
+        let strategy = Strategy::parse(strategy).unwrap();
+        let mut frames = Vec::new();
+        for backend in [Backend::Cpu, Backend::Cuda] {
+            let r = Renderer::new(backend).unwrap();
+            let p = Pipeline::builder()
+                .strategy(strategy)
+                .shading(shading)
+                .build(&r)
+                .unwrap();
+            let prepared = p.prepare(&scene).unwrap();
+            frames.push(
+                (0..3)
+                    .map(|_| {
+                        p.render_prepared(&prepared, &scene, &scene.camera, (320, 180), 0.0)
+                            .unwrap()
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
+        assert!(frames[0][0].stats.geometry.invocations > 0);
+        for (i, g) in frames[1].iter().enumerate() {
+            let what = format!("{} {shading:?}, frame {i}", strategy.name());
+            common::assert_frames_agree(&frames[0][i], g, &what);
+        }
+    }
+}
+
 #[test]
 fn near_plane_and_guard_band_clipping_on_the_gpu_equal_the_cpu() {
     if common::gpu().is_none() {

@@ -44,17 +44,17 @@ impl CudaApi {
     }
 
     /// Launches the geometry stage [`Api::shade`] prepared, if it has not been (with `aside`,
-    /// its counts' sum there: [`CudaGeometry::launch_draws`]).
-    fn launch_pending(&self, aside: Option<&Arc<CudaStream>>) -> Result<(), Error> {
+    /// its counts' sum there: [`CudaGeometry::launch_draws`]), and returns it.
+    fn launch_pending(&self, aside: Option<&Arc<CudaStream>>) -> Result<Option<DrawLaunch>, Error> {
         let pending = self
             .pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        match pending {
-            Some(l) => Ok(self.geometry.launch_draws(&l, aside)?),
-            None => Ok(()),
+        if let Some(l) = &pending {
+            self.geometry.launch_draws(l, aside)?;
         }
+        Ok(pending)
     }
 
     fn rasteriser(&self) -> std::sync::MutexGuard<'_, CudaRaster> {
@@ -184,9 +184,15 @@ impl Api for CudaApi {
             })
             .collect();
         let mut r = self.rasteriser();
+        let mut launched = None;
         r.render_after(&draws, settings, out, &mut |side| {
-            self.launch_pending(Some(side))
+            launched = self.launch_pending(Some(side))?;
+            Ok(())
         })?;
+        // (the frame is done, its counts read: zeroed now for the next frame's shading)
+        if let Some(l) = &launched {
+            self.geometry.reset_counts(l)?;
+        }
         Ok(r.times.before_ms)
     }
 

@@ -1,20 +1,29 @@
 //! The geometry stage over many meshes in one launch: a frame's objects, each with its inputs,
 //! uniforms and queue, in a draw table (kernels/geometry.cu, "many meshes in one launch").
 //! Launched one by one, Sponza's 114 visible objects kept the device waiting on the host's
-//! launches (about 11 us each); the table makes a frame's geometry stage three launches
-//! whatever the number of objects: clear the invocation counts, shade, sum the counts.
+//! launches (about 11 us each); the table makes a frame's geometry stage a few launches
+//! whatever the number of objects: shade, sum the invocation counts, clear them.
+//!
+//! The per-vertex counts are zero at rest: a frame clears them after its last reader
+//! ([`CudaGeometry::reset_counts`], between frames), so that the next frame's shading starts at
+//! once; a launch one of whose queues holds counts (made by a launch of its own, or a frame that
+//! was not reset) clears them first, as before.
 
 use super::abi::GeoDraw;
 use super::{no_corners, CudaGeometry, DeviceMesh, DeviceQueue, GpuUniforms};
 use crate::geometry::{GeometryError, Strategy, Uniforms};
 use crate::gpu::Context;
-use crate::gpu::{launch, Dependent, GpuError};
+use crate::gpu::{Dependent, GpuError};
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Counts cleared and summed per block of the count launches (RXG_COUNT_CHUNK).
 const COUNT_CHUNK: u32 = 4096;
+/// What counts_clear_draws clears (RXG_CLEAR_COUNTS, RXG_CLEAR_TOTALS).
+const CLEAR_COUNTS: u32 = 1;
+const CLEAR_TOTALS: u32 = 2;
 
 /// The draw table on the device, and the sum of all its draws' invocation counts.
 pub(super) struct DrawTable {
@@ -31,6 +40,10 @@ pub struct DrawLaunch {
     chunks: u32,
     blocks: u32,
     shape: Option<super::Plan>,
+    /// whether the counts are cleared before the shading (a queue's were not zero)
+    clear_first: bool,
+    /// the queues' [`DeviceQueue::counts_zero`], which [`CudaGeometry::reset_counts`] sets
+    zeroed: Vec<Arc<AtomicBool>>,
     /// the kernels, fetched when prepared: a kernel's first fetch may load it, which is not for
     /// the time between a frame's hold on the stream and its release
     clear: CudaFunction,
@@ -47,8 +60,8 @@ pub struct ShadeDraw<'a> {
 
 impl CudaGeometry {
     /// Enqueues the geometry stage: `strategy` over every draw's mesh into its queue, its
-    /// invocation counts cleared first and summed into its total after, in three launches
-    /// however many draws there are. Each draw is checked as [`CudaGeometry::enqueue`] checks
+    /// invocation counts cleared first (unless zero) and summed into its total after, in a few
+    /// launches however many draws there are. Each draw is checked as [`CudaGeometry::enqueue`] checks
     /// its mesh, and shades exactly what a launch of its own would.
     pub fn enqueue_draws(
         &self,
@@ -78,6 +91,7 @@ impl CudaGeometry {
         let mut table = Vec::with_capacity(draws.len());
         let (mut blocks, mut chunks) = (0u64, 0u64);
         let mut shape = None;
+        let (mut clear_first, mut zeroed) = (false, Vec::with_capacity(draws.len()));
         for d in draws.iter_mut() {
             let plan = self.plan(strategy, d.mesh, d.queue)?;
             let m = d.mesh;
@@ -103,6 +117,9 @@ impl CudaGeometry {
                 (Some(c), _) => addr(c.device_ptr(stream)),
                 (None, _) => return Err(no_corners().into()),
             };
+            // (the launch adds to the counts: not zero until reset)
+            clear_first |= !q.counts_zero.swap(false, Ordering::Relaxed);
+            zeroed.push(q.counts_zero.clone());
             let ncounts = if self.counting {
                 m.vertex_count.min(q.counts.len()) as u32
             } else {
@@ -145,6 +162,8 @@ impl CudaGeometry {
             ndraws: table.len() as u32,
             chunks: chunks as u32,
             blocks: blocks as u32,
+            clear_first,
+            zeroed,
             clear: self.function("counts_clear_draws")?,
             shade: match shape {
                 Some(_) => Some(self.kernel(strategy, "_draws")?),
@@ -169,20 +188,16 @@ impl CudaGeometry {
         d: &DrawLaunch,
         aside: Option<&Arc<CudaStream>>,
     ) -> Result<(), GpuError> {
-        let (strategy, ndraws, chunks) = (d.strategy, d.ndraws, d.chunks);
+        let (strategy, ndraws) = (d.strategy, d.ndraws);
         let stream = &self.gpu.stream;
         let dep = self.gpu.dependent_launch;
-        let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
-        let t = &mut *t;
-        let buf = &t.draws;
-        let mut l = Dependent::new(stream, &d.clear);
-        l.buf(buf).val(&ndraws).buf(&t.total);
-        // SAFETY: a block per chunk of a draw's counts (the table's count_base); every draw's
-        // counts hold ncounts entries, its total one, and the frame's total one.
-        unsafe { l.launch(chunks, 256, 0, dep, "counts_clear_draws") }?;
+        let t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
+        if d.clear_first {
+            self.clear_counts(d, &t, stream, CLEAR_COUNTS | CLEAR_TOTALS)?;
+        }
         if let (Some(p), Some(f)) = (d.shape, &d.shade) {
             let mut l = Dependent::new(stream, f);
-            l.buf(buf).val(&ndraws);
+            l.buf(&t.draws).val(&ndraws);
             let (batch, vcap, extra) = super::constants(strategy);
             match strategy {
                 Strategy::WarpVote { .. } => {
@@ -199,26 +214,62 @@ impl CudaGeometry {
             unsafe { l.launch(d.blocks, p.threads, p.smem, dep, strategy.name()) }?;
         }
         if let Some(f) = &d.sum {
-            match aside {
-                None => {
-                    let mut l = stream.launch_builder(f);
-                    l.arg(buf).arg(&ndraws).arg(&mut t.total);
-                    // SAFETY: as the clearing above.
-                    unsafe { launch(l, chunks, 256, 0, "counts_sum_draws") }?;
-                }
+            let on = match aside {
+                None => stream,
                 Some(side) => {
                     let shaded = stream
                         .record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
                         .ctx("recording an event")?;
                     side.wait(&shaded).ctx("ordering the side stream")?;
-                    let mut l = side.launch_builder(f);
-                    l.arg(buf).arg(&ndraws).arg(&mut t.total);
-                    // SAFETY: as `counts` above, on the other stream after the shading.
-                    unsafe { launch(l, chunks, 256, 0, "counts_sum_draws") }?;
+                    side
                 }
+            };
+            if !d.clear_first {
+                self.clear_counts(d, &t, on, CLEAR_TOTALS)?;
             }
+            let mut l = Dependent::new(on, f);
+            l.buf(&t.draws).val(&ndraws).buf(&t.total);
+            // SAFETY: as in `clear_counts`.
+            unsafe { l.launch(d.chunks, 256, 0, dep, "counts_sum_draws") }?;
         }
         Ok(())
+    }
+
+    /// Zeroes the per-vertex counts of a launched stage once everything that reads them is
+    /// enqueued (the sum; in the shading-rate mode the raster stage), so that the next launch
+    /// over the same queues need not clear them first; the totals stay for the statistics.
+    pub fn reset_counts(&self, d: &DrawLaunch) -> Result<(), GpuError> {
+        if self.counting {
+            let t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
+            self.clear_counts(d, &t, &self.gpu.stream, CLEAR_COUNTS)?;
+        }
+        for z in &d.zeroed {
+            z.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// counts_clear_draws over the table of `d` on `on`: `what` of CLEAR_COUNTS, CLEAR_TOTALS.
+    fn clear_counts(
+        &self,
+        d: &DrawLaunch,
+        t: &DrawTable,
+        on: &CudaStream,
+        what: u32,
+    ) -> Result<(), GpuError> {
+        let mut l = Dependent::new(on, &d.clear);
+        l.buf(&t.draws).val(&d.ndraws).buf(&t.total).val(&what);
+        // SAFETY: a block per chunk of a draw's counts (the table's count_base); every draw's
+        // counts hold ncounts entries, its total one, and the frame's total one.
+        unsafe {
+            l.launch(
+                d.chunks,
+                256,
+                0,
+                self.gpu.dependent_launch,
+                "counts_clear_draws",
+            )
+        }
     }
 
     /// The sum of the invocation counts of the last [`CudaGeometry::enqueue_draws`] (0 without

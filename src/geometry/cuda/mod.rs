@@ -30,6 +30,7 @@ use crate::geometry::{
 use crate::gpu::kernels::{self, Source};
 use crate::gpu::{launch, Context, Gpu, GpuError};
 use cudarc::driver::{CudaFunction, CudaModule, PushKernelArg};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// The geometry kernels compiled with one vertex shader.
@@ -271,6 +272,7 @@ impl CudaGeometry {
                 .gpu
                 .zeros(if self.counting { mesh.vertex_count } else { 1 }, "counts")?,
             total: self.gpu.zeros(1, "the invocation total")?,
+            counts_zero: Arc::new(AtomicBool::new(true)),
             index_count: mesh.index_count,
         })
     }
@@ -453,6 +455,8 @@ impl CudaGeometry {
         };
         let u = GpuUniforms::from(uniforms);
         let f = self.kernel(strategy, "")?;
+        // (this launch adds to the counts)
+        q.counts_zero.store(false, Ordering::Relaxed);
         let mut l = self.gpu.stream.launch_builder(&f);
         let n = plan.n;
         let name = strategy.name();

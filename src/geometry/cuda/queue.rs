@@ -4,6 +4,8 @@ use super::{DeviceMesh, GpuVertexOut};
 use crate::geometry::{GeometryError, GeometryStats, Strategy, VertexOut};
 use crate::gpu::{Gpu, GpuError};
 use cudarc::driver::CudaSlice;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// The triangle queue and, with statistics, the per-vertex invocation counts, on the device.
 ///
@@ -24,6 +26,10 @@ pub struct DeviceQueue {
     pub counts: CudaSlice<u32>,
     /// the sum of `counts`, after [`CudaGeometry::sum_counts`]
     pub total: CudaSlice<u64>,
+    /// whether `counts` is all zero: as made, and after a frame's
+    /// [`CudaGeometry::reset_counts`]; a launch over many meshes clears the counts first only
+    /// where one of its queues is not (see [`CudaGeometry::prepare_draws`])
+    pub counts_zero: Arc<AtomicBool>,
     pub index_count: usize,
 }
 
