@@ -2,7 +2,8 @@
 // one block per patch, the patch's two matrices (EV: two local vertices per local edge; FE: three
 // `local edge << 1 | flipped` per local face) in shared memory, every owned source element
 // answered from them and their transposes, built in shared memory with atomics (FV, FE and EV
-// read the owned elements' rows where they are, without shared memory). Results are global ids in the order
+// read the owned elements' rows where they are, without shared memory; EF and FF, in a kernel of
+// their own, answer manifold patches from two faces per edge). Results are global ids in the order
 // src/patch/query/mod.rs documents: FV and FE in the face's corner order, EV smaller vertex
 // first, the others ascending, each once.
 //
@@ -45,6 +46,12 @@ __device__ void rxq_sort(unsigned* list, unsigned n) {
     }
 }
 
+__device__ __forceinline__ void rxq_swap(unsigned& a, unsigned& b) {
+    const unsigned x = a;
+    a = b;
+    b = x;
+}
+
 // In-place exclusive prefix sum of a[0..n) in shared memory; returns the sum. Every thread of the
 // block calls it (after the values are written and synchronised).
 __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
@@ -64,7 +71,8 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
 // Dynamic shared memory: the matrices, then for FF a counter per local edge, the edges' list
 // starts and each local edge's faces; for the other transposes a counter, a list start and an
 // output offset per owned source, then the owned sources' lists.
-extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
+template <bool kEdgeFaces>
+__device__ __forceinline__ void rxq_query_body(const RxqPatch* __restrict__ patches,
                                      const unsigned* __restrict__ lv,
                                      const unsigned* __restrict__ le,
                                      const unsigned* __restrict__ lf,
@@ -123,6 +131,72 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
             }
         }
         return;
+    }
+    // EF and FF where every edge has at most two faces (the manifold case, most meshes): each
+    // face (its FE row read where it is) takes a slot of each of its edges (each edge once) by
+    // a shared atomic, and the slots answer both without lists or matrices in shared memory: an
+    // owned edge's EF is its one or two faces, an owned face's FF the other face on each of its
+    // edges, sorted in registers. The edges whose faces are needed: EF's owned ones (local ids
+    // below `owned`), every local edge for FF. A patch with an edge of three or more faces takes
+    // the general path below, which overwrites this shared memory.
+    if constexpr (kEdgeFaces) {
+        const unsigned short* gfe = fe_all + 3ull * P.f_off;
+        const unsigned* gf = lf + P.f_off;
+        const unsigned ns = q == RXQ_FF ? P.ne : owned;
+        unsigned* nfaces = reinterpret_cast<unsigned*>(smem);
+        uint2* faces = reinterpret_cast<uint2*>(nfaces + ((ns + 1) & ~1u));
+        for (unsigned e = t; e < ns; e += T) nfaces[e] = 0;
+        __syncthreads();
+        for (unsigned f = t; f < P.nf; f += T) {
+            const unsigned g = gf[f];
+            unsigned es[3];
+            for (unsigned c = 0; c < 3; ++c) {
+                const unsigned e = es[c] = gfe[3 * f + c] >> 1;
+                if ((c > 0 && es[0] == e) || (c > 1 && es[1] == e) || e >= ns) continue;
+                const unsigned slot = atomicAdd(&nfaces[e], 1u);
+                if (slot == 0) faces[e].x = g;
+                else if (slot == 1) faces[e].y = g;
+            }
+        }
+        __syncthreads();
+        bool wide = false;
+        for (unsigned e = t; e < ns && !wide; e += T) wide = nfaces[e] > 2;
+        if (!__syncthreads_or(wide)) {
+            for (unsigned k = t; k < owned; k += T) {
+                if (!is_active(k)) continue;
+                const unsigned g = gsrc[k];
+                unsigned r[3], n = 0;
+                if (q == RXQ_EF) {
+                    n = nfaces[k];
+                    const uint2 two = faces[k];
+                    r[0] = n > 1 ? min(two.x, two.y) : two.x;
+                    r[1] = max(two.x, two.y);
+                } else {
+                    unsigned es[3];
+                    for (unsigned c = 0; c < 3; ++c) {
+                        const unsigned e = es[c] = gfe[3 * k + c] >> 1;
+                        if ((c > 0 && es[0] == e) || (c > 1 && es[1] == e) || nfaces[e] < 2)
+                            continue;
+                        const uint2 two = faces[e];
+                        const unsigned other = two.x == g ? two.y : two.x;
+                        bool seen = false;
+                        for (unsigned i = 0; i < n; ++i) seen |= r[i] == other;
+                        if (!seen) r[n++] = other;
+                    }
+                    // (n <= 3: sorted by three compare-exchanges)
+                    if (n > 1 && r[0] > r[1]) rxq_swap(r[0], r[1]);
+                    if (n > 2 && r[1] > r[2]) rxq_swap(r[1], r[2]);
+                    if (n > 1 && r[0] > r[1]) rxq_swap(r[0], r[1]);
+                }
+                if (pass == RXQ_COUNT) {
+                    counts[g] = n;
+                    continue;
+                }
+                unsigned* out = items + offsets[g];
+                for (unsigned i = 0; i < n; ++i) out[i] = r[i];
+            }
+            return;
+        }
     }
     // VV and VE read EV alone, EF and FF FE alone, VF both
     const RxqMatrices m = rxq_load_matrices_of(P, ev_all, fe_all, smem, q <= RXQ_VF,
@@ -285,4 +359,38 @@ extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
             else rxq_sort(out, n);
         }
     }
+}
+
+// The queries but EF and FF, and EF and FF: the manifold path of the latter two (above) costs the
+// others registers, so it is compiled into a kernel of its own.
+extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
+                                     const unsigned* __restrict__ lv,
+                                     const unsigned* __restrict__ le,
+                                     const unsigned* __restrict__ lf,
+                                     const unsigned short* __restrict__ ev_all,
+                                     const unsigned short* __restrict__ fe_all, unsigned q,
+                                     unsigned pass, const unsigned char* __restrict__ active,
+                                     unsigned* __restrict__ counts,
+                                     const unsigned* __restrict__ offsets,
+                                     unsigned* __restrict__ items,
+                                     const float* __restrict__ user_in,
+                                     float* __restrict__ user_out) {
+    rxq_query_body<false>(patches, lv, le, lf, ev_all, fe_all, q, pass, active, counts, offsets,
+                          items, user_in, user_out);
+}
+
+extern "C" __global__ void rxq_query_edge_faces(const RxqPatch* __restrict__ patches,
+                                     const unsigned* __restrict__ lv,
+                                     const unsigned* __restrict__ le,
+                                     const unsigned* __restrict__ lf,
+                                     const unsigned short* __restrict__ ev_all,
+                                     const unsigned short* __restrict__ fe_all, unsigned q,
+                                     unsigned pass, const unsigned char* __restrict__ active,
+                                     unsigned* __restrict__ counts,
+                                     const unsigned* __restrict__ offsets,
+                                     unsigned* __restrict__ items,
+                                     const float* __restrict__ user_in,
+                                     float* __restrict__ user_out) {
+    rxq_query_body<true>(patches, lv, le, lf, ev_all, fe_all, q, pass, active, counts, offsets,
+                          items, user_in, user_out);
 }
