@@ -68,22 +68,24 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
     return carry;
 }
 
+// The parameters of both query kernels (the host passes them in this order:
+// src/patch/query/cuda.rs) and of the body they share.
+#define RXQ_QUERY_PARAMS                                                                     \
+    const RxqPatch* __restrict__ patches, const unsigned* __restrict__ lv,                   \
+        const unsigned* __restrict__ le, const unsigned* __restrict__ lf,                    \
+        const unsigned short* __restrict__ ev_all, const unsigned short* __restrict__ fe_all, \
+        unsigned q, unsigned pass, const unsigned char* __restrict__ active,                 \
+        unsigned* __restrict__ counts, const unsigned* __restrict__ offsets,                 \
+        unsigned* __restrict__ items, const float* __restrict__ user_in,                     \
+        float* __restrict__ user_out
+#define RXQ_QUERY_ARGS \
+    patches, lv, le, lf, ev_all, fe_all, q, pass, active, counts, offsets, items, user_in, user_out
+
 // Dynamic shared memory: the matrices, then for FF a counter per local edge, the edges' list
 // starts and each local edge's faces; for the other transposes a counter, a list start and an
 // output offset per owned source, then the owned sources' lists.
 template <bool kEdgeFaces>
-__device__ __forceinline__ void rxq_query_body(const RxqPatch* __restrict__ patches,
-                                     const unsigned* __restrict__ lv,
-                                     const unsigned* __restrict__ le,
-                                     const unsigned* __restrict__ lf,
-                                     const unsigned short* __restrict__ ev_all,
-                                     const unsigned short* __restrict__ fe_all, unsigned q,
-                                     unsigned pass, const unsigned char* __restrict__ active,
-                                     unsigned* __restrict__ counts,
-                                     const unsigned* __restrict__ offsets,
-                                     unsigned* __restrict__ items,
-                                     const float* __restrict__ user_in,
-                                     float* __restrict__ user_out) {
+__device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     extern __shared__ __align__(16) unsigned char smem[];
     const RxqPatch P = patches[blockIdx.x];
     const unsigned t = threadIdx.x, T = blockDim.x;
@@ -363,34 +365,10 @@ __device__ __forceinline__ void rxq_query_body(const RxqPatch* __restrict__ patc
 
 // The queries but EF and FF, and EF and FF: the manifold path of the latter two (above) costs the
 // others registers, so it is compiled into a kernel of its own.
-extern "C" __global__ void rxq_query(const RxqPatch* __restrict__ patches,
-                                     const unsigned* __restrict__ lv,
-                                     const unsigned* __restrict__ le,
-                                     const unsigned* __restrict__ lf,
-                                     const unsigned short* __restrict__ ev_all,
-                                     const unsigned short* __restrict__ fe_all, unsigned q,
-                                     unsigned pass, const unsigned char* __restrict__ active,
-                                     unsigned* __restrict__ counts,
-                                     const unsigned* __restrict__ offsets,
-                                     unsigned* __restrict__ items,
-                                     const float* __restrict__ user_in,
-                                     float* __restrict__ user_out) {
-    rxq_query_body<false>(patches, lv, le, lf, ev_all, fe_all, q, pass, active, counts, offsets,
-                          items, user_in, user_out);
+extern "C" __global__ void rxq_query(RXQ_QUERY_PARAMS) {
+    rxq_query_body<false>(RXQ_QUERY_ARGS);
 }
 
-extern "C" __global__ void rxq_query_edge_faces(const RxqPatch* __restrict__ patches,
-                                     const unsigned* __restrict__ lv,
-                                     const unsigned* __restrict__ le,
-                                     const unsigned* __restrict__ lf,
-                                     const unsigned short* __restrict__ ev_all,
-                                     const unsigned short* __restrict__ fe_all, unsigned q,
-                                     unsigned pass, const unsigned char* __restrict__ active,
-                                     unsigned* __restrict__ counts,
-                                     const unsigned* __restrict__ offsets,
-                                     unsigned* __restrict__ items,
-                                     const float* __restrict__ user_in,
-                                     float* __restrict__ user_out) {
-    rxq_query_body<true>(patches, lv, le, lf, ev_all, fe_all, q, pass, active, counts, offsets,
-                          items, user_in, user_out);
+extern "C" __global__ void rxq_query_edge_faces(RXQ_QUERY_PARAMS) {
+    rxq_query_body<true>(RXQ_QUERY_ARGS);
 }
