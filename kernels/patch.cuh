@@ -1,6 +1,8 @@
 // A patch as the patch kernels read it (src/patch/query/cuda.rs: PatchInfo, DevicePatchData):
 // offsets into the concatenated local-to-global maps (the matrices follow the edge and face
-// maps), sizes and owned counts. The queries (query.cu), the normals through them (normals.cu)
+// maps), sizes, owned counts, and the first row of the patch's owned vertices, edges and faces
+// when query results are laid out patch by patch (each patch's owned elements in local order,
+// patch after patch: the RXMesh paper's 'thread order'). The queries (query.cu), the normals through them (normals.cu)
 // and smoothing (smooth.cu) share it.
 #pragma once
 
@@ -8,6 +10,7 @@ struct RxqPatch {
     unsigned v_off, e_off, f_off;
     unsigned nv, ne, nf;
     unsigned ov, oe, of;
+    unsigned vrow, erow, frow;
 };
 
 // The patch's matrices in shared memory: EV (two local vertices per local edge), FE (three

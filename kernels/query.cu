@@ -9,7 +9,10 @@
 //
 // Three passes over the same code: RXQ_COUNT writes each active owned element's list length,
 // RXQ_FILL writes its list at its offset (then sorts it), RXQ_USER calls the user's function on
-// each list the fill pass wrote. The user's `rxq_user` (spliced in before this file) is
+// each list the fill pass wrote. The lengths and offsets are per row: a row per element in
+// global id order (`patch_rows` 0), or in patch order (`patch_rows` 1: the patch's owned
+// elements in local order from the patch's first row), which keeps a block's writes together
+// whatever the order of the global ids. The user's `rxq_user` (spliced in before this file) is
 //   __device__ void rxq_user(unsigned element, const unsigned* list, unsigned n,
 //                            const float* in, float* out)
 // with `in` the user's input (say positions) and `out` its output, which it writes for its
@@ -75,11 +78,12 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
         const unsigned* __restrict__ le, const unsigned* __restrict__ lf,                    \
         const unsigned short* __restrict__ ev_all, const unsigned short* __restrict__ fe_all, \
         unsigned q, unsigned pass, const unsigned char* __restrict__ active,                 \
-        unsigned* __restrict__ counts, const unsigned* __restrict__ offsets,                 \
-        unsigned* __restrict__ items, const float* __restrict__ user_in,                     \
-        float* __restrict__ user_out
-#define RXQ_QUERY_ARGS \
-    patches, lv, le, lf, ev_all, fe_all, q, pass, active, counts, offsets, items, user_in, user_out
+        unsigned patch_rows, unsigned* __restrict__ counts,                                  \
+        const unsigned* __restrict__ offsets, unsigned* __restrict__ items,                  \
+        const float* __restrict__ user_in, float* __restrict__ user_out
+#define RXQ_QUERY_ARGS                                                                        \
+    patches, lv, le, lf, ev_all, fe_all, q, pass, active, patch_rows, counts, offsets, items, \
+        user_in, user_out
 
 // Dynamic shared memory: the matrices, then for FF a counter per local edge, the edges' list
 // starts and each local edge's faces; for the other transposes a counter, a list start and an
@@ -92,6 +96,9 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     const unsigned src = rxq_source(q);
     const unsigned owned = src == 0 ? P.ov : (src == 1 ? P.oe : P.of);
     const unsigned* gsrc = src == 0 ? lv + P.v_off : (src == 1 ? le + P.e_off : lf + P.f_off);
+    // the row of owned element k: its global id, or its place in patch order
+    const unsigned first_row = src == 0 ? P.vrow : (src == 1 ? P.erow : P.frow);
+    auto row = [&](unsigned k) { return patch_rows ? first_row + k : gsrc[k]; };
     // a block whose patch owns no active element retires
     bool any = false;
     for (unsigned k = t; k < owned && !any; k += T) any = !active || active[gsrc[k]];
@@ -102,9 +109,9 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     if (pass == RXQ_USER) {
         for (unsigned k = t; k < owned; k += T) {
             if (!is_active(k)) continue;
-            const unsigned g = gsrc[k];
-            const unsigned o = offsets[g];
-            rxq_user(g, items + o, offsets[g + 1] - o, user_in, user_out);
+            const unsigned r = row(k);
+            const unsigned o = offsets[r];
+            rxq_user(gsrc[k], items + o, offsets[r + 1] - o, user_in, user_out);
         }
         return;
     }
@@ -119,13 +126,13 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         const unsigned n = q == RXQ_EV ? 2 : 3;
         for (unsigned k = t; k < owned; k += T) {
             if (!is_active(k)) continue;
-            const unsigned g = gsrc[k];
+            const unsigned r = row(k);
             if (pass == RXQ_COUNT) {
-                counts[g] = n;
+                counts[r] = n;
                 continue;
             }
             // every element has its n entries when all are active: no offset to look up
-            unsigned* out = items + (on_active ? offsets[g] : n * g);
+            unsigned* out = items + (on_active ? offsets[r] : n * r);
             for (unsigned c = 0; c < n; ++c) {
                 out[c] = q == RXQ_FV ? gv[rxq_corner(gev, gfe, k, c)]
                          : q == RXQ_FE ? ge[gfe[3 * k + c] >> 1]
@@ -166,7 +173,6 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         if (!__syncthreads_or(wide)) {
             for (unsigned k = t; k < owned; k += T) {
                 if (!is_active(k)) continue;
-                const unsigned g = gsrc[k];
                 unsigned r[3], n = 0;
                 if (q == RXQ_EF) {
                     n = nfaces[k];
@@ -174,6 +180,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                     r[0] = n > 1 ? min(two.x, two.y) : two.x;
                     r[1] = max(two.x, two.y);
                 } else {
+                    const unsigned g = gsrc[k];
                     unsigned es[3];
                     for (unsigned c = 0; c < 3; ++c) {
                         const unsigned e = es[c] = gfe[3 * k + c] >> 1;
@@ -191,10 +198,10 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                     if (n > 1 && r[0] > r[1]) rxq_swap(r[0], r[1]);
                 }
                 if (pass == RXQ_COUNT) {
-                    counts[g] = n;
+                    counts[row(k)] = n;
                     continue;
                 }
-                unsigned* out = items + offsets[g];
+                unsigned* out = items + offsets[row(k)];
                 for (unsigned i = 0; i < n; ++i) out[i] = r[i];
             }
             return;
@@ -261,16 +268,16 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
             visit();
             __syncthreads();
             for (unsigned k = t; k < owned; k += T)
-                if (is_active(k)) counts[gsrc[k]] = cnt[k];
+                if (is_active(k)) counts[row(k)] = cnt[k];
             return;
         }
         // the fill pass takes each list's length from the layout the count pass made (the
         // counters are still zero for the placing)
         for (unsigned k = t; k < owned; k += T) {
-            const unsigned g = gsrc[k];
+            const unsigned r = row(k);
             const bool on = is_active(k);
-            start[k] = on ? offsets[g + 1] - offsets[g] : 0;
-            base[k] = on ? offsets[g] : 0;
+            start[k] = on ? offsets[r + 1] - offsets[r] : 0;
+            base[k] = on ? offsets[r] : 0;
         }
         __syncthreads();
         const unsigned total = rxq_scan(start, owned);
@@ -335,7 +342,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         for (unsigned k = t; k < owned; k += T) {
             if (!is_active(k)) continue;
             unsigned n = 0;
-            unsigned* out = pass == RXQ_FILL ? items + offsets[gf[k]] : nullptr;
+            unsigned* out = pass == RXQ_FILL ? items + offsets[row(k)] : nullptr;
             unsigned es[3];
             for (unsigned c = 0; c < 3; ++c) es[c] = fe[3 * k + c] >> 1;
             for (unsigned c = 0; c < 3; ++c) {
@@ -357,7 +364,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                     ++n;
                 }
             }
-            if (pass == RXQ_COUNT) counts[gf[k]] = n;
+            if (pass == RXQ_COUNT) counts[row(k)] = n;
             else rxq_sort(out, n);
         }
     }

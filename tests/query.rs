@@ -192,18 +192,23 @@ fn gpu_equals_cpu(
     limit: u32,
     what: &str,
 ) {
-    use rxpipe::patch::query::cuda::DevicePatchData;
+    use rxpipe::patch::query::cuda::{DevicePatchData, Rows};
     let d = data(m, limit);
     let dd = DevicePatchData::upload(&q_gpu.gpu, &d).unwrap();
     for q in Query::ALL {
-        let want = cpu::run(&d, q, None).unwrap();
-        let got = q_gpu.run(&dd, q, None).unwrap();
-        assert_eq!(got.offsets, want.offsets, "{what} {q}: list lengths");
-        assert_eq!(got.items, want.items, "{what} {q}: lists");
-        let active: Vec<bool> = (0..want.len()).map(|k| k % 3 == 1).collect();
-        let want = cpu::run(&d, q, Some(&active)).unwrap();
-        let got = q_gpu.run(&dd, q, Some(&active)).unwrap();
-        assert_eq!(got, want, "{what} {q}: active set");
+        for rows in [Rows::Element, Rows::Patch] {
+            let want = cpu::run(&d, q, None).unwrap();
+            let got = q_gpu.run_in(&dd, q, None, rows).unwrap();
+            assert_eq!(
+                got.offsets, want.offsets,
+                "{what} {q} {rows:?}: list lengths"
+            );
+            assert_eq!(got.items, want.items, "{what} {q} {rows:?}: lists");
+            let active: Vec<bool> = (0..want.len()).map(|k| k % 3 == 1).collect();
+            let want = cpu::run(&d, q, Some(&active)).unwrap();
+            let got = q_gpu.run_in(&dd, q, Some(&active), rows).unwrap();
+            assert_eq!(got, want, "{what} {q} {rows:?}: active set");
+        }
     }
 }
 
@@ -411,12 +416,14 @@ fn patches_too_large_for_shared_memory_are_split_until_they_fit() {
 #[test]
 fn gpu_lists_fill_only_from_the_data_they_were_laid_out_for() {
     let Some(gpu) = common::gpu() else { return };
-    use rxpipe::patch::query::cuda::{CudaQueries, DevicePatchData};
+    use rxpipe::patch::query::cuda::{CudaQueries, DevicePatchData, Rows};
     let qg = CudaQueries::new(gpu.clone()).unwrap();
     let small = DevicePatchData::upload(&gpu, &data(&rxpipe::mesh::icosphere(2), 512)).unwrap();
     let big = DevicePatchData::upload(&gpu, &data(&rxpipe::mesh::icosphere(4), 512)).unwrap();
-    let mut lists = qg.layout(&small, Query::VV, None).unwrap();
+    let mut lists = qg.layout(&small, Query::VV, None, Rows::Patch).unwrap();
     let e = qg.fill(&big, &mut lists).unwrap_err();
+    assert!(e.to_string().contains("other patch data"), "{e}");
+    let e = lists.download(&gpu, &big).unwrap_err();
     assert!(e.to_string().contains("other patch data"), "{e}");
     qg.fill(&small, &mut lists).unwrap();
 }

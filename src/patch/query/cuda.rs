@@ -37,13 +37,27 @@ struct Buffers {
     active: Option<CudaSlice<u8>>,
     /// each list's length (the count pass)
     counts: CudaSlice<u32>,
-    /// where each list starts (one more than source elements; set before the fill pass)
+    /// 1 when the rows are in patch order ([`Rows::Patch`])
+    patch_rows: u32,
+    /// where each row's list starts (one more than source elements; set before the fill pass)
     offsets: CudaSlice<u32>,
     /// the lists
     items: CudaSlice<u32>,
     /// the user computation's input and output
     input: CudaSlice<f32>,
     out: CudaSlice<f32>,
+}
+
+/// How a query's lists are laid out in their compressed rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Rows {
+    /// a row per element in global id order (what [`QueryResult`] holds)
+    #[default]
+    Element,
+    /// patch by patch, each patch's owned elements in local order (the RXMesh paper's 'thread
+    /// order'): a block writes its rows together whatever the order of the global ids;
+    /// [`QueryLists::download`] puts them back in element order
+    Patch,
 }
 
 /// Threads per block (per patch).
@@ -64,9 +78,13 @@ struct PatchInfo {
     ov: u32,
     oe: u32,
     of: u32,
+    /// the first row of the patch's owned vertices, edges and faces in [`Rows::Patch`]
+    vrow: u32,
+    erow: u32,
+    frow: u32,
 }
 
-// SAFETY: nine u32, the layout of the CUDA struct.
+// SAFETY: twelve u32, the layout of the CUDA struct.
 unsafe impl DeviceRepr for PatchInfo {}
 
 /// The patch data on the device: every patch's maps and matrices, end to end.
@@ -74,6 +92,8 @@ pub struct DevicePatchData {
     /// unique in the process: the lists laid out for this data are filled only from it
     id: u64,
     patches: CudaSlice<PatchInfo>,
+    /// the patch table on the host (to put lists laid out in patch order back in element order)
+    info: Vec<PatchInfo>,
     lv: CudaSlice<u32>,
     le: CudaSlice<u32>,
     lf: CudaSlice<u32>,
@@ -122,6 +142,7 @@ impl DevicePatchData {
         let (mut ev, mut fe) = (Vec::new(), Vec::new());
         let (mut shared, mut shared_ff) = (0usize, 0usize);
         let (mut matrix_bytes, mut max_owned_vertices) = (0usize, 0usize);
+        let mut rows = [0u32; 3];
         for (k, p) in d.patches.iter().enumerate() {
             let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
             let (matrices, s, s_ff) = shared_needs(p);
@@ -145,23 +166,38 @@ impl DevicePatchData {
                 ov: p.owned_vertices as u32,
                 oe: p.owned_edges as u32,
                 of: p.owned_faces as u32,
+                vrow: rows[0],
+                erow: rows[1],
+                frow: rows[2],
             });
+            rows[0] += p.owned_vertices as u32;
+            rows[1] += p.owned_edges as u32;
+            rows[2] += p.owned_faces as u32;
             lv.extend_from_slice(&p.vertices);
             le.extend_from_slice(&p.edges);
             lf.extend_from_slice(&p.faces);
             ev.extend_from_slice(&p.ev);
             fe.extend_from_slice(&p.fe);
         }
+        // (each element of a face is owned by exactly one patch; a vertex of no face by none:
+        // its row, empty, follows the patches' in patch order)
+        let elements = [d.vertex_owner.len(), d.edges.len(), d.face_owner.len()];
+        if rows.iter().zip(elements).any(|(&r, e)| r as usize > e) {
+            return Err(GpuError::Limit(format!(
+                "the patches own {rows:?} vertices, edges and faces of a mesh of {elements:?}"
+            )));
+        }
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Ok(DevicePatchData {
             id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             patches: gpu.upload(&info, "patches")?,
+            info,
             lv: gpu.upload(&lv, "patch vertex maps")?,
             le: gpu.upload(&le, "patch edge maps")?,
             lf: gpu.upload(&lf, "patch face maps")?,
             ev: gpu.upload(&ev, "patch EV matrices")?,
             fe: gpu.upload(&fe, "patch FE matrices")?,
-            count: info.len() as u32,
+            count: d.patches.len() as u32,
             vertices: d.vertex_owner.len(),
             edges: d.edges.len(),
             faces: d.face_owner.len(),
@@ -241,7 +277,8 @@ impl CudaQueries {
             Some(a) => l.arg(a),
             None => l.arg(&null),
         };
-        l.arg(&mut b.counts)
+        l.arg(&b.patch_rows)
+            .arg(&mut b.counts)
             .arg(&b.offsets)
             .arg(&mut b.items)
             .arg(&b.input)
@@ -261,7 +298,19 @@ impl CudaQueries {
         q: Query,
         active: Option<&[bool]>,
     ) -> Result<QueryResult, GpuError> {
-        Ok(self.passes(d, q, active, None)?.0)
+        self.run_in(d, q, active, Rows::Element)
+    }
+
+    /// [`CudaQueries::run`] with the lists laid out in `rows` on the device; the result is in
+    /// element order either way.
+    pub fn run_in(
+        &self,
+        d: &DevicePatchData,
+        q: Query,
+        active: Option<&[bool]>,
+        rows: Rows,
+    ) -> Result<QueryResult, GpuError> {
+        Ok(self.passes(d, q, active, None, rows)?.0)
     }
 
     /// Runs the user computation on every (active) element's list of `q`, with `input` as its
@@ -275,7 +324,11 @@ impl CudaQueries {
         input: &[f32],
         per_element: usize,
     ) -> Result<Vec<f32>, GpuError> {
-        Ok(self.passes(d, q, active, Some((input, per_element)))?.1)
+        // the user's computation reads the lists where the fill pass put them: in patch order
+        // a block's lists are its own, whatever the order of the global ids
+        Ok(self
+            .passes(d, q, active, Some((input, per_element)), Rows::Patch)?
+            .1)
     }
 
     fn passes(
@@ -284,8 +337,9 @@ impl CudaQueries {
         q: Query,
         active: Option<&[bool]>,
         user: Option<(&[f32], usize)>,
+        rows: Rows,
     ) -> Result<(QueryResult, Vec<f32>), GpuError> {
-        let mut lists = self.lay_out(d, q, active, user)?;
+        let mut lists = self.lay_out(d, q, active, user, rows)?;
         self.fill(d, &mut lists)?;
         if user.is_some() {
             self.pass(d, q, RXQ_USER, &mut lists.b)?;
@@ -296,19 +350,24 @@ impl CudaQueries {
                 .download(&lists.b.out, lists.sources * per.max(1))?,
             None => Vec::new(),
         };
-        Ok((lists.download(&self.gpu)?, out))
+        let result = match user {
+            Some(_) => QueryResult::default(),
+            None => lists.download(&self.gpu, d)?,
+        };
+        Ok((result, out))
     }
 
-    /// Lays out the lists of `q` on the device (for the `active` elements): the count pass, the
-    /// offsets (a prefix sum on the host) and room for the lists, which [`CudaQueries::fill`]
-    /// writes.
+    /// Lays out the lists of `q` on the device (for the `active` elements) in `rows`: the count
+    /// pass, the offsets (a prefix sum on the host) and room for the lists, which
+    /// [`CudaQueries::fill`] writes.
     pub fn layout(
         &self,
         d: &DevicePatchData,
         q: Query,
         active: Option<&[bool]>,
+        rows: Rows,
     ) -> Result<QueryLists, GpuError> {
-        self.lay_out(d, q, active, None)
+        self.lay_out(d, q, active, None, rows)
     }
 
     fn lay_out(
@@ -317,6 +376,7 @@ impl CudaQueries {
         q: Query,
         active: Option<&[bool]>,
         user: Option<(&[f32], usize)>,
+        rows: Rows,
     ) -> Result<QueryLists, GpuError> {
         let gpu = &self.gpu;
         let n = sources(q, d.vertices, d.edges, d.faces);
@@ -338,6 +398,7 @@ impl CudaQueries {
         let per = user.map_or(1, |u| u.1.max(1));
         let mut b = Buffers {
             active: active_d,
+            patch_rows: (rows == Rows::Patch) as u32,
             counts: gpu.zeros(n.max(1), "query list lengths")?,
             offsets: gpu.zeros(1, "no offsets yet")?,
             items: gpu.zeros(1, "no lists yet")?,
@@ -363,6 +424,7 @@ impl CudaQueries {
         b.items = gpu.zeros((total as usize).max(1), "query lists")?;
         Ok(QueryLists {
             query: q,
+            rows,
             data: d.id,
             sources: n,
             offsets,
@@ -386,6 +448,7 @@ impl CudaQueries {
 /// A query's lists laid out on the device ([`CudaQueries::layout`]).
 pub struct QueryLists {
     query: Query,
+    rows: Rows,
     /// the [`DevicePatchData`] they were laid out for
     data: u64,
     sources: usize,
@@ -394,7 +457,7 @@ pub struct QueryLists {
 }
 
 impl QueryLists {
-    /// Where each list starts, on the device (one more entry than source elements).
+    /// Where each row's list starts, on the device (one more entry than source elements).
     pub fn offsets(&self) -> &CudaSlice<u32> {
         &self.b.offsets
     }
@@ -404,12 +467,69 @@ impl QueryLists {
         *self.offsets.last().unwrap_or(&0) as usize
     }
 
-    /// The lists as the last fill pass left them.
-    pub fn download(&self, gpu: &Gpu) -> Result<QueryResult, GpuError> {
+    /// The lists as the last fill pass left them, in element order (from `d`, the data they
+    /// were laid out for).
+    pub fn download(&self, gpu: &Gpu, d: &DevicePatchData) -> Result<QueryResult, GpuError> {
+        if self.data != d.id {
+            return Err(GpuError::Limit(
+                "these query lists were laid out for other patch data".into(),
+            ));
+        }
+        let items = gpu.download(&self.b.items, self.total())?;
+        if self.rows == Rows::Element {
+            return Ok(QueryResult {
+                query: Some(self.query),
+                offsets: self.offsets.clone(),
+                items,
+            });
+        }
+        // row `first + k` of a patch is its owned element k: the k-th entry of its map
+        let (map, len) = match self.query.source() {
+            super::Element::Vertex => (&d.lv, d.lv.len()),
+            super::Element::Edge => (&d.le, d.le.len()),
+            super::Element::Face => (&d.lf, d.lf.len()),
+        };
+        let map = gpu.download(map, len)?;
+        let mut element_of_row = vec![0u32; self.sources];
+        for p in &d.info {
+            let (off, owned, first) = match self.query.source() {
+                super::Element::Vertex => (p.v_off, p.ov, p.vrow),
+                super::Element::Edge => (p.e_off, p.oe, p.erow),
+                super::Element::Face => (p.f_off, p.of, p.frow),
+            };
+            for k in 0..owned as usize {
+                element_of_row[first as usize + k] = map[off as usize + k];
+            }
+        }
+        // the elements no patch owns (vertices of no face) have the rows after the patches'
+        let owned: usize = d
+            .info
+            .iter()
+            .map(|p| match self.query.source() {
+                super::Element::Vertex => p.ov,
+                super::Element::Edge => p.oe,
+                super::Element::Face => p.of,
+            } as usize)
+            .sum();
+        let mut row_of = vec![u32::MAX; self.sources];
+        for (r, &e) in element_of_row[..owned].iter().enumerate() {
+            row_of[e as usize] = r as u32;
+        }
+        for (next, r) in (owned as u32..).zip(row_of.iter_mut().filter(|r| **r == u32::MAX)) {
+            *r = next;
+        }
+        let mut offsets = Vec::with_capacity(self.sources + 1);
+        let mut out = Vec::with_capacity(items.len());
+        offsets.push(0u32);
+        for &r in &row_of {
+            let r = r as usize;
+            out.extend_from_slice(&items[self.offsets[r] as usize..self.offsets[r + 1] as usize]);
+            offsets.push(out.len() as u32);
+        }
         Ok(QueryResult {
             query: Some(self.query),
-            offsets: self.offsets.clone(),
-            items: gpu.download(&self.b.items, self.total())?,
+            offsets,
+            items: out,
         })
     }
 }
