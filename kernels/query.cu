@@ -371,11 +371,13 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
 }
 
 // The queries but EF and FF, and EF and FF: the manifold path of the latter two (above) costs the
-// others registers, so it is compiled into a kernel of its own.
+// others registers, so it is compiled into a kernel of its own. That kernel is held to 32
+// registers (8 blocks of 256 threads on an SM: it waits on memory, and more warps hide it;
+// the host gives it only the manifold path's shared memory where every patch is manifold).
 extern "C" __global__ void rxq_query(RXQ_QUERY_PARAMS) {
     rxq_query_body<false>(RXQ_QUERY_ARGS);
 }
 
-extern "C" __global__ void rxq_query_edge_faces(RXQ_QUERY_PARAMS) {
+extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_edge_faces(RXQ_QUERY_PARAMS) {
     rxq_query_body<true>(RXQ_QUERY_ARGS);
 }

@@ -60,7 +60,7 @@ pub enum Rows {
     Patch,
 }
 
-/// Threads per block (per patch).
+/// Threads per block (per patch; `rxq_query_edge_faces` is bounded for 256).
 const BLOCK: u32 = 256;
 /// Shared memory a block may use without opting in.
 const SHARED_LIMIT: usize = 48 * 1024;
@@ -108,6 +108,9 @@ pub struct DevicePatchData {
     /// the largest patch's shared memory for the transposes (FF needs the most)
     shared_ff: usize,
     shared: usize,
+    /// where no edge of any patch has more than two faces: the shared memory of EF's and FF's
+    /// manifold path (`rxq_query_edge_faces`), which then never takes the general one
+    shared_edge_faces: Option<usize>,
     /// the largest patch's matrices in shared memory (`rxq_matrix_bytes`)
     pub(crate) matrix_bytes: usize,
     /// the most vertices a patch owns
@@ -126,6 +129,28 @@ fn shared_needs(p: &crate::patch::Patch) -> (usize, usize, usize) {
     (matrices, s, s_ff)
 }
 
+/// The shared memory of the manifold path of EF and FF (a face count and two faces per local
+/// edge), or `None` where an edge of the patch has more than two faces (as the kernel counts
+/// them: each face once per distinct edge) and the kernel takes the general path.
+fn edge_faces_needs(p: &crate::patch::Patch) -> Option<usize> {
+    let ne = p.edges.len();
+    let mut faces = vec![0u8; ne];
+    for row in p.fe.chunks_exact(3) {
+        let es = [row[0] >> 1, row[1] >> 1, row[2] >> 1];
+        for c in 0..3 {
+            if es[..c].contains(&es[c]) {
+                continue;
+            }
+            let n = &mut faces[es[c] as usize];
+            *n += 1;
+            if *n > 2 {
+                return None;
+            }
+        }
+    }
+    Some(4 * ((ne + 1) & !1) + 8 * ne)
+}
+
 /// Whether one block's shared memory holds the patch for every query (and so for every patch
 /// kernel); [`crate::patch::fit`] splits the patches that it does not.
 pub fn fits_shared(p: &crate::patch::Patch) -> bool {
@@ -141,6 +166,7 @@ impl DevicePatchData {
         let (mut lv, mut le, mut lf) = (Vec::new(), Vec::new(), Vec::new());
         let (mut ev, mut fe) = (Vec::new(), Vec::new());
         let (mut shared, mut shared_ff) = (0usize, 0usize);
+        let mut shared_edge_faces = Some(0usize);
         let (mut matrix_bytes, mut max_owned_vertices) = (0usize, 0usize);
         let mut rows = [0u32; 3];
         for (k, p) in d.patches.iter().enumerate() {
@@ -154,6 +180,9 @@ impl DevicePatchData {
             }
             shared = shared.max(s);
             shared_ff = shared_ff.max(s_ff);
+            shared_edge_faces = shared_edge_faces
+                .zip(edge_faces_needs(p))
+                .map(|(a, b)| a.max(b));
             matrix_bytes = matrix_bytes.max(matrices);
             max_owned_vertices = max_owned_vertices.max(p.owned_vertices as usize);
             info.push(PatchInfo {
@@ -203,6 +232,7 @@ impl DevicePatchData {
             faces: d.face_owner.len(),
             shared_ff,
             shared,
+            shared_edge_faces,
             matrix_bytes,
             max_owned_vertices,
         })
@@ -264,6 +294,9 @@ impl CudaQueries {
         let f = self.gpu.function(&self.module, name)?;
         let qn = Query::ALL.iter().position(|&x| x == q).expect("a query") as u32;
         let smem = match q {
+            Query::EF | Query::FF if d.shared_edge_faces.is_some() => {
+                d.shared_edge_faces.unwrap_or(0)
+            }
             Query::FF => d.shared_ff,
             // the fixed-length queries read their rows of the matrices in global memory
             Query::FV | Query::FE | Query::EV => 0,
