@@ -271,21 +271,35 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                 if (is_active(k)) counts[row(k)] = cnt[k];
             return;
         }
-        // the fill pass takes each list's length from the layout the count pass made (the
-        // counters are still zero for the placing)
-        for (unsigned k = t; k < owned; k += T) {
-            const unsigned r = row(k);
-            const bool on = is_active(k);
-            start[k] = on ? offsets[r + 1] - offsets[r] : 0;
-            base[k] = on ? offsets[r] : 0;
+        // the fill pass takes each list's place from the layout the count pass made (the
+        // counters are still zero for the placing). In patch rows the patch's lists are one
+        // run of `items`, in the same order as in shared memory: each list's start is its
+        // offset less the patch's first, and the run is copied out whole.
+        const unsigned first = patch_rows ? offsets[first_row] : 0;
+        if (patch_rows) {
+            for (unsigned k = t; k <= owned; k += T) start[k] = offsets[first_row + k] - first;
+        } else {
+            for (unsigned k = t; k < owned; k += T) {
+                const unsigned r = row(k);
+                const bool on = is_active(k);
+                start[k] = on ? offsets[r + 1] - offsets[r] : 0;
+                base[k] = on ? offsets[r] : 0;
+            }
+            __syncthreads();
+            const unsigned total = rxq_scan(start, owned);
+            if (t == 0) start[owned] = total;
         }
-        __syncthreads();
-        const unsigned total = rxq_scan(start, owned);
-        if (t == 0) start[owned] = total;
         __syncthreads();
         placing = true;
         visit();
         __syncthreads();
+        if (patch_rows) {
+            for (unsigned k = t; k < owned; k += T)
+                rxq_sort(lists + start[k], start[k + 1] - start[k]);
+            __syncthreads();
+            for (unsigned j = t; j < start[owned]; j += T) items[first + j] = lists[j];
+            return;
+        }
         // each warp takes 32 consecutive owned lists: every lane sorts one, then the warp copies
         // their entries (contiguous in `lists`) out with consecutive lanes on consecutive
         // entries, each finding its list among the warp's 32 starts; no block barrier
@@ -371,10 +385,10 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
 }
 
 // The queries but EF and FF, and EF and FF: the manifold path of the latter two (above) costs the
-// others registers, so it is compiled into a kernel of its own. That kernel is held to 32
-// registers (8 blocks of 256 threads on an SM: it waits on memory, and more warps hide it;
-// the host gives it only the manifold path's shared memory where every patch is manifold).
-extern "C" __global__ void rxq_query(RXQ_QUERY_PARAMS) {
+// others registers, so it is compiled into a kernel of its own. Both are held to 32 registers,
+// 8 blocks of 256 threads on an SM: they wait on memory, and more warps hide it (the host gives
+// EF and FF only the manifold path's shared memory where every patch is manifold).
+extern "C" __global__ void __launch_bounds__(256, 8) rxq_query(RXQ_QUERY_PARAMS) {
     rxq_query_body<false>(RXQ_QUERY_ARGS);
 }
 
