@@ -10,9 +10,10 @@
 // Three passes over the same code: RXQ_COUNT writes each active owned element's list length,
 // RXQ_FILL writes its list at its offset (then sorts it), RXQ_USER calls the user's function on
 // each list the fill pass wrote. The lengths and offsets are per row: a row per element in
-// global id order (`patch_rows` 0), or in patch order (`patch_rows` 1: the patch's owned
-// elements in local order from the patch's first row), which keeps a block's writes together
-// whatever the order of the global ids. The user's `rxq_user` (spliced in before this file) is
+// global id order, or in patch order (`flags` & RXQ_PATCH_ROWS: the patch's owned elements in
+// local order from the patch's first row), which keeps a block's writes together whatever the
+// order of the global ids. RXQ_MANIFOLD: the host found no edge of three faces in any patch.
+// The user's `rxq_user` (spliced in before this file) is
 //   __device__ void rxq_user(unsigned element, const unsigned* list, unsigned n,
 //                            const float* in, float* out)
 // with `in` the user's input (say positions) and `out` its output, which it writes for its
@@ -30,6 +31,9 @@
 #define RXQ_FV 5
 #define RXQ_FE 6
 #define RXQ_FF 7
+
+#define RXQ_PATCH_ROWS 1u
+#define RXQ_MANIFOLD 2u
 
 // The source kind of a query: 0 vertex, 1 edge, 2 face.
 __device__ __forceinline__ unsigned rxq_source(unsigned q) {
@@ -78,11 +82,11 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
         const unsigned* __restrict__ le, const unsigned* __restrict__ lf,                    \
         const unsigned short* __restrict__ ev_all, const unsigned short* __restrict__ fe_all, \
         unsigned q, unsigned pass, const unsigned char* __restrict__ active,                 \
-        unsigned patch_rows, unsigned* __restrict__ counts,                                  \
+        unsigned flags, unsigned* __restrict__ counts,                                       \
         const unsigned* __restrict__ offsets, unsigned* __restrict__ items,                  \
         const float* __restrict__ user_in, float* __restrict__ user_out
 #define RXQ_QUERY_ARGS                                                                        \
-    patches, lv, le, lf, ev_all, fe_all, q, pass, active, patch_rows, counts, offsets, items, \
+    patches, lv, le, lf, ev_all, fe_all, q, pass, active, flags, counts, offsets, items,      \
         user_in, user_out
 
 // Dynamic shared memory: the matrices, then for FF a counter per local edge, the edges' list
@@ -97,6 +101,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     const unsigned owned = src == 0 ? P.ov : (src == 1 ? P.oe : P.of);
     const unsigned* gsrc = src == 0 ? lv + P.v_off : (src == 1 ? le + P.e_off : lf + P.f_off);
     // the row of owned element k: its global id, or its place in patch order
+    const bool patch_rows = flags & RXQ_PATCH_ROWS;
     const unsigned first_row = src == 0 ? P.vrow : (src == 1 ? P.erow : P.frow);
     auto row = [&](unsigned k) { return patch_rows ? first_row + k : gsrc[k]; };
     // a block whose patch owns no active element retires
@@ -169,8 +174,11 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         }
         __syncthreads();
         bool wide = false;
-        for (unsigned e = t; e < ns && !wide; e += T) wide = nfaces[e] > 2;
-        if (!__syncthreads_or(wide)) {
+        if (!(flags & RXQ_MANIFOLD)) {
+            for (unsigned e = t; e < ns && !wide; e += T) wide = nfaces[e] > 2;
+            wide = __syncthreads_or(wide);
+        }
+        if (!wide) {
             for (unsigned k = t; k < owned; k += T) {
                 if (!is_active(k)) continue;
                 unsigned r[3], n = 0;

@@ -37,7 +37,7 @@ struct Buffers {
     active: Option<CudaSlice<u8>>,
     /// each list's length (the count pass)
     counts: CudaSlice<u32>,
-    /// 1 when the rows are in patch order ([`Rows::Patch`])
+    /// 1 (RXQ_PATCH_ROWS) when the rows are in patch order ([`Rows::Patch`])
     patch_rows: u32,
     /// where each row's list starts (one more than source elements; set before the fill pass)
     offsets: CudaSlice<u32>,
@@ -310,7 +310,9 @@ impl CudaQueries {
             Some(a) => l.arg(a),
             None => l.arg(&null),
         };
-        l.arg(&b.patch_rows)
+        // RXQ_MANIFOLD: no patch has an edge of three faces (EF and FF skip the check)
+        let flags = b.patch_rows | if d.shared_edge_faces.is_some() { 2 } else { 0 };
+        l.arg(&flags)
             .arg(&mut b.counts)
             .arg(&b.offsets)
             .arg(&mut b.items)
