@@ -115,6 +115,39 @@ fn active_sets_answer_only_their_elements() {
 }
 
 #[test]
+fn lists_in_patch_rows_come_back_in_element_order() {
+    // the layout the GPU's `Rows::Patch` writes: each patch's owned elements in local order,
+    // patch after patch, then the elements no patch owns (the awkward mesh's unused vertex)
+    let mut meshes = awkward();
+    meshes.push(rxpipe::mesh::icosphere(3));
+    for m in &meshes {
+        for limit in [2, 64] {
+            let d = data(m, limit);
+            for q in Query::ALL {
+                let want = cpu::run(&d, q, None).unwrap();
+                let owned: Vec<&[u32]> = d.patches.iter().map(|p| p.owned(q.source())).collect();
+                let mut order: Vec<usize> = owned
+                    .iter()
+                    .flat_map(|o| o.iter())
+                    .map(|&e| e as usize)
+                    .collect();
+                let mut seen = vec![false; want.len()];
+                order.iter().for_each(|&e| seen[e] = true);
+                order.extend((0..want.len()).filter(|&e| !seen[e]));
+                let mut offsets = vec![0u32];
+                let mut items = Vec::new();
+                for &e in &order {
+                    items.extend_from_slice(want.of(e));
+                    offsets.push(items.len() as u32);
+                }
+                let got = rxpipe::patch::QueryResult::from_patch_rows(q, owned, &offsets, &items);
+                assert_eq!(got, want, "{} / {limit} {q}", m.name);
+            }
+        }
+    }
+}
+
+#[test]
 fn user_computations_run_per_element() {
     // valence through VV, and the one-ring average through VV, against the reference lists
     let m = rxpipe::mesh::torus(1.0, 0.3, 32, 12);

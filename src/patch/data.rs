@@ -36,6 +36,16 @@ pub struct Patch {
 }
 
 impl Patch {
+    /// The global ids of the elements of `kind` the patch owns, in local order.
+    pub fn owned(&self, kind: crate::patch::query::Element) -> &[u32] {
+        use crate::patch::query::Element;
+        match kind {
+            Element::Vertex => &self.vertices[..self.owned_vertices as usize],
+            Element::Edge => &self.edges[..self.owned_edges as usize],
+            Element::Face => &self.faces[..self.owned_faces as usize],
+        }
+    }
+
     /// The local vertices of local face `f`, in the face's order.
     pub fn face_vertices(&self, f: usize) -> [u16; 3] {
         [0, 1, 2].map(|k| {

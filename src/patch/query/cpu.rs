@@ -1,22 +1,14 @@
 //! The queries on the CPU, patch by patch: each patch answers for the elements it owns, from its
 //! two matrices and their transposes, in parallel over patches.
 
-use super::{sources, Element, Query, QueryResult};
+use super::{sources, Query, QueryResult};
 use crate::patch::{Patch, PatchData, PatchError};
 use rayon::prelude::*;
 
 /// One patch's answers for the elements it owns (among `active`), as (global id, list).
 fn patch_answers(p: &Patch, q: Query, active: Option<&[bool]>) -> Vec<(u32, Vec<u32>)> {
-    let owned = match q.source() {
-        Element::Vertex => p.owned_vertices as usize,
-        Element::Edge => p.owned_edges as usize,
-        Element::Face => p.owned_faces as usize,
-    };
-    let global = match q.source() {
-        Element::Vertex => &p.vertices,
-        Element::Edge => &p.edges,
-        Element::Face => &p.faces,
-    };
+    let global = p.owned(q.source());
+    let owned = global.len();
     let is_active = |l: usize| active.is_none_or(|a| a[global[l] as usize]);
     if !(0..owned).any(is_active) {
         return Vec::new();

@@ -31,14 +31,18 @@ const RXQ_COUNT: u32 = 0;
 const RXQ_FILL: u32 = 1;
 const RXQ_USER: u32 = 2;
 
+/// The flags of kernels/query.cu: lists in patch rows; no patch has an edge of three faces.
+const RXQ_PATCH_ROWS: u32 = 1;
+const RXQ_MANIFOLD: u32 = 2;
+
 /// A query's device buffers, as its passes hand them on.
 struct Buffers {
     /// one flag per source element (`None`: all active)
     active: Option<CudaSlice<u8>>,
     /// each list's length (the count pass)
     counts: CudaSlice<u32>,
-    /// 1 (RXQ_PATCH_ROWS) when the rows are in patch order ([`Rows::Patch`])
-    patch_rows: u32,
+    /// whether the rows are in patch order ([`Rows::Patch`])
+    patch_rows: bool,
     /// where each row's list starts (one more than source elements; set before the fill pass)
     offsets: CudaSlice<u32>,
     /// the lists
@@ -310,8 +314,13 @@ impl CudaQueries {
             Some(a) => l.arg(a),
             None => l.arg(&null),
         };
-        // RXQ_MANIFOLD: no patch has an edge of three faces (EF and FF skip the check)
-        let flags = b.patch_rows | if d.shared_edge_faces.is_some() { 2 } else { 0 };
+        // (with RXQ_MANIFOLD, EF and FF skip their check for edges of three faces)
+        let flags = if b.patch_rows { RXQ_PATCH_ROWS } else { 0 }
+            | if d.shared_edge_faces.is_some() {
+                RXQ_MANIFOLD
+            } else {
+                0
+            };
         l.arg(&flags)
             .arg(&mut b.counts)
             .arg(&b.offsets)
@@ -433,7 +442,7 @@ impl CudaQueries {
         let per = user.map_or(1, |u| u.1.max(1));
         let mut b = Buffers {
             active: active_d,
-            patch_rows: (rows == Rows::Patch) as u32,
+            patch_rows: rows == Rows::Patch,
             counts: gpu.zeros(n.max(1), "query list lengths")?,
             offsets: gpu.zeros(1, "no offsets yet")?,
             items: gpu.zeros(1, "no lists yet")?,
@@ -518,53 +527,27 @@ impl QueryLists {
                 items,
             });
         }
-        // row `first + k` of a patch is its owned element k: the k-th entry of its map
+        // a patch's owned elements are the first entries of its part of the maps, and its rows
+        // follow the previous patches' (vrow, erow and frow are those running sums)
         let (map, len) = match self.query.source() {
             super::Element::Vertex => (&d.lv, d.lv.len()),
             super::Element::Edge => (&d.le, d.le.len()),
             super::Element::Face => (&d.lf, d.lf.len()),
         };
         let map = gpu.download(map, len)?;
-        let mut element_of_row = vec![0u32; self.sources];
-        for p in &d.info {
-            let (off, owned, first) = match self.query.source() {
-                super::Element::Vertex => (p.v_off, p.ov, p.vrow),
-                super::Element::Edge => (p.e_off, p.oe, p.erow),
-                super::Element::Face => (p.f_off, p.of, p.frow),
+        let owned = d.info.iter().map(|p| {
+            let (off, n) = match self.query.source() {
+                super::Element::Vertex => (p.v_off, p.ov),
+                super::Element::Edge => (p.e_off, p.oe),
+                super::Element::Face => (p.f_off, p.of),
             };
-            for k in 0..owned as usize {
-                element_of_row[first as usize + k] = map[off as usize + k];
-            }
-        }
-        // the elements no patch owns (vertices of no face) have the rows after the patches'
-        let owned: usize = d
-            .info
-            .iter()
-            .map(|p| match self.query.source() {
-                super::Element::Vertex => p.ov,
-                super::Element::Edge => p.oe,
-                super::Element::Face => p.of,
-            } as usize)
-            .sum();
-        let mut row_of = vec![u32::MAX; self.sources];
-        for (r, &e) in element_of_row[..owned].iter().enumerate() {
-            row_of[e as usize] = r as u32;
-        }
-        for (next, r) in (owned as u32..).zip(row_of.iter_mut().filter(|r| **r == u32::MAX)) {
-            *r = next;
-        }
-        let mut offsets = Vec::with_capacity(self.sources + 1);
-        let mut out = Vec::with_capacity(items.len());
-        offsets.push(0u32);
-        for &r in &row_of {
-            let r = r as usize;
-            out.extend_from_slice(&items[self.offsets[r] as usize..self.offsets[r + 1] as usize]);
-            offsets.push(out.len() as u32);
-        }
-        Ok(QueryResult {
-            query: Some(self.query),
-            offsets,
-            items: out,
-        })
+            &map[off as usize..(off + n) as usize]
+        });
+        Ok(QueryResult::from_patch_rows(
+            self.query,
+            owned,
+            &self.offsets,
+            &items,
+        ))
     }
 }

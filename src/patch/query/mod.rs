@@ -169,6 +169,41 @@ impl QueryResult {
         }
     }
 
+    /// The lists of `query` laid out patch by patch put back in element order: `owned` gives
+    /// each patch's owned elements (global ids, [`crate::patch::Patch::owned`]) in patch order;
+    /// their rows come first, in that order, then one row per element no patch owns (a vertex of
+    /// no face), in id order; `offsets` (one more than rows) and `items` hold the rows' lists.
+    pub fn from_patch_rows<'a>(
+        query: Query,
+        owned: impl IntoIterator<Item = &'a [u32]>,
+        offsets: &[u32],
+        items: &[u32],
+    ) -> QueryResult {
+        let sources = offsets.len().saturating_sub(1);
+        let mut row_of = vec![u32::MAX; sources];
+        let mut rows = 0u32;
+        for element in owned.into_iter().flatten() {
+            row_of[*element as usize] = rows;
+            rows += 1;
+        }
+        for (next, r) in (rows..).zip(row_of.iter_mut().filter(|r| **r == u32::MAX)) {
+            *r = next;
+        }
+        let mut out_offsets = Vec::with_capacity(sources + 1);
+        let mut out = Vec::with_capacity(items.len());
+        out_offsets.push(0u32);
+        for &r in &row_of {
+            let r = r as usize;
+            out.extend_from_slice(&items[offsets[r] as usize..offsets[r + 1] as usize]);
+            out_offsets.push(out.len() as u32);
+        }
+        QueryResult {
+            query: Some(query),
+            offsets: out_offsets,
+            items: out,
+        }
+    }
+
     /// Writes the result as text: a header line (`#`), then one line per source element, its
     /// list as space-separated global ids.
     pub fn write_text(&self, w: &mut impl std::io::Write, what: &str) -> std::io::Result<()> {
