@@ -173,6 +173,11 @@ impl QueryResult {
     /// each patch's owned elements (global ids, [`crate::patch::Patch::owned`]) in patch order;
     /// their rows come first, in that order, then one row per element no patch owns (a vertex of
     /// no face), in id order; `offsets` (one more than rows) and `items` hold the rows' lists.
+    ///
+    /// # Panics
+    ///
+    /// If `owned` names an element past the rows, or `offsets` points past `items`: the layout
+    /// must be one [`cuda::CudaQueries`] made for the same patch data.
     pub fn from_patch_rows<'a>(
         query: Query,
         owned: impl IntoIterator<Item = &'a [u32]>,
