@@ -1,6 +1,7 @@
 // Building blocks every stage's kernels share, written once: a warp scan, a block scan, a
-// block-wide bitonic sort in shared memory, and two small whole-buffer kernels (marking used
-// vertices, summing counts). Device-wide scan and radix sort are in sort.cu.
+// block-wide bitonic sort in shared memory, staging global memory in shared memory, and two small
+// whole-buffer kernels (marking used vertices, summing counts). Device-wide scan and radix sort
+// are in sort.cu.
 #pragma once
 
 // Inclusive prefix sum of `v` over the lanes of a full warp.
@@ -52,6 +53,36 @@ __device__ __forceinline__ void rxp_bitonic_sort(unsigned long long* keys, unsig
             __syncthreads();
         }
     }
+}
+
+// Starts copying bytes [src, src + n) of global memory into shared memory at `dst` (16-byte
+// aligned, room for n + 32 bytes), by the whole block, in the 16-byte-aligned pieces that cover
+// the range: with sm_80's cp.async the copies hold no registers and are all in flight at once
+// (plain loads and stores before sm_80). Up to 15 bytes either side of the range are read too:
+// the caller's buffer must start 16-byte aligned and have 16 bytes of padding at its end.
+// Returns where src[0] lands; the copy is complete after rxp_stage_wait() and a barrier.
+__device__ __forceinline__ const unsigned char* rxp_stage(unsigned char* dst, const void* src,
+                                                          unsigned n) {
+    const unsigned long long a = reinterpret_cast<unsigned long long>(src);
+    const unsigned long long lo = a & ~15ull;
+    const unsigned pieces = (unsigned)((((a + n + 15) & ~15ull) - lo) >> 4);
+    for (unsigned i = threadIdx.x; i < pieces; i += blockDim.x) {
+        const unsigned char* g = reinterpret_cast<const unsigned char*>(lo) + 16 * i;
+#if __CUDA_ARCH__ >= 800
+        const unsigned s = (unsigned)__cvta_generic_to_shared(dst + 16 * i);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(g) : "memory");
+#else
+        *reinterpret_cast<uint4*>(dst + 16 * i) = *reinterpret_cast<const uint4*>(g);
+#endif
+    }
+    return dst + (a - lo);
+}
+
+// Waits for this thread's rxp_stage copies (a barrier then makes every thread's visible).
+__device__ __forceinline__ void rxp_stage_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
 }
 
 // used[idx[k]] = 1 for every one of the m indices

@@ -92,7 +92,7 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
 // Dynamic shared memory: the matrices, then for FF a counter per local edge, the edges' list
 // starts and each local edge's faces; for the other transposes a counter, a list start and an
 // output offset per owned source, then the owned sources' lists.
-template <bool kEdgeFaces>
+template <bool kEdgeFaces, bool kStaged>
 __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     extern __shared__ __align__(16) unsigned char smem[];
     const RxqPatch P = patches[blockIdx.x];
@@ -147,19 +147,37 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         return;
     }
     // EF and FF where every edge has at most two faces (the manifold case, most meshes): each
-    // face (its FE row read where it is) takes a slot of each of its edges (each edge once) by
+    // face, through its FE row, takes a slot of each of its edges (each edge once) by
     // a shared atomic, and the slots answer both without lists or matrices in shared memory: an
     // owned edge's EF is its one or two faces, an owned face's FF the other face on each of its
     // edges, sorted in registers. The edges whose faces are needed: EF's owned ones (local ids
     // below `owned`), every local edge for FF. A patch with an edge of three or more faces takes
     // the general path below, which overwrites this shared memory.
     if constexpr (kEdgeFaces) {
-        const unsigned short* gfe = fe_all + 3ull * P.f_off;
-        const unsigned* gf = lf + P.f_off;
         const unsigned ns = q == RXQ_FF ? P.ne : owned;
         unsigned* nfaces = reinterpret_cast<unsigned*>(smem);
         uint2* faces = reinterpret_cast<uint2*>(nfaces + ((ns + 1) & ~1u));
+        // kStaged (EF's kernel): the patch's FE rows, its face map and (the fill pass in patch
+        // rows) its owned elements' list offsets are staged in shared memory behind the slots,
+        // every copy in flight at once, instead of each thread reading one face after another
+        // and then one offset after another (the host sizes the shared memory:
+        // edge_faces_needs)
+        const unsigned short* gfe = fe_all + 3ull * P.f_off;
+        const unsigned* gf = lf + P.f_off;
+        const bool staged_offsets = kStaged && patch_rows && pass == RXQ_FILL;
+        const unsigned* soff = nullptr;
+        if constexpr (kStaged) {
+            unsigned char* stage = smem + ((4 * ((ns + 1) & ~1u) + 8 * ns + 15) & ~15u);
+            gfe = reinterpret_cast<const unsigned short*>(rxp_stage(stage, gfe, 6 * P.nf));
+            stage += (6 * P.nf + 32 + 15) & ~15u;
+            gf = reinterpret_cast<const unsigned*>(rxp_stage(stage, gf, 4 * P.nf));
+            stage += (4 * P.nf + 32 + 15) & ~15u;
+            if (staged_offsets)
+                soff = reinterpret_cast<const unsigned*>(
+                    rxp_stage(stage, offsets + first_row, 4 * (owned + 1)));
+        }
         for (unsigned e = t; e < ns; e += T) nfaces[e] = 0;
+        rxp_stage_wait();
         __syncthreads();
         for (unsigned f = t; f < P.nf; f += T) {
             const unsigned g = gf[f];
@@ -188,7 +206,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                     r[0] = n > 1 ? min(two.x, two.y) : two.x;
                     r[1] = max(two.x, two.y);
                 } else {
-                    const unsigned g = gsrc[k];
+                    const unsigned g = gf[k];
                     unsigned es[3];
                     for (unsigned c = 0; c < 3; ++c) {
                         const unsigned e = es[c] = gfe[3 * k + c] >> 1;
@@ -209,7 +227,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                     counts[row(k)] = n;
                     continue;
                 }
-                unsigned* out = items + offsets[row(k)];
+                unsigned* out = items + (staged_offsets ? soff[k] : offsets[row(k)]);
                 for (unsigned i = 0; i < n; ++i) out[i] = r[i];
             }
             return;
@@ -392,14 +410,21 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     }
 }
 
-// The queries but EF and FF, and EF and FF: the manifold path of the latter two (above) costs the
-// others registers, so it is compiled into a kernel of its own. Both are held to 32 registers,
-// 8 blocks of 256 threads on an SM: they wait on memory, and more warps hide it (the host gives
-// EF and FF only the manifold path's shared memory where every patch is manifold).
+// The queries but EF and FF; FF; and EF. The manifold path of the latter two (above) costs the
+// others registers, so it is compiled into kernels of their own, and EF's staging into a third
+// (in FF's kernel it made FF slower, 0.106 -> 0.12 ms on icosphere:9, though FF did not stage).
+// All are held to 32 registers, 8 blocks of 256 threads on an SM: they wait on memory, and more
+// warps hide it (the host gives EF and FF only the manifold path's shared memory where every
+// patch is manifold).
 extern "C" __global__ void __launch_bounds__(256, 8) rxq_query(RXQ_QUERY_PARAMS) {
-    rxq_query_body<false>(RXQ_QUERY_ARGS);
+    rxq_query_body<false, false>(RXQ_QUERY_ARGS);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_edge_faces(RXQ_QUERY_PARAMS) {
-    rxq_query_body<true>(RXQ_QUERY_ARGS);
+    rxq_query_body<true, false>(RXQ_QUERY_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 8)
+    rxq_query_edge_faces_staged(RXQ_QUERY_PARAMS) {
+    rxq_query_body<true, true>(RXQ_QUERY_ARGS);
 }

@@ -112,9 +112,10 @@ pub struct DevicePatchData {
     /// the largest patch's shared memory for the transposes (FF needs the most)
     shared_ff: usize,
     shared: usize,
-    /// where no edge of any patch has more than two faces: the shared memory of EF's and FF's
-    /// manifold path (`rxq_query_edge_faces`), which then never takes the general one
-    shared_edge_faces: Option<usize>,
+    /// the shared memory of EF's and FF's manifold path ([`edge_faces_needs`])
+    shared_edge_faces: [usize; 2],
+    /// no edge of any patch has more than two faces: EF and FF never take their general path
+    manifold: bool,
     /// the largest patch's matrices in shared memory (`rxq_matrix_bytes`)
     pub(crate) matrix_bytes: usize,
     /// the most vertices a patch owns
@@ -133,11 +134,20 @@ fn shared_needs(p: &crate::patch::Patch) -> (usize, usize, usize) {
     (matrices, s, s_ff)
 }
 
-/// The shared memory of the manifold path of EF and FF (a face count and two faces per local
-/// edge), or `None` where an edge of the patch has more than two faces (as the kernel counts
-/// them: each face once per distinct edge) and the kernel takes the general path.
-fn edge_faces_needs(p: &crate::patch::Patch) -> Option<usize> {
-    let ne = p.edges.len();
+/// The shared memory of the manifold path of EF and FF (`rxq_query_edge_faces_staged` and
+/// `rxq_query_edge_faces`), for EF and for FF: a face count and two faces per edge (EF's owned edges, every local edge for FF), then for
+/// EF the staged FE rows, face map and list offsets (`rxp_stage`: 32 bytes more each, 16-byte
+/// aligned); and whether every edge of the patch has at most two faces (as the kernel counts
+/// them: each face once per distinct edge), where the kernel never takes its general path.
+fn edge_faces_needs(p: &crate::patch::Patch) -> ([usize; 2], bool) {
+    let (ne, nf) = (p.edges.len(), p.faces.len());
+    let slots = |n: usize| (4 * ((n + 1) & !1) + 8 * n).next_multiple_of(16);
+    let staged = |bytes: usize| (bytes + 32).next_multiple_of(16);
+    let oe = p.owned_edges as usize;
+    let bytes = [
+        slots(oe) + staged(6 * nf) + staged(4 * nf) + staged(4 * (oe + 1)),
+        slots(ne),
+    ];
     let mut faces = vec![0u8; ne];
     for row in p.fe.chunks_exact(3) {
         let es = [row[0] >> 1, row[1] >> 1, row[2] >> 1];
@@ -148,18 +158,19 @@ fn edge_faces_needs(p: &crate::patch::Patch) -> Option<usize> {
             let n = &mut faces[es[c] as usize];
             *n += 1;
             if *n > 2 {
-                return None;
+                return (bytes, false);
             }
         }
     }
-    Some(4 * ((ne + 1) & !1) + 8 * ne)
+    (bytes, true)
 }
 
 /// Whether one block's shared memory holds the patch for every query (and so for every patch
 /// kernel); [`crate::patch::fit`] splits the patches that it does not.
 pub fn fits_shared(p: &crate::patch::Patch) -> bool {
     let (_, s, s_ff) = shared_needs(p);
-    s.max(s_ff) <= SHARED_LIMIT
+    let [ef, ff] = edge_faces_needs(p).0;
+    s.max(s_ff).max(ef).max(ff) <= SHARED_LIMIT
 }
 
 impl DevicePatchData {
@@ -170,7 +181,7 @@ impl DevicePatchData {
         let (mut lv, mut le, mut lf) = (Vec::new(), Vec::new(), Vec::new());
         let (mut ev, mut fe) = (Vec::new(), Vec::new());
         let (mut shared, mut shared_ff) = (0usize, 0usize);
-        let mut shared_edge_faces = Some(0usize);
+        let (mut shared_edge_faces, mut manifold) = ([0usize; 2], true);
         let (mut matrix_bytes, mut max_owned_vertices) = (0usize, 0usize);
         let mut rows = [0u32; 3];
         for (k, p) in d.patches.iter().enumerate() {
@@ -184,9 +195,9 @@ impl DevicePatchData {
             }
             shared = shared.max(s);
             shared_ff = shared_ff.max(s_ff);
-            shared_edge_faces = shared_edge_faces
-                .zip(edge_faces_needs(p))
-                .map(|(a, b)| a.max(b));
+            let (edge_faces, two_faces) = edge_faces_needs(p);
+            shared_edge_faces = [0, 1].map(|i| shared_edge_faces[i].max(edge_faces[i]));
+            manifold &= two_faces;
             matrix_bytes = matrix_bytes.max(matrices);
             max_owned_vertices = max_owned_vertices.max(p.owned_vertices as usize);
             info.push(PatchInfo {
@@ -212,6 +223,10 @@ impl DevicePatchData {
             ev.extend_from_slice(&p.ev);
             fe.extend_from_slice(&p.fe);
         }
+        // the kernels stage face maps and FE rows in 16-byte pieces (`rxp_stage`), which may
+        // read up to 15 bytes past the last patch's
+        lf.extend([0; 4]);
+        fe.extend([0; 8]);
         // (each element of a face is owned by exactly one patch; a vertex of no face by none:
         // its row, empty, follows the patches' in patch order)
         let elements = [d.vertex_owner.len(), d.edges.len(), d.face_owner.len()];
@@ -237,6 +252,7 @@ impl DevicePatchData {
             shared_ff,
             shared,
             shared_edge_faces,
+            manifold,
             matrix_bytes,
             max_owned_vertices,
         })
@@ -289,19 +305,23 @@ impl CudaQueries {
         if d.count == 0 {
             return Ok(());
         }
-        // (EF and FF have a kernel of their own: their manifold path, compiled into the
-        // others' kernel, cost those registers: EV 0.084 -> 0.097 ms on icosphere:9)
+        // (EF and FF have kernels of their own: their manifold path, compiled into the
+        // others' kernel, cost those registers: EV 0.084 -> 0.097 ms on icosphere:9; EF's
+        // staging in FF's kernel made FF slower)
         let name = match q {
-            Query::EF | Query::FF => "rxq_query_edge_faces",
+            Query::EF => "rxq_query_edge_faces_staged",
+            Query::FF => "rxq_query_edge_faces",
             _ => "rxq_query",
         };
         let f = self.gpu.function(&self.module, name)?;
         let qn = Query::ALL.iter().position(|&x| x == q).expect("a query") as u32;
+        // (EF and FF start on their manifold path, and take the general one where a patch has
+        // an edge of three faces)
         let smem = match q {
-            Query::EF | Query::FF if d.shared_edge_faces.is_some() => {
-                d.shared_edge_faces.unwrap_or(0)
-            }
-            Query::FF => d.shared_ff,
+            Query::EF if d.manifold => d.shared_edge_faces[0],
+            Query::FF if d.manifold => d.shared_edge_faces[1],
+            Query::EF => d.shared.max(d.shared_edge_faces[0]),
+            Query::FF => d.shared_ff.max(d.shared_edge_faces[1]),
             // the fixed-length queries read their rows of the matrices in global memory
             Query::FV | Query::FE | Query::EV => 0,
             _ => d.shared,
@@ -316,11 +336,7 @@ impl CudaQueries {
         };
         // (with RXQ_MANIFOLD, EF and FF skip their check for edges of three faces)
         let flags = if b.patch_rows { RXQ_PATCH_ROWS } else { 0 }
-            | if d.shared_edge_faces.is_some() {
-                RXQ_MANIFOLD
-            } else {
-                0
-            };
+            | if d.manifold { RXQ_MANIFOLD } else { 0 };
         l.arg(&flags)
             .arg(&mut b.counts)
             .arg(&b.offsets)
@@ -464,7 +480,11 @@ impl CudaQueries {
             }
             offsets.push(total as u32);
         }
+        // (the kernels stage a patch's offsets in 16-byte pieces, `rxp_stage`, which may read up
+        // to 15 bytes past the last row's)
+        offsets.extend([total as u32; 4]);
         b.offsets = gpu.upload(&offsets, "query list offsets")?;
+        offsets.truncate(n + 1);
         b.items = gpu.zeros((total as usize).max(1), "query lists")?;
         Ok(QueryLists {
             query: q,
