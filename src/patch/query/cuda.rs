@@ -66,8 +66,10 @@ pub enum Rows {
 
 /// Threads per block (per patch; `rxq_query_edge_faces` is bounded for 256).
 const BLOCK: u32 = 256;
-/// Shared memory a block may use without opting in.
-const SHARED_LIMIT: usize = 48 * 1024;
+/// Dynamic shared memory a block may use: 48 KB without opting in, less 1 KB for the kernels'
+/// static shared memory (128 bytes: the block scan's sums), which counts against the same 48 KB
+/// (a patch needing 48,620 bytes had left 404 of them).
+const SHARED_LIMIT: usize = 47 * 1024;
 
 /// One patch as the kernel reads it (`RxqPatch` in kernels/query.cu).
 #[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
