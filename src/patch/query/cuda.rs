@@ -137,10 +137,11 @@ fn shared_needs(p: &crate::patch::Patch) -> (usize, usize, usize) {
 }
 
 /// The shared memory of the manifold path of EF and FF (`rxq_query_edge_faces_staged` and
-/// `rxq_query_edge_faces`), for EF and for FF: a face count and two faces per edge (EF's owned edges, every local edge for FF), then for
-/// EF the staged FE rows, face map and list offsets (`rxp_stage`: 32 bytes more each, 16-byte
-/// aligned); and whether every edge of the patch has at most two faces (as the kernel counts
-/// them: each face once per distinct edge), where the kernel never takes its general path.
+/// `rxq_query_edge_faces`), for EF and for FF: a face count and two faces per edge (EF's owned
+/// edges, every local edge for FF), then for EF the staged FE rows, face map and list offsets
+/// (`rxp_stage`: 32 bytes more each, 16-byte aligned); and whether every edge of the patch has at
+/// most two faces (as the kernel counts them: each face once per distinct edge), where the kernel
+/// never takes its general path.
 fn edge_faces_needs(p: &crate::patch::Patch) -> ([usize; 2], bool) {
     let (ne, nf) = (p.edges.len(), p.faces.len());
     let slots = |n: usize| (4 * ((n + 1) & !1) + 8 * n).next_multiple_of(16);
