@@ -64,11 +64,10 @@ pub enum Rows {
     Patch,
 }
 
-/// Threads per block (per patch; `rxq_query_edge_faces` is bounded for 256).
+/// Threads per block (per patch; the query kernels' `__launch_bounds__` are for 256).
 const BLOCK: u32 = 256;
 /// Dynamic shared memory a block may use: 48 KB without opting in, less 1 KB for the kernels'
-/// static shared memory (128 bytes: the block scan's sums), which counts against the same 48 KB
-/// (a patch needing 48,620 bytes had left 404 of them).
+/// static shared memory (128 bytes: the block scan's sums), which counts against the same 48 KB.
 const SHARED_LIMIT: usize = 47 * 1024;
 
 /// One patch as the kernel reads it (`RxqPatch` in kernels/query.cu).
