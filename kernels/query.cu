@@ -234,13 +234,42 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         }
     }
     // VV and VE read EV alone, EF and FF FE alone, VF both
-    const RxqMatrices m = rxq_load_matrices_of(P, ev_all, fe_all, smem, q <= RXQ_VF,
-                                               q == RXQ_VF || q == RXQ_EF || q == RXQ_FF);
-    const unsigned short *ev = m.ev, *fe = m.fe;
-    unsigned* cnt = reinterpret_cast<unsigned*>(m.rest);
+    const unsigned short *ev, *fe;
+    unsigned* cnt;
     const unsigned* gv = lv + P.v_off;
     const unsigned* ge = le + P.e_off;
     const unsigned* gf = lf + P.f_off;
+    // the fill pass in patch rows: the owned elements' list offsets, staged
+    const unsigned* soff = nullptr;
+    if constexpr (!kEdgeFaces) {
+        // VV, VE and VF (this kernel's only transposes) stage what they read in shared memory
+        // (as EF does above: every copy of the block in flight at once): EV, FE for VF, the
+        // map of the elements their lists hold, and the offsets (host: shared_needs)
+        unsigned char* p = smem;
+        ev = reinterpret_cast<const unsigned short*>(
+            rxp_stage(p, ev_all + 2ull * P.e_off, 4 * P.ne));
+        p += (4 * P.ne + 32 + 15) & ~15u;
+        fe = reinterpret_cast<const unsigned short*>(
+            rxp_stage(p, fe_all + 3ull * P.f_off, q == RXQ_VF ? 6 * P.nf : 0));
+        p += (6 * P.nf + 32 + 15) & ~15u;
+        const unsigned nmap = q == RXQ_VV ? P.nv : (q == RXQ_VE ? P.ne : P.nf);
+        const unsigned* map = reinterpret_cast<const unsigned*>(
+            rxp_stage(p, q == RXQ_VV ? gv : (q == RXQ_VE ? ge : gf), 4 * nmap));
+        gv = ge = gf = map;
+        p += (4 * max(P.nv, max(P.ne, P.nf)) + 32 + 15) & ~15u;
+        if (patch_rows && pass == RXQ_FILL)
+            soff = reinterpret_cast<const unsigned*>(
+                rxp_stage(p, offsets + first_row, 4 * (owned + 1)));
+        p += (4 * (owned + 1) + 32 + 15) & ~15u;
+        cnt = reinterpret_cast<unsigned*>(p);
+        rxp_stage_wait();
+    } else {
+        const RxqMatrices m = rxq_load_matrices_of(P, ev_all, fe_all, smem, q <= RXQ_VF,
+                                                   q == RXQ_VF || q == RXQ_EF || q == RXQ_FF);
+        ev = m.ev;
+        fe = m.fe;
+        cnt = reinterpret_cast<unsigned*>(m.rest);
+    }
     auto corner = [&](unsigned f, unsigned c) { return rxq_corner(ev, fe, f, c); };
     __syncthreads();
     // the transposes: a counter per owned source (per local edge for FF's edge-face lists)
@@ -301,9 +330,10 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         // counters are still zero for the placing). In patch rows the patch's lists are one
         // run of `items`, in the same order as in shared memory: each list's start is its
         // offset less the patch's first, and the run is copied out whole.
-        const unsigned first = patch_rows ? offsets[first_row] : 0;
+        const unsigned first = soff ? soff[0] : (patch_rows ? offsets[first_row] : 0);
         if (patch_rows) {
-            for (unsigned k = t; k <= owned; k += T) start[k] = offsets[first_row + k] - first;
+            for (unsigned k = t; k <= owned; k += T)
+                start[k] = (soff ? soff[k] : offsets[first_row + k]) - first;
         } else {
             for (unsigned k = t; k < owned; k += T) {
                 const unsigned r = row(k);

@@ -130,7 +130,17 @@ fn shared_needs(p: &crate::patch::Patch) -> (usize, usize, usize) {
     let owned = (p.owned_vertices.max(p.owned_edges).max(p.owned_faces)) as usize;
     // counters, list starts and output offsets, then the lists (an edge adds to both its
     // vertices, a face to its three vertices or edges)
-    let s = matrices + 4 * (3 * owned + 1) + 4 * (2 * ne).max(3 * nf);
+    let lists = 4 * (3 * owned + 1) + 4 * (2 * ne).max(3 * nf);
+    // VV, VE and VF stage EV, FE, a map and the offsets (`rxp_stage`: 32 bytes more each,
+    // 16-byte aligned) instead of the matrices; EF and FF's general path loads the matrices
+    let staged = |bytes: usize| (bytes + 32).next_multiple_of(16);
+    let nv = p.vertices.len();
+    let s_staged = staged(4 * ne)
+        + staged(6 * nf)
+        + staged(4 * nv.max(ne).max(nf))
+        + staged(4 * (owned + 1))
+        + lists;
+    let s = (matrices + lists).max(s_staged);
     let s_ff = matrices + 4 * (2 * ne + 1) + 2 * 3 * nf;
     (matrices, s, s_ff)
 }
@@ -225,9 +235,12 @@ impl DevicePatchData {
             ev.extend_from_slice(&p.ev);
             fe.extend_from_slice(&p.fe);
         }
-        // the kernels stage face maps and FE rows in 16-byte pieces (`rxp_stage`), which may
-        // read up to 15 bytes past the last patch's
+        // the kernels stage maps and matrices in 16-byte pieces (`rxp_stage`), which may read
+        // up to 15 bytes past the last patch's
+        lv.extend([0; 4]);
+        le.extend([0; 4]);
         lf.extend([0; 4]);
+        ev.extend([0; 8]);
         fe.extend([0; 8]);
         // (each element of a face is owned by exactly one patch; a vertex of no face by none:
         // its row, empty, follows the patches' in patch order)
