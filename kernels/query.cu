@@ -262,6 +262,8 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                 rxp_stage(p, offsets + first_row, 4 * (owned + 1)));
         p += (4 * (owned + 1) + 32 + 15) & ~15u;
         cnt = reinterpret_cast<unsigned*>(p);
+        // (the counters zeroed while the copies fly: one barrier for both)
+        for (unsigned i = t; i < owned; i += T) cnt[i] = 0;
         rxp_stage_wait();
     } else {
         const RxqMatrices m = rxq_load_matrices_of(P, ev_all, fe_all, smem, q <= RXQ_VF,
@@ -272,10 +274,13 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     }
     auto corner = [&](unsigned f, unsigned c) { return rxq_corner(ev, fe, f, c); };
     __syncthreads();
-    // the transposes: a counter per owned source (per local edge for FF's edge-face lists)
-    const unsigned ncnt = q == RXQ_FF ? P.ne : owned;
-    for (unsigned i = t; i < ncnt; i += T) cnt[i] = 0;
-    __syncthreads();
+    // the transposes: a counter per owned source (per local edge for FF's edge-face lists;
+    // zeroed above where staged)
+    if constexpr (kEdgeFaces) {
+        const unsigned ncnt = q == RXQ_FF ? P.ne : owned;
+        for (unsigned i = t; i < ncnt; i += T) cnt[i] = 0;
+        __syncthreads();
+    }
     if (q != RXQ_FF) {
         // each local element adds itself to its owned neighbours' lists: counted (count pass),
         // or (fill pass) laid out from the lengths the count pass wrote, written in shared
@@ -284,12 +289,18 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         unsigned* base = start + owned + 1;  // where each owned list goes in `items`
         unsigned* lists = base + owned;
         const bool fill = pass == RXQ_FILL;
+        // in patch rows the patch's lists are one run of `items` from `first`, in the same order
+        // as in shared memory: each list's start there is its offset less `first` (read from the
+        // staged offsets where they are, else laid out in `start` below)
+        const unsigned first =
+            soff ? soff[0] : (patch_rows && fill ? offsets[first_row] : 0);
+        auto list_start = [&](unsigned k) { return soff ? soff[k] - first : start[k]; };
         // first a count per list, then (placing) each value in its list's next slot
         bool placing = false;
         auto add = [&](unsigned k, unsigned value) {
             if (k >= owned || !is_active(k)) return;
             const unsigned slot = atomicAdd(&cnt[k], 1u);
-            if (placing) lists[start[k] + slot] = value;
+            if (placing) lists[list_start(k) + slot] = value;
         };
         auto visit = [&]() {
             if (q == RXQ_VV || q == RXQ_VE) {
@@ -327,33 +338,32 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
             return;
         }
         // the fill pass takes each list's place from the layout the count pass made (the
-        // counters are still zero for the placing). In patch rows the patch's lists are one
-        // run of `items`, in the same order as in shared memory: each list's start is its
-        // offset less the patch's first, and the run is copied out whole.
-        const unsigned first = soff ? soff[0] : (patch_rows ? offsets[first_row] : 0);
-        if (patch_rows) {
-            for (unsigned k = t; k <= owned; k += T)
-                start[k] = (soff ? soff[k] : offsets[first_row + k]) - first;
-        } else {
-            for (unsigned k = t; k < owned; k += T) {
-                const unsigned r = row(k);
-                const bool on = is_active(k);
-                start[k] = on ? offsets[r + 1] - offsets[r] : 0;
-                base[k] = on ? offsets[r] : 0;
+        // counters are still zero for the placing); in patch rows the run is copied out whole
+        if (!soff) {
+            if (patch_rows) {
+                for (unsigned k = t; k <= owned; k += T) start[k] = offsets[first_row + k] - first;
+            } else {
+                for (unsigned k = t; k < owned; k += T) {
+                    const unsigned r = row(k);
+                    const bool on = is_active(k);
+                    start[k] = on ? offsets[r + 1] - offsets[r] : 0;
+                    base[k] = on ? offsets[r] : 0;
+                }
+                __syncthreads();
+                const unsigned total = rxq_scan(start, owned);
+                if (t == 0) start[owned] = total;
             }
             __syncthreads();
-            const unsigned total = rxq_scan(start, owned);
-            if (t == 0) start[owned] = total;
         }
-        __syncthreads();
         placing = true;
         visit();
         __syncthreads();
         if (patch_rows) {
             for (unsigned k = t; k < owned; k += T)
-                rxq_sort(lists + start[k], start[k + 1] - start[k]);
+                rxq_sort(lists + list_start(k), list_start(k + 1) - list_start(k));
             __syncthreads();
-            for (unsigned j = t; j < start[owned]; j += T) items[first + j] = lists[j];
+            const unsigned total = list_start(owned);
+            for (unsigned j = t; j < total; j += T) items[first + j] = lists[j];
             return;
         }
         // each warp takes 32 consecutive owned lists: every lane sorts one, then the warp copies
