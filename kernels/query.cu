@@ -1,9 +1,10 @@
 // The eight RXMesh queries on the GPU (src/patch/query/cuda.rs; the patch layout in patch.cuh):
-// one block per patch, the patch's two matrices (EV: two local vertices per local edge; FE: three
-// `local edge << 1 | flipped` per local face) in shared memory, every owned source element
-// answered from them and their transposes, built in shared memory with atomics (FV, FE and EV
-// read the owned elements' rows where they are, without shared memory; EF and FF, in a kernel of
-// their own, answer manifold patches from two faces per edge). Results are global ids in the order
+// one block per patch, every owned source element answered from the patch's two matrices (EV: two
+// local vertices per local edge; FE: three `local edge << 1 | flipped` per local face) and their
+// transposes, built in shared memory with atomics. Four kernels: FV, FE and EV read the owned
+// elements' rows where they are, without shared memory; VV, VE and VF stage the matrices and maps
+// they read in shared memory with asynchronous copies; FF and EF answer manifold patches from two
+// faces per edge (EF staging its FE rows first). Results are global ids in the order
 // src/patch/query/mod.rs documents: FV and FE in the face's corner order, EV smaller vertex
 // first, the others ascending, each once.
 //
@@ -92,8 +93,15 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
 // Dynamic shared memory: the matrices, then for FF a counter per local edge, the edges' list
 // starts and each local edge's faces; for the other transposes a counter, a list start and an
 // output offset per owned source, then the owned sources' lists.
-template <bool kEdgeFaces, bool kStaged>
+// The four query kernels, each compiled from the body below with only its own paths: FV, FE
+// and EV; VV, VE and VF; FF; EF.
+enum RxqKernel { RXQ_KERNEL_FIXED, RXQ_KERNEL_TRANSPOSE, RXQ_KERNEL_FF, RXQ_KERNEL_EF };
+
+template <RxqKernel K>
 __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
+    // EF and FF's manifold path; EF's staging of it
+    constexpr bool kEdgeFaces = K == RXQ_KERNEL_FF || K == RXQ_KERNEL_EF;
+    constexpr bool kStaged = K == RXQ_KERNEL_EF;
     extern __shared__ __align__(16) unsigned char smem[];
     const RxqPatch P = patches[blockIdx.x];
     const unsigned t = threadIdx.x, T = blockDim.x;
@@ -122,13 +130,38 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     }
     // the fixed-length queries: each owned element's own rows of the matrices, read where they
     // are (an owned face's FE row, the EV rows of its edges, an owned edge's EV row), with no
-    // shared memory and without the ribbon's rows
-    if (q == RXQ_FV || q == RXQ_FE || q == RXQ_EV) {
+    // shared memory and without the ribbon's rows (their kernel holds nothing else)
+    if constexpr (K == RXQ_KERNEL_FIXED) {
         const unsigned short* gev = ev_all + 2ull * P.e_off;
         const unsigned short* gfe = fe_all + 3ull * P.f_off;
         const unsigned* gv = lv + P.v_off;
         const unsigned* ge = le + P.e_off;
         const unsigned n = q == RXQ_EV ? 2 : 3;
+        auto entry = [&](unsigned k, unsigned c) {
+            return q == RXQ_FV ? gv[rxq_corner(gev, gfe, k, c)]
+                   : q == RXQ_FE ? ge[gfe[3 * k + c] >> 1]
+                                 : gv[gev[2 * k + c]];
+        };
+        if (pass == RXQ_FILL && patch_rows && !on_active) {
+            // every owned element has its n entries and its rows follow each other: a warp's 32
+            // elements write one run of 32 n entries, gathered in shared memory first so that
+            // consecutive lanes store consecutive words (element by element, each of the warp's
+            // n stores spans the whole run, writing one word in n). (Blocks of 256 threads.)
+            __shared__ unsigned run[256 / 32][3 * 32];
+            unsigned* mine = run[t >> 5];
+            const unsigned lane = t & 31;
+            for (unsigned kb = t - lane; kb < owned; kb += T) {
+                const unsigned k = kb + lane;
+                if (k < owned)
+                    for (unsigned c = 0; c < n; ++c) mine[n * lane + c] = entry(k, c);
+                __syncwarp();
+                unsigned* out = items + n * (first_row + kb);
+                const unsigned m = n * min(32u, owned - kb);
+                for (unsigned j = lane; j < m; j += 32) out[j] = mine[j];
+                __syncwarp();
+            }
+            return;
+        }
         for (unsigned k = t; k < owned; k += T) {
             if (!is_active(k)) continue;
             const unsigned r = row(k);
@@ -138,11 +171,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
             }
             // every element has its n entries when all are active: no offset to look up
             unsigned* out = items + (on_active ? offsets[r] : n * r);
-            for (unsigned c = 0; c < n; ++c) {
-                out[c] = q == RXQ_FV ? gv[rxq_corner(gev, gfe, k, c)]
-                         : q == RXQ_FE ? ge[gfe[3 * k + c] >> 1]
-                                       : gv[gev[2 * k + c]];
-            }
+            for (unsigned c = 0; c < n; ++c) out[c] = entry(k, c);
         }
         return;
     }
@@ -244,23 +273,28 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     if constexpr (!kEdgeFaces) {
         // VV, VE and VF (this kernel's only transposes) stage what they read in shared memory
         // (as EF does above: every copy of the block in flight at once): EV, FE for VF, the
-        // map of the elements their lists hold, and the offsets (host: shared_needs)
+        // map of the elements their lists hold, and the offsets; each query lays out only what
+        // it reads, so that the smaller ones leave room for more blocks (host: transpose_needs)
+        auto room = [](unsigned bytes) { return (bytes + 32 + 15) & ~15u; };
         unsigned char* p = smem;
         ev = reinterpret_cast<const unsigned short*>(
             rxp_stage(p, ev_all + 2ull * P.e_off, 4 * P.ne));
-        p += (4 * P.ne + 32 + 15) & ~15u;
-        fe = reinterpret_cast<const unsigned short*>(
-            rxp_stage(p, fe_all + 3ull * P.f_off, q == RXQ_VF ? 6 * P.nf : 0));
-        p += (6 * P.nf + 32 + 15) & ~15u;
+        p += room(4 * P.ne);
+        fe = nullptr;
+        if (q == RXQ_VF) {
+            fe = reinterpret_cast<const unsigned short*>(
+                rxp_stage(p, fe_all + 3ull * P.f_off, 6 * P.nf));
+            p += room(6 * P.nf);
+        }
         const unsigned nmap = q == RXQ_VV ? P.nv : (q == RXQ_VE ? P.ne : P.nf);
         const unsigned* map = reinterpret_cast<const unsigned*>(
             rxp_stage(p, q == RXQ_VV ? gv : (q == RXQ_VE ? ge : gf), 4 * nmap));
         gv = ge = gf = map;
-        p += (4 * max(P.nv, max(P.ne, P.nf)) + 32 + 15) & ~15u;
+        p += room(4 * nmap);
         if (patch_rows && pass == RXQ_FILL)
             soff = reinterpret_cast<const unsigned*>(
                 rxp_stage(p, offsets + first_row, 4 * (owned + 1)));
-        p += (4 * (owned + 1) + 32 + 15) & ~15u;
+        p += room(4 * (owned + 1));
         cnt = reinterpret_cast<unsigned*>(p);
         // (the counters zeroed while the copies fly: one barrier for both)
         for (unsigned i = t; i < owned; i += T) cnt[i] = 0;
@@ -450,21 +484,26 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     }
 }
 
-// The queries but EF and FF; FF; and EF. The manifold path of the latter two (above) costs the
-// others registers, so it is compiled into kernels of their own, and EF's staging into a third
-// (in FF's kernel it made FF slower, 0.106 -> 0.12 ms on icosphere:9, though FF did not stage).
+// A kernel per kind of query, so that no query pays another's registers or code: the manifold
+// path of EF and FF cost the others registers (EV 0.084 -> 0.097 ms on icosphere:9), EF's
+// staging in FF's kernel made FF slower (0.106 -> 0.12 ms) though FF did not stage, and the
+// staged transposes in the fixed-length queries' kernel made FV, FE and EV 12-20% slower.
 // All are held to 32 registers, 8 blocks of 256 threads on an SM: they wait on memory, and more
 // warps hide it (the host gives EF and FF only the manifold path's shared memory where every
-// patch is manifold).
+// patch is manifold, and FV, FE and EV none).
+extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_fixed(RXQ_QUERY_PARAMS) {
+    rxq_query_body<RXQ_KERNEL_FIXED>(RXQ_QUERY_ARGS);
+}
+
 extern "C" __global__ void __launch_bounds__(256, 8) rxq_query(RXQ_QUERY_PARAMS) {
-    rxq_query_body<false, false>(RXQ_QUERY_ARGS);
+    rxq_query_body<RXQ_KERNEL_TRANSPOSE>(RXQ_QUERY_ARGS);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_edge_faces(RXQ_QUERY_PARAMS) {
-    rxq_query_body<true, false>(RXQ_QUERY_ARGS);
+    rxq_query_body<RXQ_KERNEL_FF>(RXQ_QUERY_ARGS);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 8)
     rxq_query_edge_faces_staged(RXQ_QUERY_PARAMS) {
-    rxq_query_body<true, true>(RXQ_QUERY_ARGS);
+    rxq_query_body<RXQ_KERNEL_EF>(RXQ_QUERY_ARGS);
 }

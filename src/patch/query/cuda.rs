@@ -110,9 +110,11 @@ pub struct DevicePatchData {
     pub(crate) vertices: usize,
     pub(crate) edges: usize,
     pub(crate) faces: usize,
-    /// the largest patch's shared memory for the transposes (FF needs the most)
-    shared_ff: usize,
+    /// the largest patch's shared memory for VV, VE and VF ([`transpose_needs`]), and for
+    /// EF's and FF's general paths ([`shared_needs`])
+    shared_transposes: [usize; 3],
     shared: usize,
+    shared_ff: usize,
     /// the shared memory of EF's and FF's manifold path ([`edge_faces_needs`])
     shared_edge_faces: [usize; 2],
     /// no edge of any patch has more than two faces: EF and FF never take their general path
@@ -123,26 +125,33 @@ pub struct DevicePatchData {
     pub(crate) max_owned_vertices: usize,
 }
 
-/// A patch's shared memory in the query kernels: its matrices, the transposes but FF's, and FF's.
+/// A patch's shared memory in the query kernels: its matrices; EF's general path (the matrices,
+/// then a counter, a list start and an output offset per owned source and the lists, each face
+/// adding itself to its three edges); and FF's general path.
 fn shared_needs(p: &crate::patch::Patch) -> (usize, usize, usize) {
     let (ne, nf) = (p.edges.len(), p.faces.len());
     let matrices = (2 * (2 * ne + 3 * nf)).next_multiple_of(16);
     let owned = (p.owned_vertices.max(p.owned_edges).max(p.owned_faces)) as usize;
-    // counters, list starts and output offsets, then the lists (an edge adds to both its
-    // vertices, a face to its three vertices or edges)
-    let lists = 4 * (3 * owned + 1) + 4 * (2 * ne).max(3 * nf);
-    // VV, VE and VF stage EV, FE, a map and the offsets (`rxp_stage`: 32 bytes more each,
-    // 16-byte aligned) instead of the matrices; EF and FF's general path loads the matrices
-    let staged = |bytes: usize| (bytes + 32).next_multiple_of(16);
-    let nv = p.vertices.len();
-    let s_staged = staged(4 * ne)
-        + staged(6 * nf)
-        + staged(4 * nv.max(ne).max(nf))
-        + staged(4 * (owned + 1))
-        + lists;
-    let s = (matrices + lists).max(s_staged);
+    let s = matrices + 4 * (3 * owned + 1) + 4 * (2 * ne).max(3 * nf);
     let s_ff = matrices + 4 * (2 * ne + 1) + 2 * 3 * nf;
     (matrices, s, s_ff)
+}
+
+/// The shared memory of VV, VE and VF (`rxq_query`), each laid out for what it reads: EV, FE
+/// (VF), the map of the elements its lists hold and the owned vertices' offsets, staged
+/// (`rxp_stage`: 32 bytes more each, 16-byte aligned); then a counter, a list start and an
+/// output offset per owned vertex, and the lists (an edge adds itself to both its vertices, a
+/// face to its three).
+fn transpose_needs(p: &crate::patch::Patch) -> [usize; 3] {
+    let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
+    let ov = p.owned_vertices as usize;
+    let staged = |bytes: usize| (bytes + 32).next_multiple_of(16);
+    let common = staged(4 * ne) + staged(4 * (ov + 1)) + 4 * (3 * ov + 1);
+    [
+        common + staged(4 * nv) + 4 * 2 * ne,
+        common + staged(4 * ne) + 4 * 2 * ne,
+        common + staged(6 * nf) + staged(4 * nf) + 4 * 3 * nf,
+    ]
 }
 
 /// The shared memory of the manifold path of EF and FF (`rxq_query_edge_faces_staged` and
@@ -182,7 +191,8 @@ fn edge_faces_needs(p: &crate::patch::Patch) -> ([usize; 2], bool) {
 pub fn fits_shared(p: &crate::patch::Patch) -> bool {
     let (_, s, s_ff) = shared_needs(p);
     let [ef, ff] = edge_faces_needs(p).0;
-    s.max(s_ff).max(ef).max(ff) <= SHARED_LIMIT
+    let [vv, ve, vf] = transpose_needs(p);
+    [s, s_ff, ef, ff, vv, ve, vf].into_iter().max() <= Some(SHARED_LIMIT)
 }
 
 impl DevicePatchData {
@@ -194,20 +204,27 @@ impl DevicePatchData {
         let (mut ev, mut fe) = (Vec::new(), Vec::new());
         let (mut shared, mut shared_ff) = (0usize, 0usize);
         let (mut shared_edge_faces, mut manifold) = ([0usize; 2], true);
+        let mut shared_transposes = [0usize; 3];
         let (mut matrix_bytes, mut max_owned_vertices) = (0usize, 0usize);
         let mut rows = [0u32; 3];
         for (k, p) in d.patches.iter().enumerate() {
             let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
             let (matrices, s, s_ff) = shared_needs(p);
+            let (edge_faces, two_faces) = edge_faces_needs(p);
+            let transposes = transpose_needs(p);
             if !fits_shared(p) {
+                let most = [s, s_ff, edge_faces[0], edge_faces[1]]
+                    .into_iter()
+                    .chain(transposes)
+                    .max()
+                    .unwrap_or(0);
                 return Err(GpuError::Limit(format!(
-                    "patch {k} with its ribbon ({nv} vertices, {ne} edges, {nf} faces) needs {} bytes of shared memory for its queries, more than a block has ({SHARED_LIMIT}); patch with a smaller size, or let patch::fit split it",
-                    s_ff.max(s)
+                    "patch {k} with its ribbon ({nv} vertices, {ne} edges, {nf} faces) needs {most} bytes of shared memory for its queries, more than a block has ({SHARED_LIMIT}); patch with a smaller size, or let patch::fit split it"
                 )));
             }
             shared = shared.max(s);
             shared_ff = shared_ff.max(s_ff);
-            let (edge_faces, two_faces) = edge_faces_needs(p);
+            shared_transposes = [0, 1, 2].map(|i| shared_transposes[i].max(transposes[i]));
             shared_edge_faces = [0, 1].map(|i| shared_edge_faces[i].max(edge_faces[i]));
             manifold &= two_faces;
             matrix_bytes = matrix_bytes.max(matrices);
@@ -264,8 +281,9 @@ impl DevicePatchData {
             vertices: d.vertex_owner.len(),
             edges: d.edges.len(),
             faces: d.face_owner.len(),
-            shared_ff,
+            shared_transposes,
             shared,
+            shared_ff,
             shared_edge_faces,
             manifold,
             matrix_bytes,
@@ -320,12 +338,11 @@ impl CudaQueries {
         if d.count == 0 {
             return Ok(());
         }
-        // (EF and FF have kernels of their own: their manifold path, compiled into the
-        // others' kernel, cost those registers: EV 0.084 -> 0.097 ms on icosphere:9; EF's
-        // staging in FF's kernel made FF slower)
+        // (a kernel per kind of query, none paying another's registers: kernels/query.cu)
         let name = match q {
             Query::EF => "rxq_query_edge_faces_staged",
             Query::FF => "rxq_query_edge_faces",
+            Query::FV | Query::FE | Query::EV => "rxq_query_fixed",
             _ => "rxq_query",
         };
         let f = self.gpu.function(&self.module, name)?;
@@ -337,9 +354,11 @@ impl CudaQueries {
             Query::FF if d.manifold => d.shared_edge_faces[1],
             Query::EF => d.shared.max(d.shared_edge_faces[0]),
             Query::FF => d.shared_ff.max(d.shared_edge_faces[1]),
+            Query::VV => d.shared_transposes[0],
+            Query::VE => d.shared_transposes[1],
+            Query::VF => d.shared_transposes[2],
             // the fixed-length queries read their rows of the matrices in global memory
             Query::FV | Query::FE | Query::EV => 0,
-            _ => d.shared,
         };
         let null = 0u64;
         let mut l = self.gpu.stream.launch_builder(&f);
