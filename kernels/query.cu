@@ -41,8 +41,45 @@ __device__ __forceinline__ unsigned rxq_source(unsigned q) {
     return q <= RXQ_VF ? 0u : (q <= RXQ_EF ? 1u : 2u);
 }
 
-// Sorts list[0..n) ascending (lists are short; a fin's may be long, and stays correct).
+__device__ __forceinline__ void rxq_order(unsigned& a, unsigned& b) {
+    const unsigned lo = min(a, b);
+    b = max(a, b);
+    a = lo;
+}
+
+// Sorts list[0..n) ascending. Lists of up to 8 (almost all: a vertex's valence) go through
+// registers and the 19 compare-exchanges of the optimal network for 8, the same instructions
+// for every lane whatever its list's length (an insertion sort's loops, each lane a list of
+// its own length, took a quarter of VV's instructions); longer ones (a fin's) by insertion.
 __device__ void rxq_sort(unsigned* list, unsigned n) {
+    if (n <= 8) {
+        unsigned r[8];
+#pragma unroll
+        for (unsigned i = 0; i < 8; ++i) r[i] = i < n ? list[i] : 0xffffffffu;
+        rxq_order(r[0], r[2]);
+        rxq_order(r[1], r[3]);
+        rxq_order(r[4], r[6]);
+        rxq_order(r[5], r[7]);
+        rxq_order(r[0], r[4]);
+        rxq_order(r[1], r[5]);
+        rxq_order(r[2], r[6]);
+        rxq_order(r[3], r[7]);
+        rxq_order(r[0], r[1]);
+        rxq_order(r[2], r[3]);
+        rxq_order(r[4], r[5]);
+        rxq_order(r[6], r[7]);
+        rxq_order(r[2], r[4]);
+        rxq_order(r[3], r[5]);
+        rxq_order(r[1], r[4]);
+        rxq_order(r[3], r[6]);
+        rxq_order(r[1], r[2]);
+        rxq_order(r[3], r[4]);
+        rxq_order(r[5], r[6]);
+#pragma unroll
+        for (unsigned i = 0; i < 8; ++i)
+            if (i < n) list[i] = r[i];
+        return;
+    }
     for (unsigned i = 1; i < n; ++i) {
         const unsigned x = list[i];
         unsigned j = i;
