@@ -305,13 +305,17 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     const unsigned* gv = lv + P.v_off;
     const unsigned* ge = le + P.e_off;
     const unsigned* gf = lf + P.f_off;
-    // the fill pass in patch rows: the owned elements' list offsets, staged
-    const unsigned* soff = nullptr;
+    // in patch rows the patch's lists are one run of `items` from `first`, in the same order as
+    // in shared memory; `cursors`: each counter starts at its list's start there (its offset
+    // less `first`) and the placing takes its list's next place from it, so that after the
+    // placing list k runs from counter k - 1 (0 for the first) to counter k
+    unsigned first = 0;
+    bool cursors = false;
     if constexpr (!kEdgeFaces) {
         // VV, VE and VF (this kernel's only transposes) stage what they read in shared memory
-        // (as EF does above: every copy of the block in flight at once): EV, FE for VF, the
-        // map of the elements their lists hold, and the offsets; each query lays out only what
-        // it reads, so that the smaller ones leave room for more blocks (host: transpose_needs)
+        // (as EF does above: every copy of the block in flight at once): EV, FE for VF and the
+        // map of the elements their lists hold; each query lays out only what it reads, so
+        // that the smaller ones leave room for more blocks (host: transpose_needs)
         auto room = [](unsigned bytes) { return (bytes + 32 + 15) & ~15u; };
         unsigned char* p = smem;
         ev = reinterpret_cast<const unsigned short*>(
@@ -328,13 +332,12 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
             rxp_stage(p, q == RXQ_VV ? gv : (q == RXQ_VE ? ge : gf), 4 * nmap));
         gv = ge = gf = map;
         p += room(4 * nmap);
-        if (patch_rows && pass == RXQ_FILL)
-            soff = reinterpret_cast<const unsigned*>(
-                rxp_stage(p, offsets + first_row, 4 * (owned + 1)));
-        p += room(4 * (owned + 1));
         cnt = reinterpret_cast<unsigned*>(p);
-        // (the counters zeroed while the copies fly: one barrier for both)
-        for (unsigned i = t; i < owned; i += T) cnt[i] = 0;
+        // (the counters set while the copies fly: one barrier for both)
+        cursors = patch_rows && pass == RXQ_FILL;
+        first = cursors ? offsets[first_row] : 0;
+        for (unsigned i = t; i < owned; i += T)
+            cnt[i] = cursors ? offsets[first_row + i] - first : 0;
         rxp_stage_wait();
     } else {
         const RxqMatrices m = rxq_load_matrices_of(P, ev_all, fe_all, smem, q <= RXQ_VF,
@@ -360,18 +363,15 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         unsigned* base = start + owned + 1;  // where each owned list goes in `items`
         unsigned* lists = base + owned;
         const bool fill = pass == RXQ_FILL;
-        // in patch rows the patch's lists are one run of `items` from `first`, in the same order
-        // as in shared memory: each list's start there is its offset less `first` (read from the
-        // staged offsets where they are, else laid out in `start` below)
-        const unsigned first =
-            soff ? soff[0] : (patch_rows && fill ? offsets[first_row] : 0);
-        auto list_start = [&](unsigned k) { return soff ? soff[k] - first : start[k]; };
-        // first a count per list, then (placing) each value in its list's next slot
+        if (patch_rows && fill && !cursors) first = offsets[first_row];
+        // (after the placing)
+        auto list_start = [&](unsigned k) { return cursors ? (k ? cnt[k - 1] : 0u) : start[k]; };
+        // first a count per list, then (placing) each value in its list's next place
         bool placing = false;
         auto add = [&](unsigned k, unsigned value) {
             if (k >= owned || !is_active(k)) return;
             const unsigned slot = atomicAdd(&cnt[k], 1u);
-            if (placing) lists[list_start(k) + slot] = value;
+            if (placing) lists[cursors ? slot : start[k] + slot] = value;
         };
         auto visit = [&]() {
             if (q == RXQ_VV || q == RXQ_VE) {
@@ -409,8 +409,9 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
             return;
         }
         // the fill pass takes each list's place from the layout the count pass made (the
-        // counters are still zero for the placing); in patch rows the run is copied out whole
-        if (!soff) {
+        // counters are zero for the placing, or its cursors); in patch rows the run is copied
+        // out whole
+        if (!cursors) {
             if (patch_rows) {
                 for (unsigned k = t; k <= owned; k += T) start[k] = offsets[first_row + k] - first;
             } else {

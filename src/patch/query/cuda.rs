@@ -138,15 +138,14 @@ fn shared_needs(p: &crate::patch::Patch) -> (usize, usize, usize) {
 }
 
 /// The shared memory of VV, VE and VF (`rxq_query`), each laid out for what it reads: EV, FE
-/// (VF), the map of the elements its lists hold and the owned vertices' offsets, staged
-/// (`rxp_stage`: 32 bytes more each, 16-byte aligned); then a counter, a list start and an
-/// output offset per owned vertex, and the lists (an edge adds itself to both its vertices, a
-/// face to its three).
+/// (VF) and the map of the elements its lists hold, staged (`rxp_stage`: 32 bytes more each,
+/// 16-byte aligned); then a counter, a list start and an output offset per owned vertex, and
+/// the lists (an edge adds itself to both its vertices, a face to its three).
 fn transpose_needs(p: &crate::patch::Patch) -> [usize; 3] {
     let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
     let ov = p.owned_vertices as usize;
     let staged = |bytes: usize| (bytes + 32).next_multiple_of(16);
-    let common = staged(4 * ne) + staged(4 * (ov + 1)) + 4 * (3 * ov + 1);
+    let common = staged(4 * ne) + 4 * (3 * ov + 1);
     [
         common + staged(4 * nv) + 4 * 2 * ne,
         common + staged(4 * ne) + 4 * 2 * ne,
