@@ -191,7 +191,9 @@ pub fn fits_shared(p: &crate::patch::Patch) -> bool {
     let (_, s, s_ff) = shared_needs(p);
     let [ef, ff] = edge_faces_needs(p).0;
     let [vv, ve, vf] = transpose_needs(p);
-    [s, s_ff, ef, ff, vv, ve, vf].iter().all(|&bytes| bytes <= SHARED_LIMIT)
+    [s, s_ff, ef, ff, vv, ve, vf]
+        .iter()
+        .all(|&bytes| bytes <= SHARED_LIMIT)
 }
 
 impl DevicePatchData {
