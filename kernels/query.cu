@@ -127,9 +127,12 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
     patches, lv, le, lf, ev_all, fe_all, q, pass, active, flags, counts, offsets, items,      \
         user_in, user_out
 
-// Dynamic shared memory: the matrices, then for FF a counter per local edge, the edges' list
-// starts and each local edge's faces; for the other transposes a counter, a list start and an
-// output offset per owned source, then the owned sources' lists.
+// Dynamic shared memory (sized by the host: src/patch/query/cuda.rs): EF's and FF's manifold
+// path, a face count and two faces per edge (EF's then its staged FE rows, face map and
+// offsets); VV, VE and VF the staged EV (and FE for VF) and map, a counter, a list start and an
+// output offset per owned vertex, then the lists; EF's and FF's general paths the matrices, then
+// for FF a counter per local edge, the edges' list starts and each local edge's faces, for EF a
+// counter, a list start and an output offset per owned edge and the lists.
 // The four query kernels, each compiled from the body below with only its own paths: FV, FE
 // and EV; VV, VE and VF; FF; EF.
 enum RxqKernel { RXQ_KERNEL_FIXED, RXQ_KERNEL_TRANSPOSE, RXQ_KERNEL_FF, RXQ_KERNEL_EF };

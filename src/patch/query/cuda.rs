@@ -66,8 +66,9 @@ pub enum Rows {
 
 /// Threads per block (per patch; the query kernels' `__launch_bounds__` are for 256).
 const BLOCK: u32 = 256;
-/// Dynamic shared memory a block may use: 48 KB without opting in, less 1 KB for the kernels'
-/// static shared memory (128 bytes: the block scan's sums), which counts against the same 48 KB.
+/// Dynamic shared memory a block may use: 48 KB without opting in, less 1 KB for the static
+/// shared memory of the kernels that take dynamic memory (128 bytes: the block scan's sums),
+/// which counts against the same 48 KB (`rxq_query_fixed`'s 3 KB of static memory go with none).
 const SHARED_LIMIT: usize = 47 * 1024;
 
 /// One patch as the kernel reads it (`RxqPatch` in kernels/query.cu).
@@ -137,6 +138,12 @@ fn shared_needs(p: &crate::patch::Patch) -> (usize, usize, usize) {
     (matrices, s, s_ff)
 }
 
+/// The room `rxp_stage` (kernels/blocks.cuh) takes for `bytes` staged: 32 bytes more, rounded up
+/// to 16.
+fn stage_room(bytes: usize) -> usize {
+    (bytes + 32).next_multiple_of(16)
+}
+
 /// The shared memory of VV, VE and VF (`rxq_query`), each laid out for what it reads: EV, FE
 /// (VF) and the map of the elements its lists hold, staged (`rxp_stage`: 32 bytes more each,
 /// 16-byte aligned); then a counter, a list start and an output offset per owned vertex, and
@@ -144,12 +151,11 @@ fn shared_needs(p: &crate::patch::Patch) -> (usize, usize, usize) {
 fn transpose_needs(p: &crate::patch::Patch) -> [usize; 3] {
     let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
     let ov = p.owned_vertices as usize;
-    let staged = |bytes: usize| (bytes + 32).next_multiple_of(16);
-    let common = staged(4 * ne) + 4 * (3 * ov + 1);
+    let common = stage_room(4 * ne) + 4 * (3 * ov + 1);
     [
-        common + staged(4 * nv) + 4 * 2 * ne,
-        common + staged(4 * ne) + 4 * 2 * ne,
-        common + staged(6 * nf) + staged(4 * nf) + 4 * 3 * nf,
+        common + stage_room(4 * nv) + 4 * 2 * ne,
+        common + stage_room(4 * ne) + 4 * 2 * ne,
+        common + stage_room(6 * nf) + stage_room(4 * nf) + 4 * 3 * nf,
     ]
 }
 
@@ -162,10 +168,9 @@ fn transpose_needs(p: &crate::patch::Patch) -> [usize; 3] {
 fn edge_faces_needs(p: &crate::patch::Patch) -> ([usize; 2], bool) {
     let (ne, nf) = (p.edges.len(), p.faces.len());
     let slots = |n: usize| (4 * ((n + 1) & !1) + 8 * n).next_multiple_of(16);
-    let staged = |bytes: usize| (bytes + 32).next_multiple_of(16);
     let oe = p.owned_edges as usize;
     let bytes = [
-        slots(oe) + staged(6 * nf) + staged(4 * nf) + staged(4 * (oe + 1)),
+        slots(oe) + stage_room(6 * nf) + stage_room(4 * nf) + stage_room(4 * (oe + 1)),
         slots(ne),
     ];
     let mut faces = vec![0u8; ne];
@@ -515,7 +520,7 @@ impl CudaQueries {
             }
             offsets.push(total as u32);
         }
-        // (the kernels stage a patch's offsets in 16-byte pieces, `rxp_stage`, which may read up
+        // (EF's kernel stages a patch's offsets in 16-byte pieces, `rxp_stage`, which may read up
         // to 15 bytes past the last row's)
         offsets.extend([total as u32; 4]);
         b.offsets = gpu.upload(&offsets, "query list offsets")?;
