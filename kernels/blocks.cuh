@@ -63,19 +63,22 @@ __device__ __forceinline__ void rxp_bitonic_sort(unsigned long long* keys, unsig
 // Returns where src[0] lands; the copy is complete after rxp_stage_wait() and a barrier.
 __device__ __forceinline__ const unsigned char* rxp_stage(unsigned char* dst, const void* src,
                                                           unsigned n) {
-    const unsigned long long a = reinterpret_cast<unsigned long long>(src);
-    const unsigned long long lo = a & ~15ull;
-    const unsigned pieces = (unsigned)((((a + n + 15) & ~15ull) - lo) >> 4);
-    for (unsigned i = threadIdx.x; i < pieces; i += blockDim.x) {
-        const unsigned char* g = reinterpret_cast<const unsigned char*>(lo) + 16 * i;
+    // (32-bit arithmetic where it can be: every thread of the block sets up every call)
+    const unsigned head = (unsigned)reinterpret_cast<unsigned long long>(src) & 15u;
+    const unsigned pieces = (head + n + 15) >> 4;
+    const unsigned char* lo = reinterpret_cast<const unsigned char*>(src) - head;
 #if __CUDA_ARCH__ >= 800
-        const unsigned s = (unsigned)__cvta_generic_to_shared(dst + 16 * i);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(g) : "memory");
-#else
-        *reinterpret_cast<uint4*>(dst + 16 * i) = *reinterpret_cast<const uint4*>(g);
-#endif
+    const unsigned s0 = (unsigned)__cvta_generic_to_shared(dst);
+    for (unsigned i = threadIdx.x; i < pieces; i += blockDim.x) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s0 + 16 * i),
+                     "l"(lo + 16 * i)
+                     : "memory");
     }
-    return dst + (a - lo);
+#else
+    for (unsigned i = threadIdx.x; i < pieces; i += blockDim.x)
+        *reinterpret_cast<uint4*>(dst + 16 * i) = *reinterpret_cast<const uint4*>(lo + 16 * i);
+#endif
+    return dst + head;
 }
 
 // Waits for this thread's rxp_stage copies (a barrier then makes every thread's visible).

@@ -378,8 +378,12 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         };
         auto visit = [&]() {
             if (q == RXQ_VV || q == RXQ_VE) {
+                // (EV's rows are 4-byte aligned: a pair in one load)
+                const unsigned* ev2 = reinterpret_cast<const unsigned*>(ev);
                 for (unsigned e = t; e < P.ne; e += T) {
-                    const unsigned a = ev[2 * e], b = ev[2 * e + 1];
+                    const unsigned ab = ev2[e], a = ab & 0xffffu, b = ab >> 16;
+                    // a ribbon edge between two vertices the patch does not own adds nothing
+                    if (a >= owned && b >= owned) continue;
                     if (q == RXQ_VV) {
                         if (a != b) {
                             add(a, gv[b]);
