@@ -81,6 +81,10 @@ __device__ __forceinline__ const unsigned char* rxp_stage(unsigned char* dst, co
     return dst + head;
 }
 
+// The shared memory rxp_stage takes for n bytes, so that the next staging starts 16-byte aligned
+// (the host's twin: stage_room in src/patch/query/cuda.rs).
+__device__ __forceinline__ unsigned rxp_stage_room(unsigned n) { return (n + 32 + 15) & ~15u; }
+
 // Waits for this thread's rxp_stage copies (a barrier then makes every thread's visible).
 __device__ __forceinline__ void rxp_stage_wait() {
 #if __CUDA_ARCH__ >= 800

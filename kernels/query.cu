@@ -238,9 +238,9 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         if constexpr (kStaged) {
             unsigned char* stage = smem + ((4 * ((ns + 1) & ~1u) + 8 * ns + 15) & ~15u);
             gfe = reinterpret_cast<const unsigned short*>(rxp_stage(stage, gfe, 6 * P.nf));
-            stage += (6 * P.nf + 32 + 15) & ~15u;
+            stage += rxp_stage_room(6 * P.nf);
             gf = reinterpret_cast<const unsigned*>(rxp_stage(stage, gf, 4 * P.nf));
-            stage += (4 * P.nf + 32 + 15) & ~15u;
+            stage += rxp_stage_room(4 * P.nf);
             if (staged_offsets)
                 soff = reinterpret_cast<const unsigned*>(
                     rxp_stage(stage, offsets + first_row, 4 * (owned + 1)));
@@ -319,22 +319,21 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         // (as EF does above: every copy of the block in flight at once): EV, FE for VF and the
         // map of the elements their lists hold; each query lays out only what it reads, so
         // that the smaller ones leave room for more blocks (host: transpose_needs)
-        auto room = [](unsigned bytes) { return (bytes + 32 + 15) & ~15u; };
         unsigned char* p = smem;
         ev = reinterpret_cast<const unsigned short*>(
             rxp_stage(p, ev_all + 2ull * P.e_off, 4 * P.ne));
-        p += room(4 * P.ne);
+        p += rxp_stage_room(4 * P.ne);
         fe = nullptr;
         if (q == RXQ_VF) {
             fe = reinterpret_cast<const unsigned short*>(
                 rxp_stage(p, fe_all + 3ull * P.f_off, 6 * P.nf));
-            p += room(6 * P.nf);
+            p += rxp_stage_room(6 * P.nf);
         }
         const unsigned nmap = q == RXQ_VV ? P.nv : (q == RXQ_VE ? P.ne : P.nf);
         const unsigned* map = reinterpret_cast<const unsigned*>(
             rxp_stage(p, q == RXQ_VV ? gv : (q == RXQ_VE ? ge : gf), 4 * nmap));
         gv = ge = gf = map;
-        p += room(4 * nmap);
+        p += rxp_stage_room(4 * nmap);
         cnt = reinterpret_cast<unsigned*>(p);
         // (the counters set while the copies fly: one barrier for both)
         cursors = patch_rows && pass == RXQ_FILL;
