@@ -334,10 +334,13 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
             rxp_stage(p, q == RXQ_VV ? gv : (q == RXQ_VE ? ge : gf), 4 * nmap));
         gv = ge = gf = map;
         p += rxp_stage_room(4 * nmap);
-        cnt = reinterpret_cast<unsigned*>(p);
+        // a zero word before the counters: with cursors list k runs from counter k - 1 to
+        // counter k, the first list from it
+        cnt = reinterpret_cast<unsigned*>(p) + 1;
         // (the counters set while the copies fly: one barrier for both)
         cursors = patch_rows && pass == RXQ_FILL;
         first = cursors ? offsets[first_row] : 0;
+        if (t == 0) cnt[-1] = 0;
         for (unsigned i = t; i < owned; i += T)
             cnt[i] = cursors ? offsets[first_row + i] - first : 0;
         rxp_stage_wait();
@@ -364,18 +367,34 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         unsigned* start = cnt + owned;       // owned + 1 list starts in the patch's lists
         unsigned* base = start + owned + 1;  // where each owned list goes in `items`
         unsigned* lists = base + owned;
+        // with cursors (no starts or bases) the lists begin in the room of the starts, at the
+        // word that agrees with items[first]'s modulo 16 bytes, for the copy-out's 16-byte
+        // pieces (host: 4 words of room more)
+        const unsigned skew =
+            (unsigned)(reinterpret_cast<unsigned long long>(items + first) >> 2) & 3u;
+        if (cursors) {
+            const unsigned at = (unsigned)(reinterpret_cast<unsigned char*>(cnt + owned) - smem);
+            lists = reinterpret_cast<unsigned*>(smem + ((at + 15u) & ~15u)) + skew;
+        }
         const bool fill = pass == RXQ_FILL;
         if (patch_rows && fill && !cursors) first = offsets[first_row];
         // (after the placing)
-        auto list_start = [&](unsigned k) { return cursors ? (k ? cnt[k - 1] : 0u) : start[k]; };
-        // first a count per list, then (placing) each value in its list's next place
+        auto list_start = [&](unsigned k) { return cursors ? cnt[int(k) - 1] : start[k]; };
+        // first a count per list, then (placing) each value in its list's next place; `plain`:
+        // placing at cursors with no active set, the benchmarks' path, without the others'
+        // tests in its inner loop (visit_as is inlined at two calls, each with a constant;
+        // NVRTC takes no generic lambdas in device code)
         bool placing = false;
-        auto add = [&](unsigned k, unsigned value) {
-            if (k >= owned || !is_active(k)) return;
-            const unsigned slot = atomicAdd(&cnt[k], 1u);
-            if (placing) lists[cursors ? slot : start[k] + slot] = value;
+        auto add = [&](const bool plain, unsigned k, unsigned value) {
+            if (plain) {
+                if (k < owned) lists[atomicAdd(&cnt[k], 1u)] = value;
+            } else {
+                if (k >= owned || !is_active(k)) return;
+                const unsigned slot = atomicAdd(&cnt[k], 1u);
+                if (placing) lists[cursors ? slot : start[k] + slot] = value;
+            }
         };
-        auto visit = [&]() {
+        auto visit_as = [&](const bool plain) {
             if (q == RXQ_VV || q == RXQ_VE) {
                 // (EV's rows are 4-byte aligned: a pair in one load)
                 const unsigned* ev2 = reinterpret_cast<const unsigned*>(ev);
@@ -385,12 +404,12 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                     if (a >= owned && b >= owned) continue;
                     if (q == RXQ_VV) {
                         if (a != b) {
-                            add(a, gv[b]);
-                            add(b, gv[a]);
+                            add(plain, a, gv[b]);
+                            add(plain, b, gv[a]);
                         }
                     } else {
-                        add(a, ge[e]);
-                        if (b != a) add(b, ge[e]);
+                        add(plain, a, ge[e]);
+                        if (b != a) add(plain, b, ge[e]);
                     }
                 }
             } else {
@@ -402,10 +421,16 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                         seen[c] = x;
                         // a degenerate face names a vertex (or an edge) twice: once is enough
                         if ((c > 0 && seen[0] == x) || (c > 1 && seen[1] == x)) continue;
-                        add(x, gf[f]);
+                        add(plain, x, gf[f]);
                     }
                 }
             }
+        };
+        auto visit = [&]() {
+            if (placing && cursors && !on_active)
+                visit_as(true);
+            else
+                visit_as(false);
         };
         if (!fill) {
             visit();
@@ -441,7 +466,19 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                 rxq_sort(lists + list_start(k), list_start(k + 1) - list_start(k));
             __syncthreads();
             const unsigned total = list_start(owned);
-            for (unsigned j = t; j < total; j += T) items[first + j] = lists[j];
+            if (!cursors) {
+                for (unsigned j = t; j < total; j += T) items[first + j] = lists[j];
+                return;
+            }
+            // lists and items + first agree modulo 16 bytes: a head of up to 3 words, 16-byte
+            // pieces, a tail of up to 3
+            const unsigned head = min(total, (4u - skew) & 3u);
+            const unsigned pieces = (total - head) >> 2, tail = head + 4 * pieces;
+            if (t < head) items[first + t] = lists[t];
+            const uint4* from = reinterpret_cast<const uint4*>(lists + head);
+            uint4* to = reinterpret_cast<uint4*>(items + first + head);
+            for (unsigned j = t; j < pieces; j += T) to[j] = from[j];
+            if (t < total - tail) items[first + tail + t] = lists[tail + t];
             return;
         }
         // each warp takes 32 consecutive owned lists: every lane sorts one, then the warp copies

@@ -146,12 +146,14 @@ fn stage_room(bytes: usize) -> usize {
 
 /// The shared memory of VV, VE and VF (`rxq_query`), each laid out for what it reads: EV, FE
 /// (VF) and the map of the elements its lists hold, staged (`rxp_stage`: 32 bytes more each,
-/// 16-byte aligned); then a counter, a list start and an output offset per owned vertex, and
-/// the lists (an edge adds itself to both its vertices, a face to its three).
+/// 16-byte aligned); then a zero word, a counter, a list start and an output offset per owned
+/// vertex, and the lists (an edge adds itself to both its vertices, a face to its three). With
+/// cursors (no starts or offsets) the lists begin after the counters, at the next 16 bytes and
+/// up to 3 words on (their skew): at most `ov + 7` words in.
 fn transpose_needs(p: &crate::patch::Patch) -> [usize; 3] {
     let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
     let ov = p.owned_vertices as usize;
-    let common = stage_room(4 * ne) + 4 * (3 * ov + 1);
+    let common = stage_room(4 * ne) + 4 * (3 * ov + 2).max(ov + 7);
     [
         common + stage_room(4 * nv) + 4 * 2 * ne,
         common + stage_room(4 * ne) + 4 * 2 * ne,
