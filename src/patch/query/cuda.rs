@@ -196,11 +196,18 @@ fn edge_faces_needs(p: &crate::patch::Patch) -> ([usize; 2], bool) {
 /// kernel); [`crate::patch::fit`] splits the patches that it does not.
 pub fn fits_shared(p: &crate::patch::Patch) -> bool {
     let (_, s, s_ff) = shared_needs(p);
-    let [ef, ff] = edge_faces_needs(p).0;
-    let [vv, ve, vf] = transpose_needs(p);
-    [s, s_ff, ef, ff, vv, ve, vf]
-        .iter()
-        .all(|&bytes| bytes <= SHARED_LIMIT)
+    most_shared(s, s_ff, edge_faces_needs(p).0, transpose_needs(p)) <= SHARED_LIMIT
+}
+
+/// The most shared memory any query kernel takes for a patch, from its needs: EF's and FF's
+/// general paths, their manifold path, and VV's, VE's and VF's.
+fn most_shared(s: usize, s_ff: usize, edge_faces: [usize; 2], transposes: [usize; 3]) -> usize {
+    [s, s_ff]
+        .into_iter()
+        .chain(edge_faces)
+        .chain(transposes)
+        .max()
+        .unwrap_or(0)
 }
 
 impl DevicePatchData {
@@ -220,12 +227,8 @@ impl DevicePatchData {
             let (matrices, s, s_ff) = shared_needs(p);
             let (edge_faces, two_faces) = edge_faces_needs(p);
             let transposes = transpose_needs(p);
-            if !fits_shared(p) {
-                let most = [s, s_ff, edge_faces[0], edge_faces[1]]
-                    .into_iter()
-                    .chain(transposes)
-                    .max()
-                    .unwrap_or(0);
+            let most = most_shared(s, s_ff, edge_faces, transposes);
+            if most > SHARED_LIMIT {
                 return Err(GpuError::Limit(format!(
                     "patch {k} with its ribbon ({nv} vertices, {ne} edges, {nf} faces) needs {most} bytes of shared memory for its queries, more than a block has ({SHARED_LIMIT}); patch with a smaller size, or let patch::fit split it"
                 )));
