@@ -49,10 +49,10 @@ pub fn run(a: Args) -> Res {
             r.write_text(&mut w, &what)?;
             w.flush()?;
             eprintln!(
-                "{what}: {} for {} {}s ({} entries) in {ms:.1} ms on the cpu, written to {}",
+                "{what}: {} for {} {} ({} entries) in {ms:.1} ms on the cpu, written to {}",
                 a.query,
                 r.len(),
-                a.query.source().name(),
+                a.query.source().plural(),
                 r.items.len(),
                 out.display()
             );
