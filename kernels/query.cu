@@ -1,12 +1,12 @@
 // The eight RXMesh queries on the GPU (src/patch/query/cuda.rs; the patch layout in patch.cuh):
 // one block per patch, every owned source element answered from the patch's two matrices (EV: two
 // local vertices per local edge; FE: three `local edge << 1 | flipped` per local face) and their
-// transposes, built in shared memory with atomics. Four kernels: FV, FE and EV read the owned
-// elements' rows where they are, without shared memory; VV, VE and VF stage the matrices and maps
-// they read in shared memory with asynchronous copies; FF and EF answer manifold patches from two
-// faces per edge (EF staging its FE rows first). Results are global ids in the order
-// src/patch/query/mod.rs documents: FV and FE in the face's corner order, EV smaller vertex
-// first, the others ascending, each once.
+// transposes, built in shared memory with atomics. Four kinds of kernel: FV, FE and EV read the
+// owned elements' rows where they are, without shared memory; VV, VE and VF stage the matrices
+// and maps they read in shared memory with asynchronous copies; FF and EF answer manifold
+// patches from two faces per edge (EF staging its FE rows first). Results are global ids in
+// the order src/patch/query/mod.rs documents: FV and FE in the face's corner order, EV smaller
+// vertex first, the others ascending, each once.
 //
 // Three passes over the same code: RXQ_COUNT writes each active owned element's list length,
 // RXQ_FILL writes its list at its offset (then sorts it), RXQ_USER calls the user's function on
@@ -47,15 +47,29 @@ __device__ __forceinline__ void rxq_order(unsigned& a, unsigned& b) {
     a = lo;
 }
 
-// Sorts list[0..n) ascending. Lists of up to 8 (almost all: a vertex's valence) go through
-// registers and the 19 compare-exchanges of the optimal network for 8, the same instructions
-// for every lane whatever its list's length (an insertion sort's loops, each lane a list of
-// its own length, took a quarter of VV's instructions); longer ones (a fin's) by insertion.
-__device__ void rxq_sort(unsigned* list, unsigned n) {
-    if (n <= 8) {
-        unsigned r[8];
+// Sorts list[0..n) (n <= W) ascending through registers and an optimal sorting network for W
+// inputs (checked on all 0-1 inputs), the same instructions for every lane whatever its list's
+// length: 12 compare-exchanges for 6 (a regular mesh's valence), 19 for 8.
+template <unsigned W>
+__device__ __forceinline__ void rxq_sort_net(unsigned* list, unsigned n) {
+    unsigned r[W];
 #pragma unroll
-        for (unsigned i = 0; i < 8; ++i) r[i] = i < n ? list[i] : 0xffffffffu;
+    for (unsigned i = 0; i < W; ++i) r[i] = i < n ? list[i] : 0xffffffffu;
+    if constexpr (W == 6) {
+        rxq_order(r[0], r[5]);
+        rxq_order(r[1], r[3]);
+        rxq_order(r[2], r[4]);
+        rxq_order(r[1], r[2]);
+        rxq_order(r[3], r[4]);
+        rxq_order(r[0], r[3]);
+        rxq_order(r[2], r[5]);
+        rxq_order(r[0], r[1]);
+        rxq_order(r[2], r[3]);
+        rxq_order(r[4], r[5]);
+        rxq_order(r[1], r[2]);
+        rxq_order(r[3], r[4]);
+    } else {
+        static_assert(W == 8, "networks for 6 and 8 inputs");
         rxq_order(r[0], r[2]);
         rxq_order(r[1], r[3]);
         rxq_order(r[4], r[6]);
@@ -75,9 +89,23 @@ __device__ void rxq_sort(unsigned* list, unsigned n) {
         rxq_order(r[1], r[2]);
         rxq_order(r[3], r[4]);
         rxq_order(r[5], r[6]);
+    }
 #pragma unroll
-        for (unsigned i = 0; i < 8; ++i)
-            if (i < n) list[i] = r[i];
+    for (unsigned i = 0; i < W; ++i)
+        if (i < n) list[i] = r[i];
+}
+
+// Sorts list[0..n) ascending; `widest`: the longest list of the lanes sorting together (a warp
+// whose lists all hold at most 6 takes the smaller network). Lists of up to 8 (almost all: a
+// vertex's valence) go through a network (an insertion sort's loops, each lane a list of its
+// own length, took a quarter of VV's instructions); longer ones (a fin's) by insertion.
+__device__ void rxq_sort(unsigned* list, unsigned n, unsigned widest = 8) {
+    if (widest <= 6) {
+        rxq_sort_net<6>(list, n);
+        return;
+    }
+    if (n <= 8) {
+        rxq_sort_net<8>(list, n);
         return;
     }
     for (unsigned i = 1; i < n; ++i) {
@@ -113,18 +141,18 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
     return carry;
 }
 
-// The parameters of both query kernels (the host passes them in this order:
+// The parameters of every query kernel (the host passes them in this order:
 // src/patch/query/cuda.rs) and of the body they share.
 #define RXQ_QUERY_PARAMS                                                                     \
     const RxqPatch* __restrict__ patches, const unsigned* __restrict__ lv,                   \
         const unsigned* __restrict__ le, const unsigned* __restrict__ lf,                    \
         const unsigned short* __restrict__ ev_all, const unsigned short* __restrict__ fe_all, \
-        unsigned q, unsigned pass, const unsigned char* __restrict__ active,                 \
+        unsigned q_arg, unsigned pass, const unsigned char* __restrict__ active,             \
         unsigned flags, unsigned* __restrict__ counts,                                       \
         const unsigned* __restrict__ offsets, unsigned* __restrict__ items,                  \
         const float* __restrict__ user_in, float* __restrict__ user_out
 #define RXQ_QUERY_ARGS                                                                        \
-    patches, lv, le, lf, ev_all, fe_all, q, pass, active, flags, counts, offsets, items,      \
+    patches, lv, le, lf, ev_all, fe_all, q_arg, pass, active, flags, counts, offsets, items,  \
         user_in, user_out
 
 // Dynamic shared memory (sized by the host: src/patch/query/cuda.rs): EF's and FF's manifold
@@ -137,8 +165,11 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
 // and EV; VV, VE and VF; FF; EF.
 enum RxqKernel { RXQ_KERNEL_FIXED, RXQ_KERNEL_TRANSPOSE, RXQ_KERNEL_FF, RXQ_KERNEL_EF };
 
-template <RxqKernel K>
+// QC: the query when the kernel is for one (the transposes: VV, VE, VF), so that what the
+// others would need folds away; -1 when it is the argument.
+template <RxqKernel K, int QC = -1>
 __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
+    const unsigned q = QC >= 0 ? unsigned(QC) : q_arg;
     // EF and FF's manifold path; EF's staging of it
     constexpr bool kEdgeFaces = K == RXQ_KERNEL_FF || K == RXQ_KERNEL_EF;
     constexpr bool kStaged = K == RXQ_KERNEL_EF;
@@ -153,10 +184,12 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     const unsigned first_row = src == 0 ? P.vrow : (src == 1 ? P.erow : P.frow);
     auto row = [&](unsigned k) { return patch_rows ? first_row + k : gsrc[k]; };
     // a block whose patch owns no active element retires
-    bool any = false;
-    for (unsigned k = t; k < owned && !any; k += T) any = !active || active[gsrc[k]];
-    if (!__syncthreads_or(any)) return;
     const bool on_active = active != nullptr;
+    if (on_active) {
+        bool any = false;
+        for (unsigned k = t; k < owned && !any; k += T) any = active[gsrc[k]];
+        if (!__syncthreads_or(any)) return;
+    }
     auto is_active = [&](unsigned k) { return !on_active || active[gsrc[k]]; };
     // the user pass reads what the fill pass wrote
     if (pass == RXQ_USER) {
@@ -462,8 +495,14 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         visit();
         __syncthreads();
         if (patch_rows) {
-            for (unsigned k = t; k < owned; k += T)
-                rxq_sort(lists + list_start(k), list_start(k + 1) - list_start(k));
+            // (a warp's lanes together, so that they agree on the network's width)
+            for (unsigned kb = t & ~31u; kb < owned; kb += T) {
+                const unsigned k = kb + (t & 31);
+                const unsigned at = k < owned ? list_start(k) : 0;
+                const unsigned n = k < owned ? list_start(k + 1) - at : 0;
+                const unsigned widest = __reduce_max_sync(0xffffffffu, n);
+                if (k < owned) rxq_sort(lists + at, n, widest);
+            }
             __syncthreads();
             const unsigned total = list_start(owned);
             if (!cursors) {
@@ -487,7 +526,9 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         const unsigned lane = t & 31;
         for (unsigned kb = t - lane; kb < owned; kb += T) {
             const unsigned k = kb + lane;
-            if (k < owned) rxq_sort(lists + start[k], start[k + 1] - start[k]);
+            const unsigned n = k < owned ? start[k + 1] - start[k] : 0;
+            const unsigned widest = __reduce_max_sync(0xffffffffu, n);
+            if (k < owned) rxq_sort(lists + start[k], n, widest);
             __syncwarp();
             const unsigned kend = min(kb + 32, owned);
             for (unsigned j = start[kb] + lane; j < start[kend]; j += 32) {
@@ -569,6 +610,8 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
 // path of EF and FF cost the others registers (EV 0.084 -> 0.097 ms on icosphere:9), EF's
 // staging in FF's kernel made FF slower (0.106 -> 0.12 ms) though FF did not stage, and the
 // staged transposes in the fixed-length queries' kernel made FV, FE and EV 12-20% slower.
+// VV, VE, VF, EF and FF each have a kernel with the query a constant, so that every warp's
+// set-up (which maps, rows and sizes the query reads) folds away at compile time.
 // All are held to 32 registers, 8 blocks of 256 threads on an SM: they wait on memory, and more
 // warps hide it (the host gives EF and FF only the manifold path's shared memory where every
 // patch is manifold, and FV, FE and EV none).
@@ -576,15 +619,23 @@ extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_fixed(RXQ_QUERY_P
     rxq_query_body<RXQ_KERNEL_FIXED>(RXQ_QUERY_ARGS);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 8) rxq_query(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_TRANSPOSE>(RXQ_QUERY_ARGS);
+extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_vv(RXQ_QUERY_PARAMS) {
+    rxq_query_body<RXQ_KERNEL_TRANSPOSE, RXQ_VV>(RXQ_QUERY_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_ve(RXQ_QUERY_PARAMS) {
+    rxq_query_body<RXQ_KERNEL_TRANSPOSE, RXQ_VE>(RXQ_QUERY_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_vf(RXQ_QUERY_PARAMS) {
+    rxq_query_body<RXQ_KERNEL_TRANSPOSE, RXQ_VF>(RXQ_QUERY_ARGS);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_edge_faces(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_FF>(RXQ_QUERY_ARGS);
+    rxq_query_body<RXQ_KERNEL_FF, RXQ_FF>(RXQ_QUERY_ARGS);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 8)
     rxq_query_edge_faces_staged(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_EF>(RXQ_QUERY_ARGS);
+    rxq_query_body<RXQ_KERNEL_EF, RXQ_EF>(RXQ_QUERY_ARGS);
 }

@@ -144,12 +144,12 @@ fn stage_room(bytes: usize) -> usize {
     (bytes + 32).next_multiple_of(16)
 }
 
-/// The shared memory of VV, VE and VF (`rxq_query`), each laid out for what it reads: EV, FE
-/// (VF) and the map of the elements its lists hold, staged (`rxp_stage`: 32 bytes more each,
-/// 16-byte aligned); then a zero word, a counter, a list start and an output offset per owned
-/// vertex, and the lists (an edge adds itself to both its vertices, a face to its three). With
-/// cursors (no starts or offsets) the lists begin after the counters, at the next 16 bytes and
-/// up to 3 words on (their skew): at most `ov + 7` words in.
+/// The shared memory of VV, VE and VF (`rxq_query_vv`, `_ve` and `_vf`), each laid out for
+/// what it reads: EV, FE (VF) and the map of the elements its lists hold, staged (`rxp_stage`:
+/// 32 bytes more each, 16-byte aligned); then a zero word, a counter, a list start and an
+/// output offset per owned vertex, and the lists (an edge adds itself to both its vertices, a
+/// face to its three). With cursors (no starts or offsets) the lists begin after the counters,
+/// at the next 16 bytes and up to 3 words on (their skew): at most `ov + 7` words in.
 fn transpose_needs(p: &crate::patch::Patch) -> [usize; 3] {
     let (nv, ne, nf) = (p.vertices.len(), p.edges.len(), p.faces.len());
     let ov = p.owned_vertices as usize;
@@ -354,7 +354,9 @@ impl CudaQueries {
             Query::EF => "rxq_query_edge_faces_staged",
             Query::FF => "rxq_query_edge_faces",
             Query::FV | Query::FE | Query::EV => "rxq_query_fixed",
-            _ => "rxq_query",
+            Query::VV => "rxq_query_vv",
+            Query::VE => "rxq_query_ve",
+            Query::VF => "rxq_query_vf",
         };
         let f = self.gpu.function(&self.module, name)?;
         let qn = Query::ALL.iter().position(|&x| x == q).expect("a query") as u32;
