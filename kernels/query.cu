@@ -147,12 +147,12 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
     const RxqPatch* __restrict__ patches, const unsigned* __restrict__ lv,                   \
         const unsigned* __restrict__ le, const unsigned* __restrict__ lf,                    \
         const unsigned short* __restrict__ ev_all, const unsigned short* __restrict__ fe_all, \
-        unsigned q_arg, unsigned pass, const unsigned char* __restrict__ active,             \
+        unsigned pass, const unsigned char* __restrict__ active,                             \
         unsigned flags, unsigned* __restrict__ counts,                                       \
         const unsigned* __restrict__ offsets, unsigned* __restrict__ items,                  \
         const float* __restrict__ user_in, float* __restrict__ user_out
 #define RXQ_QUERY_ARGS                                                                        \
-    patches, lv, le, lf, ev_all, fe_all, q_arg, pass, active, flags, counts, offsets, items,  \
+    patches, lv, le, lf, ev_all, fe_all, pass, active, flags, counts, offsets, items,         \
         user_in, user_out
 
 // Dynamic shared memory (sized by the host: src/patch/query/cuda.rs): EF's and FF's manifold
@@ -165,11 +165,11 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
 // and EV; VV, VE and VF; FF; EF.
 enum RxqKernel { RXQ_KERNEL_FIXED, RXQ_KERNEL_TRANSPOSE, RXQ_KERNEL_FF, RXQ_KERNEL_EF };
 
-// QC: the query when the kernel is for one (the transposes: VV, VE, VF), so that what the
-// others would need folds away; -1 when it is the argument.
-template <RxqKernel K, int QC = -1>
+// Q: the kernel's query (each query has its own kernel), so that what the others would need
+// folds away at compile time.
+template <RxqKernel K, unsigned Q>
 __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
-    const unsigned q = QC >= 0 ? unsigned(QC) : q_arg;
+    constexpr unsigned q = Q;
     // EF and FF's manifold path; EF's staging of it
     constexpr bool kEdgeFaces = K == RXQ_KERNEL_FF || K == RXQ_KERNEL_EF;
     constexpr bool kStaged = K == RXQ_KERNEL_EF;
@@ -610,13 +610,21 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
 // path of EF and FF cost the others registers (EV 0.084 -> 0.097 ms on icosphere:9), EF's
 // staging in FF's kernel made FF slower (0.106 -> 0.12 ms) though FF did not stage, and the
 // staged transposes in the fixed-length queries' kernel made FV, FE and EV 12-20% slower.
-// VV, VE, VF, EF and FF each have a kernel with the query a constant, so that every warp's
-// set-up (which maps, rows and sizes the query reads) folds away at compile time.
+// Each query has its kernel, with the query a constant, so that every warp's set-up (which
+// maps, rows and sizes the query reads) folds away at compile time.
 // All are held to 32 registers, 8 blocks of 256 threads on an SM: they wait on memory, and more
 // warps hide it (the host gives EF and FF only the manifold path's shared memory where every
 // patch is manifold, and FV, FE and EV none).
-extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_fixed(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_FIXED>(RXQ_QUERY_ARGS);
+extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_fv(RXQ_QUERY_PARAMS) {
+    rxq_query_body<RXQ_KERNEL_FIXED, RXQ_FV>(RXQ_QUERY_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_fe(RXQ_QUERY_PARAMS) {
+    rxq_query_body<RXQ_KERNEL_FIXED, RXQ_FE>(RXQ_QUERY_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_ev(RXQ_QUERY_PARAMS) {
+    rxq_query_body<RXQ_KERNEL_FIXED, RXQ_EV>(RXQ_QUERY_ARGS);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_vv(RXQ_QUERY_PARAMS) {

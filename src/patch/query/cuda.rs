@@ -68,7 +68,7 @@ pub enum Rows {
 const BLOCK: u32 = 256;
 /// Dynamic shared memory a block may use: 48 KB without opting in, less 1 KB for the static
 /// shared memory of the kernels that take dynamic memory (128 bytes: the block scan's sums),
-/// which counts against the same 48 KB (`rxq_query_fixed`'s 3 KB of static memory go with none).
+/// which counts against the same 48 KB (the fixed-length queries' 3 KB of static memory go with none).
 const SHARED_LIMIT: usize = 47 * 1024;
 
 /// One patch as the kernel reads it (`RxqPatch` in kernels/query.cu).
@@ -353,13 +353,14 @@ impl CudaQueries {
         let name = match q {
             Query::EF => "rxq_query_edge_faces_staged",
             Query::FF => "rxq_query_edge_faces",
-            Query::FV | Query::FE | Query::EV => "rxq_query_fixed",
+            Query::FV => "rxq_query_fv",
+            Query::FE => "rxq_query_fe",
+            Query::EV => "rxq_query_ev",
             Query::VV => "rxq_query_vv",
             Query::VE => "rxq_query_ve",
             Query::VF => "rxq_query_vf",
         };
         let f = self.gpu.function(&self.module, name)?;
-        let qn = Query::ALL.iter().position(|&x| x == q).expect("a query") as u32;
         // (EF and FF start on their manifold path, and take the general one where a patch has
         // an edge of three faces)
         let smem = match q {
@@ -376,7 +377,7 @@ impl CudaQueries {
         let null = 0u64;
         let mut l = self.gpu.stream.launch_builder(&f);
         d.push_args(&mut l);
-        l.arg(&qn).arg(&pass);
+        l.arg(&pass);
         match &b.active {
             Some(a) => l.arg(a),
             None => l.arg(&null),
