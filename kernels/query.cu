@@ -95,6 +95,16 @@ __device__ __forceinline__ void rxq_sort_net(unsigned* list, unsigned n) {
         if (i < n) list[i] = r[i];
 }
 
+// The largest n of the warp's 32 lanes (every lane calls it).
+__device__ __forceinline__ unsigned rxq_warp_max(unsigned n) {
+#if __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(0xffffffffu, n);
+#else
+    for (unsigned d = 16; d > 0; d >>= 1) n = max(n, __shfl_xor_sync(0xffffffffu, n, d));
+    return n;
+#endif
+}
+
 // Sorts list[0..n) ascending; `widest`: the longest list of the lanes sorting together (a warp
 // whose lists all hold at most 6 takes the smaller network). Lists of up to 8 (almost all: a
 // vertex's valence) go through a network (an insertion sort's loops, each lane a list of its
@@ -500,7 +510,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
                 const unsigned k = kb + (t & 31);
                 const unsigned at = k < owned ? list_start(k) : 0;
                 const unsigned n = k < owned ? list_start(k + 1) - at : 0;
-                const unsigned widest = __reduce_max_sync(0xffffffffu, n);
+                const unsigned widest = rxq_warp_max(n);
                 if (k < owned) rxq_sort(lists + at, n, widest);
             }
             __syncthreads();
@@ -527,7 +537,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
         for (unsigned kb = t - lane; kb < owned; kb += T) {
             const unsigned k = kb + lane;
             const unsigned n = k < owned ? start[k + 1] - start[k] : 0;
-            const unsigned widest = __reduce_max_sync(0xffffffffu, n);
+            const unsigned widest = rxq_warp_max(n);
             if (k < owned) rxq_sort(lists + start[k], n, widest);
             __syncwarp();
             const unsigned kend = min(kb + 32, owned);
