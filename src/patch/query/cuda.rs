@@ -68,7 +68,8 @@ pub enum Rows {
 const BLOCK: u32 = 256;
 /// Dynamic shared memory a block may use: 48 KB without opting in, less 1 KB for the static
 /// shared memory of the kernels that take dynamic memory (128 bytes: the block scan's sums),
-/// which counts against the same 48 KB (the fixed-length queries' 3 KB of static memory go with none).
+/// which counts against the same 48 KB (the fixed-length queries' 3 KB of static memory go
+/// with none).
 const SHARED_LIMIT: usize = 47 * 1024;
 
 /// One patch as the kernel reads it (`RxqPatch` in kernels/query.cu).
