@@ -171,18 +171,17 @@ __device__ unsigned rxq_scan(unsigned* a, unsigned n) {
 // output offset per owned vertex, then the lists; EF's and FF's general paths the matrices, then
 // for FF a counter per local edge, the edges' list starts and each local edge's faces, for EF a
 // counter, a list start and an output offset per owned edge and the lists.
-// The four query kernels, each compiled from the body below with only its own paths: FV, FE
-// and EV; VV, VE and VF; FF; EF.
-enum RxqKernel { RXQ_KERNEL_FIXED, RXQ_KERNEL_TRANSPOSE, RXQ_KERNEL_FF, RXQ_KERNEL_EF };
 
 // Q: the kernel's query (each query has its own kernel), so that what the others would need
 // folds away at compile time.
-template <RxqKernel K, unsigned Q>
+template <unsigned Q>
 __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     constexpr unsigned q = Q;
+    // FV, FE and EV read their own rows of the matrices; VV, VE and VF transpose them
+    constexpr bool kFixed = q == RXQ_FV || q == RXQ_FE || q == RXQ_EV;
     // EF and FF's manifold path; EF's staging of it
-    constexpr bool kEdgeFaces = K == RXQ_KERNEL_FF || K == RXQ_KERNEL_EF;
-    constexpr bool kStaged = K == RXQ_KERNEL_EF;
+    constexpr bool kEdgeFaces = q == RXQ_FF || q == RXQ_EF;
+    constexpr bool kStaged = q == RXQ_EF;
     extern __shared__ __align__(16) unsigned char smem[];
     const RxqPatch P = patches[blockIdx.x];
     const unsigned t = threadIdx.x, T = blockDim.x;
@@ -214,7 +213,7 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     // the fixed-length queries: each owned element's own rows of the matrices, read where they
     // are (an owned face's FE row, the EV rows of its edges, an owned edge's EV row), with no
     // shared memory and without the ribbon's rows (their kernel holds nothing else)
-    if constexpr (K == RXQ_KERNEL_FIXED) {
+    if constexpr (kFixed) {
         const unsigned short* gev = ev_all + 2ull * P.e_off;
         const unsigned short* gfe = fe_all + 3ull * P.f_off;
         const unsigned* gv = lv + P.v_off;
@@ -625,35 +624,17 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
 // All are held to 32 registers, 8 blocks of 256 threads on an SM: they wait on memory, and more
 // warps hide it (the host gives EF and FF only the manifold path's shared memory where every
 // patch is manifold, and FV, FE and EV none).
-extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_fv(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_FIXED, RXQ_FV>(RXQ_QUERY_ARGS);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_fe(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_FIXED, RXQ_FE>(RXQ_QUERY_ARGS);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_ev(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_FIXED, RXQ_EV>(RXQ_QUERY_ARGS);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_vv(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_TRANSPOSE, RXQ_VV>(RXQ_QUERY_ARGS);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_ve(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_TRANSPOSE, RXQ_VE>(RXQ_QUERY_ARGS);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_vf(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_TRANSPOSE, RXQ_VF>(RXQ_QUERY_ARGS);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_edge_faces(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_FF, RXQ_FF>(RXQ_QUERY_ARGS);
-}
-
-extern "C" __global__ void __launch_bounds__(256, 8)
-    rxq_query_edge_faces_staged(RXQ_QUERY_PARAMS) {
-    rxq_query_body<RXQ_KERNEL_EF, RXQ_EF>(RXQ_QUERY_ARGS);
-}
+// (the host names them rxq_query_ and the query's name: src/patch/query/cuda.rs)
+#define RXQ_QUERY_KERNEL(name, Q)                                                     \
+    extern "C" __global__ void __launch_bounds__(256, 8) rxq_query_##name(            \
+        RXQ_QUERY_PARAMS) {                                                           \
+        rxq_query_body<Q>(RXQ_QUERY_ARGS);                                            \
+    }
+RXQ_QUERY_KERNEL(vv, RXQ_VV)
+RXQ_QUERY_KERNEL(ve, RXQ_VE)
+RXQ_QUERY_KERNEL(vf, RXQ_VF)
+RXQ_QUERY_KERNEL(ev, RXQ_EV)
+RXQ_QUERY_KERNEL(ef, RXQ_EF)
+RXQ_QUERY_KERNEL(fv, RXQ_FV)
+RXQ_QUERY_KERNEL(fe, RXQ_FE)
+RXQ_QUERY_KERNEL(ff, RXQ_FF)

@@ -162,8 +162,8 @@ fn transpose_needs(p: &crate::patch::Patch) -> [usize; 3] {
     ]
 }
 
-/// The shared memory of the manifold path of EF and FF (`rxq_query_edge_faces_staged` and
-/// `rxq_query_edge_faces`), for EF and for FF: a face count and two faces per edge (EF's owned
+/// The shared memory of the manifold path of EF and FF (`rxq_query_ef` and
+/// `rxq_query_ff`), for EF and for FF: a face count and two faces per edge (EF's owned
 /// edges, every local edge for FF), then for EF the staged FE rows, face map and list offsets
 /// (`rxp_stage`: 32 bytes more each, 16-byte aligned); and whether every edge of the patch has at
 /// most two faces (as the kernel counts them: each face once per distinct edge), where the kernel
@@ -351,17 +351,8 @@ impl CudaQueries {
             return Ok(());
         }
         // (a kernel per kind of query, none paying another's registers: kernels/query.cu)
-        let name = match q {
-            Query::EF => "rxq_query_edge_faces_staged",
-            Query::FF => "rxq_query_edge_faces",
-            Query::FV => "rxq_query_fv",
-            Query::FE => "rxq_query_fe",
-            Query::EV => "rxq_query_ev",
-            Query::VV => "rxq_query_vv",
-            Query::VE => "rxq_query_ve",
-            Query::VF => "rxq_query_vf",
-        };
-        let f = self.gpu.function(&self.module, name)?;
+        let name = format!("rxq_query_{}", q.name());
+        let f = self.gpu.function(&self.module, &name)?;
         // (EF and FF start on their manifold path, and take the general one where a patch has
         // an edge of three faces)
         let smem = match q {
@@ -396,7 +387,7 @@ impl CudaQueries {
         // uploaded maps and matrices, the shared memory covers the largest patch's needs, and
         // counts, offsets, items and the user's output are sized for the query's source and
         // result counts (the fill pass writes exactly the counted lists).
-        unsafe { launch(l, d.count, BLOCK, smem as u32, name) }
+        unsafe { launch(l, d.count, BLOCK, smem as u32, &name) }
     }
 
     /// Answers `q` for every element (or the `active` ones: one flag per source element; the
