@@ -42,6 +42,9 @@ pub struct Pipeline {
     /// frames for a window: only their colour is wanted, so the CUDA backend downloads no
     /// depth ([`Frame::depth`] stays empty; the depth shading mode still reads it)
     pub color_only: bool,
+    /// the CPU backend shades fragments with its baseline x86-64 build even on a CPU with
+    /// x86-64-v3 (AVX2, FMA), whose faster build it otherwise uses; the images are the same
+    pub baseline_isa: bool,
     /// the user's mesh passes, in order
     passes: Vec<Arc<dyn MeshPass>>,
     /// the frame stages, in order
@@ -259,6 +262,7 @@ impl PipelineBuilder {
             cull: self.cull,
             reindex: self.reindex,
             color_only: false,
+            baseline_isa: false,
             passes: self.passes,
             frame_stages,
             patch_cull,
@@ -803,6 +807,7 @@ impl Pipeline {
             },
             // (the depth mode's colours are made from the depth on the host)
             color_only: self.color_only && self.shading != ShadingMode::Depth,
+            baseline_isa: self.baseline_isa,
         }
     }
 

@@ -404,6 +404,49 @@ fn the_textured_scene_renders_with_its_lights_and_camera() {
     assert!(f.notes.iter().all(|n| !n.contains("nothing was drawn")));
 }
 
+/// The CPU's fragment stage has two builds, the baseline x86-64 one and, chosen at run time on a
+/// CPU that has it, an x86-64-v3 one (AVX2, FMA): they must give the same bytes, on the project's
+/// textured scene and on every shared scene (at Sponza's own camera, every material path:
+/// textures, normal maps, masks and blending). On a CPU without x86-64-v3 both frames come from
+/// the baseline build, and the test says so.
+#[test]
+fn the_fragment_stages_two_builds_give_the_same_bytes() {
+    let mut files = vec![std::path::PathBuf::from("scenes/textured/textured.gltf")];
+    if let Some(dir) = common::scenes() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let d = entry.unwrap().path();
+            if let Some(f) = std::fs::read_dir(&d).ok().and_then(|rd| {
+                rd.filter_map(|e| e.ok().map(|e| e.path()))
+                    .find(|p| p.extension().is_some_and(|e| e == "gltf" || e == "glb"))
+            }) {
+                files.push(f);
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if !std::arch::is_x86_feature_detected!("avx2") || !std::arch::is_x86_feature_detected!("fma") {
+        eprintln!("notice: this CPU has no x86-64-v3; both frames come from the baseline build");
+    }
+    let r = Renderer::new(Backend::Cpu).unwrap();
+    for file in &files {
+        let scene = Scene::load(file).unwrap();
+        let camera = scene.camera;
+        let mut p = Pipeline::builder().build(&r).unwrap();
+        let wide = p.render(&scene, &camera, (320, 180)).unwrap();
+        p.baseline_isa = true;
+        let base = p.render(&scene, &camera, (320, 180)).unwrap();
+        assert!(wide.stats.raster.fragments > 200, "{}", file.display());
+        let differ = wide
+            .color
+            .chunks_exact(4)
+            .zip(base.color.chunks_exact(4))
+            .filter(|(a, b)| a != b)
+            .count();
+        assert_eq!(differ, 0, "{}: pixels that differ", file.display());
+        assert_eq!(wide.depth, base.depth, "{}", file.display());
+    }
+}
+
 /// PLY (uchar red/green/blue) and OBJ (`v x y z r g b`) vertex colours are read as display
 /// colours and draw through a plain material.
 #[test]

@@ -47,7 +47,7 @@ impl TextureRef {
     }
 
     /// The texture coordinates this use samples at, and their derivatives, transformed.
-    #[inline]
+    #[inline(always)]
     pub fn coords(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> (Vec2, Vec2, Vec2) {
         match &self.transform {
             None => (uv, dx, dy),
@@ -59,7 +59,7 @@ impl TextureRef {
     }
 
     /// The filtered texel (linear RGBA) at `uv` with screen-space derivatives `dx`, `dy`.
-    #[inline]
+    #[inline(always)]
     pub fn sample(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Vec4 {
         let (uv, dx, dy) = self.coords(uv, dx, dy);
         self.texture.sample(uv, dx, dy)
@@ -169,7 +169,7 @@ pub enum LightKind {
 impl PunctualLight {
     /// The unit vector towards the light and the light's radiance scale at `p` (zero outside its
     /// range or cone).
-    #[inline]
+    #[inline(always)]
     pub fn at(&self, p: Vec3) -> (Vec3, Vec3) {
         match self.kind {
             LightKind::Directional => (

@@ -193,7 +193,7 @@ impl Texture {
     }
 
     /// Texel (x, y) of `level` (in range) as linear RGBA.
-    #[inline]
+    #[inline(always)]
     fn texel(&self, level: &Level, x: u32, y: u32) -> Vec4 {
         let t = level.texels[(y * level.width + x) as usize];
         if self.srgb {
@@ -212,6 +212,7 @@ impl Texture {
     /// The filtered value (linear RGBA) at `uv` for a pixel whose texture coordinates change by
     /// `dx` and `dy` to its right and lower neighbours: the level of detail is log2 of the longer
     /// of the two steps in texels of level 0 (magnification at or below 0).
+    #[inline(always)]
     pub fn sample(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Vec4 {
         let [v] = Texture::sample_alike([self], uv, dx, dy);
         v
@@ -230,6 +231,7 @@ impl Texture {
     /// [`Texture::sample`] of each of `textures` (all [`Texture::alike`] the first) at the same
     /// coordinates: the level choice and each level's texel positions and weights are worked out
     /// once for all of them (the same arithmetic, so the same values as one by one).
+    #[inline(always)]
     pub fn sample_alike<const N: usize>(
         textures: [&Texture; N],
         uv: Vec2,
@@ -248,7 +250,7 @@ impl Texture {
 
     /// The levels [`Texture::sample`] reads for derivatives `dx`, `dy` and the filter within them:
     /// (filter, first level, second level, weight of the second; 0 for one level).
-    #[inline]
+    #[inline(always)]
     fn choose(&self, dx: Vec2, dy: Vec2) -> (Filter, usize, usize, f32) {
         let base = &self.levels[0];
         let size = Vec2::new(base.width as f32, base.height as f32);
@@ -277,7 +279,7 @@ impl Texture {
     }
 
     /// `level` of each of `textures` (alike) filtered at `uv` with `filter`.
-    #[inline]
+    #[inline(always)]
     fn filtered<const N: usize>(
         textures: [&Texture; N],
         level: usize,
@@ -320,7 +322,7 @@ impl Texture {
 /// `x` (positive, or +infinity) rounded down, as `f32::floor` gives it, without the C library's
 /// `floorf` (x86-64 without SSE4.1 has no rounding instruction): values past 2^23 are integers
 /// already, and the cast saturates infinity.
-#[inline]
+#[inline(always)]
 fn floor_positive(x: f32) -> f32 {
     if x >= 8_388_608.0 {
         x
@@ -331,7 +333,7 @@ fn floor_positive(x: f32) -> f32 {
 
 /// `x` rounded down to an integer (saturating), without a call to the C library's `floorf` (x86-64
 /// without SSE4.1 has no rounding instruction).
-#[inline]
+#[inline(always)]
 fn floor(x: f32) -> i64 {
     let t = x as i64;
     t - ((t as f32) > x) as i64
@@ -339,7 +341,7 @@ fn floor(x: f32) -> i64 {
 
 /// `i` modulo `n` in `0..n` (Euclidean): a mask for a power of two, a 32-bit division where `i`
 /// fits (a 64-bit division costs several times more on some processors), as the GPU's `rxm_mod`.
-#[inline]
+#[inline(always)]
 fn modulo(i: i64, n: u32) -> u32 {
     if n.is_power_of_two() {
         return i as u32 & (n - 1);
@@ -352,7 +354,7 @@ fn modulo(i: i64, n: u32) -> u32 {
 
 /// Texel index `i` (any integer; a NaN or huge coordinate saturates on the cast) wrapped into
 /// `0..n`.
-#[inline]
+#[inline(always)]
 fn wrap(i: i64, n: u32, mode: Wrap) -> u32 {
     match mode {
         Wrap::Repeat => modulo(i, n),

@@ -88,7 +88,7 @@ impl<'a> MaterialShader<'a> {
     }
 
     /// The surface of source triangle `tri` of `d` at pixel (px, py).
-    #[inline]
+    #[inline(always)]
     fn surface(&self, d: &Draw, tri: u32, px: u32, py: u32, with_tangents: bool) -> Surface {
         let g = d.geometry;
         let idx = g.triangles[tri as usize];
@@ -156,7 +156,7 @@ impl<'a> MaterialShader<'a> {
     }
 
     /// The base colour (linear RGBA: factor, vertex colour and texture) of `m` at a pixel.
-    #[inline]
+    #[inline(always)]
     fn base(&self, m: &Material, f: &Surface) -> Vec4 {
         let mut base = m.base_color * f.color;
         if let Some(t) = &m.base_color_texture {
@@ -170,7 +170,7 @@ impl<'a> MaterialShader<'a> {
     /// it. Those that sample alike the first one present (alike textures, the same transform)
     /// share its level choice and texel positions ([`Texture::sample_alike`]: the same values);
     /// any other is sampled on its own.
-    #[inline]
+    #[inline(always)]
     fn sample_main<'m>(&self, m: &'m Material, f: &Surface, only_base: bool) -> [Option<Vec4>; 3] {
         let rest = |t: Option<&'m TextureRef>| if only_base { None } else { t };
         let uses: [Option<&TextureRef>; 3] = [
@@ -225,6 +225,7 @@ impl<'a> MaterialShader<'a> {
 
     /// The colour (linear RGB, tone-mapped and ready for sRGB encoding) and alpha of `m` at pixel
     /// (px, py) of source triangle `tri`, seen from its front or its back.
+    #[inline(always)]
     pub fn shade(
         &self,
         d: &Draw,
@@ -314,7 +315,7 @@ impl<'a> MaterialShader<'a> {
 
 /// Khronos' PBR Neutral tone mapping: colours up to about 0.76 pass unchanged (so base colours
 /// under unit light look as authored), brighter ones are compressed towards white.
-#[inline]
+#[inline(always)]
 pub fn pbr_neutral(c: Vec3) -> Vec3 {
     const START: f32 = 0.8 - 0.04;
     const DESATURATION: f32 = 0.15;

@@ -52,6 +52,9 @@ pub struct RasterSettings {
     /// only the colour is wanted (a window's frame): the CUDA backend then downloads no depth
     /// and leaves the output's depth empty
     pub color_only: bool,
+    /// the CPU backend's fragment stage runs its baseline x86-64 build even where the CPU has
+    /// x86-64-v3 (AVX2, FMA), whose build it otherwise runs; both give the same bytes
+    pub baseline_isa: bool,
 }
 
 impl RasterSettings {
@@ -68,6 +71,7 @@ impl RasterSettings {
             count_coverage: false,
             lights: Lights::key(&Light::default()),
             color_only: false,
+            baseline_isa: false,
         }
     }
 }
