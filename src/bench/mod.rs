@@ -104,9 +104,10 @@ impl Machine {
     pub(crate) fn host() -> Machine {
         Machine {
             device: format!(
-                "{}, {} threads",
+                "{}, {} threads, fragment stage {}",
                 reindex::cpu_name(),
-                rayon::current_num_threads()
+                rayon::current_num_threads(),
+                crate::raster::fragment_isa()
             ),
             driver: String::new(),
             nvrtc: String::new(),

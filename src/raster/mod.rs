@@ -175,6 +175,17 @@ impl RasterOutput {
     }
 }
 
+/// The build of the CPU backend's fragment stage this CPU runs: "x86-64-v3" (AVX2, FMA; chosen at
+/// run time where the CPU has it) or "x86-64" (the baseline build; also under
+/// [`RasterSettings::baseline_isa`]). Both give the same bytes.
+pub fn fragment_isa() -> &'static str {
+    if tile::wide_isa() {
+        "x86-64-v3"
+    } else {
+        "x86-64"
+    }
+}
+
 /// Rasterises the draws in order (earlier draws win depth ties) into a new image.
 pub fn rasterize(draws: &[Draw], s: &RasterSettings) -> Result<RasterOutput, RasterError> {
     let mut out = RasterOutput::empty();
