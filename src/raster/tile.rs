@@ -375,7 +375,8 @@ fn shade_tile(
         unsafe { shade_tile_v3(fs, ms, setup, ids, draws, tile, win, bary, cbuf) };
         return;
     }
-    let _ = wide;
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = wide; // (only x86-64 has a second build)
     shade_tile_body(fs, ms, setup, ids, draws, tile, win, bary, cbuf)
 }
 
