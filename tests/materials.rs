@@ -299,20 +299,28 @@ fn masked_and_opaque_surfaces_at_one_depth_show_the_one_submitted_first() {
     );
 }
 
+/// Each folder of `dir` that holds a glTF file: the folder's name and the file.
+fn shared_scene_files(dir: &std::path::Path) -> Vec<(String, std::path::PathBuf)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let d = entry.unwrap().path();
+        if let Some(file) = std::fs::read_dir(&d).ok().and_then(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .find(|p| p.extension().is_some_and(|e| e == "gltf" || e == "glb"))
+        }) {
+            files.push((d.file_name().unwrap().to_string_lossy().to_string(), file));
+        }
+    }
+    files
+}
+
 #[test]
 fn shared_scenes_render_with_their_materials() {
     let Some(dir) = common::scenes() else {
         return;
     };
     let mut seen = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let d = entry.unwrap().path();
-        let Some(file) = std::fs::read_dir(&d).ok().and_then(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .find(|p| p.extension().is_some_and(|e| e == "gltf" || e == "glb"))
-        }) else {
-            continue;
-        };
+    for (name, file) in shared_scene_files(&dir) {
         let scene = Scene::load(&file).unwrap();
         assert!(
             scene.objects.iter().any(|o| o.mesh.material.is_some()),
@@ -331,7 +339,6 @@ fn shared_scenes_render_with_their_materials() {
             file.display(),
             f.stats
         );
-        let name = d.file_name().unwrap().to_string_lossy().to_string();
         // what each scene is for shows in its colours
         let count = |pred: &dyn Fn([u8; 4]) -> bool| {
             f.color
@@ -413,18 +420,9 @@ fn the_textured_scene_renders_with_its_lights_and_camera() {
 fn the_fragment_stages_two_builds_give_the_same_bytes() {
     let mut files = vec![std::path::PathBuf::from("scenes/textured/textured.gltf")];
     if let Some(dir) = common::scenes() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let d = entry.unwrap().path();
-            if let Some(f) = std::fs::read_dir(&d).ok().and_then(|rd| {
-                rd.filter_map(|e| e.ok().map(|e| e.path()))
-                    .find(|p| p.extension().is_some_and(|e| e == "gltf" || e == "glb"))
-            }) {
-                files.push(f);
-            }
-        }
+        files.extend(shared_scene_files(&dir).into_iter().map(|(_, f)| f));
     }
-    #[cfg(target_arch = "x86_64")]
-    if !std::arch::is_x86_feature_detected!("avx2") || !std::arch::is_x86_feature_detected!("fma") {
+    if rxpipe::raster::fragment_isa() != "x86-64-v3" {
         eprintln!("notice: this CPU has no x86-64-v3; both frames come from the baseline build");
     }
     let r = Renderer::new(Backend::Cpu).unwrap();

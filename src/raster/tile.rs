@@ -222,9 +222,17 @@ pub(super) fn raster_tiles(
                             };
                         }
                     }
-                    shade_tile(
-                        wide, &fs, &ms, setup, ids, draws, &tile, &win, bary, &mut cbuf,
-                    );
+                    let shading = TileShading {
+                        fs: &fs,
+                        ms: &ms,
+                        setup,
+                        ids,
+                        draws,
+                        tile: &tile,
+                        win: &win,
+                        bary,
+                    };
+                    shade_tile(wide, &shading, &mut cbuf);
                     if blended {
                         frags += blend_tile(
                             &ms,
@@ -354,30 +362,32 @@ fn interpolate(t: &SetupTri, l1: f32, l2: f32) -> ([f32; 8], f32) {
     (a, view_z)
 }
 
+/// What the fragment stage reads of one tile: the frame's shaders, triangles and draws, the
+/// tile's place, its visibility buffer and its barycentrics.
+#[derive(Clone, Copy)]
+struct TileShading<'a> {
+    fs: &'a FragmentShader<'a>,
+    ms: &'a MaterialShader<'a>,
+    setup: &'a Setup,
+    ids: &'a [u32],
+    draws: &'a [Draw<'a>],
+    tile: &'a TileView,
+    win: &'a [u32; (TILE * TILE) as usize],
+    bary: &'a TileBary,
+}
+
 /// Colours every covered pixel of the tile from its visible triangle (see [`shade_tile_body`]),
 /// with the x86-64-v3 build of the fragment stage where `wide` (the CPU has it: [`wide_isa`]).
-#[allow(clippy::too_many_arguments)]
-fn shade_tile(
-    wide: bool,
-    fs: &FragmentShader,
-    ms: &MaterialShader,
-    setup: &Setup,
-    ids: &[u32],
-    draws: &[Draw],
-    tile: &TileView,
-    win: &[u32; (TILE * TILE) as usize],
-    bary: &TileBary,
-    cbuf: &mut [u32; (TILE * TILE) as usize],
-) {
+fn shade_tile(wide: bool, t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
     #[cfg(target_arch = "x86_64")]
     if wide {
         // SAFETY: `wide` is true only where wide_isa() found every feature the function enables.
-        unsafe { shade_tile_v3(fs, ms, setup, ids, draws, tile, win, bary, cbuf) };
+        unsafe { shade_tile_v3(t, cbuf) };
         return;
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = wide; // (only x86-64 has a second build)
-    shade_tile_body(fs, ms, setup, ids, draws, tile, win, bary, cbuf)
+    shade_tile_body(t, cbuf)
 }
 
 /// Whether this CPU has x86-64-v3 (AVX2, FMA, BMI1/2, LZCNT, MOVBE), which the fragment stage's
@@ -405,37 +415,25 @@ pub(super) fn wide_isa() -> bool {
 /// The CPU must have the features enabled here ([`wide_isa`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,movbe")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn shade_tile_v3(
-    fs: &FragmentShader,
-    ms: &MaterialShader,
-    setup: &Setup,
-    ids: &[u32],
-    draws: &[Draw],
-    tile: &TileView,
-    win: &[u32; (TILE * TILE) as usize],
-    bary: &TileBary,
-    cbuf: &mut [u32; (TILE * TILE) as usize],
-) {
-    shade_tile_body(fs, ms, setup, ids, draws, tile, win, bary, cbuf)
+unsafe fn shade_tile_v3(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
+    shade_tile_body(t, cbuf)
 }
 
 /// Colours every covered pixel of the tile from its visible triangle: the lit mode four pixels at
 /// a time (pixels of draws with a material by the material path, one by one), the others one by
 /// one.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn shade_tile_body(
-    fs: &FragmentShader,
-    ms: &MaterialShader,
-    setup: &Setup,
-    ids: &[u32],
-    draws: &[Draw],
-    tile: &TileView,
-    win: &[u32; (TILE * TILE) as usize],
-    bary: &TileBary,
-    cbuf: &mut [u32; (TILE * TILE) as usize],
-) {
+fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
+    let TileShading {
+        fs,
+        ms,
+        setup,
+        ids,
+        draws,
+        tile,
+        win,
+        bary,
+    } = *t;
     let n = tile.th * TILE as usize;
     let pixel = |l: usize| (tile.tx + (l as u32 % TILE), tile.ty + l as u32 / TILE);
     if !fs.lit() {
