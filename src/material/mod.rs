@@ -7,11 +7,13 @@
 //! of the texture coordinates). Colour textures (base colour, emissive) hold sRGB-encoded texels,
 //! decoded to linear before filtering; the others hold linear data.
 
+pub mod lanes;
 pub mod texture;
 
 pub use texture::{Filter, Sampler, Texture, TextureError, Wrap};
 
 use glam::{Vec2, Vec3, Vec4};
+use lanes::{LANES, V2, V4};
 use std::sync::Arc;
 
 /// How a material's alpha is used (glTF `alphaMode`).
@@ -63,6 +65,29 @@ impl TextureRef {
     pub fn sample(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Vec4 {
         let (uv, dx, dy) = self.coords(uv, dx, dy);
         self.texture.sample(uv, dx, dy)
+    }
+
+    /// [`TextureRef::sample`] as [`lanes::Rgba`].
+    #[inline(always)]
+    pub fn sample_rgba(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> lanes::Rgba {
+        let (uv, dx, dy) = self.coords(uv, dx, dy);
+        self.texture.sample_rgba(uv, dx, dy)
+    }
+
+    /// [`TextureRef::sample`] of eight pixels ([`Texture::sample_lanes`]).
+    #[inline(always)]
+    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
+        if self.transform.is_none() {
+            return self.texture.sample_lanes(uv, dx, dy);
+        }
+        let (mut u, mut x, mut y) = (*uv, *dx, *dy);
+        for i in 0..LANES {
+            let (a, b, c) = self.coords(uv.get(i), dx.get(i), dy.get(i));
+            u.set(i, a);
+            x.set(i, b);
+            y.set(i, c);
+        }
+        self.texture.sample_lanes(&u, &x, &y)
     }
 }
 

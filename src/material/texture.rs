@@ -1,6 +1,7 @@
 //! Textures: RGBA8 images with a mip chain built at load time, and their sampling with a glTF
 //! sampler (the CPU reference of the fragment stage; the GPU repeats these operations).
 
+use super::lanes::{Rgba, LANES, V2, V4};
 use glam::{Vec2, Vec4};
 use std::sync::OnceLock;
 
@@ -194,19 +195,8 @@ impl Texture {
 
     /// Texel (x, y) of `level` (in range) as linear RGBA.
     #[inline(always)]
-    fn texel(&self, level: &Level, x: u32, y: u32) -> Vec4 {
-        let t = level.texels[(y * level.width + x) as usize];
-        if self.srgb {
-            let lut = srgb_to_linear_lut();
-            Vec4::new(
-                lut[t[0] as usize],
-                lut[t[1] as usize],
-                lut[t[2] as usize],
-                t[3] as f32 / 255.0,
-            )
-        } else {
-            Vec4::new(t[0] as f32, t[1] as f32, t[2] as f32, t[3] as f32) / 255.0
-        }
+    fn texel(&self, level: &Level, x: u32, y: u32) -> Rgba {
+        self.texel_at(level, y * level.width + x)
     }
 
     /// The filtered value (linear RGBA) at `uv` for a pixel whose texture coordinates change by
@@ -214,6 +204,12 @@ impl Texture {
     /// of the two steps in texels of level 0 (magnification at or below 0).
     #[inline(always)]
     pub fn sample(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Vec4 {
+        self.sample_rgba(uv, dx, dy).into()
+    }
+
+    /// [`Texture::sample`] as [`Rgba`].
+    #[inline(always)]
+    pub fn sample_rgba(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Rgba {
         let [v] = Texture::sample_alike([self], uv, dx, dy);
         v
     }
@@ -237,7 +233,7 @@ impl Texture {
         uv: Vec2,
         dx: Vec2,
         dy: Vec2,
-    ) -> [Vec4; N] {
+    ) -> [Rgba; N] {
         let t = textures[0];
         let (filter, l0, l1, f) = t.choose(dx, dy);
         let a = Texture::filtered(textures, l0, uv, filter);
@@ -245,7 +241,7 @@ impl Texture {
             return a;
         }
         let b = Texture::filtered(textures, l1, uv, filter);
-        std::array::from_fn(|k| a[k] + (b[k] - a[k]) * f)
+        std::array::from_fn(|k| a[k] + (b[k] - a[k]).scale(f))
     }
 
     /// The levels [`Texture::sample`] reads for derivatives `dx`, `dy` and the filter within them:
@@ -285,38 +281,230 @@ impl Texture {
         level: usize,
         uv: Vec2,
         filter: Filter,
-    ) -> [Vec4; N] {
+    ) -> [Rgba; N] {
         let t = textures[0];
         let l = &t.levels[level];
-        // a coordinate that is no number reads the first texel
-        let uv = if uv.is_finite() { uv } else { Vec2::ZERO };
         let s = &t.sampler;
-        let x = uv.x * l.width as f32;
-        let y = uv.y * l.height as f32;
         match filter {
             Filter::Nearest => {
+                let uv = finite(uv);
+                let x = uv.x * l.width as f32;
+                let y = uv.y * l.height as f32;
                 let xi = wrap(floor(x), l.width, s.wrap_s);
                 let yi = wrap(floor(y), l.height, s.wrap_t);
                 textures.map(|t| t.texel(&t.levels[level], xi, yi))
             }
             Filter::Linear => {
-                let (x, y) = (x - 0.5, y - 0.5);
-                let (x0, y0) = (floor(x), floor(y));
-                let (fx, fy) = (x - x0 as f32, y - y0 as f32);
-                let (xa, xb) = (wrap(x0, l.width, s.wrap_s), wrap(x0 + 1, l.width, s.wrap_s));
-                let (ya, yb) = (
-                    wrap(y0, l.height, s.wrap_t),
-                    wrap(y0 + 1, l.height, s.wrap_t),
-                );
+                let (at, fx, fy) = bilinear_place(l.width, l.height, s, uv);
                 textures.map(|t| {
                     let l = &t.levels[level];
-                    let top = t.texel(l, xa, ya).lerp(t.texel(l, xb, ya), fx);
-                    let bottom = t.texel(l, xa, yb).lerp(t.texel(l, xb, yb), fx);
-                    top.lerp(bottom, fy)
+                    let c = at.map(|k| t.texel_at(l, k));
+                    bilinear(c, fx, fy)
                 })
             }
         }
     }
+
+    /// Texel `k` (in range) of `level` as linear RGBA.
+    #[inline(always)]
+    fn texel_at(&self, level: &Level, k: u32) -> Rgba {
+        decode(level.texels[k as usize], self.srgb)
+    }
+
+    /// Whether level 0's sizes (and so every level's) are powers of two.
+    fn power_of_two(&self) -> bool {
+        self.levels[0].width.is_power_of_two() && self.levels[0].height.is_power_of_two()
+    }
+
+    /// Whether the sampler filters linearly within and between levels (glTF's default, and what
+    /// [`Texture::sample_lanes`] computes in lanes).
+    fn trilinear(&self) -> bool {
+        let s = &self.sampler;
+        s.mag == Filter::Linear && s.min == Filter::Linear && s.mipmap == Some(Filter::Linear)
+    }
+
+    /// [`Texture::sample`] of eight pixels: every lane's value is the one `sample` gives for it.
+    /// With the trilinear sampler the arithmetic runs in lanes (the level choice, the texel
+    /// places and the filter) and only the texel loads lane by lane; any other sampler samples
+    /// lane by lane.
+    // (lane loops index each array by the lane: the form the compiler turns into vectors)
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
+        let mut out = V4::default();
+        if !self.trilinear() {
+            for i in 0..LANES {
+                out.set(i, self.sample_rgba(uv.get(i), dx.get(i), dy.get(i)));
+            }
+            return out;
+        }
+        let (mut first, mut second, mut f) = ([0u8; LANES], [0u8; LANES], [0f32; LANES]);
+        for i in 0..LANES {
+            let (_, l0, l1, w) = self.choose(dx.get(i), dy.get(i));
+            (first[i], second[i], f[i]) = (l0 as u8, l1 as u8, w);
+        }
+        let a = self.bilinear_lanes(&first, uv);
+        let b = self.bilinear_lanes(&second, uv);
+        for i in 0..LANES {
+            let (a, b) = (a.get(i), b.get(i));
+            out.set(
+                i,
+                if f[i] == 0.0 {
+                    a
+                } else {
+                    a + (b - a).scale(f[i])
+                },
+            );
+        }
+        out
+    }
+
+    /// Level `levels[i]` filtered bilinearly at `uv` in each lane `i`.
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    fn bilinear_lanes(&self, levels: &[u8; LANES], uv: &V2) -> V4 {
+        let (mut w, mut h) = ([0u32; LANES], [0u32; LANES]);
+        for i in 0..LANES {
+            let l = &self.levels[levels[i] as usize];
+            (w[i], h[i]) = (l.width, l.height);
+        }
+        let mut at = [[0u32; LANES]; 4];
+        let (mut fx, mut fy) = ([0f32; LANES], [0f32; LANES]);
+        let s = &self.sampler;
+        let mut far = [false; LANES];
+        if s.wrap_s == Wrap::Repeat && s.wrap_t == Wrap::Repeat && self.power_of_two() {
+            // in lanes: the texel places of bilinear_place for this case, in 32-bit integers
+            for i in 0..LANES {
+                let (k, x, y, ok) = repeat_place(w[i], h[i], uv.get(i));
+                for c in 0..4 {
+                    at[c][i] = k[c];
+                }
+                (fx[i], fy[i], far[i]) = (x, y, !ok);
+            }
+        } else {
+            far = [true; LANES];
+        }
+        for i in 0..LANES {
+            if far[i] {
+                let (k, x, y) = bilinear_place(w[i], h[i], s, uv.get(i));
+                for c in 0..4 {
+                    at[c][i] = k[c];
+                }
+                (fx[i], fy[i]) = (x, y);
+            }
+        }
+        // the loads lane by lane, the decoding (texel_at's) in lanes where it is arithmetic
+        let mut raw = [[0u32; LANES]; 4];
+        for i in 0..LANES {
+            let l = &self.levels[levels[i] as usize];
+            for k in 0..4 {
+                raw[k][i] = u32::from_le_bytes(l.texels[at[k][i] as usize]);
+            }
+        }
+        let byte = |t: u32, c: u32| (t >> (8 * c) & 0xff) as usize;
+        let mut c = [V4::default(); 4];
+        for (c, raw) in c.iter_mut().zip(&raw) {
+            for i in 0..LANES {
+                c.w[i] = byte(raw[i], 3) as f32 / 255.0;
+            }
+            if self.srgb {
+                let lut = srgb_to_linear_lut();
+                for i in 0..LANES {
+                    c.x[i] = lut[byte(raw[i], 0)];
+                    c.y[i] = lut[byte(raw[i], 1)];
+                    c.z[i] = lut[byte(raw[i], 2)];
+                }
+            } else {
+                for i in 0..LANES {
+                    c.x[i] = byte(raw[i], 0) as f32 / 255.0;
+                    c.y[i] = byte(raw[i], 1) as f32 / 255.0;
+                    c.z[i] = byte(raw[i], 2) as f32 / 255.0;
+                }
+            }
+        }
+        let mut out = V4::default();
+        for i in 0..LANES {
+            let corners = [c[0].get(i), c[1].get(i), c[2].get(i), c[3].get(i)];
+            out.set(i, bilinear(corners, fx[i], fy[i]));
+        }
+        out
+    }
+}
+
+/// RGBA8 texel `t` as linear RGBA (its RGB sRGB-decoded where `srgb`).
+#[inline(always)]
+fn decode(t: [u8; 4], srgb: bool) -> Rgba {
+    if srgb {
+        let lut = srgb_to_linear_lut();
+        Rgba::new(
+            lut[t[0] as usize],
+            lut[t[1] as usize],
+            lut[t[2] as usize],
+            t[3] as f32 / 255.0,
+        )
+    } else {
+        let c = |v: u8| v as f32 / 255.0;
+        Rgba::new(c(t[0]), c(t[1]), c(t[2]), c(t[3]))
+    }
+}
+
+/// `uv`, or the origin where it is no number (such a coordinate reads the first texel).
+#[inline(always)]
+fn finite(uv: Vec2) -> Vec2 {
+    if uv.is_finite() {
+        uv
+    } else {
+        Vec2::ZERO
+    }
+}
+
+/// Where a bilinear sample at `uv` of a `width` x `height` level with sampler `s` reads: the
+/// four texels (row by row: top left, top right, bottom left, bottom right) as indices into
+/// the level, and the weights of the right column and the bottom row.
+#[inline(always)]
+fn bilinear_place(width: u32, height: u32, s: &Sampler, uv: Vec2) -> ([u32; 4], f32, f32) {
+    let uv = finite(uv);
+    let x = uv.x * width as f32 - 0.5;
+    let y = uv.y * height as f32 - 0.5;
+    let (x0, y0) = (floor(x), floor(y));
+    let (fx, fy) = (x - x0 as f32, y - y0 as f32);
+    let (xa, xb) = (wrap(x0, width, s.wrap_s), wrap(x0 + 1, width, s.wrap_s));
+    let (ya, yb) = (wrap(y0, height, s.wrap_t), wrap(y0 + 1, height, s.wrap_t));
+    let (ra, rb) = (ya * width, yb * width);
+    ([ra + xa, ra + xb, rb + xa, rb + xb], fx, fy)
+}
+
+/// [`bilinear_place`] for a level whose sizes are powers of two and a sampler that repeats both
+/// ways, with the floors in 32 bits (which lanes compute eight at a time): the same places and
+/// weights where the last value is true, that is where the texel coordinates lie within 2^30
+/// (beyond, the caller falls back to `bilinear_place`).
+#[inline(always)]
+fn repeat_place(width: u32, height: u32, uv: Vec2) -> ([u32; 4], f32, f32, bool) {
+    let uv = finite(uv);
+    let x = uv.x * width as f32 - 0.5;
+    let y = uv.y * height as f32 - 0.5;
+    const NEAR: f32 = (1u32 << 30) as f32;
+    let ok = x.abs() < NEAR && y.abs() < NEAR;
+    let floor32 = |v: f32| {
+        let t = v as i32;
+        t - ((t as f32) > v) as i32
+    };
+    let (x0, y0) = (floor32(x), floor32(y));
+    let (fx, fy) = (x - x0 as f32, y - y0 as f32);
+    // i mod n for a power of two n: the low bits, as `modulo` takes them
+    let (xa, xb) = (x0 as u32 & (width - 1), (x0 + 1) as u32 & (width - 1));
+    let (ya, yb) = (y0 as u32 & (height - 1), (y0 + 1) as u32 & (height - 1));
+    let (ra, rb) = (ya * width, yb * width);
+    ([ra + xa, ra + xb, rb + xa, rb + xb], fx, fy, ok)
+}
+
+/// The bilinear blend of four texels (top left, top right, bottom left, bottom right) with the
+/// weights of the right column and the bottom row.
+#[inline(always)]
+fn bilinear(c: [Rgba; 4], fx: f32, fy: f32) -> Rgba {
+    let top = c[0].lerp(c[1], fx);
+    let bottom = c[2].lerp(c[3], fx);
+    top.lerp(bottom, fy)
 }
 
 /// `x` (positive, or +infinity) rounded down, as `f32::floor` gives it, without the C library's
@@ -436,7 +624,11 @@ mod tests {
                 let dy = Vec2::new(next() - 0.5, next() - 0.5) * scale;
                 let together = Texture::sample_alike([&a, &b, &c], uv, dx, dy);
                 let alone = [&a, &b, &c].map(|t| t.sample(uv, dx, dy));
-                assert_eq!(together, alone, "{uv} {dx} {dy} {sampler:?}");
+                assert_eq!(
+                    together.map(Vec4::from),
+                    alone,
+                    "{uv} {dx} {dy} {sampler:?}"
+                );
                 differ += (together[0] != together[1]) as usize;
             }
             // each read its own texels (the textures differ, so their values nearly always do)
@@ -446,6 +638,78 @@ mod tests {
         assert!(
             !other.alike(&Texture::new("e", 8, 4, &texels(5), false, Sampler::default()).unwrap())
         );
+    }
+
+    #[test]
+    fn lanes_sample_as_each_pixel_alone() {
+        // every sampler shape, sizes that are powers of two and others, sRGB and linear;
+        // coordinates near and far (past 2^30 texels, where the lanes' 32-bit places give way)
+        // and not numbers, footprints from magnification to past the last level
+        let texels = |n: u32, seed: u32| -> Vec<u8> {
+            (0..4 * n)
+                .map(|i: u32| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 11) as u8)
+                .collect()
+        };
+        let mut rng = 777u32;
+        let mut next = || {
+            rng = rng.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (rng >> 8) as f32 / (1 << 24) as f32
+        };
+        let linear = Sampler::default();
+        let samplers = [
+            linear,
+            Sampler {
+                wrap_t: Wrap::ClampToEdge,
+                ..linear
+            },
+            Sampler {
+                wrap_s: Wrap::MirroredRepeat,
+                ..linear
+            },
+            Sampler {
+                mag: Filter::Nearest,
+                ..linear
+            },
+            Sampler {
+                mipmap: Some(Filter::Nearest),
+                ..linear
+            },
+        ];
+        let mut checked = 0;
+        for (k, sampler) in samplers.into_iter().enumerate() {
+            for (w, h) in [(8, 4), (16, 16), (6, 3), (1, 1)] {
+                let t =
+                    Texture::new("t", w, h, &texels(w * h, k as u32), k % 2 == 0, sampler).unwrap();
+                for _ in 0..300 {
+                    let (mut uv, mut dx, mut dy) = (V2::default(), V2::default(), V2::default());
+                    for i in 0..LANES {
+                        let far = match (next() * 16.0) as u32 {
+                            0 => 3e9,
+                            1 => f32::NAN,
+                            _ => 3.0,
+                        };
+                        let scale = (next() * 10.0 - 6.0).exp2();
+                        uv.set(i, Vec2::new(next() * 2.0 - 1.0, next() * 2.0 - 1.0) * far);
+                        dx.set(i, Vec2::new(next() - 0.5, next() - 0.5) * scale);
+                        dy.set(i, Vec2::new(next() - 0.5, next() - 0.5) * scale);
+                    }
+                    let lanes = t.sample_lanes(&uv, &dx, &dy);
+                    for i in 0..LANES {
+                        let alone = t.sample(uv.get(i), dx.get(i), dy.get(i));
+                        assert_eq!(
+                            Vec4::from(lanes.get(i)),
+                            alone,
+                            "lane {i}: {} {} {} {sampler:?} {w}x{h}",
+                            uv.get(i),
+                            dx.get(i),
+                            dy.get(i)
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 5 * 4 * 300 * LANES);
     }
 
     #[test]

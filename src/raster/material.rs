@@ -11,6 +11,7 @@
 //! right and lower pixel centres' coordinates.
 
 use super::{Draw, RasterSettings};
+use crate::material::lanes::{Rgba, F, LANES, V2, V3, V4};
 use crate::material::texture::Texture;
 use crate::material::{AlphaMode, Material, PunctualLight, TextureRef};
 use glam::{Vec2, Vec3, Vec4};
@@ -66,7 +67,7 @@ struct Surface {
     uv: Vec2,
     duv_dx: Vec2,
     duv_dy: Vec2,
-    color: Vec4,
+    color: Rgba,
     /// the triangle's tangent and bitangent (unnormalised; zero when its uvs are degenerate)
     tangent: Vec3,
     bitangent: Vec3,
@@ -128,9 +129,9 @@ impl<'a> MaterialShader<'a> {
                         .copied()
                         .unwrap_or(Vec4::ONE)
                 });
-                col[0] * b.x + col[1] * b.y + col[2] * b.z
+                Rgba::from(col[0] * b.x + col[1] * b.y + col[2] * b.z)
             }
-            None => Vec4::ONE,
+            None => Rgba::ONE,
         };
         let (mut tangent, mut bitangent) = (Vec3::ZERO, Vec3::ZERO);
         if with_tangents {
@@ -157,10 +158,10 @@ impl<'a> MaterialShader<'a> {
 
     /// The base colour (linear RGBA: factor, vertex colour and texture) of `m` at a pixel.
     #[inline(always)]
-    fn base(&self, m: &Material, f: &Surface) -> Vec4 {
-        let mut base = m.base_color * f.color;
+    fn base(&self, m: &Material, f: &Surface) -> Rgba {
+        let mut base = Rgba::from(m.base_color) * f.color;
         if let Some(t) = &m.base_color_texture {
-            base *= t.sample(f.uv, f.duv_dx, f.duv_dy);
+            base = base * t.sample_rgba(f.uv, f.duv_dx, f.duv_dy);
         }
         base
     }
@@ -171,7 +172,7 @@ impl<'a> MaterialShader<'a> {
     /// share its level choice and texel positions ([`Texture::sample_alike`]: the same values);
     /// any other is sampled on its own.
     #[inline(always)]
-    fn sample_main<'m>(&self, m: &'m Material, f: &Surface, only_base: bool) -> [Option<Vec4>; 3] {
+    fn sample_main<'m>(&self, m: &'m Material, f: &Surface, only_base: bool) -> [Option<Rgba>; 3] {
         let rest = |t: Option<&'m TextureRef>| if only_base { None } else { t };
         let uses: [Option<&TextureRef>; 3] = [
             m.base_color_texture.as_ref(),
@@ -189,19 +190,19 @@ impl<'a> MaterialShader<'a> {
                 set[n] = k;
                 n += 1;
             } else {
-                out[k] = Some(u.sample(f.uv, f.duv_dx, f.duv_dy));
+                out[k] = Some(u.sample_rgba(f.uv, f.duv_dx, f.duv_dy));
             }
         }
         let (uv, dx, dy) = lead.coords(f.uv, f.duv_dx, f.duv_dy);
         let tex = |i: usize| &*uses[set[i]].expect("listed above").texture;
-        let got: [Vec4; 3] = match n {
+        let got: [Rgba; 3] = match n {
             1 => {
                 let [a] = Texture::sample_alike([tex(0)], uv, dx, dy);
-                [a, Vec4::ZERO, Vec4::ZERO]
+                [a, Rgba::ONE, Rgba::ONE]
             }
             2 => {
                 let [a, b] = Texture::sample_alike([tex(0), tex(1)], uv, dx, dy);
-                [a, b, Vec4::ZERO]
+                [a, b, Rgba::ONE]
             }
             _ => Texture::sample_alike([tex(0), tex(1), tex(2)], uv, dx, dy),
         };
@@ -217,7 +218,7 @@ impl<'a> MaterialShader<'a> {
         match m.alpha {
             AlphaMode::Mask(cutoff) => {
                 let f = self.surface(d, tri, px, py, false);
-                self.base(m, &f).w >= cutoff
+                self.base(m, &f).a >= cutoff
             }
             _ => true,
         }
@@ -237,20 +238,55 @@ impl<'a> MaterialShader<'a> {
     ) -> (Vec3, f32) {
         let f = self.surface(d, tri, px, py, m.normal_texture.is_some());
         let [base_tex, mr_tex, normal_tex] = self.sample_main(m, &f, m.unlit);
-        let mut base = m.base_color * f.color;
-        if let Some(t) = base_tex {
-            base *= t;
-        }
+        let one = |t: Option<Rgba>| t.unwrap_or(Rgba::ONE);
+        let mut tex = [
+            one(base_tex),
+            one(mr_tex),
+            one(normal_tex),
+            Rgba::ONE,
+            Rgba::ONE,
+        ];
+        let base = base_color(m, Rgba::from(m.base_color), &f, &tex);
         if m.unlit {
-            return (base.truncate(), base.w);
+            return (base.rgb(), base.a);
         }
+        if let Some(t) = &m.occlusion_texture {
+            tex[OCCLUSION] = t.sample_rgba(f.uv, f.duv_dx, f.duv_dy);
+        }
+        if let Some(t) = &m.emissive_texture {
+            tex[EMISSIVE] = t.sample_rgba(f.uv, f.duv_dx, f.duv_dy);
+        }
+        let (p, ambient, emissive) = self.prepare(m, &f, front, base, &tex);
+        let mut light = Vec3::ZERO;
+        for l in self.s.lights.as_slice() {
+            if let Some(c) = p.light(l) {
+                light += c;
+            }
+        }
+        (pbr_neutral(light + ambient + emissive), base.a)
+    }
+
+    /// What the lights' loop reads of a pixel (the shading normal, the direction to the eye and
+    /// the BRDF's inputs), its ambient light and its emission: everything of the lit colour but
+    /// the lights, from its surface, base colour and texture values (`tex`, in [`Texels`]
+    /// order).
+    #[inline(always)]
+    fn prepare(
+        &self,
+        m: &Material,
+        f: &Surface,
+        front: bool,
+        base: Rgba,
+        tex: &Texels,
+    ) -> (Lit, Vec3, Vec3) {
         let side = if front { 1.0 } else { -1.0 };
         let mut n = (f.normal * side).normalize_or_zero();
-        if let (Some(t), Some(tex)) = (&m.normal_texture, normal_tex) {
+        if let Some(t) = &m.normal_texture {
+            let tex = tex[NORMAL];
             let tn = Vec3::new(
-                (tex.x * 2.0 - 1.0) * t.scale,
-                (tex.y * 2.0 - 1.0) * t.scale,
-                tex.z * 2.0 - 1.0,
+                (tex.r * 2.0 - 1.0) * t.scale,
+                (tex.g * 2.0 - 1.0) * t.scale,
+                tex.b * 2.0 - 1.0,
             );
             // Gram-Schmidt against the interpolated normal; the bitangent keeps the uv
             // handedness
@@ -267,49 +303,272 @@ impl<'a> MaterialShader<'a> {
             }
         }
         let (mut metallic, mut roughness) = (m.metallic, m.roughness);
-        if let Some(mr) = mr_tex {
-            roughness *= mr.y;
-            metallic *= mr.z;
+        if m.metallic_roughness_texture.is_some() {
+            roughness *= tex[METALLIC_ROUGHNESS].g;
+            metallic *= tex[METALLIC_ROUGHNESS].b;
         }
         let (metallic, roughness) = (metallic.clamp(0.0, 1.0), roughness.clamp(0.0, 1.0));
         let occlusion = match &m.occlusion_texture {
-            Some(t) => 1.0 + t.scale * (t.sample(f.uv, f.duv_dx, f.duv_dy).x - 1.0),
+            Some(t) => 1.0 + t.scale * (tex[OCCLUSION].r - 1.0),
             None => 1.0,
         };
         let mut emissive = m.emissive;
-        if let Some(t) = &m.emissive_texture {
-            emissive *= t.sample(f.uv, f.duv_dx, f.duv_dy).truncate();
+        if m.emissive_texture.is_some() {
+            emissive *= tex[EMISSIVE].rgb();
         }
-        let rgb = base.truncate();
+        let rgb = base.rgb();
         let c_diff = rgb * (1.0 - metallic);
         let f0 = Vec3::splat(0.04).lerp(rgb, metallic);
         let alpha = (roughness * roughness).max(1e-3);
-        let a2 = alpha * alpha;
         let view = (self.s.eye - f.world).normalize_or_zero();
-        let nv = n.dot(view).abs().max(1e-4);
-        let mut light = Vec3::ZERO;
-        for l in self.s.lights.as_slice() {
-            let (dir, radiance) = l.at(f.world);
-            let nl = n.dot(dir);
-            if nl <= 0.0 || radiance == Vec3::ZERO {
-                continue;
-            }
-            let h = (dir + view).normalize_or_zero();
-            let nh = n.dot(h).max(0.0);
-            let vh = view.dot(h).max(0.0);
-            let fresnel = f0 + (Vec3::ONE - f0) * (1.0 - vh).powi(5);
-            let dd = nh * nh * (a2 - 1.0) + 1.0;
-            let distribution = a2 / (std::f32::consts::PI * dd * dd);
-            let visibility = 0.5
-                / (nl * (nv * nv * (1.0 - a2) + a2).sqrt()
-                    + nv * (nl * nl * (1.0 - a2) + a2).sqrt())
-                .max(1e-8);
-            let diffuse = (Vec3::ONE - fresnel) * c_diff * std::f32::consts::FRAC_1_PI;
-            let specular = fresnel * (distribution * visibility);
-            light += (diffuse + specular) * radiance * nl;
-        }
+        let lit = Lit {
+            n,
+            view,
+            world: f.world,
+            nv: n.dot(view).abs().max(1e-4),
+            c_diff,
+            f0,
+            a2: alpha * alpha,
+        };
         let ambient = (c_diff + f0) * (self.s.light.ambient * occlusion) * self.s.light.color;
-        (pbr_neutral(light + ambient + emissive), base.w)
+        (lit, ambient, emissive)
+    }
+
+    /// [`MaterialShader::shade`]'s colour of eight pixels of material `m` (each lane's surface
+    /// from [`MaterialShader::surface`], its side in `front`): the same values, the textures
+    /// sampled and the colour computed in lanes.
+    // (lane loops index each array by the lane: the form the compiler turns into vectors)
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    pub(super) fn shade_lanes(&self, m: &Material, f: &SurfaceLanes) -> [Vec3; LANES] {
+        // each texture the material has (an unlit one reads its base colour alone), in one loop
+        // so that the sampler's code is there once
+        let slots = [
+            &m.base_color_texture,
+            &m.metallic_roughness_texture,
+            &m.normal_texture,
+            &m.occlusion_texture,
+            &m.emissive_texture,
+        ];
+        let mut tex = [V4::splat(Rgba::ONE); 5];
+        for (k, t) in slots.into_iter().enumerate() {
+            if let Some(t) = t.as_ref().filter(|_| k == 0 || !m.unlit) {
+                tex[k] = t.sample_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
+            }
+        }
+        let mut out = [Vec3::ZERO; LANES];
+        let mut base = V4::default();
+        let factor = Rgba::from(m.base_color);
+        for i in 0..LANES {
+            let t = tex.map(|t| t.get(i));
+            let b = base_color(m, factor, &f.get(i), &t);
+            base.set(i, b);
+            out[i] = b.rgb();
+        }
+        if m.unlit {
+            return out;
+        }
+        let (mut lit, mut ambient, mut emissive) =
+            (LitLanes::default(), V3::default(), V3::default());
+        for i in 0..LANES {
+            let t = tex.map(|t| t.get(i));
+            let (p, a, e) = self.prepare(m, &f.get(i), f.front[i], base.get(i), &t);
+            lit.set(i, &p);
+            ambient.set(i, a);
+            emissive.set(i, e);
+        }
+        let mut light = V3::default();
+        for l in self.s.lights.as_slice() {
+            for i in 0..LANES {
+                if let Some(c) = lit.get(i).light(l) {
+                    light.set(i, light.get(i) + c);
+                }
+            }
+        }
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = pbr_neutral(light.get(i) + ambient.get(i) + emissive.get(i));
+        }
+        out
+    }
+}
+
+/// A material's texture values at one pixel: base colour, metallic-roughness, normal,
+/// occlusion, emissive (each slot whatever where the material has no such texture).
+type Texels = [Rgba; 5];
+const METALLIC_ROUGHNESS: usize = 1;
+const NORMAL: usize = 2;
+const OCCLUSION: usize = 3;
+const EMISSIVE: usize = 4;
+
+/// The base colour (linear RGBA: factor, vertex colour and texture) of `m` at a pixel (`factor`
+/// is `m`'s, as [`Rgba`]).
+#[inline(always)]
+fn base_color(m: &Material, factor: Rgba, f: &Surface, tex: &Texels) -> Rgba {
+    let mut base = factor * f.color;
+    if m.base_color_texture.is_some() {
+        base = base * tex[0];
+    }
+    base
+}
+
+/// What the BRDF reads of a pixel lit by a light.
+#[derive(Clone, Copy)]
+struct Lit {
+    /// the shading normal
+    n: Vec3,
+    /// towards the eye
+    view: Vec3,
+    world: Vec3,
+    /// |n . view|, at least 1e-4
+    nv: f32,
+    /// the diffuse colour and the reflectance at normal incidence
+    c_diff: Vec3,
+    f0: Vec3,
+    /// roughness to the fourth power (at least 1e-6)
+    a2: f32,
+}
+
+impl Lit {
+    /// The light `l` reflects towards the eye (Lambertian diffuse and GGX specular with the
+    /// height-correlated Smith visibility term and Schlick's Fresnel), or `None` where it lights
+    /// the surface from behind or not at all.
+    #[inline(always)]
+    fn light(&self, l: &PunctualLight) -> Option<Vec3> {
+        let Lit {
+            n,
+            view,
+            world,
+            nv,
+            c_diff,
+            f0,
+            a2,
+        } = *self;
+        let (dir, radiance) = l.at(world);
+        let nl = n.dot(dir);
+        if nl <= 0.0 || radiance == Vec3::ZERO {
+            return None;
+        }
+        let h = (dir + view).normalize_or_zero();
+        let nh = n.dot(h).max(0.0);
+        let vh = view.dot(h).max(0.0);
+        let fresnel = f0 + (Vec3::ONE - f0) * (1.0 - vh).powi(5);
+        let dd = nh * nh * (a2 - 1.0) + 1.0;
+        let distribution = a2 / (std::f32::consts::PI * dd * dd);
+        let visibility = 0.5
+            / (nl * (nv * nv * (1.0 - a2) + a2).sqrt() + nv * (nl * nl * (1.0 - a2) + a2).sqrt())
+                .max(1e-8);
+        let diffuse = (Vec3::ONE - fresnel) * c_diff * std::f32::consts::FRAC_1_PI;
+        let specular = fresnel * (distribution * visibility);
+        Some((diffuse + specular) * radiance * nl)
+    }
+}
+
+/// [`Lit`] of eight pixels.
+#[derive(Default)]
+struct LitLanes {
+    n: V3,
+    view: V3,
+    world: V3,
+    nv: F,
+    c_diff: V3,
+    f0: V3,
+    a2: F,
+}
+
+impl LitLanes {
+    #[inline(always)]
+    fn get(&self, i: usize) -> Lit {
+        Lit {
+            n: self.n.get(i),
+            view: self.view.get(i),
+            world: self.world.get(i),
+            nv: self.nv[i],
+            c_diff: self.c_diff.get(i),
+            f0: self.f0.get(i),
+            a2: self.a2[i],
+        }
+    }
+    #[inline(always)]
+    fn set(&mut self, i: usize, p: &Lit) {
+        self.n.set(i, p.n);
+        self.view.set(i, p.view);
+        self.world.set(i, p.world);
+        self.nv[i] = p.nv;
+        self.c_diff.set(i, p.c_diff);
+        self.f0.set(i, p.f0);
+        self.a2[i] = p.a2;
+    }
+}
+
+/// The surfaces ([`MaterialShader::surface`]) of eight pixels, and the side each is seen from.
+#[derive(Default)]
+pub(super) struct SurfaceLanes {
+    world: V3,
+    normal: V3,
+    uv: V2,
+    duv_dx: V2,
+    duv_dy: V2,
+    color: V4,
+    tangent: V3,
+    bitangent: V3,
+    front: [bool; LANES],
+}
+
+impl SurfaceLanes {
+    #[inline(always)]
+    fn get(&self, i: usize) -> Surface {
+        Surface {
+            world: self.world.get(i),
+            normal: self.normal.get(i),
+            uv: self.uv.get(i),
+            duv_dx: self.duv_dx.get(i),
+            duv_dy: self.duv_dy.get(i),
+            color: self.color.get(i),
+            tangent: self.tangent.get(i),
+            bitangent: self.bitangent.get(i),
+        }
+    }
+
+    /// Lane `i`: the surface of source triangle `tri` of `d` at pixel (px, py), seen from its
+    /// front or back, for material `m`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn set(
+        &mut self,
+        i: usize,
+        ms: &MaterialShader,
+        d: &Draw,
+        m: &Material,
+        tri: u32,
+        px: u32,
+        py: u32,
+        front: bool,
+    ) {
+        let f = ms.surface(d, tri, px, py, m.normal_texture.is_some());
+        self.world.set(i, f.world);
+        self.normal.set(i, f.normal);
+        self.uv.set(i, f.uv);
+        self.duv_dx.set(i, f.duv_dx);
+        self.duv_dy.set(i, f.duv_dy);
+        self.color.set(i, f.color);
+        self.tangent.set(i, f.tangent);
+        self.bitangent.set(i, f.bitangent);
+        self.front[i] = front;
+    }
+
+    /// Lane `i` a copy of lane `j` (a harmless stand-in for a pixel the lanes do not shade).
+    #[inline(always)]
+    pub(super) fn copy(&mut self, i: usize, j: usize) {
+        let f = self.get(j);
+        self.world.set(i, f.world);
+        self.normal.set(i, f.normal);
+        self.uv.set(i, f.uv);
+        self.duv_dx.set(i, f.duv_dx);
+        self.duv_dy.set(i, f.duv_dy);
+        self.color.set(i, f.color);
+        self.tangent.set(i, f.tangent);
+        self.bitangent.set(i, f.bitangent);
+        self.front[i] = self.front[j];
     }
 }
 
@@ -336,6 +595,132 @@ pub fn pbr_neutral(c: Vec3) -> Vec3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lanes_shade_as_each_pixel_alone() {
+        use crate::geometry::{ShadedGeometry, VertexOut};
+        use crate::material::{LightKind, Sampler, Texture, Wrap};
+        use std::sync::Arc;
+        let mut rng = 99u32;
+        let mut next = || {
+            rng = rng.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (rng >> 8) as f32 / (1 << 24) as f32
+        };
+        // random triangles over a 64x64 frame, with their corners' attributes
+        let mut vertices = Vec::new();
+        for _ in 0..30 {
+            let w = 0.5 + next() * 2.0;
+            vertices.push(VertexOut {
+                clip: Vec4::new(
+                    (next() * 2.0 - 1.0) * w,
+                    (next() * 2.0 - 1.0) * w,
+                    next() * w,
+                    w,
+                ),
+                world: Vec3::new(next(), next(), next()) * 4.0 - 2.0,
+                normal: Vec3::new(next(), next(), next()) * 2.0 - 1.0,
+                uv: Vec2::new(next(), next()) * 3.0 - 1.0,
+                extra: 0.0,
+            });
+        }
+        let geometry = ShadedGeometry {
+            triangles: (0..10).map(|t| [3 * t, 3 * t + 1, 3 * t + 2]).collect(),
+            sources: (0..30).collect(),
+            vertices,
+            stats: Default::default(),
+        };
+        let colors: Vec<Vec4> = (0..30)
+            .map(|_| Vec4::new(next(), next(), next(), next()))
+            .collect();
+        let texture = |w: u32, h: u32, srgb: bool, sampler: Sampler, seed: u32| {
+            let px: Vec<u8> = (0..4 * w * h)
+                .map(|i| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 13) as u8)
+                .collect();
+            TextureRef::new(Arc::new(
+                Texture::new("t", w, h, &px, srgb, sampler).unwrap(),
+            ))
+        };
+        let clamp = Sampler {
+            wrap_s: Wrap::ClampToEdge,
+            ..Sampler::default()
+        };
+        let mut normal = texture(32, 32, false, Sampler::default(), 3);
+        normal.scale = 0.7;
+        let mut occlusion = texture(16, 8, false, Sampler::default(), 4);
+        occlusion.scale = 0.5;
+        let mut emissive = texture(8, 8, true, Sampler::default(), 5);
+        emissive.transform = Some([1.5, 0.2, -0.3, 0.8, 0.25, -0.5]);
+        let full = Material {
+            base_color: Vec4::new(0.9, 0.7, 0.5, 0.8),
+            base_color_texture: Some(texture(64, 32, true, Sampler::default(), 1)),
+            metallic: 0.6,
+            roughness: 0.9,
+            metallic_roughness_texture: Some(texture(24, 12, false, clamp, 2)),
+            normal_texture: Some(normal),
+            occlusion_texture: Some(occlusion),
+            emissive: Vec3::new(0.5, 0.2, 0.1),
+            emissive_texture: Some(emissive),
+            ..Material::default()
+        };
+        let unlit = Material {
+            unlit: true,
+            ..full.clone()
+        };
+        let plain = Material::plain("plain", Vec4::new(0.3, 0.6, 0.9, 1.0));
+        let mut s = RasterSettings::new(64, 64);
+        s.eye = Vec3::new(0.5, 3.0, -4.0);
+        let spot = PunctualLight {
+            kind: LightKind::Spot {
+                inner: 0.3,
+                outer: 0.9,
+            },
+            color: Vec3::new(1.0, 0.8, 0.6),
+            intensity: 20.0,
+            position: Vec3::new(0.0, 3.0, 0.0),
+            direction: Vec3::NEG_Y,
+            range: Some(8.0),
+        };
+        let point = PunctualLight {
+            kind: LightKind::Point,
+            range: None,
+            ..spot
+        };
+        let mut lights = Lights::key(&s.light).as_slice().to_vec();
+        lights.extend([spot, point]);
+        s.lights = Lights::new(&lights);
+        let ms = MaterialShader::new(&s);
+        let mut compared = 0;
+        for m in [&full, &unlit, &plain] {
+            let draw = Draw {
+                material: Some(m),
+                colors: Some(&colors),
+                ..Draw::new(&geometry, [1.0; 4])
+            };
+            for _ in 0..200 {
+                let mut f = SurfaceLanes::default();
+                let mut want = [Vec3::ZERO; LANES];
+                for (i, want) in want.iter_mut().enumerate() {
+                    let tri = (next() * 10.0) as u32;
+                    let (px, py) = ((next() * 64.0) as u32, (next() * 64.0) as u32);
+                    let front = next() < 0.7;
+                    f.set(i, &ms, &draw, m, tri, px, py, front);
+                    *want = ms.shade(&draw, m, tri, px, py, front).0;
+                }
+                let got = ms.shade_lanes(m, &f);
+                for i in 0..LANES {
+                    // compared as bits: NaN where one pixel alone gives NaN too
+                    assert_eq!(
+                        got[i].to_array().map(f32::to_bits),
+                        want[i].to_array().map(f32::to_bits),
+                        "{}: lane {i}",
+                        m.name
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert_eq!(compared, 3 * 200 * LANES);
+    }
 
     #[test]
     fn tone_mapping_keeps_darks_and_compresses_brights() {

@@ -1,10 +1,11 @@
 //! Binning of setup triangles to screen tiles, and the per-tile rasteriser.
 
-use super::material::MaterialShader;
+use super::material::{MaterialShader, SurfaceLanes};
 use super::setup::{edge_is_top_left, pixel_centre, Setup, SetupTri, PART_SHIFT, SUBPIXEL_BITS};
 use super::shade::{pack_srgb, pack_with, srgb_lut, Fragment, FragmentShader};
 use super::{Draw, RasterOutput, RasterSettings, RasterStats};
-use crate::material::AlphaMode;
+use crate::material::lanes::LANES;
+use crate::material::{AlphaMode, Material};
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -419,9 +420,11 @@ unsafe fn shade_tile_v3(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize
     shade_tile_body(t, cbuf)
 }
 
-/// Colours every covered pixel of the tile from its visible triangle: the lit mode four pixels at
-/// a time (pixels of draws with a material by the material path, one by one), the others one by
-/// one.
+/// Colours every covered pixel of the tile from its visible triangle. The lit mode goes eight
+/// pixels at a time: those of draws with a material by the material path, in lanes where at least
+/// [`LANES_MIN`] of them share a material ([`MaterialShader::shade_lanes`], the same values as
+/// one by one) and else one by one; the others by the plain lit shader four at a time. The
+/// other modes go pixel by pixel.
 #[inline(always)]
 fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
     let TileShading {
@@ -455,53 +458,98 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
         return;
     }
     let lut = srgb_lut();
-    for l0 in (0..n).step_by(4) {
-        let mut lanes: [u32; 4] = std::array::from_fn(|i| win[l0 + i]);
-        if lanes == [NONE; 4] {
-            continue;
-        }
-        // pixels of material draws: the material path
-        for (i, k) in lanes.iter_mut().enumerate() {
-            if *k == NONE {
-                continue;
-            }
-            let t = setup.get(ids[*k as usize]);
-            let d = &draws[t.draw as usize];
-            if let Some(m) = d.material {
-                let (px, py) = pixel(l0 + i);
-                let (c, _) = ms.shade(d, m, t.tri, px, py, t.front);
-                cbuf[l0 + i] = pack_with(lut, c).to_le();
-                *k = NONE;
-            }
-        }
-        if lanes == [NONE; 4] {
-            continue;
-        }
-        // lanes without a fragment shade a harmless stand-in whose colour is dropped
-        let mut world = [[0f32; 4]; 3];
-        let mut normal = [[0f32, 0.0, 0.0, 0.0], [0.0; 4], [1.0; 4]];
-        let mut base = [[0f32; 4]; 3];
-        for (i, &k) in lanes.iter().enumerate() {
+    for l0 in (0..n).step_by(LANES) {
+        // the group's pixels of material draws, shaded a material at a time: in lanes where
+        // enough of them share it, else one by one
+        let mut todo: [Option<(&Draw, &Material, &SetupTri)>; LANES] = [None; LANES];
+        let mut plain = [false; LANES];
+        for i in 0..LANES {
+            let k = win[l0 + i];
             if k == NONE {
                 continue;
             }
             let t = setup.get(ids[k as usize]);
-            let (a, _) = interpolate(t, bary[l0 + i][0], bary[l0 + i][1]);
-            let color = draws[t.draw as usize].color;
-            for c in 0..3 {
-                world[c][i] = a[c];
-                normal[c][i] = if t.front { a[3 + c] } else { -a[3 + c] };
-                base[c][i] = color[c];
+            let d = &draws[t.draw as usize];
+            match d.material {
+                Some(m) => todo[i] = Some((d, m, t)),
+                None => plain[i] = true,
             }
         }
-        let rgba = fs.shade_lit4(&world, &normal, &base);
-        for (i, &k) in lanes.iter().enumerate() {
-            if k != NONE {
-                cbuf[l0 + i] = rgba[i].to_le();
+        while let Some(first) = todo.iter().position(Option::is_some) {
+            let m = todo[first].expect("found above").1;
+            let same: [bool; LANES] =
+                std::array::from_fn(|i| todo[i].is_some_and(|(_, mi, _)| std::ptr::eq(mi, m)));
+            if same.iter().filter(|&&b| b).count() >= LANES_MIN {
+                let mut f = SurfaceLanes::default();
+                for (i, &(d, _, t)) in todo
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, x)| Some((i, x.as_ref()?)))
+                {
+                    if same[i] {
+                        let (px, py) = pixel(l0 + i);
+                        f.set(i, ms, d, m, t.tri, px, py, t.front);
+                    }
+                }
+                for (i, &s) in same.iter().enumerate() {
+                    if !s {
+                        f.copy(i, first);
+                    }
+                }
+                let c = ms.shade_lanes(m, &f);
+                for i in 0..LANES {
+                    if same[i] {
+                        cbuf[l0 + i] = pack_with(lut, c[i]).to_le();
+                        todo[i] = None;
+                    }
+                }
+            } else {
+                for i in 0..LANES {
+                    if let (true, Some((d, m, t))) = (same[i], todo[i]) {
+                        let (px, py) = pixel(l0 + i);
+                        let (c, _) = ms.shade(d, m, t.tri, px, py, t.front);
+                        cbuf[l0 + i] = pack_with(lut, c).to_le();
+                        todo[i] = None;
+                    }
+                }
+            }
+        }
+        // the other pixels four at a time (lanes without a fragment shade a harmless stand-in
+        // whose colour is dropped)
+        for h in (0..LANES).step_by(4) {
+            if plain[h..h + 4] == [false; 4] {
+                continue;
+            }
+            let mut world = [[0f32; 4]; 3];
+            let mut normal = [[0f32, 0.0, 0.0, 0.0], [0.0; 4], [1.0; 4]];
+            let mut base = [[0f32; 4]; 3];
+            for i in 0..4 {
+                if !plain[h + i] {
+                    continue;
+                }
+                let l = l0 + h + i;
+                let t = setup.get(ids[win[l] as usize]);
+                let (a, _) = interpolate(t, bary[l][0], bary[l][1]);
+                let color = draws[t.draw as usize].color;
+                for c in 0..3 {
+                    world[c][i] = a[c];
+                    normal[c][i] = if t.front { a[3 + c] } else { -a[3 + c] };
+                    base[c][i] = color[c];
+                }
+            }
+            let rgba = fs.shade_lit4(&world, &normal, &base);
+            for i in 0..4 {
+                if plain[h + i] {
+                    cbuf[l0 + h + i] = rgba[i].to_le();
+                }
             }
         }
     }
 }
+
+/// The fewest pixels of one material among eight that the material path shades in lanes (it
+/// shades all eight lanes whatever their number; fewer go one by one).
+const LANES_MIN: usize = 3;
 
 /// The second pass of a tile holding blended triangles (lit mode): each, in submission order (the
 /// pipeline submits blended objects after the opaque ones, far to near), is rasterised against
