@@ -331,13 +331,10 @@ impl Texture {
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
     pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
-        let mut out = V4::default();
         if !self.trilinear() {
-            for i in 0..LANES {
-                out.set(i, self.sample_rgba(uv.get(i), dx.get(i), dy.get(i)));
-            }
-            return out;
+            return self.sample_each(uv, dx, dy);
         }
+        let mut out = V4::default();
         let (mut first, mut second, mut f) = ([0u8; LANES], [0u8; LANES], [0f32; LANES]);
         for i in 0..LANES {
             let (_, l0, l1, w) = self.choose(dx.get(i), dy.get(i));
@@ -355,6 +352,17 @@ impl Texture {
                     a + (b - a).scale(f[i])
                 },
             );
+        }
+        out
+    }
+
+    /// [`Texture::sample`] of each lane: kept out of line, so that the code the lanes run
+    /// stays small (the fragment stage's build is inlined whole).
+    #[inline(never)]
+    fn sample_each(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
+        let mut out = V4::default();
+        for i in 0..LANES {
+            out.set(i, self.sample_rgba(uv.get(i), dx.get(i), dy.get(i)));
         }
         out
     }
@@ -384,14 +392,8 @@ impl Texture {
         } else {
             far = [true; LANES];
         }
-        for i in 0..LANES {
-            if far[i] {
-                let (k, x, y) = bilinear_place(w[i], h[i], s, uv.get(i));
-                for c in 0..4 {
-                    at[c][i] = k[c];
-                }
-                (fx[i], fy[i]) = (x, y);
-            }
+        if far.contains(&true) {
+            place_each(&far, &w, &h, s, uv, &mut at, &mut fx, &mut fy);
         }
         // the loads lane by lane, the decoding (texel_at's) in lanes where it is arithmetic
         let mut raw = [[0u32; LANES]; 4];
@@ -496,6 +498,31 @@ fn repeat_place(width: u32, height: u32, uv: Vec2) -> ([u32; 4], f32, f32, bool)
     let (ya, yb) = (y0 as u32 & (height - 1), (y0 + 1) as u32 & (height - 1));
     let (ra, rb) = (ya * width, yb * width);
     ([ra + xa, ra + xb, rb + xa, rb + xb], fx, fy, ok)
+}
+
+/// [`bilinear_place`] in each lane `i` where `far[i]`, into the lanes' places and weights (out of
+/// line, as [`Texture::sample_each`]).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn place_each(
+    far: &[bool; LANES],
+    w: &[u32; LANES],
+    h: &[u32; LANES],
+    s: &Sampler,
+    uv: &V2,
+    at: &mut [[u32; LANES]; 4],
+    fx: &mut [f32; LANES],
+    fy: &mut [f32; LANES],
+) {
+    for i in 0..LANES {
+        if far[i] {
+            let (k, x, y) = bilinear_place(w[i], h[i], s, uv.get(i));
+            for c in 0..4 {
+                at[c][i] = k[c];
+            }
+            (fx[i], fy[i]) = (x, y);
+        }
+    }
 }
 
 /// The bilinear blend of four texels (top left, top right, bottom left, bottom right) with the
