@@ -360,7 +360,7 @@ impl<'a> MaterialShader<'a> {
         let mut base = V4::default();
         let factor = Rgba::from(m.base_color);
         for i in 0..LANES {
-            let t = tex.map(|t| t.get(i));
+            let t = texels(&tex, i);
             let b = base_color(m, factor, &f.get(i), &t);
             base.set(i, b);
             out[i] = b.rgb();
@@ -371,7 +371,7 @@ impl<'a> MaterialShader<'a> {
         let (mut lit, mut ambient, mut emissive) =
             (LitLanes::default(), V3::default(), V3::default());
         for i in 0..LANES {
-            let t = tex.map(|t| t.get(i));
+            let t = texels(&tex, i);
             let (p, a, e) = self.prepare(m, &f.get(i), f.front[i], base.get(i), &t);
             lit.set(i, &p);
             ambient.set(i, a);
@@ -390,6 +390,19 @@ impl<'a> MaterialShader<'a> {
         }
         out
     }
+}
+
+/// Lane `i` of each of the five slots (spelt out: `array::map` over the lanes copies them into a
+/// call).
+#[inline(always)]
+fn texels(tex: &[V4; 5], i: usize) -> Texels {
+    [
+        tex[0].get(i),
+        tex[1].get(i),
+        tex[2].get(i),
+        tex[3].get(i),
+        tex[4].get(i),
+    ]
 }
 
 /// A material's texture values at one pixel: base colour, metallic-roughness, normal,
