@@ -134,9 +134,19 @@ impl Gpu {
         let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
             .map_err(|_| GpuError::Unavailable("the CUDA driver could not be used".into()))?
             .map_err(|e| {
-                if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                use cudarc::driver::sys::CUresult;
+                if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                     GpuError::Unavailable(format!(
                         "{} has no memory left to start on (other programs on it are using it all)",
+                        dev.name
+                    ))
+                } else if e.0 == CUresult::CUDA_ERROR_UNKNOWN {
+                    // (an H200 whose memory another process holds entirely answers this way, where
+                    // an H100 says out of memory)
+                    GpuError::Unavailable(format!(
+                        "{} could not start a CUDA context ({e:?}): the driver says this when the \
+                         device has no memory left (other programs on it using it all) or is in a \
+                         bad state; `nvidia-smi` shows which",
                         dev.name
                     ))
                 } else {
