@@ -481,16 +481,13 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
                 std::array::from_fn(|i| todo[i].is_some_and(|(_, mi, _)| std::ptr::eq(mi, m)));
             if same.iter().filter(|&&b| b).count() >= LANES_MIN {
                 let mut f = SurfaceLanes::default();
-                for (i, &(d, _, t)) in todo
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, x)| Some((i, x.as_ref()?)))
-                {
-                    if same[i] {
+                for (i, x) in todo.iter().enumerate() {
+                    if let (true, Some((d, _, t))) = (same[i], x) {
                         let (px, py) = pixel(l0 + i);
                         f.set(i, ms, d, m, t.tri, px, py, t.front);
                     }
                 }
+                // (after the loop above, so that lane `first` is set)
                 for (i, &s) in same.iter().enumerate() {
                     if !s {
                         f.copy(i, first);
@@ -548,8 +545,8 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
 }
 
 /// The fewest pixels of one material among eight that the material path shades in lanes (it
-/// shades all eight lanes whatever their number; fewer go one by one). All eight: on Sponza
-/// (1280x720, lit) 3 measured 1-2 ms slower a frame in five of six alternating rounds, 5 between.
+/// shades all eight lanes whatever their number; fewer go one by one). All eight: lower
+/// thresholds measured slower on Sponza (benches/results/cpu-sponza-frame.md).
 const LANES_MIN: usize = 8;
 
 /// The second pass of a tile holding blended triangles (lit mode): each, in submission order (the
