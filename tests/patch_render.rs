@@ -150,12 +150,7 @@ fn culling_keeps_the_image(
         .iter()
         .find(|s| s.stage == "patch-cull")
         .unwrap_or_else(|| panic!("{what}: no patch-cull stage in {:?}", on.stats.stages));
-    let differ = on
-        .color
-        .chunks_exact(4)
-        .zip(off.color.chunks_exact(4))
-        .filter(|(a, b)| a != b)
-        .count();
+    let (differ, _) = common::compare(&on.color, &off.color);
     assert_eq!(differ, 0, "{what}: {differ} pixels differ");
     assert_eq!(on.depth, off.depth, "{what}");
     let culled = st.culled_triangles;

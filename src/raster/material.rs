@@ -568,21 +568,6 @@ impl SurfaceLanes {
         self.bitangent.set(i, f.bitangent);
         self.front[i] = front;
     }
-
-    /// Lane `i` a copy of lane `j` (a harmless stand-in for a pixel the lanes do not shade).
-    #[inline(always)]
-    pub(super) fn copy(&mut self, i: usize, j: usize) {
-        let f = self.get(j);
-        self.world.set(i, f.world);
-        self.normal.set(i, f.normal);
-        self.uv.set(i, f.uv);
-        self.duv_dx.set(i, f.duv_dx);
-        self.duv_dy.set(i, f.duv_dy);
-        self.color.set(i, f.color);
-        self.tangent.set(i, f.tangent);
-        self.bitangent.set(i, f.bitangent);
-        self.front[i] = self.front[j];
-    }
 }
 
 /// Khronos' PBR Neutral tone mapping: colours up to about 0.76 pass unchanged (so base colours

@@ -421,9 +421,9 @@ unsafe fn shade_tile_v3(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize
 }
 
 /// Colours every covered pixel of the tile from its visible triangle. The lit mode goes eight
-/// pixels at a time: those of draws with a material by the material path, in lanes where at least
-/// [`LANES_MIN`] of them share a material ([`MaterialShader::shade_lanes`], the same values as
-/// one by one) and else one by one; the others by the plain lit shader four at a time. The
+/// pixels at a time: those of draws with a material by the material path, in lanes where all
+/// eight share a material ([`MaterialShader::shade_lanes`], the same values as one by one) and
+/// else one by one; the others by the plain lit shader four at a time. The
 /// other modes go pixel by pixel.
 #[inline(always)]
 fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
@@ -459,8 +459,7 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
     }
     let lut = srgb_lut();
     for l0 in (0..n).step_by(LANES) {
-        // the group's pixels of material draws, shaded a material at a time: in lanes where
-        // enough of them share it, else one by one
+        // the group's pixels of material draws
         let mut todo: [Option<(&Draw, &Material, &SetupTri)>; LANES] = [None; LANES];
         let mut plain = [false; LANES];
         for i in 0..LANES {
@@ -475,39 +474,29 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
                 None => plain[i] = true,
             }
         }
-        while let Some(first) = todo.iter().position(Option::is_some) {
-            let m = todo[first].expect("found above").1;
-            let same: [bool; LANES] =
-                std::array::from_fn(|i| todo[i].is_some_and(|(_, mi, _)| std::ptr::eq(mi, m)));
-            if same.iter().filter(|&&b| b).count() >= LANES_MIN {
-                let mut f = SurfaceLanes::default();
-                for (i, x) in todo.iter().enumerate() {
-                    if let (true, Some((d, _, t))) = (same[i], x) {
-                        let (px, py) = pixel(l0 + i);
-                        f.set(i, ms, d, m, t.tri, px, py, t.front);
-                    }
-                }
-                // (after the loop above, so that lane `first` is set)
-                for (i, &s) in same.iter().enumerate() {
-                    if !s {
-                        f.copy(i, first);
-                    }
-                }
-                let c = ms.shade_lanes(m, &f);
-                for i in 0..LANES {
-                    if same[i] {
-                        cbuf[l0 + i] = pack_with(lut, c[i]).to_le();
-                        todo[i] = None;
-                    }
-                }
-            } else {
-                for i in 0..LANES {
-                    if let (true, Some((d, m, t))) = (same[i], todo[i]) {
-                        let (px, py) = pixel(l0 + i);
-                        let (c, _) = ms.shade(d, m, t.tri, px, py, t.front);
-                        cbuf[l0 + i] = pack_with(lut, c).to_le();
-                        todo[i] = None;
-                    }
+        // all eight in lanes where they share one material (fewer measured slower in lanes
+        // than one by one on Sponza: benches/results/cpu-sponza-frame.md)
+        let shared = todo[0].map(|(_, m, _)| m).filter(|&m| {
+            todo.iter()
+                .all(|x| x.is_some_and(|(_, mi, _)| std::ptr::eq(mi, m)))
+        });
+        if let Some(m) = shared {
+            let mut f = SurfaceLanes::default();
+            for (i, x) in todo.iter().enumerate() {
+                let (d, _, t) = x.expect("every lane has this material");
+                let (px, py) = pixel(l0 + i);
+                f.set(i, ms, d, m, t.tri, px, py, t.front);
+            }
+            let c = ms.shade_lanes(m, &f);
+            for i in 0..LANES {
+                cbuf[l0 + i] = pack_with(lut, c[i]).to_le();
+            }
+        } else {
+            for (i, x) in todo.iter().enumerate() {
+                if let Some((d, m, t)) = *x {
+                    let (px, py) = pixel(l0 + i);
+                    let (c, _) = ms.shade(d, m, t.tri, px, py, t.front);
+                    cbuf[l0 + i] = pack_with(lut, c).to_le();
                 }
             }
         }
@@ -543,11 +532,6 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
         }
     }
 }
-
-/// The fewest pixels of one material among eight that the material path shades in lanes (it
-/// shades all eight lanes whatever their number; fewer go one by one). All eight: lower
-/// thresholds measured slower on Sponza (benches/results/cpu-sponza-frame.md).
-const LANES_MIN: usize = 8;
 
 /// The second pass of a tile holding blended triangles (lit mode): each, in submission order (the
 /// pipeline submits blended objects after the opaque ones, far to near), is rasterised against
