@@ -341,6 +341,10 @@ impl Texture {
             (first[i], second[i], f[i]) = (l0 as u8, l1 as u8, w);
         }
         let a = self.bilinear_lanes(&first, uv);
+        if f == [0.0; LANES] {
+            // no lane blends in a second level (all magnified, or at the last level)
+            return a;
+        }
         let b = self.bilinear_lanes(&second, uv);
         for i in 0..LANES {
             let (a, b) = (a.get(i), b.get(i));
@@ -707,15 +711,19 @@ mod tests {
             for (w, h) in [(8, 4), (16, 16), (6, 3), (1, 1)] {
                 let t =
                     Texture::new("t", w, h, &texels(w * h, k as u32), k % 2 == 0, sampler).unwrap();
-                for _ in 0..300 {
+                for round in 0..300 {
                     let (mut uv, mut dx, mut dy) = (V2::default(), V2::default(), V2::default());
+                    // every third group has one footprint scale in all its lanes (whole groups
+                    // magnified, or all in one level pair, as on screen)
+                    let group = (next() * 10.0 - 6.0).exp2();
                     for i in 0..LANES {
                         let far = match (next() * 16.0) as u32 {
                             0 => 3e9,
                             1 => f32::NAN,
                             _ => 3.0,
                         };
-                        let scale = (next() * 10.0 - 6.0).exp2();
+                        let own = (next() * 10.0 - 6.0).exp2();
+                        let scale = if round % 3 == 0 { group } else { own };
                         uv.set(i, Vec2::new(next() * 2.0 - 1.0, next() * 2.0 - 1.0) * far);
                         dx.set(i, Vec2::new(next() - 0.5, next() - 0.5) * scale);
                         dy.set(i, Vec2::new(next() - 0.5, next() - 0.5) * scale);
