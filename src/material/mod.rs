@@ -9,12 +9,14 @@
 
 pub mod lanes;
 pub mod texture;
+pub mod wide;
 
 pub use texture::{Filter, Sampler, Texture, TextureError, Wrap};
 
 use glam::{Vec2, Vec3, Vec4};
 use lanes::{LANES, V2, V4};
 use std::sync::Arc;
+use wide::{Num, Xyz};
 
 /// How a material's alpha is used (glTF `alphaMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -193,35 +195,40 @@ pub enum LightKind {
 
 impl PunctualLight {
     /// The unit vector towards the light and the light's radiance scale at `p` (zero outside its
-    /// range or cone).
+    /// range or cone), at one point or eight ([`Num`]: the same values either way).
     #[inline(always)]
-    pub fn at(&self, p: Vec3) -> (Vec3, Vec3) {
+    pub fn at<T: Num>(&self, p: Xyz<T>) -> (Xyz<T>, Xyz<T>) {
         match self.kind {
             LightKind::Directional => (
-                (-self.direction).normalize_or_zero(),
-                self.color * self.intensity,
+                Xyz::splat((-self.direction).normalize_or_zero()),
+                Xyz::splat(self.color * self.intensity),
             ),
             LightKind::Point | LightKind::Spot { .. } => {
-                let d = self.position - p;
-                let dist2 = d.length_squared().max(1e-8);
-                let l = d / dist2.sqrt();
+                let d = Xyz::splat(self.position) - p;
+                let dist2 = d.dot(d).max(T::splat(1e-8));
+                let len = dist2.sqrt();
+                let l = Xyz::new(d.x / len, d.y / len, d.z / len);
                 // the specification's recommended window: (1 - (d / range)^4)^2, clamped
                 let window = match self.range {
                     Some(r) if r > 0.0 => {
-                        let x = dist2 / (r * r);
-                        (1.0 - x * x).clamp(0.0, 1.0).powi(2)
+                        let x = dist2 / T::splat(r * r);
+                        let w = (T::splat(1.0) - x * x).clamp(0.0, 1.0);
+                        w * w
                     }
-                    _ => 1.0,
+                    _ => T::splat(1.0),
                 };
                 let cone = match self.kind {
                     LightKind::Spot { inner, outer } => {
                         let (ci, co) = (inner.cos(), outer.cos());
-                        let cd = self.direction.normalize_or_zero().dot(-l);
-                        ((cd - co) / (ci - co).max(1e-4)).clamp(0.0, 1.0).powi(2)
+                        let cd = Xyz::splat(self.direction.normalize_or_zero()).dot(-l);
+                        let c =
+                            ((cd - T::splat(co)) / T::splat((ci - co).max(1e-4))).clamp(0.0, 1.0);
+                        c * c
                     }
-                    _ => 1.0,
+                    _ => T::splat(1.0),
                 };
-                (l, self.color * (self.intensity * window * cone / dist2))
+                let scale = T::splat(self.intensity) * window * cone / dist2;
+                (l, Xyz::splat(self.color).scale(scale))
             }
         }
     }

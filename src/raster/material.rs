@@ -11,8 +11,9 @@
 //! right and lower pixel centres' coordinates.
 
 use super::{Draw, RasterSettings};
-use crate::material::lanes::{Rgba, F, LANES, V2, V3, V4};
+use crate::material::lanes::{Rgba, LANES, V2, V3, V4};
 use crate::material::texture::Texture;
+use crate::material::wide::{Num, Wide, Xyz};
 use crate::material::{AlphaMode, Material, PunctualLight, TextureRef};
 use glam::{Vec2, Vec3, Vec4};
 
@@ -256,82 +257,84 @@ impl<'a> MaterialShader<'a> {
         if let Some(t) = &m.emissive_texture {
             tex[EMISSIVE] = t.sample_rgba(f.uv, f.duv_dx, f.duv_dy);
         }
-        let (p, ambient, emissive) = self.prepare(m, &f, front, base, &tex);
-        let mut light = Vec3::ZERO;
-        for l in self.s.lights.as_slice() {
-            if let Some(c) = p.light(l) {
-                light += c;
-            }
-        }
-        (pbr_neutral(light + ambient + emissive), base.a)
+        let x = |c: Rgba| Xyz::new(c.r, c.g, c.b);
+        let p = Pixel {
+            world: f.world.into(),
+            normal: f.normal.into(),
+            tangent: f.tangent.into(),
+            bitangent: f.bitangent.into(),
+            side: if front { 1.0 } else { -1.0 },
+            base: x(base),
+            normal_map: x(tex[NORMAL]),
+            rough: tex[METALLIC_ROUGHNESS].g,
+            metal: tex[METALLIC_ROUGHNESS].b,
+            occlusion: tex[OCCLUSION].r,
+            emission: x(tex[EMISSIVE]),
+        };
+        (self.lit(m, &p).into(), base.a)
     }
 
-    /// What the lights' loop reads of a pixel (the shading normal, the direction to the eye and
-    /// the BRDF's inputs), its ambient light and its emission: everything of the lit colour but
-    /// the lights, from its surface, base colour and texture values (`tex`, in [`Texels`]
-    /// order).
+    /// The lit colour (tone-mapped, linear RGB) of material `m` at one pixel or eight
+    /// ([`Num`]; the same values either way): the shading normal (with the normal map), the
+    /// BRDF's inputs, each light's reflection, the ambient light and the emission.
     #[inline(always)]
-    fn prepare(
-        &self,
-        m: &Material,
-        f: &Surface,
-        front: bool,
-        base: Rgba,
-        tex: &Texels,
-    ) -> (Lit, Vec3, Vec3) {
-        let side = if front { 1.0 } else { -1.0 };
-        let mut n = (f.normal * side).normalize_or_zero();
+    fn lit<T: Num>(&self, m: &Material, p: &Pixel<T>) -> Xyz<T> {
+        let one = T::splat(1.0);
+        let mut n = p.normal.scale(p.side).normalize_or_zero();
         if let Some(t) = &m.normal_texture {
-            let tex = tex[NORMAL];
-            let tn = Vec3::new(
-                (tex.r * 2.0 - 1.0) * t.scale,
-                (tex.g * 2.0 - 1.0) * t.scale,
-                tex.b * 2.0 - 1.0,
+            let (two, scale) = (T::splat(2.0), T::splat(t.scale));
+            let tex = p.normal_map;
+            let tn = Xyz::new(
+                (tex.x * two - one) * scale,
+                (tex.y * two - one) * scale,
+                tex.z * two - one,
             );
             // Gram-Schmidt against the interpolated normal; the bitangent keeps the uv
-            // handedness
-            let tg = (f.tangent * side - n * n.dot(f.tangent * side)).normalize_or_zero();
-            if tg != Vec3::ZERO {
-                let mut bt = n.cross(tg);
-                if bt.dot(f.bitangent * side) < 0.0 {
-                    bt = -bt;
-                }
-                let mapped = (tg * tn.x + bt * tn.y + n * tn.z).normalize_or_zero();
-                if mapped != Vec3::ZERO {
-                    n = mapped;
-                }
-            }
+            // handedness (each step worked out in every lane, then chosen)
+            let tangent = p.tangent.scale(p.side);
+            let tg = (tangent - n.scale(n.dot(tangent))).normalize_or_zero();
+            let bt = n.cross(tg);
+            let flip = bt.dot(p.bitangent.scale(p.side)).lt(T::splat(0.0));
+            let bt = Xyz::select(flip, -bt, bt);
+            let mapped = (tg.scale(tn.x) + bt.scale(tn.y) + n.scale(tn.z)).normalize_or_zero();
+            n = Xyz::select(tg.nonzero() & mapped.nonzero(), mapped, n);
         }
-        let (mut metallic, mut roughness) = (m.metallic, m.roughness);
+        let (mut metallic, mut roughness) = (T::splat(m.metallic), T::splat(m.roughness));
         if m.metallic_roughness_texture.is_some() {
-            roughness *= tex[METALLIC_ROUGHNESS].g;
-            metallic *= tex[METALLIC_ROUGHNESS].b;
+            roughness = roughness * p.rough;
+            metallic = metallic * p.metal;
         }
         let (metallic, roughness) = (metallic.clamp(0.0, 1.0), roughness.clamp(0.0, 1.0));
         let occlusion = match &m.occlusion_texture {
-            Some(t) => 1.0 + t.scale * (tex[OCCLUSION].r - 1.0),
-            None => 1.0,
+            Some(t) => one + T::splat(t.scale) * (p.occlusion - one),
+            None => one,
         };
-        let mut emissive = m.emissive;
+        let mut emissive = Xyz::splat(m.emissive);
         if m.emissive_texture.is_some() {
-            emissive *= tex[EMISSIVE].rgb();
+            emissive = emissive * p.emission;
         }
-        let rgb = base.rgb();
-        let c_diff = rgb * (1.0 - metallic);
-        let f0 = Vec3::splat(0.04).lerp(rgb, metallic);
-        let alpha = (roughness * roughness).max(1e-3);
-        let view = (self.s.eye - f.world).normalize_or_zero();
+        let rgb = p.base;
+        let c_diff = rgb.scale(one - metallic);
+        let f0 = Xyz::splat(Vec3::splat(0.04)).lerp(rgb, metallic);
+        let alpha = (roughness * roughness).max(T::splat(1e-3));
+        let view = (Xyz::splat(self.s.eye) - p.world).normalize_or_zero();
         let lit = Lit {
             n,
             view,
-            world: f.world,
-            nv: n.dot(view).abs().max(1e-4),
+            world: p.world,
+            nv: n.dot(view).abs().max(T::splat(1e-4)),
             c_diff,
             f0,
             a2: alpha * alpha,
         };
-        let ambient = (c_diff + f0) * (self.s.light.ambient * occlusion) * self.s.light.color;
-        (lit, ambient, emissive)
+        let ambient = (c_diff + f0).scale(T::splat(self.s.light.ambient) * occlusion)
+            * Xyz::splat(self.s.light.color);
+        let mut light = Xyz::splat(Vec3::ZERO);
+        for l in self.s.lights.as_slice() {
+            let (c, on) = lit.light(l);
+            light = Xyz::select(on, light + c, light);
+        }
+        tone_map(light + ambient + emissive)
     }
 
     /// [`MaterialShader::shade`]'s colour of eight pixels of material `m` (each lane's surface
@@ -368,25 +371,24 @@ impl<'a> MaterialShader<'a> {
         if m.unlit {
             return out;
         }
-        let (mut lit, mut ambient, mut emissive) =
-            (LitLanes::default(), V3::default(), V3::default());
-        for i in 0..LANES {
-            let t = texels(&tex, i);
-            let (p, a, e) = self.prepare(m, &f.get(i), f.front[i], base.get(i), &t);
-            lit.set(i, &p);
-            ambient.set(i, a);
-            emissive.set(i, e);
-        }
-        let mut light = V3::default();
-        for l in self.s.lights.as_slice() {
-            for i in 0..LANES {
-                if let Some(c) = lit.get(i).light(l) {
-                    light.set(i, light.get(i) + c);
-                }
-            }
-        }
+        let w = |v: &V3| Xyz::new(Wide(v.x), Wide(v.y), Wide(v.z));
+        let rgb = |v: &V4| Xyz::new(Wide(v.x), Wide(v.y), Wide(v.z));
+        let p = Pixel {
+            world: w(&f.world),
+            normal: w(&f.normal),
+            tangent: w(&f.tangent),
+            bitangent: w(&f.bitangent),
+            side: Wide(f.front.map(|front| if front { 1.0 } else { -1.0 })),
+            base: rgb(&base),
+            normal_map: rgb(&tex[NORMAL]),
+            rough: Wide(tex[METALLIC_ROUGHNESS].y),
+            metal: Wide(tex[METALLIC_ROUGHNESS].z),
+            occlusion: Wide(tex[OCCLUSION].x),
+            emission: rgb(&tex[EMISSIVE]),
+        };
+        let c = self.lit(m, &p);
         for (i, o) in out.iter_mut().enumerate() {
-            *o = pbr_neutral(light.get(i) + ambient.get(i) + emissive.get(i));
+            *o = Vec3::new(c.x.0[i], c.y.0[i], c.z.0[i]);
         }
         out
     }
@@ -424,29 +426,51 @@ fn base_color(m: &Material, factor: Rgba, f: &Surface, tex: &Texels) -> Rgba {
     base
 }
 
-/// What the BRDF reads of a pixel lit by a light.
-#[derive(Clone, Copy)]
-struct Lit {
-    /// the shading normal
-    n: Vec3,
-    /// towards the eye
-    view: Vec3,
-    world: Vec3,
-    /// |n . view|, at least 1e-4
-    nv: f32,
-    /// the diffuse colour and the reflectance at normal incidence
-    c_diff: Vec3,
-    f0: Vec3,
-    /// roughness to the fourth power (at least 1e-6)
-    a2: f32,
+/// What [`MaterialShader::lit`] reads of one pixel or eight: the surface, the side it is seen
+/// from, the base colour and the texture values (each meaningful where the material has the
+/// texture).
+struct Pixel<T> {
+    world: Xyz<T>,
+    normal: Xyz<T>,
+    tangent: Xyz<T>,
+    bitangent: Xyz<T>,
+    /// 1 seen from the front, -1 from the back
+    side: T,
+    base: Xyz<T>,
+    /// the normal texture's texel
+    normal_map: Xyz<T>,
+    /// the metallic-roughness texture's roughness (green) and metalness (blue)
+    rough: T,
+    metal: T,
+    /// the occlusion texture's red
+    occlusion: T,
+    /// the emissive texture's texel
+    emission: Xyz<T>,
 }
 
-impl Lit {
+/// What the BRDF reads of a pixel (or eight) lit by a light.
+struct Lit<T> {
+    /// the shading normal
+    n: Xyz<T>,
+    /// towards the eye
+    view: Xyz<T>,
+    world: Xyz<T>,
+    /// |n . view|, at least 1e-4
+    nv: T,
+    /// the diffuse colour and the reflectance at normal incidence
+    c_diff: Xyz<T>,
+    f0: Xyz<T>,
+    /// roughness to the fourth power (at least 1e-6)
+    a2: T,
+}
+
+impl<T: Num> Lit<T> {
     /// The light `l` reflects towards the eye (Lambertian diffuse and GGX specular with the
-    /// height-correlated Smith visibility term and Schlick's Fresnel), or `None` where it lights
-    /// the surface from behind or not at all.
+    /// height-correlated Smith visibility term and Schlick's Fresnel), and where it counts: not
+    /// where it lights the surface from behind or not at all. Worked out in every lane, without
+    /// branches.
     #[inline(always)]
-    fn light(&self, l: &PunctualLight) -> Option<Vec3> {
+    fn light(&self, l: &PunctualLight) -> (Xyz<T>, T::Mask) {
         let Lit {
             n,
             view,
@@ -456,62 +480,32 @@ impl Lit {
             f0,
             a2,
         } = *self;
+        let (zero, one) = (T::splat(0.0), T::splat(1.0));
         let (dir, radiance) = l.at(world);
         let nl = n.dot(dir);
-        if nl <= 0.0 || radiance == Vec3::ZERO {
-            return None;
-        }
+        let on = nl.gt(zero) & radiance.nonzero();
         let h = (dir + view).normalize_or_zero();
-        let nh = n.dot(h).max(0.0);
-        let vh = view.dot(h).max(0.0);
-        let fresnel = f0 + (Vec3::ONE - f0) * (1.0 - vh).powi(5);
-        let dd = nh * nh * (a2 - 1.0) + 1.0;
-        let distribution = a2 / (std::f32::consts::PI * dd * dd);
-        let visibility = 0.5
-            / (nl * (nv * nv * (1.0 - a2) + a2).sqrt() + nv * (nl * nl * (1.0 - a2) + a2).sqrt())
-                .max(1e-8);
-        let diffuse = (Vec3::ONE - fresnel) * c_diff * std::f32::consts::FRAC_1_PI;
-        let specular = fresnel * (distribution * visibility);
-        Some((diffuse + specular) * radiance * nl)
+        let nh = n.dot(h).max(zero);
+        let vh = view.dot(h).max(zero);
+        let white = Xyz::splat(Vec3::ONE);
+        let fresnel = f0 + (white - f0).scale((one - vh).pow5());
+        let dd = nh * nh * (a2 - one) + one;
+        let distribution = a2 / (T::splat(std::f32::consts::PI) * dd * dd);
+        let visibility = T::splat(0.5)
+            / (nl * (nv * nv * (one - a2) + a2).sqrt() + nv * (nl * nl * (one - a2) + a2).sqrt())
+                .max(T::splat(1e-8));
+        let diffuse = ((white - fresnel) * c_diff).scale(T::splat(std::f32::consts::FRAC_1_PI));
+        let specular = fresnel.scale(distribution * visibility);
+        (((diffuse + specular) * radiance).scale(nl), on)
     }
 }
 
-/// [`Lit`] of eight pixels.
-#[derive(Default)]
-struct LitLanes {
-    n: V3,
-    view: V3,
-    world: V3,
-    nv: F,
-    c_diff: V3,
-    f0: V3,
-    a2: F,
-}
-
-impl LitLanes {
-    #[inline(always)]
-    fn get(&self, i: usize) -> Lit {
-        Lit {
-            n: self.n.get(i),
-            view: self.view.get(i),
-            world: self.world.get(i),
-            nv: self.nv[i],
-            c_diff: self.c_diff.get(i),
-            f0: self.f0.get(i),
-            a2: self.a2[i],
-        }
-    }
-    #[inline(always)]
-    fn set(&mut self, i: usize, p: &Lit) {
-        self.n.set(i, p.n);
-        self.view.set(i, p.view);
-        self.world.set(i, p.world);
-        self.nv[i] = p.nv;
-        self.c_diff.set(i, p.c_diff);
-        self.f0.set(i, p.f0);
-        self.a2[i] = p.a2;
+impl<T: Copy> Clone for Lit<T> {
+    fn clone(&self) -> Self {
+        *self
     }
 }
+impl<T: Copy> Copy for Lit<T> {}
 
 /// The surfaces ([`MaterialShader::surface`]) of eight pixels, and the side each is seen from.
 #[derive(Default)]
@@ -572,22 +566,30 @@ impl SurfaceLanes {
 
 /// Khronos' PBR Neutral tone mapping: colours up to about 0.76 pass unchanged (so base colours
 /// under unit light look as authored), brighter ones are compressed towards white.
-#[inline(always)]
 pub fn pbr_neutral(c: Vec3) -> Vec3 {
+    tone_map(Xyz::from(c)).into()
+}
+
+/// [`pbr_neutral`] of one colour or eight (worked out whole, then chosen).
+#[inline(always)]
+fn tone_map<T: Num>(c: Xyz<T>) -> Xyz<T> {
     const START: f32 = 0.8 - 0.04;
     const DESATURATION: f32 = 0.15;
     let x = c.min_element();
-    let offset = if x < 0.08 { x - 6.25 * x * x } else { 0.04 };
-    let c = c - offset;
+    let offset = T::select(
+        x.lt(T::splat(0.08)),
+        x - T::splat(6.25) * x * x,
+        T::splat(0.04),
+    );
+    let c = Xyz::new(c.x - offset, c.y - offset, c.z - offset);
     let peak = c.max_element();
-    if peak < START {
-        return c;
-    }
     let d = 1.0 - START;
-    let new_peak = 1.0 - d * d / (peak + d - START);
-    let c = c * (new_peak / peak);
-    let g = 1.0 - 1.0 / (DESATURATION * (peak - new_peak) + 1.0);
-    c.lerp(Vec3::splat(new_peak), g)
+    let new_peak = T::splat(1.0) - T::splat(d * d) / (peak + T::splat(d) - T::splat(START));
+    let squeezed = c.scale(new_peak / peak);
+    let g = T::splat(1.0)
+        - T::splat(1.0) / (T::splat(DESATURATION) * (peak - new_peak) + T::splat(1.0));
+    let out = squeezed.lerp(Xyz::new(new_peak, new_peak, new_peak), g);
+    Xyz::select(peak.lt(T::splat(START)), c, out)
 }
 
 #[cfg(test)]
