@@ -248,9 +248,7 @@ impl Texture {
     /// (filter, first level, second level, weight of the second; 0 for one level).
     #[inline(always)]
     fn choose(&self, dx: Vec2, dy: Vec2) -> (Filter, usize, usize, f32) {
-        let base = &self.levels[0];
-        let size = Vec2::new(base.width as f32, base.height as f32);
-        let rho = (dx * size).length().max((dy * size).length());
+        let rho = self.footprint(dx, dy);
         let s = &self.sampler;
         // (log2 rho <= 0 exactly when rho <= 1; NaN derivatives or no footprint magnify too)
         if rho.is_nan() || rho <= 1.0 {
@@ -265,13 +263,19 @@ impl Texture {
                 (s.min, l, l, 0.0)
             }
             Some(Filter::Linear) => {
-                let lod = lod.min(last);
-                let l0 = floor_positive(lod);
-                let f = lod - l0;
-                let l1 = (l0 as usize + 1).min(last as usize);
-                (s.min, l0 as usize, l1, f)
+                let (l0, l1, f) = trilinear_levels(lod.min(last), last);
+                (s.min, l0 as usize, l1 as usize, f)
             }
         }
+    }
+
+    /// The longer screen step in level 0's texels for derivatives `dx`, `dy` (its log2 is the
+    /// level of detail).
+    #[inline(always)]
+    fn footprint(&self, dx: Vec2, dy: Vec2) -> f32 {
+        let base = &self.levels[0];
+        let size = Vec2::new(base.width as f32, base.height as f32);
+        (dx * size).length().max((dy * size).length())
     }
 
     /// `level` of each of `textures` (alike) filtered at `uv` with `filter`.
@@ -337,24 +341,15 @@ impl Texture {
         let mut out = V4::default();
         // the level choice of `choose` for this sampler, in lanes: the same values
         let (mut first, mut second, mut f) = ([0u8; LANES], [0u8; LANES], [0f32; LANES]);
-        let base = &self.levels[0];
-        let (w, h) = (base.width as f32, base.height as f32);
         let last = (self.levels.len() - 1) as f32;
         for i in 0..LANES {
-            let (ax, ay) = (dx.x[i] * w, dx.y[i] * h);
-            let (bx, by) = (dy.x[i] * w, dy.y[i] * h);
-            let rho = (ax * ax + ay * ay).sqrt().max((bx * bx + by * by).sqrt());
-            let lod = level_log2(rho).min(last);
-            // lod lies in [0, last] where the lane minifies: its floor by a cast
-            let l0 = lod as i32;
+            // both sides worked out, then chosen (no branch in the loop)
+            let rho = self.footprint(dx.get(i), dy.get(i));
+            let (l0, l1, w) = trilinear_levels(level_log2(rho).min(last), last);
             let minified = rho > 1.0;
             first[i] = if minified { l0 as u8 } else { 0 };
-            second[i] = if minified {
-                (l0 + 1).min(last as i32) as u8
-            } else {
-                0
-            };
-            f[i] = if minified { lod - l0 as f32 } else { 0.0 };
+            second[i] = if minified { l1 as u8 } else { 0 };
+            f[i] = if minified { w } else { 0.0 };
         }
         let a = self.bilinear_lanes(&first, uv);
         if f == [0.0; LANES] {
@@ -468,6 +463,16 @@ fn decode(t: [u8; 4], srgb: bool) -> Rgba {
         let c = |v: u8| v as f32 / 255.0;
         Rgba::new(c(t[0]), c(t[1]), c(t[2]), c(t[3]))
     }
+}
+
+/// The two levels a trilinear sample blends at level of detail `lod` (in [0, `last`]) and the
+/// second's weight.
+#[inline(always)]
+fn trilinear_levels(lod: f32, last: f32) -> (u32, u32, f32) {
+    // (lod is small and not negative: the cast is its floor; in 32-bit signed integers, which
+    // lanes convert in one instruction)
+    let l0 = lod as i32;
+    (l0 as u32, (l0 + 1).min(last as i32) as u32, lod - l0 as f32)
 }
 
 /// The base-two logarithm of the longer screen step in texels, `x` (above 1, or +infinity;
