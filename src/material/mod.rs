@@ -77,17 +77,23 @@ impl TextureRef {
     /// [`TextureRef::sample`] of eight pixels ([`Texture::sample_lanes`]).
     #[inline(always)]
     pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
-        if self.transform.is_none() {
-            return self.texture.sample_lanes(uv, dx, dy);
-        }
-        let (mut u, mut x, mut y) = (*uv, *dx, *dy);
-        for i in 0..LANES {
-            let (a, b, c) = self.coords(uv.get(i), dx.get(i), dy.get(i));
-            u.set(i, a);
-            x.set(i, b);
-            y.set(i, c);
-        }
+        let (u, x, y) = self.coords_lanes(uv, dx, dy);
         self.texture.sample_lanes(&u, &x, &y)
+    }
+
+    /// [`TextureRef::coords`] of eight pixels.
+    #[inline(always)]
+    pub fn coords_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> (V2, V2, V2) {
+        let (mut u, mut x, mut y) = (*uv, *dx, *dy);
+        if self.transform.is_some() {
+            for i in 0..LANES {
+                let (a, b, c) = self.coords(uv.get(i), dx.get(i), dy.get(i));
+                u.set(i, a);
+                x.set(i, b);
+                y.set(i, c);
+            }
+        }
+        (u, x, y)
     }
 }
 

@@ -331,44 +331,60 @@ impl Texture {
     /// With the trilinear sampler the arithmetic runs in lanes (the level choice, the texel
     /// places and the filter) and only the texel loads lane by lane; any other sampler samples
     /// lane by lane.
+    #[inline(always)]
+    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
+        let mut out = [V4::default()];
+        Texture::sample_lanes_alike(&[self], uv, dx, dy, &mut out);
+        out[0]
+    }
+
+    /// [`Texture::sample_lanes`] of each of `textures` (all [`Texture::alike`] the first) into
+    /// `out`, one for one: the level choice and each level's texel places and weights are worked
+    /// out once for all of them, as [`Texture::sample_alike`] does for one pixel (the same
+    /// arithmetic, so the same values as one by one); the loads, decoding and filtering are each
+    /// texture's own.
     // (lane loops index each array by the lane: the form the compiler turns into vectors)
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
-    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
-        if !self.trilinear() {
-            return self.sample_each(uv, dx, dy);
+    pub fn sample_lanes_alike(textures: &[&Texture], uv: &V2, dx: &V2, dy: &V2, out: &mut [V4]) {
+        let t = textures[0];
+        debug_assert!(textures.iter().all(|o| t.alike(o)) && out.len() == textures.len());
+        if !t.trilinear() {
+            for (o, t) in out.iter_mut().zip(textures) {
+                *o = t.sample_each(uv, dx, dy);
+            }
+            return;
         }
-        let mut out = V4::default();
         // the level choice of `choose` for this sampler, in lanes: the same values
         let (mut first, mut second, mut f) = ([0u8; LANES], [0u8; LANES], [0f32; LANES]);
-        let last = (self.levels.len() - 1) as f32;
+        let last = (t.levels.len() - 1) as f32;
         for i in 0..LANES {
             // both sides worked out, then chosen (no branch in the loop)
-            let rho = self.footprint(dx.get(i), dy.get(i));
+            let rho = t.footprint(dx.get(i), dy.get(i));
             let (l0, l1, w) = trilinear_levels(level_log2(rho).min(last), last);
             let minified = rho > 1.0;
             first[i] = if minified { l0 as u8 } else { 0 };
             second[i] = if minified { l1 as u8 } else { 0 };
             f[i] = if minified { w } else { 0.0 };
         }
-        let a = self.bilinear_lanes(&first, uv);
+        let at = t.place_lanes(&first, uv);
+        for (o, t) in out.iter_mut().zip(textures) {
+            *o = t.fetch_lanes(&first, &at);
+        }
         if f == [0.0; LANES] {
             // no lane blends in a second level (all magnified, or at the last level)
-            return a;
+            return;
         }
-        let b = self.bilinear_lanes(&second, uv);
-        for i in 0..LANES {
-            let (a, b) = (a.get(i), b.get(i));
-            out.set(
-                i,
-                if f[i] == 0.0 {
-                    a
-                } else {
-                    a + (b - a).scale(f[i])
-                },
-            );
+        let at = t.place_lanes(&second, uv);
+        for (o, t) in out.iter_mut().zip(textures) {
+            let b = t.fetch_lanes(&second, &at);
+            for i in 0..LANES {
+                let (a, b) = (o.get(i), b.get(i));
+                if f[i] != 0.0 {
+                    o.set(i, a + (b - a).scale(f[i]));
+                }
+            }
         }
-        out
     }
 
     /// [`Texture::sample`] of each lane: kept out of line, so that the code the lanes run
@@ -382,17 +398,16 @@ impl Texture {
         out
     }
 
-    /// Level `levels[i]` filtered bilinearly at `uv` in each lane `i`.
+    /// Where a bilinear sample of level `levels[i]` at `uv` reads in each lane `i`.
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
-    fn bilinear_lanes(&self, levels: &[u8; LANES], uv: &V2) -> V4 {
+    fn place_lanes(&self, levels: &[u8; LANES], uv: &V2) -> PlaceLanes {
         let (mut w, mut h) = ([0u32; LANES], [0u32; LANES]);
         for i in 0..LANES {
             let l = &self.levels[levels[i] as usize];
             (w[i], h[i]) = (l.width, l.height);
         }
-        let mut at = [[0u32; LANES]; 4];
-        let (mut fx, mut fy) = ([0f32; LANES], [0f32; LANES]);
+        let mut p = PlaceLanes::default();
         let s = &self.sampler;
         let mut far = [false; LANES];
         if s.wrap_s == Wrap::Repeat && s.wrap_t == Wrap::Repeat && self.power_of_two() {
@@ -400,22 +415,30 @@ impl Texture {
             for i in 0..LANES {
                 let (k, x, y, ok) = repeat_place(w[i], h[i], uv.get(i));
                 for c in 0..4 {
-                    at[c][i] = k[c];
+                    p.at[c][i] = k[c];
                 }
-                (fx[i], fy[i], far[i]) = (x, y, !ok);
+                (p.fx[i], p.fy[i], far[i]) = (x, y, !ok);
             }
         } else {
             far = [true; LANES];
         }
         if far.contains(&true) {
-            place_each(&far, &w, &h, s, uv, &mut at, &mut fx, &mut fy);
+            place_each(&far, &w, &h, s, uv, &mut p.at, &mut p.fx, &mut p.fy);
         }
+        p
+    }
+
+    /// Level `levels[i]` filtered bilinearly in each lane `i` at the places `p` (which
+    /// [`Texture::place_lanes`] gave for these levels of this texture or one alike).
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    fn fetch_lanes(&self, levels: &[u8; LANES], p: &PlaceLanes) -> V4 {
         // the loads lane by lane, the decoding (texel_at's) in lanes where it is arithmetic
         let mut raw = [[0u32; LANES]; 4];
         for i in 0..LANES {
             let l = &self.levels[levels[i] as usize];
             for k in 0..4 {
-                raw[k][i] = u32::from_le_bytes(l.texels[at[k][i] as usize]);
+                raw[k][i] = u32::from_le_bytes(l.texels[p.at[k][i] as usize]);
             }
         }
         let byte = |t: u32, c: u32| t >> (8 * c) & 0xff;
@@ -442,10 +465,20 @@ impl Texture {
         let mut out = V4::default();
         for i in 0..LANES {
             let corners = [c[0].get(i), c[1].get(i), c[2].get(i), c[3].get(i)];
-            out.set(i, bilinear(corners, fx[i], fy[i]));
+            out.set(i, bilinear(corners, p.fx[i], p.fy[i]));
         }
         out
     }
+}
+
+/// Where one bilinear sample reads in each lane: the four texels (as [`bilinear_place`] orders
+/// them) as indices into the lane's level, and the weights of the right column and the bottom
+/// row.
+#[derive(Default)]
+struct PlaceLanes {
+    at: [[u32; LANES]; 4],
+    fx: [f32; LANES],
+    fy: [f32; LANES],
 }
 
 /// RGBA8 texel `t` as linear RGBA (its RGB sRGB-decoded where `srgb`).
@@ -769,6 +802,16 @@ mod tests {
             for (w, h) in [(8, 4), (16, 16), (6, 3), (1, 1)] {
                 let t =
                     Texture::new("t", w, h, &texels(w * h, k as u32), k % 2 == 0, sampler).unwrap();
+                // alike, other texels, the other encoding: sampled together with t
+                let u = Texture::new(
+                    "u",
+                    w,
+                    h,
+                    &texels(w * h, 99 + k as u32),
+                    k % 2 == 1,
+                    sampler,
+                )
+                .unwrap();
                 for round in 0..300 {
                     let (mut uv, mut dx, mut dy) = (V2::default(), V2::default(), V2::default());
                     // every third group has one footprint scale in all its lanes (whole groups
@@ -787,16 +830,20 @@ mod tests {
                         dy.set(i, Vec2::new(next() - 0.5, next() - 0.5) * scale);
                     }
                     let lanes = t.sample_lanes(&uv, &dx, &dy);
+                    let mut together = [V4::default(); 2];
+                    Texture::sample_lanes_alike(&[&u, &t], &uv, &dx, &dy, &mut together);
                     for i in 0..LANES {
                         let alone = t.sample(uv.get(i), dx.get(i), dy.get(i));
-                        assert_eq!(
-                            Vec4::from(lanes.get(i)),
-                            alone,
+                        let place = format!(
                             "lane {i}: {} {} {} {sampler:?} {w}x{h}",
                             uv.get(i),
                             dx.get(i),
                             dy.get(i)
                         );
+                        assert_eq!(Vec4::from(lanes.get(i)), alone, "{place}");
+                        assert_eq!(Vec4::from(together[1].get(i)), alone, "{place}");
+                        let alone = u.sample(uv.get(i), dx.get(i), dy.get(i));
+                        assert_eq!(Vec4::from(together[0].get(i)), alone, "{place}");
                         checked += 1;
                     }
                 }

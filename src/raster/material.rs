@@ -341,21 +341,7 @@ impl<'a> MaterialShader<'a> {
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
     pub(super) fn shade_lanes(&self, m: &Material, f: &SurfaceLanes) -> [Vec3; LANES] {
-        // each texture the material has (an unlit one reads its base colour alone), in one loop
-        // so that the sampler's code is there once
-        let slots = [
-            &m.base_color_texture,
-            &m.metallic_roughness_texture,
-            &m.normal_texture,
-            &m.occlusion_texture,
-            &m.emissive_texture,
-        ];
-        let mut tex = [V4::splat(Rgba::ONE); 5];
-        for (k, t) in slots.into_iter().enumerate() {
-            if let Some(t) = t.as_ref().filter(|_| k == 0 || !m.unlit) {
-                tex[k] = t.sample_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
-            }
-        }
+        let tex = sample_slots_lanes(m, f);
         let mut out = [Vec3::ZERO; LANES];
         let mut base = V4::default();
         let factor = Rgba::from(m.base_color);
@@ -390,6 +376,44 @@ impl<'a> MaterialShader<'a> {
         }
         out
     }
+}
+
+/// Each texture `m` has (an unlit material reads its base colour alone), in [`Texels`] order,
+/// sampled in the lanes of `f`: those that sample alike the first one (alike textures, the same
+/// transform) together ([`Texture::sample_lanes_alike`]: one level choice and one set of texel
+/// places for all), any other on its own; the slots `m` has no texture for hold ones.
+#[inline(always)]
+fn sample_slots_lanes(m: &Material, f: &SurfaceLanes) -> [V4; 5] {
+    let slots = [
+        &m.base_color_texture,
+        &m.metallic_roughness_texture,
+        &m.normal_texture,
+        &m.occlusion_texture,
+        &m.emissive_texture,
+    ];
+    let mut tex = [V4::splat(Rgba::ONE); 5];
+    let used = |k: usize| slots[k].as_ref().filter(|_| k == 0 || !m.unlit);
+    let Some(lead) = (0..5).find_map(used) else {
+        return tex;
+    };
+    // the textures that go with the lead, and their slots
+    let (mut set, mut at, mut n) = ([&*lead.texture; 5], [0usize; 5], 0);
+    for (k, out) in tex.iter_mut().enumerate() {
+        let Some(t) = used(k) else { continue };
+        if t.transform == lead.transform && t.texture.alike(&lead.texture) {
+            (set[n], at[n]) = (&*t.texture, k);
+            n += 1;
+        } else {
+            *out = t.sample_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
+        }
+    }
+    let (uv, dx, dy) = lead.coords_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
+    let mut got = [V4::default(); 5];
+    Texture::sample_lanes_alike(&set[..n], &uv, &dx, &dy, &mut got[..n]);
+    for i in 0..n {
+        tex[at[i]] = got[i];
+    }
+    tex
 }
 
 /// Lane `i` of each of the five slots (spelt out: `array::map` over the lanes copies them into a
