@@ -74,6 +74,14 @@ impl TextureRef {
         self.texture.sample_rgba(uv, dx, dy)
     }
 
+    /// Whether `self` and `other` sample alike: alike textures ([`texture::Texture::alike`])
+    /// under the same transform, so that the same coordinates choose the same levels and texel
+    /// places in both (what lets the fragment stage, on the CPU and the GPU, sample them
+    /// together).
+    pub fn samples_alike(&self, other: &TextureRef) -> bool {
+        self.transform == other.transform && self.texture.alike(&other.texture)
+    }
+
     /// [`TextureRef::sample`] of eight pixels ([`Texture::sample_lanes`]).
     #[inline(always)]
     pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {

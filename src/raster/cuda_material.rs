@@ -328,10 +328,7 @@ fn alike_group<'a>(m: &'a Material, known: &HashMap<usize, i32>) -> u32 {
     let mut group = 0;
     for (k, u) in uses.iter().enumerate() {
         if let Some(u) = u {
-            if u.transform == lead.transform
-                && u.texture.alike(&lead.texture)
-                && known.contains_key(&key(&u.texture))
-            {
+            if u.samples_alike(lead) && known.contains_key(&key(&u.texture)) {
                 group |= 1 << k;
             }
         }

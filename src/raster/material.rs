@@ -186,7 +186,7 @@ impl<'a> MaterialShader<'a> {
         let (mut set, mut n) = ([0usize; 3], 0);
         for (k, u) in uses.iter().enumerate() {
             let Some(u) = u else { continue };
-            if u.transform == lead.transform && u.texture.alike(&lead.texture) {
+            if u.samples_alike(lead) {
                 set[n] = k;
                 n += 1;
             } else {
@@ -400,7 +400,7 @@ fn sample_slots_lanes(m: &Material, f: &SurfaceLanes) -> [V4; 5] {
     let (mut set, mut at, mut n) = ([&*lead.texture; 5], [0usize; 5], 0);
     for (k, out) in tex.iter_mut().enumerate() {
         let Some(t) = used(k) else { continue };
-        if t.transform == lead.transform && t.texture.alike(&lead.texture) {
+        if t.samples_alike(lead) {
             (set[n], at[n]) = (&*t.texture, k);
             n += 1;
         } else {
