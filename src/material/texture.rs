@@ -193,12 +193,6 @@ impl Texture {
         self.levels.iter().map(|l| 4 * l.texels.len()).sum()
     }
 
-    /// Texel (x, y) of `level` (in range) as linear RGBA.
-    #[inline(always)]
-    fn texel(&self, level: &Level, x: u32, y: u32) -> Rgba {
-        self.texel_at(level, y * level.width + x)
-    }
-
     /// The filtered value (linear RGBA) at `uv` for a pixel whose texture coordinates change by
     /// `dx` and `dy` to its right and lower neighbours: the level of detail is log2 of the longer
     /// of the two steps in texels of level 0 (magnification at or below 0).
@@ -210,8 +204,9 @@ impl Texture {
     /// [`Texture::sample`] as [`Rgba`].
     #[inline(always)]
     pub fn sample_rgba(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Rgba {
-        let [v] = Texture::sample_alike([self], uv, dx, dy);
-        v
+        let mut v = [Rgba::ONE];
+        Texture::sample_alike(&[self], uv, dx, dy, &mut v);
+        v[0]
     }
 
     /// Whether `self` and `other` sample alike: the same level sizes (level 0's size and the
@@ -225,23 +220,26 @@ impl Texture {
     }
 
     /// [`Texture::sample`] of each of `textures` (all [`Texture::alike`] the first) at the same
-    /// coordinates: the level choice and each level's texel positions and weights are worked out
-    /// once for all of them (the same arithmetic, so the same values as one by one).
+    /// coordinates into `out`, one for one: the level choice and each level's texel positions
+    /// and weights are worked out once for all of them (the same arithmetic, so the same values
+    /// as one by one); the loads, decoding and filtering are each texture's own.
     #[inline(always)]
-    pub fn sample_alike<const N: usize>(
-        textures: [&Texture; N],
-        uv: Vec2,
-        dx: Vec2,
-        dy: Vec2,
-    ) -> [Rgba; N] {
+    pub fn sample_alike(textures: &[&Texture], uv: Vec2, dx: Vec2, dy: Vec2, out: &mut [Rgba]) {
         let t = textures[0];
+        debug_assert!(textures.iter().all(|o| t.alike(o)) && out.len() == textures.len());
         let (filter, l0, l1, f) = t.choose(dx, dy);
-        let a = Texture::filtered(textures, l0, uv, filter);
-        if f == 0.0 {
-            return a;
+        let at = t.place(l0, uv, filter);
+        for (o, t) in out.iter_mut().zip(textures) {
+            *o = t.fetch(l0, &at);
         }
-        let b = Texture::filtered(textures, l1, uv, filter);
-        std::array::from_fn(|k| a[k] + (b[k] - a[k]).scale(f))
+        if f == 0.0 {
+            return;
+        }
+        let at = t.place(l1, uv, filter);
+        for (o, t) in out.iter_mut().zip(textures) {
+            let (a, b) = (*o, t.fetch(l1, &at));
+            *o = a + (b - a).scale(f);
+        }
     }
 
     /// The levels [`Texture::sample`] reads for derivatives `dx`, `dy` and the filter within them:
@@ -278,17 +276,11 @@ impl Texture {
         (dx * size).length().max((dy * size).length())
     }
 
-    /// `level` of each of `textures` (alike) filtered at `uv` with `filter`.
+    /// Where a sample of `level` at `uv` with `filter` reads (in this texture or one alike).
     #[inline(always)]
-    fn filtered<const N: usize>(
-        textures: [&Texture; N],
-        level: usize,
-        uv: Vec2,
-        filter: Filter,
-    ) -> [Rgba; N] {
-        let t = textures[0];
-        let l = &t.levels[level];
-        let s = &t.sampler;
+    fn place(&self, level: usize, uv: Vec2, filter: Filter) -> Place {
+        let l = &self.levels[level];
+        let s = &self.sampler;
         match filter {
             Filter::Nearest => {
                 let uv = finite(uv);
@@ -296,16 +288,22 @@ impl Texture {
                 let y = uv.y * l.height as f32;
                 let xi = wrap(floor(x), l.width, s.wrap_s);
                 let yi = wrap(floor(y), l.height, s.wrap_t);
-                textures.map(|t| t.texel(&t.levels[level], xi, yi))
+                Place::Nearest(yi * l.width + xi)
             }
             Filter::Linear => {
                 let (at, fx, fy) = bilinear_place(l.width, l.height, s, uv);
-                textures.map(|t| {
-                    let l = &t.levels[level];
-                    let c = at.map(|k| t.texel_at(l, k));
-                    bilinear(c, fx, fy)
-                })
+                Place::Linear(at, fx, fy)
             }
+        }
+    }
+
+    /// `level` filtered at the place `p` ([`Texture::place`] of this level).
+    #[inline(always)]
+    fn fetch(&self, level: usize, p: &Place) -> Rgba {
+        let l = &self.levels[level];
+        match *p {
+            Place::Nearest(k) => self.texel_at(l, k),
+            Place::Linear(at, fx, fy) => bilinear(at.map(|k| self.texel_at(l, k)), fx, fy),
         }
     }
 
@@ -479,6 +477,13 @@ struct PlaceLanes {
     at: [[u32; LANES]; 4],
     fx: [f32; LANES],
     fy: [f32; LANES],
+}
+
+/// Where one sample reads: a texel (as an index into its level), or four (as
+/// [`bilinear_place`] orders them) with the weights of the right column and the bottom row.
+enum Place {
+    Nearest(u32),
+    Linear([u32; 4], f32, f32),
 }
 
 /// RGBA8 texel `t` as linear RGBA (its RGB sRGB-decoded where `srgb`).
@@ -725,7 +730,8 @@ mod tests {
                 let scale = (next() * 10.0 - 6.0).exp2();
                 let dx = Vec2::new(next() - 0.5, next() - 0.5) * scale;
                 let dy = Vec2::new(next() - 0.5, next() - 0.5) * scale;
-                let together = Texture::sample_alike([&a, &b, &c], uv, dx, dy);
+                let mut together = [Rgba::ONE; 3];
+                Texture::sample_alike(&[&a, &b, &c], uv, dx, dy, &mut together);
                 let alone = [&a, &b, &c].map(|t| t.sample(uv, dx, dy));
                 assert_eq!(
                     together.map(Vec4::from),
