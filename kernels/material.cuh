@@ -523,7 +523,8 @@ __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int h
 // the base colour's alone when `only_base`) into out[RXM_BASE, RXM_MR, RXM_NORMAL]: those the
 // host marked as sampling alike the first one present (`m.alike`: alike textures, the same
 // transform) share its level choice and texel positions (rxm_sample_alike: the same values);
-// any other is sampled on its own (the CPU's MaterialShader::sample_main).
+// any other is sampled on its own (the CPU's sample_slots, which groups all five slots by the
+// same rule: Material::alike_slots; the values are the same either way).
 __device__ __forceinline__ void rxm_sample_main(const RxpMaterials& mt, const RxpMaterial& m,
                                                 const RxmSurface& f, bool only_base,
                                                 float4 out[3]) {

@@ -76,20 +76,34 @@ impl TextureRef {
         self.texture.sample_rgba(uv, dx, dy)
     }
 
+    /// Whether `self` and `other` sample alike: alike textures ([`texture::Texture::alike`])
+    /// under the same transform, so that the same coordinates choose the same levels and texel
+    /// places in both (what lets the fragment stage, on the CPU and the GPU, sample them
+    /// together).
+    pub fn samples_alike(&self, other: &TextureRef) -> bool {
+        self.transform == other.transform && self.texture.alike(&other.texture)
+    }
+
     /// [`TextureRef::sample`] of eight pixels ([`Texture::sample_lanes`]).
     #[inline(always)]
     pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
-        if self.transform.is_none() {
-            return self.texture.sample_lanes(uv, dx, dy);
-        }
-        let (mut u, mut x, mut y) = (*uv, *dx, *dy);
-        for i in 0..LANES {
-            let (a, b, c) = self.coords(uv.get(i), dx.get(i), dy.get(i));
-            u.set(i, a);
-            x.set(i, b);
-            y.set(i, c);
-        }
+        let (u, x, y) = self.coords_lanes(uv, dx, dy);
         self.texture.sample_lanes(&u, &x, &y)
+    }
+
+    /// [`TextureRef::coords`] of eight pixels.
+    #[inline(always)]
+    pub fn coords_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> (V2, V2, V2) {
+        let (mut u, mut x, mut y) = (*uv, *dx, *dy);
+        if self.transform.is_some() {
+            for i in 0..LANES {
+                let (a, b, c) = self.coords(uv.get(i), dx.get(i), dy.get(i));
+                u.set(i, a);
+                x.set(i, b);
+                y.set(i, c);
+            }
+        }
+        (u, x, y)
     }
 }
 
@@ -164,7 +178,38 @@ impl Material {
         .into_iter()
         .flatten()
     }
+
+    /// The textures the fragment stage samples, by slot (base colour, metallic-roughness,
+    /// normal, occlusion, emissive: [`SLOTS`]): those the material has, of an unlit material its
+    /// base colour's alone.
+    pub fn sampled<'a>(&'a self) -> [Option<&'a TextureRef>; SLOTS] {
+        let lit = |t: Option<&'a TextureRef>| t.filter(|_| !self.unlit);
+        [
+            self.base_color_texture.as_ref(),
+            lit(self.metallic_roughness_texture.as_ref()),
+            lit(self.normal_texture.as_ref()),
+            lit(self.occlusion_texture.as_ref()),
+            lit(self.emissive_texture.as_ref()),
+        ]
+    }
+
+    /// Which of the [`Material::sampled`] textures (bit k for slot k) sample alike the first one
+    /// present ([`TextureRef::samples_alike`]; the first one included): the fragment stage, on
+    /// the CPU and the GPU, samples them together (one level choice and one set of texel places
+    /// for all; the same values as one by one) and any other on its own.
+    pub fn alike_slots(&self) -> u32 {
+        let slots = self.sampled();
+        let Some(lead) = slots.iter().flatten().next() else {
+            return 0;
+        };
+        (0..SLOTS)
+            .filter(|&k| slots[k].is_some_and(|t| t.samples_alike(lead)))
+            .fold(0, |bits, k| bits | 1 << k)
+    }
 }
+
+/// How many texture slots a material has ([`Material::sampled`]).
+pub const SLOTS: usize = 5;
 
 /// A punctual light (KHR_lights_punctual), in world space.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -231,5 +276,49 @@ impl PunctualLight {
                 (l, Xyz::splat(self.color).scale(scale))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alike_slots_group_the_textures_that_sample_alike_the_first() {
+        let tex = |w: u32, sampler: Sampler| {
+            let px = vec![128u8; 4 * w as usize * 8];
+            TextureRef::new(Arc::new(
+                Texture::new("t", w, 8, &px, false, sampler).unwrap(),
+            ))
+        };
+        let clamp = Sampler {
+            wrap_t: Wrap::ClampToEdge,
+            ..Sampler::default()
+        };
+        let mut shifted = tex(16, Sampler::default());
+        shifted.transform = Some([1.0, 0.0, 0.0, 1.0, 0.5, 0.0]);
+        let mut m = Material {
+            base_color_texture: None,
+            metallic_roughness_texture: Some(tex(16, Sampler::default())),
+            normal_texture: Some(tex(8, Sampler::default())),
+            occlusion_texture: Some(tex(16, clamp)),
+            emissive_texture: Some(tex(16, Sampler::default())),
+            ..Material::default()
+        };
+        // the lead is the first present (metallic-roughness): the normal texture's size, the
+        // occlusion texture's sampler differ
+        assert_eq!(m.alike_slots(), 0b10010);
+        m.emissive_texture = Some(shifted.clone());
+        assert_eq!(m.alike_slots(), 0b00010);
+        // a lead under a transform groups those under the same one
+        m.metallic_roughness_texture = Some(shifted);
+        assert_eq!(m.alike_slots(), 0b10010);
+        // an unlit material samples its base colour alone
+        m.unlit = true;
+        assert_eq!(m.sampled().iter().flatten().count(), 0);
+        assert_eq!(m.alike_slots(), 0);
+        m.base_color_texture = Some(tex(16, Sampler::default()));
+        assert_eq!(m.alike_slots(), 0b00001);
+        assert_eq!(Material::default().alike_slots(), 0);
     }
 }

@@ -193,12 +193,6 @@ impl Texture {
         self.levels.iter().map(|l| 4 * l.texels.len()).sum()
     }
 
-    /// Texel (x, y) of `level` (in range) as linear RGBA.
-    #[inline(always)]
-    fn texel(&self, level: &Level, x: u32, y: u32) -> Rgba {
-        self.texel_at(level, y * level.width + x)
-    }
-
     /// The filtered value (linear RGBA) at `uv` for a pixel whose texture coordinates change by
     /// `dx` and `dy` to its right and lower neighbours: the level of detail is log2 of the longer
     /// of the two steps in texels of level 0 (magnification at or below 0).
@@ -210,8 +204,9 @@ impl Texture {
     /// [`Texture::sample`] as [`Rgba`].
     #[inline(always)]
     pub fn sample_rgba(&self, uv: Vec2, dx: Vec2, dy: Vec2) -> Rgba {
-        let [v] = Texture::sample_alike([self], uv, dx, dy);
-        v
+        let mut v = [Rgba::ONE];
+        Texture::sample_alike(&[self], uv, dx, dy, &mut v);
+        v[0]
     }
 
     /// Whether `self` and `other` sample alike: the same level sizes (level 0's size and the
@@ -225,32 +220,33 @@ impl Texture {
     }
 
     /// [`Texture::sample`] of each of `textures` (all [`Texture::alike`] the first) at the same
-    /// coordinates: the level choice and each level's texel positions and weights are worked out
-    /// once for all of them (the same arithmetic, so the same values as one by one).
+    /// coordinates into `out`, one for one: the level choice and each level's texel positions
+    /// and weights are worked out once for all of them (the same arithmetic, so the same values
+    /// as one by one); the loads, decoding and filtering are each texture's own.
     #[inline(always)]
-    pub fn sample_alike<const N: usize>(
-        textures: [&Texture; N],
-        uv: Vec2,
-        dx: Vec2,
-        dy: Vec2,
-    ) -> [Rgba; N] {
+    pub fn sample_alike(textures: &[&Texture], uv: Vec2, dx: Vec2, dy: Vec2, out: &mut [Rgba]) {
         let t = textures[0];
+        debug_assert!(textures.iter().all(|o| t.alike(o)) && out.len() == textures.len());
         let (filter, l0, l1, f) = t.choose(dx, dy);
-        let a = Texture::filtered(textures, l0, uv, filter);
-        if f == 0.0 {
-            return a;
+        let at = t.place(l0, uv, filter);
+        for (o, t) in out.iter_mut().zip(textures) {
+            *o = t.fetch(l0, &at);
         }
-        let b = Texture::filtered(textures, l1, uv, filter);
-        std::array::from_fn(|k| a[k] + (b[k] - a[k]).scale(f))
+        if f == 0.0 {
+            return;
+        }
+        let at = t.place(l1, uv, filter);
+        for (o, t) in out.iter_mut().zip(textures) {
+            let (a, b) = (*o, t.fetch(l1, &at));
+            *o = a + (b - a).scale(f);
+        }
     }
 
     /// The levels [`Texture::sample`] reads for derivatives `dx`, `dy` and the filter within them:
     /// (filter, first level, second level, weight of the second; 0 for one level).
     #[inline(always)]
     fn choose(&self, dx: Vec2, dy: Vec2) -> (Filter, usize, usize, f32) {
-        let base = &self.levels[0];
-        let size = Vec2::new(base.width as f32, base.height as f32);
-        let rho = (dx * size).length().max((dy * size).length());
+        let rho = self.footprint(dx, dy);
         let s = &self.sampler;
         // (log2 rho <= 0 exactly when rho <= 1; NaN derivatives or no footprint magnify too)
         if rho.is_nan() || rho <= 1.0 {
@@ -265,26 +261,26 @@ impl Texture {
                 (s.min, l, l, 0.0)
             }
             Some(Filter::Linear) => {
-                let lod = lod.min(last);
-                let l0 = floor_positive(lod);
-                let f = lod - l0;
-                let l1 = (l0 as usize + 1).min(last as usize);
-                (s.min, l0 as usize, l1, f)
+                let (l0, l1, f) = trilinear_levels(lod.min(last), last);
+                (s.min, l0 as usize, l1 as usize, f)
             }
         }
     }
 
-    /// `level` of each of `textures` (alike) filtered at `uv` with `filter`.
+    /// The longer screen step in level 0's texels for derivatives `dx`, `dy` (its log2 is the
+    /// level of detail).
     #[inline(always)]
-    fn filtered<const N: usize>(
-        textures: [&Texture; N],
-        level: usize,
-        uv: Vec2,
-        filter: Filter,
-    ) -> [Rgba; N] {
-        let t = textures[0];
-        let l = &t.levels[level];
-        let s = &t.sampler;
+    fn footprint(&self, dx: Vec2, dy: Vec2) -> f32 {
+        let base = &self.levels[0];
+        let size = Vec2::new(base.width as f32, base.height as f32);
+        (dx * size).length().max((dy * size).length())
+    }
+
+    /// Where a sample of `level` at `uv` with `filter` reads (in this texture or one alike).
+    #[inline(always)]
+    fn place(&self, level: usize, uv: Vec2, filter: Filter) -> Place {
+        let l = &self.levels[level];
+        let s = &self.sampler;
         match filter {
             Filter::Nearest => {
                 let uv = finite(uv);
@@ -292,16 +288,22 @@ impl Texture {
                 let y = uv.y * l.height as f32;
                 let xi = wrap(floor(x), l.width, s.wrap_s);
                 let yi = wrap(floor(y), l.height, s.wrap_t);
-                textures.map(|t| t.texel(&t.levels[level], xi, yi))
+                Place::Nearest(yi * l.width + xi)
             }
             Filter::Linear => {
                 let (at, fx, fy) = bilinear_place(l.width, l.height, s, uv);
-                textures.map(|t| {
-                    let l = &t.levels[level];
-                    let c = at.map(|k| t.texel_at(l, k));
-                    bilinear(c, fx, fy)
-                })
+                Place::Linear(at, fx, fy)
             }
+        }
+    }
+
+    /// `level` filtered at the place `p` ([`Texture::place`] of this level).
+    #[inline(always)]
+    fn fetch(&self, level: usize, p: &Place) -> Rgba {
+        let l = &self.levels[level];
+        match *p {
+            Place::Nearest(k) => self.texel_at(l, k),
+            Place::Linear(at, fx, fy) => bilinear(at.map(|k| self.texel_at(l, k)), fx, fy),
         }
     }
 
@@ -327,53 +329,60 @@ impl Texture {
     /// With the trilinear sampler the arithmetic runs in lanes (the level choice, the texel
     /// places and the filter) and only the texel loads lane by lane; any other sampler samples
     /// lane by lane.
+    #[inline(always)]
+    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
+        let mut out = [V4::default()];
+        Texture::sample_lanes_alike(&[self], uv, dx, dy, &mut out);
+        out[0]
+    }
+
+    /// [`Texture::sample_lanes`] of each of `textures` (all [`Texture::alike`] the first) into
+    /// `out`, one for one: the level choice and each level's texel places and weights are worked
+    /// out once for all of them, as [`Texture::sample_alike`] does for one pixel (the same
+    /// arithmetic, so the same values as one by one); the loads, decoding and filtering are each
+    /// texture's own.
     // (lane loops index each array by the lane: the form the compiler turns into vectors)
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
-    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
-        if !self.trilinear() {
-            return self.sample_each(uv, dx, dy);
+    pub fn sample_lanes_alike(textures: &[&Texture], uv: &V2, dx: &V2, dy: &V2, out: &mut [V4]) {
+        let t = textures[0];
+        debug_assert!(textures.iter().all(|o| t.alike(o)) && out.len() == textures.len());
+        if !t.trilinear() {
+            for (o, t) in out.iter_mut().zip(textures) {
+                *o = t.sample_each(uv, dx, dy);
+            }
+            return;
         }
-        let mut out = V4::default();
         // the level choice of `choose` for this sampler, in lanes: the same values
         let (mut first, mut second, mut f) = ([0u8; LANES], [0u8; LANES], [0f32; LANES]);
-        let base = &self.levels[0];
-        let (w, h) = (base.width as f32, base.height as f32);
-        let last = (self.levels.len() - 1) as f32;
+        let last = (t.levels.len() - 1) as f32;
         for i in 0..LANES {
-            let (ax, ay) = (dx.x[i] * w, dx.y[i] * h);
-            let (bx, by) = (dy.x[i] * w, dy.y[i] * h);
-            let rho = (ax * ax + ay * ay).sqrt().max((bx * bx + by * by).sqrt());
-            let lod = level_log2(rho).min(last);
-            // lod lies in [0, last] where the lane minifies: its floor by a cast
-            let l0 = lod as i32;
+            // both sides worked out, then chosen (no branch in the loop)
+            let rho = t.footprint(dx.get(i), dy.get(i));
+            let (l0, l1, w) = trilinear_levels(level_log2(rho).min(last), last);
             let minified = rho > 1.0;
             first[i] = if minified { l0 as u8 } else { 0 };
-            second[i] = if minified {
-                (l0 + 1).min(last as i32) as u8
-            } else {
-                0
-            };
-            f[i] = if minified { lod - l0 as f32 } else { 0.0 };
+            second[i] = if minified { l1 as u8 } else { 0 };
+            f[i] = if minified { w } else { 0.0 };
         }
-        let a = self.bilinear_lanes(&first, uv);
+        let at = t.place_lanes(&first, uv);
+        for (o, t) in out.iter_mut().zip(textures) {
+            *o = t.fetch_lanes(&first, &at);
+        }
         if f == [0.0; LANES] {
             // no lane blends in a second level (all magnified, or at the last level)
-            return a;
+            return;
         }
-        let b = self.bilinear_lanes(&second, uv);
-        for i in 0..LANES {
-            let (a, b) = (a.get(i), b.get(i));
-            out.set(
-                i,
-                if f[i] == 0.0 {
-                    a
-                } else {
-                    a + (b - a).scale(f[i])
-                },
-            );
+        let at = t.place_lanes(&second, uv);
+        for (o, t) in out.iter_mut().zip(textures) {
+            let b = t.fetch_lanes(&second, &at);
+            for i in 0..LANES {
+                let (a, b) = (o.get(i), b.get(i));
+                if f[i] != 0.0 {
+                    o.set(i, a + (b - a).scale(f[i]));
+                }
+            }
         }
-        out
     }
 
     /// [`Texture::sample`] of each lane: kept out of line, so that the code the lanes run
@@ -387,17 +396,16 @@ impl Texture {
         out
     }
 
-    /// Level `levels[i]` filtered bilinearly at `uv` in each lane `i`.
+    /// Where a bilinear sample of level `levels[i]` at `uv` reads in each lane `i`.
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
-    fn bilinear_lanes(&self, levels: &[u8; LANES], uv: &V2) -> V4 {
+    fn place_lanes(&self, levels: &[u8; LANES], uv: &V2) -> PlaceLanes {
         let (mut w, mut h) = ([0u32; LANES], [0u32; LANES]);
         for i in 0..LANES {
             let l = &self.levels[levels[i] as usize];
             (w[i], h[i]) = (l.width, l.height);
         }
-        let mut at = [[0u32; LANES]; 4];
-        let (mut fx, mut fy) = ([0f32; LANES], [0f32; LANES]);
+        let mut p = PlaceLanes::default();
         let s = &self.sampler;
         let mut far = [false; LANES];
         if s.wrap_s == Wrap::Repeat && s.wrap_t == Wrap::Repeat && self.power_of_two() {
@@ -405,22 +413,30 @@ impl Texture {
             for i in 0..LANES {
                 let (k, x, y, ok) = repeat_place(w[i], h[i], uv.get(i));
                 for c in 0..4 {
-                    at[c][i] = k[c];
+                    p.at[c][i] = k[c];
                 }
-                (fx[i], fy[i], far[i]) = (x, y, !ok);
+                (p.fx[i], p.fy[i], far[i]) = (x, y, !ok);
             }
         } else {
             far = [true; LANES];
         }
         if far.contains(&true) {
-            place_each(&far, &w, &h, s, uv, &mut at, &mut fx, &mut fy);
+            place_each(&far, &w, &h, s, uv, &mut p.at, &mut p.fx, &mut p.fy);
         }
+        p
+    }
+
+    /// Level `levels[i]` filtered bilinearly in each lane `i` at the places `p` (which
+    /// [`Texture::place_lanes`] gave for these levels of this texture or one alike).
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    fn fetch_lanes(&self, levels: &[u8; LANES], p: &PlaceLanes) -> V4 {
         // the loads lane by lane, the decoding (texel_at's) in lanes where it is arithmetic
         let mut raw = [[0u32; LANES]; 4];
         for i in 0..LANES {
             let l = &self.levels[levels[i] as usize];
             for k in 0..4 {
-                raw[k][i] = u32::from_le_bytes(l.texels[at[k][i] as usize]);
+                raw[k][i] = u32::from_le_bytes(l.texels[p.at[k][i] as usize]);
             }
         }
         let byte = |t: u32, c: u32| t >> (8 * c) & 0xff;
@@ -447,10 +463,27 @@ impl Texture {
         let mut out = V4::default();
         for i in 0..LANES {
             let corners = [c[0].get(i), c[1].get(i), c[2].get(i), c[3].get(i)];
-            out.set(i, bilinear(corners, fx[i], fy[i]));
+            out.set(i, bilinear(corners, p.fx[i], p.fy[i]));
         }
         out
     }
+}
+
+/// Where one bilinear sample reads in each lane: the four texels (as [`bilinear_place`] orders
+/// them) as indices into the lane's level, and the weights of the right column and the bottom
+/// row.
+#[derive(Default)]
+struct PlaceLanes {
+    at: [[u32; LANES]; 4],
+    fx: [f32; LANES],
+    fy: [f32; LANES],
+}
+
+/// Where one sample reads: a texel (as an index into its level), or four (as
+/// [`bilinear_place`] orders them) with the weights of the right column and the bottom row.
+enum Place {
+    Nearest(u32),
+    Linear([u32; 4], f32, f32),
 }
 
 /// RGBA8 texel `t` as linear RGBA (its RGB sRGB-decoded where `srgb`).
@@ -468,6 +501,16 @@ fn decode(t: [u8; 4], srgb: bool) -> Rgba {
         let c = |v: u8| v as f32 / 255.0;
         Rgba::new(c(t[0]), c(t[1]), c(t[2]), c(t[3]))
     }
+}
+
+/// The two levels a trilinear sample blends at level of detail `lod` (in [0, `last`]) and the
+/// second's weight.
+#[inline(always)]
+fn trilinear_levels(lod: f32, last: f32) -> (u32, u32, f32) {
+    // (lod is small and not negative: the cast is its floor; in 32-bit signed integers, which
+    // lanes convert in one instruction)
+    let l0 = lod as i32;
+    (l0 as u32, (l0 + 1).min(last as i32) as u32, lod - l0 as f32)
 }
 
 /// The base-two logarithm of the longer screen step in texels, `x` (above 1, or +infinity;
@@ -687,7 +730,8 @@ mod tests {
                 let scale = (next() * 10.0 - 6.0).exp2();
                 let dx = Vec2::new(next() - 0.5, next() - 0.5) * scale;
                 let dy = Vec2::new(next() - 0.5, next() - 0.5) * scale;
-                let together = Texture::sample_alike([&a, &b, &c], uv, dx, dy);
+                let mut together = [Rgba::ONE; 3];
+                Texture::sample_alike(&[&a, &b, &c], uv, dx, dy, &mut together);
                 let alone = [&a, &b, &c].map(|t| t.sample(uv, dx, dy));
                 assert_eq!(
                     together.map(Vec4::from),
@@ -764,6 +808,16 @@ mod tests {
             for (w, h) in [(8, 4), (16, 16), (6, 3), (1, 1)] {
                 let t =
                     Texture::new("t", w, h, &texels(w * h, k as u32), k % 2 == 0, sampler).unwrap();
+                // alike, other texels, the other encoding: sampled together with t
+                let u = Texture::new(
+                    "u",
+                    w,
+                    h,
+                    &texels(w * h, 99 + k as u32),
+                    k % 2 == 1,
+                    sampler,
+                )
+                .unwrap();
                 for round in 0..300 {
                     let (mut uv, mut dx, mut dy) = (V2::default(), V2::default(), V2::default());
                     // every third group has one footprint scale in all its lanes (whole groups
@@ -782,16 +836,20 @@ mod tests {
                         dy.set(i, Vec2::new(next() - 0.5, next() - 0.5) * scale);
                     }
                     let lanes = t.sample_lanes(&uv, &dx, &dy);
+                    let mut together = [V4::default(); 2];
+                    Texture::sample_lanes_alike(&[&u, &t], &uv, &dx, &dy, &mut together);
                     for i in 0..LANES {
                         let alone = t.sample(uv.get(i), dx.get(i), dy.get(i));
-                        assert_eq!(
-                            Vec4::from(lanes.get(i)),
-                            alone,
+                        let place = format!(
                             "lane {i}: {} {} {} {sampler:?} {w}x{h}",
                             uv.get(i),
                             dx.get(i),
                             dy.get(i)
                         );
+                        assert_eq!(Vec4::from(lanes.get(i)), alone, "{place}");
+                        assert_eq!(Vec4::from(together[1].get(i)), alone, "{place}");
+                        let alone = u.sample(uv.get(i), dx.get(i), dy.get(i));
+                        assert_eq!(Vec4::from(together[0].get(i)), alone, "{place}");
                         checked += 1;
                     }
                 }

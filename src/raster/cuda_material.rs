@@ -312,31 +312,15 @@ fn tex_use(t: &Option<TextureRef>, known: &HashMap<usize, i32>) -> TexUse {
 }
 
 /// Which of `m`'s base colour, metallic-roughness and normal textures (bits 0, 1, 2) the GPU
-/// samples together with the first of them present, as the CPU's `MaterialShader::sample_main`
-/// groups them: alike textures (the same level sizes and sampler) with the same transform. An
-/// unlit material's group is at most its base colour texture (it samples no other).
-fn alike_group<'a>(m: &'a Material, known: &HashMap<usize, i32>) -> u32 {
-    let rest = |t: Option<&'a TextureRef>| if m.unlit { None } else { t };
-    let uses = [
-        m.base_color_texture.as_ref(),
-        rest(m.metallic_roughness_texture.as_ref()),
-        rest(m.normal_texture.as_ref()),
-    ];
-    let Some(lead) = uses.iter().flatten().next() else {
-        return 0;
-    };
-    let mut group = 0;
-    for (k, u) in uses.iter().enumerate() {
-        if let Some(u) = u {
-            if u.transform == lead.transform
-                && u.texture.alike(&lead.texture)
-                && known.contains_key(&key(&u.texture))
-            {
-                group |= 1 << k;
-            }
-        }
-    }
-    group
+/// samples together: those of [`Material::alike_slots`], the CPU's rule, that the device holds.
+/// (The kernel groups the first three slots only, to keep its registers; an occlusion or
+/// emissive texture alike the others is sampled on its own there, with the same values.)
+fn alike_group(m: &Material, known: &HashMap<usize, i32>) -> u32 {
+    let slots = m.sampled();
+    (0..3)
+        .filter(|&k| m.alike_slots() >> k & 1 == 1)
+        .filter(|&k| slots[k].is_some_and(|t| known.contains_key(&key(&t.texture))))
+        .fold(0, |bits, k| bits | 1 << k)
 }
 
 fn material_desc(m: &Material, known: &HashMap<usize, i32>) -> MaterialDesc {

@@ -14,7 +14,7 @@ use super::{Draw, RasterSettings};
 use crate::material::lanes::{Rgba, LANES, V2, V3, V4};
 use crate::material::texture::Texture;
 use crate::material::wide::{Num, Wide, Xyz};
-use crate::material::{AlphaMode, Material, PunctualLight, TextureRef};
+use crate::material::{AlphaMode, Material, PunctualLight, TextureRef, SLOTS};
 use glam::{Vec2, Vec3, Vec4};
 
 /// The most lights a frame shades with; the pipeline says when a scene has more.
@@ -167,52 +167,6 @@ impl<'a> MaterialShader<'a> {
         base
     }
 
-    /// The base colour, metallic-roughness and normal textures of `m` at the surface (those it
-    /// has; the base colour's alone with `only_base`), each as [`TextureRef::sample`] returns
-    /// it. Those that sample alike the first one present (alike textures, the same transform)
-    /// share its level choice and texel positions ([`Texture::sample_alike`]: the same values);
-    /// any other is sampled on its own.
-    #[inline(always)]
-    fn sample_main<'m>(&self, m: &'m Material, f: &Surface, only_base: bool) -> [Option<Rgba>; 3] {
-        let rest = |t: Option<&'m TextureRef>| if only_base { None } else { t };
-        let uses: [Option<&TextureRef>; 3] = [
-            m.base_color_texture.as_ref(),
-            rest(m.metallic_roughness_texture.as_ref()),
-            rest(m.normal_texture.as_ref()),
-        ];
-        let mut out = [None; 3];
-        let Some(lead) = uses.iter().flatten().next() else {
-            return out;
-        };
-        let (mut set, mut n) = ([0usize; 3], 0);
-        for (k, u) in uses.iter().enumerate() {
-            let Some(u) = u else { continue };
-            if u.transform == lead.transform && u.texture.alike(&lead.texture) {
-                set[n] = k;
-                n += 1;
-            } else {
-                out[k] = Some(u.sample_rgba(f.uv, f.duv_dx, f.duv_dy));
-            }
-        }
-        let (uv, dx, dy) = lead.coords(f.uv, f.duv_dx, f.duv_dy);
-        let tex = |i: usize| &*uses[set[i]].expect("listed above").texture;
-        let got: [Rgba; 3] = match n {
-            1 => {
-                let [a] = Texture::sample_alike([tex(0)], uv, dx, dy);
-                [a, Rgba::ONE, Rgba::ONE]
-            }
-            2 => {
-                let [a, b] = Texture::sample_alike([tex(0), tex(1)], uv, dx, dy);
-                [a, b, Rgba::ONE]
-            }
-            _ => Texture::sample_alike([tex(0), tex(1), tex(2)], uv, dx, dy),
-        };
-        for i in 0..n {
-            out[set[i]] = Some(got[i]);
-        }
-        out
-    }
-
     /// Whether a fragment of a masked material survives its alpha test at pixel (px, py).
     #[inline]
     pub fn passes_mask(&self, d: &Draw, m: &Material, tri: u32, px: u32, py: u32) -> bool {
@@ -238,24 +192,10 @@ impl<'a> MaterialShader<'a> {
         front: bool,
     ) -> (Vec3, f32) {
         let f = self.surface(d, tri, px, py, m.normal_texture.is_some());
-        let [base_tex, mr_tex, normal_tex] = self.sample_main(m, &f, m.unlit);
-        let one = |t: Option<Rgba>| t.unwrap_or(Rgba::ONE);
-        let mut tex = [
-            one(base_tex),
-            one(mr_tex),
-            one(normal_tex),
-            Rgba::ONE,
-            Rgba::ONE,
-        ];
+        let tex = sample_slots(m, &f);
         let base = base_color(m, Rgba::from(m.base_color), &f, &tex);
         if m.unlit {
             return (base.rgb(), base.a);
-        }
-        if let Some(t) = &m.occlusion_texture {
-            tex[OCCLUSION] = t.sample_rgba(f.uv, f.duv_dx, f.duv_dy);
-        }
-        if let Some(t) = &m.emissive_texture {
-            tex[EMISSIVE] = t.sample_rgba(f.uv, f.duv_dx, f.duv_dy);
         }
         let x = |c: Rgba| Xyz::new(c.r, c.g, c.b);
         let p = Pixel {
@@ -344,21 +284,7 @@ impl<'a> MaterialShader<'a> {
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
     pub(super) fn shade_lanes(&self, m: &Material, f: &SurfaceLanes) -> [Vec3; LANES] {
-        // each texture the material has (an unlit one reads its base colour alone), in one loop
-        // so that the sampler's code is there once
-        let slots = [
-            &m.base_color_texture,
-            &m.metallic_roughness_texture,
-            &m.normal_texture,
-            &m.occlusion_texture,
-            &m.emissive_texture,
-        ];
-        let mut tex = [V4::splat(Rgba::ONE); 5];
-        for (k, t) in slots.into_iter().enumerate() {
-            if let Some(t) = t.as_ref().filter(|_| k == 0 || !m.unlit) {
-                tex[k] = t.sample_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
-            }
-        }
+        let tex = sample_slots_lanes(m, f);
         let mut out = [Vec3::ZERO; LANES];
         let mut base = V4::default();
         let factor = Rgba::from(m.base_color);
@@ -394,6 +320,87 @@ impl<'a> MaterialShader<'a> {
     }
 }
 
+/// A material's sampled textures ([`Material::sampled`]) as the fragment stage samples them:
+/// the first one present (`lead`) with those alike it ([`Material::alike_slots`]) together,
+/// `set[..n]` going to slots `at[..n]`, and the others (`alone`) each on its own.
+struct SlotPlan<'m> {
+    lead: &'m TextureRef,
+    set: [&'m Texture; SLOTS],
+    at: [usize; SLOTS],
+    n: usize,
+    alone: [Option<&'m TextureRef>; SLOTS],
+}
+
+impl<'m> SlotPlan<'m> {
+    /// The plan for `m`; none where it samples no texture.
+    #[inline(always)]
+    fn of(m: &'m Material) -> Option<SlotPlan<'m>> {
+        let mut alone = m.sampled();
+        let lead = alone.iter().flatten().next().copied()?;
+        let alike = m.alike_slots();
+        let mut p = SlotPlan {
+            lead,
+            set: [&*lead.texture; SLOTS],
+            at: [0; SLOTS],
+            n: 0,
+            alone,
+        };
+        for k in (0..SLOTS).filter(|k| alike >> k & 1 == 1) {
+            if let Some(t) = alone[k].take() {
+                (p.set[p.n], p.at[p.n]) = (&*t.texture, k);
+                p.n += 1;
+            }
+        }
+        p.alone = alone;
+        Some(p)
+    }
+}
+
+/// Each texture `m` samples at the surface `f`, in [`Texels`] order, as its [`SlotPlan`] says
+/// ([`Texture::sample_alike`] for the alike ones: the same values as one by one); the slots
+/// `m` samples no texture for hold ones.
+#[inline(always)]
+fn sample_slots(m: &Material, f: &Surface) -> Texels {
+    let mut tex = [Rgba::ONE; SLOTS];
+    let Some(p) = SlotPlan::of(m) else {
+        return tex;
+    };
+    for (out, t) in tex.iter_mut().zip(&p.alone) {
+        if let Some(t) = t {
+            *out = t.sample_rgba(f.uv, f.duv_dx, f.duv_dy);
+        }
+    }
+    let (uv, dx, dy) = p.lead.coords(f.uv, f.duv_dx, f.duv_dy);
+    let mut got = [Rgba::ONE; SLOTS];
+    Texture::sample_alike(&p.set[..p.n], uv, dx, dy, &mut got[..p.n]);
+    for i in 0..p.n {
+        tex[p.at[i]] = got[i];
+    }
+    tex
+}
+
+/// [`sample_slots`] of the eight pixels of `f` ([`Texture::sample_lanes_alike`] for the alike
+/// ones).
+#[inline(always)]
+fn sample_slots_lanes(m: &Material, f: &SurfaceLanes) -> [V4; SLOTS] {
+    let mut tex = [V4::splat(Rgba::ONE); SLOTS];
+    let Some(p) = SlotPlan::of(m) else {
+        return tex;
+    };
+    for (out, t) in tex.iter_mut().zip(&p.alone) {
+        if let Some(t) = t {
+            *out = t.sample_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
+        }
+    }
+    let (uv, dx, dy) = p.lead.coords_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
+    let mut got = [V4::default(); SLOTS];
+    Texture::sample_lanes_alike(&p.set[..p.n], &uv, &dx, &dy, &mut got[..p.n]);
+    for i in 0..p.n {
+        tex[p.at[i]] = got[i];
+    }
+    tex
+}
+
 /// Lane `i` of each of the five slots (spelt out: `array::map` over the lanes copies them into a
 /// call).
 #[inline(always)]
@@ -409,7 +416,7 @@ fn texels(tex: &[V4; 5], i: usize) -> Texels {
 
 /// A material's texture values at one pixel: base colour, metallic-roughness, normal,
 /// occlusion, emissive (each slot whatever where the material has no such texture).
-type Texels = [Rgba; 5];
+type Texels = [Rgba; SLOTS];
 const METALLIC_ROUGHNESS: usize = 1;
 const NORMAL: usize = 2;
 const OCCLUSION: usize = 3;
@@ -666,6 +673,24 @@ mod tests {
             unlit: true,
             ..full.clone()
         };
+        // every slot alike the base colour's (sampled together in both paths), and the same
+        // with the occlusion texture under a transform of its own (sampled alone)
+        let mut alike = Material {
+            name: "alike".into(),
+            base_color_texture: Some(texture(32, 32, true, Sampler::default(), 11)),
+            metallic_roughness_texture: Some(texture(32, 32, false, Sampler::default(), 12)),
+            occlusion_texture: Some(texture(32, 32, false, Sampler::default(), 14)),
+            emissive_texture: Some(texture(32, 32, true, Sampler::default(), 15)),
+            ..full.clone()
+        };
+        assert_eq!(alike.alike_slots(), 0b11111);
+        let mut one_apart = alike.clone();
+        one_apart.name = "one apart".into();
+        if let Some(t) = &mut one_apart.occlusion_texture {
+            t.transform = Some([0.5, 0.0, 0.0, 2.0, 0.1, 0.3]);
+        }
+        assert_eq!(one_apart.alike_slots(), 0b10111);
+        alike.name = "alike".into();
         let plain = Material::plain("plain", Vec4::new(0.3, 0.6, 0.9, 1.0));
         let mut s = RasterSettings::new(64, 64);
         s.eye = Vec3::new(0.5, 3.0, -4.0);
@@ -690,7 +715,8 @@ mod tests {
         s.lights = Lights::new(&lights);
         let ms = MaterialShader::new(&s);
         let mut compared = 0;
-        for m in [&full, &unlit, &plain] {
+        let all = [&full, &unlit, &plain, &alike, &one_apart];
+        for m in all {
             let draw = Draw {
                 material: Some(m),
                 colors: Some(&colors),
@@ -719,7 +745,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(compared, 3 * 200 * LANES);
+        assert_eq!(compared, all.len() * 200 * LANES);
     }
 
     #[test]
