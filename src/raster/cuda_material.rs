@@ -316,9 +316,9 @@ fn tex_use(t: &Option<TextureRef>, known: &HashMap<usize, i32>) -> TexUse {
 /// (The kernel groups the first three slots only, to keep its registers; an occlusion or
 /// emissive texture alike the others is sampled on its own there, with the same values.)
 fn alike_group(m: &Material, known: &HashMap<usize, i32>) -> u32 {
-    let slots = m.sampled();
+    let (slots, alike) = (m.sampled(), m.alike_slots());
     (0..3)
-        .filter(|&k| m.alike_slots() >> k & 1 == 1)
+        .filter(|&k| alike >> k & 1 == 1)
         .filter(|&k| slots[k].is_some_and(|t| known.contains_key(&key(&t.texture))))
         .fold(0, |bits, k| bits | 1 << k)
 }
