@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 /// How fragments are coloured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ShadingMode {
-    /// Blinn-Phong with the scene light and the object's base colour
+    /// glTF materials (metallic-roughness, textures) under the scene's lights; Blinn-Phong
+    /// with the object's colour for meshes without a material
     #[default]
     #[value(alias = "lambert", alias = "phong")]
     Lit,

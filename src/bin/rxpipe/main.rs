@@ -29,7 +29,7 @@ struct Cli {
 enum Command {
     /// Open a scene (.toml, glTF or any mesh file) in a window [default: the built-in scene]
     View(view::Args),
-    /// Render a scene to a PNG file
+    /// Render a scene to a PNG or JPEG file
     Render(render::Args),
     /// Average shading rate of each reuse strategy on a mesh
     Asr(asr::Args),
@@ -41,11 +41,11 @@ enum Command {
     Subset(mesh_tools::SubsetCmd),
     /// List the pipeline's stages (mesh passes and frame stages) with their arguments
     Passes(passes::Args),
-    /// Partition a mesh into RXMesh patches and report them (CPU)
+    /// Partition a mesh into RXMesh patches and report them (CPU or CUDA)
     Patch(patch::Args),
     /// Answer an RXMesh query (vv, ve, vf, ev, ef, fv, fe, ff) for every element of a mesh
     Query(query::Args),
-    /// The paper's tables measured on the GPU
+    /// The papers' tables and whole frames measured (most need an NVIDIA GPU)
     Bench {
         #[command(subcommand)]
         what: bench::What,

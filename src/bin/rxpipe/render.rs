@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// a scene (.toml), glTF or mesh file, or a generator spec (icosphere:LEVEL, torus:N, ...)
     scene: PathBuf,
     /// the image to write: .png, or .jpg / .jpeg
     #[arg(long)]
