@@ -70,6 +70,11 @@
 #endif
 // blocks of the resolve kernel per SM the compiler must fit (64 registers: it waits on texel
 // loads, and more warps hide more of that than the few spills cost)
+// the resolve's path for whole triangles of material draws through `tflags` (0: through their
+// records, for measurement)
+#ifndef RXP_TFLAGS
+#define RXP_TFLAGS 1
+#endif
 #ifndef RXP_RESOLVE_BLOCKS
 #define RXP_RESOLVE_BLOCKS 4
 #endif
@@ -612,8 +617,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_setup(const RxpDraw* __restrict__ draws, unsigned ndraws, RasterParams p,
               const unsigned* __restrict__ list, const unsigned* __restrict__ lists,
               SetupTri* __restrict__ records, unsigned* __restrict__ first,
-              unsigned* __restrict__ tile_counts, unsigned long long* counters,
-              unsigned* __restrict__ big) {
+              unsigned* __restrict__ tflags, unsigned* __restrict__ tile_counts,
+              unsigned long long* counters, unsigned* __restrict__ big) {
     rxp_after_prior();
     const unsigned nlist = lists[0];
     __shared__ unsigned long long stage[RXP_RBLOCK / 32][32 * RXP_RECORD_WORDS];
@@ -641,6 +646,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         const unsigned r = rxp_reserve(ok ? 1u : 0u, p, counters, &fits);
         ok = ok && fits;
         if (e < nlist) first[f] = ok ? r : RXP_NONE;
+        // (the record's flags, as rxp_write_record sets them)
+        if (ok) tflags[f] = draw_flags | RXP_F_LIVE | (g.front ? RXP_F_FRONT : 0u);
         const unsigned single = ok ? rxp_single_tile(g.bbox, p) : RXP_NONE;
         rxp_tile_add(tile_counts, single);
         // A warp's records are consecutive (reserved in thread order), so they are staged in
@@ -679,8 +686,9 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     rxp_setup_clip(const RxpDraw* __restrict__ draws, unsigned ndraws, RasterParams p,
                    const unsigned* __restrict__ list, unsigned cap,
                    const unsigned* __restrict__ lists, SetupTri* __restrict__ records,
-                   unsigned* __restrict__ first, unsigned* __restrict__ tile_counts,
-                   unsigned long long* counters, unsigned* __restrict__ big) {
+                   unsigned* __restrict__ first, unsigned* __restrict__ tflags,
+                   unsigned* __restrict__ tile_counts, unsigned long long* counters,
+                   unsigned* __restrict__ big) {
     rxp_after_prior();
     const unsigned nlist = lists[1];
     unsigned culled = 0, rejected = 0, clipped = 0, binned = 0, live = 0;
@@ -717,6 +725,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
         bool fits;
         const unsigned r0 = rxp_reserve(n, p, counters, &fits);
         if (have) first[f] = (n && fits) ? r0 : RXP_NONE;
+        // clipped triangles take the resolve's general path (their pieces' records)
+        if (have) tflags[f] = 0;
         if (n && fits) {
             const RxpDraw& d = draws[di];
             const unsigned draw_flags = rxp_draw_flags(d, di);
@@ -1156,6 +1166,7 @@ __device__ unsigned rxp_shade(const RasterParams& p, const unsigned char* lut, c
 // the fragment shader with the covering piece's interpolated varyings.
 __device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
                                   const unsigned* __restrict__ first,
+                                  const unsigned* __restrict__ tflags,
                                   const float4* __restrict__ draw_colors,
                                   const unsigned char* __restrict__ lut, const RasterParams& p,
                                   const RxpMaterials& mt, unsigned long long key, int x, int y,
@@ -1167,34 +1178,52 @@ __device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
         return;
     }
     const unsigned tri = (unsigned)key;
-    const unsigned r0 = first[tri];
     const long long px = (long long)x * RXP_ONE + RXP_HALF;
     const long long py = (long long)y * RXP_ONE + RXP_HALF;
     long long e[3] = {-1, -1, -1};
-    // the source triangle's record, or for a clipped one, the piece that covers the pixel
-    // (the material path needs no edge values of a whole triangle)
-    const unsigned pieces = (records[r0].flags >> RXP_F_PIECES_SHIFT) & 7u;
-    const bool material =
-        p.shading == 0 && mt.draws[records[r0].flags >> RXP_F_DRAW_SHIFT].material >= 0;
-    unsigned r = r0;
-    for (unsigned k = 0; k < pieces && !(material && pieces == 1); k++) {
-        if (!(records[r0 + k].flags & RXP_F_LIVE)) continue;
-        r = r0 + k;
-        rxp_edges(records[r], px, py, e);
-        if ((e[0] | e[1] | e[2]) >= 0) break;
+    // the covering record's flags, and the record (r) where the path below needs it
+    unsigned flags = 0, r = RXP_NONE;
+#if RXP_TFLAGS
+    // a whole triangle of a material draw (most pixels of a lit frame): its draw and side from
+    // the triangle's flags, one load after the key instead of two (its first record, then the
+    // record's flags), and the record itself unread
+    if (p.shading == 0) {
+        const unsigned tf = tflags[tri];
+        if ((tf & RXP_F_LIVE) && ((tf >> RXP_F_PIECES_SHIFT) & 7u) == 1 &&
+            mt.draws[tf >> RXP_F_DRAW_SHIFT].material >= 0)
+            flags = tf;
     }
-    const SetupTri& t = records[r];
-    const unsigned draw = t.flags >> RXP_F_DRAW_SHIFT;
-    const bool front = (t.flags & RXP_F_FRONT) != 0;
+    if (!flags)
+#endif
+    {
+        const unsigned r0 = first[tri];
+        // the source triangle's record, or for a clipped one, the piece that covers the pixel
+        // (the material path needs no edge values of a whole triangle)
+        const unsigned pieces = (records[r0].flags >> RXP_F_PIECES_SHIFT) & 7u;
+        const bool material =
+            p.shading == 0 && mt.draws[records[r0].flags >> RXP_F_DRAW_SHIFT].material >= 0;
+        r = r0;
+        for (unsigned k = 0; k < pieces && !(material && pieces == 1); k++) {
+            if (!(records[r0 + k].flags & RXP_F_LIVE)) continue;
+            r = r0 + k;
+            rxp_edges(records[r], px, py, e);
+            if ((e[0] | e[1] | e[2]) >= 0) break;
+        }
+        flags = records[r].flags;
+    }
+    const unsigned draw = flags >> RXP_F_DRAW_SHIFT;
+    const bool front = (flags & RXP_F_FRONT) != 0;
     depth[at] = rxp_unordered((unsigned)(key >> 32));
     const RxpDraw& d = mt.draws[draw];
     if (p.shading == 0 && d.material >= 0) {
-        // the material path reads the source triangle at the pixel centre
-        const float4 c = rxm_shade(mt, d, t.tri - d.tri_base, p.width, p.height, x, y, front,
+        // the material path reads the source triangle (the key's) at the pixel centre
+        const float4 c = rxm_shade(mt, d, tri - d.tri_base, p.width, p.height, x, y, front,
                                    p.eye, p.ambient, p.light_color);
         color[at] = rxp_pack_lut(lut, c.x, c.y, c.z);
         return;
     }
+    // (not a material draw: the record was read above)
+    const SetupTri& t = records[r];
     const float inv_area = 1.0f / (float)t.area;
     const float l1 = (float)e[1] * inv_area, l2 = (float)e[2] * inv_area;
     const float w0 = t.inv_w[0], w1 = t.inv_w[1] - t.inv_w[0], w2 = t.inv_w[2] - t.inv_w[0];
@@ -1211,6 +1240,7 @@ __device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
 // `gkeys` resolved as there.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_RESOLVE_BLOCKS)
     rxp_resolve(const SetupTri* __restrict__ records, const unsigned* __restrict__ first,
+                const unsigned* __restrict__ tflags,
                 const unsigned* __restrict__ deferred, const unsigned long long* __restrict__ gkeys,
                 const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
                 RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
@@ -1236,7 +1266,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_RESOLVE_BLOCKS)
     const int x = (int)(k % p.width), y = (int)(k / p.width);
     if (!deferred[(y >> RXP_TILE_SHIFT) * p.tiles_x + (x >> RXP_TILE_SHIFT)]) return;
 #endif
-    rxp_resolve_pixel(records, first, draw_colors, lut, p, mt, gkeys[k], x, y, color, depth);
+    rxp_resolve_pixel(records, first, tflags, draw_colors, lut, p, mt, gkeys[k], x, y, color,
+                      depth);
 }
 
 // Composites the blended triangles of a tile over its shaded opaque pixels (lit mode), one
@@ -1332,6 +1363,7 @@ __device__ __forceinline__ unsigned rxp_raster_list(const SetupTri* __restrict__
 // fragment and write colour and depth, then composite the blended triangles.
 extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
     rxp_raster(const SetupTri* __restrict__ records, const unsigned* __restrict__ first,
+               const unsigned* __restrict__ tflags,
                const unsigned* __restrict__ offsets, const unsigned* __restrict__ ends,
                const unsigned* __restrict__ bins, const unsigned* __restrict__ order,
                const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
@@ -1441,7 +1473,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
         } else if (defer)
             gkeys[at] = keys[l];
         else
-            rxp_resolve_pixel(records, first, draw_colors, lut, p, mt, keys[l], tx + i, ty + j,
+            rxp_resolve_pixel(records, first, tflags, draw_colors, lut, p, mt, keys[l], tx + i,
+                              ty + j,
                               color, depth);
     }
     if (nblend) {

@@ -146,6 +146,9 @@ pub struct CudaRaster {
     records: CudaSlice<u64>,
     record_capacity: usize,
     first: CudaSlice<u32>,
+    /// per triangle of the frame with records: its (first) record's flags where it is kept
+    /// whole, 0 where it is clipped (the resolve reads a whole triangle's draw and side here)
+    tflags: CudaSlice<u32>,
     /// the triangles of a draw that survive their clip positions (rxp_setup_classify): those
     /// kept whole from the front, those to clip from the back; and the two counts per draw
     list: CudaSlice<u32>,
@@ -322,6 +325,7 @@ impl CudaRaster {
             records: gpu.zeros(records * RECORD_WORDS, "setup records")?,
             record_capacity: records,
             first: gpu.zeros(1, "first records")?,
+            tflags: gpu.zeros(1, "triangle flags")?,
             list: gpu.zeros(1, "setup lists")?,
             tile_counts: gpu.zeros(1, "tile counts")?,
             offsets: gpu.zeros(1, "tile offsets")?,
@@ -435,6 +439,7 @@ impl CudaRaster {
         let ntiles = (s.width.div_ceil(TILE) * s.height.div_ceil(TILE)) as usize;
         let gpu = self.gpu.clone();
         grow(&gpu, &mut self.first, triangles, "first records")?;
+        grow(&gpu, &mut self.tflags, triangles, "triangle flags")?;
         check_draws(draws)?;
         grow(&gpu, &mut self.list, triangles, "setup lists")?;
         grow(&gpu, &mut self.tile_counts, ntiles, "tile counts")?;
@@ -769,6 +774,7 @@ impl CudaRaster {
                 l.val(&lists)
                     .buf(&self.records)
                     .buf(&self.first)
+                    .buf(&self.tflags)
                     .buf(&self.tile_counts)
                     .buf(&self.counters)
                     .buf(&self.big);
@@ -777,8 +783,8 @@ impl CudaRaster {
                 // rate counts and indices cover the vertices and triangles read, the triangle
                 // values the triangles); records, and the big-box list (record capacity
                 // entries), are bounded in the kernel by the capacity in `p`. The grid strides
-                // over the list. The two kernels write disjoint entries of `first` (each its
-                // list's triangles) and everything else they share through atomics.
+                // over the list. The two kernels write disjoint entries of `first` and `tflags`
+                // (each its list's triangles) and everything else they share through atomics.
                 unsafe { l.launch(blocks, BLOCK, 0, dep, name) }?;
             }
             self.join.record(&self.side).ctx("recording an event")?;
@@ -834,6 +840,7 @@ impl CudaRaster {
         let mut l = Dependent::new(&stream, &self.k.raster);
         l.buf(&self.records)
             .buf(&self.first)
+            .buf(&self.tflags)
             .buf(&self.offsets)
             .buf(&self.cursors)
             .buf(&self.bins)
@@ -864,6 +871,7 @@ impl CudaRaster {
             let mut l = Dependent::new(&stream, &self.k.resolve);
             l.buf(&self.records)
                 .buf(&self.first)
+                .buf(&self.tflags)
                 .buf(&self.deferred)
                 .buf(&self.keys)
                 .buf(&self.colors)
