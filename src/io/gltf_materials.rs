@@ -156,9 +156,17 @@ impl<'a> Materials<'a> {
         if let Some(done) = self.images.get(&img.index()) {
             return Ok(done.clone());
         }
-        let loc = format!("image {}", img.index());
         // (from the JSON: the gltf crate's Image::source unwraps a missing mimeType or uri)
         let json = &self.doc.as_json().images[img.index()];
+        // (named by its file too where it is read from one; a long name shortened)
+        let loc = match (&json.buffer_view, &json.uri) {
+            (None, Some(uri)) if !uri.starts_with("data:") => {
+                let short: String = uri.chars().take(120).collect();
+                let more = if short.len() < uri.len() { "..." } else { "" };
+                format!("image {} ('{short}{more}')", img.index())
+            }
+            _ => format!("image {}", img.index()),
+        };
         let source = match (&json.buffer_view, &json.uri) {
             (Some(v), _) => self
                 .doc
@@ -236,8 +244,15 @@ pub fn decode(bytes: &[u8]) -> Result<(u32, u32, Vec<u8>), String> {
     let reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| e.to_string())?;
-    if reader.format().is_none() {
-        return Err("not a PNG or JPEG image".into());
+    match reader.format() {
+        Some(image::ImageFormat::Png | image::ImageFormat::Jpeg) => {}
+        // (the image crate knows more formats than this build decodes)
+        Some(f) => {
+            return Err(format!(
+                "a {f:?} image: textures are read from PNG and JPEG images only"
+            ))
+        }
+        None => return Err("not a PNG or JPEG image".into()),
     }
     let (w, h) = reader.into_dimensions().map_err(|e| e.to_string())?;
     if w == 0 || h == 0 || w > MAX_SIDE || h > MAX_SIDE {
@@ -270,4 +285,20 @@ fn transform(info: &gltf::texture::Info) -> Option<[f32; 6]> {
     let (s, c) = r.sin_cos();
     // columns: (c sx, -s sx), (s sy, c sy), (ox, oy) as the extension's matrix
     Some([c * sx, -s * sx, s * sy, c * sy, ox, oy])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode;
+
+    #[test]
+    fn images_of_other_formats_are_refused_by_name() {
+        // a WebP file's header: the image crate recognises it, this build does not decode it
+        let mut webp = b"RIFF\x24\0\0\0WEBPVP8 \x18\0\0\0".to_vec();
+        webp.resize(44, 0);
+        let e = decode(&webp).unwrap_err();
+        assert!(e.contains("WebP") && e.contains("PNG and JPEG"), "{e}");
+        let e = decode(b"not an image at all").unwrap_err();
+        assert_eq!(e, "not a PNG or JPEG image");
+    }
 }
