@@ -68,13 +68,13 @@
 #ifndef RXP_RESOLVE_WX
 #define RXP_RESOLVE_WX 4
 #endif
-// blocks of the resolve kernel per SM the compiler must fit (64 registers: it waits on texel
-// loads, and more warps hide more of that than the few spills cost)
 // the resolve's path for whole triangles of material draws through `tflags` (0: through their
 // records, for measurement)
 #ifndef RXP_TFLAGS
 #define RXP_TFLAGS 1
 #endif
+// blocks of the resolve kernel per SM the compiler must fit (64 registers: it waits on texel
+// loads, and more warps hide more of that than the few spills cost)
 #ifndef RXP_RESOLVE_BLOCKS
 #define RXP_RESOLVE_BLOCKS 4
 #endif
