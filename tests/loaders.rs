@@ -566,3 +566,55 @@ fn gzipped_files_load_exactly_like_plain_ones() {
         );
     }
 }
+
+#[test]
+fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
+    // the project's textured scene (its images are data URIs), with the bricks' normal map on
+    // TEXCOORD_1 and the leaf's base colour moved to TEXCOORD_2 by KHR_texture_transform
+    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
+    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mats = g["materials"].as_array_mut().unwrap();
+    let named =
+        |mats: &Vec<serde_json::Value>, n: &str| mats.iter().position(|m| m["name"] == n).unwrap();
+    let (bricks, leaf) = (named(mats, "bricks"), named(mats, "leaf"));
+    mats[bricks]["normalTexture"]["texCoord"] = 1.into();
+    mats[leaf]["pbrMetallicRoughness"]["baseColorTexture"]["extensions"] =
+        serde_json::json!({"KHR_texture_transform": {"texCoord": 2}});
+    g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform"]);
+    let p = write("uv-sets.gltf", g.to_string().as_bytes());
+    let scene = rxpipe::Scene::load(&p).unwrap();
+    assert_eq!(scene.notes.len(), 2, "{:?}", scene.notes);
+    assert!(
+        scene
+            .notes
+            .iter()
+            .any(|n| n.contains("'bricks'") && n.contains("normal texture reads TEXCOORD_1")),
+        "{:?}",
+        scene.notes
+    );
+    assert!(
+        scene
+            .notes
+            .iter()
+            .any(|n| n.contains("'leaf'") && n.contains("base colour texture reads TEXCOORD_2")),
+        "{:?}",
+        scene.notes
+    );
+    let material = |n: &str| {
+        scene
+            .objects
+            .iter()
+            .filter_map(|o| o.mesh.material.clone())
+            .find(|m| m.name == n)
+            .unwrap()
+    };
+    // left out where they read another set; the bricks keep their base colour texture
+    assert!(material("bricks").normal_texture.is_none());
+    assert!(material("bricks").base_color_texture.is_some());
+    assert!(material("leaf").base_color_texture.is_none());
+    // the file as it is has none of this
+    assert!(rxpipe::Scene::load("scenes/textured/textured.gltf")
+        .unwrap()
+        .notes
+        .is_empty());
+}

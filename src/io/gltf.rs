@@ -20,6 +20,8 @@ pub struct GltfScene {
     pub lights: Vec<PunctualLight>,
     /// the first perspective camera of the scene's nodes
     pub camera: Option<Camera>,
+    /// what the user should know about how the file was read (textures left out)
+    pub notes: Vec<String>,
 }
 
 /// Loads the primitives of the default (or first) scene as separate meshes, in world space.
@@ -221,6 +223,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             out.meshes.push(m);
         }
     }
+    out.notes = materials.notes;
     Ok(out)
 }
 

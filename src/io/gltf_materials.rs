@@ -22,6 +22,8 @@ pub struct Materials<'a> {
     images: HashMap<usize, Arc<(u32, u32, Vec<u8>)>>,
     textures: HashMap<(usize, bool), Arc<Texture>>,
     materials: HashMap<Option<usize>, Arc<Material>>,
+    /// what the user should know about the materials as built (textures left out)
+    pub notes: Vec<String>,
 }
 
 impl<'a> Materials<'a> {
@@ -39,7 +41,24 @@ impl<'a> Materials<'a> {
             images: HashMap::new(),
             textures: HashMap::new(),
             materials: HashMap::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Whether material `m`'s `slot` texture reads the uv set rxpipe loads (TEXCOORD_0); when it
+    /// reads another, a note says that the texture is left out (sampled at the wrong uvs, it
+    /// would draw a pattern its author never made).
+    fn reads_first_uvs(&mut self, m: &gltf::Material, slot: &str, set: u32) -> bool {
+        if set == 0 {
+            return true;
+        }
+        self.notes.push(format!(
+            "{}: material {} ('{}'): its {slot} texture reads TEXCOORD_{set}, and rxpipe reads TEXCOORD_0 only: the texture is left out",
+            self.file,
+            m.index().map_or("default".to_string(), |i| i.to_string()),
+            m.name().unwrap_or(""),
+        ));
+        false
     }
 
     fn err(&self, location: String, message: String) -> IoError {
@@ -72,22 +91,33 @@ impl<'a> Materials<'a> {
             ..Default::default()
         };
         if let Some(i) = pbr.base_color_texture() {
-            out.base_color_texture =
-                Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
+            if self.reads_first_uvs(&m, "base colour", uv_set(&i)) {
+                out.base_color_texture =
+                    Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
+            }
         }
         if let Some(i) = pbr.metallic_roughness_texture() {
-            out.metallic_roughness_texture =
-                Some(self.texture_ref(i.texture(), false, transform(&i), 1.0)?);
+            if self.reads_first_uvs(&m, "metallic-roughness", uv_set(&i)) {
+                out.metallic_roughness_texture =
+                    Some(self.texture_ref(i.texture(), false, transform(&i), 1.0)?);
+            }
         }
         if let Some(i) = m.emissive_texture() {
-            out.emissive_texture = Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
+            if self.reads_first_uvs(&m, "emissive", uv_set(&i)) {
+                out.emissive_texture =
+                    Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
+            }
         }
         if let Some(n) = m.normal_texture() {
-            out.normal_texture = Some(self.texture_ref(n.texture(), false, None, n.scale())?);
+            if self.reads_first_uvs(&m, "normal", n.tex_coord()) {
+                out.normal_texture = Some(self.texture_ref(n.texture(), false, None, n.scale())?);
+            }
         }
         if let Some(o) = m.occlusion_texture() {
-            out.occlusion_texture =
-                Some(self.texture_ref(o.texture(), false, None, o.strength())?);
+            if self.reads_first_uvs(&m, "occlusion", o.tex_coord()) {
+                out.occlusion_texture =
+                    Some(self.texture_ref(o.texture(), false, None, o.strength())?);
+            }
         }
         let out = Arc::new(out);
         self.materials.insert(m.index(), out.clone());
@@ -274,6 +304,13 @@ pub fn decode(bytes: &[u8]) -> Result<(u32, u32, Vec<u8>), String> {
     let img = reader.decode().map_err(|e| e.to_string())?;
     let rgba = img.into_rgba8();
     Ok((w, h, rgba.into_raw()))
+}
+
+/// The uv set a texture use reads: its texCoord, or KHR_texture_transform's override of it.
+fn uv_set(info: &gltf::texture::Info) -> u32 {
+    info.texture_transform()
+        .and_then(|t| t.tex_coord())
+        .unwrap_or(info.tex_coord())
 }
 
 /// A texture use's KHR_texture_transform as a 2x3 matrix (translation * rotation * scale).

@@ -153,6 +153,8 @@ pub struct Scene {
     /// punctual lights (a glTF's KHR_lights_punctual) shading materials; none: `light` is the
     /// key light
     pub lights: Vec<crate::material::PunctualLight>,
+    /// what the user should know about how the files were read (a glTF texture left out)
+    pub notes: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -265,6 +267,7 @@ impl Scene {
                 let g = super::load_gltf_scene(path)?;
                 let mut scene = Scene::from_meshes(&name, g.meshes);
                 scene.lights = g.lights;
+                scene.notes = g.notes;
                 if let Some(c) = g.camera {
                     scene.camera = c;
                 }
@@ -319,6 +322,7 @@ impl Scene {
         })?;
         let mut objects = Vec::new();
         let mut sources = Vec::new();
+        let mut notes = Vec::new();
         for (i, o) in f.object.iter().enumerate() {
             let perr = |message: String| IoError::Parse {
                 file: name.into(),
@@ -331,7 +335,17 @@ impl Scene {
                 (Some(p), None) => {
                     let file = dir.join(p);
                     sources.extend(mesh_sources(&file));
-                    let (meshes, _) = super::load_meshes(&file)?;
+                    let gltf = file.extension().is_some_and(|e| {
+                        e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb")
+                    });
+                    let meshes = if gltf {
+                        // (its notes kept; its lights and camera are the scene file's business)
+                        let g = super::load_gltf_scene(&file)?;
+                        notes.extend(g.notes);
+                        g.meshes
+                    } else {
+                        super::load_meshes(&file)?.0
+                    };
                     if meshes.iter().all(|m| m.triangle_count() == 0) {
                         return Err(perr(format!("{} holds no triangles", file.display())));
                     }
@@ -406,6 +420,7 @@ impl Scene {
             passes: f.passes,
             sources,
             lights: Vec::new(),
+            notes,
         };
         match f.camera {
             Some(c) => {
@@ -452,6 +467,7 @@ impl Scene {
             passes: Vec::new(),
             sources: Vec::new(),
             lights: Vec::new(),
+            notes: Vec::new(),
         };
         s.frame_all();
         s

@@ -42,6 +42,8 @@ pub fn run(a: Args) -> Res {
     pb.set_message(format!("rendering {} triangles", scene.triangle_count()));
     let mut frame =
         pipeline.render_prepared(&prepared, &scene, &scene.camera, (a.width, a.height), 0.0)?;
+    // (what loading the scene left out first)
+    frame.notes.splice(0..0, scene.notes.iter().cloned());
     frame.notes.extend(prepared.reindex_notes());
     pb.finish_and_clear();
     frame.save(&a.out)?;

@@ -24,7 +24,7 @@ pub fn run(a: Args) -> Res {
     };
     let (renderer, pipeline) = a.pipeline.build(&scene, CullMode::Back)?;
     eprintln!("{}", renderer.notice);
-    for n in &pipeline.notices {
+    for n in scene.notes.iter().chain(&pipeline.notices) {
         eprintln!("note: {n}");
     }
     rxpipe::viewer::run(scene, pipeline)?;
