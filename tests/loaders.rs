@@ -618,3 +618,57 @@ fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
         .notes
         .is_empty());
 }
+
+#[test]
+fn gltf_normal_textures_take_their_texture_transform() {
+    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
+    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let bricks = g["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|m| m["name"] == "bricks")
+        .unwrap();
+    g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform"]);
+    let with = |g: &serde_json::Value, t: serde_json::Value| {
+        let mut g = g.clone();
+        g["materials"][bricks]["normalTexture"]["extensions"] =
+            serde_json::json!({ "KHR_texture_transform": t });
+        write("normal-transform.gltf", g.to_string().as_bytes())
+    };
+    let normal = |scene: &rxpipe::Scene| {
+        scene
+            .objects
+            .iter()
+            .filter_map(|o| o.mesh.material.clone())
+            .find(|m| m.name == "bricks")
+            .unwrap()
+            .normal_texture
+            .clone()
+    };
+    // a scale of 4 on the normal map: the same matrix the base colour's transform would get
+    let p = with(
+        &g,
+        serde_json::json!({ "scale": [4.0, 2.0], "offset": [0.5, 0.25] }),
+    );
+    let scene = rxpipe::Scene::load(&p).unwrap();
+    assert!(scene.notes.is_empty(), "{:?}", scene.notes);
+    let t = normal(&scene).expect("the normal map is kept").transform;
+    assert_eq!(t, Some([4.0, -0.0, 0.0, 2.0, 0.5, 0.25]));
+    // its texCoord override to another set leaves it out with a note
+    let p = with(&g, serde_json::json!({ "texCoord": 1 }));
+    let scene = rxpipe::Scene::load(&p).unwrap();
+    assert!(normal(&scene).is_none());
+    assert!(
+        scene.notes[0].contains("normal texture reads TEXCOORD_1"),
+        "{:?}",
+        scene.notes
+    );
+    // a malformed one is an error naming the material
+    let p = with(&g, serde_json::json!({ "rotation": "a quarter turn" }));
+    let e = rxpipe::Scene::load(&p).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("material {bricks}")) && e.contains("KHR_texture_transform"),
+        "{e}"
+    );
+}

@@ -219,6 +219,51 @@ fn textures_are_sampled_with_their_sampler() {
 }
 
 #[test]
+fn normal_maps_take_their_texture_transform() {
+    // a normal map whose left half tilts the normal one way and whose right half the other
+    let texels: Vec<u8> = (0..16)
+        .flat_map(|i| {
+            if i % 4 < 2 {
+                [40, 128, 200, 255]
+            } else {
+                [216, 128, 200, 255]
+            }
+        })
+        .collect();
+    let nearest = Sampler {
+        mag: Filter::Nearest,
+        min: Filter::Nearest,
+        mipmap: None,
+        ..Default::default()
+    };
+    let tilt = Arc::new(Texture::new("tilt", 4, 4, &texels, false, nearest).unwrap());
+    let m = Material {
+        roughness: 1.0,
+        metallic: 0.0,
+        normal_texture: Some(TextureRef::new(tilt)),
+        ..Default::default()
+    };
+    let plain = render(vec![quad(0.0, Some(m.clone()))], 2.0);
+    // moved by half the texture (repeat wrap): the halves swap
+    let mut moved = m.clone();
+    moved.normal_texture.as_mut().unwrap().transform = Some([1.0, 0.0, 0.0, 1.0, 0.5, 0.0]);
+    let swapped = render(vec![quad(0.0, Some(moved))], 2.0);
+    let (l, r, y) = (W / 2 - 8, W / 2 + 8, H / 2);
+    // each side lit as the other side's normal says (the light lies off the axis, so the two
+    // tilts differ); not exactly equal, the view direction differs across the quad
+    assert_ne!(px(&plain, l, y), px(&plain, r, y));
+    assert_ne!(px(&plain, l, y), px(&swapped, l, y));
+    let d = |a: [u8; 4], b: [u8; 4]| (0..3).map(|c| a[c].abs_diff(b[c])).max().unwrap();
+    assert!(
+        d(px(&swapped, l, y), px(&plain, r, y)) < d(px(&swapped, l, y), px(&plain, l, y)),
+        "{:?} {:?} {:?}",
+        px(&swapped, l, y),
+        px(&plain, r, y),
+        px(&plain, l, y)
+    );
+}
+
+#[test]
 fn double_sided_materials_draw_their_back_faces() {
     // seen from behind (eye at -z): culled when single-sided
     let lit = Material {

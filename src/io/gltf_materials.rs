@@ -45,6 +45,36 @@ impl<'a> Materials<'a> {
         }
     }
 
+    /// The KHR_texture_transform among a texture use's extensions (`others`: those the gltf
+    /// crate leaves as JSON), or an error naming the material when it is malformed.
+    fn extension_transform(
+        &self,
+        m: &gltf::Material,
+        slot: &str,
+        others: Option<&serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<Option<ExtTransform>, IoError> {
+        let Some(v) = others.and_then(|o| o.get("KHR_texture_transform")) else {
+            return Ok(None);
+        };
+        let t: ExtTransform = serde_json::from_value(v.clone()).map_err(|e| {
+            self.err(
+                format!("material {}", m.index().unwrap_or(0)),
+                format!("its {slot} texture's KHR_texture_transform: {e}"),
+            )
+        })?;
+        let finite =
+            t.offset.iter().chain(&t.scale).all(|x| x.is_finite()) && t.rotation.is_finite();
+        if !finite {
+            return Err(self.err(
+                format!("material {}", m.index().unwrap_or(0)),
+                format!(
+                    "its {slot} texture's KHR_texture_transform has a value that is not finite"
+                ),
+            ));
+        }
+        Ok(Some(t))
+    }
+
     /// Whether material `m`'s `slot` texture reads the uv set rxpipe loads (TEXCOORD_0); when it
     /// reads another, a note says that the texture is left out (sampled at the wrong uvs, it
     /// would draw a pattern its author never made).
@@ -108,15 +138,32 @@ impl<'a> Materials<'a> {
                     Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
             }
         }
+        // (the gltf crate reads KHR_texture_transform of these two from the JSON only)
+        let json = m.index().map(|i| &self.doc.as_json().materials[i]);
         if let Some(n) = m.normal_texture() {
-            if self.reads_first_uvs(&m, "normal", n.tex_coord()) {
-                out.normal_texture = Some(self.texture_ref(n.texture(), false, None, n.scale())?);
+            let ext = json.and_then(|j| j.normal_texture.as_ref()?.extensions.as_ref());
+            let t = self.extension_transform(&m, "normal", ext.map(|e| &e.others))?;
+            let set = t.and_then(|t| t.tex_coord).unwrap_or(n.tex_coord());
+            if self.reads_first_uvs(&m, "normal", set) {
+                out.normal_texture = Some(self.texture_ref(
+                    n.texture(),
+                    false,
+                    t.map(|t| matrix(t.offset, t.rotation, t.scale)),
+                    n.scale(),
+                )?);
             }
         }
         if let Some(o) = m.occlusion_texture() {
-            if self.reads_first_uvs(&m, "occlusion", o.tex_coord()) {
-                out.occlusion_texture =
-                    Some(self.texture_ref(o.texture(), false, None, o.strength())?);
+            let ext = json.and_then(|j| j.occlusion_texture.as_ref()?.extensions.as_ref());
+            let t = self.extension_transform(&m, "occlusion", ext.map(|e| &e.others))?;
+            let set = t.and_then(|t| t.tex_coord).unwrap_or(o.tex_coord());
+            if self.reads_first_uvs(&m, "occlusion", set) {
+                out.occlusion_texture = Some(self.texture_ref(
+                    o.texture(),
+                    false,
+                    t.map(|t| matrix(t.offset, t.rotation, t.scale)),
+                    o.strength(),
+                )?);
             }
         }
         let out = Arc::new(out);
@@ -316,12 +363,37 @@ fn uv_set(info: &gltf::texture::Info) -> u32 {
 /// A texture use's KHR_texture_transform as a 2x3 matrix (translation * rotation * scale).
 fn transform(info: &gltf::texture::Info) -> Option<[f32; 6]> {
     let t = info.texture_transform()?;
-    let [ox, oy] = t.offset();
-    let r = t.rotation();
-    let [sx, sy] = t.scale();
+    Some(matrix(t.offset(), t.rotation(), t.scale()))
+}
+
+/// KHR_texture_transform's matrix (translation * rotation * scale) as a 2x3 matrix.
+fn matrix([ox, oy]: [f32; 2], r: f32, [sx, sy]: [f32; 2]) -> [f32; 6] {
     let (s, c) = r.sin_cos();
     // columns: (c sx, -s sx), (s sy, c sy), (ox, oy) as the extension's matrix
-    Some([c * sx, -s * sx, s * sy, c * sy, ox, oy])
+    [c * sx, -s * sx, s * sy, c * sy, ox, oy]
+}
+
+/// KHR_texture_transform as the JSON states it (for the normal and occlusion textures, whose
+/// extension the gltf crate does not read).
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(default)]
+struct ExtTransform {
+    offset: [f32; 2],
+    rotation: f32,
+    scale: [f32; 2],
+    #[serde(rename = "texCoord")]
+    tex_coord: Option<u32>,
+}
+
+impl Default for ExtTransform {
+    fn default() -> Self {
+        ExtTransform {
+            offset: [0.0, 0.0],
+            rotation: 0.0,
+            scale: [1.0, 1.0],
+            tex_coord: None,
+        }
+    }
 }
 
 #[cfg(test)]
