@@ -224,8 +224,24 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
         }
     }
     out.notes = materials.notes;
+    // extensions the file uses (not requires: those the gltf crate refuses) that are not drawn
+    for ext in doc.extensions_used() {
+        if !EXTENSIONS_DRAWN.contains(&ext) {
+            out.notes.push(format!(
+                "{file}: uses the extension {ext}, which rxpipe does not implement: the scene is drawn without what it adds"
+            ));
+        }
+    }
     Ok(out)
 }
+
+/// The glTF extensions rxpipe draws.
+pub const EXTENSIONS_DRAWN: [&str; 4] = [
+    "KHR_lights_punctual",
+    "KHR_materials_emissive_strength",
+    "KHR_materials_unlit",
+    "KHR_texture_transform",
+];
 
 /// A punctual light placed by its node's world transform (lights shine along the node's -z).
 fn punctual(light: &gltf::khr_lights_punctual::Light, world: Mat4) -> PunctualLight {
