@@ -75,6 +75,26 @@ impl<'a> Materials<'a> {
         Ok(Some(t))
     }
 
+    /// A texture use whose KHR_texture_transform is among its extensions `others` (normal and
+    /// occlusion textures): its reference, or none where it reads a uv set other than the first.
+    fn json_transformed_ref(
+        &mut self,
+        m: &gltf::Material,
+        slot: &str,
+        texture: gltf::Texture,
+        set: u32,
+        others: Option<&serde_json::Map<String, serde_json::Value>>,
+        scale: f32,
+    ) -> Result<Option<TextureRef>, IoError> {
+        let t = self.extension_transform(m, slot, others)?;
+        let set = t.and_then(|t| t.tex_coord).unwrap_or(set);
+        if !self.reads_first_uvs(m, slot, set) {
+            return Ok(None);
+        }
+        let transform = t.map(|t| matrix(t.offset, t.rotation, t.scale));
+        Ok(Some(self.texture_ref(texture, false, transform, scale)?))
+    }
+
     /// Whether material `m`'s `slot` texture reads the uv set rxpipe loads (TEXCOORD_0); when it
     /// reads another, a note says that the texture is left out (sampled at the wrong uvs, it
     /// would draw a pattern its author never made).
@@ -142,29 +162,25 @@ impl<'a> Materials<'a> {
         let json = m.index().map(|i| &self.doc.as_json().materials[i]);
         if let Some(n) = m.normal_texture() {
             let ext = json.and_then(|j| j.normal_texture.as_ref()?.extensions.as_ref());
-            let t = self.extension_transform(&m, "normal", ext.map(|e| &e.others))?;
-            let set = t.and_then(|t| t.tex_coord).unwrap_or(n.tex_coord());
-            if self.reads_first_uvs(&m, "normal", set) {
-                out.normal_texture = Some(self.texture_ref(
-                    n.texture(),
-                    false,
-                    t.map(|t| matrix(t.offset, t.rotation, t.scale)),
-                    n.scale(),
-                )?);
-            }
+            out.normal_texture = self.json_transformed_ref(
+                &m,
+                "normal",
+                n.texture(),
+                n.tex_coord(),
+                ext.map(|e| &e.others),
+                n.scale(),
+            )?;
         }
         if let Some(o) = m.occlusion_texture() {
             let ext = json.and_then(|j| j.occlusion_texture.as_ref()?.extensions.as_ref());
-            let t = self.extension_transform(&m, "occlusion", ext.map(|e| &e.others))?;
-            let set = t.and_then(|t| t.tex_coord).unwrap_or(o.tex_coord());
-            if self.reads_first_uvs(&m, "occlusion", set) {
-                out.occlusion_texture = Some(self.texture_ref(
-                    o.texture(),
-                    false,
-                    t.map(|t| matrix(t.offset, t.rotation, t.scale)),
-                    o.strength(),
-                )?);
-            }
+            out.occlusion_texture = self.json_transformed_ref(
+                &m,
+                "occlusion",
+                o.texture(),
+                o.tex_coord(),
+                ext.map(|e| &e.others),
+                o.strength(),
+            )?;
         }
         let out = Arc::new(out);
         self.materials.insert(m.index(), out.clone());
