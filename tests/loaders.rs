@@ -612,6 +612,15 @@ fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
     assert!(material("bricks").normal_texture.is_none());
     assert!(material("bricks").base_color_texture.is_some());
     assert!(material("leaf").base_color_texture.is_none());
+    // a scene file naming the glTF twice says each thing once
+    let toml = p.with_file_name("uv-sets.toml");
+    std::fs::write(
+        &toml,
+        "[[object]]\nmesh = \"uv-sets.gltf\"\n[[object]]\nmesh = \"uv-sets.gltf\"\n",
+    )
+    .unwrap();
+    let twice = rxpipe::Scene::load(&toml).unwrap();
+    assert_eq!(twice.notes, scene.notes);
     // an extension the file uses and rxpipe does not draw is named
     g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform", "KHR_materials_clearcoat"]);
     let p = write("uv-sets-clearcoat.gltf", g.to_string().as_bytes());

@@ -56,21 +56,16 @@ impl<'a> Materials<'a> {
         let Some(v) = others.and_then(|o| o.get("KHR_texture_transform")) else {
             return Ok(None);
         };
-        let t: ExtTransform = serde_json::from_value(v.clone()).map_err(|e| {
+        let bad = |why: String| {
             self.err(
-                format!("material {}", m.index().unwrap_or(0)),
-                format!("its {slot} texture's KHR_texture_transform: {e}"),
+                material_place(m),
+                format!("its {slot} texture's KHR_texture_transform {why}"),
             )
-        })?;
-        let finite =
-            t.offset.iter().chain(&t.scale).all(|x| x.is_finite()) && t.rotation.is_finite();
-        if !finite {
-            return Err(self.err(
-                format!("material {}", m.index().unwrap_or(0)),
-                format!(
-                    "its {slot} texture's KHR_texture_transform has a value that is not finite"
-                ),
-            ));
+        };
+        let t: ExtTransform =
+            serde_json::from_value(v.clone()).map_err(|e| bad(format!("is malformed: {e}")))?;
+        if !(t.offset.iter().chain(&t.scale).all(|x| x.is_finite()) && t.rotation.is_finite()) {
+            return Err(bad("has a value that is not finite".into()));
         }
         Ok(Some(t))
     }
@@ -103,10 +98,9 @@ impl<'a> Materials<'a> {
             return true;
         }
         self.notes.push(format!(
-            "{}: material {} ('{}'): its {slot} texture reads TEXCOORD_{set}, and rxpipe reads TEXCOORD_0 only: the texture is left out",
+            "{}: {}: its {slot} texture reads TEXCOORD_{set}, and rxpipe reads TEXCOORD_0 only: the texture is left out",
             self.file,
-            m.index().map_or("default".to_string(), |i| i.to_string()),
-            m.name().unwrap_or(""),
+            material_place(m),
         ));
         false
     }
@@ -367,6 +361,14 @@ pub fn decode(bytes: &[u8]) -> Result<(u32, u32, Vec<u8>), String> {
     let img = reader.decode().map_err(|e| e.to_string())?;
     let rgba = img.into_rgba8();
     Ok((w, h, rgba.into_raw()))
+}
+
+/// How notes and errors name a material: its index and name ('default' for glTF's default).
+fn material_place(m: &gltf::Material) -> String {
+    match m.index() {
+        Some(i) => format!("material {i} ('{}')", m.name().unwrap_or("")),
+        None => "the default material".into(),
+    }
 }
 
 /// The uv set a texture use reads: its texCoord, or KHR_texture_transform's override of it.

@@ -259,10 +259,7 @@ impl Scene {
                     return Ok(Scene::from_meshes(&name, vec![crate::mesh::from_spec(s)?]));
                 }
             }
-            let gltf = path
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb"));
-            let mut scene = if gltf {
+            let mut scene = if is_gltf(path) {
                 // a glTF file brings its lights and its camera too
                 let g = super::load_gltf_scene(path)?;
                 let mut scene = Scene::from_meshes(&name, g.meshes);
@@ -335,13 +332,15 @@ impl Scene {
                 (Some(p), None) => {
                     let file = dir.join(p);
                     sources.extend(mesh_sources(&file));
-                    let gltf = file.extension().is_some_and(|e| {
-                        e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb")
-                    });
-                    let meshes = if gltf {
-                        // (its notes kept; its lights and camera are the scene file's business)
+                    let meshes = if is_gltf(&file) {
+                        // (its notes kept, once for a file named twice; its lights and camera
+                        // are the scene file's business)
                         let g = super::load_gltf_scene(&file)?;
-                        notes.extend(g.notes);
+                        for n in g.notes {
+                            if !notes.contains(&n) {
+                                notes.push(n);
+                            }
+                        }
                         g.meshes
                     } else {
                         super::load_meshes(&file)?.0
@@ -501,6 +500,13 @@ impl Scene {
 }
 
 /// The files a mesh file stands for: itself and, for glTF, the buffers and images it refers to.
+/// Whether `path` names a glTF file (.gltf or .glb), which loads as a scene with its lights,
+/// camera and notes.
+fn is_gltf(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb"))
+}
+
 fn mesh_sources(path: &Path) -> Vec<PathBuf> {
     let mut v = vec![path.to_path_buf()];
     v.extend(super::gltf::referenced_files(path));
