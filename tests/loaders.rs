@@ -635,6 +635,48 @@ fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
 }
 
 #[test]
+fn gzipped_gltf_loads_as_the_same_scene() {
+    // the project's textured scene (lights, a camera), with one texture on another uv set so
+    // that it has a note, gzipped: the same scene as the plain file, notes, lights and camera
+    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
+    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mats = g["materials"].as_array_mut().unwrap();
+    let bricks = mats.iter().position(|m| m["name"] == "bricks").unwrap();
+    mats[bricks]["normalTexture"]["texCoord"] = 1.into();
+    let bytes = g.to_string().into_bytes();
+    let plain = rxpipe::Scene::load(write("gz-scene.gltf", &bytes)).unwrap();
+    let gz = rxpipe::Scene::load(write("gz-scene.gltf.gz", &gzip(&bytes))).unwrap();
+    assert_eq!(plain.notes.len(), 1, "{:?}", plain.notes);
+    assert_eq!(
+        gz.notes[0].replace("gz-scene.gltf.gz", "gz-scene.gltf"),
+        plain.notes[0]
+    );
+    assert_eq!(format!("{:?}", gz.camera), format!("{:?}", plain.camera));
+    assert_eq!(gz.lights, plain.lights);
+    assert_eq!(plain.lights.len(), 2);
+    assert_eq!(gz.objects.len(), plain.objects.len());
+    // a scene file naming the gzipped glTF keeps its notes too
+    let toml = write(
+        "gz-scene.toml",
+        b"[[object]]\nmesh = \"gz-scene.gltf.gz\"\n",
+    );
+    assert_eq!(rxpipe::Scene::load(&toml).unwrap().notes, gz.notes);
+    // the files a gzipped glTF refers to are its inputs, as a plain one's are
+    let tri = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],
+        "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+        "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+        "bufferViews":[{"buffer":0,"byteLength":36}],"buffers":[{"uri":"gz-tri.bin","byteLength":36}]}"#;
+    let corners: Vec<u8> = [0f32, 0., 0., 1., 0., 0., 0., 1., 0.]
+        .iter()
+        .flat_map(|f| f.to_le_bytes())
+        .collect();
+    let bin = write("gz-tri.bin", &corners);
+    let scene = rxpipe::Scene::load(write("gz-tri.gltf.gz", &gzip(tri.as_bytes()))).unwrap();
+    assert_eq!(scene.triangle_count(), 1);
+    assert!(scene.sources.contains(&bin), "{:?}", scene.sources);
+}
+
+#[test]
 fn gltf_normal_textures_take_their_texture_transform() {
     let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
     let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();

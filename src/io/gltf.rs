@@ -292,17 +292,31 @@ fn camera(cam: &gltf::Camera, world: Mat4) -> Option<Camera> {
 }
 
 /// The files a glTF file refers to: its external buffers and images, resolved against its folder
-/// (data URIs and GLB chunks are inside it). Reads only the JSON (a GLB's first chunk); none for
-/// a file that is not glTF or cannot be read (loading it says why).
+/// (data URIs and GLB chunks are inside it). Reads only the JSON (a GLB's first chunk), through
+/// gzip where the file is gzipped; none for a file that is not glTF or cannot be read (loading it
+/// says why).
 pub fn referenced_files(path: &Path) -> Vec<std::path::PathBuf> {
-    use std::io::Read;
-    let Ok(mut f) = std::fs::File::open(path) else {
+    use std::io::{BufRead, BufReader, Read};
+    let Ok(file) = std::fs::File::open(path) else {
         return Vec::new();
+    };
+    let mut file = BufReader::new(file);
+    let gzipped = file.fill_buf().is_ok_and(|b| b.starts_with(&[0x1f, 0x8b]));
+    let mut f: Box<dyn Read> = if gzipped {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
     };
     let mut head = [0u8; 20];
-    let Ok(n) = f.read(&mut head) else {
-        return Vec::new();
-    };
+    let mut n = 0;
+    // (a decoder may return fewer bytes than asked before the stream's end)
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(_) => return Vec::new(),
+        }
+    }
     let json: Vec<u8> = if n == 20 && head.starts_with(b"glTF") {
         // GLB: 12-byte header, then the JSON chunk's length and type
         let len = u32::from_le_bytes([head[12], head[13], head[14], head[15]]) as u64;

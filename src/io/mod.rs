@@ -271,9 +271,22 @@ fn parse_plain(
 pub fn load_gltf_scene(path: impl AsRef<Path>) -> Result<gltf::GltfScene, IoError> {
     let path = path.as_ref();
     let name = path.display().to_string();
-    let data = read_file(path)?;
+    let mut data = read_file(path)?;
     if is_gzip(&data) {
-        let (meshes, _) = parse_meshes(data, &name, path.parent())?;
+        // a gzipped glTF is a scene all the same: its lights, camera and notes are kept
+        let mut plain = Vec::new();
+        read_checked(
+            &mut flate2::read::MultiGzDecoder::new(&data[..]),
+            &mut plain,
+            usize::MAX,
+            &name,
+        )?;
+        data = plain;
+    }
+    if !matches!(sniff(&data, &name), Some(Format::Gltf) | None) {
+        // named like a glTF but holding another format: load it as that format (what is no
+        // format at all gets the glTF parser's error)
+        let (meshes, _) = parse_plain(data, &name, path.parent())?;
         return Ok(gltf::GltfScene {
             meshes,
             ..Default::default()

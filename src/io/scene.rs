@@ -503,8 +503,9 @@ impl Scene {
 /// Whether `path` names a glTF file (.gltf or .glb), which loads as a scene with its lights,
 /// camera and notes.
 fn is_gltf(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gltf") || e.eq_ignore_ascii_case("glb"))
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    name.ends_with(".gltf") || name.ends_with(".glb")
 }
 
 fn mesh_sources(path: &Path) -> Vec<PathBuf> {
