@@ -298,6 +298,27 @@ fn render_output_follows_the_extension_and_spares_the_inputs() {
         "{}",
         stderr(&o)
     );
+    // the other commands that write spare a glTF's buffers as well, even with --force (the
+    // buffer named .obj so that the mesh tools would write it)
+    std::fs::write(dir.join("tri.obj"), &bin).unwrap();
+    let scene3 = dir.join("tri3.gltf");
+    std::fs::write(&scene3, gltf.replace("tri.bin", "tri.obj")).unwrap();
+    let (s3, obj) = (scene3.to_str().unwrap(), dir.join("tri.obj"));
+    let o3 = obj.to_str().unwrap();
+    for args in [
+        vec!["query", s3, "--query", "vv", "--out", o3, "--force"],
+        vec!["reindex", s3, o3, "--force"],
+        vec!["merge", s3, s3, "--out", o3, "--force"],
+    ] {
+        let o = rxpipe(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(
+            stderr(&o).contains("is an input"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read(&obj).unwrap(), bin, "{args:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

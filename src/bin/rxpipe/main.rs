@@ -170,9 +170,18 @@ fn spinner(msg: String) -> indicatif::ProgressBar {
     pb
 }
 
-/// Refuses to write `out` over one of the `inputs`, or over an existing file without `force`.
+/// Refuses to write `out` over one of the `inputs` or a file they refer to (a glTF's buffers and
+/// images), or over an existing file without `force`.
 fn check_output(out: &std::path::Path, inputs: &[&std::path::Path], force: bool) -> Res {
-    for i in inputs {
+    let referred: Vec<_> = inputs
+        .iter()
+        .flat_map(|i| rxpipe::io::gltf::referenced_files(i))
+        .collect();
+    let all = inputs
+        .iter()
+        .copied()
+        .chain(referred.iter().map(|p| p.as_path()));
+    for i in all {
         if out.exists() && std::fs::canonicalize(i).ok() == std::fs::canonicalize(out).ok() {
             return Err(format!("{} is an input; choose another output", out.display()).into());
         }
