@@ -1,5 +1,6 @@
 //! Image output (PNG, JPEG) and PNG input.
 
+use crate::io::write_atomically;
 use crate::Error;
 use std::path::Path;
 
@@ -39,51 +40,23 @@ impl ImageFormat {
 pub fn save(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), Error> {
     match ImageFormat::of(path)? {
         ImageFormat::Png => save_png(path, width, height, rgba),
-        ImageFormat::Jpeg => write_atomically(path, |f, name| {
+        ImageFormat::Jpeg => write_atomically(path, |w| {
             let rgb: Vec<u8> = rgba
                 .chunks_exact(4)
                 .flat_map(|p| [p[0], p[1], p[2]])
                 .collect();
-            let mut w = std::io::BufWriter::new(f);
-            image::codecs::jpeg::JpegEncoder::new_with_quality(&mut w, 92)
+            image::codecs::jpeg::JpegEncoder::new_with_quality(w, 92)
                 .encode(&rgb, width, height, image::ExtendedColorType::Rgb8)
-                .map_err(|e| Error::Image(format!("{name}: {e}")))?;
-            std::io::Write::flush(&mut w).map_err(|e| io_error(name, e))
+                .map_err(|e| Error::Image(format!("{}: {e}", path.display())))
         }),
     }
 }
 
-fn io_error(name: &str, e: std::io::Error) -> Error {
-    Error::Io(crate::io::IoError::Io {
-        file: name.to_string(),
-        source: e,
-    })
-}
-
-/// Writes `path` through `write` into a temporary file beside it, renamed into place when
-/// complete (removed on failure), so that a failed write never leaves a partial file.
-fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(std::fs::File, &str) -> Result<(), Error>,
-) -> Result<(), Error> {
-    let name = path.display().to_string();
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".rxpipe-tmp");
-    let tmp = std::path::PathBuf::from(tmp);
-    let result = std::fs::File::create(&tmp)
-        .map_err(|e| io_error(&name, e))
-        .and_then(|f| write(f, &name));
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    std::fs::rename(&tmp, path).map_err(|e| io_error(&name, e))
-}
-
 /// Writes RGBA8 pixels as a PNG; the file appears under its name only when complete.
 pub fn save_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(), Error> {
-    write_atomically(path, |f, name| {
-        let mut enc = png::Encoder::new(std::io::BufWriter::new(f), width, height);
+    write_atomically(path, |w| {
+        let name = path.display();
+        let mut enc = png::Encoder::new(w, width, height);
         enc.set_color(png::ColorType::Rgba);
         enc.set_depth(png::BitDepth::Eight);
         // the default level spent half a second on a 1280x720 frame, more than rendering it
@@ -101,12 +74,7 @@ pub fn save_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<(),
 /// Reads an RGBA8 or RGB8 PNG (golden images in tests).
 pub fn load_png(path: &Path) -> Result<(u32, u32, Vec<u8>), Error> {
     let name = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|e| {
-        Error::Io(crate::io::IoError::Io {
-            file: name.clone(),
-            source: e,
-        })
-    })?;
+    let f = std::fs::File::open(path).map_err(crate::io::IoError::at(path))?;
     let dec = png::Decoder::new(std::io::BufReader::new(f));
     let mut r = dec
         .read_info()

@@ -298,6 +298,12 @@ fn render_output_follows_the_extension_and_spares_the_inputs() {
         "{}",
         stderr(&o)
     );
+    // a folder, or a file in a folder that does not exist, is refused before rendering
+    std::fs::create_dir_all(dir.join("frames.png")).unwrap();
+    let o = render(&scene, &dir.join("frames.png"), true);
+    assert!(stderr(&o).contains("is a folder"), "{}", stderr(&o));
+    let o = render(&scene, &dir.join("no/such.png"), false);
+    assert!(stderr(&o).contains("does not exist"), "{}", stderr(&o));
     // the other commands that write spare a glTF's buffers as well, even with --force (the
     // buffer named .obj so that the mesh tools would write it)
     std::fs::write(dir.join("tri.obj"), &bin).unwrap();

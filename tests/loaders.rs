@@ -391,6 +391,37 @@ fn writers_round_trip_and_never_clobber_on_failure() {
         .unwrap();
     assert!(io::save_mesh(&m, &keep).is_err());
     assert_eq!(std::fs::read(&keep).unwrap(), b"precious");
+    // a write that fails where it is renamed into place (over a folder) leaves no temporary
+    // file behind, as one that fails while writing does; the error names the target
+    let folder = d.join("folder.ply");
+    std::fs::create_dir_all(&folder).unwrap();
+    let before: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let e = io::save_mesh(&m, &folder).unwrap_err().to_string();
+    assert!(e.contains("folder.ply"), "{e}");
+    let e = rxpipe::image::save(&d.join("folder.ply"), 1, 1, &[0; 4]).unwrap_err();
+    assert!(e.to_string().contains(".ply"), "{e}");
+    let png = d.join("frame.png");
+    std::fs::create_dir_all(&png).unwrap();
+    assert!(rxpipe::image::save(&png, 1, 1, &[0; 4]).is_err());
+    std::fs::remove_dir(&png).unwrap();
+    let e = io::write_atomically(&folder, |_| {
+        Err(io::IoError::at(&folder)(std::io::ErrorKind::Other.into()))
+    });
+    assert!(e.is_err());
+    let after: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(after, before, "stray files");
+    // and one that succeeds replaces the file whole
+    io::write_atomically(&keep, |w| {
+        w.write_all(b"new").map_err(io::IoError::at(&keep))
+    })
+    .unwrap();
+    assert_eq!(std::fs::read(&keep).unwrap(), b"new");
 }
 
 #[test]

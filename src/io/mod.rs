@@ -36,6 +36,16 @@ pub enum IoError {
     Mesh(#[from] MeshError),
 }
 
+impl IoError {
+    /// Makes an error of the file system name `path`: `.map_err(IoError::at(path))`.
+    pub fn at(path: &Path) -> impl Fn(std::io::Error) -> IoError + '_ {
+        move |source| IoError::Io {
+            file: path.display().to_string(),
+            source,
+        }
+    }
+}
+
 /// Counts as the file states them, before triangulation or corner splitting.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SourceCounts {
@@ -55,10 +65,7 @@ pub enum Format {
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, IoError> {
-    std::fs::read(path).map_err(|source| IoError::Io {
-        file: path.display().to_string(),
-        source,
-    })
+    std::fs::read(path).map_err(IoError::at(path))
 }
 
 /// Gzip data, recognised by its magic bytes whatever the name.
@@ -357,35 +364,56 @@ fn save(mesh: &Mesh, colors: Option<&[[u8; 3]]>, path: &Path) -> Result<(), IoEr
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let tmp = path.with_extension(format!("{ext}.rxpipe-tmp"));
-    let io = |source| IoError::Io {
-        file: name.clone(),
-        source,
+    let unsupported = |message: &str| {
+        Err(IoError::Unsupported {
+            file: name.clone(),
+            message: message.into(),
+        })
     };
-    if colors.is_some() && ext != "ply" {
-        return Err(IoError::Unsupported {
-            file: name,
-            message: "face colours can be written to .ply only".into(),
-        });
+    match ext.as_str() {
+        "ply" => {}
+        _ if colors.is_some() => return unsupported("face colours can be written to .ply only"),
+        "obj" => {}
+        _ => return unsupported("can write .obj or .ply"),
     }
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    let r = match ext.as_str() {
-        "obj" => obj::write(mesh, &mut f),
-        "ply" => ply::write_binary_colored(mesh, colors, &mut f),
-        _ => {
-            drop(f);
-            let _ = std::fs::remove_file(&tmp);
-            return Err(IoError::Unsupported {
-                file: name,
-                message: "can write .obj or .ply".into(),
-            });
-        }
-    };
-    if let Err(e) = r {
+    write_atomically(path, |w| {
+        let r = match ext.as_str() {
+            "obj" => obj::write(mesh, w),
+            _ => ply::write_binary_colored(mesh, colors, w),
+        };
+        r.map_err(IoError::at(path))
+    })
+}
+
+/// Writes `path` whole or not at all: `write` fills a new temporary file beside it (named for
+/// this process, and never one that exists), which is renamed into place once `write` and the
+/// flush succeeded and removed on any failure. So a failed write leaves neither a partial file
+/// nor a stray temporary one, and whatever was at `path` before stays until the new file is
+/// complete. Errors of the file system name `path`.
+pub fn write_atomically<E: From<IoError>>(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), E>,
+) -> Result<(), E> {
+    let io = IoError::at(path);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".rxpipe-{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(&io)?;
+    let mut w = std::io::BufWriter::new(file);
+    let result = write(&mut w).and_then(|()| {
+        // (the file closed before it is renamed)
+        let file = w.into_inner().map_err(|e| io(e.into_error()))?;
+        drop(file);
+        std::fs::rename(&tmp, path).map_err(|e| io(e).into())
+    });
+    if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
     }
-    std::fs::rename(&tmp, path).map_err(io)
+    result
 }
 
 /// The shared glTF scenes: `$RXPIPE_SCENES`, else `../shared/scenes` from the current directory

@@ -276,10 +276,7 @@ impl Scene {
             scene.check_drawable()?;
             return Ok(scene);
         }
-        let text = std::fs::read_to_string(path).map_err(|source| IoError::Io {
-            file: name.clone(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path).map_err(IoError::at(path))?;
         let mut scene = Scene::parse(&text, &name, path.parent().unwrap_or(Path::new(".")))?;
         scene.sources.insert(0, path.to_path_buf());
         scene.check_drawable()?;

@@ -302,7 +302,9 @@ fn out(report: &impl serde::Serialize, md: String, a: &ReportArgs) -> Res {
         if p.exists() {
             return Err(format!("{} exists; choose another file", p.display()).into());
         }
-        std::fs::write(p, &md)?;
+        rxpipe::io::write_atomically(p, |w| {
+            std::io::Write::write_all(w, md.as_bytes()).map_err(rxpipe::io::IoError::at(p))
+        })?;
     }
     if a.json {
         println!("{}", serde_json::to_string_pretty(report)?);

@@ -171,7 +171,8 @@ fn spinner(msg: String) -> indicatif::ProgressBar {
 }
 
 /// Refuses to write `out` over one of the `inputs` or a file they refer to (a glTF's buffers and
-/// images), or over an existing file without `force`.
+/// images), or over an existing file without `force`; and a folder, or a file in a folder that
+/// does not exist, before any work is done.
 fn check_output(out: &std::path::Path, inputs: &[&std::path::Path], force: bool) -> Res {
     let referred: Vec<_> = inputs
         .iter()
@@ -184,6 +185,19 @@ fn check_output(out: &std::path::Path, inputs: &[&std::path::Path], force: bool)
     for i in all {
         if out.exists() && std::fs::canonicalize(i).ok() == std::fs::canonicalize(out).ok() {
             return Err(format!("{} is an input; choose another output", out.display()).into());
+        }
+    }
+    if out.is_dir() {
+        return Err(format!("{} is a folder; name the file to write", out.display()).into());
+    }
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(format!(
+                "{}: the folder {} does not exist",
+                out.display(),
+                dir.display()
+            )
+            .into());
         }
     }
     if out.exists() && !force {

@@ -45,9 +45,9 @@ pub fn run(a: Args) -> Res {
     let what = a.mesh.display().to_string();
     match &a.out {
         Some(out) => {
-            let mut w = std::io::BufWriter::new(std::fs::File::create(out)?);
-            r.write_text(&mut w, &what)?;
-            w.flush()?;
+            rxpipe::io::write_atomically(out, |w| {
+                r.write_text(w, &what).map_err(rxpipe::io::IoError::at(out))
+            })?;
             eprintln!(
                 "{what}: {} for {} {} ({} entries) in {ms:.1} ms on the cpu, written to {}",
                 a.query,

@@ -57,10 +57,7 @@ impl CudaShader {
     /// A shader read from a .cu file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<CudaShader, crate::io::IoError> {
         let path = path.as_ref();
-        let source = std::fs::read_to_string(path).map_err(|e| crate::io::IoError::Io {
-            file: path.display().to_string(),
-            source: e,
-        })?;
+        let source = std::fs::read_to_string(path).map_err(crate::io::IoError::at(path))?;
         Ok(CudaShader::from_source(path.display().to_string(), source))
     }
 }
