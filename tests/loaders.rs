@@ -708,6 +708,39 @@ fn gzipped_gltf_loads_as_the_same_scene() {
 }
 
 #[test]
+fn gltf_parts_not_drawn_are_named_in_notes() {
+    // a triangle with a morph target, a line primitive beside it, a skin, an animation
+    let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],
+        "nodes":[{"mesh":0,"skin":0},{"name":"joint"}],
+        "skins":[{"joints":[1]}],
+        "meshes":[{"primitives":[{"attributes":{"POSITION":0},"targets":[{"POSITION":0}]},
+                                 {"attributes":{"POSITION":0},"mode":1}]}],
+        "animations":[{"channels":[{"sampler":0,"target":{"node":1,"path":"translation"}}],
+                       "samplers":[{"input":1,"output":2}]}],
+        "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]},
+                     {"bufferView":1,"componentType":5126,"count":1,"type":"SCALAR","min":[0],"max":[0]},
+                     {"bufferView":2,"componentType":5126,"count":1,"type":"VEC3"}],
+        "bufferViews":[{"buffer":0,"byteLength":36},{"buffer":0,"byteOffset":36,"byteLength":4},
+                       {"buffer":0,"byteOffset":40,"byteLength":12}],
+        "buffers":[{"uri":"parts.bin","byteLength":52}]}"#;
+    let floats = [0f32, 0., 0., 1., 0., 0., 0., 1., 0., 0., 0., 0., 0.];
+    let bin: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
+    write("parts.bin", &bin);
+    let scene = rxpipe::Scene::load(write("parts.gltf", gltf.as_bytes())).unwrap();
+    assert_eq!(scene.triangle_count(), 1);
+    let said = |what: &str| scene.notes.iter().any(|n| n.contains(what));
+    assert_eq!(scene.notes.len(), 4, "{:?}", scene.notes);
+    assert!(
+        said("1 primitive(s) of points or lines"),
+        "{:?}",
+        scene.notes
+    );
+    assert!(said("skinned meshes"), "{:?}", scene.notes);
+    assert!(said("morph targets"), "{:?}", scene.notes);
+    assert!(said("1 animation(s)"), "{:?}", scene.notes);
+}
+
+#[test]
 fn gltf_normal_textures_take_their_texture_transform() {
     let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
     let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();

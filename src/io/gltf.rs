@@ -108,6 +108,8 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     // glTF nodes form strict trees: a node reached twice is a cycle (or a shared child), which
     // would otherwise loop for ever or multiply the geometry
     let mut reached = vec![false; doc.nodes().len()];
+    // what the file has that rxpipe does not draw, said in notes after the walk
+    let (mut not_triangles, mut morphed, mut skinned) = (0usize, false, false);
     while let Some((node, parent)) = stack.pop() {
         match reached.get_mut(node.index()) {
             Some(r) if !*r => *r = true,
@@ -129,6 +131,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             out.camera = camera(&cam, world);
         }
         let Some(mesh) = node.mesh() else { continue };
+        skinned |= node.skin().is_some();
         for prim in mesh.primitives() {
             let loc = format!(
                 "mesh {} ('{}') primitive {}",
@@ -140,8 +143,10 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 prim.mode(),
                 Mode::Triangles | Mode::TriangleStrip | Mode::TriangleFan
             ) {
+                not_triangles += 1;
                 continue;
             }
+            morphed |= prim.morph_targets().next().is_some();
             check_accessors(&prim).map_err(|m| err(&loc, m))?;
             let reader = prim.reader(|b| buffers.get(b.index()).map(|d| &d.0[..]));
             let positions: Vec<Vec3> = reader
@@ -224,6 +229,27 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
         }
     }
     out.notes = materials.notes;
+    if not_triangles > 0 {
+        out.notes.push(format!(
+            "{file}: {not_triangles} primitive(s) of points or lines are not drawn: rxpipe draws triangles"
+        ));
+    }
+    if skinned {
+        out.notes.push(format!(
+            "{file}: skinned meshes are drawn as their vertices lie, without their joints' transforms"
+        ));
+    }
+    if morphed {
+        out.notes.push(format!(
+            "{file}: morph targets are not applied: meshes are drawn in their base shape"
+        ));
+    }
+    if doc.animations().len() > 0 {
+        out.notes.push(format!(
+            "{file}: the file's {} animation(s) are not played: the scene is drawn as posed",
+            doc.animations().len()
+        ));
+    }
     // extensions the file uses (not requires: those the gltf crate refuses) that are not drawn
     for ext in doc.extensions_used() {
         if !EXTENSIONS_DRAWN.contains(&ext) {
