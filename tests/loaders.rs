@@ -708,6 +708,66 @@ fn gzipped_gltf_loads_as_the_same_scene() {
 }
 
 #[test]
+fn gltf_quantized_attributes_load_as_floats() {
+    // KHR_mesh_quantization: 16-bit positions (not normalized) under a node that scales them
+    // by a half, 8-bit normalized normals, 16-bit normalized uvs
+    let mut bin = Vec::new();
+    for p in [[0i16, 0, 0], [2, 0, 0], [0, 2, 0]] {
+        p.iter().for_each(|c| bin.extend(c.to_le_bytes()));
+        bin.extend([0, 0]); // (each element aligned to 4 bytes)
+    }
+    for _ in 0..3 {
+        bin.extend([0u8, 0, 127, 0]);
+    }
+    for uv in [[0u16, 0], [65535, 0], [0, 65535]] {
+        uv.iter().for_each(|c| bin.extend(c.to_le_bytes()));
+    }
+    write("quantized.bin", &bin);
+    let gltf = |ext: &str, normal_norm: bool| {
+        format!(
+            r#"{{"asset":{{"version":"2.0"}},{ext}"scene":0,"scenes":[{{"nodes":[0]}}],
+            "nodes":[{{"mesh":0,"scale":[0.5,0.5,0.5]}}],
+            "meshes":[{{"primitives":[{{"attributes":{{"POSITION":0,"NORMAL":1,"TEXCOORD_0":2}}}}]}}],
+            "accessors":[{{"bufferView":0,"componentType":5122,"count":3,"type":"VEC3","min":[0,0,0],"max":[2,2,0]}},
+                {{"bufferView":1,"componentType":5120,"normalized":{normal_norm},"count":3,"type":"VEC3"}},
+                {{"bufferView":2,"componentType":5123,"normalized":true,"count":3,"type":"VEC2"}}],
+            "bufferViews":[{{"buffer":0,"byteLength":24,"byteStride":8}},
+                {{"buffer":0,"byteOffset":24,"byteLength":12,"byteStride":4}},
+                {{"buffer":0,"byteOffset":36,"byteLength":12}}],
+            "buffers":[{{"uri":"quantized.bin","byteLength":48}}]}}"#
+        )
+    };
+    let ext = r#""extensionsUsed":["KHR_mesh_quantization"],"extensionsRequired":["KHR_mesh_quantization"],"#;
+    let p = write("quantized.gltf", gltf(ext, true).as_bytes());
+    let (meshes, _) = io::load_meshes(&p).unwrap();
+    let m = &meshes[0];
+    assert_eq!(
+        m.positions,
+        vec![glam::Vec3::ZERO, glam::Vec3::X, glam::Vec3::Y],
+        "dequantized by the node's scale"
+    );
+    assert_eq!(m.normals.as_deref(), Some(&[glam::Vec3::Z; 3][..]));
+    let uvs = [glam::Vec2::ZERO, glam::Vec2::X, glam::Vec2::Y];
+    assert_eq!(m.uvs.as_deref(), Some(&uvs[..]));
+    assert!(rxpipe::Scene::load(&p).unwrap().notes.is_empty());
+    // without the extension, 16-bit positions are an error naming the accessor
+    let e = err_text(io::load_mesh(write(
+        "unquantized.gltf",
+        gltf("", true).as_bytes(),
+    )));
+    assert!(e.contains("POSITION accessor 0"), "{e}");
+    // normals are stored normalized under the extension
+    let e = err_text(io::load_mesh(write(
+        "raw-normals.gltf",
+        gltf(ext, false).as_bytes(),
+    )));
+    assert!(
+        e.contains("NORMAL accessor 1") && e.contains("normalized"),
+        "{e}"
+    );
+}
+
+#[test]
 fn gltf_parts_not_drawn_are_named_in_notes() {
     // a triangle with a morph target, a line primitive beside it, a skin, an animation
     let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],

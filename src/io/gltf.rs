@@ -57,8 +57,12 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             }
         }
     }
-    let document = gltf::Document::from_json(gltf.document.into_json())
-        .map_err(|e| err("document", e.to_string()))?;
+    let mut json = gltf.document.into_json();
+    // KHR_mesh_quantization is read here (read_floats), so a file that requires it is not
+    // refused for it as the gltf crate would
+    let quantized = json.extensions_used.iter().any(|e| e == QUANTIZATION);
+    json.extensions_required.retain(|e| e != QUANTIZATION);
+    let document = gltf::Document::from_json(json).map_err(|e| err("document", e.to_string()))?;
     gltf.document = document;
     // the gltf crate percent-decodes a relative buffer URI and unwraps the result as UTF-8 (a
     // panic on a URI with bytes like %AA, found by fuzz/ gltf): such a URI is refused first
@@ -147,16 +151,19 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 continue;
             }
             morphed |= prim.morph_targets().next().is_some();
-            check_accessors(&prim).map_err(|m| err(&loc, m))?;
-            let reader = prim.reader(|b| buffers.get(b.index()).map(|d| &d.0[..]));
-            let positions: Vec<Vec3> = reader
-                .read_positions()
+            check_accessors(&prim, quantized).map_err(|m| err(&loc, m))?;
+            let data = |b: gltf::Buffer| buffers.get(b.index()).map(|d| &d.0[..]);
+            let reader = prim.reader(data);
+            let positions: Vec<Vec3> = prim
+                .get(&gltf::Semantic::Positions)
+                .and_then(|a| read_floats::<3>(a, data, false))
                 .ok_or_else(|| {
                     err(
                         &loc,
                         "no POSITION attribute (or its buffer is missing)".into(),
                     )
                 })?
+                .into_iter()
                 .map(Vec3::from_array)
                 .collect();
             let n = positions.len() as u32;
@@ -190,13 +197,16 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                     r
                 }
             };
-            let normals = reader
-                .read_normals()
-                .map(|it| it.map(Vec3::from_array).collect::<Vec<_>>())
+            let normals = prim
+                .get(&gltf::Semantic::Normals)
+                .and_then(|a| read_floats::<3>(a, data, false))
+                .map(|v| v.into_iter().map(Vec3::from_array).collect::<Vec<_>>())
                 .filter(|v| v.len() == positions.len());
-            let uvs = reader
-                .read_tex_coords(0)
-                .map(|it| it.into_f32().map(Vec2::from_array).collect::<Vec<_>>())
+            let uvs = prim
+                .get(&gltf::Semantic::TexCoords(0))
+                // (the core specification's integer uvs are normalized, whatever the file says)
+                .and_then(|a| read_floats::<2>(a, data, !quantized))
+                .map(|v| v.into_iter().map(Vec2::from_array).collect::<Vec<_>>())
                 .filter(|v| v.len() == positions.len());
             let colors = reader
                 .read_colors(0)
@@ -262,8 +272,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
 }
 
 /// The glTF extensions rxpipe draws.
-pub const EXTENSIONS_DRAWN: [&str; 4] = [
+pub const EXTENSIONS_DRAWN: [&str; 5] = [
     "KHR_lights_punctual",
+    QUANTIZATION,
     "KHR_materials_emissive_strength",
     "KHR_materials_unlit",
     "KHR_texture_transform",
@@ -435,19 +446,95 @@ fn misfit(count: usize, size: usize, offset: usize, view: &gltf::buffer::View) -
     None
 }
 
+/// The KHR_mesh_quantization extension: positions, normals and texture coordinates stored as 8-
+/// or 16-bit integers.
+const QUANTIZATION: &str = "KHR_mesh_quantization";
+
+/// An attribute's elements as floats, whatever component type [`check_accessors`] let through:
+/// where the accessor is normalized (or `always_norm`), an integer maps to [0, 1] (unsigned) or
+/// [-1, 1] (signed, the most negative value clamped to -1) as the specification says; otherwise
+/// it keeps its value. `None` where its buffer is missing.
+fn read_floats<'a, 's, const N: usize>(
+    a: gltf::Accessor<'a>,
+    data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+    always_norm: bool,
+) -> Option<Vec<[f32; N]>>
+where
+    [f32; N]: gltf::accessor::Item,
+    [i8; N]: gltf::accessor::Item,
+    [u8; N]: gltf::accessor::Item,
+    [i16; N]: gltf::accessor::Item,
+    [u16; N]: gltf::accessor::Item,
+{
+    use gltf::accessor::{DataType as T, Iter};
+    let norm = always_norm || a.normalized();
+    fn convert<C: Copy, const N: usize>(it: Iter<'_, [C; N]>, f: impl Fn(C) -> f32) -> Vec<[f32; N]>
+    where
+        [C; N]: gltf::accessor::Item,
+    {
+        it.map(|e| e.map(&f)).collect()
+    }
+    Some(match a.data_type() {
+        T::F32 => Iter::<[f32; N]>::new(a, data)?.collect(),
+        T::I8 => convert(Iter::<[i8; N]>::new(a, data)?, |c| {
+            if norm {
+                (c as f32 / 127.0).max(-1.0)
+            } else {
+                c as f32
+            }
+        }),
+        T::U8 => convert(Iter::<[u8; N]>::new(a, data)?, |c| {
+            if norm {
+                c as f32 / 255.0
+            } else {
+                c as f32
+            }
+        }),
+        T::I16 => convert(Iter::<[i16; N]>::new(a, data)?, |c| {
+            if norm {
+                (c as f32 / 32767.0).max(-1.0)
+            } else {
+                c as f32
+            }
+        }),
+        T::U16 => convert(Iter::<[u16; N]>::new(a, data)?, |c| {
+            if norm {
+                c as f32 / 65535.0
+            } else {
+                c as f32
+            }
+        }),
+        T::U32 => return None,
+    })
+}
+
 /// Checks the accessors this loader reads against the types the specification allows for them:
 /// the gltf crate's readers assume them (an indices accessor of floats reaches an
 /// `unreachable!`, found by fuzz/ gltf), and an empty accessor has no last element.
-fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
+fn check_accessors(prim: &gltf::Primitive, quantized: bool) -> Result<(), String> {
     use gltf::accessor::{DataType as T, Dimensions as D};
     use gltf::Semantic;
     let check = |what: &str, a: gltf::Accessor, types: &[T], dims: D| {
         if !types.contains(&a.data_type()) || a.dimensions() != dims {
             return Err(format!(
-                "{what} accessor {} is {:?} {:?}; the specification allows {types:?} {dims:?}",
+                "{what} accessor {} is {:?} {:?}; the specification allows {types:?} {dims:?}{}",
                 a.index(),
                 a.data_type(),
-                a.dimensions()
+                a.dimensions(),
+                if quantized {
+                    " (with KHR_mesh_quantization)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        // an integer attribute other than a colour or uv is normalized or not as the table of
+        // KHR_mesh_quantization says
+        if what == "NORMAL" && a.data_type() != T::F32 && !a.normalized() {
+            return Err(format!(
+                "{what} accessor {} is {:?} but not normalized; KHR_mesh_quantization stores normals normalized",
+                a.index(),
+                a.data_type()
             ));
         }
         if a.count() == 0 {
@@ -493,11 +580,18 @@ fn check_accessors(prim: &gltf::Primitive) -> Result<(), String> {
     if let Some(a) = prim.indices() {
         check("indices", a, &[T::U8, T::U16, T::U32], D::Scalar)?;
     }
+    // the component types the core specification allows, and those KHR_mesh_quantization adds
+    let (positions, normals, uvs): (&[T], &[T], &[T]) = if quantized {
+        let all = &[T::F32, T::I8, T::U8, T::I16, T::U16];
+        (all, &[T::F32, T::I8, T::I16], all)
+    } else {
+        (&[T::F32], &[T::F32], &[T::F32, T::U8, T::U16])
+    };
     for (semantic, a) in prim.attributes() {
         match semantic {
-            Semantic::Positions => check("POSITION", a, &[T::F32], D::Vec3)?,
-            Semantic::Normals => check("NORMAL", a, &[T::F32], D::Vec3)?,
-            Semantic::TexCoords(0) => check("TEXCOORD_0", a, &[T::F32, T::U8, T::U16], D::Vec2)?,
+            Semantic::Positions => check("POSITION", a, positions, D::Vec3)?,
+            Semantic::Normals => check("NORMAL", a, normals, D::Vec3)?,
+            Semantic::TexCoords(0) => check("TEXCOORD_0", a, uvs, D::Vec2)?,
             Semantic::Colors(0) => {
                 let d = if a.dimensions() == D::Vec3 {
                     D::Vec3
