@@ -722,6 +722,12 @@ fn gltf_quantized_attributes_load_as_floats() {
     for uv in [[0u16, 0], [65535, 0], [0, 65535]] {
         uv.iter().for_each(|c| bin.extend(c.to_le_bytes()));
     }
+    // a sparse replacement of position 2 by (0, 4, 0)
+    bin.extend([2, 0, 0, 0]);
+    [0i16, 4, 0]
+        .iter()
+        .for_each(|c| bin.extend(c.to_le_bytes()));
+    bin.extend([0, 0]);
     write("quantized.bin", &bin);
     let gltf = |ext: &str, normal_norm: bool| {
         format!(
@@ -733,8 +739,10 @@ fn gltf_quantized_attributes_load_as_floats() {
                 {{"bufferView":2,"componentType":5123,"normalized":true,"count":3,"type":"VEC2"}}],
             "bufferViews":[{{"buffer":0,"byteLength":24,"byteStride":8}},
                 {{"buffer":0,"byteOffset":24,"byteLength":12,"byteStride":4}},
-                {{"buffer":0,"byteOffset":36,"byteLength":12}}],
-            "buffers":[{{"uri":"quantized.bin","byteLength":48}}]}}"#
+                {{"buffer":0,"byteOffset":36,"byteLength":12}},
+                {{"buffer":0,"byteOffset":48,"byteLength":1}},
+                {{"buffer":0,"byteOffset":52,"byteLength":6}}],
+            "buffers":[{{"uri":"quantized.bin","byteLength":60}}]}}"#
         )
     };
     let ext = r#""extensionsUsed":["KHR_mesh_quantization"],"extensionsRequired":["KHR_mesh_quantization"],"#;
@@ -750,6 +758,18 @@ fn gltf_quantized_attributes_load_as_floats() {
     let uvs = [glam::Vec2::ZERO, glam::Vec2::X, glam::Vec2::Y];
     assert_eq!(m.uvs.as_deref(), Some(&uvs[..]));
     assert!(rxpipe::Scene::load(&p).unwrap().notes.is_empty());
+    // sparse quantized positions: the base values with one replaced
+    let sparse = gltf(ext, true).replacen(
+        r#""max":[2,2,0]}"#,
+        r#""max":[2,4,0],"sparse":{"count":1,"indices":{"bufferView":3,"componentType":5121},"values":{"bufferView":4}}}"#,
+        1,
+    );
+    let (meshes, _) = io::load_meshes(write("sparse.gltf", sparse.as_bytes())).unwrap();
+    let two_y = glam::Vec3::new(0.0, 2.0, 0.0);
+    assert_eq!(
+        meshes[0].positions,
+        vec![glam::Vec3::ZERO, glam::Vec3::X, two_y]
+    );
     // without the extension, 16-bit positions are an error naming the accessor
     let e = err_text(io::load_mesh(write(
         "unquantized.gltf",
