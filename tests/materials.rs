@@ -593,3 +593,77 @@ fn tiles_dense_enough_to_split_draw_what_one_pass_would() {
     );
     assert!(cell[0] > cell[2], "the masked layer's texel: {cell:?}");
 }
+
+#[test]
+fn obj_files_draw_with_their_mtl_materials() {
+    // two squares side by side: the left one red by its Kd, the right one textured by map_Kd
+    // with a 1x2 image, green above blue (the image's first row is its top; OBJ's v points up)
+    let dir = common::tmp_dir("obj-mtl");
+    rxpipe::image::save(
+        &dir.join("tex.png"),
+        1,
+        2,
+        &[0, 255, 0, 255, 0, 0, 255, 255],
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("lib.mtl"),
+        "newmtl red\nKd 1 0 0\nNs 10\n\
+         newmtl tex\nKd 1 1 1\nmap_Kd -s 1 1 1 tex.png\nmap_Bump bump.png\n\
+         newmtl lost\nmap_Kd missing.png\n",
+    )
+    .unwrap();
+    let obj = dir.join("two.obj");
+    std::fs::write(
+        &obj,
+        "mtllib lib.mtl\n\
+         v -2 -1 0\nv 0 -1 0\nv 0 1 0\nv -2 1 0\nv 2 -1 0\nv 2 1 0\n\
+         vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\nvn 0 0 1\n\
+         usemtl red\nf 1/1/1 2/2/1 3/3/1\nf 1/1/1 3/3/1 4/4/1\n\
+         usemtl tex\nf 2/1/1 5/2/1 6/3/1\nf 2/1/1 6/3/1 3/4/1\n\
+         usemtl lost\nusemtl nowhere\nf 4/1/1 3/2/1 6/3/1\n",
+    )
+    .unwrap();
+    let scene = Scene::load(&obj).unwrap();
+    // one object per material; the triangle of the undefined material on its own
+    let names: Vec<&str> = scene.objects.iter().map(|o| o.mesh.name.as_str()).collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(
+        names[0].ends_with(": red") && names[1].ends_with(": tex"),
+        "{names:?}"
+    );
+    let said = |what: &str| scene.notes.iter().any(|n| n.contains(what));
+    assert!(said("map_Bump not drawn"), "{:?}", scene.notes);
+    assert!(
+        said("'nowhere' names a material no library defines"),
+        "{:?}",
+        scene.notes
+    );
+    assert!(
+        !said("missing.png"),
+        "an unused material is not made: {:?}",
+        scene.notes
+    );
+    for f in ["lib.mtl", "tex.png", "bump.png", "missing.png"] {
+        assert!(
+            scene.sources.iter().any(|s| s.ends_with(f)),
+            "{f} is an input: {:?}",
+            scene.sources
+        );
+    }
+    let meshes: Vec<Mesh> = scene.objects.into_iter().take(2).map(|o| o.mesh).collect();
+    let f = render(meshes, 2.0);
+    let left = px(&f, W / 4, H / 2);
+    assert!(
+        left[0] > 100 && left[1] < 40 && left[2] < 40,
+        "red: {left:?}"
+    );
+    let (top, bottom) = (px(&f, 3 * W / 4, H / 4), px(&f, 3 * W / 4, 3 * H / 4));
+    // (bilinear filtering blends the two texels a little)
+    assert!(top[1] > 100 && top[1] > 2 * top[2], "green above: {top:?}");
+    assert!(
+        bottom[2] > 100 && bottom[2] > 2 * bottom[1],
+        "blue below: {bottom:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -5,6 +5,7 @@
 
 pub mod gltf;
 mod gltf_materials;
+pub mod mtl;
 pub mod obj;
 pub mod ply;
 pub mod scene;
@@ -304,6 +305,51 @@ pub fn load_gltf_scene(path: impl AsRef<Path>) -> Result<gltf::GltfScene, IoErro
         m.validate()?;
     }
     Ok(g)
+}
+
+/// The files a mesh file refers to, which no output may replace: a glTF's buffers and images
+/// ([`gltf::referenced_files`]), an OBJ's material libraries and their images
+/// ([`mtl::referenced_files`]); none for other files.
+pub fn referenced_files(path: &Path) -> Vec<PathBuf> {
+    let mut v = gltf::referenced_files(path);
+    v.extend(mtl::referenced_files(path));
+    v
+}
+
+/// Loads an OBJ file (gzipped or not) as a scene takes it: one mesh per material its libraries
+/// define (see [`mtl`]), with notes and the libraries and images read. A file whose content is
+/// another format loads as that format.
+pub fn load_obj_scene(path: impl AsRef<Path>) -> Result<mtl::ObjScene, IoError> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let data = read_file(path)?;
+    let gz = is_gzip(&data);
+    let mut head = Vec::new();
+    if gz {
+        read_checked(
+            &mut flate2::read::MultiGzDecoder::new(&data[..]),
+            &mut head,
+            64 << 10,
+            &name,
+        )?;
+    } else {
+        head.extend_from_slice(&data[..data.len().min(64 << 10)]);
+    }
+    if sniff(&head, &name) != Some(Format::Obj) {
+        let (meshes, _) = parse_meshes(data, &name, path.parent())?;
+        return Ok(mtl::ObjScene {
+            meshes,
+            ..Default::default()
+        });
+    }
+    let (mesh, _, uses) = if gz {
+        let stream = std::io::BufReader::new(flate2::read::MultiGzDecoder::new(&data[..]));
+        obj::parse_with_materials(stream, &name)?
+    } else {
+        obj::parse_with_materials(&data[..], &name)?
+    };
+    mesh.validate()?;
+    mtl::apply(mesh, &uses, &name, path.parent().unwrap_or(Path::new(".")))
 }
 
 /// Loads a file as one mesh (glTF primitives merged in world space).

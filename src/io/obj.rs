@@ -1,5 +1,6 @@
 //! Wavefront OBJ: `v`, `vt`, `vn`, faces with `v`, `v/vt`, `v//vn`, `v/vt/vn` corners, negative
-//! (relative) indices, polygons fan-triangulated; groups, objects and materials ignored.
+//! (relative) indices, polygons fan-triangulated; `mtllib` and `usemtl` recorded (see
+//! [`super::mtl`] for what a scene makes of them); groups and objects ignored.
 
 use super::text::room;
 use super::{IoError, SourceCounts};
@@ -7,6 +8,16 @@ use crate::mesh::Mesh;
 use glam::{Vec2, Vec3};
 use std::collections::HashMap;
 use std::io::Write;
+
+/// The materials an OBJ file names: its material libraries and, in file order, each `usemtl`
+/// with the first triangle it applies to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MaterialUses {
+    /// `mtllib` names, as written (relative to the OBJ file's folder)
+    pub libraries: Vec<String>,
+    /// (material name, index of the first triangle drawn with it)
+    pub uses: Vec<(String, usize)>,
+}
 
 /// Parses OBJ text. `file` names the source in errors.
 pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
@@ -16,9 +27,18 @@ pub fn parse(text: &str, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
 /// Parses OBJ read line by line from `input` (a gzip stream, say): memory follows the mesh, not
 /// the text. A line that is not UTF-8, or a read error, names its line.
 pub fn parse_reader(
-    mut input: impl std::io::BufRead,
+    input: impl std::io::BufRead,
     file: &str,
 ) -> Result<(Mesh, SourceCounts), IoError> {
+    parse_with_materials(input, file).map(|(m, c, _)| (m, c))
+}
+
+/// [`parse_reader`], with the material libraries and uses the file names.
+pub fn parse_with_materials(
+    mut input: impl std::io::BufRead,
+    file: &str,
+) -> Result<(Mesh, SourceCounts, MaterialUses), IoError> {
+    let mut materials = MaterialUses::default();
     let mut pos: Vec<Vec3> = Vec::new();
     let mut tex: Vec<Vec2> = Vec::new();
     let mut nrm: Vec<Vec3> = Vec::new();
@@ -165,7 +185,23 @@ pub fn parse_reader(
                     indices.extend_from_slice(&[poly[0], poly[k], poly[k + 1]]);
                 }
             }
-            _ => {} // g, o, s, usemtl, mtllib, l, p: ignored
+            "mtllib" | "usemtl" => {
+                // (the rest of the line: names may hold spaces)
+                let name = l[tag.len()..].trim().to_string();
+                if tag == "mtllib" {
+                    if !name.is_empty() && !materials.libraries.contains(&name) {
+                        materials.libraries.push(name);
+                    }
+                } else {
+                    let first = indices.len() / 3;
+                    // (a use that draws nothing is replaced by the next)
+                    if materials.uses.last().is_some_and(|u| u.1 == first) {
+                        materials.uses.pop();
+                    }
+                    materials.uses.push((name, first));
+                }
+            }
+            _ => {} // g, o, s, l, p: ignored
         }
     }
 
@@ -228,6 +264,7 @@ pub fn parse_reader(
             vertices: pos.len(),
             faces,
         },
+        materials,
     ))
 }
 

@@ -259,20 +259,15 @@ impl Scene {
                     return Ok(Scene::from_meshes(&name, vec![crate::mesh::from_spec(s)?]));
                 }
             }
-            let mut scene = if is_gltf(path) {
-                // a glTF file brings its lights and its camera too
-                let g = super::load_gltf_scene(path)?;
-                let mut scene = Scene::from_meshes(&name, g.meshes);
-                scene.lights = g.lights;
-                scene.notes = g.notes;
-                if let Some(c) = g.camera {
-                    scene.camera = c;
-                }
-                scene
-            } else {
-                Scene::from_meshes(&name, super::load_meshes(path)?.0)
-            };
-            scene.sources = mesh_sources(path);
+            // a glTF file brings its lights and its camera too
+            let (g, sources) = load_file(path)?;
+            let mut scene = Scene::from_meshes(&name, g.meshes);
+            scene.lights = g.lights;
+            scene.notes = g.notes;
+            if let Some(c) = g.camera {
+                scene.camera = c;
+            }
+            scene.sources = sources;
             scene.check_drawable()?;
             return Ok(scene);
         }
@@ -328,20 +323,16 @@ impl Scene {
             let meshes = match (&o.mesh, &o.generator) {
                 (Some(p), None) => {
                     let file = dir.join(p);
-                    sources.extend(mesh_sources(&file));
-                    let meshes = if is_gltf(&file) {
-                        // (its notes kept, once for a file named twice; its lights and camera
-                        // are the scene file's business)
-                        let g = super::load_gltf_scene(&file)?;
-                        for n in g.notes {
-                            if !notes.contains(&n) {
-                                notes.push(n);
-                            }
+                    // (its notes kept, once for a file named twice; a glTF's lights and camera
+                    // are the scene file's business)
+                    let (g, read) = load_file(&file)?;
+                    sources.extend(read);
+                    for n in g.notes {
+                        if !notes.contains(&n) {
+                            notes.push(n);
                         }
-                        g.meshes
-                    } else {
-                        super::load_meshes(&file)?.0
-                    };
+                    }
+                    let meshes = g.meshes;
                     if meshes.iter().all(|m| m.triangle_count() == 0) {
                         return Err(perr(format!("{} holds no triangles", file.display())));
                     }
@@ -496,19 +487,30 @@ impl Scene {
     }
 }
 
-/// The files a mesh file stands for: itself and, for glTF, the buffers and images it refers to.
-/// Whether `path` names a glTF file (.gltf or .glb), which loads as a scene with its lights,
-/// camera and notes.
-fn is_gltf(path: &Path) -> bool {
+/// A mesh file as a scene takes it, and the files it was read from (itself and what it refers
+/// to): a glTF (.gltf, .glb, gzipped or not) with its materials, lights, camera and notes; an OBJ
+/// split by material (see [`super::mtl`]) with its notes; any other file as loaded.
+fn load_file(path: &Path) -> Result<(super::gltf::GltfScene, Vec<PathBuf>), IoError> {
     let name = path.to_string_lossy().to_ascii_lowercase();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
-    name.ends_with(".gltf") || name.ends_with(".glb")
-}
-
-fn mesh_sources(path: &Path) -> Vec<PathBuf> {
-    let mut v = vec![path.to_path_buf()];
-    v.extend(super::gltf::referenced_files(path));
-    v
+    let mut sources = vec![path.to_path_buf()];
+    sources.extend(super::referenced_files(path));
+    let g = if name.ends_with(".gltf") || name.ends_with(".glb") {
+        super::load_gltf_scene(path)?
+    } else if name.ends_with(".obj") {
+        let o = super::load_obj_scene(path)?;
+        super::gltf::GltfScene {
+            meshes: o.meshes,
+            notes: o.notes,
+            ..Default::default()
+        }
+    } else {
+        super::gltf::GltfScene {
+            meshes: super::load_meshes(path)?.0,
+            ..Default::default()
+        }
+    };
+    Ok((g, sources))
 }
 
 /// A mesh with vertex colours and no material (PLY, OBJ) gets a plain white dielectric, so that

@@ -171,12 +171,12 @@ fn spinner(msg: String) -> indicatif::ProgressBar {
 }
 
 /// Refuses to write `out` over one of the `inputs` or a file they refer to (a glTF's buffers and
-/// images), or over an existing file without `force`; and a folder, or a file in a folder that
+/// images, an OBJ's material libraries and theirs), or over an existing file without `force`; and a folder, or a file in a folder that
 /// does not exist, before any work is done.
 fn check_output(out: &std::path::Path, inputs: &[&std::path::Path], force: bool) -> Res {
     let referred: Vec<_> = inputs
         .iter()
-        .flat_map(|i| rxpipe::io::gltf::referenced_files(i))
+        .flat_map(|i| rxpipe::io::referenced_files(i))
         .collect();
     let all = inputs
         .iter()
