@@ -325,6 +325,46 @@ fn render_output_follows_the_extension_and_spares_the_inputs() {
         );
         assert_eq!(std::fs::read(&obj).unwrap(), bin, "{args:?}");
     }
+    // and an OBJ's material library and the images it names
+    let mtl = dir.join("lib.mtl");
+    std::fs::write(&mtl, "newmtl a\nmap_Kd tex.png\n").unwrap();
+    std::fs::write(dir.join("tex.png"), b"not read").unwrap();
+    let quad = dir.join("quad.obj");
+    std::fs::write(
+        &quad,
+        "mtllib lib.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl a\nf 1 2 3\n",
+    )
+    .unwrap();
+    let q = quad.to_str().unwrap();
+    for target in ["lib.mtl", "tex.png"] {
+        let t = dir.join(target);
+        let before = std::fs::read(&t).unwrap();
+        let o = rxpipe(&[
+            "query",
+            q,
+            "--query",
+            "fv",
+            "--out",
+            t.to_str().unwrap(),
+            "--force",
+        ])
+        .output()
+        .unwrap();
+        assert!(
+            stderr(&o).contains("is an input"),
+            "{target}: {}",
+            stderr(&o)
+        );
+        if target.ends_with(".png") {
+            let o = render(&quad, &t, true);
+            assert!(
+                stderr(&o).contains("is an input"),
+                "{target}: {}",
+                stderr(&o)
+            );
+        }
+        assert_eq!(std::fs::read(&t).unwrap(), before, "{target}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

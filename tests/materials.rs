@@ -633,7 +633,11 @@ fn obj_files_draw_with_their_mtl_materials() {
         "{names:?}"
     );
     let said = |what: &str| scene.notes.iter().any(|n| n.contains(what));
-    assert!(said("map_Bump not drawn"), "{:?}", scene.notes);
+    assert!(
+        said("map_Bump is not drawn (used by 'tex')"),
+        "{:?}",
+        scene.notes
+    );
     assert!(
         said("'nowhere' names a material no library defines"),
         "{:?}",

@@ -192,6 +192,19 @@ fn part(mesh: &Mesh, triangles: &[usize], material: Option<Arc<Material>>, file:
     }
 }
 
+/// Notes that material `name` uses `what`, which is not drawn: one note per statement, naming
+/// the materials.
+fn not_drawn(out: &mut ObjScene, file: &str, what: &str, name: &str) {
+    let head = format!("{file}: {what} is not drawn (used by");
+    match out.notes.iter_mut().find(|n| n.contains(&head)) {
+        Some(n) => {
+            n.pop();
+            n.push_str(&format!(", '{name}')"));
+        }
+        None => out.notes.push(format!("{head} '{name}')")),
+    }
+}
+
 /// The material `name` of `e`, its textures read from `dir` (notes for what is not drawn).
 fn material(
     name: &str,
@@ -237,15 +250,16 @@ fn material(
     let emissive_texture = texture(&e.map_ke, true, out);
     let alpha = e.alpha.unwrap_or(1.0).clamp(0.0, 1.0);
     let mask = e.map_d.is_some() && e.map_d == e.map_kd && base_color_texture.is_some();
-    let mut unsupported = e.unsupported.clone();
-    if e.map_d.is_some() && !mask {
-        unsupported.push("map_d (an alpha image other than map_Kd's)".into());
+    for u in &e.unsupported {
+        not_drawn(out, file, u, name);
     }
-    if !unsupported.is_empty() {
-        out.notes.push(format!(
-            "{file}: material '{name}': {} not drawn",
-            unsupported.join(", ")
-        ));
+    if e.map_d.is_some() && !mask {
+        not_drawn(
+            out,
+            file,
+            "map_d (an alpha image other than map_Kd's)",
+            name,
+        );
     }
     let kd = e.kd.unwrap_or(Vec3::ONE);
     Material {
