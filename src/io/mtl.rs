@@ -144,16 +144,24 @@ pub fn apply(mesh: Mesh, uses: &MaterialUses, file: &str, dir: &Path) -> Result<
         });
         parts[p].1.extend(start..end);
     }
+    // (one map from old to new vertex numbers for all parts, each part resetting what it set)
+    let mut new_of = vec![u32::MAX; mesh.vertex_count()];
     for (material, triangles) in parts {
-        out.meshes.push(part(&mesh, &triangles, material, file));
+        out.meshes
+            .push(part(&mesh, &triangles, material, file, &mut new_of));
     }
     Ok(out)
 }
 
 /// The triangles `triangles` of `mesh` as a compact mesh with `material` (v flipped where it
-/// has one).
-fn part(mesh: &Mesh, triangles: &[usize], material: Option<Arc<Material>>, file: &str) -> Mesh {
-    let mut new_of = vec![u32::MAX; mesh.vertex_count()];
+/// has one). `new_of` holds `u32::MAX` for every vertex, and does again on return.
+fn part(
+    mesh: &Mesh,
+    triangles: &[usize],
+    material: Option<Arc<Material>>,
+    file: &str,
+    new_of: &mut [u32],
+) -> Mesh {
     let mut old_of: Vec<u32> = Vec::new();
     let mut indices = Vec::with_capacity(triangles.len() * 3);
     for &t in triangles {
@@ -165,6 +173,9 @@ fn part(mesh: &Mesh, triangles: &[usize], material: Option<Arc<Material>>, file:
             }
             indices.push(*n);
         }
+    }
+    for &o in &old_of {
+        new_of[o as usize] = u32::MAX;
     }
     fn gather<T: Copy>(v: &[T], old_of: &[u32]) -> Vec<T> {
         old_of.iter().map(|&o| v[o as usize]).collect()
