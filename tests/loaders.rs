@@ -873,3 +873,38 @@ fn gltf_normal_textures_take_their_texture_transform() {
         "{e}"
     );
 }
+
+/// Files that would never end, or are not files, are refused before reading: a device, a folder,
+/// a glTF buffer or an OBJ material library that names one (a pipe is still read).
+#[cfg(unix)]
+#[test]
+fn devices_and_folders_are_refused_before_reading() {
+    let e = err_text(io::load_mesh("/dev/zero"));
+    assert!(e.contains("/dev/zero: a device, not a file"), "{e}");
+    let d = common::tmp_dir("devices");
+    let e = err_text(io::load_mesh(&d));
+    assert!(e.contains("a folder, not a file"), "{e}");
+    let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],
+        "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+        "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+        "bufferViews":[{"buffer":0,"byteLength":36}],"buffers":[{"uri":"/dev/zero","byteLength":36}]}"#;
+    let e = err_text(io::load_mesh(write("zero.gltf", gltf.as_bytes())));
+    assert!(
+        e.contains("buffer 0") && e.contains("not a regular file"),
+        "{e}"
+    );
+    let obj = write(
+        "zero.obj",
+        b"mtllib /dev/zero\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl a\nf 1 2 3\n",
+    );
+    let s = rxpipe::Scene::load(&obj).unwrap();
+    assert!(
+        s.notes.iter().any(|n| n.contains("a device, not a file")),
+        "{:?}",
+        s.notes
+    );
+    // a scene file naming a device
+    let toml = write("zero.toml", b"[[object]]\nmesh = \"/dev/zero\"\n");
+    let e = rxpipe::Scene::load(&toml).unwrap_err().to_string();
+    assert!(e.contains("a device"), "{e}");
+}

@@ -91,7 +91,15 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 ));
             };
             let path = dir.join(percent_decode(uri));
-            if let Err(e) = std::fs::metadata(&path) {
+            // (the gltf crate reads it whole: a regular file of a size the host can hold)
+            let problem = match std::fs::metadata(&path) {
+                Err(e) => Some(e.to_string()),
+                Ok(m) if !m.is_file() => Some("not a regular file".into()),
+                Ok(m) => crate::limits::check_host(m.len(), || path.display().to_string())
+                    .err()
+                    .map(|e| e.to_string()),
+            };
+            if let Some(e) = problem {
                 return Err(err(
                     &format!("buffer {}", b.index()),
                     format!("cannot read its file {}: {e}", path.display()),

@@ -309,7 +309,7 @@ impl<'a> Materials<'a> {
                         return Err(self.err(loc, "its uri does not decode to UTF-8 text".into()));
                     }
                     let path = dir.join(super::gltf::percent_decode(uri));
-                    std::borrow::Cow::Owned(std::fs::read(&path).map_err(|e| {
+                    std::borrow::Cow::Owned(super::read_file(&path).map_err(|e| {
                         self.err(
                             loc.clone(),
                             format!("cannot read its file {}: {e}", path.display()),

@@ -65,8 +65,52 @@ pub enum Format {
     Gltf,
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, IoError> {
-    std::fs::read(path).map_err(IoError::at(path))
+/// Reads a file a user named, whole, without letting it eat the machine: a folder or a device
+/// (`/dev/zero` would never end) is refused, a regular file's size is checked against the host's
+/// memory before it is read, and a pipe grows a megabyte at a time, each step checked.
+pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, IoError> {
+    let name = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(IoError::at(path))?;
+    let refuse = |what: &str| IoError::Unsupported {
+        file: name.clone(),
+        message: format!("{what}, not a file"),
+    };
+    if meta.is_dir() {
+        return Err(refuse("a folder"));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_char_device() || t.is_block_device() {
+            return Err(refuse("a device"));
+        }
+    }
+    let mut f = std::fs::File::open(path).map_err(IoError::at(path))?;
+    let mut out = Vec::new();
+    if meta.is_file() {
+        crate::limits::check_host(meta.len(), || format!("reading {name}")).map_err(|e| {
+            IoError::Unsupported {
+                file: name.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        out.reserve_exact(meta.len() as usize);
+        f.take(meta.len())
+            .read_to_end(&mut out)
+            .map_err(IoError::at(path))?;
+    } else {
+        // (the growth checks name a gzip stream; this is a pipe)
+        read_checked(&mut f, &mut out, usize::MAX, &name).map_err(|e| match e {
+            IoError::Parse { file, message, .. } => IoError::Parse {
+                file,
+                location: "reading it".into(),
+                message,
+            },
+            e => e,
+        })?;
+    }
+    Ok(out)
 }
 
 /// Gzip data, recognised by its magic bytes whatever the name.

@@ -72,7 +72,7 @@ pub fn apply(mesh: Mesh, uses: &MaterialUses, file: &str, dir: &Path) -> Result<
     let mut read_any = false;
     for lib in &uses.libraries {
         let path = dir.join(lib.replace('\\', "/"));
-        let text = match std::fs::read(&path) {
+        let text = match super::read_file(&path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
                 out.notes.push(format!(
@@ -231,7 +231,7 @@ fn material(
         if let Some(t) = textures.get(&key) {
             return t.clone().map(TextureRef::new);
         }
-        let t = match std::fs::read(&path)
+        let t = match super::read_file(&path)
             .map_err(|e| e.to_string())
             .and_then(|bytes| super::gltf_materials::decode(&bytes))
             .and_then(|(w, h, rgba)| {
@@ -323,7 +323,7 @@ pub fn referenced_files(obj: &Path) -> Vec<PathBuf> {
             continue;
         };
         let lib = dir.join(rest.trim().replace('\\', "/"));
-        let Ok(text) = std::fs::read(&lib) else {
+        let Ok(text) = super::read_file(&lib) else {
             continue;
         };
         let lib_dir = lib.parent().unwrap_or(dir).to_path_buf();

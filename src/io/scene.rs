@@ -271,7 +271,11 @@ impl Scene {
             scene.check_drawable()?;
             return Ok(scene);
         }
-        let text = std::fs::read_to_string(path).map_err(IoError::at(path))?;
+        let text = String::from_utf8(super::read_file(path)?).map_err(|e| IoError::Parse {
+            file: name.clone(),
+            location: format!("byte {}", e.utf8_error().valid_up_to()),
+            message: "not valid UTF-8 text".into(),
+        })?;
         let mut scene = Scene::parse(&text, &name, path.parent().unwrap_or(Path::new(".")))?;
         scene.sources.insert(0, path.to_path_buf());
         scene.check_drawable()?;

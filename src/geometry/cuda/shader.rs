@@ -57,7 +57,12 @@ impl CudaShader {
     /// A shader read from a .cu file.
     pub fn from_file(path: impl AsRef<Path>) -> Result<CudaShader, crate::io::IoError> {
         let path = path.as_ref();
-        let source = std::fs::read_to_string(path).map_err(crate::io::IoError::at(path))?;
+        let bytes = crate::io::read_file(path)?;
+        let source = String::from_utf8(bytes).map_err(|e| crate::io::IoError::Parse {
+            file: path.display().to_string(),
+            location: format!("byte {}", e.utf8_error().valid_up_to()),
+            message: "not valid UTF-8 text".into(),
+        })?;
         Ok(CudaShader::from_source(path.display().to_string(), source))
     }
 }
