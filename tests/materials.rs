@@ -609,7 +609,7 @@ fn obj_files_draw_with_their_mtl_materials() {
     std::fs::write(
         dir.join("lib.mtl"),
         "newmtl red\nKd 1 0 0\nNs 10\n\
-         newmtl tex\nKd 1 1 1\nmap_Kd -s 1 1 1 tex.png\nmap_Bump bump.png\n\
+         newmtl tex\nKd 1 1 1\nmap_Kd -s 1 1 1 tex.png\nmap_Bump bump.png\nPr 0.25\nPm 0\n\
          newmtl lost\nmap_Kd missing.png\n",
     )
     .unwrap();
@@ -655,6 +655,10 @@ fn obj_files_draw_with_their_mtl_materials() {
             scene.sources
         );
     }
+    let material = |k: usize| scene.objects[k].mesh.material.clone().unwrap();
+    // roughness from Ns (a Blinn-Phong exponent of 10), and from the PBR extension's Pr
+    assert!((material(0).roughness - (2.0f32 / 12.0).powf(0.25)).abs() < 1e-6);
+    assert_eq!((material(1).roughness, material(1).metallic), (0.25, 0.0));
     let meshes: Vec<Mesh> = scene.objects.into_iter().take(2).map(|o| o.mesh).collect();
     let f = render(meshes, 2.0);
     let left = px(&f, W / 4, H / 2);

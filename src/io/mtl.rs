@@ -5,12 +5,15 @@
 //! - `Kd` (default 1) and `map_Kd` (sRGB): the base colour, factor times texture;
 //! - `d`, or `Tr` as 1 - d: the base colour's alpha; below 1 the material blends;
 //!   `map_d` naming the `map_Kd` image: its alpha cuts out (alpha mask at 0.5);
-//! - `Ns`: the roughness, (2 / (Ns + 2))^(1/4), the GGX roughness whose distribution matches a
-//!   Blinn-Phong lobe of that exponent (1 where absent); every material is a dielectric;
-//! - `Ke` and `map_Ke` (sRGB): the emissive colour.
+//! - `Pr` (the PBR extension's roughness), else `Ns` as the roughness (2 / (Ns + 2))^(1/4), the
+//!   GGX roughness whose distribution matches a Blinn-Phong lobe of that exponent (1 where
+//!   neither is given); `Pm` as the metalness (0 where absent);
+//! - `Ke` and `map_Ke` (sRGB): the emissive colour;
+//! - `norm`: a tangent-space normal map, as glTF's normal texture.
 //!
-//! A texture's options (`-o`, `-s`, `-clamp`, ...) are skipped; bump and normal maps, `Ks`, `Ka`,
-//! `illum` and other statements are not drawn, and each one a material uses is named once in a
+//! A texture's options (`-o`, `-s`, `-clamp`, ...) are skipped; bump maps (`map_Bump`, `bump`:
+//! height or normal maps, the files do not say which), `map_Pr` and `map_Pm`, `Ks`, `Ka`, `illum`
+//! and other statements are not drawn, and each one a material uses is named once in a
 //! note. A library or texture that cannot be read is a note too (the scene draws without it),
 //! as is a `usemtl` naming a material no library defines; a malformed number is an error
 //! naming the library's file and line.
@@ -40,10 +43,15 @@ struct Entry {
     kd: Option<Vec3>,
     ke: Option<Vec3>,
     ns: Option<f32>,
+    /// the PBR extension's roughness and metalness (`Pr`, `Pm`)
+    pr: Option<f32>,
+    pm: Option<f32>,
     alpha: Option<f32>,
     map_kd: Option<String>,
     map_ke: Option<String>,
     map_d: Option<String>,
+    /// a tangent-space normal map (`norm`)
+    norm: Option<String>,
     /// statements seen that are not drawn
     unsupported: Vec<String>,
 }
@@ -259,6 +267,7 @@ fn material(
     };
     let base_color_texture = texture(&e.map_kd, true, out);
     let emissive_texture = texture(&e.map_ke, true, out);
+    let normal_texture = texture(&e.norm, false, out);
     let alpha = e.alpha.unwrap_or(1.0).clamp(0.0, 1.0);
     let mask = e.map_d.is_some() && e.map_d == e.map_kd && base_color_texture.is_some();
     for u in &e.unsupported {
@@ -277,10 +286,13 @@ fn material(
         name: name.to_string(),
         base_color: kd.extend(alpha),
         base_color_texture,
-        metallic: 0.0,
-        roughness: e.ns.map_or(1.0, |ns| {
-            (2.0 / (ns.max(0.0) + 2.0)).powf(0.25).clamp(0.0, 1.0)
-        }),
+        metallic: e.pm.unwrap_or(0.0).clamp(0.0, 1.0),
+        roughness: match (e.pr, e.ns) {
+            (Some(pr), _) => pr.clamp(0.0, 1.0),
+            (None, Some(ns)) => (2.0 / (ns.max(0.0) + 2.0)).powf(0.25).clamp(0.0, 1.0),
+            (None, None) => 1.0,
+        },
+        normal_texture,
         emissive: e.ke.unwrap_or(Vec3::ZERO),
         emissive_texture,
         alpha: if mask {
@@ -389,6 +401,9 @@ fn parse(text: &str, file: &str) -> Result<Vec<(String, Entry)>, IoError> {
             "Kd" => e.kd = Some(color(&mut it)?),
             "Ke" => e.ke = Some(color(&mut it)?),
             "Ns" => e.ns = Some(number(it.next().unwrap_or(""))?),
+            "Pr" => e.pr = Some(number(it.next().unwrap_or(""))?),
+            "Pm" => e.pm = Some(number(it.next().unwrap_or(""))?),
+            "norm" => e.norm = texture_name(rest),
             "d" => {
                 // (`d -halo f`: the halo is not drawn)
                 let v = it.find(|s| !s.starts_with('-')).unwrap_or("");
@@ -398,6 +413,7 @@ fn parse(text: &str, file: &str) -> Result<Vec<(String, Entry)>, IoError> {
             "map_Kd" => e.map_kd = texture_name(rest),
             "map_Ke" => e.map_ke = texture_name(rest),
             "map_d" => e.map_d = texture_name(rest),
+            // (the Phong terms the mapping replaces)
             "Ka" | "Ks" | "Ni" | "illum" | "Tf" => {}
             other => {
                 if !e.unsupported.iter().any(|u| u == other) {
@@ -453,7 +469,7 @@ mod tests {
     fn entries_read_colours_numbers_and_maps() {
         let text =
             "# lib\nnewmtl a\nKd 0.5 0.25 1\nNs 96\nd 0.5\nmap_Kd -s 1 1 1 a.png\nmap_Bump n.png\n\
-                    newmtl b\nKe 1\nTr 0.25\n";
+                    newmtl b\nKe 1\nTr 0.25\nPr 0.3\nPm 1\nnorm -bm 1 n b.png\nPc 0.5\n";
         let e = parse(text, "x.mtl").unwrap();
         assert_eq!(e.len(), 2);
         assert_eq!(e[0].0, "a");
@@ -464,6 +480,9 @@ mod tests {
         assert_eq!(e[0].1.unsupported, vec!["map_Bump".to_string()]);
         assert_eq!(e[1].1.ke, Some(Vec3::ONE));
         assert_eq!(e[1].1.alpha, Some(0.75));
+        assert_eq!((e[1].1.pr, e[1].1.pm), (Some(0.3), Some(1.0)));
+        assert_eq!(e[1].1.norm.as_deref(), Some("n b.png"));
+        assert_eq!(e[1].1.unsupported, vec!["Pc".to_string()]);
         let bad = parse("newmtl a\nKd 1 x 1\n", "x.mtl")
             .unwrap_err()
             .to_string();
