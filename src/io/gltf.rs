@@ -476,42 +476,31 @@ where
 {
     use gltf::accessor::{DataType as T, Iter};
     let norm = always_norm || a.normalized();
-    fn convert<C: Copy, const N: usize>(it: Iter<'_, [C; N]>, f: impl Fn(C) -> f32) -> Vec<[f32; N]>
+    // (a normalized integer over its type's largest value; signed ones clamped at -1)
+    fn convert<C: Copy + Into<f32>, const N: usize>(
+        it: Iter<'_, [C; N]>,
+        largest: f32,
+        norm: bool,
+    ) -> Vec<[f32; N]>
     where
         [C; N]: gltf::accessor::Item,
     {
-        it.map(|e| e.map(&f)).collect()
+        let f = |c: C| {
+            let v: f32 = c.into();
+            if norm {
+                (v / largest).max(-1.0)
+            } else {
+                v
+            }
+        };
+        it.map(|e| e.map(f)).collect()
     }
     Some(match a.data_type() {
         T::F32 => Iter::<[f32; N]>::new(a, data)?.collect(),
-        T::I8 => convert(Iter::<[i8; N]>::new(a, data)?, |c| {
-            if norm {
-                (c as f32 / 127.0).max(-1.0)
-            } else {
-                c as f32
-            }
-        }),
-        T::U8 => convert(Iter::<[u8; N]>::new(a, data)?, |c| {
-            if norm {
-                c as f32 / 255.0
-            } else {
-                c as f32
-            }
-        }),
-        T::I16 => convert(Iter::<[i16; N]>::new(a, data)?, |c| {
-            if norm {
-                (c as f32 / 32767.0).max(-1.0)
-            } else {
-                c as f32
-            }
-        }),
-        T::U16 => convert(Iter::<[u16; N]>::new(a, data)?, |c| {
-            if norm {
-                c as f32 / 65535.0
-            } else {
-                c as f32
-            }
-        }),
+        T::I8 => convert(Iter::<[i8; N]>::new(a, data)?, 127.0, norm),
+        T::U8 => convert(Iter::<[u8; N]>::new(a, data)?, 255.0, norm),
+        T::I16 => convert(Iter::<[i16; N]>::new(a, data)?, 32767.0, norm),
+        T::U16 => convert(Iter::<[u16; N]>::new(a, data)?, 65535.0, norm),
         T::U32 => return None,
     })
 }
