@@ -102,6 +102,33 @@ def gltf_sparse():
                                      "values": {"bufferView": 2}}}]}
     return json.dumps(doc).encode()
 
+def gltf_quantized():
+    # KHR_mesh_quantization: i16 positions (the third replaced through a sparse accessor), i8
+    # normalized normals, u16 normalized uvs
+    pos = b"".join(struct.pack("<3hxx", *p) for p in [(0, 0, 0), (2, 0, 0), (0, 2, 0)])
+    nrm = struct.pack("<4b", 0, 0, 127, 0) * 3
+    uv = struct.pack("<6H", 0, 0, 65535, 0, 0, 65535)
+    sp = struct.pack("<Bxxx3hxx", 2, 0, 4, 0)
+    buf = pos + nrm + uv + sp
+    doc = {"asset": {"version": "2.0"}, "extensionsUsed": ["KHR_mesh_quantization"],
+           "extensionsRequired": ["KHR_mesh_quantization"], "scene": 0, "scenes": [{"nodes": [0]}],
+           "nodes": [{"mesh": 0, "scale": [0.5, 0.5, 0.5]}],
+           "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "NORMAL": 1, "TEXCOORD_0": 2}}]}],
+           "buffers": [{"byteLength": len(buf),
+                        "uri": "data:application/octet-stream;base64," + base64.b64encode(buf).decode()}],
+           "bufferViews": [{"buffer": 0, "byteLength": 24, "byteStride": 8},
+                           {"buffer": 0, "byteOffset": 24, "byteLength": 12, "byteStride": 4},
+                           {"buffer": 0, "byteOffset": 36, "byteLength": 12},
+                           {"buffer": 0, "byteOffset": 48, "byteLength": 1},
+                           {"buffer": 0, "byteOffset": 52, "byteLength": 6}],
+           "accessors": [{"bufferView": 0, "componentType": 5122, "count": 3, "type": "VEC3",
+                          "min": [0, 0, 0], "max": [2, 4, 0],
+                          "sparse": {"count": 1, "indices": {"bufferView": 3, "componentType": 5121},
+                                     "values": {"bufferView": 4}}},
+                         {"bufferView": 1, "componentType": 5120, "normalized": True, "count": 3, "type": "VEC3"},
+                         {"bufferView": 2, "componentType": 5123, "normalized": True, "count": 3, "type": "VEC2"}]}
+    return json.dumps(doc).encode()
+
 def mutants(data):
     out = []
     if len(data) > 8:
@@ -118,7 +145,8 @@ files = {
     "stl": {"binary.stl": stl(v, f, True), "ascii.stl": stl(v, f, False)},
 }
 text, glb = gltf_pair(v, f)
-files["gltf"] = {"datauri.gltf": text, "small.glb": glb, "sparse.gltf": gltf_sparse()}
+files["gltf"] = {"datauri.gltf": text, "small.glb": glb, "sparse.gltf": gltf_sparse(),
+                 "quantized.gltf": gltf_quantized()}
 for name in sorted(os.listdir(meshes)):
     p = os.path.join(meshes, name)
     if not os.path.isfile(p) or not name.endswith((".obj", ".ply")): continue
