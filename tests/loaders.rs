@@ -788,6 +788,85 @@ fn gltf_quantized_attributes_load_as_floats() {
 }
 
 #[test]
+fn gltf_meshopt_compressed_views_decode() {
+    // EXT_meshopt_compression (with KHR_mesh_quantization, as gltfpack writes them): a square's
+    // f32 positions, its normals as 8-bit octahedral (filtered) and its u32 triangles, all in a
+    // compressed buffer, the views in a fallback buffer without data
+    let pos = [[0f32, 0., 0.], [1., 0., 0.], [1., 1., 0.], [0., 1., 0.]];
+    let nrm = meshopt::encoding::encode_filter_oct::<i8>(&[[0.0, 0.0, 1.0, 0.0]; 4], 8);
+    let idx = [0u32, 1, 2, 0, 2, 3];
+    let parts = [
+        meshopt::encoding::encode_vertex_buffer(&pos).unwrap(),
+        meshopt::encoding::encode_vertex_buffer(&nrm).unwrap(),
+        meshopt::encoding::encode_index_buffer(&idx, 4).unwrap(),
+    ];
+    let mut packed = Vec::new();
+    let mut at = Vec::new();
+    for p in &parts {
+        at.push((packed.len(), p.len()));
+        packed.extend(p);
+        packed.resize(packed.len().div_ceil(4) * 4, 0);
+    }
+    let uri = base64::encode(&packed);
+    let doc = |stride0: usize, data: &str| {
+        let ext = |k: usize, stride: usize, count: usize, mode: &str, filter: &str| {
+            format!(
+                r#"{{"EXT_meshopt_compression":{{"buffer":0,"byteOffset":{},"byteLength":{},"byteStride":{stride},"count":{count},"mode":"{mode}","filter":"{filter}"}}}}"#,
+                at[k].0, at[k].1
+            )
+        };
+        format!(
+            r#"{{"asset":{{"version":"2.0"}},
+            "extensionsUsed":["EXT_meshopt_compression","KHR_mesh_quantization"],
+            "extensionsRequired":["EXT_meshopt_compression","KHR_mesh_quantization"],
+            "scene":0,"scenes":[{{"nodes":[0]}}],"nodes":[{{"mesh":0}}],
+            "meshes":[{{"primitives":[{{"attributes":{{"POSITION":0,"NORMAL":1}},"indices":2}}]}}],
+            "accessors":[{{"bufferView":0,"componentType":5126,"count":4,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}},
+                {{"bufferView":1,"componentType":5120,"normalized":true,"count":4,"type":"VEC3"}},
+                {{"bufferView":2,"componentType":5125,"count":6,"type":"SCALAR"}}],
+            "bufferViews":[{{"buffer":1,"byteLength":48,"byteStride":12,"extensions":{}}},
+                {{"buffer":1,"byteOffset":48,"byteLength":16,"byteStride":4,"extensions":{}}},
+                {{"buffer":1,"byteOffset":64,"byteLength":24,"extensions":{}}}],
+            "buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{data}"}},
+                {{"byteLength":88,"extensions":{{"EXT_meshopt_compression":{{"fallback":true}}}}}}]}}"#,
+            ext(0, stride0, 4, "ATTRIBUTES", "NONE"),
+            ext(1, 4, 4, "ATTRIBUTES", "OCTAHEDRAL"),
+            ext(2, 4, 6, "TRIANGLES", "NONE"),
+            packed.len()
+        )
+    };
+    let (meshes, _) = io::load_meshes(write("meshopt.gltf", doc(12, &uri).as_bytes())).unwrap();
+    let m = &meshes[0];
+    assert_eq!(m.indices, idx.to_vec());
+    let want: Vec<glam::Vec3> = pos.iter().map(|p| glam::Vec3::from_array(*p)).collect();
+    assert_eq!(m.positions, want);
+    for n in m.normals.as_ref().unwrap() {
+        assert!((*n - glam::Vec3::Z).length() < 1e-2, "{n}");
+    }
+    // a stride the specification does not allow is refused before decoding, naming the view
+    let e = err_text(io::load_mesh(write(
+        "meshopt-stride.gltf",
+        doc(6, &uri).as_bytes(),
+    )));
+    assert!(
+        e.contains("buffer view 0") && e.contains("byteStride 6"),
+        "{e}"
+    );
+    // corrupt data is an error naming the view, not garbage
+    let mut bad = packed.clone();
+    bad[at[0].0] ^= 0xff;
+    let bad_uri = base64::encode(&bad);
+    let e = err_text(io::load_mesh(write(
+        "meshopt-bad.gltf",
+        doc(12, &bad_uri).as_bytes(),
+    )));
+    assert!(
+        e.contains("buffer view 0") && e.contains("does not decode"),
+        "{e}"
+    );
+}
+
+#[test]
 fn gltf_parts_not_drawn_are_named_in_notes() {
     // a triangle with a morph target, a line primitive beside it, a skin, an animation
     let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],

@@ -2,7 +2,7 @@
 //! default scene, node transforms applied, with its material and textures
 //! ([`super::gltf_materials`]), vertex colours, and the scene's punctual lights and camera.
 
-use super::IoError;
+use super::{gltf_meshopt, IoError};
 use crate::io::scene::Camera;
 use crate::material::{LightKind, PunctualLight};
 use crate::mesh::Mesh;
@@ -61,7 +61,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     // KHR_mesh_quantization is read here (read_floats), so a file that requires it is not
     // refused for it as the gltf crate would
     let quantized = json.extensions_used.iter().any(|e| e == QUANTIZATION);
-    json.extensions_required.retain(|e| e != QUANTIZATION);
+    // (and EXT_meshopt_compression by gltf_meshopt)
+    json.extensions_required
+        .retain(|e| e != QUANTIZATION && e != gltf_meshopt::NAME);
     let document = gltf::Document::from_json(json).map_err(|e| err("document", e.to_string()))?;
     gltf.document = document;
     // the gltf crate percent-decodes a relative buffer URI and unwraps the result as UTF-8 (a
@@ -81,7 +83,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     // only "No such file or directory")
     for b in gltf.document.buffers() {
         if let gltf::buffer::Source::Uri(uri) = b.source() {
-            if uri.contains(':') {
+            if uri.contains(':') || gltf_meshopt::is_fallback(&b) {
                 continue;
             }
             let Some(dir) = base else {
@@ -107,8 +109,34 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             }
         }
     }
-    let buffers = gltf::import_buffers(&gltf.document, base, gltf.blob.clone())
-        .map_err(|e| err("buffers", e.to_string()))?;
+    // the buffers as the gltf crate imports them, but an EXT_meshopt_compression fallback
+    // buffer zero-filled (it has no data, or data that decoding replaces), then the compressed
+    // views decoded into their places
+    let mut blob = gltf.blob.clone();
+    let mut buffers = Vec::new();
+    for b in gltf.document.buffers() {
+        let place = format!("buffer {}", b.index());
+        let data = if gltf_meshopt::is_fallback(&b) {
+            crate::limits::check_host(b.length() as u64, || place.clone())
+                .map_err(|e| err(&place, e.to_string()))?;
+            gltf::buffer::Data(vec![0; b.length()])
+        } else {
+            gltf::buffer::Data::from_source_and_blob(b.source(), base, &mut blob)
+                .map_err(|e| err(&place, e.to_string()))?
+        };
+        if data.len() < b.length() {
+            return Err(err(
+                &place,
+                format!(
+                    "holds {} bytes, fewer than its byteLength {}",
+                    data.len(),
+                    b.length()
+                ),
+            ));
+        }
+        buffers.push(data);
+    }
+    gltf_meshopt::decode_views(&gltf.document, &mut buffers).map_err(|(p, m)| err(&p, m))?;
     let doc = &gltf.document;
     let scene = doc
         .default_scene()
@@ -280,9 +308,10 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
 }
 
 /// The glTF extensions rxpipe draws.
-pub const EXTENSIONS_DRAWN: [&str; 5] = [
+pub const EXTENSIONS_DRAWN: [&str; 6] = [
     "KHR_lights_punctual",
     QUANTIZATION,
+    gltf_meshopt::NAME,
     "KHR_materials_emissive_strength",
     "KHR_materials_unlit",
     "KHR_texture_transform",

@@ -5,6 +5,7 @@
 
 pub mod gltf;
 mod gltf_materials;
+mod gltf_meshopt;
 pub mod mtl;
 pub mod obj;
 pub mod ply;
