@@ -1,6 +1,6 @@
 //! glTF 2.0 (.gltf with external or embedded buffers, .glb): every triangle primitive of the
 //! default scene, node transforms applied, with its material and textures
-//! ([`super::gltf_materials`]), vertex colours, and the scene's punctual lights and camera.
+//! (`gltf_materials.rs`), vertex colours, and the scene's punctual lights and camera.
 
 use super::{gltf_meshopt, IoError};
 use crate::io::scene::Camera;

@@ -118,7 +118,7 @@ pub struct GpuDraw<'a> {
 /// Device times of the last frame's stages, in milliseconds (CUDA events).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct StageTimes {
-    /// from [`CudaRaster::mark_start`] to the start of setup (the caller's geometry stage)
+    /// from `CudaRaster::mark_start` to the start of setup (the caller's geometry stage)
     pub before_ms: f64,
     pub setup_ms: f64,
     pub bin_ms: f64,

@@ -4,8 +4,8 @@
 //! With statistics requested, the kernels are compiled with invocation counting and count per
 //! vertex exactly what the CPU reference counts.
 //!
-//! One file per job: [`shader`] (the user's CUDA vertex shader), [`abi`] (the structs shared with
-//! kernels/common.cuh), [`mesh`] (inputs on the device, GPU batching), [`queue`] (the triangle
+//! One file per job: `shader` (the user's CUDA vertex shader), `abi` (the structs shared with
+//! kernels/common.cuh), `mesh` (inputs on the device, GPU batching), `queue` (the triangle
 //! queue), and here the compiled kernels and every strategy's launch.
 
 mod abi;

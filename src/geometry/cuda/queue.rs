@@ -24,11 +24,11 @@ pub struct DeviceQueue {
     pub vertices: CudaSlice<GpuVertexOut>,
     pub corners: Option<CudaSlice<u32>>,
     pub counts: CudaSlice<u32>,
-    /// the sum of `counts`, after [`CudaGeometry::sum_counts`]
+    /// the sum of `counts`, after `CudaGeometry::sum_counts`
     pub total: CudaSlice<u64>,
     /// whether `counts` is all zero: as made, and after a frame's
-    /// [`CudaGeometry::reset_counts`]; a launch over many meshes clears the counts first only
-    /// where one of its queues is not (see [`CudaGeometry::prepare_draws`])
+    /// `CudaGeometry::reset_counts`; a launch over many meshes clears the counts first only
+    /// where one of its queues is not (see `CudaGeometry::prepare_draws`)
     pub counts_zero: Arc<AtomicBool>,
     pub index_count: usize,
 }

@@ -21,12 +21,12 @@ pub struct CudaShader {
 }
 
 impl CudaShader {
-    /// The standard transform (the CPU's [`super::Transform`]).
+    /// The standard transform (the CPU's [`crate::geometry::shaders::Transform`]).
     pub fn transform() -> CudaShader {
         CudaShader::builtin(SHADER_TRANSFORM, vec![])
     }
 
-    /// The standard transform plus `n` dependent FMAs (the CPU's [`super::FmaLoad`]).
+    /// The standard transform plus `n` dependent FMAs (the CPU's [`crate::geometry::shaders::FmaLoad`]).
     pub fn fma(n: u32) -> CudaShader {
         CudaShader::builtin(SHADER_FMA, vec![("FMA_N".into(), n.to_string())])
     }

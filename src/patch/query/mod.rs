@@ -14,7 +14,7 @@
 //!
 //! [`cpu::run`] answers a query patch by patch from the patch data, each patch answering for the
 //! elements it owns with its ribbon; [`cuda::CudaQueries`] does the same on the GPU, one block
-//! per patch (kernels/query.cu); [`reference`] answers it from the plain index buffer,
+//! per patch (kernels/query.cu); [`reference()`] answers it from the plain index buffer,
 //! independently, for the tests; [`pde`] is the directed-edges comparison the benchmark times.
 
 pub mod cpu;
