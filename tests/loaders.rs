@@ -867,6 +867,30 @@ fn gltf_meshopt_compressed_views_decode() {
 }
 
 #[test]
+fn gltf_textures_without_coordinates_are_named_in_a_note() {
+    // the project's textured scene with the floor's TEXCOORD_0 taken away
+    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
+    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let floor = g["meshes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|m| m["name"] == "floor")
+        .unwrap();
+    floor["primitives"][0]["attributes"]
+        .as_object_mut()
+        .unwrap()
+        .remove("TEXCOORD_0");
+    let scene = rxpipe::Scene::load(write("no-uvs.gltf", g.to_string().as_bytes())).unwrap();
+    assert_eq!(scene.notes.len(), 1, "{:?}", scene.notes);
+    assert!(
+        scene.notes[0].contains("('floor') primitive 0 has textures but no TEXCOORD_0"),
+        "{:?}",
+        scene.notes
+    );
+}
+
+#[test]
 fn gltf_parts_not_drawn_are_named_in_notes() {
     // a triangle with a morph target, a line primitive beside it, a skin, an animation
     let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],

@@ -256,6 +256,16 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             } else {
                 None
             };
+            // textures without coordinates read one texel everywhere: said, once a primitive
+            if uvs.is_none()
+                && material
+                    .as_ref()
+                    .is_some_and(|m| m.textures().next().is_some())
+            {
+                out.notes.push(format!(
+                    "{file}: {loc} has textures but no TEXCOORD_0: each is read at (0, 0) only"
+                ));
+            }
             let mut m = Mesh {
                 name: format!("{file}: {}", mesh.name().unwrap_or("mesh")),
                 positions,
@@ -274,7 +284,8 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             out.meshes.push(m);
         }
     }
-    out.notes = materials.notes;
+    // (the materials' notes first, as they were found first)
+    out.notes.splice(0..0, materials.notes);
     if not_triangles > 0 {
         out.notes.push(format!(
             "{file}: {not_triangles} primitive(s) of points or lines are not drawn: rxpipe draws triangles"
