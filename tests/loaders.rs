@@ -598,12 +598,17 @@ fn gzipped_files_load_exactly_like_plain_ones() {
     }
 }
 
+/// The project's textured scene (its images are data URIs) as JSON, for tests to change.
+fn textured_json() -> serde_json::Value {
+    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 #[test]
 fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
     // the project's textured scene (its images are data URIs), with the bricks' normal map on
     // TEXCOORD_1 and the leaf's base colour moved to TEXCOORD_2 by KHR_texture_transform
-    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
-    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut g = textured_json();
     let mats = g["materials"].as_array_mut().unwrap();
     let named =
         |mats: &Vec<serde_json::Value>, n: &str| mats.iter().position(|m| m["name"] == n).unwrap();
@@ -669,8 +674,7 @@ fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
 fn gzipped_gltf_loads_as_the_same_scene() {
     // the project's textured scene (lights, a camera), with one texture on another uv set so
     // that it has a note, gzipped: the same scene as the plain file, notes, lights and camera
-    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
-    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut g = textured_json();
     let mats = g["materials"].as_array_mut().unwrap();
     let bricks = mats.iter().position(|m| m["name"] == "bricks").unwrap();
     mats[bricks]["normalTexture"]["texCoord"] = 1.into();
@@ -869,8 +873,7 @@ fn gltf_meshopt_compressed_views_decode() {
 #[test]
 fn gltf_textures_without_coordinates_are_named_in_a_note() {
     // the project's textured scene with the floor's TEXCOORD_0 taken away
-    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
-    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut g = textured_json();
     let floor = g["meshes"]
         .as_array_mut()
         .unwrap()
@@ -925,8 +928,7 @@ fn gltf_parts_not_drawn_are_named_in_notes() {
 
 #[test]
 fn gltf_normal_textures_take_their_texture_transform() {
-    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
-    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut g = textured_json();
     let bricks = g["materials"]
         .as_array()
         .unwrap()
