@@ -114,6 +114,16 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, IoError> {
     Ok(out)
 }
 
+/// Whether `path` is named with one of `extensions` (without the dot, lower case), a `.gz` after
+/// it allowed: `named(p, &["gltf", "glb"])` holds for `scene.GLB.gz`.
+pub(crate) fn named(path: &Path, extensions: &[&str]) -> bool {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    extensions
+        .iter()
+        .any(|e| name.strip_suffix(e).is_some_and(|stem| stem.ends_with('.')))
+}
+
 /// Gzip data, recognised by its magic bytes whatever the name.
 fn is_gzip(data: &[u8]) -> bool {
     data.starts_with(&[0x1f, 0x8b])
@@ -531,4 +541,20 @@ fn shared_dir(var: &str, name: &str) -> Option<PathBuf> {
         .into_iter()
         .map(PathBuf::from)
         .find(|p| p.is_dir())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_matched_by_extension_through_gz() {
+        let gltf = ["gltf", "glb"];
+        assert!(named(Path::new("a/scene.GLB.gz"), &gltf));
+        assert!(named(Path::new("scene.gltf"), &gltf));
+        assert!(!named(Path::new("scene.gltf.zip"), &gltf));
+        assert!(!named(Path::new("myglb"), &gltf));
+        assert!(named(Path::new("m.obj.gz"), &["obj"]));
+        assert!(!named(Path::new("m.objx"), &["obj"]));
+    }
 }

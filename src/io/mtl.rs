@@ -311,8 +311,7 @@ fn material(
 /// .obj.gz). Reads the OBJ (through gzip where it is gzipped) for its `mtllib` lines only.
 pub fn referenced_files(obj: &Path) -> Vec<PathBuf> {
     use std::io::{BufRead, BufReader, Read};
-    let name = obj.to_string_lossy().to_ascii_lowercase();
-    if !name.strip_suffix(".gz").unwrap_or(&name).ends_with(".obj") {
+    if !super::named(obj, &["obj"]) {
         return Vec::new();
     }
     let Ok(file) = std::fs::File::open(obj) else {

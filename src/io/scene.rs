@@ -495,13 +495,11 @@ impl Scene {
 /// to): a glTF (.gltf, .glb, gzipped or not) with its materials, lights, camera and notes; an OBJ
 /// split by material (see [`super::mtl`]) with its notes; any other file as loaded.
 fn load_file(path: &Path) -> Result<(super::gltf::GltfScene, Vec<PathBuf>), IoError> {
-    let name = path.to_string_lossy().to_ascii_lowercase();
-    let name = name.strip_suffix(".gz").unwrap_or(&name);
     let mut sources = vec![path.to_path_buf()];
     sources.extend(super::referenced_files(path));
-    let g = if name.ends_with(".gltf") || name.ends_with(".glb") {
+    let g = if super::named(path, &["gltf", "glb"]) {
         super::load_gltf_scene(path)?
-    } else if name.ends_with(".obj") {
+    } else if super::named(path, &["obj"]) {
         let o = super::load_obj_scene(path)?;
         super::gltf::GltfScene {
             meshes: o.meshes,

@@ -171,17 +171,24 @@ fn spinner(msg: String) -> indicatif::ProgressBar {
 }
 
 /// Refuses to write `out` over one of the `inputs` or a file they refer to (a glTF's buffers and
-/// images, an OBJ's material libraries and theirs), or over an existing file without `force`; and a folder, or a file in a folder that
-/// does not exist, before any work is done.
+/// images, an OBJ's material libraries and theirs), or over an existing file without `force`;
+/// and a folder, or a file in a folder that does not exist, before any work is done.
 fn check_output(out: &std::path::Path, inputs: &[&std::path::Path], force: bool) -> Res {
     let referred: Vec<_> = inputs
         .iter()
         .flat_map(|i| rxpipe::io::referenced_files(i))
         .collect();
-    let all = inputs
+    let all: Vec<&std::path::Path> = inputs
         .iter()
         .copied()
-        .chain(referred.iter().map(|p| p.as_path()));
+        .chain(referred.iter().map(|p| p.as_path()))
+        .collect();
+    check_output_files(out, &all, force)
+}
+
+/// [`check_output`] for a list of files that already holds what they refer to (a loaded
+/// scene's sources).
+fn check_output_files(out: &std::path::Path, all: &[&std::path::Path], force: bool) -> Res {
     for i in all {
         if out.exists() && std::fs::canonicalize(i).ok() == std::fs::canonicalize(out).ok() {
             return Err(format!("{} is an input; choose another output", out.display()).into());

@@ -34,8 +34,9 @@ pub fn run(a: Args) -> Res {
     crate::check_output(&a.out, &[&a.scene], a.force)?;
     let pb = spinner(format!("loading {}", a.scene.display()));
     let scene = Scene::load(&a.scene)?;
+    // (the sources hold the files the scene's files refer to: not looked for again)
     let sources: Vec<&std::path::Path> = scene.sources.iter().map(|p| p.as_path()).collect();
-    crate::check_output(&a.out, &sources, a.force)?;
+    crate::check_output_files(&a.out, &sources, a.force)?;
     let (renderer, pipeline) = a.pipeline.build(&scene, a.cull)?;
     pb.set_message(format!("preparing {} triangles", scene.triangle_count()));
     let prepared = pipeline.prepare(&scene)?;
