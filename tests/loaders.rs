@@ -768,7 +768,7 @@ fn gltf_quantized_attributes_load_as_floats() {
         r#""max":[2,4,0],"sparse":{"count":1,"indices":{"bufferView":3,"componentType":5121},"values":{"bufferView":4}}}"#,
         1,
     );
-    let (meshes, _) = io::load_meshes(write("sparse.gltf", sparse.as_bytes())).unwrap();
+    let (meshes, _) = io::load_meshes(write("quantized-sparse.gltf", sparse.as_bytes())).unwrap();
     let two_y = glam::Vec3::new(0.0, 2.0, 0.0);
     assert_eq!(
         meshes[0].positions,

@@ -129,6 +129,18 @@ fn is_gzip(data: &[u8]) -> bool {
     data.starts_with(&[0x1f, 0x8b])
 }
 
+/// The first `limit` bytes of gzip `data` decompressed, each growth checked ([`read_checked`]).
+fn gunzip(data: &[u8], limit: usize, file: &str) -> Result<Vec<u8>, IoError> {
+    let mut out = Vec::new();
+    read_checked(
+        &mut flate2::read::MultiGzDecoder::new(data),
+        &mut out,
+        limit,
+        file,
+    )?;
+    Ok(out)
+}
+
 /// Appends up to `limit` bytes of `r` to `out`, a megabyte at a time, checking each growth
 /// against the host's memory (a gzip bomb is an error naming the size it reached).
 fn read_checked(
@@ -337,14 +349,7 @@ pub fn load_gltf_scene(path: impl AsRef<Path>) -> Result<gltf::GltfScene, IoErro
     let mut data = read_file(path)?;
     if is_gzip(&data) {
         // a gzipped glTF is a scene all the same: its lights, camera and notes are kept
-        let mut plain = Vec::new();
-        read_checked(
-            &mut flate2::read::MultiGzDecoder::new(&data[..]),
-            &mut plain,
-            usize::MAX,
-            &name,
-        )?;
-        data = plain;
+        data = gunzip(&data, usize::MAX, &name)?;
     }
     if !matches!(sniff(&data, &name), Some(Format::Gltf) | None) {
         // named like a glTF but holding another format: load it as that format (what is no
@@ -372,24 +377,18 @@ pub fn referenced_files(path: &Path) -> Vec<PathBuf> {
 }
 
 /// Loads an OBJ file (gzipped or not) as a scene takes it: one mesh per material its libraries
-/// define (see [`mtl`]), with notes and the libraries and images read. A file whose content is
-/// another format loads as that format.
+/// define (see [`mtl`]), with notes. A file whose content is another format loads as that
+/// format.
 pub fn load_obj_scene(path: impl AsRef<Path>) -> Result<mtl::ObjScene, IoError> {
     let path = path.as_ref();
     let name = path.display().to_string();
     let data = read_file(path)?;
     let gz = is_gzip(&data);
-    let mut head = Vec::new();
-    if gz {
-        read_checked(
-            &mut flate2::read::MultiGzDecoder::new(&data[..]),
-            &mut head,
-            64 << 10,
-            &name,
-        )?;
+    let head = if gz {
+        gunzip(&data, 64 << 10, &name)?
     } else {
-        head.extend_from_slice(&data[..data.len().min(64 << 10)]);
-    }
+        data[..data.len().min(64 << 10)].to_vec()
+    };
     if sniff(&head, &name) != Some(Format::Obj) {
         let (meshes, _) = parse_meshes(data, &name, path.parent())?;
         return Ok(mtl::ObjScene {
