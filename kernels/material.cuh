@@ -88,6 +88,12 @@ struct RxpDraw {
     unsigned cull;
     unsigned alpha;
     unsigned pad;
+    // the mesh's tangents (xyz and the bitangent's sign per vertex; null: none), the model
+    // matrix's linear part by columns and -1 where it mirrors, else 1
+    const float4* tangents;
+    unsigned long long ntangents;
+    float to_world[9];
+    float handedness;
 };
 
 // Where corner k of the draw's source triangle t lies in its queue (flat: 3t + k); setup
@@ -115,6 +121,10 @@ __device__ __forceinline__ float4 rxm_vertex_color(const RxpDraw& d, unsigned sr
         if (i < d.ncolors) return d.colors[i];
     }
     return make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+}
+__device__ __forceinline__ float4 rxm_vertex_tangent(const RxpDraw& d, unsigned src, int k) {
+    const unsigned i = d.indices[3 * (size_t)src + k];
+    return i < d.ntangents ? d.tangents[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 }
 
 // A punctual light; directional ones carry the unit vector towards the light in `direction` and
@@ -147,7 +157,7 @@ struct RxpMaterials {
 
 static_assert(sizeof(RxpLevel) == 16 && sizeof(RxpTexture) == 16 && sizeof(RxpTexUse) == 40,
               "texture tables as the host lays them out (src/raster/cuda_material.rs)");
-static_assert(sizeof(RxpMaterial) == 248 && sizeof(RxpDraw) == 96 && sizeof(RxpLight) == 56 &&
+static_assert(sizeof(RxpMaterial) == 248 && sizeof(RxpDraw) == 152 && sizeof(RxpLight) == 56 &&
                   sizeof(RxpMaterials) == 64,
               "material tables as the host lays them out (src/raster/cuda_material.rs)");
 
@@ -505,7 +515,30 @@ __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int h
                        : make_float4(1.0f, 1.0f, 1.0f, 1.0f);
     f.tangent = make_float3(0.0f, 0.0f, 0.0f);
     f.bitangent = f.tangent;
-    if (with_tangents) {
+    // the mesh's tangents where it has them (interpolated, to world space; the bitangent from
+    // the interpolated normal and the sign w), else the triangle's frame from its positions and
+    // uvs (the CPU's surface)
+    bool given = false;
+    if (with_tangents && d.tangents) {
+        float4 tk[3];
+        for (int k = 0; k < 3; k++) tk[k] = rxm_vertex_tangent(d, src, k);
+        const float3 ti = make_float3(tk[0].x * b.x + tk[1].x * b.y + tk[2].x * b.z,
+                                      tk[0].y * b.x + tk[1].y * b.y + tk[2].y * b.z,
+                                      tk[0].z * b.x + tk[1].z * b.y + tk[2].z * b.z);
+        const float tw_ = tk[0].w * b.x + tk[1].w * b.y + tk[2].w * b.z;
+        const float* m = d.to_world;
+        // (glam's Mat3 * Vec3: the columns scaled and summed in order)
+        const float3 tw = make_float3(m[0] * ti.x + m[3] * ti.y + m[6] * ti.z,
+                                      m[1] * ti.x + m[4] * ti.y + m[7] * ti.z,
+                                      m[2] * ti.x + m[5] * ti.y + m[8] * ti.z);
+        const float sign = tw_ < 0.0f ? -d.handedness : d.handedness;
+        if (rxm_dot3(tw, tw) > 1e-20f) {
+            f.tangent = tw;
+            f.bitangent = rxm_scale(rxm_cross(f.normal, tw), sign);
+            given = true;
+        }
+    }
+    if (with_tangents && !given) {
         const float3 dp1 = rxm_sub(world[1], world[0]), dp2 = rxm_sub(world[2], world[0]);
         const float2 dt1 = make_float2(uvs[1].x - uvs[0].x, uvs[1].y - uvs[0].y);
         const float2 dt2 = make_float2(uvs[2].x - uvs[0].x, uvs[2].y - uvs[0].y);

@@ -1067,12 +1067,14 @@ impl Pipeline {
                     queue: q.as_ref().expect("shaded above"),
                     color: prepared.objects[*k].color,
                     material: prepared.objects[*k].material.as_deref(),
+                    model: prepared.objects[*k].model,
                 },
                 Slot::Subset(k, mesh, q) => DrawRef {
                     mesh,
                     queue: q.as_ref().expect("shaded above"),
                     color: prepared.objects[*k].color,
                     material: prepared.objects[*k].material.as_deref(),
+                    model: prepared.objects[*k].model,
                 },
             })
             .collect();

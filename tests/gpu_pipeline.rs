@@ -244,6 +244,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
             runs: None,
             material: None,
             colors: None,
+            tangents: None,
         })
         .collect();
     // room for one record and one bin entry: both must grow, and the frame still be right
@@ -269,6 +270,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
             faces: None,
             material: None,
             colors: None,
+            tangents: None,
         })
         .collect();
     let reference = rasterize(&cpu_draws, &s).unwrap();
@@ -329,6 +331,7 @@ fn gpu_setup_rejects_corners_outside_the_queue() {
             runs: None,
             material: None,
             colors: None,
+            tangents: None,
         }
     }
     let mut good = RasterOutput::empty();

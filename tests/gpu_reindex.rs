@@ -75,6 +75,13 @@ fn random_mesh(seed: u64, n: usize, copies: usize, attrs: bool) -> Mesh {
             .map(|&s| glam::Vec4::new(base[s].2.x, 0.25, base[s].2.y, 1.0))
             .collect()
     });
+    // tangents too on even seeds (keys of 16 words), likewise from the uv
+    let tangents = (attrs && seed % 2 == 0).then(|| {
+        slots
+            .iter()
+            .map(|&s| glam::Vec4::new(base[s].2.y, 0.5, base[s].2.x, base[s].2.x.signum()))
+            .collect()
+    });
     // triangles over the first 90% of the slots: the rest are unused
     let used = (slots.len() * 9 / 10).max(1) as u64;
     let indices = (0..3 * n).map(|_| (r.next() % used) as u32).collect();
@@ -84,6 +91,7 @@ fn random_mesh(seed: u64, n: usize, copies: usize, attrs: bool) -> Mesh {
         normals,
         uvs,
         colors,
+        tangents,
         indices,
         ..Default::default()
     }

@@ -979,6 +979,96 @@ fn gltf_normal_textures_take_their_texture_transform() {
     );
 }
 
+#[test]
+fn gltf_tangents_are_read_for_normal_maps() {
+    // the project's textured scene with TANGENT on the bricks' cube (its normal map) and on the
+    // floor (no normal map): w -0.5 or 2 on alternate vertices, 8-bit normalized under
+    // KHR_mesh_quantization in a second version
+    let mut g = textured_json();
+    let floats: Vec<u8> = (0..28)
+        .flat_map(|i| [1.0f32, 0.0, 0.0, if i % 2 == 0 { -0.5 } else { 2.0 }])
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    let bytes: Vec<u8> = (0..28)
+        .flat_map(|i| [127u8, 0, 0, if i % 2 == 0 { 0x81 } else { 127 }])
+        .collect();
+    let with = |g: &serde_json::Value, data: &[u8], component: u32, name: &str| {
+        let mut g = g.clone();
+        let buffer = g["buffers"].as_array().unwrap().len();
+        let view = g["bufferViews"].as_array().unwrap().len();
+        let accessor = g["accessors"].as_array().unwrap().len();
+        let stride = data.len() / 28;
+        g["buffers"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({
+                "uri": format!("data:application/octet-stream;base64,{}", b64(data)),
+                "byteLength": data.len()
+            }));
+        g["bufferViews"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({ "buffer": buffer, "byteLength": data.len() }));
+        for (count, offset) in [(24, 0), (4, 24 * stride)] {
+            g["accessors"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({
+                    "bufferView": view, "byteOffset": offset, "componentType": component,
+                    "normalized": component != 5126, "count": count, "type": "VEC4"
+                }));
+        }
+        g["meshes"][1]["primitives"][0]["attributes"]["TANGENT"] = accessor.into();
+        g["meshes"][0]["primitives"][0]["attributes"]["TANGENT"] = (accessor + 1).into();
+        write(name, g.to_string().as_bytes())
+    };
+    let check = |p: &std::path::Path| {
+        let scene = rxpipe::Scene::load(p).unwrap();
+        let mesh = |name: &str| {
+            &scene
+                .objects
+                .iter()
+                .find(|o| o.mesh.material.as_ref().is_some_and(|m| m.name == name))
+                .unwrap()
+                .mesh
+        };
+        let t = mesh("bricks")
+            .tangents
+            .as_ref()
+            .expect("the cube's tangents");
+        assert_eq!(t.len(), 24);
+        for (i, t) in t.iter().enumerate() {
+            // (the node's transform taken into them, kept unit length)
+            assert!((t.truncate().length() - 1.0).abs() < 1e-5, "{t}");
+            assert_eq!(t.w, if i % 2 == 0 { -1.0 } else { 1.0 }, "{i}");
+        }
+        assert!(
+            mesh("floor").tangents.is_none(),
+            "read without a normal map"
+        );
+        scene
+    };
+    let plain = check(&with(&g, &floats, 5126, "tangents.gltf"));
+    let quantization = "KHR_mesh_quantization";
+    g["extensionsUsed"]
+        .as_array_mut()
+        .unwrap()
+        .push(quantization.into());
+    g["extensionsRequired"] = serde_json::json!([quantization]);
+    let quantized = check(&with(&g, &bytes, 5120, "tangents-quantized.gltf"));
+    assert_eq!(
+        plain.objects[1].mesh.tangents,
+        quantized.objects[1].mesh.tangents
+    );
+    // without the extension, 8-bit tangents are an error naming the accessor
+    g["extensionsUsed"].as_array_mut().unwrap().pop();
+    g.as_object_mut().unwrap().remove("extensionsRequired");
+    let e = rxpipe::Scene::load(with(&g, &bytes, 5120, "tangents-8bit.gltf"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("TANGENT accessor"), "{e}");
+}
+
 /// Files that would never end, or are not files, are refused before reading: a device, a folder,
 /// a glTF buffer or an OBJ material library that names one (a pipe is still read).
 #[cfg(unix)]

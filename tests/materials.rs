@@ -263,6 +263,65 @@ fn normal_maps_take_their_texture_transform() {
     );
 }
 
+/// glTF TANGENT: a mesh's tangents orient its normal map in place of the frame its uvs give.
+#[test]
+fn normal_maps_follow_the_mesh_tangents() {
+    // one texel: a normal tilted along both the tangent and the bitangent
+    let nearest = Sampler {
+        mag: Filter::Nearest,
+        min: Filter::Nearest,
+        mipmap: None,
+        ..Default::default()
+    };
+    let tilt = Texture::new("tilt", 1, 1, &[216, 60, 200, 255], false, nearest).unwrap();
+    let m = Material {
+        roughness: 0.5,
+        metallic: 0.0,
+        normal_texture: Some(TextureRef::new(Arc::new(tilt))),
+        ..Default::default()
+    };
+    // the quad's uvs give it tangent +x and bitangent -y (v grows downwards)
+    let reference = render(vec![quad(0.0, Some(m.clone()))], 2.0);
+    // with its uvs turned a quarter (u grows upwards) the frame turns too, unless the mesh's
+    // tangents say otherwise: +x with w = -1 is bitangent -(z x x) = -y, the reference's frame
+    let turned = |tangents: Option<Vec<Vec4>>| {
+        let mut q = quad(0.0, Some(m.clone()));
+        q.uvs = Some(
+            q.positions
+                .iter()
+                .map(|p| Vec2::new((p.y + 1.0) / 2.0, (p.x + 1.0) / 2.0))
+                .collect(),
+        );
+        q.tangents = tangents;
+        q
+    };
+    let own = render(vec![turned(None)], 2.0);
+    let given = render(vec![turned(Some(vec![Vec4::new(1., 0., 0., -1.); 4]))], 2.0);
+    let flipped = render(vec![turned(Some(vec![Vec4::new(1., 0., 0., 1.); 4]))], 2.0);
+    let diff = |a: &rxpipe::Frame, b: &rxpipe::Frame| {
+        a.color
+            .iter()
+            .zip(&b.color)
+            .map(|(x, y)| x.abs_diff(*y))
+            .max()
+            .unwrap()
+    };
+    assert!(
+        diff(&given, &reference) <= 1,
+        "{}",
+        diff(&given, &reference)
+    );
+    assert!(diff(&own, &reference) > 8, "{}", diff(&own, &reference));
+    assert!(
+        diff(&flipped, &reference) > 8,
+        "{}",
+        diff(&flipped, &reference)
+    );
+    // a zero tangent is none: the uvs' frame
+    let zero = render(vec![turned(Some(vec![Vec4::ZERO; 4]))], 2.0);
+    assert_eq!(diff(&zero, &own), 0);
+}
+
 #[test]
 fn double_sided_materials_draw_their_back_faces() {
     // seen from behind (eye at -z): culled when single-sided

@@ -89,6 +89,7 @@ fn coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32> {
             faces: None,
             material: None,
             colors: None,
+            tangents: None,
         }],
         &s,
     )
@@ -152,6 +153,7 @@ fn frame_pixels_are_where_the_coverage_is() {
             faces: None,
             material: None,
             colors: None,
+            tangents: None,
         }];
         let mut s = RasterSettings::new(w, h);
         // (no lit pixel of this object has a green of zero)
@@ -248,6 +250,7 @@ fn near_plane_and_guard_band_clipping() {
             faces: None,
             material: None,
             colors: None,
+            tangents: None,
         }],
         &s,
     )
@@ -298,6 +301,7 @@ fn corners_at_the_clip_space_origin_are_rejected() {
                 faces: None,
                 material: None,
                 colors: None,
+                tangents: None,
             }],
             &s,
         )
@@ -325,6 +329,7 @@ fn bad_frame_sizes_are_errors() {
                 faces: None,
                 material: None,
                 colors: None,
+                tangents: None,
             }],
             &RasterSettings::new(w, h)
         )

@@ -12,12 +12,13 @@ use rxpipe::reindex::{self, cpu, Method, ReindexError, ReindexOptions};
 /// are made positive first, as rxpipe's policy takes them as equal).
 fn meshopt_unique(m: &Mesh) -> usize {
     let z = |f: f32| if f == 0.0 { 0.0 } else { f };
-    let verts: Vec<[f32; 8]> = (0..m.vertex_count())
+    let verts: Vec<[f32; 12]> = (0..m.vertex_count())
         .map(|i| {
             let p = m.positions[i];
             let n = m.normals.as_ref().map_or(Vec3::ZERO, |n| n[i]);
             let t = m.uvs.as_ref().map_or(Vec2::ZERO, |t| t[i]);
-            [p.x, p.y, p.z, n.x, n.y, n.z, t.x, t.y].map(z)
+            let g = m.tangents.as_ref().map_or(glam::Vec4::ZERO, |g| g[i]);
+            [p.x, p.y, p.z, n.x, n.y, n.z, t.x, t.y, g.x, g.y, g.z, g.w].map(z)
         })
         .collect();
     meshopt::generate_vertex_remap(&verts, Some(&m.indices)).0
@@ -94,7 +95,7 @@ fn shared_meshes() {
 }
 
 /// A random mesh: vertices drawn from a small pool of values (so many are equal, including
-/// -0.0 against +0.0), optional normals and uvs, indices that skip some vertices and repeat
+/// -0.0 against +0.0), optional normals, uvs (with colours) and tangents, indices that skip some vertices and repeat
 /// triangles and corners.
 fn random_mesh() -> impl Strategy<Value = Mesh> {
     (
@@ -102,9 +103,10 @@ fn random_mesh() -> impl Strategy<Value = Mesh> {
         1usize..5,
         any::<bool>(),
         any::<bool>(),
+        any::<bool>(),
         any::<u64>(),
     )
-        .prop_map(|(nv, pool, normals, uvs, seed)| {
+        .prop_map(|(nv, pool, normals, uvs, tangents, seed)| {
             let mut s = seed | 1;
             let mut next = move || {
                 s ^= s << 13;
@@ -117,6 +119,11 @@ fn random_mesh() -> impl Strategy<Value = Mesh> {
             let positions: Vec<Vec3> = (0..nv).map(|_| Vec3::new(f(), f(), f())).collect();
             let nrm = normals.then(|| (0..nv).map(|_| Vec3::new(f(), f(), f())).collect());
             let uv = uvs.then(|| (0..nv).map(|_| Vec2::new(f(), f())).collect());
+            let tangents = tangents.then(|| {
+                (0..nv)
+                    .map(|_| glam::Vec4::new(f(), f(), f(), f()))
+                    .collect()
+            });
             let tris = 1 + (next() % 40) as usize;
             let used = 1 + (next() % nv as u64) as usize;
             let mut indices = Vec::new();
@@ -131,7 +138,7 @@ fn random_mesh() -> impl Strategy<Value = Mesh> {
                     }
                 }
             }
-            // colours follow the uvs (so duplicates stay duplicates), for keys of 9 and 12 words
+            // colours follow the uvs (so duplicates stay duplicates): keys of 3 to 16 words
             let colors = uv.as_ref().map(|u: &Vec<glam::Vec2>| {
                 u.iter()
                     .map(|t| glam::Vec4::new(t.x, 0.5, t.y, 1.0))
@@ -143,6 +150,7 @@ fn random_mesh() -> impl Strategy<Value = Mesh> {
                 normals: nrm,
                 uvs: uv,
                 colors,
+                tangents,
                 indices,
                 ..Default::default()
             }

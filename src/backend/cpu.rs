@@ -26,6 +26,8 @@ pub struct CpuMesh {
     pub faces: Option<Vec<f32>>,
     /// vertex colours (linear RGBA), for materials
     pub colors: Option<Arc<[glam::Vec4]>>,
+    /// tangents, for normal maps
+    pub tangents: Option<Arc<[glam::Vec4]>>,
 }
 
 /// The CPU backend with one vertex shader.
@@ -60,6 +62,7 @@ impl Api for CpuApi {
         let m = mesh.host_mut()?;
         let vertices: Arc<[VertexIn]> = VertexIn::from_mesh(m).into();
         let colors = m.colors.as_deref().map(Arc::from);
+        let tangents = m.tangents.as_deref().map(Arc::from);
         let indices = std::mem::take(&mut m.indices);
         let batches = match layout.batches {
             Some((mi, mv)) => Some(Batches::build(&indices, vertices.len(), mi, mv)?),
@@ -72,6 +75,7 @@ impl Api for CpuApi {
             patches,
             faces,
             colors,
+            tangents,
         })
     }
 
@@ -107,6 +111,7 @@ impl Api for CpuApi {
             patches,
             faces,
             colors: mesh.colors.clone(),
+            tangents: mesh.tangents.clone(),
         })
     }
 
@@ -172,6 +177,11 @@ impl Api for CpuApi {
                 faces: d.mesh.faces.as_deref(),
                 material: d.material,
                 colors: d.mesh.colors.as_deref(),
+                tangents: d
+                    .mesh
+                    .tangents
+                    .as_deref()
+                    .map(|t| raster::Tangents::new(t, d.model)),
             })
             .collect();
         raster::rasterize_into(&draws, settings, out)?;

@@ -73,9 +73,9 @@ impl Api for CudaApi {
     fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<DeviceMesh, Error> {
         let patches = super::patch_lists(mesh, layout)?;
         let faces = super::patch_values(mesh, layout)?;
-        let colors: Option<Vec<f32>> = mesh
-            .colors()
-            .map(|c| c.iter().flat_map(|v| v.to_array()).collect());
+        let floats = |a: &[glam::Vec4]| -> Vec<f32> { bytemuck::cast_slice(a).to_vec() };
+        let colors = mesh.colors().map(floats);
+        let tangents = mesh.tangents().map(floats);
         let mut dm = match mesh.take_device() {
             Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
             None => {
@@ -95,6 +95,9 @@ impl Api for CudaApi {
         }
         if let Some(c) = colors {
             dm.colors = Some(Arc::new(self.gpu.upload(&c, "vertex colours")?));
+        }
+        if let Some(t) = tangents {
+            dm.tangents = Some(Arc::new(self.gpu.upload(&t, "tangents")?));
         }
         Ok(dm)
     }
@@ -181,6 +184,11 @@ impl Api for CudaApi {
                 runs: d.mesh.view.as_ref(),
                 material: d.material,
                 colors: d.mesh.colors.as_deref().map(|c| (&*d.mesh.indices, c)),
+                tangents: d
+                    .mesh
+                    .tangents
+                    .as_deref()
+                    .map(|t| (&*d.mesh.indices, t, d.model)),
             })
             .collect();
         let mut r = self.rasteriser();

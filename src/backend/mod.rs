@@ -186,6 +186,8 @@ pub struct DrawRef<'a, A: Api + ?Sized> {
     pub color: [f32; 4],
     /// the object's material (`None`: the lit mode with `color`)
     pub material: Option<&'a crate::material::Material>,
+    /// the object's model matrix (the material path takes the mesh's tangents to world space)
+    pub model: glam::Mat4,
 }
 
 /// What a backend provides to a frame. Implemented by the CPU reference and by CUDA; the frame in

@@ -266,12 +266,21 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                     "{file}: {loc} has textures but no TEXCOORD_0: each is read at (0, 0) only"
                 ));
             }
+            // tangents matter only to a normal map: read for a material with one
+            let tangents = material
+                .as_ref()
+                .filter(|m| m.normal_texture.is_some())
+                .and_then(|_| prim.get(&gltf::Semantic::Tangents))
+                .and_then(|a| read_floats::<4>(a, data, false))
+                .map(|v| v.into_iter().map(tangent).collect::<Vec<_>>())
+                .filter(|v| v.len() == positions.len());
             let mut m = Mesh {
                 name: format!("{file}: {}", mesh.name().unwrap_or("mesh")),
                 positions,
                 normals,
                 uvs,
                 colors,
+                tangents,
                 indices,
                 base_color: Some(color),
                 material,
@@ -545,6 +554,19 @@ where
     })
 }
 
+/// A TANGENT element as the mesh keeps it: w, the bitangent's sign, exactly 1 or -1 as the
+/// specification says it is (a NaN stays, for re-indexing to name).
+fn tangent(t: [f32; 4]) -> Vec4 {
+    let w = if t[3] < 0.0 {
+        -1.0
+    } else if t[3] >= 0.0 {
+        1.0
+    } else {
+        t[3]
+    };
+    Vec4::new(t[0], t[1], t[2], w)
+}
+
 /// Checks the accessors this loader reads against the types the specification allows for them:
 /// the gltf crate's readers assume them (an indices accessor of floats reaches an
 /// `unreachable!`, found by fuzz/ gltf), and an empty accessor has no last element.
@@ -567,11 +589,12 @@ fn check_accessors(prim: &gltf::Primitive, quantized: bool) -> Result<(), String
         }
         // an integer attribute other than a colour or uv is normalized or not as the table of
         // KHR_mesh_quantization says
-        if what == "NORMAL" && a.data_type() != T::F32 && !a.normalized() {
+        if (what == "NORMAL" || what == "TANGENT") && a.data_type() != T::F32 && !a.normalized() {
             return Err(format!(
-                "{what} accessor {} is {:?} but not normalized; KHR_mesh_quantization stores normals normalized",
+                "{what} accessor {} is {:?} but not normalized; KHR_mesh_quantization stores {}s normalized",
                 a.index(),
-                a.data_type()
+                a.data_type(),
+                what.to_lowercase()
             ));
         }
         if a.count() == 0 {
@@ -628,6 +651,7 @@ fn check_accessors(prim: &gltf::Primitive, quantized: bool) -> Result<(), String
         match semantic {
             Semantic::Positions => check("POSITION", a, positions, D::Vec3)?,
             Semantic::Normals => check("NORMAL", a, normals, D::Vec3)?,
+            Semantic::Tangents => check("TANGENT", a, normals, D::Vec4)?,
             Semantic::TexCoords(0) => check("TEXCOORD_0", a, uvs, D::Vec2)?,
             Semantic::Colors(0) => {
                 let d = if a.dimensions() == D::Vec3 {

@@ -222,6 +222,7 @@ pub fn parse_with_materials(
             indices: indices.iter().map(|&i| remap[i as usize]).collect(),
             base_color: None,
             colors: colors_of(&col, 0..pos.len()),
+            tangents: None,
             material: None,
         }
     } else {
@@ -255,6 +256,7 @@ pub fn parse_with_materials(
             indices,
             base_color: None,
             colors: colors_of(&col, corners.iter().map(|c| c.0 as usize)),
+            tangents: None,
             material: None,
         }
     };

@@ -454,6 +454,7 @@ fn read_elements(
         indices,
         base_color: None,
         colors: (!colors.is_empty()).then_some(colors),
+        tangents: None,
         material: None,
     };
     Ok((mesh, SourceCounts { vertices: n, faces }))

@@ -69,6 +69,10 @@ pub struct Mesh {
     pub base_color: Option<[f32; 4]>,
     /// Vertex colours (linear RGBA): glTF COLOR_0, PLY red/green/blue(/alpha), OBJ `v x y z r g b`.
     pub colors: Option<Vec<Vec4>>,
+    /// Tangents (glTF TANGENT): xyz a unit vector along increasing u, w the bitangent's sign
+    /// (bitangent = w * normal x tangent). A zero tangent means none: the material path then
+    /// derives the triangle's frame from its positions and uvs, as for meshes without tangents.
+    pub tangents: Option<Vec<Vec4>>,
     /// The material its triangles are drawn with (glTF); `None`: the lit mode's base colour.
     pub material: Option<Arc<crate::material::Material>>,
 }
@@ -128,6 +132,9 @@ impl Mesh {
         if let Some(c) = &self.colors {
             check_len("colors", c.len())?;
         }
+        if let Some(t) = &self.tangents {
+            check_len("tangents", t.len())?;
+        }
         if let Some((i, &index)) = self
             .indices
             .iter()
@@ -172,7 +179,8 @@ impl Mesh {
         count
     }
 
-    /// Applies an affine transform to positions (and its inverse transpose to normals).
+    /// Applies an affine transform to positions (its inverse transpose to normals, its linear
+    /// part to tangents; a mirroring transform also flips the bitangents' sign and the winding).
     pub fn transform(&mut self, m: Mat4) {
         for p in &mut self.positions {
             *p = m.transform_point3(*p);
@@ -183,7 +191,14 @@ impl Mesh {
                 *n = nm.transform_vector3(*n).normalize_or_zero();
             }
         }
-        if m.determinant() < 0.0 {
+        let mirror = m.determinant() < 0.0;
+        if let Some(tg) = &mut self.tangents {
+            for t in tg {
+                let xyz = m.transform_vector3(t.truncate()).normalize_or_zero();
+                *t = xyz.extend(if mirror { -t.w } else { t.w });
+            }
+        }
+        if mirror {
             for t in self.indices.chunks_exact_mut(3) {
                 t.swap(1, 2);
             }
@@ -207,10 +222,13 @@ impl Mesh {
         if let Some(c) = &mut self.colors {
             *c = gather(c, old_of);
         }
+        if let Some(t) = &mut self.tangents {
+            *t = gather(t, old_of);
+        }
     }
 
     /// Appends another mesh; attributes missing on either side are filled with zeros (colours
-    /// with white). The material stays this mesh's.
+    /// with white; a zero tangent is none). The material stays this mesh's.
     pub fn append(&mut self, other: &Mesh) {
         let base = self.positions.len() as u32;
         let (n0, n1) = (self.positions.len(), other.positions.len());
@@ -235,6 +253,7 @@ impl Mesh {
         merge(&mut self.normals, &other.normals, n0, n1, Vec3::ZERO);
         merge(&mut self.uvs, &other.uvs, n0, n1, Vec2::ZERO);
         merge(&mut self.colors, &other.colors, n0, n1, Vec4::ONE);
+        merge(&mut self.tangents, &other.tangents, n0, n1, Vec4::ZERO);
         self.positions.extend_from_slice(&other.positions);
         self.indices.extend(other.indices.iter().map(|&i| i + base));
     }
@@ -247,5 +266,25 @@ impl Mesh {
                 .iter()
                 .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transforms_take_tangents_along_and_mirrors_flip_their_sign() {
+        let mut m = Mesh::new("t", vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![0, 1, 2]);
+        m.tangents = Some(vec![Vec4::new(1.0, 0.0, 0.0, 1.0); 3]);
+        // a quarter turn about z with a scale of 2: x goes to y, kept unit length
+        let mut turned = m.clone();
+        turned.transform(Mat4::from_scale(Vec3::splat(2.0)) * Mat4::from_rotation_z(1.5707964));
+        let t = turned.tangents.unwrap()[0];
+        assert!((t - Vec4::new(0.0, 1.0, 0.0, 1.0)).length() < 1e-6, "{t}");
+        // a mirror in x: the tangent mirrored, the bitangent's sign and the winding flipped
+        m.transform(Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0)));
+        assert_eq!(m.tangents.unwrap()[0], Vec4::new(-1.0, 0.0, 0.0, -1.0));
+        assert_eq!(m.indices, [0, 2, 1]);
     }
 }

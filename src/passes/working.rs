@@ -78,17 +78,32 @@ impl WorkingMesh {
         self.host.colors.as_deref().filter(|c| c.len() == n)
     }
 
-    /// Re-maps the vertex colours through `corners` (new vertex `i` takes old vertex
-    /// `corners[i]`'s colour) for a stage that rebuilt the vertices on the device (flat normals:
-    /// one vertex per triangle corner). The colours stay on the host, where the draw reads them.
-    pub fn remap_colors(&mut self, corners: &[u32]) {
-        if let Some(c) = self.host.colors.as_ref() {
-            let remapped = corners
-                .iter()
-                .map(|&i| c.get(i as usize).copied().unwrap_or(glam::Vec4::ONE))
-                .collect();
-            self.host.colors = Some(remapped);
+    /// The tangents, where they still belong to the vertices (as [`WorkingMesh::colors`]).
+    pub fn tangents(&self) -> Option<&[glam::Vec4]> {
+        let n = self.vertex_count();
+        self.host.tangents.as_deref().filter(|t| t.len() == n)
+    }
+
+    /// Whether the mesh has host-only attributes (colours, tangents) that follow its vertices.
+    pub fn has_host_attributes(&self) -> bool {
+        self.colors().is_some() || self.tangents().is_some()
+    }
+
+    /// Re-maps the vertex colours and tangents through `corners` (new vertex `i` takes old vertex
+    /// `corners[i]`'s) for a stage that rebuilt the vertices on the device (flat normals: one
+    /// vertex per triangle corner). They stay on the host, where the draw reads them.
+    pub fn remap_host_attributes(&mut self, corners: &[u32]) {
+        fn remap(a: &mut Option<Vec<glam::Vec4>>, corners: &[u32], none: glam::Vec4) {
+            if let Some(c) = a.as_ref() {
+                let remapped = corners
+                    .iter()
+                    .map(|&i| c.get(i as usize).copied().unwrap_or(none))
+                    .collect();
+                *a = Some(remapped);
+            }
         }
+        remap(&mut self.host.colors, corners, glam::Vec4::ONE);
+        remap(&mut self.host.tangents, corners, glam::Vec4::ZERO);
     }
 
     /// The patching of the index buffer as it is now, when the patch order made one.
@@ -161,16 +176,20 @@ impl WorkingMesh {
             let gpu_err = || GpuError::Limit("the mesh is on no side".into());
             let d = self.device.as_ref().ok_or_else(gpu_err)?;
             let mut m = std::mem::take(&mut self.host);
-            let had_colors = m.colors.is_some();
+            let had = (m.colors.is_some(), m.tangents.is_some());
             download(d, &mut m)?;
             self.host = m;
             self.host_current = true;
             self.moves.push("downloaded to the host".into());
-            if had_colors && self.host.colors.is_none() {
-                self.moves.push(
-                    "vertex colours dropped (a GPU stage changed the vertices; it does not carry them)"
-                        .into(),
-                );
+            for (had, has, what) in [
+                (had.0, self.host.colors.is_some(), "vertex colours"),
+                (had.1, self.host.tangents.is_some(), "tangents"),
+            ] {
+                if had && !has {
+                    self.moves.push(format!(
+                        "{what} dropped (a GPU stage changed the vertices; it does not carry them)"
+                    ));
+                }
             }
         }
         Ok(&self.host)
@@ -267,10 +286,13 @@ fn download(d: &DeviceAttributes, m: &mut Mesh) -> Result<(), GpuError> {
         None => None,
     };
     m.indices = get(&stream, &d.indices, d.index_count)?;
-    // vertex colours stay on the host (the GPU stages keep every vertex in place, or they change
-    // the vertex count, and then the colours no longer belong to the vertices)
+    // vertex colours and tangents stay on the host (the GPU stages keep every vertex in place,
+    // or they change the vertex count, and then these no longer belong to the vertices)
     if m.colors.as_ref().is_some_and(|c| c.len() != n) {
         m.colors = None;
+    }
+    if m.tangents.as_ref().is_some_and(|t| t.len() != n) {
+        m.tangents = None;
     }
     stream.synchronize().ctx("waiting for the GPU")
 }

@@ -113,6 +113,9 @@ pub struct GpuDraw<'a> {
     /// vertex colours for the material: the mesh's indices (each corner's source vertex; a
     /// view's are the whole mesh's) and a linear RGBA colour (four floats) per vertex
     pub colors: Option<(&'a CudaSlice<u32>, &'a CudaSlice<f32>)>,
+    /// tangents for the material's normal map: the mesh's indices (as for the colours), four
+    /// floats per vertex (xyz and the bitangent's sign) and the object's model matrix
+    pub tangents: Option<(&'a CudaSlice<u32>, &'a CudaSlice<f32>, glam::Mat4)>,
 }
 
 /// Device times of the last frame's stages, in milliseconds (CUDA events).
@@ -603,11 +606,15 @@ impl CudaRaster {
                 },
                 None => -1,
             };
-            // the mesh's indices, for the vertex colours or the shading-rate counts
+            // the mesh's indices, for the vertex colours, tangents or shading-rate counts
             let indices = d
                 .colors
                 .map(|(i, _)| i)
+                .or(d.tangents.map(|(i, _, _)| i))
                 .or(d.rate.map(|(m, _)| &*m.indices));
+            let frame = d
+                .tangents
+                .map(|(_, t, model)| (t, crate::raster::Tangents::frame(model)));
             // a double-sided material's triangles are never culled (RxpDraw::cull)
             let cull = match s.cull {
                 _ if d.material.is_some_and(|m| m.double_sided) => 0,
@@ -631,6 +638,10 @@ impl CudaRaster {
                 cull,
                 alpha: alpha_class(d.material, s),
                 pad: 0,
+                tangents: frame.map_or(0, |(t, _)| addr(t.device_ptr(&stream))),
+                ntangents: frame.map_or(0, |(t, _)| t.len() as u64 / 4),
+                to_world: frame.map_or([0.0; 9], |(_, (m, _))| m.to_cols_array()),
+                handedness: frame.map_or(1.0, |(_, (_, h))| h),
             });
             base += d.triangles as u32;
         }

@@ -81,6 +81,11 @@ pub(super) struct DrawDesc {
     pub cull: u32,
     pub alpha: u32,
     pub pad: u32,
+    pub tangents: u64,
+    pub ntangents: u64,
+    /// the model matrix's linear part, by columns
+    pub to_world: [f32; 9],
+    pub handedness: f32,
 }
 
 /// `RxpLight`
@@ -387,7 +392,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<TextureDesc>(), 16);
         assert_eq!(std::mem::size_of::<TexUse>(), 40);
         assert_eq!(std::mem::size_of::<MaterialDesc>(), 48 + 5 * 40);
-        assert_eq!(std::mem::size_of::<DrawDesc>(), 96);
+        assert_eq!(std::mem::size_of::<DrawDesc>(), 152);
         assert_eq!(std::mem::size_of::<LightDesc>(), 56);
         assert_eq!(std::mem::size_of::<Tables>(), 64);
     }

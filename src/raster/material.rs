@@ -69,7 +69,8 @@ struct Surface {
     duv_dx: Vec2,
     duv_dy: Vec2,
     color: Rgba,
-    /// the triangle's tangent and bitangent (unnormalised; zero when its uvs are degenerate)
+    /// the tangent and bitangent (unnormalised): the mesh's, or the triangle's from its uvs (zero
+    /// when they are degenerate)
     tangent: Vec3,
     bitangent: Vec3,
 }
@@ -121,33 +122,42 @@ impl<'a> MaterialShader<'a> {
         let uvs = v.map(|v| v.uv);
         let uv = mix2(b, uvs);
         let world = v.map(|v| v.world);
-        let color = match d.colors {
-            Some(cols) => {
-                let col = idx.map(|i| {
-                    g.sources
-                        .get(i as usize)
-                        .and_then(|&s| cols.get(s as usize))
-                        .copied()
-                        .unwrap_or(Vec4::ONE)
-                });
-                Rgba::from(col[0] * b.x + col[1] * b.y + col[2] * b.z)
-            }
-            None => Rgba::ONE,
+        // a per-source-vertex attribute at the pixel (`none` for a corner without one)
+        let mix4 = |values: &[Vec4], none: Vec4| {
+            let at = idx.map(|i| {
+                g.sources
+                    .get(i as usize)
+                    .and_then(|&s| values.get(s as usize))
+                    .copied()
+                    .unwrap_or(none)
+            });
+            at[0] * b.x + at[1] * b.y + at[2] * b.z
         };
-        let (mut tangent, mut bitangent) = (Vec3::ZERO, Vec3::ZERO);
-        if with_tangents {
-            let (dp1, dp2) = (world[1] - world[0], world[2] - world[0]);
-            let (dt1, dt2) = (uvs[1] - uvs[0], uvs[2] - uvs[0]);
-            let det = dt1.x * dt2.y - dt2.x * dt1.y;
-            if det.abs() > 1e-20 {
-                let r = 1.0 / det;
-                tangent = (dp1 * dt2.y - dp2 * dt1.y) * r;
-                bitangent = (dp2 * dt1.x - dp1 * dt2.x) * r;
-            }
-        }
+        let color = d
+            .colors
+            .map_or(Rgba::ONE, |c| Rgba::from(mix4(c, Vec4::ONE)));
+        let normal = mix3(b, v.map(|v| v.normal));
+        // the mesh's tangents where it has them (interpolated, to world space; the bitangent
+        // from the interpolated normal and the sign w), else the triangle's frame from its
+        // positions and uvs
+        let given = d.tangents.filter(|_| with_tangents).and_then(|t| {
+            let ti = mix4(t.values, Vec4::ZERO);
+            let tw = t.to_world * ti.truncate();
+            let sign = if ti.w < 0.0 {
+                -t.handedness
+            } else {
+                t.handedness
+            };
+            (tw.dot(tw) > 1e-20).then(|| (tw, normal.cross(tw) * sign))
+        });
+        let (tangent, bitangent) = match given {
+            Some(frame) => frame,
+            None if with_tangents => uv_frame(world, uvs),
+            None => (Vec3::ZERO, Vec3::ZERO),
+        };
         Surface {
             world: mix3(b, world),
-            normal: mix3(b, v.map(|v| v.normal)),
+            normal,
             uv,
             duv_dx: mix2(bx, uvs) - uv,
             duv_dy: mix2(by, uvs) - uv,
@@ -421,6 +431,24 @@ const METALLIC_ROUGHNESS: usize = 1;
 const NORMAL: usize = 2;
 const OCCLUSION: usize = 3;
 const EMISSIVE: usize = 4;
+
+/// A triangle's tangent and bitangent (unnormalised) from its corners' positions and uvs: the
+/// directions of increasing u and v; zero when its uvs are degenerate.
+#[inline(always)]
+fn uv_frame(p: [Vec3; 3], uv: [Vec2; 3]) -> (Vec3, Vec3) {
+    let (dp1, dp2) = (p[1] - p[0], p[2] - p[0]);
+    let (dt1, dt2) = (uv[1] - uv[0], uv[2] - uv[0]);
+    let det = dt1.x * dt2.y - dt2.x * dt1.y;
+    if det.abs() > 1e-20 {
+        let r = 1.0 / det;
+        (
+            (dp1 * dt2.y - dp2 * dt1.y) * r,
+            (dp2 * dt1.x - dp1 * dt2.x) * r,
+        )
+    } else {
+        (Vec3::ZERO, Vec3::ZERO)
+    }
+}
 
 /// The base colour (linear RGBA: factor, vertex colour and texture) of `m` at a pixel (`factor`
 /// is `m`'s, as [`Rgba`]).

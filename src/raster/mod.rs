@@ -90,6 +90,43 @@ pub struct Draw<'a> {
     /// the mesh's vertex colours (linear RGBA, per source vertex: `geometry.sources` indexes
     /// them), multiplied into the material's base colour
     pub colors: Option<&'a [glam::Vec4]>,
+    /// the mesh's tangents, for a normal map
+    pub tangents: Option<Tangents<'a>>,
+}
+
+/// A mesh's tangents as a draw reads them: per source vertex (as [`Draw::colors`]), xyz in the
+/// mesh's space and w the bitangent's sign ([`crate::Mesh::tangents`]), with the map to world
+/// space.
+#[derive(Debug, Clone, Copy)]
+pub struct Tangents<'a> {
+    pub values: &'a [glam::Vec4],
+    /// the model matrix's linear part
+    pub to_world: glam::Mat3,
+    /// -1 where the model matrix mirrors (the bitangents flip), else 1
+    pub handedness: f32,
+}
+
+impl<'a> Tangents<'a> {
+    /// `values` under the model matrix `model`.
+    pub fn new(values: &'a [glam::Vec4], model: glam::Mat4) -> Self {
+        let (to_world, handedness) = Self::frame(model);
+        Tangents {
+            values,
+            to_world,
+            handedness,
+        }
+    }
+
+    /// The map of tangents to world space under `model`, and the handedness it gives them.
+    pub fn frame(model: glam::Mat4) -> (glam::Mat3, f32) {
+        let to_world = glam::Mat3::from_mat4(model);
+        let handedness = if to_world.determinant() < 0.0 {
+            -1.0
+        } else {
+            1.0
+        };
+        (to_world, handedness)
+    }
 }
 
 impl<'a> Draw<'a> {
@@ -101,6 +138,7 @@ impl<'a> Draw<'a> {
             faces: None,
             material: None,
             colors: None,
+            tangents: None,
         }
     }
 }

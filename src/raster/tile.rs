@@ -818,13 +818,7 @@ mod tests {
             }
             g.triangles.push([3 * i, 3 * i + 1, 3 * i + 2]);
         }
-        let draws = [Draw {
-            geometry: &g,
-            color: [1.0; 4],
-            faces: None,
-            material: None,
-            colors: None,
-        }];
+        let draws = [Draw::new(&g, [1.0; 4])];
         let mut s = RasterSettings::new(w, h);
         s.cull = super::super::CullMode::None;
         let mut stats = RasterStats::default();

@@ -50,7 +50,8 @@ pub fn parallel(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexErro
         5 => parallel_w::<5>(mesh, &keys),
         6 => parallel_w::<6>(mesh, &keys),
         7 | 8 => parallel_w::<8>(mesh, &keys),
-        _ => parallel_w::<12>(mesh, &keys),
+        9..=12 => parallel_w::<12>(mesh, &keys),
+        _ => parallel_w::<MAX_WORDS>(mesh, &keys),
     }
 }
 

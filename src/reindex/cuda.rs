@@ -9,7 +9,6 @@ use crate::gpu::context::Context;
 use crate::gpu::{kernels, launch, Gpu, GpuError};
 use crate::mesh::Mesh;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
-use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -49,9 +48,6 @@ pub struct DeviceInput {
     /// weld cell size, 0 for exact equality
     pub cell: f32,
     first: u32,
-    has_normals: bool,
-    has_uvs: bool,
-    has_colors: bool,
 }
 
 impl DeviceInput {
@@ -68,26 +64,10 @@ impl DeviceInput {
         weld: Option<f32>,
     ) -> Result<DeviceInput, ReindexError> {
         let floats = keys.words;
-        // interleaved: position, then normal, uv and colour where present
+        // interleaved as the keys: position, then normal, uv, colour and tangent where present
         let vert: Vec<f32> = (0..mesh.vertex_count())
             .into_par_iter()
-            .flat_map_iter(|i| {
-                let mut v = [0f32; super::MAX_WORDS];
-                v[..3].copy_from_slice(&mesh.positions[i].to_array());
-                let mut w = 3;
-                if let Some(n) = &mesh.normals {
-                    v[w..w + 3].copy_from_slice(&n[i].to_array());
-                    w += 3;
-                }
-                if let Some(t) = &mesh.uvs {
-                    v[w..w + 2].copy_from_slice(&t[i].to_array());
-                    w += 2;
-                }
-                if let Some(c) = &mesh.colors {
-                    v[w..w + 4].copy_from_slice(&c[i].to_array());
-                }
-                v.into_iter().take(floats)
-            })
+            .flat_map_iter(|i| super::vertex_words(mesh, i).into_iter().take(floats))
             .collect();
         Ok(DeviceInput {
             vert: gpu.upload(&vert, "re-indexing vertices")?,
@@ -97,9 +77,6 @@ impl DeviceInput {
             floats,
             cell: weld.unwrap_or(0.0),
             first: mesh.indices[0],
-            has_normals: mesh.normals.is_some(),
-            has_uvs: mesh.uvs.is_some(),
-            has_colors: mesh.colors.is_some(),
         })
     }
 }
@@ -439,36 +416,16 @@ impl Reindexer {
         like: &Mesh,
     ) -> Result<Mesh, GpuError> {
         let fl = input.floats;
+        if super::vertex_floats(like) != fl {
+            return Err(GpuError::Limit(format!(
+                "re-indexing '{}': the device vertices have {fl} floats, the mesh's {}",
+                like.name,
+                super::vertex_floats(like)
+            )));
+        }
         let vert = self.gpu.download(&ws.out_vert, ws.vertices_out * fl)?;
         let indices = self.gpu.download(&ws.out_idx, input.indices)?;
-        let v3 = |c: &[f32], o: usize| Vec3::new(c[o], c[o + 1], c[o + 2]);
-        let chunks = || vert.par_chunks_exact(fl);
-        let positions = chunks().map(|c| v3(c, 0)).collect();
-        let normals = input
-            .has_normals
-            .then(|| chunks().map(|c| v3(c, 3)).collect());
-        let uv_at = 3 + 3 * input.has_normals as usize;
-        let uvs = input.has_uvs.then(|| {
-            chunks()
-                .map(|c| Vec2::new(c[uv_at], c[uv_at + 1]))
-                .collect()
-        });
-        let color_at = uv_at + 2 * input.has_uvs as usize;
-        let colors = input.has_colors.then(|| {
-            chunks()
-                .map(|c| glam::Vec4::from_slice(&c[color_at..color_at + 4]))
-                .collect()
-        });
-        Ok(Mesh {
-            name: like.name.clone(),
-            positions,
-            normals,
-            uvs,
-            colors,
-            indices,
-            base_color: like.base_color,
-            material: like.material.clone(),
-        })
+        Ok(super::mesh_from_words(like, &vert, fl, indices))
     }
 }
 

@@ -38,6 +38,7 @@ pub mod cuda;
 
 use crate::gpu::{Gpu, GpuError};
 use crate::mesh::{Mesh, MeshError};
+use glam::{Vec2, Vec3, Vec4};
 
 /// Errors of the re-indexing stage.
 #[derive(Debug, thiserror::Error)]
@@ -266,8 +267,9 @@ pub fn subset(
     reindex(&part, opts, gpu)
 }
 
-/// The largest number of 32-bit words of a vertex key (position 3, normal 3, uv 2, colour 4).
-pub const MAX_WORDS: usize = 12;
+/// The largest number of 32-bit words of a vertex key (position 3, normal 3, uv 2, colour 4,
+/// tangent 4).
+pub const MAX_WORDS: usize = 16;
 
 /// A float's bits mapped so that unsigned integer order is float order, with `-0.0` taken as
 /// `+0.0` (the one policy on signed zeros).
@@ -346,45 +348,93 @@ impl<'a> Keys<'a> {
         if let Some(c) = &mesh.colors {
             nan("colour", c.iter().position(|v| v.is_nan()))?;
         }
-        let words = 3
-            + 3 * mesh.normals.is_some() as usize
-            + 2 * mesh.uvs.is_some() as usize
-            + 4 * mesh.colors.is_some() as usize;
-        Ok(Keys { mesh, weld, words })
+        if let Some(t) = &mesh.tangents {
+            nan("tangent", t.iter().position(|v| v.is_nan()))?;
+        }
+        Ok(Keys {
+            mesh,
+            weld,
+            words: vertex_floats(mesh),
+        })
     }
 
     /// Vertex `i`'s key; words past `self.words` are zero.
     #[inline]
     pub fn key(&self, i: usize) -> [u32; MAX_WORDS] {
+        let v = vertex_words(self.mesh, i);
         let mut k = [0u32; MAX_WORDS];
-        let p = self.mesh.positions[i].to_array();
-        for c in 0..3 {
-            k[c] = match self.weld {
-                // range checked in `new`
-                Some(cell) => weld_bits(p[c], cell).unwrap_or(0),
-                None => ordered_bits(p[c]),
+        for (w, (k, &f)) in k.iter_mut().zip(&v).take(self.words).enumerate() {
+            *k = match self.weld {
+                // (the position's words; range checked in `new`)
+                Some(cell) if w < 3 => weld_bits(f, cell).unwrap_or(0),
+                _ => ordered_bits(f),
             };
         }
-        let mut w = 3;
-        if let Some(n) = &self.mesh.normals {
-            for c in n[i].to_array() {
-                k[w] = ordered_bits(c);
-                w += 1;
-            }
-        }
-        if let Some(t) = &self.mesh.uvs {
-            for c in t[i].to_array() {
-                k[w] = ordered_bits(c);
-                w += 1;
-            }
-        }
-        if let Some(t) = &self.mesh.colors {
-            for c in t[i].to_array() {
-                k[w] = ordered_bits(c);
-                w += 1;
-            }
-        }
         k
+    }
+}
+
+/// How many floats a vertex of `mesh` has: position 3, then normal 3, uv 2, colour 4 and
+/// tangent 4 where present (the words of its key, and of the GPU methods' vertices).
+pub(crate) fn vertex_floats(mesh: &Mesh) -> usize {
+    3 + 3 * mesh.normals.is_some() as usize
+        + 2 * mesh.uvs.is_some() as usize
+        + 4 * mesh.colors.is_some() as usize
+        + 4 * mesh.tangents.is_some() as usize
+}
+
+/// Vertex `i` of `mesh` as [`vertex_floats`] floats in that order; the rest zero.
+#[inline]
+pub(crate) fn vertex_words(mesh: &Mesh, i: usize) -> [f32; MAX_WORDS] {
+    let mut v = [0f32; MAX_WORDS];
+    let mut w = 0;
+    let mut put = |x: &[f32]| {
+        v[w..w + x.len()].copy_from_slice(x);
+        w += x.len();
+    };
+    put(&mesh.positions[i].to_array());
+    if let Some(n) = &mesh.normals {
+        put(&n[i].to_array());
+    }
+    if let Some(t) = &mesh.uvs {
+        put(&t[i].to_array());
+    }
+    if let Some(c) = &mesh.colors {
+        put(&c[i].to_array());
+    }
+    if let Some(t) = &mesh.tangents {
+        put(&t[i].to_array());
+    }
+    v
+}
+
+/// A mesh like `like` (its name, material and which attributes it has) from vertices laid out as
+/// [`vertex_words`] writes them, `floats` each, and `indices`.
+pub(crate) fn mesh_from_words(like: &Mesh, vert: &[f32], floats: usize, indices: Vec<u32>) -> Mesh {
+    use rayon::prelude::*;
+    let chunks = || vert.par_chunks_exact(floats);
+    let mut at = 3;
+    let mut take = |present: bool, n: usize| {
+        let o = at;
+        at += n * present as usize;
+        present.then_some(o)
+    };
+    let normal = take(like.normals.is_some(), 3);
+    let uv = take(like.uvs.is_some(), 2);
+    let color = take(like.colors.is_some(), 4);
+    let tangent = take(like.tangents.is_some(), 4);
+    let v3 = |o: usize| chunks().map(|c| Vec3::from_slice(&c[o..])).collect();
+    let v4 = |o: usize| chunks().map(|c| Vec4::from_slice(&c[o..])).collect();
+    Mesh {
+        name: like.name.clone(),
+        positions: v3(0),
+        normals: normal.map(v3),
+        uvs: uv.map(|o| chunks().map(|c| Vec2::from_slice(&c[o..])).collect()),
+        colors: color.map(v4),
+        tangents: tangent.map(v4),
+        indices,
+        base_color: like.base_color,
+        material: like.material.clone(),
     }
 }
 
@@ -400,6 +450,7 @@ pub(crate) fn gather_mesh(mesh: &Mesh, src: &[u32], indices: Vec<u32>) -> Mesh {
         normals: mesh.normals.as_deref().map(|n| pick(n, src)),
         uvs: mesh.uvs.as_deref().map(|t| pick(t, src)),
         colors: mesh.colors.as_deref().map(|t| pick(t, src)),
+        tangents: mesh.tangents.as_deref().map(|t| pick(t, src)),
         indices,
         base_color: mesh.base_color,
         material: mesh.material.clone(),

@@ -40,6 +40,9 @@ pub struct DeviceMesh {
     /// vertex colours (linear RGBA, four floats per vertex) for materials, shared with subsets
     /// and views
     pub colors: Option<Arc<CudaSlice<f32>>>,
+    /// tangents (four floats per vertex: xyz and the bitangent's sign) for normal maps, shared
+    /// as the colours
+    pub tangents: Option<Arc<CudaSlice<f32>>>,
     /// set on a view ([`DeviceMesh::view`]): which of the whole mesh's triangles it holds. Its
     /// indices, patch corners and triangle values are then the whole mesh's, read through these
     /// runs; `index_count` counts the kept triangles' indices.
@@ -160,6 +163,7 @@ impl DeviceMesh {
             patches: None,
             faces: None,
             colors: None,
+            tangents: None,
             view: None,
         })
     }
@@ -218,6 +222,7 @@ impl DeviceMesh {
             patches: None,
             faces: None,
             colors: None,
+            tangents: None,
             view: None,
         })
     }
@@ -403,6 +408,7 @@ impl DeviceMesh {
             patches,
             faces,
             colors: self.colors.clone(),
+            tangents: self.tangents.clone(),
             view: None,
         })
     }
@@ -457,6 +463,7 @@ impl DeviceMesh {
             patches: Some(patches),
             faces: self.faces.clone(),
             colors: self.colors.clone(),
+            tangents: self.tangents.clone(),
             view: Some(TriangleRuns {
                 runs: gpu.upload(&host, "the kept triangles")?,
                 host,

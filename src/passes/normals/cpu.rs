@@ -124,6 +124,10 @@ pub fn flat(mesh: &mut Mesh) {
         .colors
         .as_ref()
         .map(|c| corners.iter().map(|&i| c[i as usize]).collect());
+    mesh.tangents = mesh
+        .tangents
+        .as_ref()
+        .map(|t| corners.iter().map(|&i| t[i as usize]).collect());
     mesh.positions = positions;
     mesh.normals = Some(normals);
     mesh.indices = (0..3 * tris as u32).collect();

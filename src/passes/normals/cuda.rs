@@ -23,19 +23,20 @@ pub fn module(gpu: &Gpu) -> Result<Arc<CudaModule>, GpuError> {
 /// Computes the normals of `mesh` on `gpu`, leaving the result on the device.
 pub fn run(gpu: &Gpu, mesh: &mut WorkingMesh, mode: NormalsMode) -> Result<(), GpuError> {
     let module = module(gpu)?;
-    let has_colors = mesh.colors().is_some();
+    let follow = mesh.has_host_attributes();
     let d = mesh.device(gpu)?;
     let n = d.vertex_count;
     let t = (d.index_count / 3) as u32;
     if mode == NormalsMode::Flat {
         let out = 3 * t as usize;
-        // the vertex colours (kept on the host) follow the corners: new vertex i is corner i
-        let corners = if has_colors {
+        // the vertex colours and tangents (kept on the host) follow the corners: new vertex i
+        // is corner i
+        let corners = if follow {
             let mut c = vec![0u32; out];
             if out > 0 {
                 gpu.stream
                     .memcpy_dtoh(&d.indices.slice(0..out), &mut c)
-                    .ctx("downloading the indices for the vertex colours")?;
+                    .ctx("downloading the indices for the vertex colours and tangents")?;
             }
             Some(c)
         } else {
@@ -83,7 +84,7 @@ pub fn run(gpu: &Gpu, mesh: &mut WorkingMesh, mode: NormalsMode) -> Result<(), G
             index_count: out,
         });
         if let Some(c) = corners {
-            mesh.remap_colors(&c);
+            mesh.remap_host_attributes(&c);
         }
         return Ok(());
     }
