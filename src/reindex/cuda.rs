@@ -200,7 +200,8 @@ impl Reindexer {
             )?,
             offsets: z(if sort { 256 * tiles } else { 1 }, "digit offsets")?,
             sums: z(n.max(256 * tiles).div_ceil(RXS_TILE) + 1, "scan sums")?,
-            small: z(16, "scan totals")?,
+            // the scans' totals, and each key word's varying bits at 1..1 + floats
+            small: z(2 + super::MAX_WORDS, "scan totals")?,
             out_vert: g.zeros::<f32>(n * fl, "re-indexed vertices")?,
             out_idx: z(m, "re-indexed indices")?,
             vertices_out: 0,
