@@ -488,6 +488,13 @@ __device__ __forceinline__ float3 rxm_pixel_uv(const float3 e[3], const float2 u
     return b;
 }
 
+// Whether the surface reads the meshes' tangents: the raster module is built both ways, and a
+// frame with no normal-mapped draw that has tangents runs the one without (the code slows the
+// tile and resolve kernels even where it is not taken: benches/results/h100-tangents.md).
+#ifndef RXM_TANGENTS
+#define RXM_TANGENTS 0
+#endif
+
 // The surface of the draw's triangle `t` (its place in the draw) at pixel (px, py).
 __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int height, int px,
                                   int py, bool with_tangents) {
@@ -519,6 +526,7 @@ __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int h
     // the interpolated normal and the sign w), else the triangle's frame from its positions and
     // uvs (the CPU's surface)
     bool given = false;
+#if RXM_TANGENTS
     if (with_tangents && d.tangents) {
         float4 tk[3];
         for (int k = 0; k < 3; k++) tk[k] = rxm_vertex_tangent(d, src, k);
@@ -538,6 +546,7 @@ __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int h
             given = true;
         }
     }
+#endif
     if (with_tangents && !given) {
         const float3 dp1 = rxm_sub(world[1], world[0]), dp2 = rxm_sub(world[2], world[0]);
         const float2 dt1 = make_float2(uvs[1].x - uvs[0].x, uvs[1].y - uvs[0].y);

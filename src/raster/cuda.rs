@@ -141,10 +141,30 @@ struct Kernels {
     resolve: CudaFunction,
 }
 
+/// The raster module, built with the material path's reading of mesh tangents or without it
+/// (kernels/material.cuh, RXM_TANGENTS).
+fn raster_module(gpu: &Gpu, tangents: bool) -> Result<Arc<cudarc::driver::CudaModule>, GpuError> {
+    let defines = if tangents {
+        vec![("RXM_TANGENTS", "1".to_string())]
+    } else {
+        Vec::new()
+    };
+    gpu.module(
+        "raster",
+        &[kernels::COMMON, kernels::BLOCKS, MATERIAL, KERNELS],
+        &defines,
+    )
+}
+
 /// The GPU rasteriser and its buffers, kept from frame to frame.
 pub struct CudaRaster {
     pub gpu: Arc<Gpu>,
     k: Kernels,
+    /// the tile and resolve kernels that read mesh tangents, built for the first frame with a
+    /// normal-mapped draw that has them (the others run `k`'s, which the code would slow)
+    tangent_kernels: Option<(CudaFunction, CudaFunction)>,
+    /// whether this frame runs `tangent_kernels`
+    with_tangents: bool,
     lut: CudaSlice<u8>,
     records: CudaSlice<u64>,
     record_capacity: usize,
@@ -294,11 +314,7 @@ impl CudaRaster {
         records: usize,
         bins: usize,
     ) -> Result<CudaRaster, GpuError> {
-        let module = gpu.module(
-            "raster",
-            &[kernels::COMMON, kernels::BLOCKS, MATERIAL, KERNELS],
-            &[],
-        )?;
+        let module = raster_module(&gpu, false)?;
         let lut = gpu.upload(&srgb_lut()[..], "the sRGB table")?;
         let f = |name: &str| gpu.function(&module, name);
         let k = Kernels {
@@ -325,6 +341,8 @@ impl CudaRaster {
                 .ctx("creating an event")
         };
         Ok(CudaRaster {
+            tangent_kernels: None,
+            with_tangents: false,
             records: gpu.zeros(records * RECORD_WORDS, "setup records")?,
             record_capacity: records,
             first: gpu.zeros(1, "first records")?,
@@ -470,6 +488,16 @@ impl CudaRaster {
             gpu.stream
                 .memcpy_htod(&colors, &mut self.colors)
                 .ctx("uploading draw colours")?;
+        }
+        self.with_tangents = draws.iter().any(|d| {
+            d.tangents.is_some() && d.material.is_some_and(|m| m.normal_texture.is_some())
+        });
+        if self.with_tangents && self.tangent_kernels.is_none() {
+            let module = raster_module(&gpu, true)?;
+            self.tangent_kernels = Some((
+                gpu.function(&module, "rxp_raster")?,
+                gpu.function(&module, "rxp_resolve")?,
+            ));
         }
         let tables = self.material_tables(draws, s)?;
         let counters = self.run(draws, s, ntiles, &tables, before);
@@ -848,7 +876,11 @@ impl CudaRaster {
         unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_bin_fill") }?;
         stream.wait(&self.join).ctx("waiting for the side stream")?;
         self.events[3].record(&stream).ctx("recording an event")?;
-        let mut l = Dependent::new(&stream, &self.k.raster);
+        let (raster, resolve) = match &self.tangent_kernels {
+            Some((r, v)) if self.with_tangents => (r, v),
+            _ => (&self.k.raster, &self.k.resolve),
+        };
+        let mut l = Dependent::new(&stream, raster);
         l.buf(&self.records)
             .buf(&self.first)
             .buf(&self.tflags)
@@ -879,7 +911,7 @@ impl CudaRaster {
         let blocks = nt + if split { MAX_EXTRA as u32 } else { 0 };
         unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_raster") }?;
         if apart {
-            let mut l = Dependent::new(&stream, &self.k.resolve);
+            let mut l = Dependent::new(&stream, resolve);
             l.buf(&self.records)
                 .buf(&self.first)
                 .buf(&self.tflags)
