@@ -119,7 +119,8 @@ pub struct Material {
     pub roughness: f32,
     /// roughness in G, metallic in B
     pub metallic_roughness_texture: Option<TextureRef>,
-    /// tangent-space normals; `scale` scales their x and y
+    /// tangent-space normals; `scale` scales their x and y. The tangent frame is the mesh's
+    /// ([`crate::Mesh::tangents`]) where it has one, else each triangle's from its uvs
     pub normal_texture: Option<TextureRef>,
     /// occlusion in R; `scale` is the strength
     pub occlusion_texture: Option<TextureRef>,
