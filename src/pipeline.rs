@@ -561,6 +561,9 @@ impl Frame {
     }
 }
 
+/// Objects with fewer indices than this are prepared on the thread pool (see `prepare_on`).
+const SMALL_OBJECT_INDICES: usize = 1 << 16;
+
 impl Pipeline {
     /// A builder with every knob at its default.
     pub fn builder() -> PipelineBuilder {
@@ -625,7 +628,9 @@ impl Pipeline {
         };
         let mut residents = Vec::new();
         let mut first_error = None;
-        for (k, o) in scene.objects.iter().enumerate() {
+        let objects = &scene.objects;
+        let mut step = |k: usize| {
+            let o = &objects[k];
             match self.prepare_object(api, k, o, &mut prepared) {
                 Ok((obj, r)) => {
                     prepared.objects.push(obj);
@@ -637,6 +642,25 @@ impl Pipeline {
                         .push(format!("object {k} ('{}'): {e}", o.mesh.name));
                     first_error.get_or_insert(e);
                 }
+            }
+        };
+        // Runs of small objects are prepared on a worker of the thread pool, where the stages'
+        // parallel loops over so few elements run inline; from this thread each such loop
+        // hands its work to the pool and waits, about 200 us an object in a scene of 20,000
+        // one-triangle objects. Large objects stay here, where their big allocations are
+        // cheaper (re-indexing a 5-million-triangle mesh on a worker took 7% longer).
+        let small = |k: usize| objects[k].mesh.indices.len() < SMALL_OBJECT_INDICES;
+        let mut k = 0;
+        while k < objects.len() {
+            if small(k) {
+                let end = (k..objects.len())
+                    .find(|&j| !small(j))
+                    .unwrap_or(objects.len());
+                rayon::scope(|_| (k..end).for_each(&mut step));
+                k = end;
+            } else {
+                step(k);
+                k += 1;
             }
         }
         if let (true, Some(e)) = (prepared.objects.is_empty(), first_error) {

@@ -5,12 +5,37 @@ use crate::mesh::Mesh;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 
+/// Runs `f::<W>(args)` with the smallest key width `W` that holds `words` words (a few widths:
+/// each is another copy of the method).
+macro_rules! by_width {
+    ($words:expr, $f:ident($($a:expr),*)) => {
+        match $words {
+            3 => $f::<3>($($a),*),
+            5 => $f::<5>($($a),*),
+            6 => $f::<6>($($a),*),
+            7 | 8 => $f::<8>($($a),*),
+            9..=12 => $f::<12>($($a),*),
+            _ => $f::<MAX_WORDS>($($a),*),
+        }
+    };
+}
+
 /// The serial reference (the paper's `std::map` version, with a hash map): every index of every
 /// triangle, in order, looks its vertex value up and appends it when new. New vertices come in
 /// order of their first reference.
 pub fn serial(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexError> {
     let keys = Keys::new(mesh, weld)?;
-    let mut map: rustc_hash::FxHashMap<[u32; MAX_WORDS], u32> = Default::default();
+    // (at least 12 words: FxHash mixes the high bits of the last words poorly, and floats
+    // differ there; a grid's 3-word positions made the map 25 times slower)
+    Ok(if keys.words <= 12 {
+        serial_w::<12>(mesh, &keys)
+    } else {
+        serial_w::<MAX_WORDS>(mesh, &keys)
+    })
+}
+
+fn serial_w<const W: usize>(mesh: &Mesh, keys: &Keys) -> Reindexed {
+    let mut map: rustc_hash::FxHashMap<[u32; W], u32> = Default::default();
     // vertex index -> new index, so a vertex referenced again is not hashed again
     let mut seen = vec![u32::MAX; mesh.vertex_count()];
     let mut src = Vec::new();
@@ -22,7 +47,7 @@ pub fn serial(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexError>
             let s = &mut seen[i as usize];
             if *s == u32::MAX {
                 used += 1;
-                *s = *map.entry(keys.key(i as usize)).or_insert_with(|| {
+                *s = *map.entry(keys.key_n::<W>(i as usize)).or_insert_with(|| {
                     src.push(i);
                     src.len() as u32 - 1
                 });
@@ -32,10 +57,10 @@ pub fn serial(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexError>
         .collect();
     let out = gather_mesh(mesh, &src, indices);
     let r = report(Method::Serial, mesh, used, src.len());
-    Ok(Reindexed {
+    Reindexed {
         mesh: out,
         report: r,
-    })
+    }
 }
 
 /// The paper's method, step by step, in parallel: mark used vertices; give unused ones the key of
@@ -45,14 +70,7 @@ pub fn serial(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexError>
 /// are ordered by original id, so the result does not depend on the thread count.
 pub fn parallel(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexError> {
     let keys = Keys::new(mesh, weld)?;
-    match keys.words {
-        3 => parallel_w::<3>(mesh, &keys),
-        5 => parallel_w::<5>(mesh, &keys),
-        6 => parallel_w::<6>(mesh, &keys),
-        7 | 8 => parallel_w::<8>(mesh, &keys),
-        9..=12 => parallel_w::<12>(mesh, &keys),
-        _ => parallel_w::<MAX_WORDS>(mesh, &keys),
-    }
+    by_width!(keys.words, parallel_w(mesh, &keys))
 }
 
 fn parallel_w<const W: usize>(mesh: &Mesh, keys: &Keys) -> Result<Reindexed, ReindexError> {
@@ -78,10 +96,7 @@ fn parallel_w<const W: usize>(mesh: &Mesh, keys: &Keys) -> Result<Reindexed, Rei
     // step 2: key-value sort of the vertices with their original ids
     let mut sorted: Vec<([u32; W], u32)> = (0..n as u32)
         .into_par_iter()
-        .map(|v| {
-            let k = keys.key(source(v) as usize);
-            (std::array::from_fn(|w| k[w]), v)
-        })
+        .map(|v| (keys.key_n::<W>(source(v) as usize), v))
         .collect();
     sorted.par_sort_unstable();
     // first-occurrence flags, inclusive scan minus one

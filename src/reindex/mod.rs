@@ -361,15 +361,26 @@ impl<'a> Keys<'a> {
     /// Vertex `i`'s key; words past `self.words` are zero.
     #[inline]
     pub fn key(&self, i: usize) -> [u32; MAX_WORDS] {
-        let v = vertex_words(self.mesh, i);
-        let mut k = [0u32; MAX_WORDS];
-        for (w, (k, &f)) in k.iter_mut().zip(&v).take(self.words).enumerate() {
+        self.key_n::<MAX_WORDS>(i)
+    }
+
+    /// Vertex `i`'s key in `W` words (at least `self.words`; the rest zero).
+    #[inline(always)]
+    pub fn key_n<const W: usize>(&self, i: usize) -> [u32; W] {
+        let mut k = [0u32; W];
+        let p = self.mesh.positions[i].to_array();
+        for (k, c) in k.iter_mut().zip(p) {
             *k = match self.weld {
-                // (the position's words; range checked in `new`)
-                Some(cell) if w < 3 => weld_bits(f, cell).unwrap_or(0),
-                _ => ordered_bits(f),
+                // range checked in `new`
+                Some(cell) => weld_bits(c, cell).unwrap_or(0),
+                None => ordered_bits(c),
             };
         }
+        let mut w = 3;
+        attribute_floats(self.mesh, i, |c| {
+            k[w] = ordered_bits(c);
+            w += 1;
+        });
         k
     }
 }
@@ -387,25 +398,31 @@ pub(crate) fn vertex_floats(mesh: &Mesh) -> usize {
 #[inline]
 pub(crate) fn vertex_words(mesh: &Mesh, i: usize) -> [f32; MAX_WORDS] {
     let mut v = [0f32; MAX_WORDS];
-    let mut w = 0;
-    let mut put = |x: &[f32]| {
-        v[w..w + x.len()].copy_from_slice(x);
-        w += x.len();
-    };
-    put(&mesh.positions[i].to_array());
+    v[..3].copy_from_slice(&mesh.positions[i].to_array());
+    let mut w = 3;
+    attribute_floats(mesh, i, |c| {
+        v[w] = c;
+        w += 1;
+    });
+    v
+}
+
+/// Each float of vertex `i`'s attributes after its position, in [`vertex_floats`]' order:
+/// normal, uv, colour and tangent where present.
+#[inline(always)]
+fn attribute_floats(mesh: &Mesh, i: usize, mut f: impl FnMut(f32)) {
     if let Some(n) = &mesh.normals {
-        put(&n[i].to_array());
+        n[i].to_array().into_iter().for_each(&mut f);
     }
     if let Some(t) = &mesh.uvs {
-        put(&t[i].to_array());
+        t[i].to_array().into_iter().for_each(&mut f);
     }
     if let Some(c) = &mesh.colors {
-        put(&c[i].to_array());
+        c[i].to_array().into_iter().for_each(&mut f);
     }
     if let Some(t) = &mesh.tangents {
-        put(&t[i].to_array());
+        t[i].to_array().into_iter().for_each(&mut f);
     }
-    v
 }
 
 /// A mesh like `like` (its name, material and which attributes it has) from vertices laid out as
