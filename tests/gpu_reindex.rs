@@ -201,11 +201,16 @@ fn bad_input_on_the_gpu_path_is_a_clear_error() {
 #[test]
 fn auto_uses_the_gpu_and_reports_it() {
     let Some(gpu) = common::gpu() else { return };
-    let m = reindex::paper_grid(16);
+    let m = reindex::paper_grid(64);
     let r = reindex::reindex(&m, &ReindexOptions::default(), Some(&gpu)).unwrap();
     assert_eq!(r.report.method, Method::CudaHash);
     assert_eq!(r.report.fallback, None);
+    assert_eq!(r.mesh.vertex_count(), 65 * 65);
+    assert_eq!(r.report.unused, 64 * 64);
+    assert_eq!(r.report.duplicates, 4 * 64 * 64 - 65 * 65);
+    // a small mesh is re-indexed on one thread, GPU or not
+    let small = reindex::paper_grid(16);
+    let r = reindex::reindex(&small, &ReindexOptions::default(), Some(&gpu)).unwrap();
+    assert_eq!(r.report.method, Method::Serial);
     assert_eq!(r.mesh.vertex_count(), 17 * 17);
-    assert_eq!(r.report.unused, 256);
-    assert_eq!(r.report.duplicates, 4 * 256 - 17 * 17);
 }
