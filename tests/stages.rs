@@ -544,7 +544,9 @@ fn every_stage_reports_its_backend_on_the_cpu() {
 fn gpu_stages_run_on_the_device_and_say_when_the_mesh_moves() {
     let Some(gpu) = common::gpu() else { return };
     let renderer = Renderer::from_gpu(gpu);
-    let mut m = rxpipe::mesh::icosphere(4);
+    // (large enough for re-indexing on the GPU: reindex::AUTO_SERIAL_INDICES)
+    let mut m = rxpipe::mesh::icosphere(5);
+    assert!(m.indices.len() >= rxpipe::reindex::AUTO_SERIAL_INDICES);
     m.normals = None;
     let scene = Scene::from_meshes("ball", vec![m]);
     let cpu = Renderer::new(Backend::Cpu).unwrap();
