@@ -561,9 +561,6 @@ impl Frame {
     }
 }
 
-/// Objects with fewer indices than this are prepared on the thread pool (see `prepare_on`).
-const SMALL_OBJECT_INDICES: usize = 1 << 16;
-
 impl Pipeline {
     /// A builder with every knob at its default.
     pub fn builder() -> PipelineBuilder {
@@ -644,25 +641,11 @@ impl Pipeline {
                 }
             }
         };
-        // Runs of small objects are prepared on a worker of the thread pool, where the stages'
-        // parallel loops over so few elements run inline; from this thread each such loop
-        // hands its work to the pool and waits, about 200 us an object in a scene of 20,000
-        // one-triangle objects. Large objects stay here, where their big allocations are
-        // cheaper (re-indexing a 5-million-triangle mesh on a worker took 7% longer).
-        let small = |k: usize| objects[k].mesh.indices.len() < SMALL_OBJECT_INDICES;
-        let mut k = 0;
-        while k < objects.len() {
-            if small(k) {
-                let end = (k..objects.len())
-                    .find(|&j| !small(j))
-                    .unwrap_or(objects.len());
-                rayon::scope(|_| (k..end).for_each(&mut step));
-                k = end;
-            } else {
-                step(k);
-                k += 1;
-            }
-        }
+        // On a worker of the thread pool: the stages' parallel loops over a small object then
+        // run mostly inline; from this thread each such loop hands its work to the pool and
+        // waits, about 200 us an object in a scene of 20,000 one-triangle objects
+        // (benches/results/many-objects.md). Large objects take as long either way.
+        rayon::scope(|_| (0..objects.len()).for_each(&mut step));
         if let (true, Some(e)) = (prepared.objects.is_empty(), first_error) {
             return Err(e);
         }

@@ -156,15 +156,20 @@ fn raster_module(gpu: &Gpu, tangents: bool) -> Result<Arc<cudarc::driver::CudaMo
     )
 }
 
+/// Whether a frame's material path reads mesh tangents: a draw with them has a normal map.
+fn reads_tangents(draws: &[GpuDraw]) -> bool {
+    draws
+        .iter()
+        .any(|d| d.tangents.is_some() && d.material.is_some_and(|m| m.normal_texture.is_some()))
+}
+
 /// The GPU rasteriser and its buffers, kept from frame to frame.
 pub struct CudaRaster {
     pub gpu: Arc<Gpu>,
     k: Kernels,
-    /// the tile and resolve kernels that read mesh tangents, built for the first frame with a
-    /// normal-mapped draw that has them (the others run `k`'s, which the code would slow)
+    /// the tile and resolve kernels that read mesh tangents, built for the first frame that
+    /// needs them ([`reads_tangents`]; the others run `k`'s, which the code would slow)
     tangent_kernels: Option<(CudaFunction, CudaFunction)>,
-    /// whether this frame runs `tangent_kernels`
-    with_tangents: bool,
     lut: CudaSlice<u8>,
     records: CudaSlice<u64>,
     record_capacity: usize,
@@ -342,7 +347,6 @@ impl CudaRaster {
         };
         Ok(CudaRaster {
             tangent_kernels: None,
-            with_tangents: false,
             records: gpu.zeros(records * RECORD_WORDS, "setup records")?,
             record_capacity: records,
             first: gpu.zeros(1, "first records")?,
@@ -489,10 +493,7 @@ impl CudaRaster {
                 .memcpy_htod(&colors, &mut self.colors)
                 .ctx("uploading draw colours")?;
         }
-        self.with_tangents = draws.iter().any(|d| {
-            d.tangents.is_some() && d.material.is_some_and(|m| m.normal_texture.is_some())
-        });
-        if self.with_tangents && self.tangent_kernels.is_none() {
+        if reads_tangents(draws) && self.tangent_kernels.is_none() {
             let module = raster_module(&gpu, true)?;
             self.tangent_kernels = Some((
                 gpu.function(&module, "rxp_raster")?,
@@ -877,7 +878,7 @@ impl CudaRaster {
         stream.wait(&self.join).ctx("waiting for the side stream")?;
         self.events[3].record(&stream).ctx("recording an event")?;
         let (raster, resolve) = match &self.tangent_kernels {
-            Some((r, v)) if self.with_tangents => (r, v),
+            Some((r, v)) if reads_tangents(draws) => (r, v),
             _ => (&self.k.raster, &self.k.resolve),
         };
         let mut l = Dependent::new(&stream, raster);

@@ -116,18 +116,14 @@ pub fn flat(mesh: &mut Mesh) {
         })
         .collect();
     let positions = corners.iter().map(|&i| pos[i as usize]).collect();
-    mesh.uvs = mesh
-        .uvs
-        .as_ref()
-        .map(|u| corners.iter().map(|&i| u[i as usize]).collect());
-    mesh.colors = mesh
-        .colors
-        .as_ref()
-        .map(|c| corners.iter().map(|&i| c[i as usize]).collect());
-    mesh.tangents = mesh
-        .tangents
-        .as_ref()
-        .map(|t| corners.iter().map(|&i| t[i as usize]).collect());
+    // (each attribute follows its corner: new vertex k is corner k)
+    fn at_corners<T: Copy>(a: &Option<Vec<T>>, corners: &[u32]) -> Option<Vec<T>> {
+        a.as_ref()
+            .map(|a| corners.iter().map(|&i| a[i as usize]).collect())
+    }
+    mesh.uvs = at_corners(&mesh.uvs, corners);
+    mesh.colors = at_corners(&mesh.colors, corners);
+    mesh.tangents = at_corners(&mesh.tangents, corners);
     mesh.positions = positions;
     mesh.normals = Some(normals);
     mesh.indices = (0..3 * tris as u32).collect();
