@@ -179,6 +179,54 @@ fn frame_pixels_are_where_the_coverage_is() {
     }
 }
 
+/// A mesh drawn as many draws of a few triangles each (and some of thousands, across setup's
+/// chunks) gives the same frame as one draw of it: setup packs small draws together, and the
+/// packing keeps submission order and each triangle's draw.
+#[test]
+fn many_small_draws_render_as_one_draw() {
+    let cam = oblique_camera();
+    let (w, h) = (160, 120);
+    let g = shade(
+        &rxpipe::mesh::icosphere(4),
+        Mat4::from_rotation_y(0.4),
+        &cam,
+        w as f32 / h as f32,
+    );
+    let draw = |geometry| Draw {
+        geometry,
+        color: [0.8, 0.5, 0.2, 1.0],
+        faces: None,
+        material: None,
+        colors: None,
+        tangents: None,
+    };
+    // spans of 1 to 2,500 triangles: single triangles, spans across a 2,048-triangle chunk
+    let sizes = [1, 3, 700, 5, 2500, 2, 64, 1, 1];
+    let mut parts = Vec::new();
+    let (mut start, mut k) = (0, 0);
+    while start < g.triangles.len() {
+        let end = (start + sizes[k % sizes.len()]).min(g.triangles.len());
+        parts.push(ShadedGeometry {
+            vertices: g.vertices.clone(),
+            sources: g.sources.clone(),
+            triangles: g.triangles[start..end].to_vec(),
+            stats: g.stats,
+        });
+        (start, k) = (end, k + 1);
+    }
+    assert!(parts.len() > 10);
+    let mut s = RasterSettings::new(w, h);
+    s.count_coverage = true;
+    let one = raster::rasterize(&[draw(&g)], &s).unwrap();
+    let many: Vec<Draw> = parts.iter().map(draw).collect();
+    let many = raster::rasterize(&many, &s).unwrap();
+    assert!(one.stats.rasterized > 1000, "{}", one.stats.rasterized);
+    assert_eq!(many.stats.rasterized, one.stats.rasterized);
+    assert_eq!(many.coverage, one.coverage);
+    assert_eq!(many.depth, one.depth);
+    assert_eq!(many.color, one.color);
+}
+
 #[test]
 fn closed_convex_mesh_covers_its_silhouette_exactly_once() {
     let cam = Camera {

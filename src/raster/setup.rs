@@ -5,6 +5,7 @@ use super::{CullMode, Draw, RasterSettings, RasterStats};
 use crate::geometry::VertexOut;
 use glam::{Vec3, Vec4};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Sub-pixel precision of snapped vertex positions: 1/256 pixel.
 pub const SUBPIXEL_BITS: u32 = 8;
@@ -49,7 +50,7 @@ pub struct SetupTri {
 }
 
 /// Setup output, kept between frames so that its buffers are reused: one list per chunk of input
-/// triangles (filled in parallel, in submission order).
+/// triangles, of one draw or several small ones (filled in parallel, in submission order).
 #[derive(Default, Clone)]
 pub struct Setup {
     pub parts: Vec<Vec<SetupTri>>,
@@ -97,12 +98,24 @@ pub(super) fn setup_all(
     stats: &mut RasterStats,
     setup: &mut Setup,
 ) {
-    let mut jobs = Vec::new();
+    // jobs of at most CHUNK triangles in submission order; a job takes the spans of as many
+    // draws as fill it, so that a scene of many small objects makes few parts (binning counts
+    // and scans a whole frame of tiles per part)
+    let mut jobs: Vec<Vec<(usize, Range<usize>)>> = Vec::new();
+    let mut fill = CHUNK;
     for (d, draw) in draws.iter().enumerate() {
         let n = draw.geometry.triangles.len();
         stats.triangles_in += n as u64;
-        for start in (0..n).step_by(CHUNK) {
-            jobs.push((d, start..(start + CHUNK).min(n)));
+        let mut start = 0;
+        while start < n {
+            if fill == CHUNK {
+                jobs.push(Vec::new());
+                fill = 0;
+            }
+            let end = start + (CHUNK - fill).min(n - start);
+            jobs.last_mut().expect("pushed above").push((d, start..end));
+            fill += end - start;
+            start = end;
         }
     }
     setup.parts.resize_with(jobs.len(), Vec::new);
@@ -110,42 +123,11 @@ pub(super) fn setup_all(
     let counts: Vec<[u64; 3]> = jobs
         .into_par_iter()
         .zip(setup.parts.par_iter_mut().zip(setup.boxes.par_iter_mut()))
-        .map(|((d, range), (tris, boxes))| {
+        .map(|(spans, (tris, boxes))| {
             tris.clear();
             let mut counts = [0u64; 3];
-            let g = draws[d].geometry;
-            // a double-sided material culls no face
-            let s = &RasterSettings {
-                cull: if draws[d].material.is_some_and(|m| m.double_sided) {
-                    CullMode::None
-                } else {
-                    s.cull
-                },
-                ..*s
-            };
-            let corners = |t: usize| g.triangles[t].map(|i| &g.vertices[i as usize]);
-            let faces = draws[d].faces;
-            let face = |t: usize| faces.and_then(|f| f.get(t)).copied().unwrap_or(0.0);
-            #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
-            let mut t = range.start;
-            #[cfg(target_arch = "x86_64")]
-            while t + 4 <= range.end {
-                let quad = [corners(t), corners(t + 1), corners(t + 2), corners(t + 3)];
-                let f = [face(t), face(t + 1), face(t + 2), face(t + 3)];
-                // SAFETY: SSE2 is part of the x86-64 baseline.
-                unsafe { setup_quad(quad, f, d as u32, t as u32, s, tris, &mut counts) };
-                t += 4;
-            }
-            for t in t..range.end {
-                setup_one(
-                    corners(t),
-                    face(t),
-                    d as u32,
-                    t as u32,
-                    s,
-                    tris,
-                    &mut counts,
-                );
+            for (d, range) in spans {
+                setup_span(&draws[d], d as u32, range, s, tris, &mut counts);
             }
             // (the part's records are still in the cache)
             boxes.clear();
@@ -159,6 +141,43 @@ pub(super) fn setup_all(
         stats.clipped += c[2];
     }
     stats.rasterized = setup.count() as u64;
+}
+
+/// Sets up triangles `range` of draw `d` into `tris`, counting the culled, rejected and clipped.
+fn setup_span(
+    draw: &Draw,
+    d: u32,
+    range: Range<usize>,
+    s: &RasterSettings,
+    tris: &mut Vec<SetupTri>,
+    counts: &mut [u64; 3],
+) {
+    let g = draw.geometry;
+    // a double-sided material culls no face
+    let s = &RasterSettings {
+        cull: if draw.material.is_some_and(|m| m.double_sided) {
+            CullMode::None
+        } else {
+            s.cull
+        },
+        ..*s
+    };
+    let corners = |t: usize| g.triangles[t].map(|i| &g.vertices[i as usize]);
+    let faces = draw.faces;
+    let face = |t: usize| faces.and_then(|f| f.get(t)).copied().unwrap_or(0.0);
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut t = range.start;
+    #[cfg(target_arch = "x86_64")]
+    while t + 4 <= range.end {
+        let quad = [corners(t), corners(t + 1), corners(t + 2), corners(t + 3)];
+        let f = [face(t), face(t + 1), face(t + 2), face(t + 3)];
+        // SAFETY: SSE2 is part of the x86-64 baseline.
+        unsafe { setup_quad(quad, f, d, t as u32, s, tris, counts) };
+        t += 4;
+    }
+    for t in t..range.end {
+        setup_one(corners(t), face(t), d, t as u32, s, tris, counts);
+    }
 }
 
 /// [`setup_one`] for four consecutive triangles: the tests every triangle takes (finite corners,
