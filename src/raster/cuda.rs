@@ -23,6 +23,7 @@ use crate::gpu::{Context, Dependent, Gpu, GpuError};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr};
 use cudarc::driver::{DevicePtr, ValidAsZeroBits};
 use glam::Vec3;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Threads per block of every raster kernel (RXP_RBLOCK).
@@ -622,17 +623,16 @@ impl CudaRaster {
         let stream = self.gpu.stream.clone();
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
         let mut materials: Vec<&crate::material::Material> = Vec::new();
+        // each material's row in the table, by its address (a scene may have thousands)
+        let mut rows: HashMap<*const crate::material::Material, i32> = HashMap::new();
         let mut descs = Vec::with_capacity(draws.len());
         let mut base = 0u32;
         for d in draws {
             let material = match d.material {
-                Some(m) => match materials.iter().position(|&k| std::ptr::eq(k, m)) {
-                    Some(i) => i as i32,
-                    None => {
-                        materials.push(m);
-                        (materials.len() - 1) as i32
-                    }
-                },
+                Some(m) => *rows.entry(m).or_insert_with(|| {
+                    materials.push(m);
+                    (materials.len() - 1) as i32
+                }),
                 None => -1,
             };
             // the mesh's indices, for the vertex colours, tangents or shading-rate counts
