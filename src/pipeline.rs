@@ -703,7 +703,11 @@ impl Pipeline {
             if i == user && wm.has_normals() {
                 continue;
             }
-            let runs_on = if pass.backends().contains(&kind) {
+            // a small mesh on the host stays there (SMALL_MESH_INDICES)
+            let small = !wm.on_device()
+                && 3 * wm.triangle_count() < crate::backend::SMALL_MESH_INDICES
+                && pass.backends().contains(&BackendKind::Cpu);
+            let runs_on = if pass.backends().contains(&kind) && !small {
                 kind
             } else {
                 BackendKind::Cpu

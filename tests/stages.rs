@@ -606,6 +606,48 @@ fn gpu_stages_run_on_the_device_and_say_when_the_mesh_moves() {
     }
 }
 
+/// On the CUDA backend a small mesh's stages run on the host, where it is (a launch costs more
+/// than the work), and it is uploaded once with batches scanned on the host: the frame is the
+/// one of a large mesh's path, the GPU's batches and shading counts included.
+#[test]
+fn small_meshes_stay_on_the_host_until_they_are_resident() {
+    let Some(gpu) = common::gpu() else { return };
+    let renderer = Renderer::from_gpu(gpu);
+    let mut small = rxpipe::mesh::icosphere(3);
+    assert!(small.indices.len() < rxpipe::backend::SMALL_MESH_INDICES);
+    small.normals = None;
+    let scene = Scene::from_meshes("ball", vec![small]);
+    let cpu = Renderer::new(Backend::Cpu).unwrap();
+    for strategy in ["warp", "hash", "sort"].map(|s| Strategy::parse(s).unwrap()) {
+        let p = Pipeline::builder()
+            .strategy(strategy)
+            .build(&renderer)
+            .unwrap();
+        let prepared = p.prepare(&scene).unwrap();
+        let by = |n: &str| prepared.stages.iter().find(|r| r.stage == n).unwrap();
+        assert_eq!(by("reindex").backend, BackendKind::Cpu);
+        assert_eq!(by("normals").backend, BackendKind::Cpu);
+        assert_eq!(by("resident").backend, BackendKind::Cuda);
+        assert!(prepared.stages.iter().all(|r| r.moved.is_none()));
+        let f = p
+            .render_prepared(&prepared, &scene, &scene.camera, (128, 96), 0.0)
+            .unwrap();
+        let pc = Pipeline::builder().strategy(strategy).build(&cpu).unwrap();
+        let fc = pc
+            .render_prepared(
+                &pc.prepare(&scene).unwrap(),
+                &scene,
+                &scene.camera,
+                (128, 96),
+                0.0,
+            )
+            .unwrap();
+        assert!(f.stats.raster.rasterized > 500);
+        assert_eq!(f.stats.geometry, fc.stats.geometry, "{strategy:?}");
+        assert_eq!(f.color, fc.color, "{strategy:?}");
+    }
+}
+
 #[test]
 fn a_cpu_only_shader_on_cuda_is_an_error_not_a_fallback() {
     let Some(gpu) = common::gpu() else { return };

@@ -6,7 +6,7 @@ use super::{Api, BackendKind, DrawRef, ShadeJob};
 use crate::geometry::cuda::{
     CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue, DrawLaunch, ShadeDraw,
 };
-use crate::geometry::VertexIn;
+use crate::geometry::{Batches, VertexIn};
 use crate::geometry::{GeometryError, GeometryStats, Layout, Strategy};
 use crate::gpu::Gpu;
 use crate::passes::WorkingMesh;
@@ -80,10 +80,22 @@ impl Api for CudaApi {
             Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
             None => {
                 let m = mesh.host()?;
-                DeviceMesh::upload(&self.gpu, &VertexIn::from_mesh(m), &m.indices, None)?
+                // a small mesh's batches are scanned here: the GPU's build is a dozen launches
+                let batches = match layout.batches {
+                    Some((mi, mv)) if m.indices.len() < super::SMALL_MESH_INDICES => {
+                        Some(Batches::build(&m.indices, m.vertex_count(), mi, mv)?)
+                    }
+                    _ => None,
+                };
+                DeviceMesh::upload(
+                    &self.gpu,
+                    &VertexIn::from_mesh(m),
+                    &m.indices,
+                    batches.as_ref(),
+                )?
             }
         };
-        if let Some((mi, mv)) = layout.batches {
+        if let (Some((mi, mv)), None) = (layout.batches, &dm.batches) {
             dm.build_batches(&self.gpu, mi, mv)?;
         }
         if let Some(p) = patches {

@@ -18,6 +18,13 @@ use crate::raster::{RasterOutput, RasterSettings};
 use crate::Error;
 use std::sync::Arc;
 
+/// Below this many indices a mesh that is on the host is processed there, whatever the backend:
+/// its mesh stages run on the CPU and the CUDA backend builds its batches on the CPU, because
+/// handing a small mesh to the thread pool or the GPU costs more than the work (per object on
+/// the H100 host, benches/results/many-objects.md: re-indexing 1,089 vertices took 0.84 ms on
+/// the pool and 0.60 ms on the GPU, 0.14-0.19 ms on one thread).
+pub const SMALL_MESH_INDICES: usize = 16_384;
+
 /// Where stages should run, as a user asks for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Backend {

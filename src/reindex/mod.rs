@@ -166,10 +166,8 @@ pub struct Reindexed {
 }
 
 /// Below this many indices [`Method::Auto`] re-indexes on one thread: handing a small mesh to
-/// the thread pool or to the GPU costs more than the work. Measured per object on the H100 host
-/// (16 threads; benches/results/many-objects.md): with 1,089 vertices the parallel CPU method
-/// took 0.84 ms and the GPU 0.60 ms including its transfers.
-pub const AUTO_SERIAL_INDICES: usize = 16_384;
+/// the thread pool or to the GPU costs more than the work ([`crate::backend::SMALL_MESH_INDICES`]).
+pub const AUTO_SERIAL_INDICES: usize = crate::backend::SMALL_MESH_INDICES;
 
 /// Re-indexes `mesh` with the method of `opts` (`Auto`: serial for a small mesh, else on `gpu`
 /// when given, else the parallel CPU method). A GPU method without a GPU, or one the GPU's memory cannot hold, falls back to
