@@ -99,6 +99,7 @@ pub fn apply(mesh: Mesh, uses: &MaterialUses, file: &str, dir: &Path) -> Result<
     // each material used, made once
     let mut textures = Textures::new();
     let mut made: HashMap<&str, Option<Arc<Material>>> = HashMap::new();
+    let mut not_drawn = NotDrawn::default();
     for (name, _) in &uses.uses {
         if made.contains_key(name.as_str()) {
             continue;
@@ -111,6 +112,7 @@ pub fn apply(mesh: Mesh, uses: &MaterialUses, file: &str, dir: &Path) -> Result<
                 file,
                 &mut textures,
                 &mut out,
+                &mut not_drawn,
             ))),
             None => {
                 if read_any {
@@ -123,6 +125,7 @@ pub fn apply(mesh: Mesh, uses: &MaterialUses, file: &str, dir: &Path) -> Result<
         };
         made.insert(name, m);
     }
+    out.notes.extend(not_drawn.notes(file));
     if made.values().all(Option::is_none) {
         out.meshes.push(mesh);
         return Ok(out);
@@ -212,16 +215,41 @@ fn part(
     }
 }
 
-/// Notes that material `name` uses `what`, which is not drawn: one note per statement, naming
-/// the materials.
-fn not_drawn(out: &mut ObjScene, file: &str, what: &str, name: &str) {
-    let head = format!("{file}: {what} is not drawn (used by");
-    match out.notes.iter_mut().find(|n| n.contains(&head)) {
-        Some(n) => {
-            n.pop();
-            n.push_str(&format!(", '{name}')"));
-        }
-        None => out.notes.push(format!("{head} '{name}')")),
+/// The statements materials use that are not drawn, each with the materials that use it, for
+/// one note per statement (a library of thousands of materials gives a few lines, not thousands).
+#[derive(Default)]
+struct NotDrawn {
+    /// statements in the order first met, each with its materials
+    uses: Vec<(String, Vec<String>)>,
+    at: HashMap<String, usize>,
+}
+
+/// How many materials a not-drawn note names before it counts the rest.
+const NAMED: usize = 8;
+
+impl NotDrawn {
+    /// Notes that material `name` uses `what`.
+    fn add(&mut self, what: &str, name: &str) {
+        let k = *self.at.entry(what.to_string()).or_insert_with(|| {
+            self.uses.push((what.to_string(), Vec::new()));
+            self.uses.len() - 1
+        });
+        self.uses[k].1.push(name.to_string());
+    }
+
+    /// The notes, one per statement: `FILE: WHAT is not drawn (used by 'a', 'b' and 3 more)`.
+    fn notes(self, file: &str) -> impl Iterator<Item = String> + '_ {
+        self.uses.into_iter().map(move |(what, names)| {
+            let listed: Vec<String> = names.iter().take(NAMED).map(|n| format!("'{n}'")).collect();
+            let more = match names.len().saturating_sub(NAMED) {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            format!(
+                "{file}: {what} is not drawn (used by {}{more})",
+                listed.join(", ")
+            )
+        })
     }
 }
 
@@ -233,6 +261,7 @@ fn material(
     file: &str,
     textures: &mut Textures,
     out: &mut ObjScene,
+    not_drawn: &mut NotDrawn,
 ) -> Material {
     let mut texture = |map: &Option<String>, srgb: bool, out: &mut ObjScene| {
         let path = dir.join(map.as_ref()?.replace('\\', "/"));
@@ -272,15 +301,10 @@ fn material(
     let alpha = e.alpha.unwrap_or(1.0).clamp(0.0, 1.0);
     let mask = e.map_d.is_some() && e.map_d == e.map_kd && base_color_texture.is_some();
     for u in &e.unsupported {
-        not_drawn(out, file, u, name);
+        not_drawn.add(u, name);
     }
     if e.map_d.is_some() && !mask {
-        not_drawn(
-            out,
-            file,
-            "map_d (an alpha image other than map_Kd's)",
-            name,
-        );
+        not_drawn.add("map_d (an alpha image other than map_Kd's)", name);
     }
     let kd = e.kd.unwrap_or(Vec3::ONE);
     Material {
@@ -489,6 +513,23 @@ mod tests {
         assert!(
             bad.contains("x.mtl") && bad.contains("line 2") && bad.contains("'x'"),
             "{bad}"
+        );
+    }
+
+    #[test]
+    fn statements_not_drawn_make_one_note_each_naming_a_few_materials() {
+        let mut n = NotDrawn::default();
+        for i in 0..12 {
+            n.add("map_Bump", &format!("m{i}"));
+        }
+        n.add("Pc", "m3");
+        let notes: Vec<String> = n.notes("x.obj").collect();
+        assert_eq!(
+            notes,
+            [
+                "x.obj: map_Bump is not drawn (used by 'm0', 'm1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7' and 4 more)",
+                "x.obj: Pc is not drawn (used by 'm3')",
+            ]
         );
     }
 }

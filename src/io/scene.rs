@@ -316,6 +316,7 @@ impl Scene {
         let mut objects = Vec::new();
         let mut sources = Vec::new();
         let mut notes = Vec::new();
+        let mut noted = std::collections::HashSet::new();
         for (i, o) in f.object.iter().enumerate() {
             let perr = |message: String| IoError::Parse {
                 file: name.into(),
@@ -332,7 +333,7 @@ impl Scene {
                     let (g, read) = load_file(&file)?;
                     sources.extend(read);
                     for n in g.notes {
-                        if !notes.contains(&n) {
+                        if noted.insert(n.clone()) {
                             notes.push(n);
                         }
                     }
