@@ -86,8 +86,8 @@ impl App {
         {
             match self.pipeline.prepare(&self.scene) {
                 Ok(p) => {
-                    for n in p.reindex_notes() {
-                        eprintln!("note: {n}");
+                    for l in crate::noted(&p.reindex_notes(), "") {
+                        eprintln!("{l}");
                     }
                     self.prepared = Some(p)
                 }
@@ -116,8 +116,8 @@ impl App {
         };
         let frame = self.frames.latest();
         if rendered {
-            for n in &frame.notes {
-                eprintln!("note: {n}");
+            for l in crate::noted(&frame.notes, "") {
+                eprintln!("{l}");
             }
         }
         if let (Some(px), Some(win)) = (self.pixels.as_mut(), self.window.as_ref()) {

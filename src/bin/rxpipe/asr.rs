@@ -69,8 +69,8 @@ pub fn run(a: Args) -> Res {
         }
         let pr = prepared.as_ref().expect("prepared above");
         if rows.is_empty() {
-            for n in pr.reindex_notes() {
-                eprintln!("note: {n}");
+            for l in rxpipe::noted(&pr.reindex_notes(), "") {
+                eprintln!("{l}");
             }
         }
         let stats = p.geometry_stats(pr)?;

@@ -43,8 +43,8 @@ pub fn run(a: Args) -> Res {
     pb.set_message(format!("rendering {} triangles", scene.triangle_count()));
     let mut frame =
         pipeline.render_prepared(&prepared, &scene, &scene.camera, (a.width, a.height), 0.0)?;
-    // (what loading the scene left out first)
-    frame.notes.splice(0..0, scene.notes.iter().cloned());
+    // (the frame's own notes first, such as why nothing was drawn; then what loading left out)
+    frame.notes.extend(scene.notes.iter().cloned());
     frame.notes.extend(prepared.reindex_notes());
     pb.finish_and_clear();
     frame.save(&a.out)?;
@@ -60,16 +60,21 @@ pub fn run(a: Args) -> Res {
         );
     } else {
         eprintln!("{}", renderer.notice);
-        for n in &pipeline.notices {
-            eprintln!("note: {n}");
+        for l in rxpipe::noted(&pipeline.notices, "") {
+            eprintln!("{l}");
         }
         for l in prepared.stage_summary() {
             eprintln!("{l}");
         }
         println!("{}: {}", a.out.display(), frame.stats);
     }
-    for n in &frame.notes {
-        eprintln!("note: {n}");
+    let more = if a.json {
+        ""
+    } else {
+        " (--json lists them all)"
+    };
+    for l in rxpipe::noted(&frame.notes, more) {
+        eprintln!("{l}");
     }
     Ok(())
 }

@@ -24,8 +24,8 @@ pub fn run(a: Args) -> Res {
     };
     let (renderer, pipeline) = a.pipeline.build(&scene, CullMode::Back)?;
     eprintln!("{}", renderer.notice);
-    for n in scene.notes.iter().chain(&pipeline.notices) {
-        eprintln!("note: {n}");
+    for l in rxpipe::noted(scene.notes.iter().chain(&pipeline.notices), "") {
+        eprintln!("{l}");
     }
     rxpipe::viewer::run(scene, pipeline)?;
     Ok(())
