@@ -39,6 +39,8 @@ pub fn parse_with_materials(
     file: &str,
 ) -> Result<(Mesh, SourceCounts, MaterialUses), IoError> {
     let mut materials = MaterialUses::default();
+    // (the libraries named so far: a file may name thousands)
+    let mut libraries = std::collections::HashSet::new();
     let mut pos: Vec<Vec3> = Vec::new();
     let mut tex: Vec<Vec2> = Vec::new();
     let mut nrm: Vec<Vec3> = Vec::new();
@@ -189,7 +191,7 @@ pub fn parse_with_materials(
                 // (the rest of the line: names may hold spaces)
                 let name = l[tag.len()..].trim().to_string();
                 if tag == "mtllib" {
-                    if !name.is_empty() && !materials.libraries.contains(&name) {
+                    if !name.is_empty() && libraries.insert(name.clone()) {
                         materials.libraries.push(name);
                     }
                 } else {
