@@ -66,6 +66,9 @@ struct App {
     frames: FrameLoop,
     /// something changed since the last frame was rendered
     dirty: bool,
+    /// the notes of the last frame that printed any (printed again only when they change, not
+    /// with every frame of a drag)
+    noted: Vec<String>,
 }
 
 impl App {
@@ -115,10 +118,11 @@ impl App {
             Err(e) => return self.fail(el, e),
         };
         let frame = self.frames.latest();
-        if rendered {
+        if rendered && frame.notes != self.noted {
             for l in crate::noted(&frame.notes, "") {
                 eprintln!("{l}");
             }
+            self.noted = frame.notes.clone();
         }
         if let (Some(px), Some(win)) = (self.pixels.as_mut(), self.window.as_ref()) {
             if let Err(e) = px.render() {
@@ -408,6 +412,7 @@ pub fn run(scene: Scene, mut pipeline: Pipeline) -> Result<(), Error> {
         error: None,
         frames: FrameLoop::default(),
         dirty: true,
+        noted: Vec::new(),
     };
     event_loop
         .run_app(&mut app)
