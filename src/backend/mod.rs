@@ -25,6 +25,11 @@ use std::sync::Arc;
 /// the pool and 0.60 ms on the GPU, 0.14-0.19 ms on one thread).
 pub const SMALL_MESH_INDICES: usize = 16_384;
 
+/// The fewest elements (vertices, triangles) a parallel loop over a mesh hands a thread: a small
+/// mesh's loop runs where it is called instead of waking idle threads for a few elements each,
+/// which with 16 threads cost more than the work (benches/results/many-objects.md).
+pub const GRAIN: usize = 4096;
+
 /// Where stages should run, as a user asks for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Backend {

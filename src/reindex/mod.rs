@@ -436,7 +436,10 @@ fn attribute_floats(mesh: &Mesh, i: usize, mut f: impl FnMut(f32)) {
 /// [`vertex_words`] writes them, `floats` each, and `indices`.
 pub(crate) fn mesh_from_words(like: &Mesh, vert: &[f32], floats: usize, indices: Vec<u32>) -> Mesh {
     use rayon::prelude::*;
-    let chunks = || vert.par_chunks_exact(floats);
+    let chunks = || {
+        vert.par_chunks_exact(floats)
+            .with_min_len(crate::backend::GRAIN)
+    };
     let mut at = 3;
     let mut take = |present: bool, n: usize| {
         let o = at;
@@ -466,7 +469,10 @@ pub(crate) fn mesh_from_words(like: &Mesh, vert: &[f32], floats: usize, indices:
 pub(crate) fn gather_mesh(mesh: &Mesh, src: &[u32], indices: Vec<u32>) -> Mesh {
     use rayon::prelude::*;
     fn pick<T: Copy + Send + Sync>(a: &[T], src: &[u32]) -> Vec<T> {
-        src.par_iter().map(|&s| a[s as usize]).collect()
+        src.par_iter()
+            .with_min_len(crate::backend::GRAIN)
+            .map(|&s| a[s as usize])
+            .collect()
     }
     Mesh {
         name: mesh.name.clone(),
