@@ -439,6 +439,76 @@ fn blank_frames_say_why() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Many notes do not bury what matters: `render` prints why nothing was drawn first, then at most
+/// 20 notes and a count of the rest, which `--json` lists in full.
+#[test]
+fn many_notes_are_counted_after_the_first() {
+    let dir = common::tmp_dir("many-notes");
+    let n = 30;
+    let mut mtl = String::new();
+    let mut obj = String::from("mtllib lib.mtl\nv 0 0 0\nv 0 1 0\nv 1 0 0\n");
+    for i in 0..n {
+        mtl += &format!("newmtl m{i}\nmap_Kd missing{i}.png\nmap_Bump bump.png\n");
+        obj += &format!("usemtl m{i}\nf 1 2 3\n");
+    }
+    std::fs::write(dir.join("lib.mtl"), mtl).unwrap();
+    std::fs::write(dir.join("many.obj"), obj).unwrap();
+    std::fs::write(
+        dir.join("back.toml"),
+        "[camera]\neye = [0.3, 0.3, 3.0]\ntarget = [0.3, 0.3, 0.0]\n[[object]]\nmesh = \"many.obj\"\n",
+    )
+    .unwrap();
+    let out = dir.join("f.png");
+    let args = |json: bool| {
+        let mut a = vec!["render", "back.toml", "--backend", "cpu", "--force"];
+        a.extend([
+            "--width",
+            "64",
+            "--height",
+            "48",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        if json {
+            a.push("--json");
+        }
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |json: bool| {
+        let a = args(json);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        rxpipe(&a).current_dir(&dir).output().unwrap()
+    };
+    let o = run(false);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let notes: Vec<String> = stderr(&o)
+        .lines()
+        .filter(|l| l.starts_with("note: "))
+        .map(String::from)
+        .collect();
+    // n missing textures, one note for map_Bump naming 8 materials, and why nothing was drawn
+    assert_eq!(notes.len(), 21, "{notes:#?}");
+    assert!(notes[0].contains("faced away"), "{notes:#?}");
+    assert_eq!(
+        notes[20],
+        format!(
+            "note: ... and {} more notes (--json lists them all)",
+            n + 2 - 20
+        )
+    );
+    let json: serde_json::Value = serde_json::from_slice(&run(true).stdout).unwrap();
+    let all = json["notes"].as_array().unwrap();
+    assert_eq!(all.len(), n + 2);
+    let bump: Vec<&str> = all
+        .iter()
+        .filter_map(|v| v.as_str())
+        .filter(|s| s.contains("map_Bump is not drawn"))
+        .collect();
+    assert_eq!(bump.len(), 1);
+    assert!(bump[0].ends_with("'m7' and 22 more)"), "{}", bump[0]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `asr` re-indexes as `render` does, and measures the file as it is with --no-reindex: a mesh
 /// whose every corner is its own vertex shades each vertex once per corner without re-indexing.
 #[test]
