@@ -11,6 +11,15 @@ fn rxpipe(args: &[&str]) -> Command {
     c
 }
 
+/// `render SCENE --backend cpu` at 64x48 into `out`, then `extra`.
+fn render_small(scene: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> Command {
+    let mut args = vec!["render", scene.to_str().unwrap(), "--backend", "cpu"];
+    args.extend(["--width", "64", "--height", "48", "--out"]);
+    args.push(out.to_str().unwrap());
+    args.extend(extra);
+    rxpipe(&args)
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -234,22 +243,8 @@ fn gzipped_text_without_end_is_an_error_not_memory() {
 fn render_output_follows_the_extension_and_spares_the_inputs() {
     let dir = common::tmp_dir("render-out");
     let render = |scene: &std::path::Path, out: &std::path::Path, force: bool| {
-        let mut args = vec![
-            "render",
-            scene.to_str().unwrap(),
-            "--backend",
-            "cpu",
-            "--width",
-            "64",
-            "--height",
-            "48",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        if force {
-            args.push("--force");
-        }
-        rxpipe(&args).output().unwrap()
+        let force: &[&str] = if force { &["--force"] } else { &[] };
+        render_small(scene, out, force).output().unwrap()
     };
     // a glTF with an external buffer: a triangle facing +z
     let bin: Vec<u8> = [0f32, 0., 0., 1., 0., 0., 0., 1., 0.]
@@ -375,11 +370,11 @@ fn blank_frames_say_why() {
     let dir = common::tmp_dir("blank");
     let out = dir.join("f.png");
     let render = |scene: &std::path::Path, extra: &[&str]| {
-        let mut args = vec!["render", scene.to_str().unwrap(), "--backend", "cpu"];
-        args.extend(["--width", "64", "--height", "48", "--force", "--out"]);
-        args.push(out.to_str().unwrap());
-        args.extend(extra);
-        rxpipe(&args).output().unwrap()
+        let extra: Vec<&str> = ["--force"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        render_small(scene, &out, &extra).output().unwrap()
     };
     let points = dir.join("points.obj");
     std::fs::write(&points, "v 0 0 0\nv 1 0 0\nv 0 1 0\n").unwrap();
@@ -459,25 +454,15 @@ fn many_notes_are_counted_after_the_first() {
     )
     .unwrap();
     let out = dir.join("f.png");
-    let args = |json: bool| {
-        let mut a = vec!["render", "back.toml", "--backend", "cpu", "--force"];
-        a.extend([
-            "--width",
-            "64",
-            "--height",
-            "48",
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        if json {
-            a.push("--json");
-        }
-        a.into_iter().map(String::from).collect::<Vec<_>>()
-    };
     let run = |json: bool| {
-        let a = args(json);
-        let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        rxpipe(&a).current_dir(&dir).output().unwrap()
+        let extra: &[&str] = if json {
+            &["--force", "--json"]
+        } else {
+            &["--force"]
+        };
+        render_small(&dir.join("back.toml"), &out, extra)
+            .output()
+            .unwrap()
     };
     let o = run(false);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -540,6 +540,18 @@ fn every_stage_reports_its_backend_on_the_cpu() {
     assert_eq!(f.stats.stages[0].backend, Some(BackendKind::Cpu));
 }
 
+/// `scene` prepared by `p` and drawn from its camera at 128x96.
+fn fresh_frame(p: &Pipeline, scene: &Scene) -> rxpipe::Frame {
+    p.render_prepared(
+        &p.prepare(scene).unwrap(),
+        scene,
+        &scene.camera,
+        (128, 96),
+        0.0,
+    )
+    .unwrap()
+}
+
 #[test]
 fn gpu_stages_run_on_the_device_and_say_when_the_mesh_moves() {
     let Some(gpu) = common::gpu() else { return };
@@ -578,20 +590,14 @@ fn gpu_stages_run_on_the_device_and_say_when_the_mesh_moves() {
         let f = p
             .render_prepared(&prepared, &scene, &scene.camera, (128, 96), 0.0)
             .unwrap();
-        let pc = Pipeline::builder()
-            .stages(&specs)
-            .unwrap()
-            .build(&cpu)
-            .unwrap();
-        let fc = pc
-            .render_prepared(
-                &pc.prepare(&scene).unwrap(),
-                &scene,
-                &scene.camera,
-                (128, 96),
-                0.0,
-            )
-            .unwrap();
+        let fc = fresh_frame(
+            &Pipeline::builder()
+                .stages(&specs)
+                .unwrap()
+                .build(&cpu)
+                .unwrap(),
+            &scene,
+        );
         assert_eq!(f.stats.geometry, fc.stats.geometry, "{order}");
         let differ = f
             .color
@@ -632,16 +638,10 @@ fn small_meshes_stay_on_the_host_until_they_are_resident() {
         let f = p
             .render_prepared(&prepared, &scene, &scene.camera, (128, 96), 0.0)
             .unwrap();
-        let pc = Pipeline::builder().strategy(strategy).build(&cpu).unwrap();
-        let fc = pc
-            .render_prepared(
-                &pc.prepare(&scene).unwrap(),
-                &scene,
-                &scene.camera,
-                (128, 96),
-                0.0,
-            )
-            .unwrap();
+        let fc = fresh_frame(
+            &Pipeline::builder().strategy(strategy).build(&cpu).unwrap(),
+            &scene,
+        );
         assert!(f.stats.raster.rasterized > 500);
         assert_eq!(f.stats.geometry, fc.stats.geometry, "{strategy:?}");
         assert_eq!(f.color, fc.color, "{strategy:?}");
