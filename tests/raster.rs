@@ -317,6 +317,93 @@ fn near_plane_and_guard_band_clipping() {
     assert!(out.depth[119 * 160 + 80] < out.depth[75 * 160 + 80]);
 }
 
+/// Triangles behind what a tile already holds are not scanned (the tile keeps a bound of its
+/// depths); the frame is the one drawn with every triangle scanned (as with coverage counts,
+/// which count hidden fragments too): a coincident copy of the occluder still loses its ties, an
+/// alpha-tested copy submitted before it still wins them, and triangles that reach in front
+/// from behind, or cross the far plane, still win their pixels.
+#[test]
+fn hidden_triangles_skipped_give_the_same_frame() {
+    use rxpipe::geometry::VertexOut;
+    use rxpipe::material::{AlphaMode, Material};
+    let at = |x: f32, y: f32, z: f32| VertexOut {
+        clip: Vec4::new(x, y, z, 1.0),
+        normal: Vec3::Z,
+        ..Default::default()
+    };
+    let quad = |z: f32| ShadedGeometry {
+        vertices: vec![
+            at(-3.0, -3.0, z),
+            at(3.0, -3.0, z),
+            at(3.0, 3.0, z),
+            at(-3.0, 3.0, z),
+        ],
+        sources: vec![0, 1, 2, 3],
+        triangles: vec![[0, 1, 2], [0, 2, 3]],
+        ..Default::default()
+    };
+    let occluder = quad(0.3);
+    // behind: a fan of small triangles, a triangle reaching in front, one crossing the far plane
+    let mut behind = ShadedGeometry::default();
+    for k in 0..40 {
+        let (x, y) = (-0.9 + 0.045 * k as f32, 0.8 - 0.04 * k as f32);
+        let b = behind.vertices.len() as u32;
+        behind
+            .vertices
+            .extend([at(x, y, 0.6), at(x + 0.1, y, 0.6), at(x, y + 0.1, 0.6)]);
+        behind.triangles.push([b, b + 1, b + 2]);
+    }
+    let b = behind.vertices.len() as u32;
+    behind.vertices.extend([
+        at(-0.8, -0.8, 0.9),
+        at(0.8, -0.7, 0.9),
+        at(0.0, 0.8, 0.2),
+        at(-0.5, 0.5, 50.0),
+        at(0.5, 0.6, 50.0),
+        at(0.0, -0.6, 0.29),
+    ]);
+    behind
+        .triangles
+        .extend([[b, b + 1, b + 2], [b + 3, b + 5, b + 4]]);
+    behind.sources = (0..behind.vertices.len() as u32).collect();
+    let masked = Material {
+        base_color: Vec4::new(1.0, 0.0, 0.0, 1.0),
+        alpha: AlphaMode::Mask(0.5),
+        ..Default::default()
+    };
+    let draw = |geometry, color, material| Draw {
+        geometry,
+        color,
+        faces: None,
+        material,
+        colors: None,
+        tangents: None,
+    };
+    // (the alpha-tested pass wins ties against triangles submitted after it)
+    let draws = [
+        draw(&occluder, [1.0; 4], Some(&masked)),
+        draw(&occluder, [0.2, 0.4, 0.9, 1.0], None),
+        draw(&behind, [0.9, 0.9, 0.1, 1.0], None),
+        draw(&occluder, [0.1, 0.9, 0.1, 1.0], None),
+    ];
+    for (w, h) in [(160, 120), (97, 61)] {
+        let mut s = RasterSettings::new(w, h);
+        s.cull = CullMode::None;
+        let skipping = raster::rasterize(&draws, &s).unwrap();
+        s.count_coverage = true;
+        let scanning = raster::rasterize(&draws, &s).unwrap();
+        assert_eq!(skipping.depth, scanning.depth, "{w}x{h}");
+        assert_eq!(skipping.color, scanning.color, "{w}x{h}");
+        // the masked copy won the occluder's pixels; the triangles reaching in front show
+        let px = |x: u32, y: u32| &skipping.color[4 * (y * w + x) as usize..][..3];
+        let red = px(2, 2);
+        assert!(red[0] > red[1] + 15 && red[0] > red[2] + 15, "{red:?}");
+        let drawn: std::collections::HashSet<&[u8]> =
+            skipping.color.chunks_exact(4).map(|c| &c[..3]).collect();
+        assert!(drawn.len() >= 2, "{w}x{h}: {} colours", drawn.len());
+    }
+}
+
 /// A corner at the clip-space origin (w = 0) passes every clip plane but has no projection: its
 /// triangle is rejected, the other triangles are drawn as without it.
 #[test]

@@ -175,6 +175,13 @@ pub(super) fn raster_tiles(
                         .then(|| Box::new([0u32; (TILE * TILE) as usize]));
                     let tile = TileView { tx, ty, tw, th };
                     let (mut blended, mut masked) = (false, false);
+                    // an upper bound of the tile's depths (far until the tile's fragments could
+                    // cover it, then the buffer's maximum now and then): a triangle that lies
+                    // behind it everywhere cannot win a pixel and is not scanned (not with
+                    // coverage counts, which count hidden fragments too)
+                    let cull_hidden = !s.count_coverage;
+                    let (mut zmax, mut frags_at) = (1f32, 0u64);
+                    let mut tile_frags = 0u64;
                     // Two passes: the tile's other triangles, then (when there are any) the
                     // alpha-tested ones, whose fragments then mostly meet the surface in front
                     // of them already and skip their alpha test, as on the GPU. A fragment of
@@ -197,13 +204,25 @@ pub(super) fn raster_tiles(
                             if let Some(&next) = ids.get(j + PREFETCH) {
                                 prefetch(setup.get(next));
                             }
+                            let blend = mask.is_none()
+                                && fs.lit()
+                                && d.material.is_some_and(|m| m.alpha == AlphaMode::Blend);
+                            if cull_hidden && !blend {
+                                if tile_frags >= frags_at + (tw * th) as u64 {
+                                    zmax = tile_max_depth(&zbuf, tw, th);
+                                    frags_at = tile_frags;
+                                }
+                                if behind(t, zmax, mask.is_some()) {
+                                    continue;
+                                }
+                            }
                             let mut vis = Visibility {
                                 z: &mut zbuf,
                                 win: &mut win,
                                 bary,
                                 cov: cov.as_deref_mut(),
                             };
-                            frags += match (mask, d.material.map(|m| m.alpha)) {
+                            let n = match (mask, d.material.map(|m| m.alpha)) {
                                 (Some(m), _) => raster_tri_with(
                                     t,
                                     j as u32,
@@ -221,6 +240,8 @@ pub(super) fn raster_tiles(
                                 }
                                 (None, _) => raster_tri(t, j as u32, &tile, &mut vis),
                             };
+                            frags += n;
+                            tile_frags += n;
                         }
                     }
                     let shading = TileShading {
@@ -273,6 +294,30 @@ pub(super) fn raster_tiles(
         })
         .sum();
     stats.fragments = fragments;
+}
+
+/// How far below its corners' least depth a triangle's interpolated depth may round, relative to
+/// its largest depth (at least 1): interpolation takes a few roundings of terms of that size.
+const Z_SLACK: f32 = 1e-6;
+
+/// Whether every fragment of `t` lies behind `zmax`, an upper bound of the depths it would be
+/// tested against: then no fragment passes (`z < depth`, or for the alpha-tested pass, which wins
+/// ties, `z <= depth`).
+#[inline]
+fn behind(t: &SetupTri, zmax: f32, ties: bool) -> bool {
+    // (interpolation's rounding grows with the depths: a triangle beyond the far plane may
+    // reach far past 1)
+    let big = t.z.iter().fold(1f32, |m, z| m.max(z.abs()));
+    let lo = t.z[0].min(t.z[1]).min(t.z[2]) - Z_SLACK * big;
+    lo > zmax || (lo == zmax && !ties)
+}
+
+/// The largest depth among the tile's `tw` x `th` pixels.
+fn tile_max_depth(z: &[f32; (TILE * TILE) as usize], tw: usize, th: usize) -> f32 {
+    z.chunks_exact(TILE as usize)
+        .take(th)
+        .flat_map(|row| &row[..tw])
+        .fold(0f32, |m, &v| m.max(v))
 }
 
 /// A tile's barycentrics: per pixel (l1, l2) of its visible triangle.
