@@ -176,11 +176,12 @@ pub(super) fn raster_tiles(
                     let tile = TileView { tx, ty, tw, th };
                     let (mut blended, mut masked) = (false, false);
                     // an upper bound of the tile's depths (far until the tile's fragments could
-                    // cover it, then the buffer's maximum now and then): a triangle that lies
-                    // behind it everywhere cannot win a pixel and is not scanned (not with
-                    // coverage counts, which count hidden fragments too)
+                    // cover it, then the buffer's maximum, taken again after every ZMAX_FRAGS
+                    // fragments or ZMAX_TRIANGLES triangles): a triangle that lies behind it
+                    // everywhere cannot win a pixel and is not scanned (not with coverage
+                    // counts, which count hidden fragments too)
                     let cull_hidden = !s.count_coverage;
-                    let (mut zmax, mut frags_at) = (1f32, 0u64);
+                    let (mut zmax, mut frags_at, mut tris_since) = (1f32, 0u64, 0u32);
                     let mut tile_frags = 0u64;
                     // Two passes: the tile's other triangles, then (when there are any) the
                     // alpha-tested ones, whose fragments then mostly meet the surface in front
@@ -208,9 +209,13 @@ pub(super) fn raster_tiles(
                                 && fs.lit()
                                 && d.material.is_some_and(|m| m.alpha == AlphaMode::Blend);
                             if cull_hidden && !blend {
-                                if tile_frags >= frags_at + (tw * th) as u64 {
+                                tris_since += 1;
+                                if tile_frags >= (tw * th) as u64
+                                    && (tile_frags >= frags_at + ZMAX_FRAGS
+                                        || tris_since >= ZMAX_TRIANGLES)
+                                {
                                     zmax = tile_max_depth(&zbuf, tw, th);
-                                    frags_at = tile_frags;
+                                    (frags_at, tris_since) = (tile_frags, 0);
                                 }
                                 if behind(t, zmax, mask.is_some()) {
                                     continue;
@@ -312,12 +317,29 @@ fn behind(t: &SetupTri, zmax: f32, ties: bool) -> bool {
     lo > zmax || (lo == zmax && !ties)
 }
 
-/// The largest depth among the tile's `tw` x `th` pixels.
+/// How often a tile's depth bound is taken again once its fragments could cover it: after this
+/// many fragments or this many triangles since the last time (on Sponza at 1280x720 this skips
+/// 3.28 M of 13.8 M scanned pixels; once per tile's worth of fragments skipped 2.25 M).
+const ZMAX_FRAGS: u64 = 64;
+const ZMAX_TRIANGLES: u32 = 16;
+
+/// The largest depth among the tile's `tw` x `th` pixels (eight running maxima, so that the
+/// loop runs in vector instructions; depths are never NaN).
 fn tile_max_depth(z: &[f32; (TILE * TILE) as usize], tw: usize, th: usize) -> f32 {
-    z.chunks_exact(TILE as usize)
-        .take(th)
-        .flat_map(|row| &row[..tw])
-        .fold(0f32, |m, &v| m.max(v))
+    let max = |a: f32, b: f32| if b > a { b } else { a };
+    let mut m = [0f32; 8];
+    for row in z.chunks_exact(TILE as usize).take(th) {
+        let mut eights = row[..tw].chunks_exact(8);
+        for c in &mut eights {
+            for k in 0..8 {
+                m[k] = max(m[k], c[k]);
+            }
+        }
+        for &v in eights.remainder() {
+            m[0] = max(m[0], v);
+        }
+    }
+    m.into_iter().fold(0.0, max)
 }
 
 /// A tile's barycentrics: per pixel (l1, l2) of its visible triangle.
