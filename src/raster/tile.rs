@@ -205,10 +205,15 @@ pub(super) fn raster_tiles(
                             if let Some(&next) = ids.get(j + PREFETCH) {
                                 prefetch(setup.get(next));
                             }
-                            let blend = mask.is_none()
+                            // blended fragments come after the opaque ones (in the lit mode)
+                            if mask.is_none()
                                 && fs.lit()
-                                && d.material.is_some_and(|m| m.alpha == AlphaMode::Blend);
-                            if cull_hidden && !blend {
+                                && d.material.is_some_and(|m| m.alpha == AlphaMode::Blend)
+                            {
+                                blended = true;
+                                continue;
+                            }
+                            if cull_hidden {
                                 tris_since += 1;
                                 if tile_frags >= (tw * th) as u64
                                     && (tile_frags >= frags_at + ZMAX_FRAGS
@@ -227,8 +232,8 @@ pub(super) fn raster_tiles(
                                 bary,
                                 cov: cov.as_deref_mut(),
                             };
-                            let n = match (mask, d.material.map(|m| m.alpha)) {
-                                (Some(m), _) => raster_tri_with(
+                            let n = match mask {
+                                Some(m) => raster_tri_with(
                                     t,
                                     j as u32,
                                     &tile,
@@ -237,13 +242,7 @@ pub(super) fn raster_tiles(
                                     true,
                                     |px, py| ms.passes_mask(d, m, t.tri, px, py),
                                 ),
-                                // blended fragments come after the opaque ones (in the lit
-                                // mode)
-                                (None, Some(AlphaMode::Blend)) if fs.lit() => {
-                                    blended = true;
-                                    0
-                                }
-                                (None, _) => raster_tri(t, j as u32, &tile, &mut vis),
+                                None => raster_tri(t, j as u32, &tile, &mut vis),
                             };
                             frags += n;
                             tile_frags += n;
