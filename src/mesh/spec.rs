@@ -116,8 +116,15 @@ impl Generator {
             message,
         };
         if v > u32::MAX as u64 || t.saturating_mul(3) > u32::MAX as u64 {
+            // (counts past 2^64 saturate: said as such, not as the saturated number)
+            let count = |n: u64| match n {
+                u64::MAX => "more than 2^64".to_string(),
+                n => n.to_string(),
+            };
             return Err(bad(format!(
-                "{v} vertices and {t} triangles do not fit 32-bit indices (at most {} triangles)",
+                "{} vertices and {} triangles do not fit 32-bit indices (at most {} triangles)",
+                count(v),
+                count(t),
                 u32::MAX / 3
             )));
         }
@@ -196,6 +203,10 @@ mod tests {
         }
         let e = from_spec("icosphere:20").unwrap_err().to_string();
         assert!(e.contains("32-bit indices"), "{e}");
+        // counts past 2^64 are said so, not printed as the saturated u64
+        let e = from_spec("icosphere:99").unwrap_err().to_string();
+        assert!(e.contains("more than 2^64 vertices"), "{e}");
+        assert!(!e.contains(&u64::MAX.to_string()), "{e}");
     }
 
     #[test]
