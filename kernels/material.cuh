@@ -85,7 +85,7 @@ struct RxpDraw {
     unsigned nruns;
     unsigned tri_base;
     int material;
-    unsigned cull;
+    unsigned cull;  // 0 none, 1 back, 2 front, | RXP_CULL_MIRRORED (raster.cu)
     unsigned alpha;
     unsigned pad;
     // the mesh's tangents (xyz and the bitangent's sign per vertex; null: none), the model

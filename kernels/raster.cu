@@ -185,7 +185,10 @@ struct SetupGeo {
 };
 
 // The CPU's `emit` up to the varyings: 0 kept, 1 culled, 2 rejected (covers no pixel centre).
-// `cull` is the draw's: 0 none, 1 back, 2 front.
+// `cull` is the draw's: 0 none, 1 back, 2 front, with RXP_CULL_MIRRORED where the draw's model
+// matrix mirrors, so that its front faces are those that wind clockwise on screen (the CPU's
+// `Draw::mirrored`).
+#define RXP_CULL_MIRRORED 4u
 __device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, unsigned cull, SetupGeo& g) {
     const float w = (float)p.width, h = (float)p.height, scale = (float)RXP_ONE;
     g.area = 0;
@@ -201,7 +204,8 @@ __device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, unsigned c
     }
     long long area = ((long long)g.x[1] - g.x[0]) * ((long long)g.y[2] - g.y[0]) -
                      ((long long)g.x[2] - g.x[0]) * ((long long)g.y[1] - g.y[0]);
-    g.front = area < 0;
+    g.front = (area < 0) != ((cull & RXP_CULL_MIRRORED) != 0);
+    cull &= ~RXP_CULL_MIRRORED;
     bool keep = area != 0 && (cull == 0 || (cull == 1 && g.front) || (cull == 2 && !g.front));
     if (!keep) return 1;
     g.swapped = area < 0;

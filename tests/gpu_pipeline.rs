@@ -245,6 +245,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
             material: None,
             colors: None,
             tangents: None,
+            mirrored: false,
         })
         .collect();
     // room for one record and one bin entry: both must grow, and the frame still be right
@@ -271,6 +272,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
             material: None,
             colors: None,
             tangents: None,
+            mirrored: false,
         })
         .collect();
     let reference = rasterize(&cpu_draws, &s).unwrap();
@@ -332,6 +334,7 @@ fn gpu_setup_rejects_corners_outside_the_queue() {
             material: None,
             colors: None,
             tangents: None,
+            mirrored: false,
         }
     }
     let mut good = RasterOutput::empty();

@@ -90,6 +90,7 @@ fn coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32> {
             material: None,
             colors: None,
             tangents: None,
+            mirrored: false,
         }],
         &s,
     )
@@ -154,6 +155,7 @@ fn frame_pixels_are_where_the_coverage_is() {
             material: None,
             colors: None,
             tangents: None,
+            mirrored: false,
         }];
         let mut s = RasterSettings::new(w, h);
         // (no lit pixel of this object has a green of zero)
@@ -199,6 +201,7 @@ fn many_small_draws_render_as_one_draw() {
         material: None,
         colors: None,
         tangents: None,
+        mirrored: false,
     };
     // spans of 1 to 2,500 triangles: single triangles, spans across a 2,048-triangle chunk
     let sizes = [1, 3, 700, 5, 2500, 2, 64, 1, 1];
@@ -299,6 +302,7 @@ fn near_plane_and_guard_band_clipping() {
             material: None,
             colors: None,
             tangents: None,
+            mirrored: false,
         }],
         &s,
     )
@@ -378,6 +382,7 @@ fn hidden_triangles_skipped_give_the_same_frame() {
         material,
         colors: None,
         tangents: None,
+        mirrored: false,
     };
     // (the alpha-tested pass wins ties against triangles submitted after it)
     let draws = [
@@ -437,6 +442,7 @@ fn corners_at_the_clip_space_origin_are_rejected() {
                 material: None,
                 colors: None,
                 tangents: None,
+                mirrored: false,
             }],
             &s,
         )
@@ -465,6 +471,7 @@ fn bad_frame_sizes_are_errors() {
                 material: None,
                 colors: None,
                 tangents: None,
+                mirrored: false,
             }],
             &RasterSettings::new(w, h)
         )

@@ -182,6 +182,7 @@ impl Api for CpuApi {
                     .tangents
                     .as_deref()
                     .map(|t| raster::Tangents::new(t, d.model)),
+                mirrored: raster::mirrors(d.model),
             })
             .collect();
         raster::rasterize_into(&draws, settings, out)?;

@@ -201,6 +201,7 @@ impl Api for CudaApi {
                     .tangents
                     .as_deref()
                     .map(|t| (&*d.mesh.indices, t, d.model)),
+                mirrored: crate::raster::mirrors(d.model),
             })
             .collect();
         let mut r = self.rasteriser();

@@ -15,8 +15,9 @@
 //!   keeps the patches whose faces are nearly edge-on, whose orientation the raster stage's
 //!   snapped corners decide, so the image is the one drawn without the stage.
 //!
-//! A mirroring model matrix (negative determinant) swaps which side the raster stage sees as
-//! front; the test follows it. With culling off, only the outside test runs.
+//! The test is made in object space, where a face's front is its counter-clockwise side whatever
+//! the model matrix: the raster stage takes the other winding as the front of a mirroring one
+//! ([`crate::raster::Draw::mirrored`]). With culling off, only the outside test runs.
 
 use super::{FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
 use crate::backend::BackendKind;
@@ -73,11 +74,10 @@ impl View {
             r[2],
             r[3] - r[2],
         ];
-        let mirror = model.determinant() < 0.0;
-        let facing = match (cull, mirror) {
-            (CullMode::None, _) => 0.0,
-            (CullMode::Back, false) | (CullMode::Front, true) => 1.0,
-            (CullMode::Front, false) | (CullMode::Back, true) => -1.0,
+        let facing = match cull {
+            CullMode::None => 0.0,
+            CullMode::Back => 1.0,
+            CullMode::Front => -1.0,
         };
         View {
             planes,

@@ -38,6 +38,9 @@ const BIG_BLOCKS: u32 = 264;
 const CLIP_BLOCKS: u32 = 264;
 /// A setup record (`SetupTri` in kernels/raster.cu) is 168 bytes: 21 eight-byte words.
 const RECORD_WORDS: usize = 21;
+/// The flag of a draw's `cull` that flips which winding is its front (RXP_CULL_MIRRORED in
+/// kernels/raster.cu).
+const CULL_MIRRORED: u32 = 4;
 /// Counters the kernels keep (RXP_C_* in kernels/raster.cu).
 const C_CULLED: usize = 0;
 const C_REJECTED: usize = 1;
@@ -117,6 +120,9 @@ pub struct GpuDraw<'a> {
     /// tangents for the material's normal map: the mesh's indices (as for the colours), four
     /// floats per vertex (xyz and the bitangent's sign) and the object's model matrix
     pub tangents: Option<(&'a CudaSlice<u32>, &'a CudaSlice<f32>, glam::Mat4)>,
+    /// the model matrix mirrors: culling and two-sided shading take clockwise as the front (as
+    /// the CPU's [`super::Draw::mirrored`])
+    pub mirrored: bool,
 }
 
 /// Device times of the last frame's stages, in milliseconds (CUDA events).
@@ -644,13 +650,14 @@ impl CudaRaster {
             let frame = d
                 .tangents
                 .map(|(_, t, model)| (t, crate::raster::Tangents::frame(model)));
-            // a double-sided material's triangles are never culled (RxpDraw::cull)
+            // a double-sided material's triangles are never culled (RxpDraw::cull); a mirrored
+            // draw's flag flips which winding is its front (RXP_CULL_MIRRORED)
             let cull = match s.cull {
                 _ if d.material.is_some_and(|m| m.double_sided) => 0,
                 CullMode::None => 0,
                 CullMode::Back => 1,
                 CullMode::Front => 2,
-            };
+            } | if d.mirrored { CULL_MIRRORED } else { 0 };
             descs.push(DrawDesc {
                 queue: addr(d.queue.vertices.device_ptr(&stream)),
                 corners: d.corners.map_or(0, |c| addr(c.device_ptr(&stream))),

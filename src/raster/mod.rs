@@ -92,6 +92,15 @@ pub struct Draw<'a> {
     pub colors: Option<&'a [glam::Vec4]>,
     /// the mesh's tangents, for a normal map
     pub tangents: Option<Tangents<'a>>,
+    /// the model matrix mirrors (negative determinant): the mesh's front faces then wind
+    /// clockwise on screen, so culling and two-sided shading take that winding as the front
+    /// ([`mirrors`]), as an application sets a mirrored object's front face in OpenGL
+    pub mirrored: bool,
+}
+
+/// Whether `model` mirrors (negative determinant): a draw with it is [`Draw::mirrored`].
+pub fn mirrors(model: glam::Mat4) -> bool {
+    glam::Mat3::from_mat4(model).determinant() < 0.0
 }
 
 /// A mesh's tangents as a draw reads them: per source vertex (as [`Draw::colors`]), xyz in the
@@ -120,11 +129,7 @@ impl<'a> Tangents<'a> {
     /// The map of tangents to world space under `model`, and the handedness it gives them.
     pub fn frame(model: glam::Mat4) -> (glam::Mat3, f32) {
         let to_world = glam::Mat3::from_mat4(model);
-        let handedness = if to_world.determinant() < 0.0 {
-            -1.0
-        } else {
-            1.0
-        };
+        let handedness = if mirrors(model) { -1.0 } else { 1.0 };
         (to_world, handedness)
     }
 }
@@ -139,6 +144,7 @@ impl<'a> Draw<'a> {
             material: None,
             colors: None,
             tangents: None,
+            mirrored: false,
         }
     }
 }

@@ -153,15 +153,18 @@ fn setup_span(
     counts: &mut [u64; 3],
 ) {
     let g = draw.geometry;
-    // a double-sided material culls no face
+    // a double-sided material culls no face; a mirrored draw's front faces wind the other way
+    // on screen, so it culls the other winding and its triangles' `front` is flipped below
     let s = &RasterSettings {
-        cull: if draw.material.is_some_and(|m| m.double_sided) {
-            CullMode::None
-        } else {
-            s.cull
+        cull: match (s.cull, draw.mirrored) {
+            _ if draw.material.is_some_and(|m| m.double_sided) => CullMode::None,
+            (CullMode::Back, true) => CullMode::Front,
+            (CullMode::Front, true) => CullMode::Back,
+            (cull, _) => cull,
         },
         ..*s
     };
+    let first = tris.len();
     let corners = |t: usize| g.triangles[t].map(|i| &g.vertices[i as usize]);
     let faces = draw.faces;
     let face = |t: usize| faces.and_then(|f| f.get(t)).copied().unwrap_or(0.0);
@@ -177,6 +180,11 @@ fn setup_span(
     }
     for t in t..range.end {
         setup_one(corners(t), face(t), d, t as u32, s, tris, counts);
+    }
+    if draw.mirrored {
+        for t in &mut tris[first..] {
+            t.front = !t.front;
+        }
     }
 }
 
