@@ -182,7 +182,7 @@ fn patch_culling_keeps_the_image_and_counts_what_it_culled() {
         .map(|o| o.mesh.triangle_count() as u64)
         .sum();
     let close = Camera {
-        eye: Vec3::new(0.3, 0.4, 1.6),
+        eye: Vec3::new(0.3, 0.4, 1.25),
         ..scene.camera
     };
     let side = Camera {
