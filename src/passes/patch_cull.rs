@@ -237,10 +237,12 @@ mod tests {
         assert!(none.keeps(&b(-Vec3::Z, 0.9)));
         let front = View::new(vp, Mat4::IDENTITY, eye, CullMode::Front);
         assert!(!front.keeps(&b(Vec3::Z, 0.9)));
-        // mirrored: what faces away in object space is seen from the front
+        // mirrored: what faces away in object space faces away in the world too (the raster
+        // stage takes a mirrored draw's clockwise faces as its front)
         let mirror = Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0));
         let m = View::new(vp, mirror, eye, CullMode::Back);
-        assert!(m.keeps(&b(-Vec3::Z, 0.9)));
+        assert!(!m.keeps(&b(-Vec3::Z, 0.9)));
+        assert!(m.keeps(&b(Vec3::Z, 0.9)));
         // outside the view
         let far = crate::patch::bounds::PatchBound {
             center: Vec3::new(100.0, 0.0, 0.0),
