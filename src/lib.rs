@@ -19,6 +19,7 @@
 //! # Ok::<(), rxpipe::Error>(())
 //! ```
 
+pub mod animation;
 pub mod backend;
 pub mod bench;
 pub mod geometry;

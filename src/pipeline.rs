@@ -962,12 +962,23 @@ impl Pipeline {
         frame.notes.clear();
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
+        // each object's model matrix: as prepared, or where the scene's animation puts it now
+        let mut models: Vec<glam::Mat4> = prepared.objects.iter().map(|o| o.model).collect();
+        if !scene.animation.is_empty() {
+            let posed = scene.animation.poses(time, scene.objects.len());
+            for (m, o) in models.iter_mut().zip(&prepared.objects) {
+                if let Some(Some(p)) = posed.get(o.object) {
+                    *m = *p;
+                }
+            }
+        }
         let objects: Vec<ObjectBounds> = prepared
             .objects
             .iter()
-            .map(|o| ObjectBounds {
+            .zip(&models)
+            .map(|(o, &model)| ObjectBounds {
                 bounds: o.bounds.filter(|_| o.triangles > 0),
-                model: o.model,
+                model,
                 triangles: o.triangles as u64,
                 patches: o.patches.clone(),
             })
@@ -1030,7 +1041,7 @@ impl Pipeline {
                     Slot::Resident(k, q) => (*k, &residents[*k].mesh, &mut **q),
                     Slot::Subset(k, mesh, q) => (*k, &*mesh, &mut **q),
                 };
-                let model = prepared.objects[k].model;
+                let model = models[k];
                 ShadeJob {
                     mesh,
                     uniforms: Uniforms::new(model, view_proj, camera.eye, time),
@@ -1055,7 +1066,7 @@ impl Pipeline {
             let distance = |k: usize| {
                 let o = &prepared.objects[k];
                 o.bounds.map_or(0.0, |(lo, hi)| {
-                    o.model
+                    models[k]
                         .transform_point3((lo + hi) * 0.5)
                         .distance(camera.eye)
                 })
@@ -1078,14 +1089,14 @@ impl Pipeline {
                     queue: q.as_ref().expect("shaded above"),
                     color: prepared.objects[*k].color,
                     material: prepared.objects[*k].material.as_deref(),
-                    model: prepared.objects[*k].model,
+                    model: models[*k],
                 },
                 Slot::Subset(k, mesh, q) => DrawRef {
                     mesh,
                     queue: q.as_ref().expect("shaded above"),
                     color: prepared.objects[*k].color,
                     material: prepared.objects[*k].material.as_deref(),
-                    model: prepared.objects[*k].model,
+                    model: models[*k],
                 },
             })
             .collect();

@@ -13,9 +13,17 @@ use std::path::Path;
 /// What a glTF file holds for rendering.
 #[derive(Debug, Clone, Default)]
 pub struct GltfScene {
-    /// every triangle primitive, in world space, with its material (none where the primitive
-    /// names none: it draws in the lit mode)
+    /// every triangle primitive with its material (none where the primitive names none: it
+    /// draws in the lit mode), in world space, or in its node's space where an animation moves
+    /// the node (or one above it)
     pub meshes: Vec<Mesh>,
+    /// each mesh's model matrix: identity for one in world space, its node's world matrix at
+    /// time 0 for an animated one
+    pub transforms: Vec<Mat4>,
+    /// each animated mesh's node in [`GltfScene::rig`] (`None`: in world space)
+    pub nodes: Vec<Option<usize>>,
+    /// the node tree and the animations, when the file has any
+    pub rig: Option<crate::animation::Rig>,
     /// KHR_lights_punctual lights placed by their nodes
     pub lights: Vec<PunctualLight>,
     /// the first perspective camera of the scene's nodes
@@ -26,7 +34,34 @@ pub struct GltfScene {
 
 /// Loads the primitives of the default (or first) scene as separate meshes, in world space.
 pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, IoError> {
-    Ok(parse_scene(data, file, base)?.meshes)
+    Ok(parse_scene(data, file, base)?.world_meshes())
+}
+
+impl GltfScene {
+    /// A scene of meshes in world space, with notes (what another format's loader gives).
+    pub fn of_meshes(meshes: Vec<Mesh>, notes: Vec<String>) -> GltfScene {
+        GltfScene {
+            transforms: vec![Mat4::IDENTITY; meshes.len()],
+            nodes: vec![None; meshes.len()],
+            meshes,
+            notes,
+            ..Default::default()
+        }
+    }
+
+    /// Its meshes, every one in world space (animated ones as posed at time 0).
+    pub fn world_meshes(self) -> Vec<Mesh> {
+        self.meshes
+            .into_iter()
+            .zip(self.transforms)
+            .map(|(mut m, t)| {
+                if t != Mat4::IDENTITY {
+                    m.transform(t);
+                }
+                m
+            })
+            .collect()
+    }
 }
 
 /// Loads the default (or first) scene: its primitives, lights and camera.
@@ -144,13 +179,27 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
         .ok_or_else(|| err("scenes", "the file has no scene".into()))?;
     let mut materials = super::gltf_materials::Materials::new(doc, &buffers, base, file);
     let mut out = GltfScene::default();
-    let mut stack: Vec<(gltf::Node, Mat4)> = scene.nodes().map(|n| (n, Mat4::IDENTITY)).collect();
+    // the animations: a mesh under a node they move stays in its node's space and moves with
+    // it; the others are put in world space once
+    let (rig, animation_notes) = super::gltf_animation::read(
+        doc,
+        |b: gltf::Buffer| buffers.get(b.index()).map(|d| &d.0[..]),
+        file,
+    );
+    let mut moved = vec![false; doc.nodes().len()];
+    for c in rig.iter().flat_map(|r| &r.clips).flat_map(|c| &c.channels) {
+        moved[c.node] = true;
+    }
+    let posed = rig.as_ref().map(|r| r.pose(0.0));
+    // (each node with its parent's world matrix and whether a node above it moves)
+    let mut stack: Vec<(gltf::Node, Mat4, bool)> =
+        scene.nodes().map(|n| (n, Mat4::IDENTITY, false)).collect();
     // glTF nodes form strict trees: a node reached twice is a cycle (or a shared child), which
     // would otherwise loop for ever or multiply the geometry
     let mut reached = vec![false; doc.nodes().len()];
     // what the file has that rxpipe does not draw, said in notes after the walk
     let (mut not_triangles, mut morphed, mut skinned) = (0usize, false, false);
-    while let Some((node, parent)) = stack.pop() {
+    while let Some((node, parent, moved_above)) = stack.pop() {
         match reached.get_mut(node.index()) {
             Some(r) if !*r => *r = true,
             _ => {
@@ -161,8 +210,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             }
         }
         let world = parent * Mat4::from_cols_array_2d(&node.transform().matrix());
+        let moves = moved_above || moved[node.index()];
         for child in node.children() {
-            stack.push((child, world));
+            stack.push((child, world, moves));
         }
         if let Some(light) = node.light() {
             out.lights.push(punctual(&light, world));
@@ -289,7 +339,17 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 // a non-indexed primitive is a triangle soup: weld it (re-indexing stage)
                 m = super::weld_soup(m)?;
             }
-            m.transform(world);
+            match (moves, &posed) {
+                (true, Some(p)) => {
+                    out.transforms.push(p[node.index()]);
+                    out.nodes.push(Some(node.index()));
+                }
+                _ => {
+                    m.transform(world);
+                    out.transforms.push(Mat4::IDENTITY);
+                    out.nodes.push(None);
+                }
+            }
             out.meshes.push(m);
         }
     }
@@ -310,12 +370,32 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             "{file}: morph targets are not applied: meshes are drawn in their base shape"
         ));
     }
-    if doc.animations().len() > 0 {
-        out.notes.push(format!(
-            "{file}: the file's {} animation(s) are not played: the scene is drawn as posed",
-            doc.animations().len()
-        ));
+    out.notes.extend(animation_notes);
+    // nodes an animation moves with no drawn mesh at or below them (cameras, lights, a skin's
+    // joints): said, as nothing follows them
+    if let Some(r) = &rig {
+        let mut carries = vec![false; r.nodes.len()];
+        for &n in out.nodes.iter().flatten() {
+            let mut at = Some(n);
+            // (a parent chain is at most as long as the tree: the walk found no cycle)
+            for _ in 0..r.nodes.len() {
+                let Some(k) = at.filter(|&k| !carries[k]) else {
+                    break;
+                };
+                carries[k] = true;
+                at = r.nodes[k].parent;
+            }
+        }
+        let idle = (0..r.nodes.len())
+            .filter(|&k| moved[k] && !carries[k])
+            .count();
+        if idle > 0 {
+            out.notes.push(format!(
+                "{file}: animations move {idle} node(s) with no mesh drawn below them (cameras, lights or a skin's joints): nothing follows them"
+            ));
+        }
     }
+    out.rig = rig.filter(|_| out.nodes.iter().any(Option::is_some));
     // extensions the file uses (not requires: those the gltf crate refuses) that are not drawn
     for ext in doc.extensions_used() {
         if !EXTENSIONS_DRAWN.contains(&ext) {
@@ -511,7 +591,7 @@ const QUANTIZATION: &str = "KHR_mesh_quantization";
 /// where the accessor is normalized (or `always_norm`), an integer maps to [0, 1] (unsigned) or
 /// [-1, 1] (signed, the most negative value clamped to -1) as the specification says; otherwise
 /// it keeps its value. `None` where its buffer is missing.
-fn read_floats<'a, 's, const N: usize>(
+pub(super) fn read_floats<'a, 's, const N: usize>(
     a: gltf::Accessor<'a>,
     data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
     always_norm: bool,
@@ -567,6 +647,80 @@ fn tangent(t: [f32; 4]) -> Vec4 {
     Vec4::new(t[0], t[1], t[2], w)
 }
 
+/// Checks one accessor against the component types and dimensions the specification allows
+/// for `what`, and that its elements lie inside their buffer view and the view inside its buffer.
+pub(super) fn check_accessor(
+    what: &str,
+    a: gltf::Accessor,
+    types: &[gltf::accessor::DataType],
+    dims: gltf::accessor::Dimensions,
+    quantized: bool,
+) -> Result<(), String> {
+    use gltf::accessor::DataType as T;
+    if !types.contains(&a.data_type()) || a.dimensions() != dims {
+        return Err(format!(
+            "{what} accessor {} is {:?} {:?}; the specification allows {types:?} {dims:?}{}",
+            a.index(),
+            a.data_type(),
+            a.dimensions(),
+            if quantized {
+                " (with KHR_mesh_quantization)"
+            } else {
+                ""
+            }
+        ));
+    }
+    // an integer attribute other than a colour or uv is normalized or not as the table of
+    // KHR_mesh_quantization says
+    if (what == "NORMAL" || what == "TANGENT") && a.data_type() != T::F32 && !a.normalized() {
+        return Err(format!(
+            "{what} accessor {} is {:?} but not normalized; KHR_mesh_quantization stores {}s normalized",
+            a.index(),
+            a.data_type(),
+            what.to_lowercase()
+        ));
+    }
+    if a.count() == 0 {
+        return Err(format!("{what} accessor {} has no elements", a.index()));
+    }
+    // the elements must lie inside the view and the view inside its buffer, with a stride
+    // of at least one element (the readers assert each element's bytes: fuzz/ gltf)
+    let size = a.size();
+    if let Some(view) = a.view() {
+        if let Some(e) = misfit(a.count(), size, a.offset(), &view) {
+            return Err(format!(
+                "{what} accessor {} ({} elements of {size} bytes at offset {}): {e}",
+                a.index(),
+                a.count(),
+                a.offset()
+            ));
+        }
+    }
+    // a sparse accessor's indices and values likewise (the reader computes their ends
+    // unchecked)
+    if let Some(sp) = a.sparse() {
+        let n = sp.count();
+        let idx = sp.indices();
+        let misfit = if n == 0 {
+            Some("no elements".to_string())
+        } else {
+            misfit(n, idx.index_type().size(), idx.offset(), &idx.view())
+                .map(|e| format!("its indices: {e}"))
+                .or_else(|| {
+                    let v = sp.values();
+                    misfit(n, size, v.offset(), &v.view()).map(|e| format!("its values: {e}"))
+                })
+        };
+        if let Some(e) = misfit {
+            return Err(format!(
+                "{what} accessor {} is sparse with {n} elements; {e}",
+                a.index()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the accessors this loader reads against the types the specification allows for them:
 /// the gltf crate's readers assume them (an indices accessor of floats reaches an
 /// `unreachable!`, found by fuzz/ gltf), and an empty accessor has no last element.
@@ -574,68 +728,7 @@ fn check_accessors(prim: &gltf::Primitive, quantized: bool) -> Result<(), String
     use gltf::accessor::{DataType as T, Dimensions as D};
     use gltf::Semantic;
     let check = |what: &str, a: gltf::Accessor, types: &[T], dims: D| {
-        if !types.contains(&a.data_type()) || a.dimensions() != dims {
-            return Err(format!(
-                "{what} accessor {} is {:?} {:?}; the specification allows {types:?} {dims:?}{}",
-                a.index(),
-                a.data_type(),
-                a.dimensions(),
-                if quantized {
-                    " (with KHR_mesh_quantization)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        // an integer attribute other than a colour or uv is normalized or not as the table of
-        // KHR_mesh_quantization says
-        if (what == "NORMAL" || what == "TANGENT") && a.data_type() != T::F32 && !a.normalized() {
-            return Err(format!(
-                "{what} accessor {} is {:?} but not normalized; KHR_mesh_quantization stores {}s normalized",
-                a.index(),
-                a.data_type(),
-                what.to_lowercase()
-            ));
-        }
-        if a.count() == 0 {
-            return Err(format!("{what} accessor {} has no elements", a.index()));
-        }
-        // the elements must lie inside the view and the view inside its buffer, with a stride
-        // of at least one element (the readers assert each element's bytes: fuzz/ gltf)
-        let size = a.size();
-        if let Some(view) = a.view() {
-            if let Some(e) = misfit(a.count(), size, a.offset(), &view) {
-                return Err(format!(
-                    "{what} accessor {} ({} elements of {size} bytes at offset {}): {e}",
-                    a.index(),
-                    a.count(),
-                    a.offset()
-                ));
-            }
-        }
-        // a sparse accessor's indices and values likewise (the reader computes their ends
-        // unchecked)
-        if let Some(sp) = a.sparse() {
-            let n = sp.count();
-            let idx = sp.indices();
-            let misfit = if n == 0 {
-                Some("no elements".to_string())
-            } else {
-                misfit(n, idx.index_type().size(), idx.offset(), &idx.view())
-                    .map(|e| format!("its indices: {e}"))
-                    .or_else(|| {
-                        let v = sp.values();
-                        misfit(n, size, v.offset(), &v.view()).map(|e| format!("its values: {e}"))
-                    })
-            };
-            if let Some(e) = misfit {
-                return Err(format!(
-                    "{what} accessor {} is sparse with {n} elements; {e}",
-                    a.index()
-                ));
-            }
-        }
-        Ok(())
+        check_accessor(what, a, types, dims, quantized)
     };
     if let Some(a) = prim.indices() {
         check("indices", a, &[T::U8, T::U16, T::U32], D::Scalar)?;

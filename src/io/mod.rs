@@ -4,6 +4,7 @@
 //! file extension only as a tie-breaker between text formats.
 
 pub mod gltf;
+mod gltf_animation;
 mod gltf_materials;
 mod gltf_meshopt;
 pub mod mtl;
@@ -355,10 +356,7 @@ pub fn load_gltf_scene(path: impl AsRef<Path>) -> Result<gltf::GltfScene, IoErro
         // named like a glTF but holding another format: load it as that format (what is no
         // format at all gets the glTF parser's error)
         let (meshes, _) = parse_plain(data, &name, path.parent())?;
-        return Ok(gltf::GltfScene {
-            meshes,
-            ..Default::default()
-        });
+        return Ok(gltf::GltfScene::of_meshes(meshes, Vec::new()));
     }
     let g = gltf::parse_scene(&data, &name, path.parent())?;
     for m in &g.meshes {

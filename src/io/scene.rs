@@ -155,6 +155,8 @@ pub struct Scene {
     pub lights: Vec<crate::material::PunctualLight>,
     /// what the user should know about how the files were read (a glTF texture left out)
     pub notes: Vec<String>,
+    /// the glTF animations that move objects (played by the frame at its time)
+    pub animation: crate::animation::SceneAnimation,
 }
 
 #[derive(Deserialize)]
@@ -262,6 +264,22 @@ impl Scene {
             // a glTF file brings its lights and its camera too
             let (g, sources) = load_file(path)?;
             let mut scene = Scene::from_meshes(&name, g.meshes);
+            // (animated meshes lie in their nodes' spaces, placed as at time 0)
+            if let Some(rig) = g.rig {
+                for (k, (t, node)) in g.transforms.iter().zip(&g.nodes).enumerate() {
+                    scene.objects[k].transform = *t;
+                    if let Some(node) = *node {
+                        scene.animation.bindings.push(crate::animation::Binding {
+                            object: k,
+                            rig: 0,
+                            node,
+                            placement: Mat4::IDENTITY,
+                        });
+                    }
+                }
+                scene.animation.rigs.push(std::sync::Arc::new(rig));
+                scene.frame_all();
+            }
             scene.lights = g.lights;
             scene.notes = g.notes;
             if let Some(c) = g.camera {
@@ -316,6 +334,9 @@ impl Scene {
         let mut objects = Vec::new();
         let mut sources = Vec::new();
         let mut notes = Vec::new();
+        let mut animation = crate::animation::SceneAnimation::default();
+        // (the animated meshes of one object's file: object, rig, node)
+        let mut moved: Vec<(usize, usize, usize)> = Vec::new();
         let mut noted = std::collections::HashSet::new();
         for (i, o) in f.object.iter().enumerate() {
             let perr = |message: String| IoError::Parse {
@@ -337,11 +358,20 @@ impl Scene {
                             notes.push(n);
                         }
                     }
-                    let meshes = g.meshes;
-                    if meshes.iter().all(|m| m.triangle_count() == 0) {
+                    if g.meshes.iter().all(|m| m.triangle_count() == 0) {
                         return Err(perr(format!("{} holds no triangles", file.display())));
                     }
-                    meshes
+                    // (an animated mesh moves with its node, under the object's transform)
+                    if let Some(rig) = g.rig {
+                        let r = animation.rigs.len();
+                        animation.rigs.push(std::sync::Arc::new(rig));
+                        for (k, node) in g.nodes.iter().enumerate() {
+                            if let Some(node) = *node {
+                                moved.push((objects.len() + k, r, node));
+                            }
+                        }
+                    }
+                    g.meshes.into_iter().zip(g.transforms).collect()
                 }
                 (None, Some(g)) => {
                     let generator = match g.as_str() {
@@ -367,7 +397,10 @@ impl Scene {
                             )))
                         }
                     };
-                    vec![generator.generate(g).map_err(|e| perr(e.to_string()))?]
+                    vec![(
+                        generator.generate(g).map_err(|e| perr(e.to_string()))?,
+                        Mat4::IDENTITY,
+                    )]
                 }
                 _ => return Err(perr("give exactly one of 'mesh' or 'generator'".into())),
             };
@@ -382,7 +415,16 @@ impl Scene {
                 glam::Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2]),
                 Vec3::from_array(o.translate),
             );
-            for mut mesh in meshes.into_iter().map(colored) {
+            for (object, rig, node) in moved.drain(..) {
+                animation.bindings.push(crate::animation::Binding {
+                    object,
+                    rig,
+                    node,
+                    placement: transform,
+                });
+            }
+            for (mesh, own) in meshes {
+                let mut mesh = colored(mesh);
                 // `color` overrides the file's colours only when given (a material's base
                 // colour and its texture too)
                 let color = match o.color {
@@ -398,7 +440,7 @@ impl Scene {
                 };
                 objects.push(Object {
                     mesh,
-                    transform,
+                    transform: transform * own,
                     color,
                 });
             }
@@ -413,6 +455,7 @@ impl Scene {
             sources,
             lights: Vec::new(),
             notes,
+            animation,
         };
         match f.camera {
             Some(c) => {
@@ -460,6 +503,7 @@ impl Scene {
             sources: Vec::new(),
             lights: Vec::new(),
             notes: Vec::new(),
+            animation: Default::default(),
         };
         s.frame_all();
         s
@@ -502,16 +546,9 @@ fn load_file(path: &Path) -> Result<(super::gltf::GltfScene, Vec<PathBuf>), IoEr
         super::load_gltf_scene(path)?
     } else if super::named(path, &["obj"]) {
         let o = super::load_obj_scene(path)?;
-        super::gltf::GltfScene {
-            meshes: o.meshes,
-            notes: o.notes,
-            ..Default::default()
-        }
+        super::gltf::GltfScene::of_meshes(o.meshes, o.notes)
     } else {
-        super::gltf::GltfScene {
-            meshes: super::load_meshes(path)?.0,
-            ..Default::default()
-        }
+        super::gltf::GltfScene::of_meshes(super::load_meshes(path)?.0, Vec::new())
     };
     Ok((g, sources))
 }

@@ -25,6 +25,19 @@ pub struct Args {
     /// overwrite the output file if it exists
     #[arg(long)]
     force: bool,
+    /// the moment of the scene's glTF animations to draw, in seconds (each holds its last key
+    /// after its end)
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = seconds)]
+    time: f32,
+}
+
+/// A finite number of seconds.
+fn seconds(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(t) if t.is_finite() => Ok(t),
+        Ok(_) => Err("a finite number of seconds".into()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 pub fn run(a: Args) -> Res {
@@ -41,10 +54,18 @@ pub fn run(a: Args) -> Res {
     pb.set_message(format!("preparing {} triangles", scene.triangle_count()));
     let prepared = pipeline.prepare(&scene)?;
     pb.set_message(format!("rendering {} triangles", scene.triangle_count()));
-    let mut frame =
-        pipeline.render_prepared(&prepared, &scene, &scene.camera, (a.width, a.height), 0.0)?;
+    let size = (a.width, a.height);
+    let mut frame = pipeline.render_prepared(&prepared, &scene, &scene.camera, size, a.time)?;
     // (the frame's own notes first, such as why nothing was drawn; then what loading left out)
     frame.notes.extend(scene.notes.iter().cloned());
+    if !scene.animation.is_empty() {
+        frame.notes.push(format!(
+            "the scene's {} animation(s) ({:.2} s) are drawn at {} s: --time picks another moment; `rxpipe view` plays them",
+            scene.animation.clips(),
+            scene.animation.duration(),
+            a.time
+        ));
+    }
     frame.notes.extend(prepared.reindex_notes());
     pb.finish_and_clear();
     frame.save(&a.out)?;

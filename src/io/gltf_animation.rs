@@ -1,0 +1,143 @@
+//! A glTF file's animations read into a [`Rig`]: its node tree and, per animation, the channels
+//! that move a node's translation, rotation or scale ([`crate::animation`] samples them).
+//!
+//! Indices are checked on the JSON before the gltf crate's accessors are used (they unwrap), and
+//! every accessor as the meshes' are ([`super::gltf::check_accessor`]). A channel that cannot be
+//! played (a bad accessor, unordered key times, morph target weights) is left out with a note
+//! naming the animation and the channel; the file's geometry is drawn either way.
+
+use crate::animation::{Channel, Clip, Interpolation, Property, Rig, RigNode, Sampler};
+use glam::{Mat4, Quat, Vec3, Vec4};
+use gltf::json::validation::Checked;
+
+/// The node tree and animations of `doc` (`None` when it has no animation), with notes on what
+/// was left out. `data` gives a buffer's bytes.
+pub fn read<'a, 's>(
+    doc: &'a gltf::Document,
+    data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+    file: &str,
+) -> (Option<Rig>, Vec<String>) {
+    let json = doc.as_json();
+    if json.animations.is_empty() {
+        return (None, Vec::new());
+    }
+    let mut nodes: Vec<RigNode> = doc
+        .nodes()
+        .map(|n| {
+            let (t, r, s) = n.transform().decomposed();
+            RigNode {
+                parent: None,
+                local: Mat4::from_cols_array_2d(&n.transform().matrix()),
+                translation: Vec3::from_array(t),
+                rotation: Quat::from_array(r),
+                scale: Vec3::from_array(s),
+            }
+        })
+        .collect();
+    for (p, n) in json.nodes.iter().enumerate() {
+        for c in n.children.iter().flatten() {
+            if let Some(child) = nodes.get_mut(c.value()) {
+                child.parent = Some(p);
+            }
+        }
+    }
+    let mut notes = Vec::new();
+    let mut weights = 0usize;
+    let mut clips = Vec::new();
+    for (a, anim) in json.animations.iter().enumerate() {
+        let name = anim.name.clone().unwrap_or_default();
+        let mut clip = Clip {
+            name: name.clone(),
+            channels: Vec::new(),
+        };
+        for (c, ch) in anim.channels.iter().enumerate() {
+            let property = match ch.target.path {
+                Checked::Valid(gltf::animation::Property::Translation) => Property::Translation,
+                Checked::Valid(gltf::animation::Property::Rotation) => Property::Rotation,
+                Checked::Valid(gltf::animation::Property::Scale) => Property::Scale,
+                Checked::Valid(gltf::animation::Property::MorphTargetWeights) => {
+                    weights += 1;
+                    continue;
+                }
+                Checked::Invalid => continue,
+            };
+            match channel(doc, anim, ch, property, data.clone()) {
+                Ok(sampler) => clip.channels.push(Channel {
+                    node: ch.target.node.value(),
+                    property,
+                    sampler,
+                }),
+                Err(why) => notes.push(format!(
+                    "{file}: animation {a} ('{name}') channel {c} is not played: {why}"
+                )),
+            }
+        }
+        clips.push(clip);
+    }
+    if weights > 0 {
+        notes.push(format!(
+            "{file}: {weights} animation channel(s) of morph target weights are not played (morph targets are not applied)"
+        ));
+    }
+    (Some(Rig { nodes, clips }), notes)
+}
+
+/// The sampler of one channel, read and checked.
+fn channel<'a, 's>(
+    doc: &'a gltf::Document,
+    anim: &gltf::json::Animation,
+    ch: &gltf::json::animation::Channel,
+    property: Property,
+    data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+) -> Result<Sampler, String> {
+    use gltf::accessor::{DataType as T, Dimensions as D};
+    if ch.target.node.value() >= doc.nodes().len() {
+        return Err(format!(
+            "it targets node {}, but the file has {}",
+            ch.target.node.value(),
+            doc.nodes().len()
+        ));
+    }
+    let s = anim
+        .samplers
+        .get(ch.sampler.value())
+        .ok_or_else(|| format!("its sampler {} does not exist", ch.sampler.value()))?;
+    let interpolation = match s.interpolation {
+        Checked::Valid(gltf::animation::Interpolation::Step) => Interpolation::Step,
+        Checked::Valid(gltf::animation::Interpolation::Linear) => Interpolation::Linear,
+        Checked::Valid(gltf::animation::Interpolation::CubicSpline) => Interpolation::CubicSpline,
+        Checked::Invalid => return Err("its interpolation is not one glTF defines".into()),
+    };
+    let accessor = |i: usize| {
+        doc.accessors()
+            .nth(i)
+            .ok_or_else(|| format!("accessor {i} does not exist"))
+    };
+    let input = accessor(s.input.value())?;
+    super::gltf::check_accessor("input", input.clone(), &[T::F32], D::Scalar, false)?;
+    let times: Vec<f32> = gltf::accessor::Iter::<f32>::new(input, data.clone())
+        .ok_or("its input's buffer is missing")?
+        .collect();
+    let output = accessor(s.output.value())?;
+    let values: Vec<Vec4> = match property {
+        Property::Rotation => {
+            let types = [T::F32, T::I8, T::U8, T::I16, T::U16];
+            super::gltf::check_accessor("rotation output", output.clone(), &types, D::Vec4, false)?;
+            // (integer rotations are normalized, whatever the accessor says)
+            super::gltf::read_floats::<4>(output, data, true)
+                .ok_or("its output's buffer is missing")?
+                .into_iter()
+                .map(Vec4::from_array)
+                .collect()
+        }
+        _ => {
+            super::gltf::check_accessor("output", output.clone(), &[T::F32], D::Vec3, false)?;
+            super::gltf::read_floats::<3>(output, data, false)
+                .ok_or("its output's buffer is missing")?
+                .into_iter()
+                .map(|v| Vec3::from_array(v).extend(0.0))
+                .collect()
+        }
+    };
+    Sampler::new(interpolation, times, values).map_err(|e| e.to_string())
+}
