@@ -1,9 +1,10 @@
 //! The window: winit + pixels. Orbit with the left mouse button, zoom with the wheel; keys switch
 //! strategy (S), shading mode (M), vertex order (O) and culling (C); R resets the camera, P writes
-//! a screenshot PNG into the current folder, Esc closes. Frame time and ASR are in the title.
+//! a screenshot PNG into the current folder, Space pauses and resumes the scene's animations, Esc
+//! closes. Frame time and ASR (and the animation's time) are in the title.
 //!
-//! A frame is drawn only when something changed (input, a resize, a setting): a still window
-//! costs no CPU.
+//! A frame is drawn only when something changed (input, a resize, a setting, a playing
+//! animation): a still window costs no CPU.
 
 use crate::{CullMode, Error, Pipeline, Prepared, Scene};
 use glam::Vec3;
@@ -50,6 +51,55 @@ impl Orbit {
     }
 }
 
+/// The time of the scene's animations in the window: it runs while playing, from 0 to the
+/// animations' length and round again, and stands still while paused.
+#[derive(Debug, Clone, Copy)]
+struct Clock {
+    /// seconds into the animations
+    t: f32,
+    /// their length (0: nothing to play)
+    length: f32,
+    playing: bool,
+    /// when it last advanced (`None`: not since it started or resumed)
+    last: Option<Instant>,
+}
+
+impl Clock {
+    /// A clock over animations `length` seconds long, playing when there is something to play.
+    fn new(length: f32) -> Clock {
+        let length = if length.is_finite() {
+            length.max(0.0)
+        } else {
+            0.0
+        };
+        Clock {
+            t: 0.0,
+            length,
+            playing: length > 0.0,
+            last: None,
+        }
+    }
+
+    /// Advances to `now`; true while it plays (a new frame is due).
+    fn tick(&mut self, now: Instant) -> bool {
+        if !self.playing {
+            return false;
+        }
+        if let Some(last) = self.last {
+            let dt = now.saturating_duration_since(last).as_secs_f32();
+            self.t = (self.t + dt) % self.length;
+        }
+        self.last = Some(now);
+        true
+    }
+
+    /// Pauses or resumes (resuming where it stood).
+    fn toggle(&mut self) {
+        self.playing = !self.playing && self.length > 0.0;
+        self.last = None;
+    }
+}
+
 struct App {
     scene: Scene,
     pipeline: Pipeline,
@@ -61,7 +111,7 @@ struct App {
     home: Orbit,
     dragging: bool,
     last_cursor: Option<(f64, f64)>,
-    start: Instant,
+    clock: Clock,
     error: Option<Error>,
     frames: FrameLoop,
     /// something changed since the last frame was rendered
@@ -98,7 +148,11 @@ impl App {
             }
         }
         let camera = self.orbit.apply(&self.scene.camera);
-        let t = self.start.elapsed().as_secs_f32();
+        // a playing animation makes every frame new
+        if self.clock.tick(Instant::now()) {
+            self.dirty = true;
+        }
+        let t = self.clock.t;
         let mut none: [u8; 0] = [];
         let target = match self.pixels.as_mut() {
             Some(px) => px.frame_mut(),
@@ -129,8 +183,13 @@ impl App {
                 return self.fail(el, Error::Backend(format!("window: {e}")));
             }
             let s = &frame.stats;
+            let clock = match (self.clock.length > 0.0, self.clock.playing) {
+                (false, _) => String::new(),
+                (true, true) => format!(" | t {:.2} s (Space)", self.clock.t),
+                (true, false) => format!(" | t {:.2} s, paused (Space)", self.clock.t),
+            };
             win.set_title(&format!(
-                "rxpipe | {} | strategy {} (S) | order {} (O) | {} (M) | cull {:?} (C) | {:.1} ms | ASR {:.3}",
+                "rxpipe | {} | strategy {} (S) | order {} (O) | {} (M) | cull {:?} (C) | {:.1} ms | ASR {:.3}{clock}",
                 self.scene.name,
                 self.pipeline.strategy,
                 self.pipeline.order,
@@ -139,8 +198,9 @@ impl App {
                 s.total_ms,
                 s.geometry.asr()
             ));
-            if waiting {
-                // the frame just rendered reaches the window on the next redraw
+            if waiting || self.clock.playing {
+                // the frame just rendered reaches the window on the next redraw; a playing
+                // animation asks for the next frame
                 win.request_redraw();
             }
         }
@@ -320,6 +380,7 @@ impl App {
             WindowEvent::KeyboardInput { event, .. } if event.state == ElementState::Pressed => {
                 match event.logical_key.as_ref() {
                     Key::Named(NamedKey::Escape) => el.exit(),
+                    Key::Named(NamedKey::Space) => self.clock.toggle(),
                     Key::Character(c) => match c.to_ascii_lowercase().as_str() {
                         "s" => {
                             self.pipeline.strategy = self.pipeline.strategy.next();
@@ -397,6 +458,10 @@ pub fn run(scene: Scene, mut pipeline: Pipeline) -> Result<(), Error> {
     // sleep until an event comes: frames are drawn on request, when something changed
     event_loop.set_control_flow(ControlFlow::Wait);
     let orbit = Orbit::from_camera(&scene.camera);
+    let clock = Clock::new(match scene.animation.is_empty() {
+        true => 0.0,
+        false => scene.animation.duration(),
+    });
     let mut app = App {
         scene,
         pipeline,
@@ -408,7 +473,7 @@ pub fn run(scene: Scene, mut pipeline: Pipeline) -> Result<(), Error> {
         home: orbit,
         dragging: false,
         last_cursor: None,
-        start: Instant::now(),
+        clock,
         error: None,
         frames: FrameLoop::default(),
         dirty: true,
@@ -420,5 +485,36 @@ pub fn run(scene: Scene, mut pipeline: Pipeline) -> Result<(), Error> {
     match app.error {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_clock_plays_loops_and_pauses() {
+        let start = Instant::now();
+        let at = |s: f32| start + Duration::from_secs_f32(s);
+        let mut c = Clock::new(2.0);
+        assert!(c.playing);
+        // the first tick starts it; later ones advance it, round the length
+        assert!(c.tick(at(10.0)) && c.t == 0.0);
+        assert!(c.tick(at(11.5)) && (c.t - 1.5).abs() < 1e-5);
+        assert!(c.tick(at(12.0)) && c.t.abs() < 1e-5);
+        assert!(c.tick(at(12.25)) && (c.t - 0.25).abs() < 1e-5);
+        // paused, it stands; resumed, it goes on from there, not from the wall clock
+        c.toggle();
+        assert!(!c.tick(at(20.0)) && (c.t - 0.25).abs() < 1e-5);
+        c.toggle();
+        assert!(c.tick(at(30.0)) && (c.t - 0.25).abs() < 1e-5);
+        assert!(c.tick(at(30.5)) && (c.t - 0.75).abs() < 1e-5);
+        // nothing to play: never runs, and Space does not start it
+        let mut still = Clock::new(0.0);
+        assert!(!still.tick(at(1.0)));
+        still.toggle();
+        assert!(!still.playing && !still.tick(at(2.0)));
+        assert!(!Clock::new(f32::NAN).playing);
     }
 }
