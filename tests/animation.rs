@@ -114,6 +114,32 @@ fn animated_nodes_move_their_meshes_and_broken_channels_are_named() {
     assert_eq!(top, 1.5);
 }
 
+#[test]
+fn scene_files_place_animated_files() {
+    // the file twice, moved apart: each object moves with its node under its own placement
+    let file = two_triangles();
+    let toml = "[[object]]\nmesh = \"moving.gltf\"\ntranslate = [0.0, 0.0, -5.0]\n\n\
+                [[object]]\nmesh = \"moving.gltf\"\nscale = [-1.0, 1.0, 1.0]\n";
+    let p = file.with_file_name("moving.toml");
+    std::fs::write(&p, toml).unwrap();
+    let scene = Scene::load(&p).unwrap();
+    assert_eq!(scene.objects.len(), 4);
+    let a = &scene.animation;
+    assert_eq!((a.rigs.len(), a.bindings.len()), (2, 2));
+    let (first, second) = (a.bindings[0].object, a.bindings[1].object);
+    assert!(first < 2 && (2..4).contains(&second));
+    let centre = |k: usize, t: f32| corners(&scene, k, t).iter().sum::<Vec3>() / 3.0;
+    let c = centre(first, 0.5);
+    assert!(c.distance(Vec3::new(1.0, 1.0 - 1.0 / 6.0, -5.0)) < 1e-5, "{c}");
+    let c = centre(second, 0.5);
+    assert!(c.distance(Vec3::new(-1.0, 1.0 - 1.0 / 6.0, 0.0)) < 1e-5, "{c}");
+    // at time 0, as loaded
+    for k in [first, second] {
+        let posed = a.poses(0.0, 4)[k].unwrap();
+        assert!(posed.abs_diff_eq(scene.objects[k].transform, 1e-6));
+    }
+}
+
 /// The frame of `scene` at time `t` on the CPU, and on the GPU (which must agree) where there is
 /// one.
 fn frame_at(scene: &Scene, t: f32) -> rxpipe::Frame {
