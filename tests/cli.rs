@@ -552,3 +552,30 @@ fn gpu_benchmarks_say_they_need_a_gpu() {
         );
     }
 }
+
+#[test]
+fn render_time_must_be_a_finite_number_of_seconds() {
+    let d = common::tmp_dir("time");
+    let out = d.join("t.png");
+    for bad in ["nan", "inf", "soon"] {
+        let o = render_small(std::path::Path::new("icosphere:1"), &out, &["--time", bad])
+            .output()
+            .unwrap();
+        assert!(
+            !o.status.success() && stderr(&o).contains("--time"),
+            "{bad}: {}",
+            stderr(&o)
+        );
+        assert!(!out.exists());
+    }
+    let o = render_small(
+        std::path::Path::new("icosphere:1"),
+        &out,
+        &["--time", "2.5"],
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    // a scene without animations says nothing about them
+    assert!(!stderr(&o).contains("animation"), "{}", stderr(&o));
+}
