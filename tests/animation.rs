@@ -130,9 +130,15 @@ fn scene_files_place_animated_files() {
     assert!(first < 2 && (2..4).contains(&second));
     let centre = |k: usize, t: f32| corners(&scene, k, t).iter().sum::<Vec3>() / 3.0;
     let c = centre(first, 0.5);
-    assert!(c.distance(Vec3::new(1.0, 1.0 - 1.0 / 6.0, -5.0)) < 1e-5, "{c}");
+    assert!(
+        c.distance(Vec3::new(1.0, 1.0 - 1.0 / 6.0, -5.0)) < 1e-5,
+        "{c}"
+    );
     let c = centre(second, 0.5);
-    assert!(c.distance(Vec3::new(-1.0, 1.0 - 1.0 / 6.0, 0.0)) < 1e-5, "{c}");
+    assert!(
+        c.distance(Vec3::new(-1.0, 1.0 - 1.0 / 6.0, 0.0)) < 1e-5,
+        "{c}"
+    );
     // at time 0, as loaded
     for k in [first, second] {
         let posed = a.poses(0.0, 4)[k].unwrap();
