@@ -34,17 +34,23 @@ fn quad(z: f32, material: Option<Material>) -> Mesh {
     }
 }
 
-/// Renders meshes seen from `eye_z` on the z axis (the square fills the middle of the frame).
-fn render(meshes: Vec<Mesh>, eye_z: f32) -> rxpipe::Frame {
-    let mut scene = Scene::from_meshes("test", meshes);
-    scene.camera = Camera {
+/// A camera at `eye_z` on the z axis looking at the origin (the square fills the middle of the
+/// frame).
+fn on_axis(eye_z: f32) -> Camera {
+    Camera {
         eye: Vec3::new(0.0, 0.0, eye_z),
         target: Vec3::ZERO,
         up: Vec3::Y,
         fov_y: 60.0,
         near: 0.1,
         far: 100.0,
-    };
+    }
+}
+
+/// Renders meshes seen from `eye_z` on the z axis.
+fn render(meshes: Vec<Mesh>, eye_z: f32) -> rxpipe::Frame {
+    let mut scene = Scene::from_meshes("test", meshes);
+    scene.camera = on_axis(eye_z);
     scene.background = [0.0; 3];
     on_both(
         || Pipeline::builder().reindex(None),
@@ -369,14 +375,7 @@ fn mirrored_objects_show_their_front_faces() {
     let mut scene = Scene::from_meshes("quad", vec![quad(0.0, Some(lit.clone()))]);
     scene.background = [0.0; 3];
     for (eye_z, shows) in [(2.0, true), (-2.0, false)] {
-        scene.camera = Camera {
-            eye: Vec3::new(0.0, 0.0, eye_z),
-            target: Vec3::ZERO,
-            up: Vec3::Y,
-            fov_y: 60.0,
-            near: 0.1,
-            far: 100.0,
-        };
+        scene.camera = on_axis(eye_z);
         let f = render_placed(scene.clone(), mirror, (W, H));
         assert_eq!(
             px(&f, W / 2, H / 2) != [0, 0, 0, 255],
