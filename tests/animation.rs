@@ -9,8 +9,9 @@ use rxpipe::{Backend, Camera, Pipeline, Renderer, Scene};
 
 /// A glTF of two triangles: 'cargo' under 'carrier', which an animation drives along x (0 to 2
 /// over a second, LINEAR) while cargo turns 90 degrees about z at t = 1 (STEP), and 'ground', a
-/// node nothing moves. A third channel has key times out of order.
-fn two_triangles() -> std::path::PathBuf {
+/// node nothing moves. A third channel has key times out of order. Written into a folder of
+/// `test`'s own (the tests run at once).
+fn two_triangles(test: &str) -> std::path::PathBuf {
     let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,2]}],
         "nodes":[{"name":"carrier","children":[1]},
                  {"name":"cargo","mesh":0,"translation":[0,1,0]},
@@ -41,7 +42,7 @@ fn two_triangles() -> std::path::PathBuf {
         1.0, 0.0, // key times out of order
     ];
     let bin: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
-    let d = common::tmp_dir("animation");
+    let d = common::tmp_dir(&format!("animation-{test}"));
     std::fs::write(d.join("moving.bin"), bin).unwrap();
     let p = d.join("moving.gltf");
     std::fs::write(&p, gltf).unwrap();
@@ -66,7 +67,7 @@ fn near(a: &[Vec3], b: &[Vec3]) -> bool {
 
 #[test]
 fn animated_nodes_move_their_meshes_and_broken_channels_are_named() {
-    let scene = Scene::load(two_triangles()).unwrap();
+    let scene = Scene::load(two_triangles("moves")).unwrap();
     assert_eq!(scene.objects.len(), 2);
     let a = &scene.animation;
     assert_eq!((a.rigs.len(), a.bindings.len(), a.clips()), (1, 1, 1));
@@ -105,7 +106,7 @@ fn animated_nodes_move_their_meshes_and_broken_channels_are_named() {
     }
     assert_eq!(scene.objects[ground].transform, Mat4::IDENTITY);
     // the mesh tools read the file posed at time 0
-    let meshes = rxpipe::io::load_meshes(two_triangles()).unwrap().0;
+    let meshes = rxpipe::io::load_meshes(two_triangles("moves")).unwrap().0;
     let top = meshes
         .iter()
         .flat_map(|m| &m.positions)
@@ -117,7 +118,7 @@ fn animated_nodes_move_their_meshes_and_broken_channels_are_named() {
 #[test]
 fn scene_files_place_animated_files() {
     // the file twice, moved apart: each object moves with its node under its own placement
-    let file = two_triangles();
+    let file = two_triangles("placed");
     let toml = "[[object]]\nmesh = \"moving.gltf\"\ntranslate = [0.0, 0.0, -5.0]\n\n\
                 [[object]]\nmesh = \"moving.gltf\"\nscale = [-1.0, 1.0, 1.0]\n";
     let p = file.with_file_name("moving.toml");
@@ -186,7 +187,7 @@ fn covered_x(f: &rxpipe::Frame, rows: std::ops::Range<u32>) -> f32 {
 
 #[test]
 fn frames_draw_the_animation_at_their_time() {
-    let mut scene = Scene::load(two_triangles()).unwrap();
+    let mut scene = Scene::load(two_triangles("frames")).unwrap();
     scene.camera = Camera {
         eye: Vec3::new(1.0, -1.0, 8.0),
         target: Vec3::new(1.0, -1.0, 0.0),
