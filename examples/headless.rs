@@ -1,4 +1,6 @@
 //! Renders a scene or mesh without a window, several frames in a row, and prints per-stage times.
+//! The frames are 1/30 s apart, so a glTF scene's animations move from one to the next (the time
+//! a frame is rendered at is `render_into`'s `time`).
 //!
 //! cargo run --release --example headless -- [SCENE_OR_MESH] [FRAMES] [STRATEGY] [SHADING]
 
@@ -26,13 +28,13 @@ fn main() -> Result<(), rxpipe::Error> {
         .build(&renderer)?;
     let prepared = pipeline.prepare(&scene)?;
     let mut frame = rxpipe::Frame::empty();
-    for _ in 0..frames {
+    for k in 0..frames {
         pipeline.render_into(
             &prepared,
             &scene,
             &scene.camera,
             (1280, 720),
-            0.0,
+            k as f32 / 30.0,
             &mut frame,
         )?;
         println!("{}", frame.stats);
