@@ -48,7 +48,7 @@ pub struct VertexOut {
 pub struct Uniforms {
     pub model: Mat4,
     pub view_proj: Mat4,
-    /// inverse transpose of the model matrix's upper 3x3
+    /// inverse transpose of the model matrix's upper 3x3 ([`normal_matrix`])
     pub normal_matrix: Mat3,
     pub eye: Vec3,
     /// seconds, for animated shaders
@@ -60,11 +60,27 @@ impl Uniforms {
         Uniforms {
             model,
             view_proj,
-            normal_matrix: Mat3::from_mat4(model).inverse().transpose(),
+            normal_matrix: normal_matrix(model),
             eye,
             time,
         }
     }
+}
+
+/// The matrix that takes a mesh's normals to world space under `model`: the inverse transpose of
+/// its upper 3x3. A singular one (a scale of 0 along an axis, as an animation may key to flatten
+/// or hide an object) has no inverse; its cofactor matrix, the inverse transpose times the
+/// determinant, still maps each normal to the flattened surface's normal, and is used instead.
+pub fn normal_matrix(model: Mat4) -> Mat3 {
+    let m = Mat3::from_mat4(model);
+    if m.determinant() != 0.0 {
+        return m.inverse().transpose();
+    }
+    Mat3::from_cols(
+        m.y_axis.cross(m.z_axis),
+        m.z_axis.cross(m.x_axis),
+        m.x_axis.cross(m.y_axis),
+    )
 }
 
 impl Default for Uniforms {
@@ -153,5 +169,29 @@ pub struct FnShader<F>(pub F);
 impl<F: Fn(&VertexIn, &Uniforms) -> VertexOut + Send + Sync> VertexShader for FnShader<F> {
     fn shade(&self, v: &VertexIn, u: &Uniforms) -> VertexOut {
         (self.0)(v, u)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normal_matrices_of_flattening_models_are_finite_and_right() {
+        let r = Mat4::from_rotation_z(0.7) * Mat4::from_rotation_x(0.3);
+        // invertible: the inverse transpose itself
+        let m = r * Mat4::from_scale(Vec3::new(2.0, -0.5, 1.5));
+        assert_eq!(normal_matrix(m), Mat3::from_mat4(m).inverse().transpose());
+        // flattened along y: every normal with an upward part points along the rotated y
+        let flat = r * Mat4::from_scale(Vec3::new(1.0, 0.0, 1.0));
+        let n = (normal_matrix(flat) * Vec3::new(0.3, 0.9, 0.1)).normalize();
+        let up = r.transform_vector3(Vec3::Y);
+        assert!(n.is_finite() && n.distance(up) < 1e-5, "{n} against {up}");
+        // and it is the limit of nearly flattened ones
+        let thin = r * Mat4::from_scale(Vec3::new(1.0, 1e-4, 1.0));
+        let m = (normal_matrix(thin) * Vec3::new(0.3, 0.9, 0.1)).normalize();
+        assert!(m.distance(n) < 1e-3, "{m} against {n}");
+        // scaled to nothing: no NaN (the normals vanish with the object)
+        assert!(normal_matrix(Mat4::from_scale(Vec3::ZERO)).is_finite());
     }
 }
