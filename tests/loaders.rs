@@ -895,9 +895,11 @@ fn gltf_textures_without_coordinates_are_named_in_a_note() {
 
 #[test]
 fn gltf_parts_not_drawn_are_named_in_notes() {
-    // a triangle with a morph target, a line primitive beside it, a skin, an animation
+    // a triangle with a morph target, a line primitive beside it, a skin, an animation, an
+    // orthographic camera
     let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],
-        "nodes":[{"mesh":0,"skin":0},{"name":"joint"}],
+        "nodes":[{"mesh":0,"skin":0},{"name":"joint","camera":0}],
+        "cameras":[{"type":"orthographic","orthographic":{"xmag":1,"ymag":1,"znear":0.1,"zfar":10}}],
         "skins":[{"joints":[1]}],
         "meshes":[{"primitives":[{"attributes":{"POSITION":0},"targets":[{"POSITION":0}]},
                                  {"attributes":{"POSITION":0},"mode":1}]}],
@@ -915,7 +917,8 @@ fn gltf_parts_not_drawn_are_named_in_notes() {
     let scene = rxpipe::Scene::load(write("parts.gltf", gltf.as_bytes())).unwrap();
     assert_eq!(scene.triangle_count(), 1);
     let said = |what: &str| scene.notes.iter().any(|n| n.contains(what));
-    assert_eq!(scene.notes.len(), 4, "{:?}", scene.notes);
+    assert_eq!(scene.notes.len(), 5, "{:?}", scene.notes);
+    assert!(said("camera 0 is orthographic"), "{:?}", scene.notes);
     assert!(
         said("1 primitive(s) of points or lines"),
         "{:?}",

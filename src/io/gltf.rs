@@ -219,6 +219,12 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
         }
         if let (None, Some(cam)) = (&out.camera, node.camera()) {
             out.camera = camera(&cam, world);
+            if let gltf::camera::Projection::Orthographic(_) = cam.projection() {
+                out.notes.push(format!(
+                    "{file}: camera {} is orthographic, which rxpipe does not draw: the view starts from a perspective camera",
+                    cam.index()
+                ));
+            }
         }
         let Some(mesh) = node.mesh() else { continue };
         skinned |= node.skin().is_some();
