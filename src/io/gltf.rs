@@ -99,6 +99,20 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     // (and EXT_meshopt_compression by gltf_meshopt)
     json.extensions_required
         .retain(|e| e != QUANTIZATION && e != gltf_meshopt::NAME);
+    // a file that requires an extension rxpipe does not implement (Draco, Basis textures) is
+    // refused by name, before the gltf crate's list of validation errors
+    if let Some(e) = json
+        .extensions_required
+        .iter()
+        .find(|e| !EXTENSIONS_DRAWN.contains(&e.as_str()))
+    {
+        return Err(err(
+            "extensionsRequired",
+            format!(
+                "the file requires {e}, which rxpipe does not implement (a tool such as gltf-transform can write the file without it)"
+            ),
+        ));
+    }
     let document = gltf::Document::from_json(json).map_err(|e| err("document", e.to_string()))?;
     gltf.document = document;
     // the gltf crate percent-decodes a relative buffer URI and unwraps the result as UTF-8 (a
