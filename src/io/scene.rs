@@ -335,10 +335,10 @@ impl Scene {
         let mut sources = Vec::new();
         let mut notes = Vec::new();
         let mut animation = crate::animation::SceneAnimation::default();
-        // (the animated meshes of one object's file: object, rig, node)
-        let mut moved: Vec<(usize, usize, usize)> = Vec::new();
         let mut noted = std::collections::HashSet::new();
         for (i, o) in f.object.iter().enumerate() {
+            // (the animated meshes of this object's file: object, rig, node)
+            let mut moved: Vec<(usize, usize, usize)> = Vec::new();
             let perr = |message: String| IoError::Parse {
                 file: name.into(),
                 location: format!("object {}", i + 1),
@@ -415,7 +415,7 @@ impl Scene {
                 glam::Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2]),
                 Vec3::from_array(o.translate),
             );
-            for (object, rig, node) in moved.drain(..) {
+            for (object, rig, node) in moved {
                 animation.bindings.push(crate::animation::Binding {
                     object,
                     rig,
