@@ -1,7 +1,7 @@
 //! The window: winit + pixels. Orbit with the left mouse button, zoom with the wheel; keys switch
 //! strategy (S), shading mode (M), vertex order (O) and culling (C); R resets the camera, P writes
-//! a screenshot PNG into the current folder, Space pauses and resumes the scene's animations, Esc
-//! closes. Frame time and ASR (and the animation's time) are in the title.
+//! a screenshot PNG into the current folder, Space pauses and resumes the scene's animations (the
+//! arrow keys step them a frame back or on), Esc closes. Frame time and ASR (and the animation's time) are in the title.
 //!
 //! A frame is drawn only when something changed (input, a resize, a setting, a playing
 //! animation): a still window costs no CPU.
@@ -51,6 +51,9 @@ impl Orbit {
     }
 }
 
+/// How far an arrow key moves the animation: a frame at 30 frames a second.
+const STEP: f32 = 1.0 / 30.0;
+
 /// The time of the scene's animations in the window: it runs while playing, from 0 to the
 /// animations' length and round again, and stands still while paused.
 #[derive(Debug, Clone, Copy)]
@@ -91,6 +94,16 @@ impl Clock {
         }
         self.last = Some(now);
         true
+    }
+
+    /// Moves it by `dt` seconds (either way, round the length), pausing it: the arrow keys step
+    /// through the animation a frame at a time.
+    fn step(&mut self, dt: f32) {
+        if self.length > 0.0 {
+            self.t = (self.t + dt).rem_euclid(self.length);
+            self.playing = false;
+            self.last = None;
+        }
     }
 
     /// Pauses or resumes (resuming where it stood).
@@ -381,6 +394,8 @@ impl App {
                 match event.logical_key.as_ref() {
                     Key::Named(NamedKey::Escape) => el.exit(),
                     Key::Named(NamedKey::Space) => self.clock.toggle(),
+                    Key::Named(NamedKey::ArrowRight) => self.clock.step(STEP),
+                    Key::Named(NamedKey::ArrowLeft) => self.clock.step(-STEP),
                     Key::Character(c) => match c.to_ascii_lowercase().as_str() {
                         "s" => {
                             self.pipeline.strategy = self.pipeline.strategy.next();
@@ -510,11 +525,18 @@ mod tests {
         c.toggle();
         assert!(c.tick(at(30.0)) && (c.t - 0.25).abs() < 1e-5);
         assert!(c.tick(at(30.5)) && (c.t - 0.75).abs() < 1e-5);
+        // an arrow key steps it a frame and pauses it, round the length either way
+        c.step(STEP);
+        assert!(!c.playing && (c.t - (0.75 + STEP)).abs() < 1e-5);
+        c.step(-1.0);
+        assert!((c.t - (1.75 + STEP)).abs() < 1e-5);
+        assert!(!c.tick(at(40.0)));
         // nothing to play: never runs, and Space does not start it
         let mut still = Clock::new(0.0);
         assert!(!still.tick(at(1.0)));
         still.toggle();
-        assert!(!still.playing && !still.tick(at(2.0)));
+        still.step(STEP);
+        assert!(!still.playing && !still.tick(at(2.0)) && still.t == 0.0);
         assert!(!Clock::new(f32::NAN).playing);
     }
 }
