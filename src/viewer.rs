@@ -1,7 +1,7 @@
 //! The window: winit + pixels. Orbit with the left mouse button, zoom with the wheel; keys switch
 //! strategy (S), shading mode (M), vertex order (O) and culling (C); R resets the camera, P writes
-//! a screenshot PNG into the current folder, Space pauses and resumes the scene's animations (the
-//! arrow keys step them a frame back or on), Esc closes. Frame time and ASR (and the animation's time) are in the title.
+//! a screenshot PNG into the current folder, V goes to the glTF file's next camera, Space pauses
+//! and resumes the scene's animations (the arrow keys step them a frame back or on), Esc closes. Frame time and ASR (and the animation's time) are in the title.
 //!
 //! A frame is drawn only when something changed (input, a resize, a setting, a playing
 //! animation): a still window costs no CPU.
@@ -125,6 +125,8 @@ struct App {
     dragging: bool,
     last_cursor: Option<(f64, f64)>,
     clock: Clock,
+    /// which of the scene's cameras the view started from (V goes to the next)
+    view: usize,
     error: Option<Error>,
     frames: FrameLoop,
     /// something changed since the last frame was rendered
@@ -196,13 +198,17 @@ impl App {
                 return self.fail(el, Error::Backend(format!("window: {e}")));
             }
             let s = &frame.stats;
+            let cameras = match self.scene.cameras.len() {
+                0 | 1 => String::new(),
+                n => format!(" | camera {}/{n} (V)", self.view + 1),
+            };
             let clock = match (self.clock.length > 0.0, self.clock.playing) {
                 (false, _) => String::new(),
                 (true, true) => format!(" | t {:.2} s (Space)", self.clock.t),
                 (true, false) => format!(" | t {:.2} s, paused (Space)", self.clock.t),
             };
             win.set_title(&format!(
-                "rxpipe | {} | strategy {} (S) | order {} (O) | {} (M) | cull {:?} (C) | {:.1} ms | ASR {:.3}{clock}",
+                "rxpipe | {} | strategy {} (S) | order {} (O) | {} (M) | cull {:?} (C) | {:.1} ms | ASR {:.3}{cameras}{clock}",
                 self.scene.name,
                 self.pipeline.strategy,
                 self.pipeline.order,
@@ -424,6 +430,12 @@ impl App {
                             }
                         }
                         "r" => self.orbit = self.home,
+                        "v" if self.scene.cameras.len() > 1 => {
+                            self.view = (self.view + 1) % self.scene.cameras.len();
+                            self.scene.camera = self.scene.cameras[self.view];
+                            self.home = Orbit::from_camera(&self.scene.camera);
+                            self.orbit = self.home;
+                        }
                         "p" => {
                             self.screenshot();
                             return false;
@@ -489,6 +501,7 @@ pub fn run(scene: Scene, mut pipeline: Pipeline) -> Result<(), Error> {
         dragging: false,
         last_cursor: None,
         clock,
+        view: 0,
         error: None,
         frames: FrameLoop::default(),
         dirty: true,

@@ -579,3 +579,33 @@ fn render_time_must_be_a_finite_number_of_seconds() {
     // a scene without animations says nothing about them
     assert!(!stderr(&o).contains("animation"), "{}", stderr(&o));
 }
+
+#[test]
+fn render_draws_from_the_camera_asked_for() {
+    let Some(dir) = common::scenes() else { return };
+    let d = common::tmp_dir("camera");
+    let sponza = dir.join("sponza/Sponza.gltf");
+    let (a, b, c) = (d.join("a.png"), d.join("b.png"), d.join("c.png"));
+    let ok = |out: &std::path::Path, extra: &[&str]| {
+        let o = render_small(&sponza, out, extra).output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read(out).unwrap()
+    };
+    // camera 0 is the starting view; camera 1 another
+    let (first, start, second) = (
+        ok(&a, &["--camera", "0"]),
+        ok(&b, &[]),
+        ok(&c, &["--camera", "1"]),
+    );
+    assert_eq!(first, start);
+    assert_ne!(first, second);
+    let o = render_small(&sponza, &d.join("x.png"), &["--camera", "4"])
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success() && stderr(&o).contains("offers 4 camera(s): 0 to 3"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("x.png").exists());
+}

@@ -912,6 +912,40 @@ fn gltf_files_requiring_an_extension_not_implemented_are_refused_by_name() {
 }
 
 #[test]
+fn gltf_cameras_are_offered_in_the_order_met_the_first_the_starting_view() {
+    // three camera nodes (one orthographic, not offered), met in the walk's order: the scene's
+    // last root first
+    let gltf = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1,2,3]}],
+        "nodes":[{"mesh":0},{"camera":0,"translation":[0,0,5]},{"camera":1},
+                 {"camera":0,"translation":[1,2,9]}],
+        "cameras":[{"type":"perspective","perspective":{"yfov":0.8,"znear":0.1,"zfar":100}},
+                   {"type":"orthographic","orthographic":{"xmag":1,"ymag":1,"znear":0.1,"zfar":10}}],
+        "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+        "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
+        "bufferViews":[{"buffer":0,"byteLength":36}],
+        "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#;
+    let scene = rxpipe::Scene::load(write("cameras.gltf", gltf.as_bytes())).unwrap();
+    let eyes: Vec<glam::Vec3> = scene.cameras.iter().map(|c| c.eye).collect();
+    assert_eq!(
+        eyes,
+        [
+            glam::Vec3::new(1.0, 2.0, 9.0),
+            glam::Vec3::new(0.0, 0.0, 5.0)
+        ]
+    );
+    assert_eq!(scene.camera, scene.cameras[0]);
+    assert!(scene
+        .notes
+        .iter()
+        .any(|n| n.contains("camera 1 is orthographic")));
+    // a scene without a glTF camera offers none
+    assert!(rxpipe::Scene::load("icosphere:1")
+        .unwrap()
+        .cameras
+        .is_empty());
+}
+
+#[test]
 fn gltf_parts_not_drawn_are_named_in_notes() {
     // a triangle with a morph target, a line primitive beside it, a skin, an animation, an
     // orthographic camera

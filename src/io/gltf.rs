@@ -26,8 +26,9 @@ pub struct GltfScene {
     pub rig: Option<crate::animation::Rig>,
     /// KHR_lights_punctual lights placed by their nodes
     pub lights: Vec<PunctualLight>,
-    /// the first perspective camera of the scene's nodes
-    pub camera: Option<Camera>,
+    /// the perspective cameras of the scene's nodes, in the order the loader meets them (the
+    /// first is the starting view)
+    pub cameras: Vec<Camera>,
     /// what the user should know about how the file was read (textures left out)
     pub notes: Vec<String>,
 }
@@ -231,11 +232,11 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
         if let Some(light) = node.light() {
             out.lights.push(punctual(&light, world));
         }
-        if let (None, Some(cam)) = (&out.camera, node.camera()) {
-            out.camera = camera(&cam, world);
+        if let Some(cam) = node.camera() {
+            out.cameras.extend(camera(&cam, world));
             if let gltf::camera::Projection::Orthographic(_) = cam.projection() {
                 out.notes.push(format!(
-                    "{file}: camera {} is orthographic, which rxpipe does not draw: the view starts from a perspective camera",
+                    "{file}: camera {} is orthographic, which rxpipe does not draw: only perspective cameras are offered",
                     cam.index()
                 ));
             }

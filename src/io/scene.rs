@@ -157,6 +157,9 @@ pub struct Scene {
     pub notes: Vec<String>,
     /// the glTF animations that move objects (played by the frame at its time)
     pub animation: crate::animation::SceneAnimation,
+    /// the views a glTF file offers (its perspective cameras; the first is `camera` as loaded),
+    /// which `render --camera` and the viewer's V key choose from; none for other scenes
+    pub cameras: Vec<Camera>,
 }
 
 #[derive(Deserialize)]
@@ -282,9 +285,10 @@ impl Scene {
             }
             scene.lights = g.lights;
             scene.notes = g.notes;
-            if let Some(c) = g.camera {
-                scene.camera = c;
+            if let Some(c) = g.cameras.first() {
+                scene.camera = *c;
             }
+            scene.cameras = g.cameras;
             scene.sources = sources;
             scene.check_drawable()?;
             return Ok(scene);
@@ -456,6 +460,7 @@ impl Scene {
             lights: Vec::new(),
             notes,
             animation,
+            cameras: Vec::new(),
         };
         match f.camera {
             Some(c) => {
@@ -504,6 +509,7 @@ impl Scene {
             lights: Vec::new(),
             notes: Vec::new(),
             animation: Default::default(),
+            cameras: Vec::new(),
         };
         s.frame_all();
         s

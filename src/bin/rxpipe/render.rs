@@ -29,6 +29,10 @@ pub struct Args {
     /// after its end)
     #[arg(long, default_value_t = 0.0, value_name = "SECONDS", value_parser = seconds)]
     time: f32,
+    /// the glTF file's camera to draw from, counted from 0 in the order the file's nodes are met
+    /// (0 is the view it starts from)
+    #[arg(long, value_name = "INDEX")]
+    camera: Option<usize>,
 }
 
 /// A finite number of seconds.
@@ -46,7 +50,20 @@ pub fn run(a: Args) -> Res {
     rxpipe::image::ImageFormat::of(&a.out)?;
     crate::check_output(&a.out, &[&a.scene], a.force)?;
     let pb = spinner(format!("loading {}", a.scene.display()));
-    let scene = Scene::load(&a.scene)?;
+    let mut scene = Scene::load(&a.scene)?;
+    if let Some(k) = a.camera {
+        scene.camera = *scene.cameras.get(k).ok_or_else(|| {
+            format!(
+                "{}: --camera {k}, but the scene offers {} camera(s){}",
+                a.scene.display(),
+                scene.cameras.len(),
+                match scene.cameras.len() {
+                    0 => " (only a glTF file's perspective cameras are offered)".to_string(),
+                    n => format!(": 0 to {}", n - 1),
+                }
+            )
+        })?;
+    }
     // (the sources hold the files the scene's files refer to: not looked for again)
     let sources: Vec<&std::path::Path> = scene.sources.iter().map(|p| p.as_path()).collect();
     crate::check_output_files(&a.out, &sources, a.force)?;
