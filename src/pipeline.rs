@@ -446,6 +446,25 @@ pub struct FrameStats {
     pub geometry_ms: f64,
     /// host wall time of the whole frame in milliseconds
     pub total_ms: f64,
+    /// where the host's time of the frame went
+    pub host: HostTimes,
+}
+
+/// Host wall times of a frame's parts, in milliseconds: what the host does for the device (on
+/// the CPU backend, the work itself).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct HostTimes {
+    /// the objects' model matrices (posed) and bounds, and the frame stages (each also in
+    /// [`FrameStats::stages`])
+    pub stages_ms: f64,
+    /// the drawn objects' list and uniforms and the geometry stage's preparation (on the CPU,
+    /// the geometry stage itself)
+    pub draws_ms: f64,
+    /// the raster stage's call: on the GPU its tables, its launches with the geometry stage's,
+    /// the wait for the device and the download ([`RasterStats`]'s host times split it)
+    pub raster_ms: f64,
+    /// the frame's statistics and notes
+    pub stats_ms: f64,
 }
 
 impl FrameStats {
@@ -1017,6 +1036,8 @@ impl Pipeline {
                 culled_triangles: ct,
             });
         }
+        let stages_ms = start.elapsed().as_secs_f64() * 1e3;
+        let t_draws = Instant::now();
         api.begin_frame()?;
         let layout = self.layout();
         let rate = self.shading == ShadingMode::ShadingRate;
@@ -1101,10 +1122,14 @@ impl Pipeline {
             })
             .collect();
         let settings = self.raster_settings(scene, camera, (width, height));
+        let draws_ms = t_draws.elapsed().as_secs_f64() * 1e3;
+        let t_raster = Instant::now();
         let mut out = frame.take_output();
         let r = api.raster(&draws, &settings, &mut out);
         frame.put_output(out);
         let geometry_ms = r?;
+        let raster_ms = t_raster.elapsed().as_secs_f64() * 1e3;
+        let t_stats = Instant::now();
         if self.shading == ShadingMode::Depth {
             raster::normalize_depth(&mut frame.color, &frame.depth, camera.near, camera.far);
         }
@@ -1119,6 +1144,12 @@ impl Pipeline {
             raster: frame.stats.raster,
             geometry_ms,
             total_ms: start.elapsed().as_secs_f64() * 1e3,
+            host: HostTimes {
+                stages_ms,
+                draws_ms,
+                raster_ms,
+                stats_ms: t_stats.elapsed().as_secs_f64() * 1e3,
+            },
         };
         let total: u64 = objects.iter().map(|o| o.triangles).sum();
         if let Some(why) = nothing_drawn(&frame.stats, total, self.cull) {

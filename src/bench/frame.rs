@@ -39,7 +39,22 @@ pub struct FrameRow {
     pub culled_objects: u64,
     /// triangles the frame stages dropped in the last frame
     pub culled_triangles: u64,
+    /// where the host's time of a frame goes (medians of each part)
+    pub host: HostRow,
     pub runs: usize,
+}
+
+/// Medians of the host wall times of a frame's parts ([`crate::pipeline::HostTimes`], with the
+/// GPU rasteriser's call split into its tables, launches and wait), in ms.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HostRow {
+    pub stages_ms: f64,
+    pub draws_ms: f64,
+    pub raster_ms: f64,
+    pub tables_ms: f64,
+    pub launch_ms: f64,
+    pub wait_ms: f64,
+    pub stats_ms: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -180,6 +195,7 @@ pub fn run(
                 p.render_into(pr, &scene, &scene.camera, size, 0.0, &mut f)?;
             }
             let mut stages: [Vec<f64>; 7] = Default::default();
+            let mut host: [Vec<f64>; 7] = Default::default();
             for _ in 0..runs {
                 p.render_into(pr, &scene, &scene.camera, size, 0.0, &mut f)?;
                 let st = &f.stats;
@@ -193,6 +209,18 @@ pub fn run(
                     dev,
                     st.total_ms,
                     st.stages.iter().fold(0.0, |a, s| a + s.ms),
+                ]) {
+                    v.push(x);
+                }
+                let h = &st.host;
+                for (v, x) in host.iter_mut().zip([
+                    h.stages_ms,
+                    h.draws_ms,
+                    h.raster_ms,
+                    r.host_tables_ms,
+                    r.host_launch_ms,
+                    r.host_wait_ms,
+                    h.stats_ms,
                 ]) {
                     v.push(x);
                 }
@@ -234,6 +262,15 @@ pub fn run(
                 frame_stages_ms: median(&stages[6]),
                 culled_objects: f.stats.culled().0,
                 culled_triangles: f.stats.culled().1,
+                host: HostRow {
+                    stages_ms: median(&host[0]),
+                    draws_ms: median(&host[1]),
+                    raster_ms: median(&host[2]),
+                    tables_ms: median(&host[3]),
+                    launch_ms: median(&host[4]),
+                    wait_ms: median(&host[5]),
+                    stats_ms: median(&host[6]),
+                },
                 runs,
             });
         }
@@ -274,6 +311,22 @@ impl FrameReport {
                 r.frame_ms,
                 r.with_download_ms,
                 r.window_ms
+            );
+        }
+        s += "\nWhere the host's time of a frame goes ('with download' above), medians in ms: the objects' matrices and the frame stages; the drawn objects' list, uniforms and geometry preparation (on the CPU, the geometry stage); the raster call, and within it on the GPU its tables, launches and the wait for the device with the download; the statistics.\n\n| mesh | strategy | stages | draws | raster | tables | launches | wait + download | statistics |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+        for r in &self.rows {
+            let h = &r.host;
+            s += &format!(
+                "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                r.mesh,
+                r.strategy,
+                h.stages_ms,
+                h.draws_ms,
+                h.raster_ms,
+                h.tables_ms,
+                h.launch_ms,
+                h.wait_ms,
+                h.stats_ms
             );
         }
         s

@@ -173,6 +173,8 @@ fn reads_tangents(draws: &[GpuDraw]) -> bool {
 /// The GPU rasteriser and its buffers, kept from frame to frame.
 pub struct CudaRaster {
     pub gpu: Arc<Gpu>,
+    /// when the last frame's kernels were all enqueued (its host times split there)
+    enqueued_at: Option<std::time::Instant>,
     k: Kernels,
     /// the tile and resolve kernels that read mesh tangents, built for the first frame that
     /// needs them ([`reads_tangents`]; the others run `k`'s, which the code would slow)
@@ -383,6 +385,7 @@ impl CudaRaster {
             grown: Vec::new(),
             staging: (None, None),
             times: StageTimes::default(),
+            enqueued_at: None,
             k,
             lut,
             gpu,
@@ -507,13 +510,17 @@ impl CudaRaster {
                 gpu.function(&module, "rxp_resolve")?,
             ));
         }
+        let t_tables = std::time::Instant::now();
         let tables = self.material_tables(draws, s)?;
+        let tables_ms = t_tables.elapsed().as_secs_f64() * 1e3;
+        let t_run = std::time::Instant::now();
         let counters = self.run(draws, s, ntiles, &tables, before);
         // (an error between the hold and the release left the stream held)
         if let Some(g) = &mut self.gate {
             g.release();
         }
         let counters = counters?;
+        let enqueued = self.enqueued_at.take().unwrap_or(t_run);
         out.width = s.width;
         out.height = s.height;
         out.color.resize(4 * pixels, 0);
@@ -556,6 +563,9 @@ impl CudaRaster {
             setup_ms: self.times.setup_ms,
             bin_ms: self.times.bin_ms,
             raster_ms: self.times.raster_ms,
+            host_tables_ms: tables_ms,
+            host_launch_ms: enqueued.saturating_duration_since(t_run).as_secs_f64() * 1e3,
+            host_wait_ms: enqueued.elapsed().as_secs_f64() * 1e3,
         };
         Ok(())
     }
@@ -939,6 +949,7 @@ impl CudaRaster {
             unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_resolve") }?;
         }
         self.events[4].record(&stream).ctx("recording an event")?;
+        self.enqueued_at = Some(std::time::Instant::now());
         // (the frame is enqueued: the device may run it; the download below waits for it)
         if let Some(g) = &mut self.gate {
             g.release();

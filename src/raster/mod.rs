@@ -166,6 +166,15 @@ pub struct RasterStats {
     pub setup_ms: f64,
     pub bin_ms: f64,
     pub raster_ms: f64,
+    /// the GPU rasteriser's host work before its launches: the draw, material and light tables
+    /// built and uploaded, host wall time (0 on the CPU)
+    pub host_tables_ms: f64,
+    /// the GPU rasteriser's launches (with the geometry stage's before them), host wall time (0
+    /// on the CPU)
+    pub host_launch_ms: f64,
+    /// from the GPU rasteriser's last launch until the frame is on the host: the wait for the
+    /// device and the downloads, host wall time (0 on the CPU)
+    pub host_wait_ms: f64,
 }
 
 /// Errors of the raster stage.
