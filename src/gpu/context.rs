@@ -37,6 +37,60 @@ pub enum GpuError {
     Limit(String),
 }
 
+/// Bytes a download moves per chunk ([`Gpu::start_download`]): small enough that copying the
+/// last chunk out adds little to the copy engine's time, large enough that a frame's colour
+/// and depth (16 MB at 1920x1080) take a few events.
+pub const DOWNLOAD_CHUNK: usize = 2 << 20;
+
+/// A download enqueued into page-locked staging ([`Gpu::start_download`]), its chunks not yet
+/// copied out. It borrows the staging until [`PendingDownload::finish`].
+pub struct PendingDownload<'s, T> {
+    base: *const T,
+    chunks: Vec<(std::ops::Range<usize>, cudarc::driver::CudaEvent)>,
+    what: String,
+    _staging: std::marker::PhantomData<&'s mut PinnedHostSlice<T>>,
+}
+
+impl<T: Copy + Send + Sync> PendingDownload<'_, T> {
+    /// Copies the download into `out` (its length is the download's): each chunk as soon as the
+    /// copy engine has written it, spread over the thread pool.
+    pub fn finish(self, out: &mut [T]) -> Result<(), GpuError> {
+        use rayon::prelude::*;
+        let n = self.chunks.last().map_or(0, |(r, _)| r.end);
+        if out.len() != n {
+            return Err(GpuError::Limit(format!(
+                "{} downloaded {n} elements into a buffer of {}",
+                self.what,
+                out.len()
+            )));
+        }
+        // (pieces of 64 KiB: a chunk spreads over up to 32 threads)
+        let piece = ((64 << 10) / std::mem::size_of::<T>().max(1)).max(1);
+        for (r, done) in &self.chunks {
+            done.synchronize()
+                .ctx(&format!("waiting for {}", self.what))?;
+            // SAFETY: the chunk's copy has completed (its event), the staging holds at least
+            // `n` elements and is borrowed for this download's life, and nothing writes it now.
+            let src = unsafe { std::slice::from_raw_parts(self.base.add(r.start), r.len()) };
+            out[r.clone()]
+                .par_chunks_mut(piece)
+                .zip(src.par_chunks(piece))
+                .for_each(|(o, i)| o.copy_from_slice(i));
+        }
+        Ok(())
+    }
+}
+
+impl<T> Drop for PendingDownload<'_, T> {
+    /// A download dropped unfinished (an error on the way) waits for its copies, so that its
+    /// staging is never freed or reused while the copy engine writes it.
+    fn drop(&mut self) {
+        for (_, done) in &self.chunks {
+            let _ = done.synchronize();
+        }
+    }
+}
+
 /// Wraps a driver error with what was being done.
 pub trait Context<T> {
     fn ctx(self, what: &str) -> Result<T, GpuError>;
@@ -403,41 +457,74 @@ impl Gpu {
     }
 
     /// Copies the first `out.len()` elements of `buf` into `out` through page-locked memory
-    /// (`staging`, allocated on first use, replaced when too short, and kept by the caller): the
-    /// copy engine writes it at the bus's speed, where a download into pageable memory is staged
-    /// by the driver piece by piece. The staging is ordinary cached memory (not write-combined,
-    /// which the host reads slowly).
-    pub fn download_pinned<T: DeviceRepr + ValidAsZeroBits + Copy>(
+    /// (`staging`, allocated on first use, replaced when too short, and kept by the caller):
+    /// [`Gpu::start_download`], then [`PendingDownload::finish`].
+    pub fn download_pinned<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync>(
         &self,
         buf: &CudaSlice<T>,
         out: &mut [T],
         staging: &mut Option<PinnedHostSlice<T>>,
         what: &str,
     ) -> Result<(), GpuError> {
-        let n = out.len();
-        if n == 0 {
-            return Ok(());
+        self.start_download(buf, out.len(), staging, what)?
+            .finish(out)
+    }
+
+    /// Enqueues the download of the first `n` elements of `buf` into page-locked memory
+    /// (`staging`, allocated on first use, replaced when too short, and kept by the caller): the
+    /// copy engine writes it at the bus's speed, where a download into pageable memory is staged
+    /// by the driver piece by piece. The staging is ordinary cached memory (not write-combined,
+    /// which the host reads slowly). The copy is enqueued in chunks of [`DOWNLOAD_CHUNK`] bytes,
+    /// each followed by an event, so that [`PendingDownload::finish`] copies a chunk out while
+    /// the copy engine writes the next; several downloads started before the first is finished
+    /// queue back to back.
+    pub fn start_download<'s, T: DeviceRepr + ValidAsZeroBits + Copy>(
+        &self,
+        buf: &CudaSlice<T>,
+        n: usize,
+        staging: &'s mut Option<PinnedHostSlice<T>>,
+        what: &str,
+    ) -> Result<PendingDownload<'s, T>, GpuError> {
+        if n > buf.len() {
+            return Err(GpuError::Limit(format!(
+                "downloading {n} elements of {what}, which holds {}",
+                buf.len()
+            )));
         }
-        if staging.as_ref().is_none_or(|s| s.len() < n) {
+        if staging.as_ref().is_none_or(|s| s.len() < n.max(1)) {
             *staging = None;
-            let bytes = std::mem::size_of_val(out);
-            // SAFETY: the buffer is written by the copy below before it is read.
-            let s = unsafe { self.ctx.alloc_pinned_with_flags::<T>(n, 0) }
+            let bytes = n.max(1) * std::mem::size_of::<T>();
+            // SAFETY: the staging is read only where a chunk's copy has written it (finish).
+            let s = unsafe { self.ctx.alloc_pinned_with_flags::<T>(n.max(1), 0) }
                 .map_err(|e| self.alloc_error(e, what, bytes))?;
             *staging = Some(s);
         }
         let s = staging.as_mut().expect("allocated above");
-        self.stream
-            .memcpy_dtoh(&buf.slice(0..n), s)
-            .ctx(&format!("downloading {what}"))?;
-        // (the context tracks no events, so the staging's own event is never recorded: wait on
-        // the stream)
-        self.stream
-            .synchronize()
-            .ctx(&format!("waiting for {what}"))?;
-        let host = s.as_slice().ctx(&format!("reading {what}"))?;
-        out.copy_from_slice(&host[..n]);
-        Ok(())
+        // (the context tracks no events, so the staging's own event is never recorded: the
+        // chunks' events below say when each part is written)
+        let base = s.as_mut_ptr().ctx(&format!("staging {what}"))?;
+        let per = (DOWNLOAD_CHUNK / std::mem::size_of::<T>().max(1)).max(1);
+        let mut chunks = Vec::with_capacity(n.div_ceil(per));
+        for a in (0..n).step_by(per) {
+            let b = (a + per).min(n);
+            // SAFETY: [a, b) lies within the staging (at least n elements), and no other
+            // reference to it exists until finish reads it after this chunk's event.
+            let dst = unsafe { std::slice::from_raw_parts_mut(base.add(a), b - a) };
+            self.stream
+                .memcpy_dtoh(&buf.slice(a..b), dst)
+                .ctx(&format!("downloading {what}"))?;
+            let done = self
+                .stream
+                .record_event(None)
+                .ctx(&format!("recording the download of {what}"))?;
+            chunks.push((a..b, done));
+        }
+        Ok(PendingDownload {
+            base,
+            chunks,
+            what: what.to_string(),
+            _staging: std::marker::PhantomData,
+        })
     }
 
     /// A host copy of a device buffer's first `n` elements.

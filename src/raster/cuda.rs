@@ -525,22 +525,23 @@ impl CudaRaster {
         out.height = s.height;
         out.color.resize(4 * pixels, 0);
         out.coverage = None;
-        gpu.download_pinned(
-            &self.color,
-            &mut out.color,
-            &mut self.staging.0,
-            "the colour buffer",
-        )?;
-        if s.color_only {
-            out.depth.clear();
-        } else {
-            out.depth.resize(pixels, 1.0);
-            gpu.download_pinned(
-                &self.depth,
-                &mut out.depth,
-                &mut self.staging.1,
-                "the depth buffer",
-            )?;
+        // colour and depth enqueued back to back, each copied out as its chunks arrive
+        let (color_staging, depth_staging) = (&mut self.staging.0, &mut self.staging.1);
+        let color =
+            gpu.start_download(&self.color, 4 * pixels, color_staging, "the colour buffer")?;
+        let depth = match s.color_only {
+            true => None,
+            false => {
+                Some(gpu.start_download(&self.depth, pixels, depth_staging, "the depth buffer")?)
+            }
+        };
+        color.finish(&mut out.color)?;
+        match depth {
+            None => out.depth.clear(),
+            Some(d) => {
+                out.depth.resize(pixels, 1.0);
+                d.finish(&mut out.depth)?;
+            }
         }
         let ms = |a: usize, b: usize| -> Result<f64, GpuError> {
             Ok(self.events[a]
