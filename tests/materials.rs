@@ -823,3 +823,113 @@ fn obj_files_draw_with_their_mtl_materials() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn gltf_specular_glossiness_materials_are_converted_to_metallic_roughness() {
+    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
+    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let named = |g: &serde_json::Value, n: &str| {
+        g["materials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|m| m["name"] == n)
+            .unwrap()
+    };
+    let (bricks, metal) = (named(&g, "bricks"), named(&g, "metal"));
+    // the bricks: their texture as the diffuse one, a dielectric's specular, glossiness 0.1
+    // (the roughness they had); the metal: a gold specular over a black diffuse. Each keeps a
+    // metallic-roughness block that says otherwise, which the extension overrides.
+    g["materials"][bricks]["extensions"] = serde_json::json!({
+        "KHR_materials_pbrSpecularGlossiness": {
+            "diffuseTexture": {"index": 1},
+            "specularFactor": [0.04, 0.04, 0.04],
+            "glossinessFactor": 0.1
+        }
+    });
+    g["materials"][bricks]["pbrMetallicRoughness"] = serde_json::json!({"metallicFactor": 1.0});
+    g["materials"][metal]["extensions"] = serde_json::json!({
+        "KHR_materials_pbrSpecularGlossiness": {
+            "diffuseFactor": [0.0, 0.0, 0.0, 1.0],
+            "specularFactor": [0.95, 0.8, 0.5],
+            "glossinessFactor": 0.7
+        }
+    });
+    g["extensionsUsed"] = serde_json::json!(["KHR_materials_pbrSpecularGlossiness"]);
+    let p = common::tmp_dir("spec-gloss").join("spec-gloss.gltf");
+    std::fs::write(&p, g.to_string()).unwrap();
+    let scene = Scene::load(&p).unwrap();
+    assert_eq!(scene.notes.len(), 1, "{:?}", scene.notes);
+    assert!(
+        scene.notes[0].contains("converted to metallic-roughness"),
+        "{:?}",
+        scene.notes
+    );
+    let material = |scene: &Scene, n: &str| {
+        scene
+            .objects
+            .iter()
+            .filter_map(|o| o.mesh.material.clone())
+            .find(|m| m.name == n)
+            .unwrap()
+    };
+    let m = material(&scene, "metal");
+    assert!(m.metallic > 0.99, "{m:?}");
+    assert!((m.roughness - 0.3).abs() < 1e-5);
+    assert!(
+        m.base_color
+            .truncate()
+            .abs_diff_eq(glam::Vec3::new(0.95, 0.8, 0.5), 1e-3),
+        "{:?}",
+        m.base_color
+    );
+    assert!(m.base_color_texture.is_none() && m.metallic_roughness_texture.is_none());
+    // the bricks' converted textures: their own colours (a dielectric) at their own size,
+    // roughness 0.9 and metallic 0 everywhere
+    let b = material(&scene, "bricks");
+    let original = material(
+        &Scene::load("scenes/textured/textured.gltf").unwrap(),
+        "bricks",
+    );
+    let (was, now) = (
+        &original.base_color_texture.as_ref().unwrap().texture.levels[0],
+        &b.base_color_texture.as_ref().unwrap().texture.levels[0],
+    );
+    assert_eq!((now.width, now.height), (was.width, was.height));
+    let off = was
+        .texels
+        .iter()
+        .zip(&now.texels)
+        .flat_map(|(a, b)| (0..4).map(move |c| a[c].abs_diff(b[c])))
+        .max()
+        .unwrap();
+    assert!(off <= 1, "base colour texels differ by up to {off}");
+    let mr = &b
+        .metallic_roughness_texture
+        .as_ref()
+        .unwrap()
+        .texture
+        .levels[0];
+    assert!(
+        mr.texels.iter().all(|t| t[1] == 230 && t[2] == 0),
+        "{:?}",
+        &mr.texels[..4]
+    );
+    assert_eq!(
+        (b.metallic, b.roughness, b.base_color),
+        (1.0, 1.0, glam::Vec4::ONE)
+    );
+    assert!(b.normal_texture.is_some());
+    // drawn (on both backends), the scene looks as it did: the gold metal and the bricks'
+    // dielectric convert to what the file's metallic-roughness materials said
+    let frame = |s: &Scene| on_both(Pipeline::builder, s, (160, 120), "specular-glossiness");
+    let original = frame(&Scene::load("scenes/textured/textured.gltf").unwrap());
+    let converted = frame(&scene);
+    let differing = original
+        .color
+        .chunks(4)
+        .zip(converted.color.chunks(4))
+        .filter(|(x, y)| x.iter().zip(y.iter()).any(|(p, q)| p.abs_diff(*q) > 2))
+        .count();
+    assert!(differing < 20, "{differing} pixels differ");
+}

@@ -429,8 +429,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
 }
 
 /// The glTF extensions rxpipe draws.
-pub const EXTENSIONS_DRAWN: [&str; 6] = [
+pub const EXTENSIONS_DRAWN: [&str; 7] = [
     "KHR_lights_punctual",
+    "KHR_materials_pbrSpecularGlossiness",
     QUANTIZATION,
     gltf_meshopt::NAME,
     "KHR_materials_emissive_strength",

@@ -22,6 +22,8 @@ pub struct Materials<'a> {
     images: HashMap<usize, Arc<(u32, u32, Vec<u8>)>>,
     textures: HashMap<(usize, bool), Arc<Texture>>,
     materials: HashMap<Option<usize>, Arc<Material>>,
+    /// whether a specular-glossiness material was converted (said once, in a note)
+    converted_specular: bool,
     /// what the user should know about the materials as built (textures left out)
     pub notes: Vec<String>,
 }
@@ -41,6 +43,7 @@ impl<'a> Materials<'a> {
             images: HashMap::new(),
             textures: HashMap::new(),
             materials: HashMap::new(),
+            converted_specular: false,
             notes: Vec::new(),
         }
     }
@@ -176,9 +179,110 @@ impl<'a> Materials<'a> {
                 o.strength(),
             )?;
         }
+        // (the extension's model, where the material has it, replaces metallic-roughness)
+        if let Some(sg) = m.pbr_specular_glossiness() {
+            self.specular_glossiness(&m, &sg, &mut out)?;
+        }
         let out = Arc::new(out);
         self.materials.insert(m.index(), out.clone());
         Ok(out)
+    }
+
+    /// KHR_materials_pbrSpecularGlossiness converted to metallic-roughness
+    /// ([`super::gltf_specgloss`]): replaces `out`'s base colour, metallic and roughness and
+    /// their textures.
+    fn specular_glossiness(
+        &mut self,
+        m: &gltf::Material,
+        sg: &gltf::material::PbrSpecularGlossiness,
+        out: &mut Material,
+    ) -> Result<(), IoError> {
+        use super::gltf_specgloss::{convert_material, Converted, Source};
+        let diffuse = sg
+            .diffuse_texture()
+            .filter(|i| self.reads_first_uvs(m, "diffuse", uv_set(i)));
+        let mut glossy = sg
+            .specular_glossiness_texture()
+            .filter(|i| self.reads_first_uvs(m, "specular-glossiness", uv_set(i)));
+        // the conversion reads both at one place: a second texture placed differently is left
+        // out (its factors stay)
+        if let (Some(d), Some(g)) = (&diffuse, &glossy) {
+            if transform(d) != transform(g) {
+                self.notes.push(format!(
+                    "{}: {}: its diffuse and specular-glossiness textures have different texture transforms, which the conversion to metallic-roughness cannot combine: the specular-glossiness texture is left out",
+                    self.file,
+                    material_place(m)
+                ));
+                glossy = None;
+            }
+        }
+        let diffuse_image = match &diffuse {
+            Some(i) => Some(self.image(i.texture().source())?),
+            None => None,
+        };
+        let glossy_image = match &glossy {
+            Some(i) => Some(self.image(i.texture().source())?),
+            None => None,
+        };
+        fn view(img: &Option<Arc<(u32, u32, Vec<u8>)>>) -> Option<(u32, u32, &[u8])> {
+            img.as_deref().map(|(w, h, px)| (*w, *h, &px[..]))
+        }
+        let converted = convert_material(&Source {
+            diffuse_factor: sg.diffuse_factor().into(),
+            specular_factor: sg.specular_factor().into(),
+            glossiness_factor: sg.glossiness_factor(),
+            diffuse: view(&diffuse_image),
+            specular_glossiness: view(&glossy_image),
+        });
+        match converted {
+            Converted::Factors(f) => {
+                out.base_color = f.base;
+                out.metallic = f.metallic;
+                out.roughness = f.roughness;
+                out.base_color_texture = None;
+                out.metallic_roughness_texture = None;
+            }
+            Converted::Textures {
+                width,
+                height,
+                base,
+                metallic_roughness,
+            } => {
+                let info = diffuse.as_ref().or(glossy.as_ref()).expect("a texture");
+                let s = sampler(info.texture().sampler());
+                let place = material_place(m);
+                let texture = |what: &str, texels: &[u8], srgb: bool| {
+                    Texture::new(
+                        format!("{place}: {what} converted from specular-glossiness"),
+                        width,
+                        height,
+                        texels,
+                        srgb,
+                        s,
+                    )
+                    .map(|t| TextureRef {
+                        texture: Arc::new(t),
+                        transform: transform(info),
+                        scale: 1.0,
+                    })
+                    .map_err(|e| self.err(place.clone(), e.to_string()))
+                };
+                out.base_color_texture = Some(texture("base colour", &base, true)?);
+                out.metallic_roughness_texture =
+                    Some(texture("metallic-roughness", &metallic_roughness, false)?);
+                out.base_color = glam::Vec4::ONE;
+                out.metallic = 1.0;
+                out.roughness = 1.0;
+            }
+        }
+        if !self.converted_specular {
+            self.converted_specular = true;
+            self.notes.push(format!(
+                "{}: materials of KHR_materials_pbrSpecularGlossiness are converted to metallic-roughness when loaded (an approximation: a specular colour that is neither a dielectric's grey nor a metal's becomes the nearest blend of the two)",
+                self.file
+            ));
+        }
+        Ok(())
     }
 
     fn texture_ref(
@@ -206,30 +310,7 @@ impl<'a> Materials<'a> {
             _ => format!("image {}", img.index()),
         };
         let data = self.image(img)?;
-        let s = t.sampler();
-        let wrap = |w: WrappingMode| match w {
-            WrappingMode::ClampToEdge => Wrap::ClampToEdge,
-            WrappingMode::MirroredRepeat => Wrap::MirroredRepeat,
-            WrappingMode::Repeat => Wrap::Repeat,
-        };
-        let (min, mipmap) = match s.min_filter() {
-            Some(MinFilter::Nearest) => (Filter::Nearest, None),
-            Some(MinFilter::Linear) => (Filter::Linear, None),
-            Some(MinFilter::NearestMipmapNearest) => (Filter::Nearest, Some(Filter::Nearest)),
-            Some(MinFilter::LinearMipmapNearest) => (Filter::Linear, Some(Filter::Nearest)),
-            Some(MinFilter::NearestMipmapLinear) => (Filter::Nearest, Some(Filter::Linear)),
-            Some(MinFilter::LinearMipmapLinear) | None => (Filter::Linear, Some(Filter::Linear)),
-        };
-        let sampler = Sampler {
-            wrap_s: wrap(s.wrap_s()),
-            wrap_t: wrap(s.wrap_t()),
-            mag: match s.mag_filter() {
-                Some(MagFilter::Nearest) => Filter::Nearest,
-                _ => Filter::Linear,
-            },
-            min,
-            mipmap,
-        };
+        let sampler = sampler(t.sampler());
         let (w, h, rgba) = &*data;
         let tex = Texture::new(name, *w, *h, rgba, srgb, sampler)
             .map_err(|e| self.err(format!("texture {}", t.index()), e.to_string()))?;
@@ -322,6 +403,33 @@ impl<'a> Materials<'a> {
         let decoded = Arc::new(decoded);
         self.images.insert(img.index(), decoded.clone());
         Ok(decoded)
+    }
+}
+
+/// A glTF sampler as rxpipe's (no filter given: linear, with linear mipmaps).
+fn sampler(s: gltf::texture::Sampler) -> Sampler {
+    let wrap = |w: WrappingMode| match w {
+        WrappingMode::ClampToEdge => Wrap::ClampToEdge,
+        WrappingMode::MirroredRepeat => Wrap::MirroredRepeat,
+        WrappingMode::Repeat => Wrap::Repeat,
+    };
+    let (min, mipmap) = match s.min_filter() {
+        Some(MinFilter::Nearest) => (Filter::Nearest, None),
+        Some(MinFilter::Linear) => (Filter::Linear, None),
+        Some(MinFilter::NearestMipmapNearest) => (Filter::Nearest, Some(Filter::Nearest)),
+        Some(MinFilter::LinearMipmapNearest) => (Filter::Linear, Some(Filter::Nearest)),
+        Some(MinFilter::NearestMipmapLinear) => (Filter::Nearest, Some(Filter::Linear)),
+        Some(MinFilter::LinearMipmapLinear) | None => (Filter::Linear, Some(Filter::Linear)),
+    };
+    Sampler {
+        wrap_s: wrap(s.wrap_s()),
+        wrap_t: wrap(s.wrap_t()),
+        mag: match s.mag_filter() {
+            Some(MagFilter::Nearest) => Filter::Nearest,
+            _ => Filter::Linear,
+        },
+        min,
+        mipmap,
     }
 }
 
