@@ -138,24 +138,33 @@ pub fn convert_material(s: &Source) -> Converted {
     let n = width as usize * height as usize;
     let (mut base, mut mr) = (vec![0u8; 4 * n], vec![0u8; 4 * n]);
     let byte = |v: f32| (v.clamp(0.0, 1.0) * 255.0).round() as u8;
-    for y in 0..height {
-        for x in 0..width {
-            let d = s.diffuse.as_ref().map(|i| at(i, x, y, width, height));
-            let g = s
-                .specular_glossiness
-                .as_ref()
-                .map(|i| at(i, x, y, width, height));
-            let t = texel(d, g);
-            let k = 4 * (y as usize * width as usize + x as usize);
-            base[k..k + 4].copy_from_slice(&[
-                crate::raster::srgb_byte(t.base.x),
-                crate::raster::srgb_byte(t.base.y),
-                crate::raster::srgb_byte(t.base.z),
-                byte(t.base.w),
-            ]);
-            mr[k..k + 4].copy_from_slice(&[0, byte(t.roughness), byte(t.metallic), 255]);
-        }
-    }
+    // (rows over the thread pool: a 4096 x 4096 material is 16 M texels)
+    use rayon::prelude::*;
+    let row = 4 * width as usize;
+    base.par_chunks_mut(row)
+        .zip(mr.par_chunks_mut(row))
+        .enumerate()
+        .for_each(|(y, (base, mr))| {
+            for x in 0..width {
+                let d = s
+                    .diffuse
+                    .as_ref()
+                    .map(|i| at(i, x, y as u32, width, height));
+                let g = s
+                    .specular_glossiness
+                    .as_ref()
+                    .map(|i| at(i, x, y as u32, width, height));
+                let t = texel(d, g);
+                let k = 4 * x as usize;
+                base[k..k + 4].copy_from_slice(&[
+                    crate::raster::srgb_byte(t.base.x),
+                    crate::raster::srgb_byte(t.base.y),
+                    crate::raster::srgb_byte(t.base.z),
+                    byte(t.base.w),
+                ]);
+                mr[k..k + 4].copy_from_slice(&[0, byte(t.roughness), byte(t.metallic), 255]);
+            }
+        });
     Converted::Textures {
         width,
         height,
