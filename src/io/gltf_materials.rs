@@ -227,6 +227,21 @@ impl<'a> Materials<'a> {
         fn view(img: &Option<Arc<(u32, u32, Vec<u8>)>>) -> Option<(u32, u32, &[u8])> {
             img.as_deref().map(|(w, h, px)| (*w, *h, &px[..]))
         }
+        // (the converted textures, with their mip chains, beside the images they come from)
+        let (w, h) = [&diffuse_image, &glossy_image]
+            .into_iter()
+            .flatten()
+            .fold((0u64, 0u64), |(w, h), i| {
+                (w.max(i.0 as u64), h.max(i.1 as u64))
+            });
+        crate::limits::check_host(2 * 4 * w * h * 4 / 3, || {
+            format!(
+                "{}: {} converted from specular-glossiness",
+                self.file,
+                material_place(m)
+            )
+        })
+        .map_err(|e| self.err(material_place(m), e.to_string()))?;
         let converted = convert_material(&Source {
             diffuse_factor: sg.diffuse_factor().into(),
             specular_factor: sg.specular_factor().into(),
