@@ -64,6 +64,10 @@ struct RxpMaterial {
     // alike the first of them present, with the same transform (rxm_sample_main)
     unsigned alike;
     RxpTexUse tex[5];
+    // the dielectric reflectance at normal incidence and the Fresnel term's weight
+    // (KHR_materials_ior, KHR_materials_specular; the CPU's Material::specular_f0, _weight)
+    float specular_f0[3];
+    float specular_weight;
 };
 
 // A draw of the frame, as setup and the material path read it: its queue and where each
@@ -157,7 +161,7 @@ struct RxpMaterials {
 
 static_assert(sizeof(RxpLevel) == 16 && sizeof(RxpTexture) == 16 && sizeof(RxpTexUse) == 40,
               "texture tables as the host lays them out (src/raster/cuda_material.rs)");
-static_assert(sizeof(RxpMaterial) == 248 && sizeof(RxpDraw) == 152 && sizeof(RxpLight) == 56 &&
+static_assert(sizeof(RxpMaterial) == 264 && sizeof(RxpDraw) == 152 && sizeof(RxpLight) == 56 &&
                   sizeof(RxpMaterials) == 64,
               "material tables as the host lays them out (src/raster/cuda_material.rs)");
 
@@ -713,10 +717,14 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
     }
     const float3 rgb = make_float3(base.x, base.y, base.z);
     const float3 c_diff = rxm_scale(rgb, 1.0f - metallic);
-    // Vec3::splat(0.04).lerp(rgb, metallic)
+    // Xyz::splat(specular_f0).lerp(rgb, metallic)
     const float km = 1.0f - metallic;
-    const float3 f0 = make_float3(0.04f * km + rgb.x * metallic, 0.04f * km + rgb.y * metallic,
-                                  0.04f * km + rgb.z * metallic);
+    const float3 f0 = make_float3(m.specular_f0[0] * km + rgb.x * metallic,
+                                  m.specular_f0[1] * km + rgb.y * metallic,
+                                  m.specular_f0[2] * km + rgb.z * metallic);
+    // the dielectric part's Fresnel weight (exactly one without KHR_materials_specular)
+    const float weight =
+        m.specular_weight == 1.0f ? 1.0f : m.specular_weight * (1.0f - metallic) + metallic;
     const float alpha = fmaxf(roughness * roughness, 1e-3f);
     const float a2 = alpha * alpha;
     const float3 view = rxm_normalize(make_float3(eye[0] - f.world.x, eye[1] - f.world.y,
@@ -757,8 +765,9 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
         const float nh = fmaxf(rxm_dot3(n, h), 0.0f);
         const float vh = fmaxf(rxm_dot3(view, h), 0.0f);
         const float p5 = rxm_pow5(1.0f - vh);
-        const float3 fresnel = make_float3(f0.x + (1.0f - f0.x) * p5, f0.y + (1.0f - f0.y) * p5,
-                                           f0.z + (1.0f - f0.z) * p5);
+        const float3 fresnel = make_float3((f0.x + (1.0f - f0.x) * p5) * weight,
+                                           (f0.y + (1.0f - f0.y) * p5) * weight,
+                                           (f0.z + (1.0f - f0.z) * p5) * weight);
         const float dd = nh * nh * (a2 - 1.0f) + 1.0f;
         const float distribution = a2 / (3.14159274f * dd * dd);
         const float visibility =
@@ -773,9 +782,9 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
         light = rxm_add(light, rxm_scale(rxm_mul(rxm_add(diffuse, specular), radiance), nl));
     }
     const float amb = ambient * occlusion;
-    const float3 ambient_light = make_float3((c_diff.x + f0.x) * amb * light_color[0],
-                                             (c_diff.y + f0.y) * amb * light_color[1],
-                                             (c_diff.z + f0.z) * amb * light_color[2]);
+    const float3 ambient_light = make_float3((c_diff.x + f0.x * weight) * amb * light_color[0],
+                                             (c_diff.y + f0.y * weight) * amb * light_color[1],
+                                             (c_diff.z + f0.z * weight) * amb * light_color[2]);
     const float3 c = rxm_pbr_neutral(rxm_add(rxm_add(light, ambient_light), emissive));
     return make_float4(c.x, c.y, c.z, base.w);
 }

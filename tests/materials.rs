@@ -933,3 +933,86 @@ fn gltf_specular_glossiness_materials_are_converted_to_metallic_roughness() {
         .count();
     assert!(differing < 20, "{differing} pixels differ");
 }
+
+#[test]
+fn dielectric_specular_follows_the_index_of_refraction_and_the_specular_extension() {
+    // the loader: KHR_materials_ior and KHR_materials_specular's factors, on the textured
+    // scene's floor; the bricks' specular texture is left out with a note
+    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
+    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let named = |g: &serde_json::Value, n: &str| {
+        g["materials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|m| m["name"] == n)
+            .unwrap()
+    };
+    let (floor, bricks) = (named(&g, "floor"), named(&g, "bricks"));
+    g["materials"][floor]["extensions"] = serde_json::json!({
+        "KHR_materials_ior": {"ior": 3.0},
+        "KHR_materials_specular": {"specularFactor": 0.5, "specularColorFactor": [1.0, 0.5, 8.0]}
+    });
+    g["materials"][bricks]["extensions"] = serde_json::json!({
+        "KHR_materials_specular": {"specularTexture": {"index": 0}}
+    });
+    g["extensionsUsed"] = serde_json::json!(["KHR_materials_ior", "KHR_materials_specular"]);
+    let p = common::tmp_dir("dielectric-specular").join("specular.gltf");
+    std::fs::write(&p, g.to_string()).unwrap();
+    let scene = Scene::load(&p).unwrap();
+    let material = |n: &str| {
+        scene
+            .objects
+            .iter()
+            .filter_map(|o| o.mesh.material.clone())
+            .find(|m| m.name == n)
+            .unwrap()
+    };
+    // ((3 - 1) / (3 + 1))^2 = 0.25, times the colour, at most 1
+    let f = material("floor");
+    assert!(
+        f.specular_f0.abs_diff_eq(Vec3::new(0.25, 0.125, 1.0), 1e-6),
+        "{:?}",
+        f.specular_f0
+    );
+    assert_eq!(f.specular_weight, 0.5);
+    assert_eq!(material("bricks").specular_f0, Vec3::splat(0.04));
+    assert_eq!(scene.notes.len(), 1, "{:?}", scene.notes);
+    assert!(scene.notes[0].contains("'bricks'") && scene.notes[0].contains("specular textures"));
+    // a negative index of refraction is an error naming the material
+    g["materials"][floor]["extensions"]["KHR_materials_ior"]["ior"] = serde_json::json!(-2.0);
+    std::fs::write(&p, g.to_string()).unwrap();
+    let e = Scene::load(&p).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("material {floor}")) && e.contains("ior"),
+        "{e}"
+    );
+
+    // the shading, on both backends: a grey dielectric sphere's highlight grows with its
+    // reflectance at normal incidence and goes with a specular weight of 0
+    let sphere = |f0: f32, weight: f32| {
+        let mut m = rxpipe::mesh::icosphere(4);
+        m.material = Some(Arc::new(Material {
+            base_color: Vec4::new(0.3, 0.3, 0.3, 1.0),
+            metallic: 0.0,
+            roughness: 0.5,
+            specular_f0: Vec3::splat(f0),
+            specular_weight: weight,
+            ..Default::default()
+        }));
+        render(vec![m], 3.0)
+    };
+    let brightest = |f: &rxpipe::Frame| {
+        f.color
+            .chunks(4)
+            .map(|p| p[0] as u32 + p[1] as u32 + p[2] as u32)
+            .max()
+            .unwrap()
+    };
+    let plain = brightest(&sphere(0.04, 1.0));
+    let (glassy, matte) = (brightest(&sphere(0.25, 1.0)), brightest(&sphere(0.04, 0.0)));
+    assert!(
+        glassy > plain + 30 && plain > matte + 30,
+        "{matte} {plain} {glassy}"
+    );
+}

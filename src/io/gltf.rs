@@ -429,8 +429,10 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
 }
 
 /// The glTF extensions rxpipe draws.
-pub const EXTENSIONS_DRAWN: [&str; 7] = [
+pub const EXTENSIONS_DRAWN: [&str; 9] = [
     "KHR_lights_punctual",
+    "KHR_materials_ior",
+    "KHR_materials_specular",
     "KHR_materials_pbrSpecularGlossiness",
     QUANTIZATION,
     gltf_meshopt::NAME,

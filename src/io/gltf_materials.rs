@@ -179,6 +179,7 @@ impl<'a> Materials<'a> {
                 o.strength(),
             )?;
         }
+        self.dielectric_specular(&m, &mut out)?;
         // (the extension's model, where the material has it, replaces metallic-roughness)
         if let Some(sg) = m.pbr_specular_glossiness() {
             self.specular_glossiness(&m, &sg, &mut out)?;
@@ -186,6 +187,56 @@ impl<'a> Materials<'a> {
         let out = Arc::new(out);
         self.materials.insert(m.index(), out.clone());
         Ok(out)
+    }
+
+    /// KHR_materials_ior and KHR_materials_specular: the dielectric part's reflectance at
+    /// normal incidence, ((ior - 1) / (ior + 1))^2 times the specular colour (at most 1), and
+    /// its weight, the specular factor. Their textures are left out, with a note.
+    fn dielectric_specular(
+        &mut self,
+        m: &gltf::Material,
+        out: &mut Material,
+    ) -> Result<(), IoError> {
+        let (ior, specular) = (m.ior(), m.specular());
+        if ior.is_none() && specular.is_none() {
+            return Ok(());
+        }
+        // (the default index, 1.5, gives 0.04: the core's value, kept exactly)
+        let f0 = match ior {
+            None => 0.04,
+            Some(ior) if ior.is_finite() && ior >= 0.0 => ((ior - 1.0) / (ior + 1.0)).powi(2),
+            Some(ior) => return Err(self.err(
+                material_place(m),
+                format!(
+                    "its KHR_materials_ior index of refraction {ior} is not a number of at least 0"
+                ),
+            )),
+        };
+        let (color, weight) = match &specular {
+            Some(s) => (
+                glam::Vec3::from(s.specular_color_factor()),
+                s.specular_factor(),
+            ),
+            None => (glam::Vec3::ONE, 1.0),
+        };
+        if !(color.is_finite() && weight.is_finite()) {
+            return Err(self.err(
+                material_place(m),
+                "its KHR_materials_specular has a factor that is not finite".into(),
+            ));
+        }
+        out.specular_f0 = (color.max(glam::Vec3::ZERO) * f0).min(glam::Vec3::ONE);
+        out.specular_weight = weight.clamp(0.0, 1.0);
+        if let Some(s) = specular {
+            if s.specular_texture().is_some() || s.specular_color_texture().is_some() {
+                self.notes.push(format!(
+                    "{}: {}: its KHR_materials_specular textures are left out (their factors are drawn)",
+                    self.file,
+                    material_place(m)
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// KHR_materials_pbrSpecularGlossiness converted to metallic-roughness

@@ -132,6 +132,12 @@ pub struct Material {
     pub double_sided: bool,
     /// KHR_materials_unlit: the base colour as it is, without lighting
     pub unlit: bool,
+    /// the dielectric part's reflectance at normal incidence (linear RGB): 0.04, or what
+    /// KHR_materials_ior's index of refraction and KHR_materials_specular's colour make it
+    pub specular_f0: Vec3,
+    /// KHR_materials_specular's factor: the strength of the dielectric part's specular
+    /// reflection (its Fresnel term scaled by it; 1 leaves it as it is, 0 leaves only diffuse)
+    pub specular_weight: f32,
 }
 
 impl Default for Material {
@@ -150,6 +156,8 @@ impl Default for Material {
             alpha: AlphaMode::Opaque,
             double_sided: false,
             unlit: false,
+            specular_f0: Vec3::splat(0.04),
+            specular_weight: 1.0,
         }
     }
 }

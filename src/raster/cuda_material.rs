@@ -60,6 +60,10 @@ struct MaterialDesc {
     /// the first of them present (see [`alike_group`])
     alike: u32,
     tex: [TexUse; 5],
+    /// the dielectric reflectance at normal incidence and the Fresnel term's weight
+    /// ([`Material::specular_f0`], [`Material::specular_weight`])
+    specular_f0: [f32; 3],
+    specular_weight: f32,
 }
 
 /// `RxpDraw`: a draw as setup and the material path read it.
@@ -349,6 +353,8 @@ fn material_desc(m: &Material, known: &HashMap<usize, i32>) -> MaterialDesc {
             tex_use(&m.occlusion_texture, known),
             tex_use(&m.emissive_texture, known),
         ],
+        specular_f0: m.specular_f0.to_array(),
+        specular_weight: m.specular_weight,
     }
 }
 
@@ -391,7 +397,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<LevelDesc>(), 16);
         assert_eq!(std::mem::size_of::<TextureDesc>(), 16);
         assert_eq!(std::mem::size_of::<TexUse>(), 40);
-        assert_eq!(std::mem::size_of::<MaterialDesc>(), 48 + 5 * 40);
+        assert_eq!(std::mem::size_of::<MaterialDesc>(), 48 + 5 * 40 + 16);
         assert_eq!(std::mem::size_of::<DrawDesc>(), 152);
         assert_eq!(std::mem::size_of::<LightDesc>(), 56);
         assert_eq!(std::mem::size_of::<Tables>(), 64);

@@ -265,7 +265,13 @@ impl<'a> MaterialShader<'a> {
         }
         let rgb = p.base;
         let c_diff = rgb.scale(one - metallic);
-        let f0 = Xyz::splat(Vec3::splat(0.04)).lerp(rgb, metallic);
+        let f0 = Xyz::splat(m.specular_f0).lerp(rgb, metallic);
+        // KHR_materials_specular's factor weighs the dielectric part's Fresnel term (a metal's
+        // is whole); exactly one without it
+        let weight = match m.specular_weight {
+            1.0 => one,
+            w => T::splat(w) * (one - metallic) + metallic,
+        };
         let alpha = (roughness * roughness).max(T::splat(1e-3));
         let view = (Xyz::splat(self.s.eye) - p.world).normalize_or_zero();
         let lit = Lit {
@@ -275,9 +281,10 @@ impl<'a> MaterialShader<'a> {
             nv: n.dot(view).abs().max(T::splat(1e-4)),
             c_diff,
             f0,
+            weight,
             a2: alpha * alpha,
         };
-        let ambient = (c_diff + f0).scale(T::splat(self.s.light.ambient) * occlusion)
+        let ambient = (c_diff + f0.scale(weight)).scale(T::splat(self.s.light.ambient) * occlusion)
             * Xyz::splat(self.s.light.color);
         let mut light = Xyz::splat(Vec3::ZERO);
         for l in self.s.lights.as_slice() {
@@ -495,6 +502,8 @@ struct Lit<T> {
     /// the diffuse colour and the reflectance at normal incidence
     c_diff: Xyz<T>,
     f0: Xyz<T>,
+    /// what the Fresnel term is scaled by (KHR_materials_specular)
+    weight: T,
     /// roughness to the fourth power (at least 1e-6)
     a2: T,
 }
@@ -513,6 +522,7 @@ impl<T: Num> Lit<T> {
             nv,
             c_diff,
             f0,
+            weight,
             a2,
         } = *self;
         let (zero, one) = (T::splat(0.0), T::splat(1.0));
@@ -523,7 +533,7 @@ impl<T: Num> Lit<T> {
         let nh = n.dot(h).max(zero);
         let vh = view.dot(h).max(zero);
         let white = Xyz::splat(Vec3::ONE);
-        let fresnel = f0 + (white - f0).scale((one - vh).pow5());
+        let fresnel = (f0 + (white - f0).scale((one - vh).pow5())).scale(weight);
         let dd = nh * nh * (a2 - one) + one;
         let distribution = a2 / (T::splat(std::f32::consts::PI) * dd * dd);
         let visibility = T::splat(0.5)
