@@ -495,6 +495,13 @@ __device__ __forceinline__ float3 rxm_pixel_uv(const float3 e[3], const float2 u
 // Whether the surface reads the meshes' tangents: the raster module is built both ways, and a
 // frame with no normal-mapped draw that has tangents runs the one without (the code slows the
 // tile and resolve kernels even where it is not taken: benches/results/h100-tangents.md).
+// Whether a material of the frame has a dielectric reflectance other than 0.04 or a specular
+// weight other than 1 (KHR_materials_ior, KHR_materials_specular): the module built without it
+// keeps the constant, whose frames are most (the raster module is built for what a frame needs)
+#ifndef RXM_SPECULAR
+#define RXM_SPECULAR 0
+#endif
+
 #ifndef RXM_TANGENTS
 #define RXM_TANGENTS 0
 #endif
@@ -717,14 +724,21 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
     }
     const float3 rgb = make_float3(base.x, base.y, base.z);
     const float3 c_diff = rxm_scale(rgb, 1.0f - metallic);
-    // Xyz::splat(specular_f0).lerp(rgb, metallic)
+    // Xyz::splat(specular_f0).lerp(rgb, metallic), and the dielectric part's Fresnel weight
+    // (exactly one without KHR_materials_specular)
     const float km = 1.0f - metallic;
+#if RXM_SPECULAR
     const float3 f0 = make_float3(m.specular_f0[0] * km + rgb.x * metallic,
                                   m.specular_f0[1] * km + rgb.y * metallic,
                                   m.specular_f0[2] * km + rgb.z * metallic);
-    // the dielectric part's Fresnel weight (exactly one without KHR_materials_specular)
     const float weight =
         m.specular_weight == 1.0f ? 1.0f : m.specular_weight * (1.0f - metallic) + metallic;
+#define RXM_WEIGH(x) ((x) * weight)
+#else
+    const float3 f0 = make_float3(0.04f * km + rgb.x * metallic, 0.04f * km + rgb.y * metallic,
+                                  0.04f * km + rgb.z * metallic);
+#define RXM_WEIGH(x) (x)
+#endif
     const float alpha = fmaxf(roughness * roughness, 1e-3f);
     const float a2 = alpha * alpha;
     const float3 view = rxm_normalize(make_float3(eye[0] - f.world.x, eye[1] - f.world.y,
@@ -765,9 +779,9 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
         const float nh = fmaxf(rxm_dot3(n, h), 0.0f);
         const float vh = fmaxf(rxm_dot3(view, h), 0.0f);
         const float p5 = rxm_pow5(1.0f - vh);
-        const float3 fresnel = make_float3((f0.x + (1.0f - f0.x) * p5) * weight,
-                                           (f0.y + (1.0f - f0.y) * p5) * weight,
-                                           (f0.z + (1.0f - f0.z) * p5) * weight);
+        const float3 fresnel = make_float3(RXM_WEIGH(f0.x + (1.0f - f0.x) * p5),
+                                           RXM_WEIGH(f0.y + (1.0f - f0.y) * p5),
+                                           RXM_WEIGH(f0.z + (1.0f - f0.z) * p5));
         const float dd = nh * nh * (a2 - 1.0f) + 1.0f;
         const float distribution = a2 / (3.14159274f * dd * dd);
         const float visibility =
@@ -782,9 +796,10 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
         light = rxm_add(light, rxm_scale(rxm_mul(rxm_add(diffuse, specular), radiance), nl));
     }
     const float amb = ambient * occlusion;
-    const float3 ambient_light = make_float3((c_diff.x + f0.x * weight) * amb * light_color[0],
-                                             (c_diff.y + f0.y * weight) * amb * light_color[1],
-                                             (c_diff.z + f0.z * weight) * amb * light_color[2]);
+    const float3 ambient_light = make_float3((c_diff.x + RXM_WEIGH(f0.x)) * amb * light_color[0],
+                                             (c_diff.y + RXM_WEIGH(f0.y)) * amb * light_color[1],
+                                             (c_diff.z + RXM_WEIGH(f0.z)) * amb * light_color[2]);
+#undef RXM_WEIGH
     const float3 c = rxm_pbr_neutral(rxm_add(rxm_add(light, ambient_light), emissive));
     return make_float4(c.x, c.y, c.z, base.w);
 }

@@ -205,12 +205,14 @@ impl<'a> Materials<'a> {
         let f0 = match ior {
             None => 0.04,
             Some(ior) if ior.is_finite() && ior >= 0.0 => ((ior - 1.0) / (ior + 1.0)).powi(2),
-            Some(ior) => return Err(self.err(
-                material_place(m),
-                format!(
+            Some(ior) => {
+                return Err(self.err(
+                    material_place(m),
+                    format!(
                     "its KHR_materials_ior index of refraction {ior} is not a number of at least 0"
                 ),
-            )),
+                ))
+            }
         };
         let (color, weight) = match &specular {
             Some(s) => (

@@ -148,26 +148,45 @@ struct Kernels {
     resolve: CudaFunction,
 }
 
-/// The raster module, built with the material path's reading of mesh tangents or without it
-/// (kernels/material.cuh, RXM_TANGENTS).
-fn raster_module(gpu: &Gpu, tangents: bool) -> Result<Arc<cudarc::driver::CudaModule>, GpuError> {
-    let defines = if tangents {
-        vec![("RXM_TANGENTS", "1".to_string())]
-    } else {
-        Vec::new()
-    };
+/// What a frame's material path needs beyond the plain raster module's: mesh tangents (a draw
+/// with them has a normal map; kernels/material.cuh, RXM_TANGENTS), and a dielectric
+/// reflectance or specular weight of a material's own (KHR_materials_ior and _specular,
+/// RXM_SPECULAR). The raster module is built for each combination a frame needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+struct Variant {
+    tangents: bool,
+    specular: bool,
+}
+
+impl Variant {
+    fn of(draws: &[GpuDraw]) -> Variant {
+        Variant {
+            tangents: draws.iter().any(|d| {
+                d.tangents.is_some() && d.material.is_some_and(|m| m.normal_texture.is_some())
+            }),
+            specular: draws.iter().any(|d| {
+                d.material.is_some_and(|m| {
+                    m.specular_f0 != glam::Vec3::splat(0.04) || m.specular_weight != 1.0
+                })
+            }),
+        }
+    }
+}
+
+/// The raster module of a [`Variant`].
+fn raster_module(gpu: &Gpu, v: Variant) -> Result<Arc<cudarc::driver::CudaModule>, GpuError> {
+    let mut defines = Vec::new();
+    if v.tangents {
+        defines.push(("RXM_TANGENTS", "1".to_string()));
+    }
+    if v.specular {
+        defines.push(("RXM_SPECULAR", "1".to_string()));
+    }
     gpu.module(
         "raster",
         &[kernels::COMMON, kernels::BLOCKS, MATERIAL, KERNELS],
         &defines,
     )
-}
-
-/// Whether a frame's material path reads mesh tangents: a draw with them has a normal map.
-fn reads_tangents(draws: &[GpuDraw]) -> bool {
-    draws
-        .iter()
-        .any(|d| d.tangents.is_some() && d.material.is_some_and(|m| m.normal_texture.is_some()))
 }
 
 /// The GPU rasteriser and its buffers, kept from frame to frame.
@@ -176,9 +195,11 @@ pub struct CudaRaster {
     /// when the last frame's kernels were all enqueued (its host times split there)
     enqueued_at: Option<std::time::Instant>,
     k: Kernels,
-    /// the tile and resolve kernels that read mesh tangents, built for the first frame that
-    /// needs them ([`reads_tangents`]; the others run `k`'s, which the code would slow)
-    tangent_kernels: Option<(CudaFunction, CudaFunction)>,
+    /// the tile and resolve kernels of the raster module's variants a frame has needed
+    /// ([`Variant`]; the plain one's are `k`'s, which the others' code would slow)
+    variants: HashMap<Variant, (CudaFunction, CudaFunction)>,
+    /// the variant the frame being rendered needs
+    variant: Variant,
     lut: CudaSlice<u8>,
     records: CudaSlice<u64>,
     record_capacity: usize,
@@ -328,7 +349,7 @@ impl CudaRaster {
         records: usize,
         bins: usize,
     ) -> Result<CudaRaster, GpuError> {
-        let module = raster_module(&gpu, false)?;
+        let module = raster_module(&gpu, Variant::default())?;
         let lut = gpu.upload(&srgb_lut()[..], "the sRGB table")?;
         let f = |name: &str| gpu.function(&module, name);
         let k = Kernels {
@@ -355,7 +376,8 @@ impl CudaRaster {
                 .ctx("creating an event")
         };
         Ok(CudaRaster {
-            tangent_kernels: None,
+            variants: HashMap::new(),
+            variant: Variant::default(),
             records: gpu.zeros(records * RECORD_WORDS, "setup records")?,
             record_capacity: records,
             first: gpu.zeros(1, "first records")?,
@@ -503,12 +525,17 @@ impl CudaRaster {
                 .memcpy_htod(&colors, &mut self.colors)
                 .ctx("uploading draw colours")?;
         }
-        if reads_tangents(draws) && self.tangent_kernels.is_none() {
-            let module = raster_module(&gpu, true)?;
-            self.tangent_kernels = Some((
-                gpu.function(&module, "rxp_raster")?,
-                gpu.function(&module, "rxp_resolve")?,
-            ));
+        let variant = Variant::of(draws);
+        self.variant = variant;
+        if variant != Variant::default() && !self.variants.contains_key(&variant) {
+            let module = raster_module(&gpu, variant)?;
+            self.variants.insert(
+                variant,
+                (
+                    gpu.function(&module, "rxp_raster")?,
+                    gpu.function(&module, "rxp_resolve")?,
+                ),
+            );
         }
         let t_tables = std::time::Instant::now();
         let tables = self.material_tables(draws, s)?;
@@ -895,9 +922,9 @@ impl CudaRaster {
         unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_bin_fill") }?;
         stream.wait(&self.join).ctx("waiting for the side stream")?;
         self.events[3].record(&stream).ctx("recording an event")?;
-        let (raster, resolve) = match &self.tangent_kernels {
-            Some((r, v)) if reads_tangents(draws) => (r, v),
-            _ => (&self.k.raster, &self.k.resolve),
+        let (raster, resolve) = match self.variants.get(&self.variant) {
+            Some((r, v)) => (r, v),
+            None => (&self.k.raster, &self.k.resolve),
         };
         let mut l = Dependent::new(&stream, raster);
         l.buf(&self.records)
