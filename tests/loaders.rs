@@ -2,6 +2,7 @@
 
 mod common;
 
+use common::textured_json;
 use rxpipe::io::{self, IoError};
 use std::io::Write;
 
@@ -598,12 +599,6 @@ fn gzipped_files_load_exactly_like_plain_ones() {
     }
 }
 
-/// The project's textured scene (its images are data URIs) as JSON, for tests to change.
-fn textured_json() -> serde_json::Value {
-    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 #[test]
 fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
     // the project's textured scene (its images are data URIs), with the bricks' normal map on
@@ -636,14 +631,7 @@ fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
         "{:?}",
         scene.notes
     );
-    let material = |n: &str| {
-        scene
-            .objects
-            .iter()
-            .filter_map(|o| o.mesh.material.clone())
-            .find(|m| m.name == n)
-            .unwrap()
-    };
+    let material = |n: &str| common::scene_material(&scene, n);
     // left out where they read another set; the bricks keep their base colour texture
     assert!(material("bricks").normal_texture.is_none());
     assert!(material("bricks").base_color_texture.is_some());

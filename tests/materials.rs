@@ -826,16 +826,8 @@ fn obj_files_draw_with_their_mtl_materials() {
 
 #[test]
 fn gltf_specular_glossiness_materials_are_converted_to_metallic_roughness() {
-    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
-    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let named = |g: &serde_json::Value, n: &str| {
-        g["materials"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .position(|m| m["name"] == n)
-            .unwrap()
-    };
+    let mut g = common::textured_json();
+    let named = common::gltf_material;
     let (bricks, metal) = (named(&g, "bricks"), named(&g, "metal"));
     // the bricks: their texture as the diffuse one, a dielectric's specular, glossiness 0.1
     // (the roughness they had); the metal: a gold specular over a black diffuse. Each keeps a
@@ -865,14 +857,7 @@ fn gltf_specular_glossiness_materials_are_converted_to_metallic_roughness() {
         "{:?}",
         scene.notes
     );
-    let material = |scene: &Scene, n: &str| {
-        scene
-            .objects
-            .iter()
-            .filter_map(|o| o.mesh.material.clone())
-            .find(|m| m.name == n)
-            .unwrap()
-    };
+    let material = common::scene_material;
     let m = material(&scene, "metal");
     assert!(m.metallic > 0.99, "{m:?}");
     assert!((m.roughness - 0.3).abs() < 1e-5);
@@ -938,16 +923,8 @@ fn gltf_specular_glossiness_materials_are_converted_to_metallic_roughness() {
 fn dielectric_specular_follows_the_index_of_refraction_and_the_specular_extension() {
     // the loader: KHR_materials_ior and KHR_materials_specular's factors, on the textured
     // scene's floor; the bricks' specular texture is left out with a note
-    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
-    let mut g: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let named = |g: &serde_json::Value, n: &str| {
-        g["materials"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .position(|m| m["name"] == n)
-            .unwrap()
-    };
+    let mut g = common::textured_json();
+    let named = common::gltf_material;
     let (floor, bricks) = (named(&g, "floor"), named(&g, "bricks"));
     g["materials"][floor]["extensions"] = serde_json::json!({
         "KHR_materials_ior": {"ior": 3.0},
@@ -960,14 +937,7 @@ fn dielectric_specular_follows_the_index_of_refraction_and_the_specular_extensio
     let p = common::tmp_dir("dielectric-specular").join("specular.gltf");
     std::fs::write(&p, g.to_string()).unwrap();
     let scene = Scene::load(&p).unwrap();
-    let material = |n: &str| {
-        scene
-            .objects
-            .iter()
-            .filter_map(|o| o.mesh.material.clone())
-            .find(|m| m.name == n)
-            .unwrap()
-    };
+    let material = |n: &str| common::scene_material(&scene, n);
     // ((3 - 1) / (3 + 1))^2 = 0.25, times the colour, at most 1
     let f = material("floor");
     assert!(

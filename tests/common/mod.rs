@@ -148,3 +148,32 @@ pub fn assert_frames_agree(c: &rxpipe::Frame, g: &rxpipe::Frame, what: &str) {
         "{what}: {differ} of {pixels} pixels differ, by up to {worst}"
     );
 }
+
+/// The project's textured scene (its images are data URIs) as JSON, for tests to change.
+pub fn textured_json() -> serde_json::Value {
+    let text = std::fs::read_to_string("scenes/textured/textured.gltf").unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The index of the glTF material named `name` in `g`.
+pub fn gltf_material(g: &serde_json::Value, name: &str) -> usize {
+    g["materials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|m| m["name"] == name)
+        .unwrap()
+}
+
+/// The material named `name` of a loaded scene's objects.
+pub fn scene_material(
+    scene: &rxpipe::Scene,
+    name: &str,
+) -> std::sync::Arc<rxpipe::material::Material> {
+    scene
+        .objects
+        .iter()
+        .filter_map(|o| o.mesh.material.clone())
+        .find(|m| m.name == name)
+        .unwrap()
+}
