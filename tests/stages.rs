@@ -262,6 +262,23 @@ fn check_frustum(backend: Backend, place: &str, runs_on: BackendKind) {
     assert_eq!(st.stage, "frustum");
     assert_eq!(st.backend, Some(runs_on));
     assert!(off.stats.stages.is_empty());
+    // the frame's host times: its parts, one after another, within its total, the frame stage
+    // among the first; on the GPU the raster call's wait for the device within it
+    for f in [&on, &off] {
+        let (h, r) = (&f.stats.host, &f.stats.raster);
+        let parts = h.stages_ms + h.draws_ms + h.raster_ms + h.stats_ms;
+        assert!(
+            h.raster_ms > 0.0 && parts <= f.stats.total_ms + 1e-6,
+            "{h:?} against {}",
+            f.stats.total_ms
+        );
+        let gpu = r.host_tables_ms + r.host_launch_ms + r.host_wait_ms;
+        match backend {
+            Backend::Cuda => assert!(r.host_wait_ms > 0.0 && gpu <= h.raster_ms, "{r:?}"),
+            _ => assert_eq!(gpu, 0.0),
+        }
+    }
+    assert!(on.stats.host.stages_ms >= st.ms);
     assert_eq!(
         on.stats.geometry.triangles + behind,
         off.stats.geometry.triangles
