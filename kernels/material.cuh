@@ -495,15 +495,16 @@ __device__ __forceinline__ float3 rxm_pixel_uv(const float3 e[3], const float2 u
 // Whether the surface reads the meshes' tangents: the raster module is built both ways, and a
 // frame with no normal-mapped draw that has tangents runs the one without (the code slows the
 // tile and resolve kernels even where it is not taken: benches/results/h100-tangents.md).
-// Whether a material of the frame has a dielectric reflectance other than 0.04 or a specular
-// weight other than 1 (KHR_materials_ior, KHR_materials_specular): the module built without it
-// keeps the constant, whose frames are most (the raster module is built for what a frame needs)
-#ifndef RXM_SPECULAR
-#define RXM_SPECULAR 0
-#endif
-
 #ifndef RXM_TANGENTS
 #define RXM_TANGENTS 0
+#endif
+
+// Whether a material of the frame has a dielectric reflectance other than 0.04 or a specular
+// weight other than 1 (KHR_materials_ior, KHR_materials_specular): the module built without it
+// keeps the constant 0.04, as most frames need (reading the values cost Sponza's raster 5 us on
+// the H100; the raster module is built for each combination a frame needs)
+#ifndef RXM_SPECULAR
+#define RXM_SPECULAR 0
 #endif
 
 // The surface of the draw's triangle `t` (its place in the draw) at pixel (px, py).
