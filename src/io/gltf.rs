@@ -1,6 +1,7 @@
 //! glTF 2.0 (.gltf with external or embedded buffers, .glb): every triangle primitive of the
 //! default scene, node transforms applied, with its material and textures
-//! (`gltf_materials.rs`), vertex colours, and the scene's punctual lights and camera.
+//! (`gltf_materials.rs`), vertex colours, morph targets and skins posed at time 0
+//! (`gltf_skin.rs`), and the scene's punctual lights and camera.
 
 use super::{gltf_meshopt, IoError};
 use crate::io::scene::Camera;
@@ -15,7 +16,7 @@ use std::path::Path;
 pub struct GltfScene {
     /// every triangle primitive with its material (none where the primitive names none: it
     /// draws in the lit mode), in world space, or in its node's space where an animation moves
-    /// the node (or one above it)
+    /// the node (or one above it) and the primitive is not skinned
     pub meshes: Vec<Mesh>,
     /// each mesh's model matrix: identity for one in world space, its node's world matrix at
     /// time 0 for an animated one
@@ -206,6 +207,18 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
         moved[c.node] = true;
     }
     let posed = rig.as_ref().map(|r| r.pose(0.0));
+    // every node's world matrix at time 0, for the skins' joints (made once, when the file has
+    // a skin), and each skin's joint matrices, made when a primitive first needs them
+    let skin_pose: Vec<Mat4> = match (&posed, doc.skins().len()) {
+        (_, 0) => Vec::new(),
+        (Some(p), _) => p.clone(),
+        (None, _) => crate::animation::Rig {
+            nodes: super::gltf_animation::tree(doc),
+            clips: Vec::new(),
+        }
+        .pose(0.0),
+    };
+    let mut joint_matrices: Vec<Option<Vec<Mat4>>> = vec![None; doc.skins().len()];
     // (each node with its parent's world matrix and whether a node above it moves)
     let mut stack: Vec<(gltf::Node, Mat4, bool)> =
         scene.nodes().map(|n| (n, Mat4::IDENTITY, false)).collect();
@@ -213,7 +226,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     // would otherwise loop for ever or multiply the geometry
     let mut reached = vec![false; doc.nodes().len()];
     // what the file has that rxpipe does not draw, said in notes after the walk
-    let (mut not_triangles, mut morphed, mut skinned) = (0usize, false, false);
+    let mut not_triangles = 0usize;
+    // the skins applied, and the primitives of skinned nodes without joints and weights
+    let (mut skins_used, mut unjointed) = (vec![false; doc.skins().len()], 0usize);
     while let Some((node, parent, moved_above)) = stack.pop() {
         match reached.get_mut(node.index()) {
             Some(r) if !*r => *r = true,
@@ -242,7 +257,6 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             }
         }
         let Some(mesh) = node.mesh() else { continue };
-        skinned |= node.skin().is_some();
         for prim in mesh.primitives() {
             let loc = format!(
                 "mesh {} ('{}') primitive {}",
@@ -257,11 +271,10 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 not_triangles += 1;
                 continue;
             }
-            morphed |= prim.morph_targets().next().is_some();
             check_accessors(&prim, quantized).map_err(|m| err(&loc, m))?;
             let data = |b: gltf::Buffer| buffers.get(b.index()).map(|d| &d.0[..]);
             let reader = prim.reader(data);
-            let positions: Vec<Vec3> = prim
+            let mut positions: Vec<Vec3> = prim
                 .get(&gltf::Semantic::Positions)
                 .and_then(|a| read_floats::<3>(a, data, false))
                 .ok_or_else(|| {
@@ -304,7 +317,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                     r
                 }
             };
-            let normals = prim
+            let mut normals = prim
                 .get(&gltf::Semantic::Normals)
                 .and_then(|a| read_floats::<3>(a, data, false))
                 .map(|v| v.into_iter().map(Vec3::from_array).collect::<Vec<_>>())
@@ -338,13 +351,41 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 ));
             }
             // tangents matter only to a normal map: read for a material with one
-            let tangents = material
+            let mut tangents = material
                 .as_ref()
                 .filter(|m| m.normal_texture.is_some())
                 .and_then(|_| prim.get(&gltf::Semantic::Tangents))
                 .and_then(|a| read_floats::<4>(a, data, false))
                 .map(|v| v.into_iter().map(tangent).collect::<Vec<_>>())
                 .filter(|v| v.len() == positions.len());
+            // the shape of the default morph weights, then the skin's pose at time 0 (in world
+            // space)
+            let mut attributes = super::gltf_skin::Attributes {
+                positions: &mut positions,
+                normals: normals.as_deref_mut(),
+                tangents: tangents.as_deref_mut(),
+            };
+            if prim.morph_targets().next().is_some() {
+                let weights = node.weights().or(mesh.weights()).unwrap_or(&[]);
+                super::gltf_skin::morph(&prim, weights, data, quantized, &mut attributes)
+                    .map_err(|m| err(&loc, m))?;
+            }
+            let mut skinned = false;
+            if let Some(skin) = node.skin() {
+                let s = skin.index();
+                let joints = match &mut joint_matrices[s] {
+                    Some(j) => j,
+                    slot => slot.insert(
+                        super::gltf_skin::joint_matrices(&skin, &skin_pose, data)
+                            .map_err(|m| err(&format!("skin {s}"), m))?,
+                    ),
+                };
+                let at = skin_pose[node.index()];
+                skinned = super::gltf_skin::skin(&prim, joints, at, data, &mut attributes)
+                    .map_err(|m| err(&loc, m))?;
+                skins_used[s] |= skinned;
+                unjointed += usize::from(!skinned);
+            }
             let mut m = Mesh {
                 name: format!("{file}: {}", mesh.name().unwrap_or("mesh")),
                 positions,
@@ -361,6 +402,11 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 m = super::weld_soup(m)?;
             }
             match (moves, &posed) {
+                // (a skinned primitive is in world space already, whatever moves its node)
+                _ if skinned => {
+                    out.transforms.push(Mat4::IDENTITY);
+                    out.nodes.push(None);
+                }
                 (true, Some(p)) => {
                     out.transforms.push(p[node.index()]);
                     out.nodes.push(Some(node.index()));
@@ -381,15 +427,31 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             "{file}: {not_triangles} primitive(s) of points or lines are not drawn: rxpipe draws triangles"
         ));
     }
-    if skinned {
+    if unjointed > 0 {
         out.notes.push(format!(
-            "{file}: skinned meshes are drawn as their vertices lie, without their joints' transforms"
+            "{file}: {unjointed} primitive(s) of skinned nodes have no JOINTS_0 and WEIGHTS_0: they are placed by their nodes' transforms"
         ));
     }
-    if morphed {
-        out.notes.push(format!(
-            "{file}: morph targets are not applied: meshes are drawn in their base shape"
-        ));
+    // joints an animation moves: the skins were posed once, at time 0
+    let animated = |k: usize| {
+        rig.iter()
+            .flat_map(|r| &r.clips)
+            .flat_map(|c| &c.channels)
+            .any(|c| c.node == k)
+    };
+    let mut posed_joints = vec![false; doc.nodes().len()];
+    for skin in doc.skins().filter(|s| skins_used[s.index()]) {
+        let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
+        if joints.iter().any(|&j| animated(j)) {
+            out.notes.push(format!(
+                "{file}: skin {} ('{}') has animated joints, but skinned meshes are posed once, at time 0: they do not follow the animation",
+                skin.index(),
+                skin.name().unwrap_or("")
+            ));
+        }
+        for j in joints {
+            posed_joints[j] = true;
+        }
     }
     out.notes.extend(animation_notes);
     // nodes an animation moves with no drawn mesh at or below them (cameras, lights, a skin's
@@ -408,7 +470,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             }
         }
         let idle = (0..r.nodes.len())
-            .filter(|&k| moved[k] && !carries[k])
+            .filter(|&k| moved[k] && !carries[k] && !posed_joints[k])
             .count();
         if idle > 0 {
             out.notes.push(format!(

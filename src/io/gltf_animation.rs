@@ -21,26 +21,7 @@ pub fn read<'a, 's>(
     if json.animations.is_empty() {
         return (None, Vec::new());
     }
-    let mut nodes: Vec<RigNode> = doc
-        .nodes()
-        .map(|n| {
-            let (t, r, s) = n.transform().decomposed();
-            RigNode {
-                parent: None,
-                local: Mat4::from_cols_array_2d(&n.transform().matrix()),
-                translation: Vec3::from_array(t),
-                rotation: Quat::from_array(r),
-                scale: Vec3::from_array(s),
-            }
-        })
-        .collect();
-    for (p, n) in json.nodes.iter().enumerate() {
-        for c in n.children.iter().flatten() {
-            if let Some(child) = nodes.get_mut(c.value()) {
-                child.parent = Some(p);
-            }
-        }
-    }
+    let nodes = tree(doc);
     let mut notes = Vec::new();
     let mut weights = 0usize;
     let mut clips = Vec::new();
@@ -76,10 +57,36 @@ pub fn read<'a, 's>(
     }
     if weights > 0 {
         notes.push(format!(
-            "{file}: {weights} animation channel(s) of morph target weights are not played (morph targets are not applied)"
+            "{file}: {weights} animation channel(s) of morph target weights are not played (morph targets keep the weights of their mesh or node)"
         ));
     }
     (Some(Rig { nodes, clips }), notes)
+}
+
+/// The file's node tree: every node's own transform and parent (a node listed as a child twice
+/// keeps the last parent; the loader refuses such files).
+pub fn tree(doc: &gltf::Document) -> Vec<RigNode> {
+    let mut nodes: Vec<RigNode> = doc
+        .nodes()
+        .map(|n| {
+            let (t, r, s) = n.transform().decomposed();
+            RigNode {
+                parent: None,
+                local: Mat4::from_cols_array_2d(&n.transform().matrix()),
+                translation: Vec3::from_array(t),
+                rotation: Quat::from_array(r),
+                scale: Vec3::from_array(s),
+            }
+        })
+        .collect();
+    for (p, n) in doc.as_json().nodes.iter().enumerate() {
+        for c in n.children.iter().flatten() {
+            if let Some(child) = nodes.get_mut(c.value()) {
+                child.parent = Some(p);
+            }
+        }
+    }
+    nodes
 }
 
 /// The sampler of one channel, read and checked.

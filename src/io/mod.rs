@@ -7,6 +7,7 @@ pub mod gltf;
 mod gltf_animation;
 mod gltf_materials;
 mod gltf_meshopt;
+mod gltf_skin;
 mod gltf_specgloss;
 pub mod mtl;
 pub mod obj;
