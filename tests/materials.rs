@@ -986,3 +986,78 @@ fn dielectric_specular_follows_the_index_of_refraction_and_the_specular_extensio
         "{matte} {plain} {glassy}"
     );
 }
+
+#[test]
+fn gltf_webp_textures_are_read_through_ext_texture_webp() {
+    // the bricks' base colour image, re-encoded as a lossless WebP: the texture names it in
+    // EXT_texture_webp, with no core source (the extension required), or with another image as
+    // the fallback that viewers without WebP read
+    let original = common::textured_json();
+    let bricks = common::gltf_material(&original, "bricks");
+    let texture = original["materials"][bricks]["pbrMetallicRoughness"]["baseColorTexture"]["index"]
+        .as_u64()
+        .unwrap() as usize;
+    let image = original["textures"][texture]["source"].as_u64().unwrap() as usize;
+    let uri = original["images"][image]["uri"].as_str().unwrap();
+    let png = base64::decode(uri.split_once(";base64,").unwrap().1).unwrap();
+    let rgba = image::load_from_memory(&png).unwrap().to_rgba8();
+    let mut webp = Vec::new();
+    image::codecs::webp::WebPEncoder::new_lossless(&mut webp)
+        .encode(
+            &rgba,
+            rgba.width(),
+            rgba.height(),
+            image::ExtendedColorType::Rgba8,
+        )
+        .unwrap();
+    let uri = format!("data:image/webp;base64,{}", base64::encode(&webp));
+    let was = Scene::load("scenes/textured/textured.gltf").unwrap();
+    let texels = |s: &Scene| {
+        common::scene_material(s, "bricks")
+            .base_color_texture
+            .as_ref()
+            .unwrap()
+            .texture
+            .levels[0]
+            .texels
+            .clone()
+    };
+    for fallback in [None, Some(0)] {
+        let mut g = original.clone();
+        let webp_image = g["images"].as_array().unwrap().len();
+        g["images"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({"uri": uri, "mimeType": "image/webp"}));
+        let t = &mut g["textures"][texture];
+        t["extensions"] = serde_json::json!({"EXT_texture_webp": {"source": webp_image}});
+        match fallback {
+            Some(f) => t["source"] = serde_json::json!(f),
+            None => {
+                t.as_object_mut().unwrap().remove("source");
+                g["extensionsRequired"] = serde_json::json!(["EXT_texture_webp"]);
+            }
+        }
+        g["extensionsUsed"] = serde_json::json!(["EXT_texture_webp"]);
+        let p = common::tmp_dir("webp").join("webp.gltf");
+        std::fs::write(&p, g.to_string()).unwrap();
+        let scene = Scene::load(&p).unwrap();
+        assert!(scene.notes.is_empty(), "{:?}", scene.notes);
+        assert!(texels(&scene) == texels(&was), "fallback {fallback:?}");
+        let frame = |s: &Scene| on_both(Pipeline::builder, s, (160, 120), "webp");
+        assert_eq!(frame(&scene).color, frame(&was).color);
+    }
+    // a texture with neither source is an error naming it
+    let mut g = original.clone();
+    g["textures"][texture]
+        .as_object_mut()
+        .unwrap()
+        .remove("source");
+    let p = common::tmp_dir("webp").join("no-source.gltf");
+    std::fs::write(&p, g.to_string()).unwrap();
+    let e = Scene::load(&p).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("texture {texture}: has no source image")),
+        "{e}"
+    );
+}

@@ -270,11 +270,11 @@ impl<'a> Materials<'a> {
             }
         }
         let diffuse_image = match &diffuse {
-            Some(i) => Some(self.image(i.texture().source())?),
+            Some(i) => Some(self.texture_image(&i.texture())?),
             None => None,
         };
         let glossy_image = match &glossy {
-            Some(i) => Some(self.image(i.texture().source())?),
+            Some(i) => Some(self.texture_image(&i.texture())?),
             None => None,
         };
         fn view(img: &Option<Arc<(u32, u32, Vec<u8>)>>) -> Option<(u32, u32, &[u8])> {
@@ -372,7 +372,7 @@ impl<'a> Materials<'a> {
         if let Some(done) = self.textures.get(&(t.index(), srgb)) {
             return Ok(done.clone());
         }
-        let img = t.source();
+        let img = self.source(&t)?;
         let name = match &self.doc.as_json().images[img.index()].uri {
             Some(uri) if !uri.starts_with("data:") => uri.to_string(),
             _ => format!("image {}", img.index()),
@@ -385,6 +385,35 @@ impl<'a> Materials<'a> {
         let tex = Arc::new(tex);
         self.textures.insert((t.index(), srgb), tex.clone());
         Ok(tex)
+    }
+
+    /// The image texture `t` reads: its EXT_texture_webp source where it names one (WebP is
+    /// decoded), else its own `source` (absent only in files that require an extension).
+    fn source(&self, t: &gltf::Texture) -> Result<gltf::Image<'a>, IoError> {
+        let webp = t
+            .extension_value("EXT_texture_webp")
+            .and_then(|e| e.get("source"))
+            .and_then(|s| s.as_u64());
+        let place = || format!("texture {}", t.index());
+        let index = match webp {
+            Some(i) => i as usize,
+            None => match t.source() {
+                Some(img) => img.index(),
+                None => return Err(self.err(place(), "has no source image".into())),
+            },
+        };
+        self.doc.images().nth(index).ok_or_else(|| {
+            self.err(
+                place(),
+                format!("its EXT_texture_webp source {index} is not an image of the file"),
+            )
+        })
+    }
+
+    /// The image of texture `t`, decoded.
+    fn texture_image(&mut self, t: &gltf::Texture) -> Result<Arc<(u32, u32, Vec<u8>)>, IoError> {
+        let img = self.source(t)?;
+        self.image(img)
     }
 
     /// Image `img` decoded to RGBA8 (once per image).
@@ -501,21 +530,21 @@ fn sampler(s: gltf::texture::Sampler) -> Sampler {
     }
 }
 
-/// PNG or JPEG bytes (recognised by content) to RGBA8, refusing sides past [`MAX_SIDE`] and
-/// images that would not fit the host's memory, before decoding.
+/// PNG, JPEG or WebP bytes (recognised by content) to RGBA8, refusing sides past [`MAX_SIDE`]
+/// and images that would not fit the host's memory, before decoding.
 pub fn decode(bytes: &[u8]) -> Result<(u32, u32, Vec<u8>), String> {
     let reader = image::ImageReader::new(std::io::Cursor::new(bytes))
         .with_guessed_format()
         .map_err(|e| e.to_string())?;
     match reader.format() {
-        Some(image::ImageFormat::Png | image::ImageFormat::Jpeg) => {}
+        Some(image::ImageFormat::Png | image::ImageFormat::Jpeg | image::ImageFormat::WebP) => {}
         // (the image crate knows more formats than this build decodes)
         Some(f) => {
             return Err(format!(
-                "a {f:?} image: textures are read from PNG and JPEG images only"
+                "a {f:?} image: textures are read from PNG, JPEG and WebP images only"
             ))
         }
-        None => return Err("not a PNG or JPEG image".into()),
+        None => return Err("not a PNG, JPEG or WebP image".into()),
     }
     let (w, h) = reader.into_dimensions().map_err(|e| e.to_string())?;
     if w == 0 || h == 0 || w > MAX_SIDE || h > MAX_SIDE {
@@ -596,12 +625,23 @@ mod tests {
 
     #[test]
     fn images_of_other_formats_are_refused_by_name() {
-        // a WebP file's header: the image crate recognises it, this build does not decode it
-        let mut webp = b"RIFF\x24\0\0\0WEBPVP8 \x18\0\0\0".to_vec();
-        webp.resize(44, 0);
-        let e = decode(&webp).unwrap_err();
-        assert!(e.contains("WebP") && e.contains("PNG and JPEG"), "{e}");
+        // a GIF file's header: the image crate recognises it, this build does not decode it
+        let mut gif = b"GIF89a\x01\0\x01\0\0\0\0".to_vec();
+        gif.resize(32, 0);
+        let e = decode(&gif).unwrap_err();
+        assert!(e.contains("Gif") && e.contains("PNG, JPEG and WebP"), "{e}");
         let e = decode(b"not an image at all").unwrap_err();
-        assert_eq!(e, "not a PNG or JPEG image");
+        assert_eq!(e, "not a PNG, JPEG or WebP image");
+    }
+
+    #[test]
+    fn webp_images_decode_to_their_texels() {
+        // a lossless WebP of 3x2 texels, alpha included, decodes to the same bytes
+        let texels: Vec<u8> = (0..24u8).map(|k| k * 10 + 5).collect();
+        let mut webp = Vec::new();
+        image::codecs::webp::WebPEncoder::new_lossless(&mut webp)
+            .encode(&texels, 3, 2, image::ExtendedColorType::Rgba8)
+            .unwrap();
+        assert_eq!(decode(&webp).unwrap(), (3, 2, texels));
     }
 }
