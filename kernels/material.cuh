@@ -68,6 +68,9 @@ struct RxpMaterial {
     // (KHR_materials_ior, KHR_materials_specular; the CPU's Material::specular_f0, _weight)
     float specular_f0[3];
     float specular_weight;
+    // KHR_materials_clearcoat's strength (0: none) and roughness (Material::clearcoat, _roughness)
+    float clearcoat;
+    float clearcoat_roughness;
 };
 
 // A draw of the frame, as setup and the material path read it: its queue and where each
@@ -506,6 +509,10 @@ __device__ __forceinline__ float3 rxm_pixel_uv(const float3 e[3], const float2 u
 #ifndef RXM_SPECULAR
 #define RXM_SPECULAR 0
 #endif
+// Whether a material of the frame has a clear coat (KHR_materials_clearcoat): built in only then
+#ifndef RXM_CLEARCOAT
+#define RXM_CLEARCOAT 0
+#endif
 
 // The surface of the draw's triangle `t` (its place in the draw) at pixel (px, py).
 __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int height, int px,
@@ -670,6 +677,73 @@ __device__ __forceinline__ float rxm_pow5(float x) {
     return x2 * x2 * x;
 }
 
+// The sum of the scene's lights as a surface reflects them (the CPU's Lit::light over the
+// lights): Lambertian diffuse of c_diff and GGX specular of reflectance f0 (its Fresnel term
+// weighed by `weight` where RXM_SPECULAR is on), roughness^4 a2, shading normal n, towards the
+// eye `view` with nv = max(|n . view|, 1e-4).
+__device__ __forceinline__ float3 rxm_lights(const RxpMaterials& mt, float3 world, float3 n,
+                                             float3 view, float nv, float3 c_diff, float3 f0,
+                                             float weight, float a2) {
+#if RXM_SPECULAR
+#define RXM_WEIGH(x) ((x) * weight)
+#else
+#define RXM_WEIGH(x) (x)
+#endif
+    float3 light = make_float3(0.0f, 0.0f, 0.0f);
+    for (unsigned i = 0; i < mt.nlights; i++) {
+        const RxpLight& l = mt.lights[i];
+        float3 dir, radiance;
+        if (l.kind == 0) {
+            dir = make_float3(l.direction[0], l.direction[1], l.direction[2]);
+            radiance = make_float3(l.color[0], l.color[1], l.color[2]);
+        } else {
+            const float3 dd = make_float3(l.position[0] - world.x, l.position[1] - world.y,
+                                          l.position[2] - world.z);
+            const float dist2 = fmaxf(rxm_dot3(dd, dd), 1e-8f);
+            const float dist = sqrtf(dist2);
+            dir = make_float3(dd.x / dist, dd.y / dist, dd.z / dist);
+            float window = 1.0f;
+            if (l.range > 0.0f) {
+                const float x = dist2 / (l.range * l.range);
+                const float w = rxm_clamp01(1.0f - x * x);
+                window = w * w;
+            }
+            float cone = 1.0f;
+            if (l.kind == 2) {
+                const float cd = rxm_dot3(make_float3(l.direction[0], l.direction[1], l.direction[2]),
+                                          rxm_scale(dir, -1.0f));
+                const float k = rxm_clamp01((cd - l.cos_outer) / fmaxf(l.cos_inner - l.cos_outer, 1e-4f));
+                cone = k * k;
+            }
+            const float s = l.intensity * window * cone / dist2;
+            radiance = make_float3(l.color[0] * s, l.color[1] * s, l.color[2] * s);
+        }
+        const float nl = rxm_dot3(n, dir);
+        if (nl <= 0.0f || rxm_is_zero(radiance)) continue;
+        const float3 h = rxm_normalize(rxm_add(dir, view));
+        const float nh = fmaxf(rxm_dot3(n, h), 0.0f);
+        const float vh = fmaxf(rxm_dot3(view, h), 0.0f);
+        const float p5 = rxm_pow5(1.0f - vh);
+        const float3 fresnel = make_float3(RXM_WEIGH(f0.x + (1.0f - f0.x) * p5),
+                                           RXM_WEIGH(f0.y + (1.0f - f0.y) * p5),
+                                           RXM_WEIGH(f0.z + (1.0f - f0.z) * p5));
+        const float dd = nh * nh * (a2 - 1.0f) + 1.0f;
+        const float distribution = a2 / (3.14159274f * dd * dd);
+        const float visibility =
+            0.5f / fmaxf(nl * sqrtf(nv * nv * (1.0f - a2) + a2) + nv * sqrtf(nl * nl * (1.0f - a2) + a2),
+                         1e-8f);
+        const float inv_pi = 0.318309873f;
+        const float3 diffuse = make_float3((1.0f - fresnel.x) * c_diff.x * inv_pi,
+                                           (1.0f - fresnel.y) * c_diff.y * inv_pi,
+                                           (1.0f - fresnel.z) * c_diff.z * inv_pi);
+        const float dv = distribution * visibility;
+        const float3 specular = rxm_scale(fresnel, dv);
+        light = rxm_add(light, rxm_scale(rxm_mul(rxm_add(diffuse, specular), radiance), nl));
+    }
+#undef RXM_WEIGH
+    return light;
+}
+
 // The colour (linear, tone-mapped) and alpha of the draw's material at pixel (px, py) of its
 // triangle `t`, seen from the front or the back (the CPU's MaterialShader::shade).
 __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t, int width,
@@ -735,72 +809,44 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
     const float weight =
         m.specular_weight == 1.0f ? 1.0f : m.specular_weight * (1.0f - metallic) + metallic;
 #define RXM_WEIGH(x) ((x) * weight)
+#define RXM_LIGHT_WEIGHT weight
 #else
     const float3 f0 = make_float3(0.04f * km + rgb.x * metallic, 0.04f * km + rgb.y * metallic,
                                   0.04f * km + rgb.z * metallic);
 #define RXM_WEIGH(x) (x)
+#define RXM_LIGHT_WEIGHT 1.0f
 #endif
     const float alpha = fmaxf(roughness * roughness, 1e-3f);
     const float a2 = alpha * alpha;
     const float3 view = rxm_normalize(make_float3(eye[0] - f.world.x, eye[1] - f.world.y,
                                                   eye[2] - f.world.z));
     const float nv = fmaxf(fabsf(rxm_dot3(n, view)), 1e-4f);
-    float3 light = make_float3(0.0f, 0.0f, 0.0f);
-    for (unsigned i = 0; i < mt.nlights; i++) {
-        const RxpLight& l = mt.lights[i];
-        float3 dir, radiance;
-        if (l.kind == 0) {
-            dir = make_float3(l.direction[0], l.direction[1], l.direction[2]);
-            radiance = make_float3(l.color[0], l.color[1], l.color[2]);
-        } else {
-            const float3 dd = make_float3(l.position[0] - f.world.x, l.position[1] - f.world.y,
-                                          l.position[2] - f.world.z);
-            const float dist2 = fmaxf(rxm_dot3(dd, dd), 1e-8f);
-            const float dist = sqrtf(dist2);
-            dir = make_float3(dd.x / dist, dd.y / dist, dd.z / dist);
-            float window = 1.0f;
-            if (l.range > 0.0f) {
-                const float x = dist2 / (l.range * l.range);
-                const float w = rxm_clamp01(1.0f - x * x);
-                window = w * w;
-            }
-            float cone = 1.0f;
-            if (l.kind == 2) {
-                const float cd = rxm_dot3(make_float3(l.direction[0], l.direction[1], l.direction[2]),
-                                          rxm_scale(dir, -1.0f));
-                const float k = rxm_clamp01((cd - l.cos_outer) / fmaxf(l.cos_inner - l.cos_outer, 1e-4f));
-                cone = k * k;
-            }
-            const float s = l.intensity * window * cone / dist2;
-            radiance = make_float3(l.color[0] * s, l.color[1] * s, l.color[2] * s);
-        }
-        const float nl = rxm_dot3(n, dir);
-        if (nl <= 0.0f || rxm_is_zero(radiance)) continue;
-        const float3 h = rxm_normalize(rxm_add(dir, view));
-        const float nh = fmaxf(rxm_dot3(n, h), 0.0f);
-        const float vh = fmaxf(rxm_dot3(view, h), 0.0f);
-        const float p5 = rxm_pow5(1.0f - vh);
-        const float3 fresnel = make_float3(RXM_WEIGH(f0.x + (1.0f - f0.x) * p5),
-                                           RXM_WEIGH(f0.y + (1.0f - f0.y) * p5),
-                                           RXM_WEIGH(f0.z + (1.0f - f0.z) * p5));
-        const float dd = nh * nh * (a2 - 1.0f) + 1.0f;
-        const float distribution = a2 / (3.14159274f * dd * dd);
-        const float visibility =
-            0.5f / fmaxf(nl * sqrtf(nv * nv * (1.0f - a2) + a2) + nv * sqrtf(nl * nl * (1.0f - a2) + a2),
-                         1e-8f);
-        const float inv_pi = 0.318309873f;
-        const float3 diffuse = make_float3((1.0f - fresnel.x) * c_diff.x * inv_pi,
-                                           (1.0f - fresnel.y) * c_diff.y * inv_pi,
-                                           (1.0f - fresnel.z) * c_diff.z * inv_pi);
-        const float dv = distribution * visibility;
-        const float3 specular = rxm_scale(fresnel, dv);
-        light = rxm_add(light, rxm_scale(rxm_mul(rxm_add(diffuse, specular), radiance), nl));
-    }
+    const float3 light = rxm_lights(mt, f.world, n, view, nv, c_diff, f0, RXM_LIGHT_WEIGHT, a2);
     const float amb = ambient * occlusion;
     const float3 ambient_light = make_float3((c_diff.x + RXM_WEIGH(f0.x)) * amb * light_color[0],
                                              (c_diff.y + RXM_WEIGH(f0.y)) * amb * light_color[1],
                                              (c_diff.z + RXM_WEIGH(f0.z)) * amb * light_color[2]);
 #undef RXM_WEIGH
-    const float3 c = rxm_pbr_neutral(rxm_add(rxm_add(light, ambient_light), emissive));
+#undef RXM_LIGHT_WEIGHT
+    float3 under = rxm_add(rxm_add(light, ambient_light), emissive);
+#if RXM_CLEARCOAT
+    // KHR_materials_clearcoat (the CPU's MaterialShader::coat): a dielectric coat of
+    // reflectance 0.04 about the interpolated normal over what lies under it, dimmed by its
+    // Fresnel term towards the eye
+    if (m.clearcoat > 0.0f) {
+        const float3 cn = rxm_normalize(rxm_scale(f.normal, side));
+        const float calpha = fmaxf(m.clearcoat_roughness * m.clearcoat_roughness, 1e-3f);
+        const float cnv = fmaxf(fabsf(rxm_dot3(cn, view)), 1e-4f);
+        const float3 coat = rxm_lights(mt, f.world, cn, view, cnv, make_float3(0.0f, 0.0f, 0.0f),
+                                       make_float3(0.04f, 0.04f, 0.04f), 1.0f, calpha * calpha);
+        const float ca = 0.04f * amb;
+        const float cc = m.clearcoat;
+        const float keep = 1.0f - cc * (0.04f + 0.96f * rxm_pow5(1.0f - cnv));
+        under = make_float3(under.x * keep + (coat.x + light_color[0] * ca) * cc,
+                            under.y * keep + (coat.y + light_color[1] * ca) * cc,
+                            under.z * keep + (coat.z + light_color[2] * ca) * cc);
+    }
+#endif
+    const float3 c = rxm_pbr_neutral(under);
     return make_float4(c.x, c.y, c.z, base.w);
 }

@@ -1061,3 +1061,85 @@ fn gltf_webp_textures_are_read_through_ext_texture_webp() {
         "{e}"
     );
 }
+
+#[test]
+fn clear_coats_add_a_sharp_highlight_on_both_backends() {
+    // the loader: KHR_materials_clearcoat's factors on the textured scene's floor; its texture
+    // is left out with a note, and a factor past 1 is an error naming the material
+    let mut g = common::textured_json();
+    let floor = common::gltf_material(&g, "floor");
+    g["materials"][floor]["extensions"] = serde_json::json!({
+        "KHR_materials_clearcoat": {"clearcoatFactor": 0.75, "clearcoatRoughnessFactor": 0.25,
+                                    "clearcoatTexture": {"index": 0}}
+    });
+    g["extensionsUsed"] = serde_json::json!(["KHR_materials_clearcoat"]);
+    let p = common::tmp_dir("clearcoat").join("clearcoat.gltf");
+    std::fs::write(&p, g.to_string()).unwrap();
+    let scene = Scene::load(&p).unwrap();
+    let f = common::scene_material(&scene, "floor");
+    assert_eq!((f.clearcoat, f.clearcoat_roughness), (0.75, 0.25));
+    assert_eq!(common::scene_material(&scene, "bricks").clearcoat, 0.0);
+    assert_eq!(scene.notes.len(), 1, "{:?}", scene.notes);
+    assert!(scene.notes[0].contains("clearcoat textures are left out"));
+    // drawn on both backends (on_both compares them)
+    let frame = |s: &Scene| on_both(Pipeline::builder, s, (160, 120), "clear coat");
+    let was = Scene::load("scenes/textured/textured.gltf").unwrap();
+    assert_ne!(frame(&scene).color, frame(&was).color);
+    g["materials"][floor]["extensions"]["KHR_materials_clearcoat"]["clearcoatFactor"] =
+        serde_json::json!(1.5);
+    std::fs::write(&p, g.to_string()).unwrap();
+    let e = Scene::load(&p).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("material {floor}")) && e.contains("clearcoatFactor is 1.5"),
+        "{e}"
+    );
+
+    // the shading: a rough dark sphere gains a sharp highlight under a smooth coat, a coat of
+    // strength 0 changes no byte, and the coat dims the sphere's glow at its rim (its Fresnel
+    // term grows towards grazing angles)
+    let sphere = |coat: f32, emissive: f32| {
+        let mut m = rxpipe::mesh::icosphere(4);
+        m.material = Some(Arc::new(Material {
+            base_color: Vec4::new(0.05, 0.05, 0.05, 1.0),
+            metallic: 0.0,
+            roughness: 0.9,
+            emissive: Vec3::splat(emissive),
+            clearcoat: coat,
+            clearcoat_roughness: 0.1,
+            ..Default::default()
+        }));
+        render(vec![m], 3.0)
+    };
+    let brightest = |f: &rxpipe::Frame| {
+        f.color
+            .chunks(4)
+            .map(|p| p[0] as u32 + p[1] as u32 + p[2] as u32)
+            .max()
+            .unwrap()
+    };
+    let (bare, coated) = (sphere(0.0, 0.0), sphere(1.0, 0.0));
+    assert!(
+        brightest(&coated) > brightest(&bare) + 150,
+        "{} {}",
+        brightest(&bare),
+        brightest(&coated)
+    );
+    let mut none = common::textured_json();
+    none["materials"][floor]["extensions"] =
+        serde_json::json!({"KHR_materials_clearcoat": {"clearcoatFactor": 0.0}});
+    std::fs::write(&p, none.to_string()).unwrap();
+    assert_eq!(frame(&Scene::load(&p).unwrap()).color, frame(&was).color);
+    // the glow at the rim: the outermost lit pixel of the middle row, against the centre's
+    let (glow, glow_coated) = (sphere(0.0, 0.5), sphere(1.0, 0.5));
+    let row = |f: &rxpipe::Frame| {
+        let y = f.height / 2;
+        let px = |x: u32| px(f, x, y);
+        let rim = (0..f.width / 2).find(|&x| px(x)[0] > 0).unwrap();
+        (px(rim)[0], px(f.width / 2)[0])
+    };
+    let ((rim, centre), (rim_c, centre_c)) = (row(&glow), row(&glow_coated));
+    assert!(
+        (rim as f32 / centre as f32) > (rim_c as f32 / centre_c as f32) + 0.05,
+        "bare {rim}/{centre}, coated {rim_c}/{centre_c}"
+    );
+}

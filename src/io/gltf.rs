@@ -491,7 +491,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
 }
 
 /// The glTF extensions rxpipe draws.
-pub const EXTENSIONS_DRAWN: [&str; 10] = [
+pub const EXTENSIONS_DRAWN: [&str; 11] = [
     "KHR_lights_punctual",
     "KHR_materials_ior",
     "KHR_materials_specular",
@@ -502,6 +502,7 @@ pub const EXTENSIONS_DRAWN: [&str; 10] = [
     "KHR_materials_unlit",
     "KHR_texture_transform",
     "EXT_texture_webp",
+    "KHR_materials_clearcoat",
 ];
 
 /// A punctual light placed by its node's world transform (lights shine along the node's -z).

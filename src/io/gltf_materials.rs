@@ -180,6 +180,7 @@ impl<'a> Materials<'a> {
             )?;
         }
         self.dielectric_specular(&m, &mut out)?;
+        self.clearcoat(&m, &mut out)?;
         // (the extension's model, where the material has it, replaces metallic-roughness)
         if let Some(sg) = m.pbr_specular_glossiness() {
             self.specular_glossiness(&m, &sg, &mut out)?;
@@ -237,6 +238,46 @@ impl<'a> Materials<'a> {
                     material_place(m)
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// KHR_materials_clearcoat's factors: the coat's strength and roughness, each a number in
+    /// [0, 1] (another is an error naming the material). Its textures are left out, with a note.
+    fn clearcoat(&mut self, m: &gltf::Material, out: &mut Material) -> Result<(), IoError> {
+        let Some(ext) = m.extension_value("KHR_materials_clearcoat") else {
+            return Ok(());
+        };
+        let factor = |key: &str| -> Result<f32, IoError> {
+            match ext.get(key) {
+                None => Ok(0.0),
+                Some(v) => v
+                    .as_f64()
+                    .filter(|f| (0.0..=1.0).contains(f))
+                    .map(|f| f as f32)
+                    .ok_or_else(|| {
+                        self.err(
+                            material_place(m),
+                            format!(
+                                "its KHR_materials_clearcoat {key} is {v}, not a number in [0, 1]"
+                            ),
+                        )
+                    }),
+            }
+        };
+        out.clearcoat = factor("clearcoatFactor")?;
+        out.clearcoat_roughness = factor("clearcoatRoughnessFactor")?;
+        let textures = [
+            "clearcoatTexture",
+            "clearcoatRoughnessTexture",
+            "clearcoatNormalTexture",
+        ];
+        if textures.iter().any(|t| ext.get(t).is_some()) {
+            self.notes.push(format!(
+                "{}: {}: its KHR_materials_clearcoat textures are left out (its factors are drawn)",
+                self.file,
+                material_place(m)
+            ));
         }
         Ok(())
     }

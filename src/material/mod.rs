@@ -138,6 +138,12 @@ pub struct Material {
     /// KHR_materials_specular's factor: the strength of the dielectric part's specular
     /// reflection (its Fresnel term scaled by it; 1 leaves it as it is, 0 leaves only diffuse)
     pub specular_weight: f32,
+    /// KHR_materials_clearcoat: the strength of a clear coat over the material (0: none),
+    /// which reflects as a dielectric (reflectance 0.04) about the interpolated normal and
+    /// dims what lies under it by its Fresnel term
+    pub clearcoat: f32,
+    /// the clear coat's roughness
+    pub clearcoat_roughness: f32,
 }
 
 impl Default for Material {
@@ -158,6 +164,8 @@ impl Default for Material {
             unlit: false,
             specular_f0: Vec3::splat(0.04),
             specular_weight: 1.0,
+            clearcoat: 0.0,
+            clearcoat_roughness: 0.0,
         }
     }
 }

@@ -151,11 +151,13 @@ struct Kernels {
 /// What a frame's material path needs beyond the plain raster module's: mesh tangents (a draw
 /// with them has a normal map; kernels/material.cuh, RXM_TANGENTS), and a dielectric
 /// reflectance or specular weight of a material's own (KHR_materials_ior and _specular,
-/// RXM_SPECULAR). The raster module is built for each combination a frame needs.
+/// RXM_SPECULAR), and a clear coat (KHR_materials_clearcoat, RXM_CLEARCOAT). The raster module
+/// is built for each combination a frame needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 struct Variant {
     tangents: bool,
     specular: bool,
+    clearcoat: bool,
 }
 
 impl Variant {
@@ -169,6 +171,9 @@ impl Variant {
                     m.specular_f0 != glam::Vec3::splat(0.04) || m.specular_weight != 1.0
                 })
             }),
+            clearcoat: draws
+                .iter()
+                .any(|d| d.material.is_some_and(|m| m.clearcoat > 0.0)),
         }
     }
 }
@@ -181,6 +186,9 @@ fn raster_module(gpu: &Gpu, v: Variant) -> Result<Arc<cudarc::driver::CudaModule
     }
     if v.specular {
         defines.push(("RXM_SPECULAR", "1".to_string()));
+    }
+    if v.clearcoat {
+        defines.push(("RXM_CLEARCOAT", "1".to_string()));
     }
     gpu.module(
         "raster",

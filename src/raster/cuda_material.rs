@@ -64,6 +64,9 @@ struct MaterialDesc {
     /// ([`Material::specular_f0`], [`Material::specular_weight`])
     specular_f0: [f32; 3],
     specular_weight: f32,
+    /// the clear coat's strength and roughness ([`Material::clearcoat`])
+    clearcoat: f32,
+    clearcoat_roughness: f32,
 }
 
 /// `RxpDraw`: a draw as setup and the material path read it.
@@ -355,6 +358,8 @@ fn material_desc(m: &Material, known: &HashMap<usize, i32>) -> MaterialDesc {
         ],
         specular_f0: m.specular_f0.to_array(),
         specular_weight: m.specular_weight,
+        clearcoat: m.clearcoat,
+        clearcoat_roughness: m.clearcoat_roughness,
     }
 }
 
@@ -397,7 +402,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<LevelDesc>(), 16);
         assert_eq!(std::mem::size_of::<TextureDesc>(), 16);
         assert_eq!(std::mem::size_of::<TexUse>(), 40);
-        assert_eq!(std::mem::size_of::<MaterialDesc>(), 48 + 5 * 40 + 16);
+        assert_eq!(std::mem::size_of::<MaterialDesc>(), 48 + 5 * 40 + 16 + 8);
         assert_eq!(std::mem::size_of::<DrawDesc>(), 152);
         assert_eq!(std::mem::size_of::<LightDesc>(), 56);
         assert_eq!(std::mem::size_of::<Tables>(), 64);

@@ -286,12 +286,57 @@ impl<'a> MaterialShader<'a> {
         };
         let ambient = (c_diff + f0.scale(weight)).scale(T::splat(self.s.light.ambient) * occlusion)
             * Xyz::splat(self.s.light.color);
+        let light = self.lights(&lit);
+        let under = light + ambient + emissive;
+        if m.clearcoat > 0.0 {
+            return tone_map(self.coat(m, p, view, occlusion, under));
+        }
+        tone_map(under)
+    }
+
+    /// The sum of the scene's lights as `lit` reflects them.
+    #[inline(always)]
+    fn lights<T: Num>(&self, lit: &Lit<T>) -> Xyz<T> {
         let mut light = Xyz::splat(Vec3::ZERO);
         for l in self.s.lights.as_slice() {
             let (c, on) = lit.light(l);
             light = Xyz::select(on, light + c, light);
         }
-        tone_map(light + ambient + emissive)
+        light
+    }
+
+    /// KHR_materials_clearcoat over `under` (the material's light, ambient light and
+    /// emission): the coat reflects each light and the ambient light as a dielectric of
+    /// reflectance 0.04 about the interpolated normal (no normal map), and passes what lies
+    /// under it dimmed by its Fresnel term towards the eye, both by its strength.
+    #[inline(always)]
+    fn coat<T: Num>(
+        &self,
+        m: &Material,
+        p: &Pixel<T>,
+        view: Xyz<T>,
+        occlusion: T,
+        under: Xyz<T>,
+    ) -> Xyz<T> {
+        let one = T::splat(1.0);
+        let n = p.normal.scale(p.side).normalize_or_zero();
+        let alpha = (m.clearcoat_roughness * m.clearcoat_roughness).max(1e-3);
+        let coat = Lit {
+            n,
+            view,
+            world: p.world,
+            nv: n.dot(view).abs().max(T::splat(1e-4)),
+            c_diff: Xyz::splat(Vec3::ZERO),
+            f0: Xyz::splat(Vec3::splat(0.04)),
+            weight: one,
+            a2: T::splat(alpha * alpha),
+        };
+        let light = self.lights(&coat);
+        let ambient = Xyz::splat(self.s.light.color)
+            .scale(T::splat(0.04) * (T::splat(self.s.light.ambient) * occlusion));
+        let strength = T::splat(m.clearcoat);
+        let fresnel = T::splat(0.04) + T::splat(0.96) * (one - coat.nv).pow5();
+        under.scale(one - strength * fresnel) + (light + ambient).scale(strength)
     }
 
     /// [`MaterialShader::shade`]'s colour of eight pixels of material `m` (each lane's surface
