@@ -646,11 +646,11 @@ fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
     let twice = rxpipe::Scene::load(&toml).unwrap();
     assert_eq!(twice.notes, scene.notes);
     // an extension the file uses and rxpipe does not draw is named
-    g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform", "KHR_materials_clearcoat"]);
-    let p = write("uv-sets-clearcoat.gltf", g.to_string().as_bytes());
+    g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform", "KHR_materials_sheen"]);
+    let p = write("uv-sets-sheen.gltf", g.to_string().as_bytes());
     let notes = rxpipe::Scene::load(&p).unwrap().notes;
     assert_eq!(notes.len(), 3, "{notes:?}");
-    assert!(notes[2].contains("KHR_materials_clearcoat"), "{notes:?}");
+    assert!(notes[2].contains("KHR_materials_sheen"), "{notes:?}");
     // the file as it is has none of this
     assert!(rxpipe::Scene::load("scenes/textured/textured.gltf")
         .unwrap()
