@@ -3,7 +3,7 @@
 //! (`gltf_materials.rs`), vertex colours, morph targets and skins posed at time 0
 //! (`gltf_skin.rs`), and the scene's punctual lights and camera.
 
-use super::{gltf_meshopt, IoError};
+use super::{gltf_draco, gltf_meshopt, IoError};
 use crate::io::scene::Camera;
 use crate::material::{LightKind, PunctualLight};
 use crate::mesh::Mesh;
@@ -98,10 +98,12 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     // KHR_mesh_quantization is read here (read_floats), so a file that requires it is not
     // refused for it as the gltf crate would
     let quantized = json.extensions_used.iter().any(|e| e == QUANTIZATION);
-    // (and EXT_meshopt_compression by gltf_meshopt)
+    // (and EXT_meshopt_compression by gltf_meshopt, KHR_draco_mesh_compression by gltf_draco)
     json.extensions_required
-        .retain(|e| e != QUANTIZATION && e != gltf_meshopt::NAME);
-    // a file that requires an extension rxpipe does not implement (Draco, Basis textures) is
+        .retain(|e| e != QUANTIZATION && e != gltf_meshopt::NAME && e != gltf_draco::NAME);
+    // (Draco's accessors hold no data of their own, which the gltf crate's validation refuses)
+    let placeholder = gltf_draco::placeholders(&mut json);
+    // a file that requires an extension rxpipe does not implement (Basis textures, say) is
     // refused by name, before the gltf crate's list of validation errors
     if let Some(e) = json
         .extensions_required
@@ -167,7 +169,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     let mut buffers = Vec::new();
     for b in gltf.document.buffers() {
         let place = format!("buffer {}", b.index());
-        let data = if gltf_meshopt::is_fallback(&b) {
+        let data = if Some(b.index()) == placeholder {
+            gltf::buffer::Data(vec![0])
+        } else if gltf_meshopt::is_fallback(&b) {
             crate::limits::check_host(b.length() as u64, || place.clone())
                 .map_err(|e| err(&place, e.to_string()))?;
             gltf::buffer::Data(vec![0; b.length()])
@@ -188,6 +192,13 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
         buffers.push(data);
     }
     gltf_meshopt::decode_views(&gltf.document, &mut buffers).map_err(|(p, m)| err(&p, m))?;
+    // KHR_draco_mesh_compression: each compressed primitive decoded into a new buffer, and the
+    // document pointed at it
+    if let Some(d) =
+        gltf_draco::decode(&gltf.document, &mut buffers).map_err(|(p, m)| err(&p, m))?
+    {
+        gltf.document = d;
+    }
     let doc = &gltf.document;
     let scene = doc
         .default_scene()
@@ -491,7 +502,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
 }
 
 /// The glTF extensions rxpipe draws.
-pub const EXTENSIONS_DRAWN: [&str; 11] = [
+pub const EXTENSIONS_DRAWN: [&str; 12] = [
     "KHR_lights_punctual",
     "KHR_materials_ior",
     "KHR_materials_specular",
@@ -503,6 +514,7 @@ pub const EXTENSIONS_DRAWN: [&str; 11] = [
     "KHR_texture_transform",
     "EXT_texture_webp",
     "KHR_materials_clearcoat",
+    gltf_draco::NAME,
 ];
 
 /// A punctual light placed by its node's world transform (lights shine along the node's -z).
