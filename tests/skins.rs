@@ -1,5 +1,6 @@
-//! glTF skins and morph targets, applied when a file is loaded (src/io/gltf_skin.rs): small
-//! files built here, whose posed vertices are worked out by hand in the comments.
+//! What the glTF loader does to a primitive's shape and placement: skins and morph targets
+//! (src/io/gltf_skin.rs) and EXT_mesh_gpu_instancing (src/io/gltf_instancing.rs), on small
+//! files built here, whose vertices are worked out by hand in the comments.
 
 mod common;
 
@@ -359,4 +360,71 @@ fn weights_over_two_sets_add_up() {
     assert!(near(p[1], Vec3::new(1.0, 0.0, 0.0)), "{}", p[1]);
     assert!(near(p[3], Vec3::new(0.5, 1.5, 0.0)), "{}", p[3]);
     assert!(near(p[5], Vec3::new(-1.0, 2.0, 0.0)), "{}", p[5]);
+}
+
+/// One triangle, (0,0,0) (1,0,0) (0,1,0), at a node moved 5 along z with three instances: as
+/// it is, turned a quarter about z and moved 10 along x, doubled and moved 10 along y.
+fn instanced(bin: &mut Bin) -> Value {
+    let p = bin.vec3(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
+    let t = bin.floats(&[0., 0., 0., 10., 0., 0., 0., 10., 0.], "VEC3", 3);
+    let q = Quat::from_rotation_z(std::f32::consts::FRAC_PI_2).to_array();
+    let r = bin.floats(&[[0., 0., 0., 1.], q, [0., 0., 0., 1.]].concat(), "VEC4", 4);
+    let s = bin.floats(&[1., 1., 1., 1., 1., 1., 2., 2., 2.], "VEC3", 3);
+    json!({
+        "extensionsUsed": ["EXT_mesh_gpu_instancing"],
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"mesh": 0, "translation": [0, 0, 5], "extensions": {"EXT_mesh_gpu_instancing":
+            {"attributes": {"TRANSLATION": t, "ROTATION": r, "SCALE": s}}}}],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": p}}]}]
+    })
+}
+
+#[test]
+fn instanced_nodes_draw_their_mesh_once_per_instance() {
+    let mut bin = Bin::default();
+    let doc = instanced(&mut bin);
+    let scene = load_gltf_scene(bin.write("instances.gltf", doc)).unwrap();
+    assert!(scene.notes.is_empty(), "{:?}", scene.notes);
+    let corner: Vec<Vec3> = scene.meshes.iter().map(|m| m.positions[1]).collect();
+    let expect = [
+        Vec3::new(1.0, 0.0, 5.0),
+        Vec3::new(10.0, 1.0, 5.0),
+        Vec3::new(2.0, 10.0, 5.0),
+    ];
+    assert_eq!(corner.len(), 3);
+    for (got, want) in corner.iter().zip(expect) {
+        assert!(near(*got, want), "{got} for {want}");
+    }
+    // animated, each copy stays in the node's space with its instance applied, and the node's
+    // matrix at time 0 places it
+    let mut bin = Bin::default();
+    let mut doc = instanced(&mut bin);
+    let time = bin.floats(&[0.0, 1.0], "SCALAR", 1);
+    bin.accessors[time]["min"] = json!([0.0]);
+    bin.accessors[time]["max"] = json!([1.0]);
+    let moved = bin.floats(&[0., 0., 5., 0., 0., 9.], "VEC3", 3);
+    doc["animations"] = json!([{"channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}],
+        "samplers": [{"input": time, "output": moved}]}]);
+    let scene = load_gltf_scene(bin.write("instances-animated.gltf", doc)).unwrap();
+    assert!(near(
+        scene.meshes[1].positions[1],
+        Vec3::new(10.0, 1.0, 0.0)
+    ));
+    assert_eq!(
+        scene.transforms[1],
+        Mat4::from_translation(Vec3::new(0.0, 0.0, 5.0))
+    );
+    assert_eq!(scene.nodes, [Some(0); 3]);
+    // accessors of different counts are an error naming the node
+    let mut bin = Bin::default();
+    let mut doc = instanced(&mut bin);
+    let two = bin.floats(&[1., 1., 1., 1., 1., 1.], "VEC3", 3);
+    doc["nodes"][0]["extensions"]["EXT_mesh_gpu_instancing"]["attributes"]["SCALE"] = json!(two);
+    let e = load_gltf_scene(bin.write("instances-bad.gltf", doc))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("node 0") && e.contains("different counts"),
+        "{e}"
+    );
 }

@@ -3,7 +3,7 @@
 //! (`gltf_materials.rs`), vertex colours, morph targets and skins posed at time 0
 //! (`gltf_skin.rs`), and the scene's punctual lights and camera.
 
-use super::{gltf_draco, gltf_meshopt, IoError};
+use super::{gltf_draco, gltf_instancing, gltf_meshopt, IoError};
 use crate::io::scene::Camera;
 use crate::material::{LightKind, PunctualLight};
 use crate::mesh::Mesh;
@@ -240,6 +240,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     let mut not_triangles = 0usize;
     // the skins applied, and the primitives of skinned nodes without joints and weights
     let (mut skins_used, mut unjointed) = (vec![false; doc.skins().len()], 0usize);
+    let mut skinned_instances = 0usize;
     while let Some((node, parent, moved_above)) = stack.pop() {
         match reached.get_mut(node.index()) {
             Some(r) if !*r => *r = true,
@@ -268,6 +269,19 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             }
         }
         let Some(mesh) = node.mesh() else { continue };
+        // EXT_mesh_gpu_instancing: the node's mesh drawn once per instance, each copy in the
+        // node's space placed by its instance's matrix (a skinned mesh is posed in world space
+        // and drawn once)
+        let instances = match gltf_instancing::matrices(doc, &node, |b: gltf::Buffer| {
+            buffers.get(b.index()).map(|d| &d.0[..])
+        }) {
+            Ok(Some(_)) if node.skin().is_some() => {
+                skinned_instances += 1;
+                None
+            }
+            Ok(i) => i,
+            Err(m) => return Err(err(&format!("node {}", node.index()), m)),
+        };
         for prim in mesh.primitives() {
             let loc = format!(
                 "mesh {} ('{}') primitive {}",
@@ -412,23 +426,43 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 // a non-indexed primitive is a triangle soup: weld it (re-indexing stage)
                 m = super::weld_soup(m)?;
             }
-            match (moves, &posed) {
-                // (a skinned primitive is in world space already, whatever moves its node)
-                _ if skinned => {
-                    out.transforms.push(Mat4::IDENTITY);
-                    out.nodes.push(None);
+            // each instance a copy of the primitive in its node's space (no instances: the
+            // primitive once, as it is)
+            let copies: Vec<Mesh> = match &instances {
+                None => vec![m],
+                Some(list) => {
+                    crate::limits::check_host(list.len() as u64 * m.bytes() as u64, || {
+                        format!("{} instances of {loc}", list.len())
+                    })
+                    .map_err(|e| err(&loc, e.to_string()))?;
+                    list.iter()
+                        .map(|&inst| {
+                            let mut c = m.clone();
+                            c.transform(inst);
+                            c
+                        })
+                        .collect()
                 }
-                (true, Some(p)) => {
-                    out.transforms.push(p[node.index()]);
-                    out.nodes.push(Some(node.index()));
+            };
+            for mut m in copies {
+                match (moves, &posed) {
+                    // (a skinned primitive is in world space already, whatever moves its node)
+                    _ if skinned => {
+                        out.transforms.push(Mat4::IDENTITY);
+                        out.nodes.push(None);
+                    }
+                    (true, Some(p)) => {
+                        out.transforms.push(p[node.index()]);
+                        out.nodes.push(Some(node.index()));
+                    }
+                    _ => {
+                        m.transform(world);
+                        out.transforms.push(Mat4::IDENTITY);
+                        out.nodes.push(None);
+                    }
                 }
-                _ => {
-                    m.transform(world);
-                    out.transforms.push(Mat4::IDENTITY);
-                    out.nodes.push(None);
-                }
+                out.meshes.push(m);
             }
-            out.meshes.push(m);
         }
     }
     // (the materials' notes first, as they were found first)
@@ -436,6 +470,12 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     if not_triangles > 0 {
         out.notes.push(format!(
             "{file}: {not_triangles} primitive(s) of points or lines are not drawn: rxpipe draws triangles"
+        ));
+    }
+    if skinned_instances > 0 {
+        out.notes.push(format!(
+            "{file}: {skinned_instances} skinned node(s) have {} instances: each is drawn once, as its skin poses it",
+            gltf_instancing::NAME
         ));
     }
     if unjointed > 0 {
@@ -502,7 +542,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
 }
 
 /// The glTF extensions rxpipe draws.
-pub const EXTENSIONS_DRAWN: [&str; 12] = [
+pub const EXTENSIONS_DRAWN: [&str; 13] = [
     "KHR_lights_punctual",
     "KHR_materials_ior",
     "KHR_materials_specular",
@@ -515,6 +555,7 @@ pub const EXTENSIONS_DRAWN: [&str; 12] = [
     "EXT_texture_webp",
     "KHR_materials_clearcoat",
     gltf_draco::NAME,
+    gltf_instancing::NAME,
 ];
 
 /// A punctual light placed by its node's world transform (lights shine along the node's -z).

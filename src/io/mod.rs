@@ -6,6 +6,7 @@
 pub mod gltf;
 mod gltf_animation;
 mod gltf_draco;
+mod gltf_instancing;
 mod gltf_materials;
 mod gltf_meshopt;
 mod gltf_skin;

@@ -92,6 +92,17 @@ impl Mesh {
         self.positions.len()
     }
 
+    /// The bytes its vertex attributes and indices take (a copy's size, its material shared).
+    pub fn bytes(&self) -> usize {
+        let n = self.positions.len();
+        let per_vertex = 12
+            + self.normals.as_ref().map_or(0, |_| 12)
+            + self.uvs.as_ref().map_or(0, |_| 8)
+            + self.colors.as_ref().map_or(0, |_| 16)
+            + self.tangents.as_ref().map_or(0, |_| 16);
+        n * per_vertex + 4 * self.indices.len()
+    }
+
     pub fn triangle_count(&self) -> usize {
         self.indices.len() / 3
     }
