@@ -87,6 +87,22 @@ fn on_both(
     cpu
 }
 
+/// A unit sphere of material `m` seen from 3 along z, on both backends.
+fn sphere_of(m: Material) -> rxpipe::Frame {
+    let mut mesh = rxpipe::mesh::icosphere(4);
+    mesh.material = Some(Arc::new(m));
+    render(vec![mesh], 3.0)
+}
+
+/// The largest sum of a pixel's red, green and blue in frame `f`.
+fn brightest(f: &rxpipe::Frame) -> u32 {
+    f.color
+        .chunks(4)
+        .map(|p| p[0] as u32 + p[1] as u32 + p[2] as u32)
+        .max()
+        .unwrap()
+}
+
 fn px(f: &rxpipe::Frame, x: u32, y: u32) -> [u8; 4] {
     let i = 4 * (y * f.width + x) as usize;
     f.color[i..i + 4].try_into().unwrap()
@@ -961,23 +977,14 @@ fn dielectric_specular_follows_the_index_of_refraction_and_the_specular_extensio
     // the shading, on both backends: a grey dielectric sphere's highlight grows with its
     // reflectance at normal incidence and goes with a specular weight of 0
     let sphere = |f0: f32, weight: f32| {
-        let mut m = rxpipe::mesh::icosphere(4);
-        m.material = Some(Arc::new(Material {
+        sphere_of(Material {
             base_color: Vec4::new(0.3, 0.3, 0.3, 1.0),
             metallic: 0.0,
             roughness: 0.5,
             specular_f0: Vec3::splat(f0),
             specular_weight: weight,
             ..Default::default()
-        }));
-        render(vec![m], 3.0)
-    };
-    let brightest = |f: &rxpipe::Frame| {
-        f.color
-            .chunks(4)
-            .map(|p| p[0] as u32 + p[1] as u32 + p[2] as u32)
-            .max()
-            .unwrap()
+        })
     };
     let plain = brightest(&sphere(0.04, 1.0));
     let (glassy, matte) = (brightest(&sphere(0.25, 1.0)), brightest(&sphere(0.04, 0.0)));
@@ -1098,8 +1105,7 @@ fn clear_coats_add_a_sharp_highlight_on_both_backends() {
     // strength 0 changes no byte, and the coat dims the sphere's glow at its rim (its Fresnel
     // term grows towards grazing angles)
     let sphere = |coat: f32, emissive: f32| {
-        let mut m = rxpipe::mesh::icosphere(4);
-        m.material = Some(Arc::new(Material {
+        sphere_of(Material {
             base_color: Vec4::new(0.05, 0.05, 0.05, 1.0),
             metallic: 0.0,
             roughness: 0.9,
@@ -1107,15 +1113,7 @@ fn clear_coats_add_a_sharp_highlight_on_both_backends() {
             clearcoat: coat,
             clearcoat_roughness: 0.1,
             ..Default::default()
-        }));
-        render(vec![m], 3.0)
-    };
-    let brightest = |f: &rxpipe::Frame| {
-        f.color
-            .chunks(4)
-            .map(|p| p[0] as u32 + p[1] as u32 + p[2] as u32)
-            .max()
-            .unwrap()
+        })
     };
     let (bare, coated) = (sphere(0.0, 0.0), sphere(1.0, 0.0));
     assert!(
