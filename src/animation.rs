@@ -273,17 +273,94 @@ pub struct Binding {
     pub placement: Mat4,
 }
 
-/// A scene's animations: the rigs of its files and the objects bound to their nodes.
+/// A skinned object whose joints an animation moves: what posing it again takes (its vertices
+/// before the skin, their joints and weights, the skin's joints and inverse bind matrices).
+/// Its mesh is posed on the host ([`SceneAnimation::pose_skins`]); a prepared scene takes the
+/// new vertices when the object is prepared again ([`crate::Pipeline::prepare_again`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skinned {
+    /// the object, an index into the scene's objects
+    pub object: usize,
+    /// its rig, an index into [`SceneAnimation::rigs`]
+    pub rig: usize,
+    /// the skinned node (it places vertices without weights)
+    pub node: usize,
+    /// the skin's joints (nodes of the rig) and their inverse bind matrices
+    pub joints: Vec<usize>,
+    pub inverse_bind: Vec<Mat4>,
+    /// the vertices before skinning (morph targets applied)
+    pub positions: Vec<Vec3>,
+    pub normals: Option<Vec<Vec3>>,
+    pub tangents: Option<Vec<Vec4>>,
+    /// each vertex's joints and weights, per JOINTS_n / WEIGHTS_n pair (checked at load)
+    pub sets: crate::io::JointSets,
+}
+
+/// A scene's animations: the rigs of its files, the objects bound to their nodes and the
+/// skinned objects their joints move.
 #[derive(Debug, Clone, Default)]
 pub struct SceneAnimation {
     pub rigs: Vec<Arc<Rig>>,
     pub bindings: Vec<Binding>,
+    pub skins: Vec<Skinned>,
 }
 
 impl SceneAnimation {
     /// Whether anything moves.
     pub fn is_empty(&self) -> bool {
-        self.bindings.is_empty() || self.rigs.iter().all(|r| r.clips.is_empty())
+        (self.bindings.is_empty() && self.skins.is_empty())
+            || self.rigs.iter().all(|r| r.clips.is_empty())
+    }
+
+    /// Poses the skinned objects at time `t`: each one's vertices (positions, normals and
+    /// tangents) in `objects`' meshes, from its vertices before the skin. Returns the objects
+    /// it posed (a vertex count that no longer matches, as when the mesh was edited, is left).
+    pub fn pose_skins(&self, t: f32, objects: &mut [crate::io::scene::Object]) -> Vec<usize> {
+        let poses: Vec<Vec<Mat4>> = self.rigs.iter().map(|r| r.pose(t)).collect();
+        let mut posed = Vec::new();
+        for s in &self.skins {
+            let Some(world) = poses.get(s.rig) else {
+                continue;
+            };
+            let Some(joints) =
+                crate::io::gltf_skin::joint_matrices(&s.joints, &s.inverse_bind, world)
+            else {
+                continue;
+            };
+            let Some(mesh) = objects.get_mut(s.object).map(|o| &mut o.mesh) else {
+                continue;
+            };
+            let n = s.positions.len();
+            let fits = |len: Option<usize>, want: Option<usize>| len.is_none() || len == want;
+            if mesh.positions.len() != n
+                || !fits(
+                    s.normals.as_ref().map(Vec::len),
+                    mesh.normals.as_ref().map(Vec::len),
+                )
+                || !fits(
+                    s.tangents.as_ref().map(Vec::len),
+                    mesh.tangents.as_ref().map(Vec::len),
+                )
+            {
+                continue;
+            }
+            mesh.positions.copy_from_slice(&s.positions);
+            if let (Some(to), Some(from)) = (&mut mesh.normals, &s.normals) {
+                to.copy_from_slice(from);
+            }
+            if let (Some(to), Some(from)) = (&mut mesh.tangents, &s.tangents) {
+                to.copy_from_slice(from);
+            }
+            let node = world.get(s.node).copied().unwrap_or(Mat4::IDENTITY);
+            let mut v = crate::io::gltf_skin::Attributes {
+                positions: &mut mesh.positions,
+                normals: mesh.normals.as_deref_mut(),
+                tangents: mesh.tangents.as_deref_mut(),
+            };
+            crate::io::gltf_skin::pose(&s.sets, &joints, node, &mut v);
+            posed.push(s.object);
+        }
+        posed
     }
 
     /// How long it plays: its longest clip, in seconds.
@@ -432,6 +509,7 @@ mod tests {
                 node: 0,
                 placement: Mat4::from_translation(Vec3::Z),
             }],
+            skins: Vec::new(),
         };
         let models = anim.poses(2.0, 2);
         assert_eq!(models[0], None);

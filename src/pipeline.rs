@@ -628,6 +628,57 @@ impl Pipeline {
         }
     }
 
+    /// Prepares objects `objects` of `scene` again, in `prepared` (which this pipeline prepared
+    /// from `scene`), after their meshes changed: a skinned object posed at a new time
+    /// ([`Scene::pose_skins`]). Each goes through the mesh stages onto the backend as
+    /// [`Pipeline::prepare`] takes it, and replaces its old self; the stage reports stay those
+    /// of the first preparation.
+    pub fn prepare_again(
+        &self,
+        prepared: &mut Prepared,
+        scene: &Scene,
+        objects: &[usize],
+    ) -> Result<(), Error> {
+        if !self.is_prepared_for(prepared) {
+            return Err(Error::Backend(
+                "the scene was prepared for another backend, order or layout".into(),
+            ));
+        }
+        let mut scratch = Prepared {
+            objects: Vec::new(),
+            residents: Residents::Cpu(Vec::new()),
+            stages: Vec::new(),
+            failures: Vec::new(),
+            order: self.order,
+            layout: self.layout(),
+            backend: prepared.backend,
+        };
+        for &k in objects {
+            let (Some(o), Some(slot)) = (
+                scene.objects.get(k),
+                prepared.objects.iter().position(|p| p.object == k),
+            ) else {
+                continue;
+            };
+            match (&self.engine, &mut prepared.residents) {
+                (Engine::Cpu(api), Residents::Cpu(r)) => {
+                    let (obj, res) = self.prepare_object(api, k, o, &mut scratch)?;
+                    (prepared.objects[slot], r[slot]) = (obj, res);
+                }
+                (Engine::Cuda(api), Residents::Cuda(r)) => {
+                    let (obj, res) = self.prepare_object(&**api, k, o, &mut scratch)?;
+                    (prepared.objects[slot], r[slot]) = (obj, res);
+                }
+                _ => {
+                    return Err(Error::Backend(
+                        "the scene was prepared on another backend: prepare it again".into(),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn prepare_on<A: Api>(
         &self,
         api: &A,

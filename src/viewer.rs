@@ -125,6 +125,8 @@ struct App {
     dragging: bool,
     last_cursor: Option<(f64, f64)>,
     clock: Clock,
+    /// the time the skinned meshes were last posed at
+    posed_at: Option<f32>,
     /// which of the scene's cameras the view started from (V goes to the next)
     view: usize,
     error: Option<Error>,
@@ -168,6 +170,16 @@ impl App {
             self.dirty = true;
         }
         let t = self.clock.t;
+        // skinned meshes posed at the new time on the host, and prepared again
+        if self.posed_at != Some(t) && !self.scene.animation.skins.is_empty() {
+            let posed = self.scene.pose_skins(t);
+            let prepared = self.prepared.as_mut().expect("prepared above");
+            if let Err(e) = self.pipeline.prepare_again(prepared, &self.scene, &posed) {
+                return self.fail(el, e);
+            }
+            self.posed_at = Some(t);
+            self.dirty = true;
+        }
         let mut none: [u8; 0] = [];
         let target = match self.pixels.as_mut() {
             Some(px) => px.frame_mut(),
@@ -511,6 +523,7 @@ pub fn run(scene: Scene, mut pipeline: Pipeline) -> Result<(), Error> {
         dragging: false,
         last_cursor: None,
         clock,
+        posed_at: None,
         view: 0,
         error: None,
         frames: FrameLoop::default(),

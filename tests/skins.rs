@@ -193,11 +193,9 @@ fn skinned_vertices_take_their_joints_pose() {
     }
 }
 
-#[test]
-fn animated_joints_pose_the_skin_at_time_zero_and_say_so() {
-    let mut bin = Bin::default();
-    let mut doc = arm(&mut bin, true);
-    // joint 1 rotated by an animation: a quarter turn at time 0, none at time 1
+/// The arm with joint 1's rotation animated: a quarter turn at time 0, none at time 1.
+fn animated_arm(bin: &mut Bin) -> Value {
+    let mut doc = arm(bin, true);
     let t = bin.floats(&[0.0, 1.0], "SCALAR", 1);
     bin.accessors[t]["min"] = json!([0.0]);
     bin.accessors[t]["max"] = json!([1.0]);
@@ -206,17 +204,79 @@ fn animated_joints_pose_the_skin_at_time_zero_and_say_so() {
     doc["nodes"][3]["rotation"] = json!([0.0, 0.0, 0.0, 1.0]);
     doc["animations"] = json!([{"channels": [{"sampler": 0, "target": {"node": 3, "path": "rotation"}}],
         "samplers": [{"input": t, "output": r}]}]);
-    let scene = load_gltf_scene(bin.write("arm-animated.gltf", doc)).unwrap();
-    assert!(near(
-        scene.meshes[0].positions[5],
-        Vec3::new(-1.0, 2.0, 0.0)
-    ));
-    assert_eq!(scene.notes.len(), 1, "{:?}", scene.notes);
+    doc
+}
+
+#[test]
+fn animated_joints_pose_the_skin_again_at_any_time() {
+    let mut bin = Bin::default();
+    let doc = animated_arm(&mut bin);
+    let path = bin.write("arm-animated.gltf", doc);
+    let g = load_gltf_scene(&path).unwrap();
+    // loaded at time 0, and kept to pose again
+    assert!(near(g.meshes[0].positions[5], Vec3::new(-1.0, 2.0, 0.0)));
+    assert!(g.notes.is_empty(), "{:?}", g.notes);
+    assert_eq!(g.skins.len(), 1);
+    let mut scene = rxpipe::Scene::load(&path).unwrap();
+    assert!(!scene.animation.is_empty());
+    let top = |s: &rxpipe::Scene| s.objects[0].mesh.positions[5];
+    // time 1: no turn; time 0.5: an eighth of a turn, (1, 1) about (0, 1) to (0, 1 + sqrt 2)
+    assert_eq!(scene.pose_skins(1.0), [0]);
     assert!(
-        scene.notes[0].contains("skin 0 ('') has animated joints"),
-        "{:?}",
-        scene.notes
+        near(top(&scene), Vec3::new(1.0, 2.0, 0.0)),
+        "{}",
+        top(&scene)
     );
+    scene.pose_skins(0.5);
+    let half = Vec3::new(0.0, 1.0 + std::f32::consts::SQRT_2, 0.0);
+    assert!(near(top(&scene), half), "{}", top(&scene));
+    let normal = scene.objects[0].mesh.normals.as_ref().unwrap()[5];
+    assert!(
+        near(normal, Vec3::new(1.0, 1.0, 0.0).normalize()),
+        "{normal}"
+    );
+    scene.pose_skins(0.0);
+    assert!(near(top(&scene), Vec3::new(-1.0, 2.0, 0.0)));
+}
+
+#[test]
+fn a_prepared_scene_takes_a_new_pose_when_prepared_again() {
+    let mut bin = Bin::default();
+    let doc = animated_arm(&mut bin);
+    let mut scene = rxpipe::Scene::load(bin.write("arm-again.gltf", doc)).unwrap();
+    let mut backends = vec![rxpipe::Backend::Cpu];
+    if common::gpu().is_some() {
+        backends.push(rxpipe::Backend::Cuda);
+    }
+    for backend in backends {
+        scene.pose_skins(0.0);
+        let renderer = rxpipe::Renderer::new(backend).unwrap();
+        let pipeline = rxpipe::Pipeline::builder().build(&renderer).unwrap();
+        let mut prepared = pipeline.prepare(&scene).unwrap();
+        let size = (96, 96);
+        let camera = scene.camera;
+        let at0 = pipeline
+            .render_prepared(&prepared, &scene, &camera, size, 0.0)
+            .unwrap();
+        let posed = scene.pose_skins(1.0);
+        pipeline
+            .prepare_again(&mut prepared, &scene, &posed)
+            .unwrap();
+        let again = pipeline
+            .render_prepared(&prepared, &scene, &camera, size, 1.0)
+            .unwrap();
+        let fresh = pipeline
+            .render_prepared(
+                &pipeline.prepare(&scene).unwrap(),
+                &scene,
+                &camera,
+                size,
+                1.0,
+            )
+            .unwrap();
+        assert_eq!(again.color, fresh.color, "{backend:?}");
+        assert_ne!(again.color, at0.color, "{backend:?}");
+    }
 }
 
 #[test]

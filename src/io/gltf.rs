@@ -3,7 +3,7 @@
 //! (`gltf_materials.rs`), vertex colours, morph targets and skins posed at time 0
 //! (`gltf_skin.rs`), and the scene's punctual lights and camera.
 
-use super::{gltf_draco, gltf_instancing, gltf_meshopt, IoError};
+use super::{gltf_draco, gltf_instancing, gltf_meshopt, gltf_skin, IoError};
 use crate::io::scene::Camera;
 use crate::material::{LightKind, PunctualLight};
 use crate::mesh::Mesh;
@@ -25,6 +25,8 @@ pub struct GltfScene {
     pub nodes: Vec<Option<usize>>,
     /// the node tree and the animations, when the file has any
     pub rig: Option<crate::animation::Rig>,
+    /// the skinned meshes whose joints the animations move (their `rig` is 0: this file's)
+    pub skins: Vec<crate::animation::Skinned>,
     /// KHR_lights_punctual lights placed by their nodes
     pub lights: Vec<PunctualLight>,
     /// the perspective cameras of the scene's nodes, in the order the loader meets them (the
@@ -217,6 +219,22 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     for c in rig.iter().flat_map(|r| &r.clips).flat_map(|c| &c.channels) {
         moved[c.node] = true;
     }
+    // whether an animation moves node `k`'s world matrix: it or a node above it is animated
+    let world_moves = |k: usize| {
+        let mut at = Some(k);
+        // (a parent chain is at most as long as the tree)
+        for _ in 0..moved.len() {
+            let Some(n) = at else { break };
+            if moved[n] {
+                return true;
+            }
+            at = rig
+                .as_ref()
+                .and_then(|r| r.nodes.get(n))
+                .and_then(|n| n.parent);
+        }
+        false
+    };
     let posed = rig.as_ref().map(|r| r.pose(0.0));
     // every node's world matrix at time 0, for the skins' joints (made once, when the file has
     // a skin), and each skin's joint matrices, made when a primitive first needs them
@@ -229,7 +247,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
         }
         .pose(0.0),
     };
-    let mut joint_matrices: Vec<Option<Vec<Mat4>>> = vec![None; doc.skins().len()];
+    // (each skin's joints, inverse bind matrices and joint matrices at time 0)
+    type SkinData = (Vec<usize>, Vec<Mat4>, Vec<Mat4>);
+    let mut skin_data: Vec<Option<SkinData>> = vec![None; doc.skins().len()];
     // (each node with its parent's world matrix and whether a node above it moves)
     let mut stack: Vec<(gltf::Node, Mat4, bool)> =
         scene.nodes().map(|n| (n, Mat4::IDENTITY, false)).collect();
@@ -241,6 +261,8 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     // the skins applied, and the primitives of skinned nodes without joints and weights
     let (mut skins_used, mut unjointed) = (vec![false; doc.skins().len()], 0usize);
     let mut skinned_instances = 0usize;
+    // the skins posed once only (their meshes kept no binding to pose again)
+    let mut frozen = vec![false; doc.skins().len()];
     while let Some((node, parent, moved_above)) = stack.pop() {
         match reached.get_mut(node.index()) {
             Some(r) if !*r => *r = true,
@@ -385,30 +407,56 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 .filter(|v| v.len() == positions.len());
             // the shape of the default morph weights, then the skin's pose at time 0 (in world
             // space)
-            let mut attributes = super::gltf_skin::Attributes {
+            let mut attributes = gltf_skin::Attributes {
                 positions: &mut positions,
                 normals: normals.as_deref_mut(),
                 tangents: tangents.as_deref_mut(),
             };
             if prim.morph_targets().next().is_some() {
                 let weights = node.weights().or(mesh.weights()).unwrap_or(&[]);
-                super::gltf_skin::morph(&prim, weights, data, quantized, &mut attributes)
+                gltf_skin::morph(&prim, weights, data, quantized, &mut attributes)
                     .map_err(|m| err(&loc, m))?;
             }
             let mut skinned = false;
+            let mut keep = None;
             if let Some(skin) = node.skin() {
                 let s = skin.index();
-                let joints = match &mut joint_matrices[s] {
-                    Some(j) => j,
-                    slot => slot.insert(
-                        super::gltf_skin::joint_matrices(&skin, &skin_pose, data)
-                            .map_err(|m| err(&format!("skin {s}"), m))?,
-                    ),
+                let (joints, inverse_bind, matrices) = match &mut skin_data[s] {
+                    Some(d) => &*d,
+                    slot => {
+                        let place = format!("skin {s}");
+                        let (joints, ib) =
+                            gltf_skin::joints(&skin, data).map_err(|m| err(&place, m))?;
+                        let matrices = gltf_skin::joint_matrices(&joints, &ib, &skin_pose)
+                            .ok_or_else(|| err(&place, "a joint is not a node".into()))?;
+                        &*slot.insert((joints, ib, matrices))
+                    }
                 };
-                let at = skin_pose[node.index()];
-                skinned = super::gltf_skin::skin(&prim, joints, at, data, &mut attributes)
+                let n = attributes.positions.len();
+                let sets = gltf_skin::joint_sets(&prim, n, joints.len(), data)
                     .map_err(|m| err(&loc, m))?;
+                if !sets.is_empty() {
+                    // kept to pose again where an animation moves a joint (not for a triangle
+                    // soup, which welding renumbers)
+                    if !soup && joints.iter().any(|&j| world_moves(j)) {
+                        keep = Some(crate::animation::Skinned {
+                            object: out.meshes.len(),
+                            rig: 0,
+                            node: node.index(),
+                            joints: joints.clone(),
+                            inverse_bind: inverse_bind.clone(),
+                            positions: attributes.positions.to_vec(),
+                            normals: attributes.normals.as_deref().map(<[Vec3]>::to_vec),
+                            tangents: attributes.tangents.as_deref().map(<[Vec4]>::to_vec),
+                            sets: sets.clone(),
+                        });
+                    }
+                    let at = skin_pose[node.index()];
+                    gltf_skin::pose(&sets, matrices, at, &mut attributes);
+                    skinned = true;
+                }
                 skins_used[s] |= skinned;
+                frozen[s] |= skinned && keep.is_none();
                 unjointed += usize::from(!skinned);
             }
             let mut m = Mesh {
@@ -463,6 +511,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 }
                 out.meshes.push(m);
             }
+            out.skins.extend(keep);
         }
     }
     // (the materials' notes first, as they were found first)
@@ -493,9 +542,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     let mut posed_joints = vec![false; doc.nodes().len()];
     for skin in doc.skins().filter(|s| skins_used[s.index()]) {
         let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
-        if joints.iter().any(|&j| animated(j)) {
+        if frozen[skin.index()] && joints.iter().any(|&j| animated(j)) {
             out.notes.push(format!(
-                "{file}: skin {} ('{}') has animated joints, but skinned meshes are posed once, at time 0: they do not follow the animation",
+                "{file}: skin {} ('{}') has animated joints, but its non-indexed primitives are posed once, at time 0: they do not follow the animation",
                 skin.index(),
                 skin.name().unwrap_or("")
             ));
@@ -529,7 +578,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             ));
         }
     }
-    out.rig = rig.filter(|_| out.nodes.iter().any(Option::is_some));
+    out.rig = rig.filter(|_| out.nodes.iter().any(Option::is_some) || !out.skins.is_empty());
     // extensions the file uses (not requires: those the gltf crate refuses) that are not drawn
     for ext in doc.extensions_used() {
         if !EXTENSIONS_DRAWN.contains(&ext) {

@@ -12,7 +12,7 @@ use glam::{Mat3, Mat4, Vec3, Vec4};
 use gltf::accessor::{DataType as T, Dimensions as D};
 
 /// A primitive's vertex attributes that morphing and skinning move.
-pub(super) struct Attributes<'v> {
+pub(crate) struct Attributes<'v> {
     pub positions: &'v mut [Vec3],
     pub normals: Option<&'v mut [Vec3]>,
     pub tangents: Option<&'v mut [Vec4]>,
@@ -97,13 +97,12 @@ pub(super) fn morph<'a, 's>(
     Ok(())
 }
 
-/// A skin's joint matrices at time 0: each joint's world matrix in `pose` (every node's, at
-/// time 0) times its inverse bind matrix (the identity where the skin has none).
-pub(super) fn joint_matrices<'a, 's>(
+/// A skin's joints (their nodes) and each one's inverse bind matrix (the identity where the
+/// skin has none), checked.
+pub(super) fn joints<'a, 's>(
     skin: &gltf::Skin<'a>,
-    pose: &[Mat4],
     data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
-) -> Result<Vec<Mat4>, String> {
+) -> Result<(Vec<usize>, Vec<Mat4>), String> {
     let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
     if joints.is_empty() {
         return Err("it has no joints".into());
@@ -122,39 +121,43 @@ pub(super) fn joint_matrices<'a, 's>(
             }
             gltf::accessor::Iter::<[[f32; 4]; 4]>::new(a, data)
                 .ok_or("its inverseBindMatrices' buffer is missing")?
+                .take(joints.len())
                 .map(|m| Mat4::from_cols_array_2d(&m))
                 .collect()
         }
     };
+    Ok((joints, inverse_bind))
+}
+
+/// The joint matrices of a skin whose joints are the nodes `joints`, in a pose (`world`: every
+/// node's world matrix): each joint's world matrix times its inverse bind matrix. `None` where
+/// a joint is not a node of the pose.
+pub(crate) fn joint_matrices(
+    joints: &[usize],
+    inverse_bind: &[Mat4],
+    world: &[Mat4],
+) -> Option<Vec<Mat4>> {
     joints
         .iter()
-        .zip(&inverse_bind)
-        .map(|(&j, ib)| {
-            pose.get(j)
-                .map(|w| *w * *ib)
-                .ok_or_else(|| format!("its joint {j} is not a node of the file"))
-        })
+        .zip(inverse_bind)
+        .map(|(&j, ib)| world.get(j).map(|w| *w * *ib))
         .collect()
 }
 
-/// Moves a skinned primitive's vertices by its joints: each vertex by the weighted sum of the
-/// matrices of the joints it names in JOINTS_n / WEIGHTS_n (weights normalised to sum 1),
-/// normals by that sum's inverse transpose, tangents by the sum itself. The result is in world
-/// space: the skinned node's own transform is ignored, as the specification says. A vertex
-/// whose weights are all 0 is placed by `node` (its node's world matrix) instead. Returns
-/// false, moving nothing, when the primitive has no JOINTS_0 and WEIGHTS_0.
-pub(super) fn skin<'a, 's>(
+/// Each JOINTS_n / WEIGHTS_n pair of a primitive, read whole (24 bytes a vertex a pair).
+pub type JointSets = Vec<(Vec<[u16; 4]>, Vec<[f32; 4]>)>;
+
+/// A skinned primitive's JOINTS_n / WEIGHTS_n pairs (none: not skinned), checked against its
+/// `n` vertices and its skin's `joints` joints: every weight finite, every joint a vertex weighs
+/// one of the skin's.
+pub(super) fn joint_sets<'a, 's>(
     prim: &gltf::Primitive<'a>,
-    joints: &[Mat4],
-    node: Mat4,
+    n: usize,
+    joints: usize,
     data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
-    v: &mut Attributes,
-) -> Result<bool, String> {
+) -> Result<JointSets, String> {
     use gltf::Semantic;
-    let n = v.positions.len();
-    // each JOINTS_n / WEIGHTS_n pair, read whole (24 bytes a vertex a pair)
-    type Set = (Vec<[u16; 4]>, Vec<[f32; 4]>);
-    let mut sets: Vec<Set> = Vec::new();
+    let mut sets: JointSets = Vec::new();
     for set in 0.. {
         let (j, w) = (
             prim.get(&Semantic::Joints(set)),
@@ -205,28 +208,39 @@ pub(super) fn skin<'a, 's>(
         let weights = read_floats::<4>(w, data.clone(), true).ok_or_else(missing)?;
         sets.push((ids, weights));
     }
-    if sets.is_empty() {
-        return Ok(false);
-    }
     for k in 0..n {
-        // the sum of the matrices the vertex names, by weight, and of its weights
-        let (mut sum, mut total) = (Mat4::ZERO, 0f32);
         for (ids, weights) in &sets {
             for (&id, &wt) in ids[k].iter().zip(&weights[k]) {
                 if !wt.is_finite() {
                     return Err(format!("vertex {k} has the joint weight {wt}"));
                 }
-                if wt == 0.0 {
-                    continue;
+                if wt != 0.0 && id as usize >= joints {
+                    return Err(format!(
+                        "vertex {k} names joint {id} (weight {wt}), but the skin has {joints} joint(s)"
+                    ));
                 }
-                let m = joints.get(id as usize).ok_or_else(|| {
-                    format!(
-                        "vertex {k} names joint {id} (weight {wt}), but the skin has {} joint(s)",
-                        joints.len()
-                    )
-                })?;
-                sum += *m * wt;
-                total += wt;
+            }
+        }
+    }
+    Ok(sets)
+}
+
+/// Moves skinned vertices by their joints: each vertex by the weighted sum of the matrices of
+/// the joints it names in `sets` (weights normalised to sum 1), normals by that sum's inverse
+/// transpose, tangents by the sum itself. The result is in world space: the skinned node's own
+/// transform is ignored, as the specification says. A vertex whose weights are all 0 is placed
+/// by `node` (its node's world matrix) instead. `sets` must have passed [`joint_sets`]'s checks
+/// for `joints`.
+pub(crate) fn pose(sets: &JointSets, joints: &[Mat4], node: Mat4, v: &mut Attributes) {
+    for k in 0..v.positions.len() {
+        // the sum of the matrices the vertex names, by weight, and of its weights
+        let (mut sum, mut total) = (Mat4::ZERO, 0f32);
+        for (ids, weights) in sets {
+            for (&id, &wt) in ids[k].iter().zip(&weights[k]) {
+                if let Some(m) = joints.get(id as usize).filter(|_| wt != 0.0) {
+                    sum += *m * wt;
+                    total += wt;
+                }
             }
         }
         let m = if total != 0.0 {
@@ -251,5 +265,4 @@ pub(super) fn skin<'a, 's>(
             *tv = xyz.extend(tv.w * sign);
         }
     }
-    Ok(true)
 }

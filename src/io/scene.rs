@@ -281,6 +281,7 @@ impl Scene {
                     }
                 }
                 scene.animation.rigs.push(std::sync::Arc::new(rig));
+                scene.animation.skins = g.skins;
                 scene.frame_all();
             }
             scene.lights = g.lights;
@@ -373,6 +374,13 @@ impl Scene {
                             if let Some(node) = *node {
                                 moved.push((objects.len() + k, r, node));
                             }
+                        }
+                        // (its skinned objects, posed again in the file's space, under the
+                        // object's transform)
+                        for mut skin in g.skins {
+                            skin.object += objects.len();
+                            skin.rig = r;
+                            animation.skins.push(skin);
                         }
                     }
                     g.meshes.into_iter().zip(g.transforms).collect()
@@ -528,6 +536,12 @@ impl Scene {
             }
         }
         b
+    }
+
+    /// Poses the skinned objects whose joints the animations move at time `t` (their meshes'
+    /// vertices); returns those it posed, for [`crate::Pipeline::prepare_again`].
+    pub fn pose_skins(&mut self, t: f32) -> Vec<usize> {
+        self.animation.pose_skins(t, &mut self.objects)
     }
 
     /// Points the camera at the whole scene.
