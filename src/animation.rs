@@ -33,6 +33,9 @@ pub enum Property {
     /// a unit quaternion, (x, y, z, w)
     Rotation,
     Scale,
+    /// morph target weights 4k to 4k + 3 (a channel of a node's weights is kept as one channel
+    /// per four weights)
+    Weights(u16),
 }
 
 /// Key times and values of one channel. `values` holds one [`Vec4`] per key (a translation or
@@ -213,6 +216,23 @@ impl Rig {
         self.clips.iter().map(Clip::duration).fold(0.0, f32::max)
     }
 
+    /// The morph target weights of node `node` at time `t`, where a channel animates them.
+    pub fn weights(&self, t: f32, node: usize) -> Option<Vec<f32>> {
+        let mut out: Vec<f32> = Vec::new();
+        let mut any = false;
+        for c in self.clips.iter().flat_map(|c| &c.channels) {
+            if let (Property::Weights(chunk), true) = (c.property, c.node == node) {
+                let at = 4 * chunk as usize;
+                if out.len() < at + 4 {
+                    out.resize(at + 4, 0.0);
+                }
+                out[at..at + 4].copy_from_slice(&c.sampler.sample(t, c.property).to_array());
+                any = true;
+            }
+        }
+        any.then_some(out)
+    }
+
     /// The world matrix (in the file's space) of every node at time `t`: every clip's channels
     /// applied over the nodes' own transforms.
     pub fn pose(&self, t: f32) -> Vec<Mat4> {
@@ -221,12 +241,16 @@ impl Rig {
             let Some(node) = self.nodes.get(c.node) else {
                 continue;
             };
+            if let Property::Weights(_) = c.property {
+                continue;
+            }
             let e = trs[c.node].get_or_insert((node.translation, node.rotation, node.scale));
             let v = c.sampler.sample(t, c.property);
             match c.property {
                 Property::Translation => e.0 = v.truncate(),
                 Property::Rotation => e.1 = Quat::from_vec4(v),
                 Property::Scale => e.2 = v.truncate(),
+                Property::Weights(_) => {}
             }
         }
         let local: Vec<Mat4> = self
@@ -273,92 +297,108 @@ pub struct Binding {
     pub placement: Mat4,
 }
 
-/// A skinned object whose joints an animation moves: what posing it again takes (its vertices
-/// before the skin, their joints and weights, the skin's joints and inverse bind matrices).
-/// Its mesh is posed on the host ([`SceneAnimation::pose_skins`]); a prepared scene takes the
-/// new vertices when the object is prepared again ([`crate::Pipeline::prepare_again`]).
+/// An object whose shape an animation changes: a skin whose joints it moves, or morph target
+/// weights it animates. What posing it again takes: its vertices before the morph targets and
+/// the skin, and each's data. Its mesh is posed on the host ([`SceneAnimation::pose_meshes`]);
+/// a prepared scene takes the new vertices when the object is prepared again
+/// ([`crate::Pipeline::prepare_again`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Skinned {
+pub struct Deformed {
     /// the object, an index into the scene's objects
     pub object: usize,
     /// its rig, an index into [`SceneAnimation::rigs`]
     pub rig: usize,
-    /// the skinned node (it places vertices without weights)
+    /// its node (whose weights an animation may drive; it places vertices a skin does not)
     pub node: usize,
-    /// the skin's joints (nodes of the rig) and their inverse bind matrices
-    pub joints: Vec<usize>,
-    pub inverse_bind: Vec<Mat4>,
-    /// the vertices before skinning (morph targets applied)
+    /// the vertices before morph targets and skin
     pub positions: Vec<Vec3>,
     pub normals: Option<Vec<Vec3>>,
     pub tangents: Option<Vec<Vec4>>,
-    /// each vertex's joints and weights, per JOINTS_n / WEIGHTS_n pair (checked at load)
-    pub sets: crate::io::JointSets,
+    /// the morph targets and their weights where no animation drives them
+    pub morph: Option<(Vec<crate::io::MorphTarget>, Vec<f32>)>,
+    /// the skin's joints (nodes of the rig), their inverse bind matrices, and each vertex's
+    /// joints and weights per JOINTS_n / WEIGHTS_n pair (checked at load)
+    pub skin: Option<(Vec<usize>, Vec<Mat4>, crate::io::JointSets)>,
 }
 
 /// A scene's animations: the rigs of its files, the objects bound to their nodes and the
-/// skinned objects their joints move.
+/// objects whose shapes they change.
 #[derive(Debug, Clone, Default)]
 pub struct SceneAnimation {
     pub rigs: Vec<Arc<Rig>>,
     pub bindings: Vec<Binding>,
-    pub skins: Vec<Skinned>,
+    pub deformed: Vec<Deformed>,
 }
 
 impl SceneAnimation {
     /// Whether anything moves.
     pub fn is_empty(&self) -> bool {
-        (self.bindings.is_empty() && self.skins.is_empty())
+        (self.bindings.is_empty() && self.deformed.is_empty())
             || self.rigs.iter().all(|r| r.clips.is_empty())
     }
 
-    /// Poses the skinned objects at time `t`: each one's vertices (positions, normals and
-    /// tangents) in `objects`' meshes, from its vertices before the skin. Returns the objects
-    /// it posed (a vertex count that no longer matches, as when the mesh was edited, is left).
-    pub fn pose_skins(&self, t: f32, objects: &mut [crate::io::scene::Object]) -> Vec<usize> {
+    /// Poses the deformed objects at time `t`: each one's vertices (positions, normals and
+    /// tangents) in `objects`' meshes, from its vertices before morph targets and skin. Returns
+    /// the objects it posed (one whose vertex counts no longer match, as when the mesh was
+    /// edited, is left).
+    pub fn pose_meshes(&self, t: f32, objects: &mut [crate::io::scene::Object]) -> Vec<usize> {
         let poses: Vec<Vec<Mat4>> = self.rigs.iter().map(|r| r.pose(t)).collect();
         let mut posed = Vec::new();
-        for s in &self.skins {
-            let Some(world) = poses.get(s.rig) else {
+        for d in &self.deformed {
+            let (Some(rig), Some(world)) = (self.rigs.get(d.rig), poses.get(d.rig)) else {
                 continue;
             };
-            let Some(joints) =
-                crate::io::gltf_skin::joint_matrices(&s.joints, &s.inverse_bind, world)
-            else {
+            let joints = match &d.skin {
+                None => None,
+                Some((joints, ib, _)) => {
+                    match crate::io::gltf_skin::joint_matrices(joints, ib, world) {
+                        Some(j) => Some(j),
+                        None => continue,
+                    }
+                }
+            };
+            let Some(mesh) = objects.get_mut(d.object).map(|o| &mut o.mesh) else {
                 continue;
             };
-            let Some(mesh) = objects.get_mut(s.object).map(|o| &mut o.mesh) else {
-                continue;
-            };
-            let n = s.positions.len();
+            let n = d.positions.len();
             let fits = |len: Option<usize>, want: Option<usize>| len.is_none() || len == want;
             if mesh.positions.len() != n
                 || !fits(
-                    s.normals.as_ref().map(Vec::len),
+                    d.normals.as_ref().map(Vec::len),
                     mesh.normals.as_ref().map(Vec::len),
                 )
                 || !fits(
-                    s.tangents.as_ref().map(Vec::len),
+                    d.tangents.as_ref().map(Vec::len),
                     mesh.tangents.as_ref().map(Vec::len),
                 )
             {
                 continue;
             }
-            mesh.positions.copy_from_slice(&s.positions);
-            if let (Some(to), Some(from)) = (&mut mesh.normals, &s.normals) {
+            mesh.positions.copy_from_slice(&d.positions);
+            if let (Some(to), Some(from)) = (&mut mesh.normals, &d.normals) {
                 to.copy_from_slice(from);
             }
-            if let (Some(to), Some(from)) = (&mut mesh.tangents, &s.tangents) {
+            if let (Some(to), Some(from)) = (&mut mesh.tangents, &d.tangents) {
                 to.copy_from_slice(from);
             }
-            let node = world.get(s.node).copied().unwrap_or(Mat4::IDENTITY);
             let mut v = crate::io::gltf_skin::Attributes {
                 positions: &mut mesh.positions,
                 normals: mesh.normals.as_deref_mut(),
                 tangents: mesh.tangents.as_deref_mut(),
             };
-            crate::io::gltf_skin::pose(&s.sets, &joints, node, &mut v);
-            posed.push(s.object);
+            if let Some((targets, weights)) = &d.morph {
+                let animated = rig.weights(t, d.node);
+                crate::io::gltf_skin::morph(
+                    targets,
+                    animated.as_deref().unwrap_or(weights),
+                    &mut v,
+                );
+            }
+            if let (Some((_, _, sets)), Some(joints)) = (&d.skin, &joints) {
+                let node = world.get(d.node).copied().unwrap_or(Mat4::IDENTITY);
+                crate::io::gltf_skin::pose(sets, joints, node, &mut v);
+            }
+            posed.push(d.object);
         }
         posed
     }
@@ -509,7 +549,7 @@ mod tests {
                 node: 0,
                 placement: Mat4::from_translation(Vec3::Z),
             }],
-            skins: Vec::new(),
+            deformed: Vec::new(),
         };
         let models = anim.poses(2.0, 2);
         assert_eq!(models[0], None);

@@ -171,8 +171,8 @@ impl App {
         }
         let t = self.clock.t;
         // skinned meshes posed at the new time on the host, and prepared again
-        if self.posed_at != Some(t) && !self.scene.animation.skins.is_empty() {
-            let posed = self.scene.pose_skins(t);
+        if self.posed_at != Some(t) && !self.scene.animation.deformed.is_empty() {
+            let posed = self.scene.pose_meshes(t);
             let prepared = self.prepared.as_mut().expect("prepared above");
             if let Err(e) = self.pipeline.prepare_again(prepared, &self.scene, &posed) {
                 return self.fail(el, e);

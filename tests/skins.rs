@@ -216,18 +216,18 @@ fn animated_joints_pose_the_skin_again_at_any_time() {
     // loaded at time 0, and kept to pose again
     assert!(near(g.meshes[0].positions[5], Vec3::new(-1.0, 2.0, 0.0)));
     assert!(g.notes.is_empty(), "{:?}", g.notes);
-    assert_eq!(g.skins.len(), 1);
+    assert_eq!(g.deformed.len(), 1);
     let mut scene = rxpipe::Scene::load(&path).unwrap();
     assert!(!scene.animation.is_empty());
     let top = |s: &rxpipe::Scene| s.objects[0].mesh.positions[5];
     // time 1: no turn; time 0.5: an eighth of a turn, (1, 1) about (0, 1) to (0, 1 + sqrt 2)
-    assert_eq!(scene.pose_skins(1.0), [0]);
+    assert_eq!(scene.pose_meshes(1.0), [0]);
     assert!(
         near(top(&scene), Vec3::new(1.0, 2.0, 0.0)),
         "{}",
         top(&scene)
     );
-    scene.pose_skins(0.5);
+    scene.pose_meshes(0.5);
     let half = Vec3::new(0.0, 1.0 + std::f32::consts::SQRT_2, 0.0);
     assert!(near(top(&scene), half), "{}", top(&scene));
     let normal = scene.objects[0].mesh.normals.as_ref().unwrap()[5];
@@ -235,7 +235,7 @@ fn animated_joints_pose_the_skin_again_at_any_time() {
         near(normal, Vec3::new(1.0, 1.0, 0.0).normalize()),
         "{normal}"
     );
-    scene.pose_skins(0.0);
+    scene.pose_meshes(0.0);
     assert!(near(top(&scene), Vec3::new(-1.0, 2.0, 0.0)));
 }
 
@@ -249,7 +249,7 @@ fn a_prepared_scene_takes_a_new_pose_when_prepared_again() {
         backends.push(rxpipe::Backend::Cuda);
     }
     for backend in backends {
-        scene.pose_skins(0.0);
+        scene.pose_meshes(0.0);
         let renderer = rxpipe::Renderer::new(backend).unwrap();
         let pipeline = rxpipe::Pipeline::builder().build(&renderer).unwrap();
         let mut prepared = pipeline.prepare(&scene).unwrap();
@@ -258,7 +258,7 @@ fn a_prepared_scene_takes_a_new_pose_when_prepared_again() {
         let at0 = pipeline
             .render_prepared(&prepared, &scene, &camera, size, 0.0)
             .unwrap();
-        let posed = scene.pose_skins(1.0);
+        let posed = scene.pose_meshes(1.0);
         pipeline
             .prepare_again(&mut prepared, &scene, &posed)
             .unwrap();
@@ -351,10 +351,11 @@ fn morphed(bin: &mut Bin) -> Value {
     let lift = bin.vec3(&[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]]);
     let tilt = bin.vec3(&[[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, -1.0]]);
     let push = bin.vec3(&[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]);
+    let i = bin.accessor(&[0, 0, 1, 0, 2, 0], 5123, "SCALAR", 3);
     json!({
         "scenes": [{"nodes": [0, 1]}],
         "nodes": [{"mesh": 0}, {"mesh": 0, "weights": [1.0, 0.0]}],
-        "meshes": [{"weights": [0.5, 0.25], "primitives": [{"attributes": {"POSITION": p, "NORMAL": n},
+        "meshes": [{"weights": [0.5, 0.25], "primitives": [{"attributes": {"POSITION": p, "NORMAL": n}, "indices": i,
             "targets": [{"POSITION": lift, "NORMAL": tilt}, {"POSITION": push}]}]}]
     })
 }
@@ -486,5 +487,54 @@ fn instanced_nodes_draw_their_mesh_once_per_instance() {
     assert!(
         e.contains("node 0") && e.contains("different counts"),
         "{e}"
+    );
+}
+
+#[test]
+fn animated_morph_weights_shape_the_mesh_at_any_time() {
+    // the morphed triangle's node 0 with its weights animated from (0, 0) at time 0 to (1, 1)
+    // at time 1, linearly: the animation, not the mesh's weights (0.5, 0.25), shapes it
+    let mut bin = Bin::default();
+    let mut doc = morphed(&mut bin);
+    let t = bin.floats(&[0.0, 1.0], "SCALAR", 1);
+    bin.accessors[t]["min"] = json!([0.0]);
+    bin.accessors[t]["max"] = json!([1.0]);
+    let w = bin.floats(&[0.0, 0.0, 1.0, 1.0], "SCALAR", 1);
+    doc["scenes"] = json!([{"nodes": [0]}]);
+    doc["animations"] = json!([{"channels": [{"sampler": 0, "target": {"node": 0, "path": "weights"}}],
+        "samplers": [{"input": t, "output": w}]}]);
+    let path = bin.write("morph-animated.gltf", doc);
+    let g = load_gltf_scene(&path).unwrap();
+    assert!(g.notes.is_empty(), "{:?}", g.notes);
+    assert_eq!(g.deformed.len(), 1);
+    assert!(near(g.meshes[0].positions[2], Vec3::new(0.0, 1.0, 0.0)));
+    let mut scene = rxpipe::Scene::load(&path).unwrap();
+    assert_eq!(scene.pose_meshes(0.5), [0]);
+    let m = &scene.objects[0].mesh;
+    assert!(
+        near(m.positions[2], Vec3::new(0.0, 1.0, 0.5)),
+        "{}",
+        m.positions[2]
+    );
+    assert!(
+        near(m.positions[1], Vec3::new(1.5, 0.0, 0.0)),
+        "{}",
+        m.positions[1]
+    );
+    let tilted = Vec3::new(0.5, 0.0, 0.5).normalize();
+    assert!(near(m.normals.as_ref().unwrap()[2], tilted));
+    // a weights output of the wrong length is a channel not played, with a note
+    let mut bin = Bin::default();
+    let mut doc = morphed(&mut bin);
+    let t = bin.floats(&[0.0, 1.0], "SCALAR", 1);
+    let w = bin.floats(&[0.0, 0.0, 1.0], "SCALAR", 1);
+    doc["animations"] = json!([{"channels": [{"sampler": 0, "target": {"node": 0, "path": "weights"}}],
+        "samplers": [{"input": t, "output": w}]}]);
+    let g = load_gltf_scene(bin.write("morph-bad.gltf", doc)).unwrap();
+    assert!(
+        g.notes.iter().any(|n| n.contains("channel 0 is not played")
+            && n.contains("3 output values for 2 keys of 2 weights")),
+        "{:?}",
+        g.notes
     );
 }

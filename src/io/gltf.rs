@@ -25,8 +25,8 @@ pub struct GltfScene {
     pub nodes: Vec<Option<usize>>,
     /// the node tree and the animations, when the file has any
     pub rig: Option<crate::animation::Rig>,
-    /// the skinned meshes whose joints the animations move (their `rig` is 0: this file's)
-    pub skins: Vec<crate::animation::Skinned>,
+    /// the meshes whose shapes the animations change (their `rig` is 0: this file's)
+    pub deformed: Vec<crate::animation::Deformed>,
     /// KHR_lights_punctual lights placed by their nodes
     pub lights: Vec<PunctualLight>,
     /// the perspective cameras of the scene's nodes, in the order the loader meets them (the
@@ -216,8 +216,11 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
         file,
     );
     let mut moved = vec![false; doc.nodes().len()];
+    // (a channel of morph weights changes a mesh's shape, not its node's place)
     for c in rig.iter().flat_map(|r| &r.clips).flat_map(|c| &c.channels) {
-        moved[c.node] = true;
+        if !matches!(c.property, crate::animation::Property::Weights(_)) {
+            moved[c.node] = true;
+        }
     }
     // whether an animation moves node `k`'s world matrix: it or a node above it is animated
     let world_moves = |k: usize| {
@@ -405,20 +408,27 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 .and_then(|a| read_floats::<4>(a, data, false))
                 .map(|v| v.into_iter().map(tangent).collect::<Vec<_>>())
                 .filter(|v| v.len() == positions.len());
-            // the shape of the default morph weights, then the skin's pose at time 0 (in world
-            // space)
-            let mut attributes = gltf_skin::Attributes {
-                positions: &mut positions,
-                normals: normals.as_deref_mut(),
-                tangents: tangents.as_deref_mut(),
+            // the shape of the morph weights at time 0 (animated, or the node's or mesh's), then
+            // the skin's pose at time 0 (in world space); where an animation changes either, the
+            // vertices before both are kept to pose again (not for a triangle soup, which
+            // welding renumbers, nor for instances)
+            let n = positions.len();
+            let animated_weights = rig.as_ref().and_then(|r| r.weights(0.0, node.index()));
+            let has_targets = prim.morph_targets().next().is_some();
+            let morph_moves = has_targets && animated_weights.is_some();
+            let weights: Vec<f32> = node
+                .weights()
+                .or(mesh.weights())
+                .map(<[f32]>::to_vec)
+                .unwrap_or_default();
+            let targets = match has_targets {
+                false => Vec::new(),
+                true => gltf_skin::morph_targets(&prim, n, quantized, data, |t| {
+                    morph_moves || weights.get(t).is_some_and(|&w| w != 0.0)
+                })
+                .map_err(|m| err(&loc, m))?,
             };
-            if prim.morph_targets().next().is_some() {
-                let weights = node.weights().or(mesh.weights()).unwrap_or(&[]);
-                gltf_skin::morph(&prim, weights, data, quantized, &mut attributes)
-                    .map_err(|m| err(&loc, m))?;
-            }
-            let mut skinned = false;
-            let mut keep = None;
+            let mut skin_parts = None;
             if let Some(skin) = node.skin() {
                 let s = skin.index();
                 let (joints, inverse_bind, matrices) = match &mut skin_data[s] {
@@ -432,33 +442,48 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                         &*slot.insert((joints, ib, matrices))
                     }
                 };
-                let n = attributes.positions.len();
                 let sets = gltf_skin::joint_sets(&prim, n, joints.len(), data)
                     .map_err(|m| err(&loc, m))?;
+                let moves = joints.iter().any(|&j| world_moves(j));
+                skins_used[s] |= !sets.is_empty();
+                unjointed += usize::from(sets.is_empty());
                 if !sets.is_empty() {
-                    // kept to pose again where an animation moves a joint (not for a triangle
-                    // soup, which welding renumbers)
-                    if !soup && joints.iter().any(|&j| world_moves(j)) {
-                        keep = Some(crate::animation::Skinned {
-                            object: out.meshes.len(),
-                            rig: 0,
-                            node: node.index(),
-                            joints: joints.clone(),
-                            inverse_bind: inverse_bind.clone(),
-                            positions: attributes.positions.to_vec(),
-                            normals: attributes.normals.as_deref().map(<[Vec3]>::to_vec),
-                            tangents: attributes.tangents.as_deref().map(<[Vec4]>::to_vec),
-                            sets: sets.clone(),
-                        });
-                    }
-                    let at = skin_pose[node.index()];
-                    gltf_skin::pose(&sets, matrices, at, &mut attributes);
-                    skinned = true;
+                    skin_parts = Some((joints, inverse_bind, matrices, sets, moves));
                 }
-                skins_used[s] |= skinned;
-                frozen[s] |= skinned && keep.is_none();
-                unjointed += usize::from(!skinned);
             }
+            let skinned = skin_parts.is_some();
+            let skin_moves = skin_parts.as_ref().is_some_and(|p| p.4);
+            let kept = (morph_moves || skin_moves) && !soup && instances.is_none();
+            if let Some(s) = node.skin().filter(|_| skin_moves && !kept) {
+                frozen[s.index()] = true;
+            }
+            let base = kept.then(|| (positions.clone(), normals.clone(), tangents.clone()));
+            let mut attributes = gltf_skin::Attributes {
+                positions: &mut positions,
+                normals: normals.as_deref_mut(),
+                tangents: tangents.as_deref_mut(),
+            };
+            gltf_skin::morph(
+                &targets,
+                animated_weights.as_deref().unwrap_or(&weights),
+                &mut attributes,
+            );
+            if let Some((_, _, matrices, sets, _)) = &skin_parts {
+                gltf_skin::pose(sets, matrices, skin_pose[node.index()], &mut attributes);
+            }
+            let keep = base.map(|(p, nr, tg)| crate::animation::Deformed {
+                object: out.meshes.len(),
+                rig: 0,
+                node: node.index(),
+                positions: p,
+                normals: nr,
+                tangents: tg,
+                morph: has_targets.then_some((targets, weights)),
+                skin: skin_parts.map(|(j, ib, _, sets, _)| (j.clone(), ib.clone(), sets)),
+            });
+            // (a deformed mesh without a skin stays in its node's space, its node's matrix its
+            // model matrix, as posing it again starts from that space)
+            let in_node_space = keep.is_some() && !skinned;
             let mut m = Mesh {
                 name: format!("{file}: {}", mesh.name().unwrap_or("mesh")),
                 positions,
@@ -503,6 +528,10 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                         out.transforms.push(p[node.index()]);
                         out.nodes.push(Some(node.index()));
                     }
+                    _ if in_node_space => {
+                        out.transforms.push(world);
+                        out.nodes.push(None);
+                    }
                     _ => {
                         m.transform(world);
                         out.transforms.push(Mat4::IDENTITY);
@@ -511,7 +540,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 }
                 out.meshes.push(m);
             }
-            out.skins.extend(keep);
+            out.deformed.extend(keep);
         }
     }
     // (the materials' notes first, as they were found first)
@@ -578,7 +607,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             ));
         }
     }
-    out.rig = rig.filter(|_| out.nodes.iter().any(Option::is_some) || !out.skins.is_empty());
+    out.rig = rig.filter(|_| out.nodes.iter().any(Option::is_some) || !out.deformed.is_empty());
     // extensions the file uses (not requires: those the gltf crate refuses) that are not drawn
     for ext in doc.extensions_used() {
         if !EXTENSIONS_DRAWN.contains(&ext) {

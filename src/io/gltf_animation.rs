@@ -23,7 +23,6 @@ pub fn read<'a, 's>(
     }
     let nodes = tree(doc);
     let mut notes = Vec::new();
-    let mut weights = 0usize;
     let mut clips = Vec::new();
     for (a, anim) in json.animations.iter().enumerate() {
         let name = anim.name.clone().unwrap_or_default();
@@ -37,7 +36,12 @@ pub fn read<'a, 's>(
                 Checked::Valid(gltf::animation::Property::Rotation) => Property::Rotation,
                 Checked::Valid(gltf::animation::Property::Scale) => Property::Scale,
                 Checked::Valid(gltf::animation::Property::MorphTargetWeights) => {
-                    weights += 1;
+                    match weights_channels(doc, anim, ch, data.clone()) {
+                        Ok(channels) => clip.channels.extend(channels),
+                        Err(why) => notes.push(format!(
+                            "{file}: animation {a} ('{name}') channel {c} is not played: {why}"
+                        )),
+                    }
                     continue;
                 }
                 Checked::Invalid => continue,
@@ -54,11 +58,6 @@ pub fn read<'a, 's>(
             }
         }
         clips.push(clip);
-    }
-    if weights > 0 {
-        notes.push(format!(
-            "{file}: {weights} animation channel(s) of morph target weights are not played (morph targets keep the weights of their mesh or node)"
-        ));
     }
     (Some(Rig { nodes, clips }), notes)
 }
@@ -89,14 +88,98 @@ pub fn tree(doc: &gltf::Document) -> Vec<RigNode> {
     nodes
 }
 
-/// The sampler of one channel, read and checked.
-fn channel<'a, 's>(
+/// A channel of a node's morph target weights, as one channel per four weights (each a sampler
+/// of four-component values that interpolate as translations do), read and checked: the
+/// output holds one weight per morph target of the node's mesh for each key (three for a
+/// cubic spline: in-tangents, values, out-tangents).
+fn weights_channels<'a, 's>(
     doc: &'a gltf::Document,
     anim: &gltf::json::Animation,
     ch: &gltf::json::animation::Channel,
-    property: Property,
     data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
-) -> Result<Sampler, String> {
+) -> Result<Vec<Channel>, String> {
+    use gltf::accessor::{DataType as T, Dimensions as D};
+    let node = ch.target.node.value();
+    let targets = doc
+        .nodes()
+        .nth(node)
+        .and_then(|n| n.mesh())
+        .and_then(|m| m.primitives().next())
+        .map_or(0, |p| p.morph_targets().count());
+    if targets == 0 {
+        return Err(format!(
+            "it drives the weights of node {node}, whose mesh has no morph targets"
+        ));
+    }
+    // the sampler's keys and interpolation as a translation channel reads them, then its
+    // output as weights
+    let (times, interpolation) = keys(doc, anim, ch, data.clone())?;
+    let s = &anim.samplers[ch.sampler.value()];
+    let output = doc
+        .accessors()
+        .nth(s.output.value())
+        .ok_or_else(|| format!("accessor {} does not exist", s.output.value()))?;
+    let types = [T::F32, T::I8, T::U8, T::I16, T::U16];
+    super::gltf::check_accessor("weights output", output.clone(), &types, D::Scalar, false)?;
+    // (integer weights are normalized, as the specification says)
+    let flat: Vec<f32> = match output.data_type() {
+        T::F32 => gltf::accessor::Iter::<f32>::new(output, data).map(|i| i.collect()),
+        T::I8 => gltf::accessor::Iter::<i8>::new(output, data)
+            .map(|i| i.map(|c| (c as f32 / 127.0).max(-1.0)).collect()),
+        T::U8 => gltf::accessor::Iter::<u8>::new(output, data)
+            .map(|i| i.map(|c| c as f32 / 255.0).collect()),
+        T::I16 => gltf::accessor::Iter::<i16>::new(output, data)
+            .map(|i| i.map(|c| (c as f32 / 32767.0).max(-1.0)).collect()),
+        _ => gltf::accessor::Iter::<u16>::new(output, data)
+            .map(|i| i.map(|c| c as f32 / 65535.0).collect()),
+    }
+    .ok_or("its output's buffer is missing")?;
+    let per = match interpolation {
+        Interpolation::CubicSpline => 3,
+        _ => 1,
+    };
+    let entries = times.len() * per;
+    if flat.len() != entries * targets {
+        return Err(format!(
+            "{} output values for {} keys of {targets} weights ({interpolation:?} needs {per} a key)",
+            flat.len(),
+            times.len()
+        ));
+    }
+    (0..targets.div_ceil(4))
+        .map(|chunk| {
+            let values = (0..entries)
+                .map(|e| {
+                    let w = |k: usize| {
+                        let i = 4 * chunk + k;
+                        if i < targets {
+                            flat[e * targets + i]
+                        } else {
+                            0.0
+                        }
+                    };
+                    Vec4::new(w(0), w(1), w(2), w(3))
+                })
+                .collect();
+            let sampler =
+                Sampler::new(interpolation, times.clone(), values).map_err(|e| e.to_string())?;
+            Ok(Channel {
+                node,
+                property: Property::Weights(chunk as u16),
+                sampler,
+            })
+        })
+        .collect()
+}
+
+/// A channel's key times and interpolation, read and checked (its node a node of the file,
+/// its sampler one of the animation's).
+fn keys<'a, 's>(
+    doc: &'a gltf::Document,
+    anim: &gltf::json::Animation,
+    ch: &gltf::json::animation::Channel,
+    data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+) -> Result<(Vec<f32>, Interpolation), String> {
     use gltf::accessor::{DataType as T, Dimensions as D};
     if ch.target.node.value() >= doc.nodes().len() {
         return Err(format!(
@@ -125,6 +208,25 @@ fn channel<'a, 's>(
     let times: Vec<f32> = gltf::accessor::Iter::<f32>::new(input, data.clone())
         .ok_or("its input's buffer is missing")?
         .collect();
+    Ok((times, interpolation))
+}
+
+/// The sampler of one channel, read and checked.
+fn channel<'a, 's>(
+    doc: &'a gltf::Document,
+    anim: &gltf::json::Animation,
+    ch: &gltf::json::animation::Channel,
+    property: Property,
+    data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+) -> Result<Sampler, String> {
+    use gltf::accessor::{DataType as T, Dimensions as D};
+    let (times, interpolation) = keys(doc, anim, ch, data.clone())?;
+    let s = &anim.samplers[ch.sampler.value()];
+    let accessor = |i: usize| {
+        doc.accessors()
+            .nth(i)
+            .ok_or_else(|| format!("accessor {i} does not exist"))
+    };
     let output = accessor(s.output.value())?;
     let values: Vec<Vec4> = match property {
         Property::Rotation => {

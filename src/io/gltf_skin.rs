@@ -18,18 +18,19 @@ pub(crate) struct Attributes<'v> {
     pub tangents: Option<&'v mut [Vec4]>,
 }
 
-/// Adds each morph target's displacements, times its weight, to the primitive's positions,
-/// normals and tangents (normals and tangents renormalised). `weights` are the node's, or else
-/// the mesh's (a target without one weighs 0). Every target's accessors are checked, and a
-/// target whose weight is 0 is not read.
-pub(super) fn morph<'a, 's>(
+/// One morph target's displacements of positions, normals and tangents (each where it has
+/// them).
+pub type MorphTarget = [Option<Vec<Vec3>>; 3];
+
+/// A primitive's morph targets, every accessor checked against its `n` vertices; target `t`'s
+/// displacements are read only where `read(t)` (the others are empty).
+pub(super) fn morph_targets<'a, 's>(
     prim: &gltf::Primitive<'a>,
-    weights: &[f32],
-    data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+    n: usize,
     quantized: bool,
-    v: &mut Attributes,
-) -> Result<(), String> {
-    let n = v.positions.len();
+    data: impl Clone + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]>,
+    read: impl Fn(usize) -> bool,
+) -> Result<Vec<MorphTarget>, String> {
     // the component types of displacements: floats, or with KHR_mesh_quantization signed
     // integers (normalized or not, for positions; normalized for normals and tangents)
     let types: &[T] = if quantized {
@@ -37,13 +38,9 @@ pub(super) fn morph<'a, 's>(
     } else {
         &[T::F32]
     };
-    let mut moved = (false, false);
+    let mut targets = Vec::new();
     for (t, target) in prim.morph_targets().enumerate() {
-        let w = weights.get(t).copied().unwrap_or(0.0);
-        if !w.is_finite() {
-            return Err(format!("morph target {t}'s weight is {w}"));
-        }
-        let read = |what: &str, a: Option<gltf::Accessor<'a>>| -> Result<_, String> {
+        let one = |what: &str, a: Option<gltf::Accessor<'a>>| -> Result<_, String> {
             let Some(a) = a else { return Ok(None) };
             let what = format!("morph target {t} {what}");
             check_accessor(&what, a.clone(), types, D::Vec3, quantized)?;
@@ -54,30 +51,43 @@ pub(super) fn morph<'a, 's>(
                     a.count()
                 ));
             }
-            if w == 0.0 {
+            if !read(t) {
                 return Ok(None);
             }
             let d = read_floats::<3>(a, data.clone(), false)
                 .ok_or_else(|| format!("{what}: its buffer is missing"))?;
-            Ok(Some(d))
+            Ok(Some(d.into_iter().map(Vec3::from_array).collect()))
         };
-        let (dp, dn, dt) = (
-            read("POSITION", target.positions())?,
-            read("NORMAL", target.normals())?,
-            read("TANGENT", target.tangents())?,
-        );
-        for (p, d) in v.positions.iter_mut().zip(dp.iter().flatten()) {
-            *p += w * Vec3::from_array(*d);
+        targets.push([
+            one("POSITION", target.positions())?,
+            one("NORMAL", target.normals())?,
+            one("TANGENT", target.tangents())?,
+        ]);
+    }
+    Ok(targets)
+}
+
+/// Adds each morph target's displacements, times its weight (a target without one weighs 0),
+/// to the positions, normals and tangents (normals and tangents renormalised).
+pub(crate) fn morph(targets: &[MorphTarget], weights: &[f32], v: &mut Attributes) {
+    let mut moved = (false, false);
+    for (t, [dp, dn, dt]) in targets.iter().enumerate() {
+        let w = weights.get(t).copied().unwrap_or(0.0);
+        if w == 0.0 {
+            continue;
         }
-        if let (Some(ns), Some(d)) = (v.normals.as_deref_mut(), &dn) {
+        for (p, d) in v.positions.iter_mut().zip(dp.iter().flatten()) {
+            *p += w * *d;
+        }
+        if let (Some(ns), Some(d)) = (v.normals.as_deref_mut(), dn) {
             for (nv, d) in ns.iter_mut().zip(d) {
-                *nv += w * Vec3::from_array(*d);
+                *nv += w * *d;
             }
             moved.0 = true;
         }
-        if let (Some(ts), Some(d)) = (v.tangents.as_deref_mut(), &dt) {
+        if let (Some(ts), Some(d)) = (v.tangents.as_deref_mut(), dt) {
             for (tv, d) in ts.iter_mut().zip(d) {
-                *tv += (w * Vec3::from_array(*d)).extend(0.0);
+                *tv += (w * *d).extend(0.0);
             }
             moved.1 = true;
         }
@@ -94,7 +104,6 @@ pub(super) fn morph<'a, 's>(
             *tv = tv.truncate().normalize_or_zero().extend(tv.w);
         }
     }
-    Ok(())
 }
 
 /// A skin's joints (their nodes) and each one's inverse bind matrix (the identity where the

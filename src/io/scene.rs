@@ -281,7 +281,7 @@ impl Scene {
                     }
                 }
                 scene.animation.rigs.push(std::sync::Arc::new(rig));
-                scene.animation.skins = g.skins;
+                scene.animation.deformed = g.deformed;
                 scene.frame_all();
             }
             scene.lights = g.lights;
@@ -375,12 +375,12 @@ impl Scene {
                                 moved.push((objects.len() + k, r, node));
                             }
                         }
-                        // (its skinned objects, posed again in the file's space, under the
+                        // (its deformed objects, posed again in the file's space, under the
                         // object's transform)
-                        for mut skin in g.skins {
-                            skin.object += objects.len();
-                            skin.rig = r;
-                            animation.skins.push(skin);
+                        for mut d in g.deformed {
+                            d.object += objects.len();
+                            d.rig = r;
+                            animation.deformed.push(d);
                         }
                     }
                     g.meshes.into_iter().zip(g.transforms).collect()
@@ -538,10 +538,11 @@ impl Scene {
         b
     }
 
-    /// Poses the skinned objects whose joints the animations move at time `t` (their meshes'
-    /// vertices); returns those it posed, for [`crate::Pipeline::prepare_again`].
-    pub fn pose_skins(&mut self, t: f32) -> Vec<usize> {
-        self.animation.pose_skins(t, &mut self.objects)
+    /// Poses the objects whose shapes the animations change (skins whose joints they move,
+    /// morph target weights they drive) at time `t`: their meshes' vertices. Returns those it
+    /// posed, for [`crate::Pipeline::prepare_again`].
+    pub fn pose_meshes(&mut self, t: f32) -> Vec<usize> {
+        self.animation.pose_meshes(t, &mut self.objects)
     }
 
     /// Points the camera at the whole scene.

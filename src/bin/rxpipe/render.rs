@@ -68,7 +68,7 @@ pub fn run(a: Args) -> Res {
     let sources: Vec<&std::path::Path> = scene.sources.iter().map(|p| p.as_path()).collect();
     crate::check_output_files(&a.out, &sources, a.force)?;
     // skinned meshes take the pose of the moment drawn (node animation is the frame's)
-    scene.pose_skins(a.time);
+    scene.pose_meshes(a.time);
     let (renderer, pipeline) = a.pipeline.build(&scene, a.cull)?;
     pb.set_message(format!("preparing {} triangles", scene.triangle_count()));
     let prepared = pipeline.prepare(&scene)?;
