@@ -1,9 +1,10 @@
 //! A glTF file's animations read into a [`Rig`]: its node tree and, per animation, the channels
-//! that move a node's translation, rotation or scale ([`crate::animation`] samples them).
+//! that move a node's translation, rotation or scale or drive its mesh's morph target weights
+//! ([`crate::animation`] samples them).
 //!
 //! Indices are checked on the JSON before the gltf crate's accessors are used (they unwrap), and
 //! every accessor as the meshes' are ([`super::gltf::check_accessor`]). A channel that cannot be
-//! played (a bad accessor, unordered key times, morph target weights) is left out with a note
+//! played (a bad accessor, unordered key times, weights for a mesh without morph targets) is left out with a note
 //! naming the animation and the channel; the file's geometry is drawn either way.
 
 use crate::animation::{Channel, Clip, Interpolation, Property, Rig, RigNode, Sampler};

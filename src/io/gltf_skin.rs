@@ -1,11 +1,11 @@
-//! Morph targets and skins, applied when a glTF file is loaded: a primitive's vertices take the
-//! shape its default morph weights give and, where its node has a skin, the pose its joints hold
-//! at time 0 (glTF 2.0, sections 3.7.2.2 "Morph Targets" and 3.7.3 "Skins").
+//! Morph targets and skins: a primitive's vertices take the shape its morph weights give and,
+//! where its node has a skin, the pose its joints hold (glTF 2.0, sections 3.7.2.2 "Morph
+//! Targets" and 3.7.3 "Skins"), at time 0 when the file is loaded.
 //!
-//! Both are host work done once per file. The posed vertices are what every backend then
-//! draws, as it draws any mesh, so the CPU and the GPU see the same triangles. Animations of
-//! the joints or of the weights are not played (the loader says so in a note): the pose is the
-//! one the scene shows at time 0, where its node animations also start.
+//! Both are host work. The posed vertices are what every backend then draws, as it draws any
+//! mesh, so the CPU and the GPU see the same triangles. Where an animation moves the joints or
+//! drives the weights, the loader keeps what posing again takes ([`crate::animation::Deformed`]),
+//! and [`morph`] and [`pose`] shape the mesh at another time.
 
 use super::gltf::{check_accessor, read_floats};
 use glam::{Mat3, Mat4, Vec3, Vec4};
