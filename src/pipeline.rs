@@ -629,8 +629,8 @@ impl Pipeline {
     }
 
     /// Prepares objects `objects` of `scene` again, in `prepared` (which this pipeline prepared
-    /// from `scene`), after their meshes changed: a skinned object posed at a new time
-    /// ([`Scene::pose_skins`]). Each goes through the mesh stages onto the backend as
+    /// from `scene`), after their meshes changed: a skinned or morphed object posed at a new time
+    /// ([`Scene::pose_meshes`]). Each goes through the mesh stages onto the backend as
     /// [`Pipeline::prepare`] takes it, and replaces its old self; the stage reports stay those
     /// of the first preparation.
     pub fn prepare_again(
