@@ -644,15 +644,7 @@ impl Pipeline {
                 "the scene was prepared for another backend, order or layout".into(),
             ));
         }
-        let mut scratch = Prepared {
-            objects: Vec::new(),
-            residents: Residents::Cpu(Vec::new()),
-            stages: Vec::new(),
-            failures: Vec::new(),
-            order: self.order,
-            layout: self.layout(),
-            backend: prepared.backend,
-        };
+        let mut scratch = self.empty_prepared(prepared.backend);
         for &k in objects {
             let (Some(o), Some(slot)) = (
                 scene.objects.get(k),
@@ -679,20 +671,25 @@ impl Pipeline {
         Ok(())
     }
 
-    fn prepare_on<A: Api>(
-        &self,
-        api: &A,
-        scene: &Scene,
-    ) -> Result<(Prepared, Vec<Resident<A>>), Error> {
-        let mut prepared = Prepared {
+    /// A prepared scene of no objects yet, for this pipeline on `backend`.
+    fn empty_prepared(&self, backend: BackendKind) -> Prepared {
+        Prepared {
             objects: Vec::new(),
             residents: Residents::Cpu(Vec::new()),
             stages: Vec::new(),
             failures: Vec::new(),
             order: self.order,
             layout: self.layout(),
-            backend: api.kind(),
-        };
+            backend,
+        }
+    }
+
+    fn prepare_on<A: Api>(
+        &self,
+        api: &A,
+        scene: &Scene,
+    ) -> Result<(Prepared, Vec<Resident<A>>), Error> {
+        let mut prepared = self.empty_prepared(api.kind());
         let mut residents = Vec::new();
         let mut first_error = None;
         let objects = &scene.objects;
