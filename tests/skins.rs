@@ -523,6 +523,22 @@ fn animated_morph_weights_shape_the_mesh_at_any_time() {
     );
     let tilted = Vec3::new(0.5, 0.0, 0.5).normalize();
     assert!(near(m.normals.as_ref().unwrap()[2], tilted));
+    // non-indexed, the triangle is welded, so it keeps its shape at time 0, and says so
+    let mut soup: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    soup["meshes"][0]["primitives"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("indices");
+    let soup_path = path.with_file_name("morph-animated-soup.gltf");
+    std::fs::write(&soup_path, soup.to_string()).unwrap();
+    let g = load_gltf_scene(&soup_path).unwrap();
+    assert!(g.deformed.is_empty());
+    assert!(
+        g.notes.len() == 1
+            && g.notes[0].contains("1 primitive(s) whose shape an animation changes"),
+        "{:?}",
+        g.notes
+    );
     // a weights output of the wrong length is a channel not played, with a note
     let mut bin = Bin::default();
     let mut doc = morphed(&mut bin);

@@ -264,8 +264,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     // the skins applied, and the primitives of skinned nodes without joints and weights
     let (mut skins_used, mut unjointed) = (vec![false; doc.skins().len()], 0usize);
     let mut skinned_instances = 0usize;
-    // the skins posed once only (their meshes kept no binding to pose again)
-    let mut frozen = vec![false; doc.skins().len()];
+    // primitives whose shape an animation changes but which are posed once only (nothing kept
+    // to pose them again)
+    let mut frozen = 0usize;
     while let Some((node, parent, moved_above)) = stack.pop() {
         match reached.get_mut(node.index()) {
             Some(r) if !*r => *r = true,
@@ -454,9 +455,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             let skinned = skin_parts.is_some();
             let skin_moves = skin_parts.as_ref().is_some_and(|p| p.4);
             let kept = (morph_moves || skin_moves) && !soup && instances.is_none();
-            if let Some(s) = node.skin().filter(|_| skin_moves && !kept) {
-                frozen[s.index()] = true;
-            }
+            frozen += usize::from((morph_moves || skin_moves) && !kept);
             let base = kept.then(|| (positions.clone(), normals.clone(), tangents.clone()));
             let mut attributes = gltf_skin::Attributes {
                 positions: &mut positions,
@@ -561,25 +560,16 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             "{file}: {unjointed} primitive(s) of skinned nodes have no JOINTS_0 and WEIGHTS_0: they are placed by their nodes' transforms"
         ));
     }
-    // joints an animation moves: the skins were posed once, at time 0
-    let animated = |k: usize| {
-        rig.iter()
-            .flat_map(|r| &r.clips)
-            .flat_map(|c| &c.channels)
-            .any(|c| c.node == k)
-    };
+    if frozen > 0 {
+        out.notes.push(format!(
+            "{file}: {frozen} primitive(s) whose shape an animation changes (skin or morph weights) are posed once, at time 0, as they are non-indexed or instanced: they do not follow the animation"
+        ));
+    }
+    // (the joints of the skins applied: what follows them is the skinned mesh)
     let mut posed_joints = vec![false; doc.nodes().len()];
     for skin in doc.skins().filter(|s| skins_used[s.index()]) {
-        let joints: Vec<usize> = skin.joints().map(|j| j.index()).collect();
-        if frozen[skin.index()] && joints.iter().any(|&j| animated(j)) {
-            out.notes.push(format!(
-                "{file}: skin {} ('{}') has animated joints, but its non-indexed primitives are posed once, at time 0: they do not follow the animation",
-                skin.index(),
-                skin.name().unwrap_or("")
-            ));
-        }
-        for j in joints {
-            posed_joints[j] = true;
+        for j in skin.joints() {
+            posed_joints[j.index()] = true;
         }
     }
     out.notes.extend(animation_notes);

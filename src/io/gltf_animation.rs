@@ -4,8 +4,9 @@
 //!
 //! Indices are checked on the JSON before the gltf crate's accessors are used (they unwrap), and
 //! every accessor as the meshes' are ([`super::gltf::check_accessor`]). A channel that cannot be
-//! played (a bad accessor, unordered key times, weights for a mesh without morph targets) is left out with a note
-//! naming the animation and the channel; the file's geometry is drawn either way.
+//! played (a bad accessor, unordered key times, weights for a mesh without morph targets) is
+//! left out with a note naming the animation and the channel; the file's geometry is drawn
+//! either way.
 
 use crate::animation::{Channel, Clip, Interpolation, Property, Rig, RigNode, Sampler};
 use glam::{Mat4, Quat, Vec3, Vec4};
