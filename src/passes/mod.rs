@@ -32,6 +32,7 @@ pub mod normals;
 mod order;
 pub mod patch_cull;
 pub mod smooth;
+pub mod subdivide;
 mod working;
 
 pub use derived::VertexFaces;
@@ -40,6 +41,7 @@ pub use normals::{Normals, NormalsMode, NormalsVia};
 pub use order::Order;
 pub use patch_cull::PatchCull;
 pub use smooth::{Smooth, SmoothMethod};
+pub use subdivide::Subdivide;
 pub use working::{DeviceAttributes, WorkingMesh};
 
 use crate::backend::BackendKind;
@@ -414,6 +416,7 @@ pub struct StageInfo {
 /// Every stage rxpipe knows, in the order they run.
 pub fn registry() -> &'static [StageInfo] {
     &[
+        subdivide::INFO,
         smooth::INFO,
         normals::INFO,
         order::INFO,
@@ -537,6 +540,7 @@ pub fn parse(spec: &str) -> Result<Stage, PassError> {
     match info.name {
         "normals" => Ok(Stage::Mesh(Arc::new(Normals::from_args(&args)?))),
         "smooth" => Ok(Stage::Mesh(Arc::new(Smooth::from_args(&args)?))),
+        "subdivide" => Ok(Stage::Mesh(Arc::new(Subdivide::from_args(&args)?))),
         "order" => Ok(Stage::Order(Order::from_args(&args)?.0)),
         "frustum" => Ok(Stage::Frame(Arc::new(Frustum::from_args(&args)?))),
         "patch-cull" => Ok(Stage::Frame(Arc::new(PatchCull))),

@@ -106,6 +106,17 @@ impl WorkingMesh {
         remap(&mut self.host.tangents, corners, glam::Vec4::ZERO);
     }
 
+    /// Replaces the host-side vertex colours and tangents (a GPU stage that made new vertices
+    /// computes theirs on the host; they must have one value per vertex of the current side).
+    pub fn set_host_attributes(
+        &mut self,
+        colors: Option<Vec<glam::Vec4>>,
+        tangents: Option<Vec<glam::Vec4>>,
+    ) {
+        self.host.colors = colors;
+        self.host.tangents = tangents;
+    }
+
     /// The patching of the index buffer as it is now, when the patch order made one.
     pub fn patching(&self) -> Option<&crate::patch::Patching> {
         self.patching.as_ref()
@@ -151,6 +162,14 @@ impl WorkingMesh {
         match (&self.device, self.host_current) {
             (Some(d), false) => d.normals.is_some(),
             _ => self.host.normals.is_some(),
+        }
+    }
+
+    /// Whether the mesh has texture coordinates (on whichever side is current).
+    pub fn has_uvs(&self) -> bool {
+        match (&self.device, self.host_current) {
+            (Some(d), false) => d.uvs.is_some(),
+            _ => self.host.uvs.is_some(),
         }
     }
 

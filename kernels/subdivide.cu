@@ -1,0 +1,165 @@
+// Loop subdivision on the GPU (src/passes/subdivide; the CPU reference is its cpu.rs). One level
+// is five launches, a thread per corner, edge, vertex or triangle:
+//
+//   rxsd_edge_faces    per corner: its edge's triangle count, and the first two opposite corners
+//   rxsd_rings         per edge: each end's neighbour sums (all edges, and crease edges alone)
+//   rxsd_points        per new vertex: an old vertex moved by Loop's rule, or an edge's new vertex
+//   rxsd_split         per triangle: its four triangles, their edges, its three inside edges
+//   rxsd_halves        per edge: its two halves, and its new vertex's texture coordinates
+//
+// Positions are computed in double precision with the CPU's operations in its order (NVRTC runs
+// with --fmad=false) and rounded to float once. The neighbour sums are added by atomics in any
+// order: exact in double precision for float inputs of similar size, so the result is the CPU's.
+
+#define RXSD_NONE 0xffffffffu
+
+extern "C" __global__ void rxsd_edge_faces(const unsigned* __restrict__ idx,
+                                           const unsigned* __restrict__ fe, unsigned corners,
+                                           unsigned* __restrict__ count,
+                                           unsigned* __restrict__ opposite) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= corners) return;
+    const unsigned t = i / 3, k = i - 3 * t;
+    const unsigned x = fe[i];
+    const unsigned slot = atomicAdd(&count[x], 1u);
+    if (slot < 2) opposite[2 * x + slot] = idx[3 * t + (k + 2) % 3];
+}
+
+__device__ __forceinline__ void rxsd_add(double* s, unsigned i, const float* p, unsigned j) {
+    atomicAdd(&s[3 * i], (double)p[3 * j]);
+    atomicAdd(&s[3 * i + 1], (double)p[3 * j + 1]);
+    atomicAdd(&s[3 * i + 2], (double)p[3 * j + 2]);
+}
+
+// n[v], sum[3v..]: every edge at v; creases[v], crease_ends[2v..]: the crease edges (not exactly
+// two triangles) and the far ends of the first two. An edge from a vertex to itself counts for
+// neither.
+extern "C" __global__ void rxsd_rings(const unsigned* __restrict__ ev, unsigned edges,
+                                      const unsigned* __restrict__ count,
+                                      const float* __restrict__ pos, unsigned* __restrict__ n,
+                                      double* __restrict__ sum, unsigned* __restrict__ creases,
+                                      unsigned* __restrict__ crease_ends) {
+    const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= edges) return;
+    const unsigned a = ev[2 * x], b = ev[2 * x + 1];
+    if (a == b) return;
+    atomicAdd(&n[a], 1u);
+    atomicAdd(&n[b], 1u);
+    rxsd_add(sum, a, pos, b);
+    rxsd_add(sum, b, pos, a);
+    if (count[x] != 2) {
+        const unsigned sa = atomicAdd(&creases[a], 1u), sb = atomicAdd(&creases[b], 1u);
+        if (sa < 2) crease_ends[2 * a + sa] = b;
+        if (sb < 2) crease_ends[2 * b + sb] = a;
+    }
+}
+
+// out[0 .. v): the old vertices moved; out[v .. v + edges): the edges' new vertices.
+extern "C" __global__ void rxsd_points(const float* __restrict__ pos, unsigned v, unsigned edges,
+                                       const unsigned* __restrict__ n,
+                                       const double* __restrict__ sum,
+                                       const unsigned* __restrict__ creases,
+                                       const unsigned* __restrict__ crease_ends,
+                                       double cos_corner, const double* __restrict__ betas,
+                                       const unsigned* __restrict__ ev,
+                                       const unsigned* __restrict__ count,
+                                       const unsigned* __restrict__ opposite,
+                                       float* __restrict__ out) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= v + edges) return;
+    if (i < v) {
+        const unsigned k = n[i], c = creases[i];
+        int rule = c == 0 && k > 0 ? 0 : (c == 2 ? 1 : 2);  // smooth, crease, corner
+        const unsigned ea = crease_ends[2 * i], eb = crease_ends[2 * i + 1];
+        if (rule == 1) {
+            // a corner where the creases meet at less than the corner angle (cpu.rs's is_corner)
+            double uu = 0.0, ww = 0.0, uw = 0.0;
+            for (int d = 0; d < 3; ++d) {
+                const double x = (double)pos[3 * i + d];
+                const double u = (double)pos[3 * ea + d] - x, w = (double)pos[3 * eb + d] - x;
+                uu = uu + u * u;
+                ww = ww + w * w;
+                uw = uw + u * w;
+            }
+            if (uw > cos_corner * sqrt(uu * ww)) rule = 2;
+        }
+        for (int d = 0; d < 3; ++d) {
+            const double x = (double)pos[3 * i + d];
+            double r;
+            if (rule == 0) {
+                const double beta = betas[k];
+                r = x * (1.0 - (double)k * beta) + sum[3 * i + d] * beta;
+            } else if (rule == 1) {
+                r = x * 0.75 + ((double)pos[3 * ea + d] + (double)pos[3 * eb + d]) * 0.125;
+            } else {
+                r = x;
+            }
+            out[3 * i + d] = (float)r;
+        }
+        return;
+    }
+    const unsigned x = i - v;
+    const unsigned a = ev[2 * x], b = ev[2 * x + 1];
+    const bool inner = count[x] == 2;
+    const unsigned c = opposite[2 * x], d = opposite[2 * x + 1];
+    for (int k = 0; k < 3; ++k) {
+        const double ends = (double)pos[3 * a + k] + (double)pos[3 * b + k];
+        double r;
+        if (inner) {
+            r = ends * 0.375 + ((double)pos[3 * c + k] + (double)pos[3 * d + k]) * 0.125;
+        } else {
+            r = ends * 0.5;
+        }
+        out[3 * i + k] = (float)r;
+    }
+}
+
+// Triangle t of `idx` (edges fe) becomes triangles 4t to 4t + 3 (as split_triangle in mod.rs).
+extern "C" __global__ void rxsd_split(const unsigned* __restrict__ idx,
+                                      const unsigned* __restrict__ fe,
+                                      const unsigned* __restrict__ ev, unsigned triangles,
+                                      unsigned v, unsigned edges, unsigned* __restrict__ idx2,
+                                      unsigned* __restrict__ fe2, unsigned* __restrict__ ev2) {
+    const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= triangles) return;
+    const unsigned a = idx[3 * t], b = idx[3 * t + 1], c = idx[3 * t + 2];
+    const unsigned e0 = fe[3 * t], e1 = fe[3 * t + 1], e2 = fe[3 * t + 2];
+    const unsigned m0 = v + e0, m1 = v + e1, m2 = v + e2;
+    // the half of edge x that ends at corner y: the first half starts at the edge's first end
+#define RXSD_HALF(x, y) (ev[2 * (x)] == (y) ? 2 * (x) : 2 * (x) + 1)
+    const unsigned i0 = 2 * edges + 3 * t, i1 = i0 + 1, i2 = i0 + 2;
+    const unsigned tris[12] = {a, m0, m2, m0, b, m1, m2, m1, c, m0, m1, m2};
+    const unsigned es[12] = {RXSD_HALF(e0, a), i0, RXSD_HALF(e2, a),
+                             RXSD_HALF(e0, b), RXSD_HALF(e1, b), i1,
+                             i2, RXSD_HALF(e1, c), RXSD_HALF(e2, c),
+                             i1, i2, i0};
+#undef RXSD_HALF
+    for (int k = 0; k < 12; ++k) {
+        idx2[12 * t + k] = tris[k];
+        fe2[12 * t + k] = es[k];
+    }
+    ev2[2 * i0] = m0;
+    ev2[2 * i0 + 1] = m2;
+    ev2[2 * i1] = m0;
+    ev2[2 * i1 + 1] = m1;
+    ev2[2 * i2] = m1;
+    ev2[2 * i2 + 1] = m2;
+}
+
+// Edge x's halves (its first end to its new vertex, then on to its second end), and, where the
+// mesh has them (has_uv), its new vertex's texture coordinates: the mean of its ends'.
+extern "C" __global__ void rxsd_halves(const unsigned* __restrict__ ev, unsigned edges,
+                                       unsigned v, unsigned* __restrict__ ev2, int has_uv,
+                                       const float* __restrict__ uv, float* __restrict__ uv2) {
+    const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= edges) return;
+    const unsigned a = ev[2 * x], b = ev[2 * x + 1], m = v + x;
+    ev2[4 * x] = a;
+    ev2[4 * x + 1] = m;
+    ev2[4 * x + 2] = m;
+    ev2[4 * x + 3] = b;
+    if (has_uv) {
+        uv2[2 * m] = (uv[2 * a] + uv[2 * b]) * 0.5f;
+        uv2[2 * m + 1] = (uv[2 * a + 1] + uv[2 * b + 1]) * 0.5f;
+    }
+}

@@ -1,0 +1,295 @@
+//! Loop subdivision on the CPU: the reference. Each level counts the triangles of every edge,
+//! sums every vertex's neighbours in edge order, computes the new positions (edges and vertices
+//! in parallel) and splits every triangle in four, its new edges following from the old ones.
+
+use super::{next_sizes, split_triangle, Edges};
+use crate::mesh::Mesh;
+use glam::{DVec3, Vec2, Vec3, Vec4};
+use rayon::prelude::*;
+
+/// Why a level could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SubdivideError {
+    #[error("level {level} would have more than 2^32 - 1 vertices, edges or indices")]
+    TooLarge { level: u32 },
+    #[error(transparent)]
+    Memory(#[from] crate::limits::OutOfMemory),
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
+}
+
+/// Per edge: how many triangles have it, and the corners opposite it in the first two.
+pub(crate) fn edge_faces(indices: &[u32], edges: &Edges) -> (Vec<u32>, Vec<[u32; 2]>) {
+    let mut count = vec![0u32; edges.ev.len()];
+    let mut opposite = vec![[u32::MAX; 2]; edges.ev.len()];
+    for (t, fe) in indices.chunks_exact(3).zip(&edges.fe) {
+        for k in 0..3 {
+            let x = fe[k] as usize;
+            if count[x] < 2 {
+                opposite[x][count[x] as usize] = t[(k + 2) % 3];
+            }
+            count[x] += 1;
+        }
+    }
+    (count, opposite)
+}
+
+/// How many edges are creases: not exactly two triangles (boundaries, non-manifold edges).
+pub fn crease_edges(edges: &Edges, triangles: usize) -> usize {
+    let mut count = vec![0u32; edges.ev.len()];
+    for fe in edges.fe.iter().take(triangles) {
+        for &x in fe {
+            count[x as usize] += 1;
+        }
+    }
+    count.iter().filter(|&&n| n != 2).count()
+}
+
+/// The new position of edge `[a, b]` with `count` triangles and opposite corners `o`.
+#[inline]
+fn edge_point(p: &[Vec3], [a, b]: [u32; 2], count: u32, o: [u32; 2]) -> Vec3 {
+    let at = |i: u32| p[i as usize].as_dvec3();
+    let ends = at(a) + at(b);
+    if count == 2 {
+        (ends * 0.375 + (at(o[0]) + at(o[1])) * 0.125).as_vec3()
+    } else {
+        (ends * 0.5).as_vec3()
+    }
+}
+
+/// A vertex's neighbours: how many edges and their far ends' sum; how many crease edges and
+/// the far ends of the first two.
+#[derive(Clone, Copy)]
+struct Ring {
+    n: u32,
+    sum: DVec3,
+    creases: u32,
+    crease_ends: [u32; 2],
+}
+
+impl Default for Ring {
+    fn default() -> Self {
+        Ring {
+            n: 0,
+            sum: DVec3::ZERO,
+            creases: 0,
+            crease_ends: [u32::MAX; 2],
+        }
+    }
+}
+
+/// Whether a vertex at `x` on two crease edges to `a` and `b` is a corner: the creases meet at an
+/// angle whose cosine is above `cos_corner` (the same operations as the kernel's).
+#[inline]
+pub(crate) fn is_corner(x: DVec3, a: DVec3, b: DVec3, cos_corner: f64) -> bool {
+    let (u, w) = (a - x, b - x);
+    u.dot(w) > cos_corner * (u.dot(u) * w.dot(w)).sqrt()
+}
+
+/// The new position of old vertex `p` with its ring (`betas` indexed by the edge count).
+#[inline]
+fn vertex_point(p: Vec3, r: &Ring, pos: &[Vec3], betas: &[f64], cos_corner: f64) -> Vec3 {
+    let x = p.as_dvec3();
+    match r.creases {
+        0 if r.n > 0 => {
+            let beta = betas[r.n as usize];
+            (x * (1.0 - r.n as f64 * beta) + r.sum * beta).as_vec3()
+        }
+        2 => {
+            let [a, b] = r.crease_ends.map(|i| pos[i as usize].as_dvec3());
+            if is_corner(x, a, b, cos_corner) {
+                p
+            } else {
+                (x * 0.75 + (a + b) * 0.125).as_vec3()
+            }
+        }
+        // no edge, or a corner (one crease, or more than two)
+        _ => p,
+    }
+}
+
+/// The triangles and edges of the next level of `indices` with `edges` (on `v` vertices).
+pub(crate) fn split(indices: &[u32], edges: &Edges, v: u32) -> (Vec<u32>, Edges) {
+    let e = edges.ev.len() as u32;
+    let f = indices.len() / 3;
+    let mut ev = vec![[0u32; 2]; 2 * e as usize + 3 * f];
+    let (halves, inside) = ev.split_at_mut(2 * e as usize);
+    halves
+        .par_chunks_exact_mut(2)
+        .zip(&edges.ev)
+        .enumerate()
+        .for_each(|(x, (h, &[a, b]))| {
+            let m = v + x as u32;
+            h[0] = [a, m];
+            h[1] = [m, b];
+        });
+    let mut tris = vec![0u32; 12 * f];
+    let mut fe = vec![[0u32; 3]; 4 * f];
+    tris.par_chunks_exact_mut(12)
+        .zip(fe.par_chunks_exact_mut(4))
+        .zip(inside.par_chunks_exact_mut(3))
+        .enumerate()
+        .for_each(|(fi, ((t, fe2), ins))| {
+            let c = [indices[3 * fi], indices[3 * fi + 1], indices[3 * fi + 2]];
+            let s = split_triangle(fi, v, e, c, edges.fe[fi], &edges.ev);
+            for k in 0..4 {
+                t[3 * k..3 * k + 3].copy_from_slice(&s.triangles[k]);
+                fe2[k] = s.edges[k];
+            }
+            ins.copy_from_slice(&s.inside);
+        });
+    (tris, Edges { ev, fe })
+}
+
+/// The mean of each edge's ends' attribute, after the old vertices' own.
+fn midpoints<T: Copy + Send + Sync>(
+    old: &[T],
+    ev: &[[u32; 2]],
+    mean: impl Fn(T, T) -> T + Sync,
+) -> Vec<T> {
+    let mut out = Vec::with_capacity(old.len() + ev.len());
+    out.extend_from_slice(old);
+    out.par_extend(
+        ev.par_iter()
+            .map(|&[a, b]| mean(old[a as usize], old[b as usize])),
+    );
+    out
+}
+
+pub(crate) fn uv_mean(a: Vec2, b: Vec2) -> Vec2 {
+    (a + b) * 0.5
+}
+
+pub(crate) fn color_mean(a: Vec4, b: Vec4) -> Vec4 {
+    (a + b) * 0.5
+}
+
+/// Tangents: the mean direction (unit length; zero, meaning none, where they cancel), with the
+/// first end's handedness.
+pub(crate) fn tangent_mean(a: Vec4, b: Vec4) -> Vec4 {
+    (a.truncate() + b.truncate())
+        .normalize_or_zero()
+        .extend(a.w)
+}
+
+/// The host-side attributes (vertex colours, tangents) of the next level, for edges `ev`.
+pub(crate) fn host_attributes(
+    colors: &mut Option<Vec<Vec4>>,
+    tangents: &mut Option<Vec<Vec4>>,
+    ev: &[[u32; 2]],
+) {
+    if let Some(c) = colors.as_mut() {
+        *c = midpoints(c, ev, color_mean);
+    }
+    if let Some(t) = tangents.as_mut() {
+        *t = midpoints(t, ev, tangent_mean);
+    }
+}
+
+/// Bytes one level of a mesh of `v2` vertices, `e2` edges and `f2` triangles holds at its peak
+/// (the new arrays beside the old ones), attributes included.
+pub(crate) fn level_bytes(m: &Mesh, v2: usize, e2: usize, f2: usize) -> u64 {
+    let per_vertex = 12
+        + 16 // the rings' sums
+        + if m.uvs.is_some() { 8 } else { 0 }
+        + if m.colors.is_some() { 16 } else { 0 }
+        + if m.tangents.is_some() { 16 } else { 0 };
+    (per_vertex * v2 + 8 * e2 + 12 * e2 + 24 * f2) as u64
+}
+
+/// Subdivides `mesh` `levels` times; `edges` are its edges, `betas` Loop's weights up to its
+/// largest valence (at least 6: no level raises it past that), `cos_corner` the cosine of the
+/// corner angle.
+pub fn run(
+    mesh: &mut Mesh,
+    levels: u32,
+    mut edges: Edges,
+    betas: &[f64],
+    cos_corner: f64,
+) -> Result<(), SubdivideError> {
+    for level in 1..=levels {
+        let (v, e, f) = (mesh.positions.len(), edges.ev.len(), mesh.indices.len() / 3);
+        let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
+        crate::limits::check_host(level_bytes(mesh, v2, e2, f2), || {
+            format!("subdivision level {level} ({f2} triangles)")
+        })?;
+        let (count, opposite) = edge_faces(&mesh.indices, &edges);
+        let p = &mesh.positions;
+        let mut rings = vec![Ring::default(); v];
+        for (x, &[a, b]) in edges.ev.iter().enumerate() {
+            if a == b {
+                continue;
+            }
+            let crease = count[x] != 2;
+            for (i, j) in [(a, b), (b, a)] {
+                let r = &mut rings[i as usize];
+                let q = p[j as usize].as_dvec3();
+                r.n += 1;
+                r.sum += q;
+                if crease {
+                    if r.creases < 2 {
+                        r.crease_ends[r.creases as usize] = j;
+                    }
+                    r.creases += 1;
+                }
+            }
+        }
+        let mut next: Vec<Vec3> = Vec::with_capacity(v2);
+        next.par_extend(
+            p.par_iter()
+                .zip(&rings)
+                .map(|(&x, r)| vertex_point(x, r, p, betas, cos_corner)),
+        );
+        next.par_extend(
+            edges
+                .ev
+                .par_iter()
+                .zip(&count)
+                .zip(&opposite)
+                .map(|((&ends, &n), &o)| edge_point(p, ends, n, o)),
+        );
+        drop(rings);
+        if let Some(uv) = mesh.uvs.as_mut() {
+            *uv = midpoints(uv, &edges.ev, uv_mean);
+        }
+        host_attributes(&mut mesh.colors, &mut mesh.tangents, &edges.ev);
+        let (tris, next_edges) = split(&mesh.indices, &edges, v as u32);
+        mesh.positions = next;
+        mesh.indices = tris;
+        mesh.normals = None;
+        edges = next_edges;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_levels_edges_are_its_triangles_edges() {
+        for m in [crate::mesh::torus(1.0, 0.3, 12, 8), crate::mesh::grid(5, 4)] {
+            let mut indices = m.indices.clone();
+            let mut edges = Edges::build(&indices);
+            let mut v = m.positions.len() as u32;
+            for level in 1..=3 {
+                let (t, e) = split(&indices, &edges, v);
+                v += edges.ev.len() as u32;
+                for (f, (tri, fe)) in t.chunks_exact(3).zip(&e.fe).enumerate() {
+                    for k in 0..3 {
+                        let [a, b] = e.ev[fe[k] as usize];
+                        let (x, y) = (tri[k], tri[(k + 1) % 3]);
+                        assert!(
+                            [a, b] == [x, y] || [a, b] == [y, x],
+                            "level {level} triangle {f} edge {k}"
+                        );
+                    }
+                }
+                // no pair of vertices joined twice: as many edges as a fresh build finds
+                assert_eq!(Edges::build(&t).ev.len(), e.ev.len(), "level {level}");
+                assert!(e.ev.iter().flatten().all(|&x| x < v));
+                (indices, edges) = (t, e);
+            }
+        }
+    }
+}

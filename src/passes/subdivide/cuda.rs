@@ -1,0 +1,206 @@
+//! Loop subdivision on the GPU (kernels/subdivide.cu): every level on the device, the mesh
+//! staying there; only the first level's edge table comes from the host. Vertex colours and
+//! tangents, which live on the host, follow on the host from each level's edges.
+
+use super::cpu::{host_attributes, SubdivideError};
+use super::{next_sizes, Edges};
+use crate::gpu::kernels::Source;
+use crate::gpu::{launch_1d, Context, Gpu, GpuError};
+use crate::passes::{DeviceAttributes, WorkingMesh};
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+/// The stage's kernels.
+pub const KERNELS: Source<'static> = crate::kernel_source!("subdivide.cu");
+
+/// Device bytes at the peak of making a level of `v` vertices, `e` edges and `f` triangles: its
+/// arrays beside the level before (about a quarter of its size) and that level's temporaries.
+pub fn level_bytes(v: usize, e: usize, f: usize, uvs: bool) -> u64 {
+    let per_vertex = 12 + if uvs { 8 } else { 0 };
+    let new = per_vertex * v + 8 * e + 24 * f;
+    // the level before: a quarter of the triangles, about half the edges and vertices; its
+    // temporaries (edge counts and corners, rings) on its edges and vertices
+    let old = per_vertex * v / 4 + 8 * e / 2 + 24 * f / 4 + 12 * e / 2 + 40 * v / 4;
+    (new + old) as u64
+}
+
+/// One level's mesh on the device.
+struct Level {
+    positions: CudaSlice<f32>,
+    uvs: Option<CudaSlice<f32>>,
+    indices: CudaSlice<u32>,
+    ev: CudaSlice<u32>,
+    fe: CudaSlice<u32>,
+    vertices: usize,
+    edges: usize,
+    triangles: usize,
+}
+
+/// Subdivides `mesh` `levels` times on the device; `edges` are its edges, `betas` Loop's weights
+/// up to its largest valence (at least 6), `cos_corner` the cosine of the corner angle.
+pub fn run(
+    gpu: &Gpu,
+    mesh: &mut WorkingMesh,
+    levels: u32,
+    edges: Edges,
+    betas: &[f64],
+    cos_corner: f64,
+) -> Result<(), SubdivideError> {
+    let module = gpu.module("subdivide", &[KERNELS], &[])?;
+    let function = |name: &str| gpu.function(&module, name);
+    let (edge_faces, rings, points, split, halves) = (
+        function("rxsd_edge_faces")?,
+        function("rxsd_rings")?,
+        function("rxsd_points")?,
+        function("rxsd_split")?,
+        function("rxsd_halves")?,
+    );
+    let mut colors = mesh.colors().map(<[_]>::to_vec);
+    let mut tangents = mesh.tangents().map(<[_]>::to_vec);
+    let host_side = colors.is_some() || tangents.is_some();
+    let betas = gpu.upload(betas, "Loop's weights")?;
+    let d = mesh.device(gpu)?;
+    let stream = &gpu.stream;
+    let copy = |b: &CudaSlice<f32>, what: &str| -> Result<CudaSlice<f32>, GpuError> {
+        let mut c: CudaSlice<f32> = gpu.zeros(b.len(), what)?;
+        stream.memcpy_dtod(b, &mut c).ctx(what)?;
+        Ok(c)
+    };
+    let mut cur = Level {
+        positions: copy(&d.positions, "positions")?,
+        uvs: d
+            .uvs
+            .as_ref()
+            .map(|u| copy(u, "texture coordinates"))
+            .transpose()?,
+        indices: {
+            let mut c: CudaSlice<u32> = gpu.zeros(d.indices.len(), "indices")?;
+            stream.memcpy_dtod(&d.indices, &mut c).ctx("indices")?;
+            c
+        },
+        ev: gpu.upload(bytemuck::cast_slice(&edges.ev), "edges")?,
+        fe: gpu.upload(bytemuck::cast_slice(&edges.fe), "the triangles' edges")?,
+        vertices: d.vertex_count,
+        edges: edges.ev.len(),
+        triangles: d.index_count / 3,
+    };
+    drop(edges);
+    for level in 1..=levels {
+        let (v, e, f) = (cur.vertices, cur.edges, cur.triangles);
+        let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
+        let (vu, eu, fu) = (v as u32, e as u32, f as u32);
+        let count: CudaSlice<u32> = gpu.zeros(e, "edge triangle counts")?;
+        let opposite: CudaSlice<u32> = gpu.zeros(2 * e, "opposite corners")?;
+        let mut l = stream.launch_builder(&edge_faces);
+        let corners = 3 * fu;
+        l.arg(&cur.indices)
+            .arg(&cur.fe)
+            .arg(&corners)
+            .arg(&count)
+            .arg(&opposite);
+        // SAFETY: a thread per corner; every edge id in fe is below e, the length of count and
+        // half that of opposite.
+        unsafe { launch_1d(l, corners, "rxsd_edge_faces") }?;
+        let n: CudaSlice<u32> = gpu.zeros(v, "valences")?;
+        let creases: CudaSlice<u32> = gpu.zeros(v, "crease counts")?;
+        let sum: CudaSlice<f64> = gpu.zeros(3 * v, "neighbour sums")?;
+        let crease_ends: CudaSlice<u32> = gpu.zeros(2 * v, "crease neighbours")?;
+        let mut l = stream.launch_builder(&rings);
+        l.arg(&cur.ev)
+            .arg(&eu)
+            .arg(&count)
+            .arg(&cur.positions)
+            .arg(&n)
+            .arg(&sum)
+            .arg(&creases)
+            .arg(&crease_ends);
+        // SAFETY: a thread per edge; every vertex id in ev is below v.
+        unsafe { launch_1d(l, eu, "rxsd_rings") }?;
+        let mut positions: CudaSlice<f32> = gpu.zeros(3 * v2, "subdivided positions")?;
+        let mut l = stream.launch_builder(&points);
+        l.arg(&cur.positions)
+            .arg(&vu)
+            .arg(&eu)
+            .arg(&n)
+            .arg(&sum)
+            .arg(&creases)
+            .arg(&crease_ends)
+            .arg(&cos_corner)
+            .arg(&betas)
+            .arg(&cur.ev)
+            .arg(&count)
+            .arg(&opposite)
+            .arg(&mut positions);
+        // SAFETY: a thread per new vertex (v2 = v + e); a vertex's edge count is at most the
+        // largest valence, the length of betas less one; an edge with two triangles has both
+        // opposite corners written, a vertex on two crease edges both crease neighbours.
+        unsafe { launch_1d(l, v2 as u32, "rxsd_points") }?;
+        drop((n, sum, creases, crease_ends, opposite));
+        // SAFETY (allocations): rxsd_split writes every index, every triangle edge and the
+        // inside edges (2e .. e2); rxsd_halves the halves (0 .. 2e) and the new uvs (v .. v2),
+        // the old uvs are copied below.
+        let mut indices: CudaSlice<u32> =
+            unsafe { gpu.alloc_uninit(3 * f2, "subdivided indices") }?;
+        let mut fe2: CudaSlice<u32> =
+            unsafe { gpu.alloc_uninit(3 * f2, "subdivided triangle edges") }?;
+        let mut ev2: CudaSlice<u32> = unsafe { gpu.alloc_uninit(2 * e2, "subdivided edges") }?;
+        let mut l = stream.launch_builder(&split);
+        l.arg(&cur.indices)
+            .arg(&cur.fe)
+            .arg(&cur.ev)
+            .arg(&fu)
+            .arg(&vu)
+            .arg(&eu)
+            .arg(&mut indices)
+            .arg(&mut fe2)
+            .arg(&mut ev2);
+        // SAFETY: a thread per old triangle, writing its 12 indices and edges and its 3 inside
+        // edges, all within the new buffers' sizes.
+        unsafe { launch_1d(l, fu, "rxsd_split") }?;
+        let mut uvs = match &cur.uvs {
+            Some(u) => {
+                let mut n: CudaSlice<f32> = gpu.zeros(2 * v2, "subdivided texture coordinates")?;
+                stream
+                    .memcpy_dtod(&u.slice(0..2 * v), &mut n.slice_mut(0..2 * v))
+                    .ctx("copying the texture coordinates")?;
+                Some(n)
+            }
+            None => None,
+        };
+        let has_uv = uvs.is_some() as i32;
+        let mut l = stream.launch_builder(&halves);
+        l.arg(&cur.ev).arg(&eu).arg(&vu).arg(&mut ev2).arg(&has_uv);
+        // (a mesh without uvs passes its edges in their place: never read)
+        match (&cur.uvs, uvs.as_mut()) {
+            (Some(u), Some(n)) => l.arg(u).arg(n),
+            _ => l.arg(&cur.ev).arg(&count),
+        };
+        // SAFETY: a thread per old edge, writing its two halves (4 words at 4x) and, with uvs,
+        // the uv of its new vertex v + x < v2.
+        unsafe { launch_1d(l, eu, "rxsd_halves") }?;
+        if host_side {
+            let ev: Vec<u32> = gpu.download(&cur.ev, e * 2)?;
+            host_attributes(&mut colors, &mut tangents, bytemuck::cast_slice(&ev));
+        }
+        cur = Level {
+            positions,
+            uvs,
+            indices,
+            ev: ev2,
+            fe: fe2,
+            vertices: v2,
+            edges: e2,
+            triangles: f2,
+        };
+    }
+    stream.synchronize().ctx("subdividing")?;
+    mesh.set_device(DeviceAttributes {
+        positions: cur.positions,
+        normals: None,
+        uvs: cur.uvs,
+        indices: cur.indices,
+        vertex_count: cur.vertices,
+        index_count: 3 * cur.triangles,
+    });
+    mesh.set_host_attributes(colors, tangents);
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! The subdivision stage: Loop's rules worked out by hand, the topology of every level, creases
+//! and corners, attributes, bad input, and the GPU against the CPU.
+
+mod common;
+
+use glam::{Vec2, Vec3, Vec4};
+use rxpipe::backend::BackendKind;
+use rxpipe::passes::subdivide::Edges;
+use rxpipe::passes::{self, MeshPass, PassContext, Subdivide, WorkingMesh};
+use rxpipe::Mesh;
+use std::collections::HashMap;
+
+fn subdivide(m: &Mesh, s: Subdivide) -> Mesh {
+    let mut w = WorkingMesh::new(m.clone());
+    s.run(&mut w, &mut PassContext::new(BackendKind::Cpu, None, 0))
+        .unwrap();
+    w.into_host().unwrap()
+}
+
+fn levels(levels: u32) -> Subdivide {
+    Subdivide {
+        levels,
+        ..Default::default()
+    }
+}
+
+fn octahedron() -> Mesh {
+    let p = [Vec3::X, Vec3::Y, Vec3::Z, -Vec3::X, -Vec3::Y, -Vec3::Z];
+    let i = [
+        0, 1, 2, 1, 3, 2, 3, 4, 2, 4, 0, 2, 1, 0, 5, 3, 1, 5, 4, 3, 5, 0, 4, 5,
+    ];
+    Mesh::new("octahedron", p.to_vec(), i.to_vec())
+}
+
+fn position(m: &Mesh, p: Vec3) -> bool {
+    m.positions.iter().any(|q| (*q - p).length() < 1e-7)
+}
+
+#[test]
+fn loop_rules_on_the_octahedron_by_hand() {
+    let m = subdivide(&octahedron(), levels(1));
+    // 6 vertices + 12 edges, 8 triangles in four
+    assert_eq!((m.positions.len(), m.indices.len()), (18, 96));
+    // a vertex of valence 4: beta = (5/8 - (3/8 + cos(pi/2)/4)^2) / 4 = 31/256; its neighbours
+    // sum to zero, so it moves to (1 - 4 beta) = 132/256 of itself
+    assert!((m.positions[0] - Vec3::X * (132.0 / 256.0)).length() < 1e-7);
+    assert!((m.positions[5] + Vec3::Z * (132.0 / 256.0)).length() < 1e-7);
+    // an edge vertex: 3/8 of its ends, 1/8 of the opposite corners (which cancel)
+    assert!(position(&m, Vec3::new(0.375, 0.375, 0.0)));
+    assert!(position(&m, Vec3::new(0.0, -0.375, -0.375)));
+    assert!(m.normals.is_none(), "the normals stage recomputes them");
+}
+
+/// Every directed edge of the triangles appears once, and its reverse once: closed and
+/// consistently oriented.
+fn assert_closed_and_oriented(m: &Mesh, what: &str) {
+    let mut seen: HashMap<(u32, u32), u32> = HashMap::new();
+    for t in m.indices.chunks_exact(3) {
+        for k in 0..3 {
+            *seen.entry((t[k], t[(k + 1) % 3])).or_default() += 1;
+        }
+    }
+    for (&(a, b), &n) in &seen {
+        assert_eq!(n, 1, "{what}: edge {a}-{b} used {n} times in one direction");
+        assert_eq!(
+            seen.get(&(b, a)),
+            Some(&1),
+            "{what}: edge {a}-{b} has no twin"
+        );
+    }
+}
+
+/// The largest angle between the normals of two triangles that share an edge.
+fn max_dihedral(m: &Mesh) -> f32 {
+    let normal = |t: &[u32]| {
+        let p = |k: usize| m.positions[t[k] as usize];
+        (p(1) - p(0)).cross(p(2) - p(0)).normalize()
+    };
+    let mut by_edge: HashMap<(u32, u32), Vec<Vec3>> = HashMap::new();
+    for t in m.indices.chunks_exact(3) {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            by_edge
+                .entry((a.min(b), a.max(b)))
+                .or_default()
+                .push(normal(t));
+        }
+    }
+    by_edge
+        .values()
+        .filter(|n| n.len() == 2)
+        .map(|n| n[0].dot(n[1]).clamp(-1.0, 1.0).acos())
+        .fold(0.0, f32::max)
+}
+
+#[test]
+fn each_level_splits_every_triangle_in_four_in_place_and_smooths_the_surface() {
+    let base = rxpipe::mesh::icosphere(0);
+    let mut last = max_dihedral(&base);
+    for l in 1..=4 {
+        let m = subdivide(&base, levels(l));
+        let f = 20 * 4usize.pow(l);
+        assert_eq!(m.indices.len(), 3 * f, "level {l}");
+        // a closed mesh: V - E + F = 2, E = 3F / 2
+        assert_eq!(m.positions.len(), 2 + f / 2, "level {l}");
+        assert_closed_and_oriented(&m, &format!("level {l}"));
+        // new triangle 4t + k (k < 3) holds old triangle t's corner k, in its place k
+        let prev = subdivide(&base, levels(l - 1));
+        for (t, old) in prev.indices.chunks_exact(3).enumerate() {
+            for (k, &corner) in old.iter().enumerate() {
+                assert_eq!(m.indices[12 * t + 4 * k], corner, "level {l} triangle {t}");
+            }
+        }
+        let d = max_dihedral(&m);
+        assert!(d < last * 0.75, "level {l}: dihedral {d} against {last}");
+        last = d;
+    }
+}
+
+#[test]
+fn boundaries_are_creases_and_sharp_corners_stay() {
+    let tri = Mesh::new(
+        "triangle",
+        vec![Vec3::ZERO, Vec3::X, Vec3::Y],
+        vec![0, 1, 2],
+    );
+    let m = subdivide(&tri, levels(1));
+    assert_eq!(
+        &m.positions[..3],
+        &tri.positions[..],
+        "corners of 45-90 degrees stay"
+    );
+    for mid in [
+        Vec3::new(0.5, 0.0, 0.0),
+        Vec3::new(0.5, 0.5, 0.0),
+        Vec3::new(0.0, 0.5, 0.0),
+    ] {
+        assert!(
+            position(&m, mid),
+            "boundary edges split at their midpoints: {mid}"
+        );
+    }
+    // with no corners the boundary is a cubic B-spline: 3/4 of the vertex, 1/8 of each neighbour
+    let m = subdivide(
+        &tri,
+        Subdivide {
+            levels: 1,
+            corner: 0.0,
+        },
+    );
+    assert!((m.positions[0] - Vec3::new(0.125, 0.125, 0.0)).length() < 1e-7);
+    // a regular octagon fan: boundary angles of 135 degrees are smoothed (default corner 120)
+    let mut p = vec![Vec3::ZERO];
+    let mut i = Vec::new();
+    for k in 0..8 {
+        let a = k as f32 * std::f32::consts::TAU / 8.0;
+        p.push(Vec3::new(a.cos(), a.sin(), 0.0));
+        i.extend([0, 1 + k, 1 + (k + 1) % 8]);
+    }
+    let fan = Mesh::new("octagon", p.clone(), i);
+    let m = subdivide(&fan, levels(1));
+    let r = m.positions[1].length();
+    let want = 0.75 + 0.25 * (std::f32::consts::TAU / 8.0).cos();
+    assert!((r - want).abs() < 1e-6, "{r} against {want}");
+    // the centre: valence 8 with no crease, Loop's rule (its neighbours sum to zero)
+    assert!(m.positions[0].length() < 1e-6);
+    // a cube whose faces are separate squares (as a normal per face splits it) keeps its shape
+    let square = Mesh::new(
+        "square",
+        vec![Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y],
+        vec![0, 1, 2, 0, 2, 3],
+    );
+    let m = subdivide(&square, levels(3));
+    let (lo, hi) = m
+        .positions
+        .iter()
+        .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), p| {
+            (lo.min(*p), hi.max(*p))
+        });
+    assert_eq!(
+        (lo, hi),
+        (Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0)),
+        "the square keeps its corners"
+    );
+    assert!(m.positions.iter().all(|p| p.z == 0.0));
+}
+
+#[test]
+fn attributes_follow_the_new_vertices() {
+    let mut m = rxpipe::mesh::grid(3, 3);
+    let n = m.positions.len();
+    m.uvs = Some(
+        (0..n)
+            .map(|i| Vec2::new(i as f32, 0.5 * i as f32))
+            .collect(),
+    );
+    m.colors = Some((0..n).map(|i| Vec4::splat(i as f32 / n as f32)).collect());
+    m.tangents = Some(vec![Vec4::new(1.0, 0.0, 0.0, -1.0); n]);
+    let s = subdivide(&m, levels(2));
+    let (v, uv, c, t) = (
+        s.positions.len(),
+        s.uvs.as_ref().unwrap(),
+        s.colors.as_ref().unwrap(),
+        s.tangents.as_ref().unwrap(),
+    );
+    assert_eq!((uv.len(), c.len(), t.len()), (v, v, v));
+    // level 1's edge vertex of old vertices a and b carries their mean
+    let one = subdivide(&m, levels(1));
+    let edges = Edges::build(&m.indices);
+    for (x, &[a, b]) in edges.ev.iter().enumerate() {
+        let (ua, ub) = (
+            m.uvs.as_ref().unwrap()[a as usize],
+            m.uvs.as_ref().unwrap()[b as usize],
+        );
+        assert_eq!(one.uvs.as_ref().unwrap()[n + x], (ua + ub) * 0.5);
+    }
+    assert!(t.iter().all(|t| *t == Vec4::new(1.0, 0.0, 0.0, -1.0)));
+}
+
+#[test]
+fn awkward_input_subdivides_or_says_why() {
+    // no triangles
+    let empty = Mesh::new("empty", vec![Vec3::ZERO], vec![]);
+    assert_eq!(subdivide(&empty, levels(3)).positions.len(), 1);
+    // degenerate and repeated triangles and a fin of three triangles on one edge
+    let p = vec![
+        Vec3::ZERO,
+        Vec3::X,
+        Vec3::Y,
+        Vec3::Z,
+        -Vec3::Y,
+        Vec3::new(1.0, 1.0, 1.0),
+    ];
+    let i = vec![
+        0, 1, 2, 0, 1, 2, 0, 0, 1, 1, 0, 3, 0, 1, 4, 2, 2, 2, 5, 5, 3,
+    ];
+    let m = Mesh::new("awkward", p, i);
+    let s = subdivide(&m, levels(2));
+    assert_eq!(s.indices.len(), 16 * m.indices.len());
+    assert!(s.positions.iter().all(|p| p.is_finite()));
+    assert!(s.indices.iter().all(|&i| (i as usize) < s.positions.len()));
+    // too many levels: a clear error, nothing allocated past the check
+    let mut w = WorkingMesh::new(rxpipe::mesh::icosphere(5));
+    let e = Subdivide {
+        levels: 10,
+        ..Default::default()
+    }
+    .run(&mut w, &mut PassContext::new(BackendKind::Cpu, None, 0))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("subdivide") && (e.contains("memory") || e.contains("2^32")),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_stage_parses_and_runs_in_a_pipeline() {
+    assert!(passes::parse("subdivide").is_ok());
+    assert!(passes::parse("subdivide:2").is_ok());
+    assert!(passes::parse("subdivide:levels=3:corner=90").is_ok());
+    for bad in [
+        "subdivide:levels=11",
+        "subdivide:corner=200",
+        "subdivide:levels=-1",
+    ] {
+        assert!(passes::parse(bad).is_err(), "{bad}");
+    }
+    let renderer = rxpipe::Renderer::new(rxpipe::Backend::Cpu).unwrap();
+    let scene = rxpipe::Scene::from_meshes("sphere", vec![rxpipe::mesh::icosphere(1)]);
+    let p = rxpipe::Pipeline::builder()
+        .stages(&["subdivide:levels=2"])
+        .unwrap()
+        .build(&renderer)
+        .unwrap();
+    let prepared = p.prepare(&scene).unwrap();
+    assert_eq!(prepared.objects[0].triangles, 80 * 16);
+    assert!(prepared.stages.iter().any(|s| s.stage == "subdivide"));
+}
+
+#[test]
+fn gpu_subdivision_equals_the_cpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut meshes = vec![
+        rxpipe::mesh::icosphere(3),
+        rxpipe::mesh::torus(1.0, 0.3, 48, 16),
+        rxpipe::mesh::grid(40, 30),
+    ];
+    let mut g = rxpipe::mesh::grid(10, 10);
+    let n = g.positions.len();
+    g.uvs = Some(
+        (0..n)
+            .map(|i| Vec2::new(i as f32 * 0.1, 1.0 / (1 + i) as f32))
+            .collect(),
+    );
+    g.colors = Some((0..n).map(|i| Vec4::splat(i as f32 / n as f32)).collect());
+    meshes.push(g);
+    if let Some(dir) = common::meshes() {
+        for f in ["stanford-bunny.obj", "fandisk.obj", "cow.obj"] {
+            meshes.push(rxpipe::io::load_mesh(dir.join(f)).unwrap());
+        }
+    }
+    for m in meshes {
+        for s in [
+            levels(1),
+            levels(2),
+            Subdivide {
+                levels: 2,
+                corner: 0.0,
+            },
+        ] {
+            let c = subdivide(&m, s);
+            let mut w = WorkingMesh::new(m.clone());
+            s.run(
+                &mut w,
+                &mut PassContext::new(BackendKind::Cuda, Some(&gpu), 0),
+            )
+            .unwrap();
+            assert!(w.on_device(), "the mesh stays on the device");
+            let g = w.into_host().unwrap();
+            let what = format!("{} levels {} corner {}", m.name, s.levels, s.corner);
+            assert_eq!(g.indices, c.indices, "{what}");
+            assert_eq!(g.positions.len(), c.positions.len(), "{what}");
+            for (k, (a, b)) in g.positions.iter().zip(&c.positions).enumerate() {
+                let tol = 1e-6 * b.length().max(1.0);
+                assert!(
+                    (*a - *b).length() <= tol,
+                    "{what}: vertex {k}: {a} against {b}"
+                );
+            }
+            assert_eq!(g.uvs, c.uvs, "{what}");
+            assert_eq!(g.colors, c.colors, "{what}");
+        }
+    }
+}
