@@ -1,5 +1,14 @@
-// Loop subdivision on the GPU (src/passes/subdivide; the CPU reference is its cpu.rs). One level
-// is five launches, a thread per corner, edge, vertex or triangle:
+// Loop subdivision on the GPU (src/passes/subdivide; the CPU reference is its cpu.rs).
+//
+// The input's edges, numbered in the order the index buffer first names them (Edges::build):
+//
+//   rxsd_edge_keys     per corner: its edge's key (smaller vertex, larger) into a hash table
+//                      (linear probing), the table keeping each edge's first corner
+//   rxsd_edge_first    per corner: whether it is its edge's first (then an exclusive scan of
+//                      these flags numbers the edges)
+//   rxsd_edge_ids      per corner: its triangle's edge id, and the first corner writes the edge
+//
+// Then one level is five launches, a thread per corner, edge, vertex or triangle:
 //
 //   rxsd_edge_faces    per corner: its edge's triangle count, and the first two opposite corners
 //   rxsd_rings         per edge: each end's neighbour sums (all edges, and crease edges alone)
@@ -12,6 +21,69 @@
 // order: exact in double precision for float inputs of similar size, so the result is the CPU's.
 
 #define RXSD_NONE 0xffffffffu
+
+// corner c's edge's key: the smaller vertex above the larger, plus one (0 is an empty slot)
+__device__ __forceinline__ unsigned long long rxsd_key(const unsigned* idx, unsigned c,
+                                                       unsigned* lo, unsigned* hi) {
+    const unsigned t = c / 3, k = c - 3 * t;
+    const unsigned a = idx[c], b = idx[3 * t + (k + 1) % 3];
+    *lo = min(a, b);
+    *hi = max(a, b);
+    return ((unsigned long long)*lo << 32 | *hi) + 1ull;
+}
+
+// first_plus[slot] = corners - (the edge's first corner), the largest such value winning
+extern "C" __global__ void rxsd_edge_keys(const unsigned* __restrict__ idx, unsigned corners,
+                                          unsigned long long* __restrict__ keys, unsigned mask,
+                                          unsigned* __restrict__ first_plus,
+                                          unsigned* __restrict__ slot_of) {
+    const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= corners) return;
+    unsigned lo, hi;
+    const unsigned long long key = rxsd_key(idx, c, &lo, &hi);
+    unsigned h = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+    for (;;) {
+        const unsigned long long prev = atomicCAS(&keys[h], 0ull, key);
+        if (prev == 0ull || prev == key) break;
+        h = (h + 1) & mask;
+    }
+    atomicMax(&first_plus[h], corners - c);
+    slot_of[c] = h;
+}
+
+extern "C" __global__ void rxsd_edge_first(const unsigned* __restrict__ slot_of,
+                                           const unsigned* __restrict__ first_plus,
+                                           unsigned corners, unsigned* __restrict__ flag) {
+    const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= corners) return;
+    flag[c] = corners - first_plus[slot_of[c]] == c;
+}
+
+// ids: the exclusive scan of the first-corner flags
+extern "C" __global__ void rxsd_edge_ids(const unsigned* __restrict__ idx,
+                                         const unsigned* __restrict__ slot_of,
+                                         const unsigned* __restrict__ first_plus,
+                                         const unsigned* __restrict__ ids, unsigned corners,
+                                         unsigned* __restrict__ fe, unsigned* __restrict__ ev) {
+    const unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= corners) return;
+    const unsigned f = corners - first_plus[slot_of[c]];
+    const unsigned id = ids[f];
+    fe[c] = id;
+    if (f == c) {
+        unsigned lo, hi;
+        rxsd_key(idx, c, &lo, &hi);
+        ev[2 * id] = lo;
+        ev[2 * id + 1] = hi;
+    }
+}
+
+// Loop's beta for a vertex of n edges past the host's table (the host computes the same
+// expression, with its own cosine)
+__device__ __forceinline__ double rxsd_beta(unsigned n) {
+    const double c = 0.375 + 0.25 * cos(2.0 * 3.141592653589793 / (double)n);
+    return (0.625 - c * c) / (double)n;
+}
 
 extern "C" __global__ void rxsd_edge_faces(const unsigned* __restrict__ idx,
                                            const unsigned* __restrict__ fe, unsigned corners,
@@ -33,14 +105,16 @@ __device__ __forceinline__ void rxsd_add(double* s, unsigned i, const float* p, 
 
 // n[v], sum[3v..]: every edge at v; creases[v], crease_ends[2v..]: the crease edges (not exactly
 // two triangles) and the far ends of the first two. An edge from a vertex to itself counts for
-// neither.
+// neither. crease_edges[level] counts the level's crease edges.
 extern "C" __global__ void rxsd_rings(const unsigned* __restrict__ ev, unsigned edges,
                                       const unsigned* __restrict__ count,
                                       const float* __restrict__ pos, unsigned* __restrict__ n,
                                       double* __restrict__ sum, unsigned* __restrict__ creases,
-                                      unsigned* __restrict__ crease_ends) {
+                                      unsigned* __restrict__ crease_ends,
+                                      unsigned* __restrict__ crease_edges, unsigned level) {
     const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= edges) return;
+    if (count[x] != 2) atomicAdd(&crease_edges[level], 1u);
     const unsigned a = ev[2 * x], b = ev[2 * x + 1];
     if (a == b) return;
     atomicAdd(&n[a], 1u);
@@ -61,6 +135,7 @@ extern "C" __global__ void rxsd_points(const float* __restrict__ pos, unsigned v
                                        const unsigned* __restrict__ creases,
                                        const unsigned* __restrict__ crease_ends,
                                        double cos_corner, const double* __restrict__ betas,
+                                       unsigned nbetas,
                                        const unsigned* __restrict__ ev,
                                        const unsigned* __restrict__ count,
                                        const unsigned* __restrict__ opposite,
@@ -87,7 +162,7 @@ extern "C" __global__ void rxsd_points(const float* __restrict__ pos, unsigned v
             const double x = (double)pos[3 * i + d];
             double r;
             if (rule == 0) {
-                const double beta = betas[k];
+                const double beta = k < nbetas ? betas[k] : rxsd_beta(k);
                 r = x * (1.0 - (double)k * beta) + sum[3 * i + d] * beta;
             } else if (rule == 1) {
                 r = x * 0.75 + ((double)pos[3 * ea + d] + (double)pos[3 * eb + d]) * 0.125;

@@ -186,6 +186,24 @@ fn boundaries_are_creases_and_sharp_corners_stay() {
 }
 
 #[test]
+fn a_vertex_of_many_edges_takes_loops_weight() {
+    let m = subdivide(&bicone(1500), levels(1));
+    assert_closed_and_oriented(&m, "bicone");
+    // the apex: its neighbours' sum lies on the axis at height 0, so it moves to
+    // (1 - n beta) of its height
+    let n = 1500.0f64;
+    let c = 0.375 + 0.25 * (std::f64::consts::TAU / n).cos();
+    let beta = (0.625 - c * c) / n;
+    let want = (1.0 - n * beta) as f32;
+    assert!(
+        (m.positions[0].y - want).abs() < 1e-5,
+        "{} against {want}",
+        m.positions[0].y
+    );
+    assert!(m.positions[0].x.abs() < 1e-5 && m.positions[0].z.abs() < 1e-5);
+}
+
+#[test]
 fn attributes_follow_the_new_vertices() {
     let mut m = rxpipe::mesh::grid(3, 3);
     let n = m.positions.len();
@@ -217,12 +235,8 @@ fn attributes_follow_the_new_vertices() {
     assert!(t.iter().all(|t| *t == Vec4::new(1.0, 0.0, 0.0, -1.0)));
 }
 
-#[test]
-fn awkward_input_subdivides_or_says_why() {
-    // no triangles
-    let empty = Mesh::new("empty", vec![Vec3::ZERO], vec![]);
-    assert_eq!(subdivide(&empty, levels(3)).positions.len(), 1);
-    // degenerate and repeated triangles and a fin of three triangles on one edge
+/// Degenerate and repeated triangles and a fin of three triangles on one edge.
+fn awkward() -> Mesh {
     let p = vec![
         Vec3::ZERO,
         Vec3::X,
@@ -234,7 +248,29 @@ fn awkward_input_subdivides_or_says_why() {
     let i = vec![
         0, 1, 2, 0, 1, 2, 0, 0, 1, 1, 0, 3, 0, 1, 4, 2, 2, 2, 5, 5, 3,
     ];
-    let m = Mesh::new("awkward", p, i);
+    Mesh::new("awkward", p, i)
+}
+
+/// A closed double fan: `n` triangles around each of two apexes, which have `n` edges each.
+fn bicone(n: u32) -> Mesh {
+    let mut p = vec![Vec3::Y, -Vec3::Y];
+    let mut i = Vec::new();
+    for k in 0..n {
+        let a = k as f32 * std::f32::consts::TAU / n as f32;
+        p.push(Vec3::new(a.cos(), 0.0, a.sin()));
+        let (x, y) = (2 + k, 2 + (k + 1) % n);
+        i.extend([0, y, x, 1, x, y]);
+    }
+    Mesh::new("bicone", p, i)
+}
+
+#[test]
+fn awkward_input_subdivides_or_says_why() {
+    // no triangles
+    let empty = Mesh::new("empty", vec![Vec3::ZERO], vec![]);
+    assert_eq!(subdivide(&empty, levels(3)).positions.len(), 1);
+    // degenerate and repeated triangles and a fin of three triangles on one edge
+    let m = awkward();
     let s = subdivide(&m, levels(2));
     assert_eq!(s.indices.len(), 16 * m.indices.len());
     assert!(s.positions.iter().all(|p| p.is_finite()));
@@ -285,6 +321,9 @@ fn gpu_subdivision_equals_the_cpu() {
         rxpipe::mesh::icosphere(3),
         rxpipe::mesh::torus(1.0, 0.3, 48, 16),
         rxpipe::mesh::grid(40, 30),
+        awkward(),
+        // apexes of 1500 edges: past the GPU's table of Loop's weights
+        bicone(1500),
     ];
     let mut g = rxpipe::mesh::grid(10, 10);
     let n = g.positions.len();

@@ -16,6 +16,8 @@ pub enum SubdivideError {
     Memory(#[from] crate::limits::OutOfMemory),
     #[error(transparent)]
     Gpu(#[from] crate::gpu::GpuError),
+    #[error("{0}")]
+    Device(String),
 }
 
 /// Per edge: how many triangles have it, and the corners opposite it in the first two.

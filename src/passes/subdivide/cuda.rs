@@ -1,10 +1,11 @@
-//! Loop subdivision on the GPU (kernels/subdivide.cu): every level on the device, the mesh
-//! staying there; only the first level's edge table comes from the host. Vertex colours and
-//! tangents, which live on the host, follow on the host from each level's edges.
+//! Loop subdivision on the GPU (kernels/subdivide.cu): the input's edge table and every level on
+//! the device, the mesh staying there. Vertex colours and tangents, which live on the host,
+//! follow on the host from each level's edges.
 
 use super::cpu::{host_attributes, SubdivideError};
-use super::{next_sizes, Edges};
-use crate::gpu::kernels::Source;
+use super::{betas, last_level_sizes, next_sizes};
+use crate::gpu::kernels::{Source, BLOCKS, SORT};
+use crate::gpu::scan::Scan;
 use crate::gpu::{launch_1d, Context, Gpu, GpuError};
 use crate::passes::{DeviceAttributes, WorkingMesh};
 use cudarc::driver::{CudaSlice, PushKernelArg};
@@ -23,6 +24,75 @@ pub fn level_bytes(v: usize, e: usize, f: usize, uvs: bool) -> u64 {
     (new + old) as u64
 }
 
+/// Loop's weights are taken from a table up to this many edges at a vertex (the host's values,
+/// as the CPU's), and worked out on the device past it.
+const BETA_TABLE: u32 = 1024;
+
+/// The edges of the `corners / 3` triangles of `indices` on the device, numbered as
+/// [`super::Edges::build`] numbers them: (each edge's two vertices, each triangle's three edges,
+/// the edge count).
+fn device_edges(
+    gpu: &Gpu,
+    module: &std::sync::Arc<cudarc::driver::CudaModule>,
+    indices: &CudaSlice<u32>,
+    corners: usize,
+) -> Result<(CudaSlice<u32>, CudaSlice<u32>, usize), SubdivideError> {
+    let slots = (2 * corners).next_power_of_two().max(2);
+    let mask = (slots - 1) as u32;
+    let c32 = corners as u32;
+    let keys: CudaSlice<u64> = gpu.zeros(slots, "the edge hash table")?;
+    let first_plus: CudaSlice<u32> = gpu.zeros(slots, "the edges' first corners")?;
+    let slot_of: CudaSlice<u32> = gpu.zeros(corners, "the corners' slots")?;
+    let stream = &gpu.stream;
+    let k_edge_keys = gpu.function(module, "rxsd_edge_keys")?;
+    let mut l = stream.launch_builder(&k_edge_keys);
+    l.arg(indices)
+        .arg(&c32)
+        .arg(&keys)
+        .arg(&mask)
+        .arg(&first_plus)
+        .arg(&slot_of);
+    // SAFETY: a thread per corner; the table has at least twice as many slots as corners, so
+    // every probe sequence ends at an empty slot or the key's own.
+    unsafe { launch_1d(l, c32, "rxsd_edge_keys") }?;
+    drop(keys);
+    let flag: CudaSlice<u32> = gpu.zeros(corners, "first-corner flags")?;
+    let k_edge_first = gpu.function(module, "rxsd_edge_first")?;
+    let mut l = stream.launch_builder(&k_edge_first);
+    l.arg(&slot_of).arg(&first_plus).arg(&c32).arg(&flag);
+    // SAFETY: a thread per corner, each slot below the table's size.
+    unsafe { launch_1d(l, c32, "rxsd_edge_first") }?;
+    let mut ids: CudaSlice<u32> = gpu.zeros(corners, "edge ids")?;
+    let mut sums: CudaSlice<u32> = gpu.zeros(Scan::sums_len(corners), "scan sums")?;
+    let mut total: CudaSlice<u32> = gpu.zeros(1, "the edge count")?;
+    Scan::new(gpu, module)?.run(
+        gpu,
+        &flag,
+        corners,
+        0,
+        &mut ids,
+        &mut sums,
+        &mut total.slice_mut(0..1),
+    )?;
+    let edges = gpu.download(&total, 1)?[0] as usize;
+    // SAFETY (allocations): rxsd_edge_ids writes every corner's edge and every edge's ends
+    // (each edge has exactly one first corner).
+    let mut fe: CudaSlice<u32> = unsafe { gpu.alloc_uninit(corners, "the triangles' edges") }?;
+    let mut ev: CudaSlice<u32> = unsafe { gpu.alloc_uninit(2 * edges, "edges") }?;
+    let k_edge_ids = gpu.function(module, "rxsd_edge_ids")?;
+    let mut l = stream.launch_builder(&k_edge_ids);
+    l.arg(indices)
+        .arg(&slot_of)
+        .arg(&first_plus)
+        .arg(&ids)
+        .arg(&c32)
+        .arg(&mut fe)
+        .arg(&mut ev);
+    // SAFETY: a thread per corner; ids of first corners are below the edge count.
+    unsafe { launch_1d(l, c32, "rxsd_edge_ids") }?;
+    Ok((ev, fe, edges))
+}
+
 /// One level's mesh on the device.
 struct Level {
     positions: CudaSlice<f32>,
@@ -35,17 +105,16 @@ struct Level {
     triangles: usize,
 }
 
-/// Subdivides `mesh` `levels` times on the device; `edges` are its edges, `betas` Loop's weights
-/// up to its largest valence (at least 6), `cos_corner` the cosine of the corner angle.
+/// Subdivides `mesh` `levels` times on the device, where a crease vertex whose creases meet at
+/// an angle of cosine above `cos_corner` is a corner; returns how many crease edges the input
+/// has.
 pub fn run(
     gpu: &Gpu,
     mesh: &mut WorkingMesh,
     levels: u32,
-    edges: Edges,
-    betas: &[f64],
     cos_corner: f64,
-) -> Result<(), SubdivideError> {
-    let module = gpu.module("subdivide", &[KERNELS], &[])?;
+) -> Result<usize, SubdivideError> {
+    let module = gpu.module("subdivide", &[BLOCKS, SORT, KERNELS], &[])?;
     let function = |name: &str| gpu.function(&module, name);
     let (edge_faces, rings, points, split, halves) = (
         function("rxsd_edge_faces")?,
@@ -57,8 +126,23 @@ pub fn run(
     let mut colors = mesh.colors().map(<[_]>::to_vec);
     let mut tangents = mesh.tangents().map(<[_]>::to_vec);
     let host_side = colors.is_some() || tangents.is_some();
-    let betas = gpu.upload(betas, "Loop's weights")?;
     let d = mesh.device(gpu)?;
+    let (v0, f0) = (d.vertex_count, d.index_count / 3);
+    let (ev, fe, e0) = device_edges(gpu, &module, &d.indices, 3 * f0)?;
+    // every level's sizes, and the last one's memory, before the first level
+    let (v2, e2, f2) =
+        last_level_sizes(v0, e0, f0, levels).map_err(|level| SubdivideError::TooLarge { level })?;
+    let bytes = level_bytes(v2, e2, f2, d.uvs.is_some());
+    if bytes > gpu.memory_bytes as u64 {
+        return Err(SubdivideError::Device(format!(
+            "level {levels} ({f2} triangles) would need {} of device memory; the device has {}",
+            crate::limits::human(bytes),
+            crate::limits::human(gpu.memory_bytes as u64)
+        )));
+    }
+    let betas = gpu.upload(&betas(BETA_TABLE), "Loop's weights")?;
+    let nbetas = BETA_TABLE + 1;
+    let crease_edges: CudaSlice<u32> = gpu.zeros(levels as usize, "crease edge counts")?;
     let stream = &gpu.stream;
     let copy = |b: &CudaSlice<f32>, what: &str| -> Result<CudaSlice<f32>, GpuError> {
         let mut c: CudaSlice<f32> = gpu.zeros(b.len(), what)?;
@@ -77,13 +161,12 @@ pub fn run(
             stream.memcpy_dtod(&d.indices, &mut c).ctx("indices")?;
             c
         },
-        ev: gpu.upload(bytemuck::cast_slice(&edges.ev), "edges")?,
-        fe: gpu.upload(bytemuck::cast_slice(&edges.fe), "the triangles' edges")?,
-        vertices: d.vertex_count,
-        edges: edges.ev.len(),
-        triangles: d.index_count / 3,
+        ev,
+        fe,
+        vertices: v0,
+        edges: e0,
+        triangles: f0,
     };
-    drop(edges);
     for level in 1..=levels {
         let (v, e, f) = (cur.vertices, cur.edges, cur.triangles);
         let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
@@ -104,6 +187,7 @@ pub fn run(
         let creases: CudaSlice<u32> = gpu.zeros(v, "crease counts")?;
         let sum: CudaSlice<f64> = gpu.zeros(3 * v, "neighbour sums")?;
         let crease_ends: CudaSlice<u32> = gpu.zeros(2 * v, "crease neighbours")?;
+        let level_index = level - 1;
         let mut l = stream.launch_builder(&rings);
         l.arg(&cur.ev)
             .arg(&eu)
@@ -112,8 +196,10 @@ pub fn run(
             .arg(&n)
             .arg(&sum)
             .arg(&creases)
-            .arg(&crease_ends);
-        // SAFETY: a thread per edge; every vertex id in ev is below v.
+            .arg(&crease_ends)
+            .arg(&crease_edges)
+            .arg(&level_index);
+        // SAFETY: a thread per edge; every vertex id in ev is below v; level - 1 < levels.
         unsafe { launch_1d(l, eu, "rxsd_rings") }?;
         let mut positions: CudaSlice<f32> = gpu.zeros(3 * v2, "subdivided positions")?;
         let mut l = stream.launch_builder(&points);
@@ -126,13 +212,14 @@ pub fn run(
             .arg(&crease_ends)
             .arg(&cos_corner)
             .arg(&betas)
+            .arg(&nbetas)
             .arg(&cur.ev)
             .arg(&count)
             .arg(&opposite)
             .arg(&mut positions);
-        // SAFETY: a thread per new vertex (v2 = v + e); a vertex's edge count is at most the
-        // largest valence, the length of betas less one; an edge with two triangles has both
-        // opposite corners written, a vertex on two crease edges both crease neighbours.
+        // SAFETY: a thread per new vertex (v2 = v + e); betas holds nbetas weights; an edge with
+        // two triangles has both opposite corners written, a vertex on two crease edges both
+        // crease neighbours.
         unsafe { launch_1d(l, v2 as u32, "rxsd_points") }?;
         drop((n, sum, creases, crease_ends, opposite));
         // SAFETY (allocations): rxsd_split writes every index, every triangle edge and the
@@ -192,6 +279,7 @@ pub fn run(
             triangles: f2,
         };
     }
+    let creases = gpu.download(&crease_edges, 1)?[0] as usize;
     stream.synchronize().ctx("subdividing")?;
     mesh.set_device(DeviceAttributes {
         positions: cur.positions,
@@ -202,5 +290,5 @@ pub fn run(
         index_count: 3 * cur.triangles,
     });
     mesh.set_host_attributes(colors, tangents);
-    Ok(())
+    Ok(creases)
 }

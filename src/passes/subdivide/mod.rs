@@ -23,10 +23,10 @@
 //! are dropped and recomputed by the normals stage. Triangles keep their order and orientation:
 //! triangle f becomes triangles 4f to 4f + 3.
 //!
-//! The edge table of the first level is built from the index buffer on the host ([`Edges`]);
-//! each level's new edges follow from the old ones without a search (each edge splits in two,
-//! each triangle adds three inside), on the CPU ([`cpu`]) and on the GPU ([`cuda`],
-//! kernels/subdivide.cu) alike. Both compute the same values; the sums at a vertex are added in
+//! The input's edges are numbered in the order the index buffer first names them ([`Edges`]: a
+//! sort on the CPU, a hash table and a scan on the GPU); each level's new edges follow from the
+//! old ones without a search (each edge splits in two, each triangle adds three inside), on the
+//! CPU ([`cpu`]) and on the GPU ([`cuda`], kernels/subdivide.cu) alike. Both compute the same values; the sums at a vertex are added in
 //! another order on the GPU (exact in double precision unless the coordinates span more than
 //! about 2^29), so the two agree bit for bit on ordinary meshes and within float rounding always.
 
@@ -126,31 +126,40 @@ pub struct Edges {
 
 impl Edges {
     /// The edges of `indices`: one per unordered pair of vertices that a triangle joins (the
-    /// smaller vertex first), numbered in the order of (smaller, larger). A degenerate triangle
-    /// joins a vertex to itself: that is an edge too, so every triangle has three.
+    /// smaller vertex first), numbered in the order the index buffer first names them (corner c
+    /// of triangle c / 3 names the edge to the next corner), as the GPU numbers them. A
+    /// degenerate triangle joins a vertex to itself: that is an edge too, so every triangle has
+    /// three.
     pub fn build(indices: &[u32]) -> Edges {
-        let mut keys: Vec<(u64, u32)> = indices
-            .par_chunks_exact(3)
-            .enumerate()
-            .flat_map_iter(|(f, t)| {
-                (0..3).map(move |k| {
-                    let (a, b) = (t[k], t[(k + 1) % 3]);
-                    let key = (a.min(b) as u64) << 32 | a.max(b) as u64;
-                    (key, (3 * f + k) as u32)
-                })
-            })
-            .collect();
+        let n = indices.len() / 3 * 3;
+        let key = |c: usize| {
+            let (a, b) = (indices[c], indices[c / 3 * 3 + (c % 3 + 1) % 3]);
+            (a.min(b) as u64) << 32 | a.max(b) as u64
+        };
+        let mut keys: Vec<(u64, u32)> =
+            (0..n).into_par_iter().map(|c| (key(c), c as u32)).collect();
         keys.par_sort_unstable();
-        let mut ev: Vec<[u32; 2]> = Vec::new();
-        let mut fe = vec![[0u32; 3]; indices.len() / 3];
-        let mut last = None;
-        for (key, corner) in keys {
-            if last != Some(key) {
-                ev.push([(key >> 32) as u32, key as u32]);
-                last = Some(key);
+        // each corner's edge's first corner (the first of its run: the runs are sorted by corner)
+        let mut first = vec![0u32; n];
+        let mut is_first = vec![false; n];
+        for run in keys.chunk_by(|a, b| a.0 == b.0) {
+            let f = run[0].1;
+            is_first[f as usize] = true;
+            for &(_, c) in run {
+                first[c as usize] = f;
             }
-            fe[corner as usize / 3][corner as usize % 3] = (ev.len() - 1) as u32;
         }
+        drop(keys);
+        let mut id = vec![0u32; n];
+        let mut ev: Vec<[u32; 2]> = Vec::new();
+        for c in (0..n).filter(|&c| is_first[c]) {
+            id[c] = ev.len() as u32;
+            let k = key(c);
+            ev.push([(k >> 32) as u32, k as u32]);
+        }
+        let fe = (0..n / 3)
+            .map(|t| std::array::from_fn(|k| id[first[3 * t + k] as usize]))
+            .collect();
         Edges { ev, fe }
     }
 
@@ -285,52 +294,32 @@ impl MeshPass for Subdivide {
             mesh: name.clone(),
             message,
         };
-        // the first level's edges from the index buffer, on the host
-        let edges = {
-            let host = mesh.host().map_err(PassError::gpu("subdivide"))?;
-            let bytes = 16 * host.indices.len() as u64 + 20 * (f0 as u64);
-            crate::limits::check_host(bytes, || "the edge table".into())
-                .map_err(|e| failed(e.to_string()))?;
-            Edges::build(&host.indices)
-        };
-        // every level's sizes and the last one's memory, before any work
-        let (v2, e2, f2) =
-            last_level_sizes(v0, edges.ev.len(), f0, self.levels).map_err(|level| {
-                failed(format!(
-                    "level {level} would have more than 2^32 - 1 vertices, edges or indices"
-                ))
-            })?;
-        let on_gpu = matches!((ctx.backend, ctx.gpu), (BackendKind::Cuda, Some(_)));
-        if let (true, Some(gpu)) = (on_gpu, ctx.gpu) {
-            let bytes = cuda::level_bytes(v2, e2, f2, mesh.has_uvs());
-            if bytes > gpu.memory_bytes as u64 {
-                return Err(failed(format!(
-                    "level {} ({f2} triangles) would need {} of device memory; the device has {}",
-                    self.levels,
-                    crate::limits::human(bytes),
-                    crate::limits::human(gpu.memory_bytes as u64)
-                )));
-            }
-        } else {
-            let host = mesh.host().map_err(PassError::gpu("subdivide"))?;
-            crate::limits::check_host(cpu::level_bytes(host, v2, e2, f2), || {
-                format!("subdivision level {} ({f2} triangles)", self.levels)
-            })
-            .map_err(|e| failed(e.to_string()))?;
-        }
-        let creases = cpu::crease_edges(&edges, f0);
-        let max_valence = edges.max_valence(v0).max(6);
-        let betas = betas(max_valence);
         let cos_corner = (self.corner as f64).to_radians().cos();
-        match (on_gpu, ctx.gpu) {
-            (true, Some(gpu)) => cuda::run(gpu, mesh, self.levels, edges, &betas, cos_corner)
-                .map_err(|e| failed(e.to_string()))?,
+        let creases = match (ctx.backend, ctx.gpu) {
+            (BackendKind::Cuda, Some(gpu)) => {
+                cuda::run(gpu, mesh, self.levels, cos_corner).map_err(|e| failed(e.to_string()))?
+            }
             _ => {
+                // the input's edges; every level's sizes and the last one's memory, first
+                let host = mesh.host().map_err(PassError::gpu("subdivide"))?;
+                let bytes = 24 * host.indices.len() as u64 + 12 * (f0 as u64);
+                crate::limits::check_host(bytes, || "the edge table".into())
+                    .map_err(|e| failed(e.to_string()))?;
+                let edges = Edges::build(&host.indices);
+                let (v2, e2, f2) = last_level_sizes(v0, edges.ev.len(), f0, self.levels)
+                    .map_err(|level| failed(cpu::SubdivideError::TooLarge { level }.to_string()))?;
+                crate::limits::check_host(cpu::level_bytes(host, v2, e2, f2), || {
+                    format!("subdivision level {} ({f2} triangles)", self.levels)
+                })
+                .map_err(|e| failed(e.to_string()))?;
+                let creases = cpu::crease_edges(&edges, f0);
+                let betas = betas(edges.max_valence(v0).max(6));
                 let host = mesh.host_mut().map_err(PassError::gpu("subdivide"))?;
                 cpu::run(host, self.levels, edges, &betas, cos_corner)
-                    .map_err(|e| failed(e.to_string()))?
+                    .map_err(|e| failed(e.to_string()))?;
+                creases
             }
-        }
+        };
         Ok(format!(
             "{} levels: {v0} -> {} vertices, {f0} -> {} triangles ({creases} crease edges in the input)",
             self.levels,
