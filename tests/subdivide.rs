@@ -372,3 +372,41 @@ fn gpu_subdivision_equals_the_cpu() {
         }
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Random index buffers over a few vertices (fans, fins, repeats and degenerate triangles
+    /// all occur) and random positions: two levels always give V + E vertices and four times
+    /// the triangles per level, every index in range, and every new position inside the input's
+    /// bounding box (Loop's rules are convex combinations).
+    #[test]
+    fn random_meshes_subdivide_within_their_bounds(
+        nv in 3usize..24,
+        tris in proptest::collection::vec((0u32..24, 0u32..24, 0u32..24), 1..60),
+        coords in proptest::collection::vec(-100.0f32..100.0, 72),
+        corner in 0.0f32..180.0,
+    ) {
+        let indices: Vec<u32> = tris
+            .iter()
+            .flat_map(|&(a, b, c)| [a % nv as u32, b % nv as u32, c % nv as u32])
+            .collect();
+        let positions: Vec<Vec3> =
+            (0..nv).map(|i| Vec3::from_slice(&coords[3 * i..3 * i + 3])).collect();
+        let m = Mesh::new("random", positions, indices);
+        let one = subdivide(&m, Subdivide { levels: 1, corner });
+        let e = Edges::build(&m.indices).ev.len();
+        proptest::prop_assert_eq!(one.positions.len(), nv + e);
+        proptest::prop_assert_eq!(one.indices.len(), 4 * m.indices.len());
+        let two = subdivide(&m, Subdivide { levels: 2, corner });
+        proptest::prop_assert_eq!(two.indices.len(), 16 * m.indices.len());
+        proptest::prop_assert!(two.indices.iter().all(|&i| (i as usize) < two.positions.len()));
+        let (lo, hi) = m
+            .positions
+            .iter()
+            .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), p| (lo.min(*p), hi.max(*p)));
+        let slack = Vec3::splat(1e-3);
+        for p in &two.positions {
+            proptest::prop_assert!(p.cmpge(lo - slack).all() && p.cmple(hi + slack).all(), "{p}");
+        }
+    }
+}
