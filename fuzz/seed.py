@@ -184,6 +184,6 @@ for k, m in enumerate(mutants(scene)):
 for k, s in enumerate(["icosphere:3", "torus:8", "grid:7", "rings:1000", "grid:70000", "cube:1", "rings:"]):
     put("spec", "s%d" % k, s.encode())
 for k, s in enumerate(["normals", "normals:angle", "smooth:3", "frustum:on", "order:patch", "patch-cull",
-                       "normals:area,smooth:cotan:2", "nope:1"]):
+                       "normals:area,smooth:cotan:2", "nope:1", "subdivide:levels=2:corner=90,normals"]):
     put("stages", "s%d" % k, s.encode())
 print("seeds written under", os.path.join(root, "seeds"))
