@@ -11,10 +11,12 @@
 // Then one level is five launches, a thread per corner, edge, vertex or triangle:
 //
 //   rxsd_edge_faces    per corner: its edge's triangle count, and the first two opposite corners
-//   rxsd_rings         per edge: each end's neighbour sums (all edges, and crease edges alone)
-//   rxsd_points        per new vertex: an old vertex moved by Loop's rule, or an edge's new vertex
+//   rxsd_rings         per edge: each end's edge count and neighbour sums (positions, uvs), its
+//                      crease edges and their far ends
+//   rxsd_points        per new vertex: an old vertex by its rule (smooth, crease or corner), or an
+//                      edge's new vertex; positions and texture coordinates alike
 //   rxsd_split         per triangle: its four triangles, their edges, its three inside edges
-//   rxsd_halves        per edge: its two halves, and its new vertex's texture coordinates
+//   rxsd_halves        per edge: its two halves
 //
 // Positions are computed in double precision with the CPU's operations in its order (NVRTC runs
 // with --fmad=false) and rounded to float once. The neighbour sums are added by atomics in any
@@ -111,7 +113,9 @@ extern "C" __global__ void rxsd_rings(const unsigned* __restrict__ ev, unsigned 
                                       const float* __restrict__ pos, unsigned* __restrict__ n,
                                       double* __restrict__ sum, unsigned* __restrict__ creases,
                                       unsigned* __restrict__ crease_ends,
-                                      unsigned* __restrict__ crease_edges, unsigned level) {
+                                      unsigned* __restrict__ crease_edges, unsigned level,
+                                      int has_uv, const float* __restrict__ uv,
+                                      double* __restrict__ uv_sum) {
     const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= edges) return;
     if (count[x] != 2) atomicAdd(&crease_edges[level], 1u);
@@ -121,6 +125,12 @@ extern "C" __global__ void rxsd_rings(const unsigned* __restrict__ ev, unsigned 
     atomicAdd(&n[b], 1u);
     rxsd_add(sum, a, pos, b);
     rxsd_add(sum, b, pos, a);
+    if (has_uv) {
+        atomicAdd(&uv_sum[2 * a], (double)uv[2 * b]);
+        atomicAdd(&uv_sum[2 * a + 1], (double)uv[2 * b + 1]);
+        atomicAdd(&uv_sum[2 * b], (double)uv[2 * a]);
+        atomicAdd(&uv_sum[2 * b + 1], (double)uv[2 * a + 1]);
+    }
     if (count[x] != 2) {
         const unsigned sa = atomicAdd(&creases[a], 1u), sb = atomicAdd(&creases[b], 1u);
         if (sa < 2) crease_ends[2 * a + sa] = b;
@@ -128,7 +138,37 @@ extern "C" __global__ void rxsd_rings(const unsigned* __restrict__ ev, unsigned 
     }
 }
 
-// out[0 .. v): the old vertices moved; out[v .. v + edges): the edges' new vertices.
+// Attribute x (dim floats a vertex, neighbour sums s) of new vertex i by its rule: for an old
+// vertex (i < v) 0 smooth (k edges), 1 crease (ends ea, eb), 2 stay; for an edge's vertex (its
+// ends a, b, opposite corners c, d when inner). The CPU's loop_values, operation for operation.
+__device__ __forceinline__ void rxsd_value(const float* __restrict__ x,
+                                           const double* __restrict__ s, int dim, unsigned i,
+                                           unsigned v, int rule, unsigned k, double beta,
+                                           unsigned ea, unsigned eb, unsigned a, unsigned b,
+                                           bool inner, unsigned c, unsigned d,
+                                           float* __restrict__ out) {
+    for (int j = 0; j < dim; ++j) {
+        double r;
+        if (i < v) {
+            const double xi = (double)x[dim * i + j];
+            if (rule == 0) {
+                r = xi * (1.0 - (double)k * beta) + s[dim * i + j] * beta;
+            } else if (rule == 1) {
+                r = xi * 0.75 + ((double)x[dim * ea + j] + (double)x[dim * eb + j]) * 0.125;
+            } else {
+                r = xi;
+            }
+        } else {
+            const double ends = (double)x[dim * a + j] + (double)x[dim * b + j];
+            r = inner ? ends * 0.375 + ((double)x[dim * c + j] + (double)x[dim * d + j]) * 0.125
+                      : ends * 0.5;
+        }
+        out[dim * i + j] = (float)r;
+    }
+}
+
+// out[0 .. v): the old vertices moved; out[v .. v + edges): the edges' new vertices; the same
+// for the texture coordinates where the mesh has them (has_uv).
 extern "C" __global__ void rxsd_points(const float* __restrict__ pos, unsigned v, unsigned edges,
                                        const unsigned* __restrict__ n,
                                        const double* __restrict__ sum,
@@ -139,54 +179,45 @@ extern "C" __global__ void rxsd_points(const float* __restrict__ pos, unsigned v
                                        const unsigned* __restrict__ ev,
                                        const unsigned* __restrict__ count,
                                        const unsigned* __restrict__ opposite,
-                                       float* __restrict__ out) {
+                                       float* __restrict__ out, int has_uv,
+                                       const float* __restrict__ uv,
+                                       const double* __restrict__ uv_sum,
+                                       float* __restrict__ uv_out) {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= v + edges) return;
+    int rule = 2;
+    unsigned k = 0, ea = 0, eb = 0, a = 0, b = 0, c = 0, d = 0;
+    double beta = 0.0;
+    bool inner = false;
     if (i < v) {
-        const unsigned k = n[i], c = creases[i];
-        int rule = c == 0 && k > 0 ? 0 : (c == 2 ? 1 : 2);  // smooth, crease, corner
-        const unsigned ea = crease_ends[2 * i], eb = crease_ends[2 * i + 1];
+        k = n[i];
+        const unsigned cr = creases[i];
+        rule = cr == 0 && k > 0 ? 0 : (cr == 2 ? 1 : 2);  // smooth, crease, stay
+        ea = crease_ends[2 * i];
+        eb = crease_ends[2 * i + 1];
+        if (rule == 0) beta = k < nbetas ? betas[k] : rxsd_beta(k);
         if (rule == 1) {
             // a corner where the creases meet at less than the corner angle (cpu.rs's is_corner)
             double uu = 0.0, ww = 0.0, uw = 0.0;
-            for (int d = 0; d < 3; ++d) {
-                const double x = (double)pos[3 * i + d];
-                const double u = (double)pos[3 * ea + d] - x, w = (double)pos[3 * eb + d] - x;
+            for (int j = 0; j < 3; ++j) {
+                const double x = (double)pos[3 * i + j];
+                const double u = (double)pos[3 * ea + j] - x, w = (double)pos[3 * eb + j] - x;
                 uu = uu + u * u;
                 ww = ww + w * w;
                 uw = uw + u * w;
             }
             if (uw > cos_corner * sqrt(uu * ww)) rule = 2;
         }
-        for (int d = 0; d < 3; ++d) {
-            const double x = (double)pos[3 * i + d];
-            double r;
-            if (rule == 0) {
-                const double beta = k < nbetas ? betas[k] : rxsd_beta(k);
-                r = x * (1.0 - (double)k * beta) + sum[3 * i + d] * beta;
-            } else if (rule == 1) {
-                r = x * 0.75 + ((double)pos[3 * ea + d] + (double)pos[3 * eb + d]) * 0.125;
-            } else {
-                r = x;
-            }
-            out[3 * i + d] = (float)r;
-        }
-        return;
+    } else {
+        const unsigned x = i - v;
+        a = ev[2 * x];
+        b = ev[2 * x + 1];
+        inner = count[x] == 2;
+        c = opposite[2 * x];
+        d = opposite[2 * x + 1];
     }
-    const unsigned x = i - v;
-    const unsigned a = ev[2 * x], b = ev[2 * x + 1];
-    const bool inner = count[x] == 2;
-    const unsigned c = opposite[2 * x], d = opposite[2 * x + 1];
-    for (int k = 0; k < 3; ++k) {
-        const double ends = (double)pos[3 * a + k] + (double)pos[3 * b + k];
-        double r;
-        if (inner) {
-            r = ends * 0.375 + ((double)pos[3 * c + k] + (double)pos[3 * d + k]) * 0.125;
-        } else {
-            r = ends * 0.5;
-        }
-        out[3 * i + k] = (float)r;
-    }
+    rxsd_value(pos, sum, 3, i, v, rule, k, beta, ea, eb, a, b, inner, c, d, out);
+    if (has_uv) rxsd_value(uv, uv_sum, 2, i, v, rule, k, beta, ea, eb, a, b, inner, c, d, uv_out);
 }
 
 // Triangle t of `idx` (edges fe) becomes triangles 4t to 4t + 3 (as split_triangle in mod.rs).
@@ -221,11 +252,9 @@ extern "C" __global__ void rxsd_split(const unsigned* __restrict__ idx,
     ev2[2 * i2 + 1] = m2;
 }
 
-// Edge x's halves (its first end to its new vertex, then on to its second end), and, where the
-// mesh has them (has_uv), its new vertex's texture coordinates: the mean of its ends'.
+// Edge x's halves: its first end to its new vertex, then on to its second end.
 extern "C" __global__ void rxsd_halves(const unsigned* __restrict__ ev, unsigned edges,
-                                       unsigned v, unsigned* __restrict__ ev2, int has_uv,
-                                       const float* __restrict__ uv, float* __restrict__ uv2) {
+                                       unsigned v, unsigned* __restrict__ ev2) {
     const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= edges) return;
     const unsigned a = ev[2 * x], b = ev[2 * x + 1], m = v + x;
@@ -233,8 +262,4 @@ extern "C" __global__ void rxsd_halves(const unsigned* __restrict__ ev, unsigned
     ev2[4 * x + 1] = m;
     ev2[4 * x + 2] = m;
     ev2[4 * x + 3] = b;
-    if (has_uv) {
-        uv2[2 * m] = (uv[2 * a] + uv[2 * b]) * 0.5f;
-        uv2[2 * m + 1] = (uv[2 * a + 1] + uv[2 * b + 1]) * 0.5f;
-    }
 }

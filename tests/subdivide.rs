@@ -205,13 +205,16 @@ fn a_vertex_of_many_edges_takes_loops_weight() {
 
 #[test]
 fn attributes_follow_the_new_vertices() {
-    let mut m = rxpipe::mesh::grid(3, 3);
+    // a wavy, jittered grid whose texture coordinates are an affine function of x and z
+    let mut m = rxpipe::mesh::grid(6, 5);
+    for (i, p) in m.positions.iter_mut().enumerate() {
+        p.y = 0.3 * (3.0 * p.x).sin() * (2.0 * p.z).cos();
+        p.x += 0.05 * (7.0 * i as f32).sin();
+        p.z += 0.05 * (5.0 * i as f32).cos();
+    }
+    let affine = |p: Vec3| Vec2::new(0.5 * p.x + 0.25 * p.z + 0.5, 2.0 * p.z - p.x);
+    m.uvs = Some(m.positions.iter().map(|&p| affine(p)).collect());
     let n = m.positions.len();
-    m.uvs = Some(
-        (0..n)
-            .map(|i| Vec2::new(i as f32, 0.5 * i as f32))
-            .collect(),
-    );
     m.colors = Some((0..n).map(|i| Vec4::splat(i as f32 / n as f32)).collect());
     m.tangents = Some(vec![Vec4::new(1.0, 0.0, 0.0, -1.0); n]);
     let s = subdivide(&m, levels(2));
@@ -222,15 +225,21 @@ fn attributes_follow_the_new_vertices() {
         s.tangents.as_ref().unwrap(),
     );
     assert_eq!((uv.len(), c.len(), t.len()), (v, v, v));
-    // level 1's edge vertex of old vertices a and b carries their mean
-    let one = subdivide(&m, levels(1));
-    let edges = Edges::build(&m.indices);
-    for (x, &[a, b]) in edges.ev.iter().enumerate() {
-        let (ua, ub) = (
-            m.uvs.as_ref().unwrap()[a as usize],
-            m.uvs.as_ref().unwrap()[b as usize],
+    // the uvs take the positions' rules, so they stay the same affine function of the moved
+    // vertices' x and z (the texture does not swim over the surface)
+    for (p, q) in s.positions.iter().zip(uv) {
+        assert!(
+            (affine(*p) - *q).length() < 1e-5,
+            "{p}: {q} against {}",
+            affine(*p)
         );
-        assert_eq!(one.uvs.as_ref().unwrap()[n + x], (ua + ub) * 0.5);
+    }
+    // vertex colours: level 1's edge vertex of old vertices a and b carries their mean
+    let one = subdivide(&m, levels(1));
+    let colors = m.colors.as_ref().unwrap();
+    for (x, &[a, b]) in Edges::build(&m.indices).ev.iter().enumerate() {
+        let want = (colors[a as usize] + colors[b as usize]) * 0.5;
+        assert_eq!(one.colors.as_ref().unwrap()[n + x], want);
     }
     assert!(t.iter().all(|t| *t == Vec4::new(1.0, 0.0, 0.0, -1.0)));
 }

@@ -1,10 +1,12 @@
 //! Loop subdivision on the CPU: the reference. Each level counts the triangles of every edge,
-//! sums every vertex's neighbours in edge order, computes the new positions (edges and vertices
-//! in parallel) and splits every triangle in four, its new edges following from the old ones.
+//! finds every old vertex's rule (smooth, crease or corner), sums every vertex's neighbours in
+//! edge order, computes the new positions and texture coordinates with the same rules (edges
+//! and vertices in parallel) and splits every triangle in four, its new edges following from the
+//! old ones.
 
 use super::{next_sizes, split_triangle, Edges};
 use crate::mesh::Mesh;
-use glam::{DVec3, Vec2, Vec3, Vec4};
+use glam::{DVec3, Vec3, Vec4};
 use rayon::prelude::*;
 
 /// Why a level could not be made.
@@ -47,37 +49,13 @@ pub fn crease_edges(edges: &Edges, triangles: usize) -> usize {
     count.iter().filter(|&&n| n != 2).count()
 }
 
-/// The new position of edge `[a, b]` with `count` triangles and opposite corners `o`.
-#[inline]
-fn edge_point(p: &[Vec3], [a, b]: [u32; 2], count: u32, o: [u32; 2]) -> Vec3 {
-    let at = |i: u32| p[i as usize].as_dvec3();
-    let ends = at(a) + at(b);
-    if count == 2 {
-        (ends * 0.375 + (at(o[0]) + at(o[1])) * 0.125).as_vec3()
-    } else {
-        (ends * 0.5).as_vec3()
-    }
-}
-
-/// A vertex's neighbours: how many edges and their far ends' sum; how many crease edges and
-/// the far ends of the first two.
-#[derive(Clone, Copy)]
-struct Ring {
-    n: u32,
-    sum: DVec3,
-    creases: u32,
-    crease_ends: [u32; 2],
-}
-
-impl Default for Ring {
-    fn default() -> Self {
-        Ring {
-            n: 0,
-            sum: DVec3::ZERO,
-            creases: 0,
-            crease_ends: [u32::MAX; 2],
-        }
-    }
+/// What an old vertex does at the next level: Loop's smooth rule over its `n` neighbours, the
+/// crease rule with its two crease neighbours, or stay (no edge, or a corner).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Rule {
+    Smooth { n: u32 },
+    Crease { a: u32, b: u32 },
+    Keep,
 }
 
 /// Whether a vertex at `x` on two crease edges to `a` and `b` is a corner: the creases meet at an
@@ -88,26 +66,102 @@ pub(crate) fn is_corner(x: DVec3, a: DVec3, b: DVec3, cos_corner: f64) -> bool {
     u.dot(w) > cos_corner * (u.dot(u) * w.dot(w)).sqrt()
 }
 
-/// The new position of old vertex `p` with its ring (`betas` indexed by the edge count).
-#[inline]
-fn vertex_point(p: Vec3, r: &Ring, pos: &[Vec3], betas: &[f64], cos_corner: f64) -> Vec3 {
-    let x = p.as_dvec3();
-    match r.creases {
-        0 if r.n > 0 => {
-            let beta = betas[r.n as usize];
-            (x * (1.0 - r.n as f64 * beta) + r.sum * beta).as_vec3()
+/// Every old vertex's rule, from the edges (`count`: each edge's triangles) and the positions
+/// (which decide the corners).
+fn rules(p: &[Vec3], ev: &[[u32; 2]], count: &[u32], cos_corner: f64) -> Vec<Rule> {
+    // per vertex: edges, crease edges, the far ends of the first two crease edges
+    let mut ring = vec![(0u32, 0u32, [u32::MAX; 2]); p.len()];
+    for (&[a, b], &c) in ev.iter().zip(count) {
+        if a == b {
+            continue;
         }
-        2 => {
-            let [a, b] = r.crease_ends.map(|i| pos[i as usize].as_dvec3());
-            if is_corner(x, a, b, cos_corner) {
-                p
-            } else {
-                (x * 0.75 + (a + b) * 0.125).as_vec3()
+        for (i, j) in [(a, b), (b, a)] {
+            let r = &mut ring[i as usize];
+            r.0 += 1;
+            if c != 2 {
+                if r.1 < 2 {
+                    r.2[r.1 as usize] = j;
+                }
+                r.1 += 1;
             }
         }
-        // no edge, or a corner (one crease, or more than two)
-        _ => p,
     }
+    ring.par_iter()
+        .enumerate()
+        .map(|(i, &(n, creases, [a, b]))| match creases {
+            0 if n > 0 => Rule::Smooth { n },
+            2 => {
+                let at = |k: u32| p[k as usize].as_dvec3();
+                if is_corner(at(i as u32), at(a), at(b), cos_corner) {
+                    Rule::Keep
+                } else {
+                    Rule::Crease { a, b }
+                }
+            }
+            _ => Rule::Keep,
+        })
+        .collect()
+}
+
+/// The next level of a per-vertex attribute of `D` floats (positions, texture coordinates): the
+/// old vertices by their rules, then one value per edge (3/8 of its ends and 1/8 of the
+/// opposite corners with two triangles, else the midpoint), in double precision, rounded once.
+fn loop_values<const D: usize>(
+    x: &[[f32; D]],
+    rules: &[Rule],
+    ev: &[[u32; 2]],
+    count: &[u32],
+    opposite: &[[u32; 2]],
+    betas: &[f64],
+) -> Vec<[f32; D]> {
+    let at = |i: u32| x[i as usize].map(f64::from);
+    // each vertex's neighbours' sum, in edge order
+    let mut sum = vec![[0f64; D]; x.len()];
+    for &[a, b] in ev {
+        if a != b {
+            let (xa, xb) = (at(a), at(b));
+            for d in 0..D {
+                sum[a as usize][d] += xb[d];
+                sum[b as usize][d] += xa[d];
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(x.len() + ev.len());
+    out.par_extend(
+        x.par_iter()
+            .zip(rules)
+            .zip(&sum)
+            .map(|((&v, &rule), s)| match rule {
+                Rule::Smooth { n } => {
+                    let beta = betas[n as usize];
+                    std::array::from_fn(|d| {
+                        (v[d] as f64 * (1.0 - n as f64 * beta) + s[d] * beta) as f32
+                    })
+                }
+                Rule::Crease { a, b } => {
+                    let (xa, xb) = (at(a), at(b));
+                    std::array::from_fn(|d| (v[d] as f64 * 0.75 + (xa[d] + xb[d]) * 0.125) as f32)
+                }
+                Rule::Keep => v,
+            }),
+    );
+    out.par_extend(
+        ev.par_iter()
+            .zip(count)
+            .zip(opposite)
+            .map(|((&[a, b], &c), &[o0, o1])| {
+                let (xa, xb) = (at(a), at(b));
+                if c == 2 {
+                    let (xc, xd) = (at(o0), at(o1));
+                    std::array::from_fn(|d| {
+                        ((xa[d] + xb[d]) * 0.375 + (xc[d] + xd[d]) * 0.125) as f32
+                    })
+                } else {
+                    std::array::from_fn(|d| ((xa[d] + xb[d]) * 0.5) as f32)
+                }
+            }),
+    );
+    out
 }
 
 /// The triangles and edges of the next level of `indices` with `edges` (on `v` vertices).
@@ -156,10 +210,6 @@ fn midpoints<T: Copy + Send + Sync>(
             .map(|&[a, b]| mean(old[a as usize], old[b as usize])),
     );
     out
-}
-
-pub(crate) fn uv_mean(a: Vec2, b: Vec2) -> Vec2 {
-    (a + b) * 0.5
 }
 
 pub(crate) fn color_mean(a: Vec4, b: Vec4) -> Vec4 {
@@ -216,47 +266,30 @@ pub fn run(
             format!("subdivision level {level} ({f2} triangles)")
         })?;
         let (count, opposite) = edge_faces(&mesh.indices, &edges);
-        let p = &mesh.positions;
-        let mut rings = vec![Ring::default(); v];
-        for (x, &[a, b]) in edges.ev.iter().enumerate() {
-            if a == b {
-                continue;
-            }
-            let crease = count[x] != 2;
-            for (i, j) in [(a, b), (b, a)] {
-                let r = &mut rings[i as usize];
-                let q = p[j as usize].as_dvec3();
-                r.n += 1;
-                r.sum += q;
-                if crease {
-                    if r.creases < 2 {
-                        r.crease_ends[r.creases as usize] = j;
-                    }
-                    r.creases += 1;
-                }
-            }
-        }
-        let mut next: Vec<Vec3> = Vec::with_capacity(v2);
-        next.par_extend(
-            p.par_iter()
-                .zip(&rings)
-                .map(|(&x, r)| vertex_point(x, r, p, betas, cos_corner)),
+        let rules = rules(&mesh.positions, &edges.ev, &count, cos_corner);
+        let next: Vec<[f32; 3]> = loop_values(
+            bytemuck::cast_slice(&mesh.positions),
+            &rules,
+            &edges.ev,
+            &count,
+            &opposite,
+            betas,
         );
-        next.par_extend(
-            edges
-                .ev
-                .par_iter()
-                .zip(&count)
-                .zip(&opposite)
-                .map(|((&ends, &n), &o)| edge_point(p, ends, n, o)),
-        );
-        drop(rings);
+        mesh.positions = bytemuck::cast_slice(&next).to_vec();
+        drop(next);
         if let Some(uv) = mesh.uvs.as_mut() {
-            *uv = midpoints(uv, &edges.ev, uv_mean);
+            let next: Vec<[f32; 2]> = loop_values(
+                bytemuck::cast_slice(uv),
+                &rules,
+                &edges.ev,
+                &count,
+                &opposite,
+                betas,
+            );
+            *uv = bytemuck::cast_slice(&next).to_vec();
         }
         host_attributes(&mut mesh.colors, &mut mesh.tangents, &edges.ev);
         let (tris, next_edges) = split(&mesh.indices, &edges, v as u32);
-        mesh.positions = next;
         mesh.indices = tris;
         mesh.normals = None;
         edges = next_edges;

@@ -187,6 +187,22 @@ pub fn run(
         let creases: CudaSlice<u32> = gpu.zeros(v, "crease counts")?;
         let sum: CudaSlice<f64> = gpu.zeros(3 * v, "neighbour sums")?;
         let crease_ends: CudaSlice<u32> = gpu.zeros(2 * v, "crease neighbours")?;
+        let has_uv = cur.uvs.is_some() as i32;
+        // (a mesh without uvs passes one-element stand-ins, never read or written)
+        let uv_sum: CudaSlice<f64> = gpu.zeros(if has_uv == 1 { 2 * v } else { 1 }, "uv sums")?;
+        let mut uvs: CudaSlice<f32> = match &cur.uvs {
+            // SAFETY: rxsd_points writes every new vertex's uv
+            Some(_) => unsafe { gpu.alloc_uninit(2 * v2, "subdivided texture coordinates") }?,
+            None => gpu.zeros(1, "no texture coordinates")?,
+        };
+        let no_uv: CudaSlice<f32>;
+        let uv_in = match &cur.uvs {
+            Some(u) => u,
+            None => {
+                no_uv = gpu.zeros(1, "no texture coordinates")?;
+                &no_uv
+            }
+        };
         let level_index = level - 1;
         let mut l = stream.launch_builder(&rings);
         l.arg(&cur.ev)
@@ -198,8 +214,12 @@ pub fn run(
             .arg(&creases)
             .arg(&crease_ends)
             .arg(&crease_edges)
-            .arg(&level_index);
-        // SAFETY: a thread per edge; every vertex id in ev is below v; level - 1 < levels.
+            .arg(&level_index)
+            .arg(&has_uv)
+            .arg(uv_in)
+            .arg(&uv_sum);
+        // SAFETY: a thread per edge; every vertex id in ev is below v; level - 1 < levels; with
+        // uvs, uv_in and uv_sum hold two values per vertex.
         unsafe { launch_1d(l, eu, "rxsd_rings") }?;
         let mut positions: CudaSlice<f32> = gpu.zeros(3 * v2, "subdivided positions")?;
         let mut l = stream.launch_builder(&points);
@@ -216,15 +236,18 @@ pub fn run(
             .arg(&cur.ev)
             .arg(&count)
             .arg(&opposite)
-            .arg(&mut positions);
+            .arg(&mut positions)
+            .arg(&has_uv)
+            .arg(uv_in)
+            .arg(&uv_sum)
+            .arg(&mut uvs);
         // SAFETY: a thread per new vertex (v2 = v + e); betas holds nbetas weights; an edge with
         // two triangles has both opposite corners written, a vertex on two crease edges both
-        // crease neighbours.
+        // crease neighbours; with uvs, uvs holds two values per new vertex.
         unsafe { launch_1d(l, v2 as u32, "rxsd_points") }?;
-        drop((n, sum, creases, crease_ends, opposite));
+        drop((n, sum, creases, crease_ends, opposite, uv_sum));
         // SAFETY (allocations): rxsd_split writes every index, every triangle edge and the
-        // inside edges (2e .. e2); rxsd_halves the halves (0 .. 2e) and the new uvs (v .. v2),
-        // the old uvs are copied below.
+        // inside edges (2e .. e2); rxsd_halves the halves (0 .. 2e).
         let mut indices: CudaSlice<u32> =
             unsafe { gpu.alloc_uninit(3 * f2, "subdivided indices") }?;
         let mut fe2: CudaSlice<u32> =
@@ -243,26 +266,9 @@ pub fn run(
         // SAFETY: a thread per old triangle, writing its 12 indices and edges and its 3 inside
         // edges, all within the new buffers' sizes.
         unsafe { launch_1d(l, fu, "rxsd_split") }?;
-        let mut uvs = match &cur.uvs {
-            Some(u) => {
-                let mut n: CudaSlice<f32> = gpu.zeros(2 * v2, "subdivided texture coordinates")?;
-                stream
-                    .memcpy_dtod(&u.slice(0..2 * v), &mut n.slice_mut(0..2 * v))
-                    .ctx("copying the texture coordinates")?;
-                Some(n)
-            }
-            None => None,
-        };
-        let has_uv = uvs.is_some() as i32;
         let mut l = stream.launch_builder(&halves);
-        l.arg(&cur.ev).arg(&eu).arg(&vu).arg(&mut ev2).arg(&has_uv);
-        // (a mesh without uvs passes its edges in their place: never read)
-        match (&cur.uvs, uvs.as_mut()) {
-            (Some(u), Some(n)) => l.arg(u).arg(n),
-            _ => l.arg(&cur.ev).arg(&count),
-        };
-        // SAFETY: a thread per old edge, writing its two halves (4 words at 4x) and, with uvs,
-        // the uv of its new vertex v + x < v2.
+        l.arg(&cur.ev).arg(&eu).arg(&vu).arg(&mut ev2);
+        // SAFETY: a thread per old edge, writing its two halves (4 words at 4x).
         unsafe { launch_1d(l, eu, "rxsd_halves") }?;
         if host_side {
             let ev: Vec<u32> = gpu.download(&cur.ev, e * 2)?;
@@ -270,7 +276,7 @@ pub fn run(
         }
         cur = Level {
             positions,
-            uvs,
+            uvs: (has_uv == 1).then_some(uvs),
             indices,
             ev: ev2,
             fe: fe2,
