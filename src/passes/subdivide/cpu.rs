@@ -241,11 +241,16 @@ pub(crate) fn host_attributes(
 /// Bytes one level of a mesh of `v2` vertices, `e2` edges and `f2` triangles holds at its peak
 /// (the new arrays beside the old ones), attributes included.
 pub(crate) fn level_bytes(m: &Mesh, v2: usize, e2: usize, f2: usize) -> u64 {
+    // per vertex: the position, its old vertex's ring (16) and rule (12) and neighbour sum (24);
+    // uvs with their sums; colours and tangents
     let per_vertex = 12
-        + 16 // the rings' sums
-        + if m.uvs.is_some() { 8 } else { 0 }
+        + 16
+        + 12
+        + 24
+        + if m.uvs.is_some() { 8 + 16 } else { 0 }
         + if m.colors.is_some() { 16 } else { 0 }
         + if m.tangents.is_some() { 16 } else { 0 };
+    // per edge: its ends, and the old edges' triangle counts and opposite corners (12)
     (per_vertex * v2 + 8 * e2 + 12 * e2 + 24 * f2) as u64
 }
 
