@@ -4,23 +4,10 @@
 //! and vertices in parallel) and splits every triangle in four, its new edges following from the
 //! old ones.
 
-use super::{next_sizes, split_triangle, Edges};
+use super::{beta, beta_of, next_sizes, split_triangle, Edges, SubdivideError, BETA_TABLE};
 use crate::mesh::Mesh;
 use glam::{DVec3, Vec3, Vec4};
 use rayon::prelude::*;
-
-/// Why a level could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum SubdivideError {
-    #[error("level {level} would have more than 2^32 - 1 vertices, edges or indices")]
-    TooLarge { level: u32 },
-    #[error(transparent)]
-    Memory(#[from] crate::limits::OutOfMemory),
-    #[error(transparent)]
-    Gpu(#[from] crate::gpu::GpuError),
-    #[error("{0}")]
-    Device(String),
-}
 
 /// Per edge: how many triangles have it, and the corners opposite it in the first two.
 pub(crate) fn edge_faces(indices: &[u32], edges: &Edges) -> (Vec<u32>, Vec<[u32; 2]>) {
@@ -38,17 +25,6 @@ pub(crate) fn edge_faces(indices: &[u32], edges: &Edges) -> (Vec<u32>, Vec<[u32;
     (count, opposite)
 }
 
-/// How many edges are creases: not exactly two triangles (boundaries, non-manifold edges).
-pub fn crease_edges(edges: &Edges, triangles: usize) -> usize {
-    let mut count = vec![0u32; edges.ev.len()];
-    for fe in edges.fe.iter().take(triangles) {
-        for &x in fe {
-            count[x as usize] += 1;
-        }
-    }
-    count.iter().filter(|&&n| n != 2).count()
-}
-
 /// What an old vertex does at the next level: Loop's smooth rule over its `n` neighbours, the
 /// crease rule with its two crease neighbours, or stay (no edge, or a corner).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -61,7 +37,7 @@ enum Rule {
 /// Whether a vertex at `x` on two crease edges to `a` and `b` is a corner: the creases meet at an
 /// angle whose cosine is above `cos_corner` (the same operations as the kernel's).
 #[inline]
-pub(crate) fn is_corner(x: DVec3, a: DVec3, b: DVec3, cos_corner: f64) -> bool {
+fn is_corner(x: DVec3, a: DVec3, b: DVec3, cos_corner: f64) -> bool {
     let (u, w) = (a - x, b - x);
     u.dot(w) > cos_corner * (u.dot(u) * w.dot(w)).sqrt()
 }
@@ -133,7 +109,7 @@ fn loop_values<const D: usize>(
             .zip(&sum)
             .map(|((&v, &rule), s)| match rule {
                 Rule::Smooth { n } => {
-                    let beta = betas[n as usize];
+                    let beta = beta_of(betas, n);
                     std::array::from_fn(|d| {
                         (v[d] as f64 * (1.0 - n as f64 * beta) + s[d] * beta) as f32
                     })
@@ -254,16 +230,17 @@ pub(crate) fn level_bytes(m: &Mesh, v2: usize, e2: usize, f2: usize) -> u64 {
     (per_vertex * v2 + 8 * e2 + 12 * e2 + 24 * f2) as u64
 }
 
-/// Subdivides `mesh` `levels` times; `edges` are its edges, `betas` Loop's weights up to its
-/// largest valence (at least 6: no level raises it past that), `cos_corner` the cosine of the
-/// corner angle.
+/// Subdivides `mesh` `levels` times; `edges` are its edges, `cos_corner` the cosine of the
+/// corner angle. Returns how many crease edges the input has.
 pub fn run(
     mesh: &mut Mesh,
     levels: u32,
     mut edges: Edges,
-    betas: &[f64],
     cos_corner: f64,
-) -> Result<(), SubdivideError> {
+) -> Result<usize, SubdivideError> {
+    let betas: Vec<f64> = (0..=BETA_TABLE).map(beta).collect();
+    let betas = &betas[..];
+    let mut input_creases = 0;
     for level in 1..=levels {
         let (v, e, f) = (mesh.positions.len(), edges.ev.len(), mesh.indices.len() / 3);
         let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
@@ -271,6 +248,9 @@ pub fn run(
             format!("subdivision level {level} ({f2} triangles)")
         })?;
         let (count, opposite) = edge_faces(&mesh.indices, &edges);
+        if level == 1 {
+            input_creases = count.iter().filter(|&&n| n != 2).count();
+        }
         let rules = rules(&mesh.positions, &edges.ev, &count, cos_corner);
         let next: Vec<[f32; 3]> = loop_values(
             bytemuck::cast_slice(&mesh.positions),
@@ -299,7 +279,7 @@ pub fn run(
         mesh.normals = None;
         edges = next_edges;
     }
-    Ok(())
+    Ok(input_creases)
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //! the device, the mesh staying there. Vertex colours and tangents, which live on the host,
 //! follow on the host from each level's edges.
 
-use super::cpu::{host_attributes, SubdivideError};
-use super::{betas, last_level_sizes, next_sizes};
+use super::cpu::host_attributes;
+use super::{beta, last_level_sizes, next_sizes, SubdivideError, BETA_TABLE};
 use crate::gpu::kernels::{Source, BLOCKS, SORT};
 use crate::gpu::scan::Scan;
 use crate::gpu::{launch_1d, Context, Gpu, GpuError};
@@ -23,10 +23,6 @@ pub fn level_bytes(v: usize, e: usize, f: usize, uvs: bool) -> u64 {
     let old = per_vertex * v / 4 + 8 * e / 2 + 24 * f / 4 + 12 * e / 2 + 40 * v / 4;
     (new + old) as u64
 }
-
-/// Loop's weights are taken from a table up to this many edges at a vertex (the host's values,
-/// as the CPU's), and worked out on the device past it.
-const BETA_TABLE: u32 = 1024;
 
 /// The edges of the `corners / 3` triangles of `indices` on the device, numbered as
 /// [`super::Edges::build`] numbers them: (each edge's two vertices, each triangle's three edges,
@@ -140,7 +136,8 @@ pub fn run(
             crate::limits::human(gpu.memory_bytes as u64)
         )));
     }
-    let betas = gpu.upload(&betas(BETA_TABLE), "Loop's weights")?;
+    let table: Vec<f64> = (0..=BETA_TABLE).map(beta).collect();
+    let betas = gpu.upload(&table, "Loop's weights")?;
     let nbetas = BETA_TABLE + 1;
     let crease_edges: CudaSlice<u32> = gpu.zeros(levels as usize, "crease edge counts")?;
     let stream = &gpu.stream;
@@ -221,7 +218,9 @@ pub fn run(
         // SAFETY: a thread per edge; every vertex id in ev is below v; level - 1 < levels; with
         // uvs, uv_in and uv_sum hold two values per vertex.
         unsafe { launch_1d(l, eu, "rxsd_rings") }?;
-        let mut positions: CudaSlice<f32> = gpu.zeros(3 * v2, "subdivided positions")?;
+        // SAFETY: rxsd_points writes every new vertex's position
+        let mut positions: CudaSlice<f32> =
+            unsafe { gpu.alloc_uninit(3 * v2, "subdivided positions") }?;
         let mut l = stream.launch_builder(&points);
         l.arg(&cur.positions)
             .arg(&vu)

@@ -29,9 +29,11 @@
 //! The input's edges are numbered in the order the index buffer first names them ([`Edges`]: a
 //! sort on the CPU, a hash table and a scan on the GPU); each level's new edges follow from the
 //! old ones without a search (each edge splits in two, each triangle adds three inside), on the
-//! CPU ([`cpu`]) and on the GPU ([`cuda`], kernels/subdivide.cu) alike. Both compute the same values; the sums at a vertex are added in
-//! another order on the GPU (exact in double precision unless the coordinates span more than
-//! about 2^29), so the two agree bit for bit on ordinary meshes and within float rounding always.
+//! CPU ([`cpu`]) and on the GPU ([`cuda`], kernels/subdivide.cu) alike. Both compute the same
+//! values; the sums at a vertex are added in another order on the GPU (exact in double precision
+//! unless the coordinates span more than about 2^29), and Loop's weight of a vertex of more than
+//! [`BETA_TABLE`] edges uses each side's cosine, so the two agree bit for bit on ordinary meshes
+//! and within float rounding always.
 
 pub mod cpu;
 pub mod cuda;
@@ -60,8 +62,8 @@ impl Default for Subdivide {
     }
 }
 
-/// The most levels the argument accepts (each multiplies the triangles by four; memory is
-/// checked before each level).
+/// The most levels the argument accepts (each multiplies the triangles by four; the last level's
+/// size and memory are checked before the first).
 pub const MAX_LEVELS: u32 = 10;
 
 pub(crate) const INFO: StageInfo = StageInfo {
@@ -165,18 +167,6 @@ impl Edges {
             .collect();
         Edges { ev, fe }
     }
-
-    /// The largest number of edges at one vertex (1 for a mesh with no edges).
-    pub fn max_valence(&self, vertices: usize) -> u32 {
-        let mut n = vec![0u32; vertices];
-        for &[a, b] in &self.ev {
-            if a != b {
-                n[a as usize] += 1;
-                n[b as usize] += 1;
-            }
-        }
-        n.into_iter().max().unwrap_or(0).max(1)
-    }
 }
 
 /// The sizes after one level of a mesh of `v` vertices, `e` edges and `f` triangles: vertices,
@@ -201,20 +191,38 @@ pub fn last_level_sizes(
     })
 }
 
-/// Loop's weight of each neighbour of a vertex with `n` edges, for n = 0 to `max`: (5/8 - (3/8 +
-/// cos(2 pi / n) / 4)^2) / n (0 for n = 0). Computed once on the host, so that both backends use
-/// the same values.
-pub fn betas(max: u32) -> Vec<f64> {
-    (0..=max)
-        .map(|n| {
-            if n == 0 {
-                return 0.0;
-            }
-            let n = n as f64;
-            let c = 0.375 + 0.25 * (2.0 * std::f64::consts::PI / n).cos();
-            (0.625 - c * c) / n
-        })
-        .collect()
+/// Loop's weight of each neighbour of a vertex with `n` edges: (5/8 - (3/8 + cos(2 pi / n) /
+/// 4)^2) / n (0 for n = 0).
+pub fn beta(n: u32) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let n = n as f64;
+    let c = 0.375 + 0.25 * (2.0 * std::f64::consts::PI / n).cos();
+    (0.625 - c * c) / n
+}
+
+/// Up to how many edges at a vertex both backends take Loop's weight from the host's [`beta`]
+/// (the GPU from a table of them); past it each works it out with its own cosine.
+pub const BETA_TABLE: u32 = 1024;
+
+/// Loop's weight of a vertex of `n` edges, as both backends take it ([`BETA_TABLE`]).
+#[inline]
+pub(crate) fn beta_of(table: &[f64], n: u32) -> f64 {
+    table.get(n as usize).copied().unwrap_or_else(|| beta(n))
+}
+
+/// Why a level could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SubdivideError {
+    #[error("level {level} would have more than 2^32 - 1 vertices, edges or indices")]
+    TooLarge { level: u32 },
+    #[error(transparent)]
+    Memory(#[from] crate::limits::OutOfMemory),
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
+    #[error("{0}")]
+    Device(String),
 }
 
 /// What one triangle becomes at the next level: four triangles (corners), their edges (three
@@ -310,17 +318,13 @@ impl MeshPass for Subdivide {
                     .map_err(|e| failed(e.to_string()))?;
                 let edges = Edges::build(&host.indices);
                 let (v2, e2, f2) = last_level_sizes(v0, edges.ev.len(), f0, self.levels)
-                    .map_err(|level| failed(cpu::SubdivideError::TooLarge { level }.to_string()))?;
+                    .map_err(|level| failed(SubdivideError::TooLarge { level }.to_string()))?;
                 crate::limits::check_host(cpu::level_bytes(host, v2, e2, f2), || {
                     format!("subdivision level {} ({f2} triangles)", self.levels)
                 })
                 .map_err(|e| failed(e.to_string()))?;
-                let creases = cpu::crease_edges(&edges, f0);
-                let betas = betas(edges.max_valence(v0).max(6));
                 let host = mesh.host_mut().map_err(PassError::gpu("subdivide"))?;
-                cpu::run(host, self.levels, edges, &betas, cos_corner)
-                    .map_err(|e| failed(e.to_string()))?;
-                creases
+                cpu::run(host, self.levels, edges, cos_corner).map_err(|e| failed(e.to_string()))?
             }
         };
         Ok(format!(
