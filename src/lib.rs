@@ -22,6 +22,7 @@
 pub mod animation;
 pub mod backend;
 pub mod bench;
+pub mod distance;
 pub mod geometry;
 pub mod gpu;
 pub mod image;

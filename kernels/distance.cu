@@ -1,0 +1,255 @@
+// The least distance between two meshes (gDist): the front of BVH node pairs expanded breadth
+// first, then the surviving leaf pairs' triangles. src/distance/ is the reference; the triangle
+// and box functions here are its src/distance/triangle.rs operation for operation (built with
+// --fmad=false), so both give the same bits.
+
+struct rxdi_v { double x, y, z; };
+
+__device__ __forceinline__ rxdi_v rxdi_sub(rxdi_v a, rxdi_v b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+__device__ __forceinline__ rxdi_v rxdi_add(rxdi_v a, rxdi_v b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+__device__ __forceinline__ rxdi_v rxdi_mul(rxdi_v a, double s) { return {a.x * s, a.y * s, a.z * s}; }
+__device__ __forceinline__ double rxdi_dot(rxdi_v a, rxdi_v b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+__device__ __forceinline__ rxdi_v rxdi_cross(rxdi_v a, rxdi_v b) {
+    return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+__device__ __forceinline__ double rxdi_dist2(rxdi_v a, rxdi_v b) { rxdi_v d = rxdi_sub(a, b); return rxdi_dot(d, d); }
+__device__ __forceinline__ bool rxdi_zero(rxdi_v a) { return a.x == 0.0 && a.y == 0.0 && a.z == 0.0; }
+__device__ __forceinline__ double rxdi_clamp01(double x) { return x < 0.0 ? 0.0 : (x > 1.0 ? 1.0 : x); }
+
+// segment pq crosses triangle t (normal n): 1 and the point x
+__device__ bool rxdi_crossing(rxdi_v p, rxdi_v q, const rxdi_v* t, rxdi_v n, rxdi_v* x) {
+    if (rxdi_zero(n)) return false;
+    double dp = rxdi_dot(n, rxdi_sub(p, t[0]));
+    double dq = rxdi_dot(n, rxdi_sub(q, t[0]));
+    if ((dp > 0.0 && dq > 0.0) || (dp < 0.0 && dq < 0.0) || dp == dq) return false;
+    double s = dp / (dp - dq);
+    rxdi_v c = rxdi_add(p, rxdi_mul(rxdi_sub(q, p), s));
+    bool inside = rxdi_dot(n, rxdi_cross(rxdi_sub(t[1], t[0]), rxdi_sub(c, t[0]))) >= 0.0
+        && rxdi_dot(n, rxdi_cross(rxdi_sub(t[2], t[1]), rxdi_sub(c, t[1]))) >= 0.0
+        && rxdi_dot(n, rxdi_cross(rxdi_sub(t[0], t[2]), rxdi_sub(c, t[2]))) >= 0.0;
+    *x = c;
+    return inside;
+}
+
+__device__ double rxdi_seg_seg(rxdi_v p1, rxdi_v q1, rxdi_v p2, rxdi_v q2) {
+    rxdi_v d1 = rxdi_sub(q1, p1), d2 = rxdi_sub(q2, p2), r = rxdi_sub(p1, p2);
+    double a = rxdi_dot(d1, d1), e = rxdi_dot(d2, d2), f = rxdi_dot(d2, r);
+    double s, t;
+    if (a == 0.0 && e == 0.0) {
+        s = 0.0; t = 0.0;
+    } else if (a == 0.0) {
+        s = 0.0; t = rxdi_clamp01(f / e);
+    } else {
+        double c = rxdi_dot(d1, r);
+        if (e == 0.0) {
+            s = rxdi_clamp01(-c / a); t = 0.0;
+        } else {
+            double b = rxdi_dot(d1, d2);
+            double denom = a * e - b * b;
+            double s0 = denom != 0.0 ? rxdi_clamp01((b * f - c * e) / denom) : 0.0;
+            double t0 = (b * s0 + f) / e;
+            if (t0 < 0.0) { s = rxdi_clamp01(-c / a); t = 0.0; }
+            else if (t0 > 1.0) { s = rxdi_clamp01((b - c) / a); t = 1.0; }
+            else { s = s0; t = t0; }
+        }
+    }
+    return rxdi_dist2(rxdi_add(p1, rxdi_mul(d1, s)), rxdi_add(p2, rxdi_mul(d2, t)));
+}
+
+__device__ rxdi_v rxdi_point_tri(rxdi_v p, const rxdi_v* t) {
+    rxdi_v a = t[0], b = t[1], c = t[2];
+    rxdi_v ab = rxdi_sub(b, a), ac = rxdi_sub(c, a), ap = rxdi_sub(p, a);
+    double d1 = rxdi_dot(ab, ap), d2 = rxdi_dot(ac, ap);
+    if (d1 <= 0.0 && d2 <= 0.0) return a;
+    rxdi_v bp = rxdi_sub(p, b);
+    double d3 = rxdi_dot(ab, bp), d4 = rxdi_dot(ac, bp);
+    if (d3 >= 0.0 && d4 <= d3) return b;
+    double vc = d1 * d4 - d3 * d2;
+    if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) return rxdi_add(a, rxdi_mul(ab, d1 / (d1 - d3)));
+    rxdi_v cp = rxdi_sub(p, c);
+    double d5 = rxdi_dot(ab, cp), d6 = rxdi_dot(ac, cp);
+    if (d6 >= 0.0 && d5 <= d6) return c;
+    double vb = d5 * d2 - d1 * d6;
+    if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) return rxdi_add(a, rxdi_mul(ac, d2 / (d2 - d6)));
+    double va = d3 * d6 - d5 * d4;
+    if (va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0)
+        return rxdi_add(b, rxdi_mul(rxdi_sub(c, b), (d4 - d3) / ((d4 - d3) + (d5 - d6))));
+    double denom = 1.0 / (va + vb + vc);
+    return rxdi_add(rxdi_add(a, rxdi_mul(ab, vb * denom)), rxdi_mul(ac, vc * denom));
+}
+
+// the squared distance between two triangles (src/distance/triangle.rs: tri_tri)
+__device__ double rxdi_tri_tri(const rxdi_v* a, const rxdi_v* b) {
+    rxdi_v na = rxdi_cross(rxdi_sub(a[1], a[0]), rxdi_sub(a[2], a[0]));
+    rxdi_v nb = rxdi_cross(rxdi_sub(b[1], b[0]), rxdi_sub(b[2], b[0]));
+    rxdi_v x;
+    for (int i = 0; i < 3; i++)
+        if (rxdi_crossing(a[i], a[(i + 1) % 3], b, nb, &x)) return 0.0;
+    for (int j = 0; j < 3; j++)
+        if (rxdi_crossing(b[j], b[(j + 1) % 3], a, na, &x)) return 0.0;
+    double best = __longlong_as_double(0x7ff0000000000000ll);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double d = rxdi_seg_seg(a[i], a[(i + 1) % 3], b[j], b[(j + 1) % 3]);
+            if (d < best) best = d;
+        }
+    if (!rxdi_zero(nb))
+        for (int i = 0; i < 3; i++) {
+            double d = rxdi_dist2(a[i], rxdi_point_tri(a[i], b));
+            if (d < best) best = d;
+        }
+    if (!rxdi_zero(na))
+        for (int j = 0; j < 3; j++) {
+            double d = rxdi_dist2(rxdi_point_tri(b[j], a), b[j]);
+            if (d < best) best = d;
+        }
+    return best;
+}
+
+// a node's box: least corner, greatest corner
+struct rxdi_box { float lo[3], hi[3]; };
+
+__device__ __forceinline__ double rxdi_box_lower2(const rxdi_box& a, const rxdi_box& b) {
+    double s = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double g = fmax((double)b.lo[k] - (double)a.hi[k], (double)a.lo[k] - (double)b.hi[k]);
+        if (g > 0.0) s += g * g;
+    }
+    return s;
+}
+
+// the farthest two points of boxes a and b whose axes are given by (lo, hi) pairs
+__device__ __forceinline__ double rxdi_box_far2(const float* alo, const float* ahi, const float* blo, const float* bhi) {
+    double s = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double g = fmax(fabs((double)ahi[k] - (double)blo[k]), fabs((double)alo[k] - (double)bhi[k]));
+        s += g * g;
+    }
+    return s;
+}
+
+// gDist's enhanced upper bound of tight boxes: the least over the 36 face pairs of their
+// farthest points (src/distance/triangle.rs: box_upper2)
+__device__ double rxdi_box_upper2(const rxdi_box& a, const rxdi_box& b) {
+    double best = __longlong_as_double(0x7ff0000000000000ll);
+    for (int i = 0; i < 6; i++) {
+        float alo[3] = {a.lo[0], a.lo[1], a.lo[2]}, ahi[3] = {a.hi[0], a.hi[1], a.hi[2]};
+        float av = (i % 2 == 0) ? a.lo[i / 2] : a.hi[i / 2];
+        alo[i / 2] = av; ahi[i / 2] = av;
+        for (int j = 0; j < 6; j++) {
+            float blo[3] = {b.lo[0], b.lo[1], b.lo[2]}, bhi[3] = {b.hi[0], b.hi[1], b.hi[2]};
+            float bv = (j % 2 == 0) ? b.lo[j / 2] : b.hi[j / 2];
+            blo[j / 2] = bv; bhi[j / 2] = bv;
+            double d = rxdi_box_far2(alo, ahi, blo, bhi);
+            if (d < best) best = d;
+        }
+    }
+    return best;
+}
+
+__device__ __forceinline__ rxdi_box rxdi_load_box(const float* boxes, unsigned node) {
+    rxdi_box b;
+    for (int k = 0; k < 3; k++) { b.lo[k] = boxes[6 * node + k]; b.hi[k] = boxes[6 * node + 3 + k]; }
+    return b;
+}
+
+// positive doubles order as their bits, so an atomic minimum of the bits is one of the values
+__device__ __forceinline__ void rxdi_min(unsigned long long* at, double v) {
+    atomicMin(at, (unsigned long long)__double_as_longlong(v));
+}
+
+// One expansion of the front: thread t takes entry t >> (ka + kb) of `in` and its descendants
+// ka levels below in A and kb below in B (the low bits of t choose them). The pair's upper bound
+// lowers the global one; the pair stays (in `out`) unless its lower bound exceeds the global
+// upper bound by more than the slack.
+extern "C" __global__ void rxdi_expand(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
+                                       const uint2* __restrict__ in, unsigned long long threads,
+                                       unsigned ka, unsigned kb, uint2* __restrict__ out,
+                                       unsigned* __restrict__ out_count, unsigned long long* upper,
+                                       double keep) {
+    unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= threads) return;
+    uint2 e = in[t >> (ka + kb)];
+    unsigned ja = (unsigned)(t >> kb) & ((1u << ka) - 1u);
+    unsigned jb = (unsigned)t & ((1u << kb) - 1u);
+    unsigned a = ((e.x + 1u) << ka) - 1u + ja;
+    unsigned b = ((e.y + 1u) << kb) - 1u + jb;
+    rxdi_box ba = rxdi_load_box(boxes_a, a), bb = rxdi_load_box(boxes_b, b);
+    double up = rxdi_box_upper2(ba, bb);
+    rxdi_min(upper, up);
+    double lower = rxdi_box_lower2(ba, bb);
+    double global = __longlong_as_double((long long)*(volatile unsigned long long*)upper);
+    if (lower <= global * keep) {
+        unsigned slot = atomicAdd(out_count, 1u);
+        out[slot] = make_uint2(a, b);
+    }
+}
+
+// The triangles of leaf i of 2^depth leaves over n triangles: order[start(i) .. start(i + 1)).
+__device__ __forceinline__ unsigned rxdi_leaf_start(unsigned n, unsigned depth, unsigned i) {
+    return (unsigned)(((unsigned long long)n * i) >> depth);
+}
+
+__device__ __forceinline__ void rxdi_corners(const float* pos, const unsigned* idx, unsigned tri, rxdi_v* c) {
+    for (int k = 0; k < 3; k++) {
+        unsigned v = idx[3 * tri + k];
+        c[k] = {(double)pos[3 * v], (double)pos[3 * v + 1], (double)pos[3 * v + 2]};
+    }
+}
+
+// Each leaf pair of the front (thread i, entry i): its triangles' exact distances (at most
+// four), culled first against the global upper bound; the least (distance, pair) of the entry in
+// d2[i], pair[i] (triangle of A high, of B low) and the distance into `best` and `upper`.
+extern "C" __global__ void rxdi_leaves(const uint2* __restrict__ front, unsigned count,
+                                       const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
+                                       const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
+                                       const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
+                                       const float* __restrict__ pos_b, const unsigned* __restrict__ idx_b,
+                                       const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b,
+                                       unsigned long long* upper, double keep,
+                                       double* __restrict__ d2, unsigned long long* __restrict__ pair,
+                                       unsigned long long* best, unsigned long long* tested) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    uint2 e = front[i];
+    double dbest = __longlong_as_double(0x7ff0000000000000ll);
+    unsigned long long pbest = ~0ull;
+    double lower = rxdi_box_lower2(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
+    double global = __longlong_as_double((long long)*(volatile unsigned long long*)upper);
+    unsigned n = 0;
+    if (lower <= global * keep) {
+        unsigned la = e.x + 1u - (1u << depth_a), lb = e.y + 1u - (1u << depth_b);
+        unsigned a0 = rxdi_leaf_start(n_a, depth_a, la), a1 = rxdi_leaf_start(n_a, depth_a, la + 1);
+        unsigned b0 = rxdi_leaf_start(n_b, depth_b, lb), b1 = rxdi_leaf_start(n_b, depth_b, lb + 1);
+        for (unsigned p = a0; p < a1; p++) {
+            unsigned ta = order_a[p];
+            rxdi_v ca[3];
+            rxdi_corners(pos_a, idx_a, ta, ca);
+            for (unsigned q = b0; q < b1; q++) {
+                unsigned tb = order_b[q];
+                rxdi_v cb[3];
+                rxdi_corners(pos_b, idx_b, tb, cb);
+                double d = rxdi_tri_tri(ca, cb);
+                unsigned long long pr = ((unsigned long long)ta << 32) | tb;
+                n++;
+                if (d < dbest || (d == dbest && pr < pbest)) { dbest = d; pbest = pr; }
+            }
+        }
+        if (n) {
+            rxdi_min(upper, dbest);
+            rxdi_min(best, dbest);
+            atomicAdd(tested, (unsigned long long)n);
+        }
+    }
+    d2[i] = dbest;
+    pair[i] = pbest;
+}
+
+// The least pair among the entries at the least distance.
+extern "C" __global__ void rxdi_pick(const double* __restrict__ d2, const unsigned long long* __restrict__ pair,
+                                     unsigned count, const unsigned long long* best,
+                                     unsigned long long* least) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    if (__double_as_longlong(d2[i]) == (long long)*best) atomicMin(least, pair[i]);
+}

@@ -1,0 +1,166 @@
+//! gDist's f12-BVH (section 7.3): a full binary tree over a mesh's triangles in Morton order,
+//! each leaf holding one or two consecutive triangles, stored implicitly in breadth-first order
+//! (node k's children are 2k + 1 and 2k + 2), each node only its box.
+
+use super::triangle::Aabb;
+use crate::Mesh;
+use rayon::prelude::*;
+
+/// A mesh's f12-BVH.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bvh {
+    /// the tree's depth: 2^depth leaves, 2^(depth + 1) - 1 nodes
+    pub depth: u32,
+    /// each node's box, breadth first (the leaves last)
+    pub boxes: Vec<Aabb>,
+    /// the triangles in Morton order of their centroids; leaf i holds
+    /// `order[leaf_start(i)..leaf_start(i + 1)]`
+    pub order: Vec<u32>,
+}
+
+impl Bvh {
+    /// The tree over `mesh`'s triangles (at least one; indices in range and positions finite,
+    /// as [`Mesh::validate`] checks). Leaves are the least power of two of at least half the
+    /// triangles, so each holds one or two of them.
+    pub fn build(mesh: &Mesh) -> Bvh {
+        let n = mesh.triangle_count();
+        assert!(n > 0, "a BVH needs a triangle");
+        let tri_box = |t: usize| -> Aabb {
+            let c = [0, 1, 2].map(|k| mesh.positions[mesh.indices[3 * t + k] as usize]);
+            [
+                (c[0].min(c[1]).min(c[2])).to_array(),
+                (c[0].max(c[1]).max(c[2])).to_array(),
+            ]
+        };
+        // Morton codes of the centroids on the mesh's box, 10 bits an axis
+        let (lo, hi) = mesh.bounds().expect("a mesh with triangles has positions");
+        let size = (hi - lo).max(glam::Vec3::splat(f32::MIN_POSITIVE));
+        let mut keyed: Vec<(u32, u32)> = (0..n)
+            .into_par_iter()
+            .map(|t| {
+                let b = tri_box(t);
+                let c = (glam::Vec3::from(b[0]) + glam::Vec3::from(b[1])) * 0.5;
+                let q =
+                    ((c - lo) / size * 1023.0).clamp(glam::Vec3::ZERO, glam::Vec3::splat(1023.0));
+                (morton(q.x as u32, q.y as u32, q.z as u32), t as u32)
+            })
+            .collect();
+        keyed.par_sort_unstable();
+        let order: Vec<u32> = keyed.into_iter().map(|(_, t)| t).collect();
+        let depth = leaf_depth(n);
+        let leaves = 1usize << depth;
+        let first_leaf = leaves - 1;
+        let mut boxes = vec![[[0f32; 3]; 2]; 2 * leaves - 1];
+        boxes[first_leaf..]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| {
+                let tris = &order[leaf_start(n, depth, i)..leaf_start(n, depth, i + 1)];
+                *b = tris
+                    .iter()
+                    .map(|&t| tri_box(t as usize))
+                    .reduce(union)
+                    .expect("every leaf holds a triangle");
+            });
+        for k in (0..first_leaf).rev() {
+            boxes[k] = union(boxes[2 * k + 1], boxes[2 * k + 2]);
+        }
+        Bvh {
+            depth,
+            boxes,
+            order,
+        }
+    }
+
+    /// The number of triangles.
+    pub fn triangles(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The triangles of leaf node `node` (a node of the last level).
+    pub fn leaf(&self, node: usize) -> &[u32] {
+        let i = node + 1 - (1usize << self.depth);
+        let n = self.order.len();
+        &self.order[leaf_start(n, self.depth, i)..leaf_start(n, self.depth, i + 1)]
+    }
+
+    /// The level of node `node` (the root's is 0).
+    pub fn level(node: usize) -> u32 {
+        usize::BITS - 1 - (node + 1).leading_zeros()
+    }
+}
+
+/// The depth of the f12-BVH of `n` triangles: 2^depth leaves with n / 2 < 2^depth <= n.
+pub fn leaf_depth(n: usize) -> u32 {
+    usize::BITS - 1 - n.max(1).leading_zeros()
+}
+
+/// Where leaf `i` of the 2^depth leaves over `n` triangles starts: n i / 2^depth (so that each
+/// leaf holds one or two of them, the pairs spread evenly). The kernels compute the same.
+pub fn leaf_start(n: usize, depth: u32, i: usize) -> usize {
+    ((n as u64 * i as u64) >> depth) as usize
+}
+
+fn union(a: Aabb, b: Aabb) -> Aabb {
+    [
+        std::array::from_fn(|k| a[0][k].min(b[0][k])),
+        std::array::from_fn(|k| a[1][k].max(b[1][k])),
+    ]
+}
+
+/// Interleaves the low 10 bits of x, y and z.
+fn morton(x: u32, y: u32, z: u32) -> u32 {
+    fn spread(mut v: u32) -> u32 {
+        v &= 0x3ff;
+        v = (v | v << 16) & 0x0300_00ff;
+        v = (v | v << 8) & 0x0300_f00f;
+        v = (v | v << 4) & 0x030c_30c3;
+        v = (v | v << 2) & 0x0924_9249;
+        v
+    }
+    spread(x) << 2 | spread(y) << 1 | spread(z)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaves_hold_one_or_two_triangles_and_boxes_are_tight() {
+        for n in [1usize, 2, 3, 5, 8, 13, 100, 1000] {
+            let d = leaf_depth(n);
+            assert!((1usize << d) <= n && n < (2usize << d), "n {n} depth {d}");
+            for i in 0..1usize << d {
+                let k = leaf_start(n, d, i + 1) - leaf_start(n, d, i);
+                assert!(k == 1 || k == 2, "n {n} leaf {i} holds {k}");
+            }
+            assert_eq!(leaf_start(n, d, 1 << d), n);
+        }
+        let mesh = crate::mesh::icosphere(2);
+        let bvh = Bvh::build(&mesh);
+        let mut seen: Vec<u32> = (0..1usize << bvh.depth)
+            .flat_map(|i| bvh.leaf((1usize << bvh.depth) - 1 + i).to_vec())
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..mesh.triangle_count() as u32).collect::<Vec<_>>());
+        // every node's box is the union of its triangles' corners: each face touches a corner
+        for node in 0..bvh.boxes.len() {
+            let (lvl, b) = (Bvh::level(node), bvh.boxes[node]);
+            let span = bvh.depth - lvl;
+            let first = ((node + 1) << span) - 1;
+            let mut corners = Vec::new();
+            for leaf in first..first + (1 << span) {
+                for &t in bvh.leaf(leaf) {
+                    for k in 0..3 {
+                        corners.push(mesh.positions[mesh.indices[3 * t as usize + k] as usize]);
+                    }
+                }
+            }
+            for k in 0..3 {
+                assert!(corners.iter().all(|c| c[k] >= b[0][k] && c[k] <= b[1][k]));
+                assert!(corners.iter().any(|c| c[k] == b[0][k]));
+                assert!(corners.iter().any(|c| c[k] == b[1][k]));
+            }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+//! The least distance between two meshes on the GPU (kernels/distance.cu), gDist's algorithm:
+//! the front of node pairs starts at the two roots and is expanded breadth first, k levels of
+//! each tree a launch (the most that keep the front within [`FRONT`] pairs, at least one), each
+//! thread one child pair; a pair stays unless its boxes' gap exceeds the global upper bound,
+//! which every pair's enhanced bound lowers (an atomic minimum). When both trees are at their
+//! leaves, each surviving leaf pair's triangles are measured and the least pair at the least
+//! distance picked. The host reads back the front's size after each launch (a few bytes, to size
+//! the next launch) and the result at the end.
+
+use super::bvh::Bvh;
+use super::{check, closest, Closest, DistanceError, SLACK};
+use crate::gpu::kernels::Source;
+use crate::gpu::{launch_1d, Context, Gpu};
+use crate::Mesh;
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, PushKernelArg};
+use std::sync::Arc;
+
+/// The stage's kernels.
+pub const KERNELS: Source<'static> = crate::kernel_source!("distance.cu");
+
+/// How many pairs an expansion aims to make at most (gDist's C, 1024 x 256): the front of n
+/// pairs is expanded by the most levels k with n 4^k <= FRONT.
+pub const FRONT: u64 = 1 << 18;
+
+/// A mesh and its BVH on the device.
+pub struct DeviceMesh {
+    boxes: CudaSlice<f32>,
+    positions: CudaSlice<f32>,
+    indices: CudaSlice<u32>,
+    order: CudaSlice<u32>,
+    triangles: u32,
+    depth: u32,
+}
+
+impl DeviceMesh {
+    /// Uploads `mesh` (checked) with its BVH.
+    pub fn new(gpu: &Gpu, mesh: &Mesh, bvh: &Bvh) -> Result<DeviceMesh, DistanceError> {
+        let boxes: Vec<f32> = bvh.boxes.iter().flatten().flatten().copied().collect();
+        let positions: Vec<f32> = mesh.positions.iter().flat_map(|p| p.to_array()).collect();
+        Ok(DeviceMesh {
+            boxes: gpu.upload(&boxes, "the BVH's boxes")?,
+            positions: gpu.upload(&positions, "positions")?,
+            indices: gpu.upload(&mesh.indices, "indices")?,
+            order: gpu.upload(&bvh.order, "the BVH's triangle order")?,
+            triangles: bvh.triangles() as u32,
+            depth: bvh.depth,
+        })
+    }
+}
+
+/// What a query on the device found: the squared distance, the least pair at it, the triangle
+/// pairs measured and the expansions launched.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Found {
+    pub d2: f64,
+    pub triangles: [u32; 2],
+    pub pairs_tested: u64,
+    pub expansions: u32,
+    /// the most pairs a front held
+    pub largest_front: u64,
+}
+
+/// The kernels and the buffers a query reuses.
+pub struct Distance {
+    gpu: Arc<Gpu>,
+    expand: CudaFunction,
+    leaves: CudaFunction,
+    pick: CudaFunction,
+    fronts: [CudaSlice<u32>; 2],
+    capacity: usize,
+    /// the upper bound, the best distance (as bits), the least pair at it, pairs measured
+    upper: CudaSlice<u64>,
+    best: CudaSlice<u64>,
+    least: CudaSlice<u64>,
+    tested: CudaSlice<u64>,
+    count: CudaSlice<u32>,
+}
+
+impl Distance {
+    pub fn new(gpu: &Arc<Gpu>) -> Result<Distance, DistanceError> {
+        let module: Arc<CudaModule> = gpu.module("distance", &[KERNELS], &[])?;
+        let capacity = 1024;
+        Ok(Distance {
+            gpu: gpu.clone(),
+            expand: gpu.function(&module, "rxdi_expand")?,
+            leaves: gpu.function(&module, "rxdi_leaves")?,
+            pick: gpu.function(&module, "rxdi_pick")?,
+            fronts: [
+                gpu.zeros(2 * capacity, "the front")?,
+                gpu.zeros(2 * capacity, "the front")?,
+            ],
+            capacity,
+            upper: gpu.zeros(1, "the upper bound")?,
+            best: gpu.zeros(1, "the best distance")?,
+            least: gpu.zeros(1, "the least pair")?,
+            tested: gpu.zeros(1, "the pairs measured")?,
+            count: gpu.zeros(1, "the front's size")?,
+        })
+    }
+
+    /// The least distance between two uploaded meshes.
+    pub fn query(&mut self, a: &DeviceMesh, b: &DeviceMesh) -> Result<Found, DistanceError> {
+        let gpu = self.gpu.clone();
+        let s = &gpu.stream;
+        const INF: u64 = 0x7ff0_0000_0000_0000;
+        for (buf, v) in [
+            (&mut self.upper, INF),
+            (&mut self.best, INF),
+            (&mut self.least, u64::MAX),
+            (&mut self.tested, 0),
+        ] {
+            s.memcpy_htod(&[v], buf).ctx("setting the bounds")?;
+        }
+        s.memcpy_htod(&[0u32, 0], &mut self.fronts[0].slice_mut(0..2))
+            .ctx("setting the front")?;
+        let keep = 1.0 + SLACK;
+        let (mut la, mut lb, mut n) = (0u32, 0u32, 1u64);
+        let (mut expansions, mut largest) = (0u32, 1u64);
+        while la < a.depth || lb < b.depth {
+            let levels = |k: u32| ((a.depth - la).min(k), (b.depth - lb).min(k));
+            let most = (a.depth - la).max(b.depth - lb);
+            let k = (1..=most)
+                .rev()
+                .find(|&k| {
+                    let (ka, kb) = levels(k);
+                    n << (ka + kb) <= FRONT
+                })
+                .unwrap_or(1);
+            let (ka, kb) = levels(k);
+            let threads = n << (ka + kb);
+            if threads as usize > self.capacity {
+                let cap = (threads as usize).next_power_of_two();
+                // SAFETY (both): rxdi_expand writes the pairs it counts before any is read.
+                self.fronts[1] = unsafe { gpu.alloc_uninit(2 * cap, "the front") }?;
+                let mut old = unsafe { gpu.alloc_uninit(2 * cap, "the front") }?;
+                s.memcpy_dtod(
+                    &self.fronts[0].slice(0..2 * n as usize),
+                    &mut old.slice_mut(0..2 * n as usize),
+                )
+                .ctx("copying the front")?;
+                self.fronts[0] = old;
+                self.capacity = cap;
+            }
+            s.memset_zeros(&mut self.count)
+                .ctx("clearing the front's size")?;
+            let mut l = s.launch_builder(&self.expand);
+            l.arg(&a.boxes)
+                .arg(&b.boxes)
+                .arg(&self.fronts[0])
+                .arg(&threads)
+                .arg(&ka)
+                .arg(&kb)
+                .arg(&self.fronts[1])
+                .arg(&mut self.count)
+                .arg(&mut self.upper)
+                .arg(&keep);
+            let blocks = threads.div_ceil(crate::gpu::BLOCK_1D as u64);
+            // SAFETY: a thread per child pair of the n pairs in the front (each node below a
+            // level holds 2^ka, 2^kb descendants ka, kb levels down, all in the trees); the
+            // output holds `threads` pairs, the most it can receive.
+            unsafe {
+                crate::gpu::launch(l, blocks as u32, crate::gpu::BLOCK_1D, 0, "rxdi_expand")
+            }?;
+            n = gpu.download(&self.count, 1)?[0] as u64;
+            self.fronts.swap(0, 1);
+            (la, lb) = (la + ka, lb + kb);
+            expansions += 1;
+            largest = largest.max(n);
+        }
+        let count = n as u32;
+        // SAFETY (both): rxdi_leaves writes an entry's distance and pair for every entry.
+        let mut d2: CudaSlice<f64> = unsafe { gpu.alloc_uninit(n as usize, "leaf distances") }?;
+        let mut pair: CudaSlice<u64> = unsafe { gpu.alloc_uninit(n as usize, "leaf pairs") }?;
+        {
+            let mut l = s.launch_builder(&self.leaves);
+            l.arg(&self.fronts[0])
+                .arg(&count)
+                .arg(&a.boxes)
+                .arg(&b.boxes)
+                .arg(&a.positions)
+                .arg(&a.indices)
+                .arg(&a.order)
+                .arg(&a.triangles)
+                .arg(&a.depth)
+                .arg(&b.positions)
+                .arg(&b.indices)
+                .arg(&b.order)
+                .arg(&b.triangles)
+                .arg(&b.depth)
+                .arg(&mut self.upper)
+                .arg(&keep)
+                .arg(&mut d2)
+                .arg(&mut pair)
+                .arg(&mut self.best)
+                .arg(&mut self.tested);
+            // SAFETY: a thread per leaf pair of the front (both nodes leaves after the loop);
+            // leaf ranges and triangle indices lie within the uploaded arrays.
+            unsafe { launch_1d(l, count, "rxdi_leaves") }?;
+            let mut l = s.launch_builder(&self.pick);
+            l.arg(&d2)
+                .arg(&pair)
+                .arg(&count)
+                .arg(&self.best)
+                .arg(&mut self.least);
+            // SAFETY: a thread per entry written above.
+            unsafe { launch_1d(l, count, "rxdi_pick") }?;
+        }
+        let p = gpu.download(&self.least, 1)?[0];
+        if p == u64::MAX {
+            return Err(DistanceError::Lost);
+        }
+        Ok(Found {
+            d2: f64::from_bits(gpu.download(&self.best, 1)?[0]),
+            triangles: [(p >> 32) as u32, p as u32],
+            pairs_tested: gpu.download(&self.tested, 1)?[0],
+            expansions,
+            largest_front: largest,
+        })
+    }
+}
+
+/// The least distance between `a` and `b` on the GPU: checked, BVHs built on the host, uploaded,
+/// queried; the closest points of the pair found are worked out on the host.
+pub fn run(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
+    check(a)?;
+    check(b)?;
+    let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
+    let (da, db) = (DeviceMesh::new(gpu, a, &ta)?, DeviceMesh::new(gpu, b, &tb)?);
+    let found = Distance::new(gpu)?.query(&da, &db)?;
+    Ok(closest(a, b, found.triangles, found.pairs_tested))
+}

@@ -1,0 +1,203 @@
+//! The least distance between two meshes: the BVH search against every pair of triangles, bad
+//! input, and the GPU against the CPU (the same distance, bit for bit, and the same pair).
+
+mod common;
+
+use glam::Vec3;
+use proptest::prelude::*;
+use rxpipe::distance::{self, cpu, Closest, DistanceError};
+use rxpipe::Mesh;
+
+/// A deterministic generator of floats in [0, 1).
+fn rng(seed: u64) -> impl FnMut() -> f32 {
+    let mut s = seed.max(1);
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// `n` random triangles of about `size` in a cube of side `spread` around `centre`, some of
+/// them degenerate (a point, a segment).
+fn soup(name: &str, n: usize, centre: Vec3, spread: f32, size: f32, seed: u64) -> Mesh {
+    let mut r = rng(seed);
+    let mut positions = Vec::new();
+    for t in 0..n {
+        let c = centre + (Vec3::new(r(), r(), r()) - 0.5) * spread;
+        for k in 0..3 {
+            let p = c + (Vec3::new(r(), r(), r()) - 0.5) * size;
+            positions.push(match (t % 17, k) {
+                (0, _) => c,
+                (1, 2) => positions[positions.len() - 1],
+                _ => p,
+            });
+        }
+    }
+    let indices = (0..3 * n as u32).collect();
+    Mesh::new(name, positions, indices)
+}
+
+fn moved(mut m: Mesh, by: Vec3, scale: f32) -> Mesh {
+    for p in &mut m.positions {
+        *p = *p * scale + by;
+    }
+    m
+}
+
+fn same(a: &Closest, b: &Closest, what: &str) {
+    assert_eq!(
+        a.distance.to_bits(),
+        b.distance.to_bits(),
+        "{what}: {} against {}",
+        a.distance,
+        b.distance
+    );
+    assert_eq!(a.triangles, b.triangles, "{what}");
+    assert_eq!(a.points, b.points, "{what}");
+}
+
+/// Pairs of meshes to compare: apart, nested, touching, crossing, degenerate-laden.
+fn cases() -> Vec<(Mesh, Mesh)> {
+    let ico = rxpipe::mesh::icosphere(3);
+    vec![
+        (
+            soup("a", 300, Vec3::ZERO, 2.0, 0.3, 1),
+            soup("b", 250, Vec3::new(3.0, 0.5, 0.0), 2.0, 0.3, 2),
+        ),
+        // overlapping clouds: many crossing triangles, distance zero
+        (
+            soup("a", 400, Vec3::ZERO, 2.0, 0.4, 3),
+            soup("b", 400, Vec3::new(0.2, 0.0, 0.0), 2.0, 0.4, 4),
+        ),
+        // a sphere inside a larger one: every part about as close as every other
+        (ico.clone(), moved(ico.clone(), Vec3::ZERO, 1.7)),
+        // a sphere beside another, off centre
+        (
+            ico.clone(),
+            moved(ico.clone(), Vec3::new(2.3, 0.4, -0.2), 0.9),
+        ),
+        // one triangle against a mesh
+        (soup("one", 1, Vec3::new(0.0, 2.0, 0.0), 0.1, 0.5, 5), ico),
+    ]
+}
+
+#[test]
+fn bvh_search_equals_every_pair() {
+    for (k, (a, b)) in cases().iter().enumerate() {
+        let want = cpu::brute_force(a, b).unwrap();
+        let got = cpu::run(a, b).unwrap();
+        same(&got, &want, &format!("case {k}"));
+        assert!(
+            got.pairs_tested < want.pairs_tested,
+            "case {k}: the search measured {} of {} pairs",
+            got.pairs_tested,
+            want.pairs_tested
+        );
+        // and the other way round: the same distance, the pair swapped
+        let back = cpu::run(b, a).unwrap();
+        assert_eq!(back.distance, got.distance, "case {k} swapped");
+    }
+    // the overlapping clouds touch
+    let (a, b) = &cases()[1];
+    assert_eq!(cpu::run(a, b).unwrap().distance, 0.0);
+}
+
+#[test]
+fn shared_pairs_against_every_pair() {
+    let Some(dir) = common::meshes() else { return };
+    for name in ["sphere_1000", "tools_1000"] {
+        let load = |s: &str| {
+            rxpipe::io::load_mesh(dir.join(format!("distance/{name}_{s}.obj.gz"))).unwrap()
+        };
+        let (a, b) = (load("A"), load("B"));
+        let want = cpu::brute_force(&a, &b).unwrap();
+        let got = cpu::run(&a, &b).unwrap();
+        same(&got, &want, name);
+        assert!(got.distance > 0.0, "{name}: the pair does not touch");
+    }
+}
+
+#[test]
+fn bad_input_is_named() {
+    let empty = Mesh::new("nothing", vec![Vec3::ZERO], vec![]);
+    let ico = rxpipe::mesh::icosphere(1);
+    let e = cpu::run(&empty, &ico).unwrap_err();
+    assert!(matches!(e, DistanceError::Empty(_)), "{e}");
+    assert!(e.to_string().contains("'nothing' has no triangles"), "{e}");
+    let bad = Mesh::new("bad", vec![Vec3::ZERO; 3], vec![0, 1, 7]);
+    let e = cpu::run(&ico, &bad).unwrap_err();
+    assert!(
+        e.to_string().contains("'bad'") && e.to_string().contains("index 7"),
+        "{e}"
+    );
+    let mut nan = ico.clone();
+    nan.name = "nan".into();
+    nan.positions[5].y = f32::NAN;
+    let e = cpu::run(&ico, &nan).unwrap_err();
+    assert!(e.to_string().contains("vertex 5"), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    /// Random soups at random offsets and scales: the search finds what every pair finds.
+    #[test]
+    fn random_soups_equal_every_pair(
+        na in 1usize..60, nb in 1usize..60, seed in 1u64..1_000_000,
+        dx in -3.0f32..3.0, size in 0.01f32..1.5,
+    ) {
+        let a = soup("a", na, Vec3::ZERO, 2.0, size, seed);
+        let b = soup("b", nb, Vec3::new(dx, 0.3, 0.0), 1.0, size, seed + 7);
+        let want = cpu::brute_force(&a, &b).unwrap();
+        let got = cpu::run(&a, &b).unwrap();
+        prop_assert_eq!(got.distance.to_bits(), want.distance.to_bits());
+        prop_assert_eq!(got.triangles, want.triangles);
+    }
+}
+
+#[test]
+fn gpu_equals_cpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut all = cases();
+    // the proptest's kind, a few dozen
+    for seed in 1..40u64 {
+        let n = 1 + (seed as usize * 37) % 90;
+        all.push((
+            soup("a", n, Vec3::ZERO, 2.0, 0.05 + seed as f32 * 0.03, seed),
+            soup(
+                "b",
+                91 - n,
+                Vec3::new(seed as f32 * 0.1 - 2.0, 0.3, 0.0),
+                1.0,
+                0.3,
+                seed + 7,
+            ),
+        ));
+    }
+    if let Some(dir) = common::meshes() {
+        for name in [
+            "sphere_1000",
+            "sphere_10000",
+            "sphere_100000",
+            "tools_1000",
+            "tools_10000",
+            "tools_100000",
+            "tools_200000",
+        ] {
+            let load = |s: &str| {
+                rxpipe::io::load_mesh(dir.join(format!("distance/{name}_{s}.obj.gz"))).unwrap()
+            };
+            all.push((load("A"), load("B")));
+        }
+    }
+    for (k, (a, b)) in all.iter().enumerate() {
+        let want = cpu::run(a, b).unwrap();
+        let got = distance::cuda::run(&gpu, a, b).unwrap();
+        same(
+            &got,
+            &want,
+            &format!("case {k} ({} against {})", a.name, b.name),
+        );
+    }
+}
