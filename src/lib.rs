@@ -63,6 +63,8 @@ pub enum Error {
     Reindex(#[from] reindex::ReindexError),
     #[error(transparent)]
     Patch(#[from] patch::PatchError),
+    #[error(transparent)]
+    Distance(#[from] distance::DistanceError),
     #[error("{0}")]
     Backend(String),
     #[error("image: {0}")]

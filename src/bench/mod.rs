@@ -9,6 +9,7 @@ use crate::{Error, Mesh};
 use glam::{Mat4, Vec3};
 use serde::Serialize;
 
+pub mod distance;
 pub mod frame;
 pub mod frustum;
 pub mod geometry;

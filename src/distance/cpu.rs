@@ -1,68 +1,160 @@
-//! The least distance between two meshes on the CPU: the reference. Best-first search over pairs
-//! of BVH nodes, the nearest box pair first; a pair of leaves is settled by its triangles' exact
-//! distances. The search stops when the nearest pair left is farther than the best distance
-//! found (by more than [`SLACK`]).
+//! The least distance between two meshes on the CPU: the reference. The pairs of BVH nodes are
+//! expanded breadth first from the roots until there are enough to share among the threads (as
+//! on the GPU), then each is searched depth first, the nearer child pair first; a pair of leaves
+//! is settled by its triangles' exact distances. All threads prune against one upper bound, the
+//! least of the boxes' enhanced bounds and the distances found, kept in an atomic.
 
 use super::bvh::Bvh;
-use super::triangle::{box_lower2, tri_tri};
+use super::triangle::{box_lower2, box_upper2, tri_tri};
 use super::{check, closest, corners, Closest, DistanceError, SLACK};
 use crate::Mesh;
 use rayon::prelude::*;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The least distance between `a` and `b` (their BVHs `ta`, `tb`, built from them).
-pub fn min_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Closest {
-    // best: squared distance and least pair at it
-    let mut best = (f64::INFINITY, [u32::MAX; 2]);
-    let mut tested = 0u64;
-    // entries: (lower bound's bits, node of a, node of b); positive doubles order as their bits
-    let mut heap = BinaryHeap::new();
-    heap.push(Reverse((
-        box_lower2(&ta.boxes[0], &tb.boxes[0]).to_bits(),
-        0usize,
-        0usize,
-    )));
-    let keep = |lower: f64, best: f64| lower <= best * (1.0 + SLACK);
-    while let Some(Reverse((lower, na, nb))) = heap.pop() {
-        if !keep(f64::from_bits(lower), best.0) {
-            break;
-        }
-        let (la, lb) = (Bvh::level(na) == ta.depth, Bvh::level(nb) == tb.depth);
+/// How many node pairs the breadth-first start aims for before the threads take them.
+const START: usize = 4096;
+
+/// The best found so far: squared distance, least pair at it, pairs measured.
+type Best = (f64, [u32; 2], u64);
+
+const NONE: Best = (f64::INFINITY, [u32::MAX; 2], 0);
+
+/// The better of two bests (the least distance, then the least pair), pairs measured summed.
+fn better(x: Best, y: Best) -> Best {
+    let n = x.2 + y.2;
+    if y.0 < x.0 || (y.0 == x.0 && y.1 < x.1) {
+        (y.0, y.1, n)
+    } else {
+        (x.0, x.1, n)
+    }
+}
+
+/// What every thread of a search reads: the meshes, their trees and the shared upper bound
+/// (squared, as bits: positive doubles order as their bits).
+struct Search<'a> {
+    a: &'a Mesh,
+    ta: &'a Bvh,
+    b: &'a Mesh,
+    tb: &'a Bvh,
+    upper: AtomicU64,
+}
+
+impl Search<'_> {
+    fn keep(&self, lower: f64) -> bool {
+        lower <= f64::from_bits(self.upper.load(Ordering::Relaxed)) * (1.0 + SLACK)
+    }
+
+    fn lower(&self, na: usize, nb: usize) -> f64 {
+        box_lower2(&self.ta.boxes[na], &self.tb.boxes[nb])
+    }
+
+    /// The child pairs of (na, nb): the node with the larger box split (a leaf never is);
+    /// `None` for a pair of leaves.
+    fn children(&self, na: usize, nb: usize) -> Option<[(usize, usize); 2]> {
+        let (la, lb) = (
+            Bvh::level(na) == self.ta.depth,
+            Bvh::level(nb) == self.tb.depth,
+        );
         if la && lb {
-            for &i in ta.leaf(na) {
-                let ca = corners(a, i);
-                for &j in tb.leaf(nb) {
-                    let d = tri_tri(&ca, &corners(b, j)).0;
-                    tested += 1;
-                    if d < best.0 || (d == best.0 && [i, j] < best.1) {
-                        best = (d, [i, j]);
-                    }
-                }
-            }
-            continue;
+            return None;
         }
-        // split the node whose box is larger (a leaf is never split)
         let diag = |b: &super::triangle::Aabb| {
             (0..3)
                 .map(|k| (b[1][k] - b[0][k]) as f64)
                 .map(|x| x * x)
                 .sum::<f64>()
         };
-        let split_a = !la && (lb || diag(&ta.boxes[na]) >= diag(&tb.boxes[nb]));
-        let children = if split_a {
+        let split_a = !la && (lb || diag(&self.ta.boxes[na]) >= diag(&self.tb.boxes[nb]));
+        Some(if split_a {
             [(2 * na + 1, nb), (2 * na + 2, nb)]
         } else {
             [(na, 2 * nb + 1), (na, 2 * nb + 2)]
-        };
-        for (ca, cb) in children {
-            let l = box_lower2(&ta.boxes[ca], &tb.boxes[cb]);
-            if keep(l, best.0) {
-                heap.push(Reverse((l.to_bits(), ca, cb)));
+        })
+    }
+
+    /// Lowers the shared upper bound to `v` (squared) where it is lower.
+    fn lower_upper(&self, v: f64) {
+        self.upper.fetch_min(v.to_bits(), Ordering::Relaxed);
+    }
+
+    /// Depth-first search below the pair (na, nb), whose boxes' lower bound is `lower`.
+    fn descend(&self, na: usize, nb: usize, lower: f64, best: &mut Best) {
+        if !self.keep(lower) {
+            return;
+        }
+        let Some(kids) = self.children(na, nb) else {
+            for &i in self.ta.leaf(na) {
+                let ca = corners(self.a, i);
+                for &j in self.tb.leaf(nb) {
+                    let d = tri_tri(&ca, &corners(self.b, j)).0;
+                    *best = better(*best, (d, [i, j], 1));
+                }
             }
+            self.lower_upper(best.0);
+            return;
+        };
+        let mut l = kids.map(|(x, y)| self.lower(x, y));
+        let mut kids = kids;
+        if l[1] < l[0] {
+            kids.swap(0, 1);
+            l.swap(0, 1);
+        }
+        for ((x, y), l) in kids.into_iter().zip(l) {
+            self.descend(x, y, l, best);
         }
     }
-    closest(a, b, best.1, tested)
+}
+
+/// The least distance between `a` and `b` (their BVHs `ta`, `tb`, built from them).
+pub fn min_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Closest {
+    let s = Search {
+        a,
+        ta,
+        b,
+        tb,
+        upper: AtomicU64::new(f64::INFINITY.to_bits()),
+    };
+    // breadth first until the front is large enough to share (or all leaves), each pair's
+    // enhanced bound lowering the upper bound
+    let mut front = vec![(0usize, 0usize)];
+    s.lower_upper(box_upper2(&ta.boxes[0], &tb.boxes[0]));
+    while front.len() < START {
+        let mut next = Vec::with_capacity(2 * front.len());
+        let mut split = false;
+        for &(na, nb) in &front {
+            match s.children(na, nb) {
+                None => next.push((na, nb)),
+                Some(kids) => {
+                    split = true;
+                    for (x, y) in kids {
+                        s.lower_upper(box_upper2(&ta.boxes[x], &tb.boxes[y]));
+                        next.push((x, y));
+                    }
+                }
+            }
+        }
+        next.retain(|&(x, y)| s.keep(s.lower(x, y)));
+        front = next;
+        if !split {
+            break;
+        }
+    }
+    // nearest first, so the first results lower the bound for the rest
+    let mut front: Vec<(f64, usize, usize)> = front
+        .into_iter()
+        .map(|(x, y)| (s.lower(x, y), x, y))
+        .collect();
+    front.sort_by(|p, q| p.0.total_cmp(&q.0));
+    let best = front
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(l, x, y)| {
+            let mut best = NONE;
+            s.descend(x, y, l, &mut best);
+            best
+        })
+        .reduce(|| NONE, better);
+    closest(a, b, best.1, best.2)
 }
 
 /// [`min_distance`] from the meshes: checked, their BVHs built.

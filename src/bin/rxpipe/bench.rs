@@ -88,6 +88,20 @@ pub enum What {
         #[command(flatten)]
         report: ReportArgs,
     },
+    /// The least distance between the shared mesh pairs (gDist): CPU search and GPU front
+    /// expansion (the GPU column needs an NVIDIA GPU)
+    Distance {
+        /// comma-separated: NAME of ../shared/meshes/distance/NAME_{A,B}.obj.gz, or A+B (two
+        /// mesh files or generator specs)
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "sphere_1000,sphere_10000,sphere_100000,tools_1000,tools_10000,tools_100000,tools_200000"
+        )]
+        pairs: Vec<String>,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
 }
 
 /// The backend `bench frame` measures.
@@ -274,6 +288,23 @@ pub fn run(what: What) -> Res {
                 r.runs as usize,
                 &|m| pb.set_message(m.to_string()),
             )?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), &r)
+        }
+        What::Distance { pairs, report: r } => {
+            let gpu = match rxpipe::gpu::Gpu::new() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!("notice: {e}; measuring the CPU column only");
+                    None
+                }
+            };
+            let names: Vec<&str> = pairs.iter().map(|s| s.trim()).collect();
+            let pb = spinner("starting".into());
+            let report =
+                rxpipe::bench::distance::run(gpu, &names, r.warmup, r.runs as usize, &|m| {
+                    pb.set_message(m.to_string())
+                })?;
             pb.finish_and_clear();
             out(&report, report.markdown(), &r)
         }

@@ -2,6 +2,7 @@
 
 mod asr;
 mod bench;
+mod distance;
 mod info;
 mod mesh_tools;
 mod passes;
@@ -45,6 +46,8 @@ enum Command {
     Patch(patch::Args),
     /// Answer an RXMesh query (vv, ve, vf, ev, ef, fv, fe, ff) for every element of a mesh
     Query(query::Args),
+    /// The least distance between two meshes and where it is reached (gDist; CPU or CUDA)
+    Distance(distance::Args),
     /// The papers' tables and whole frames measured (most need an NVIDIA GPU)
     Bench {
         #[command(subcommand)]
@@ -147,6 +150,7 @@ fn main() -> ExitCode {
         Command::Passes(a) => passes::run(a),
         Command::Patch(a) => patch::run(a),
         Command::Query(a) => query::run(a),
+        Command::Distance(a) => distance::run(a),
         Command::Bench { what } => bench::run(what),
         Command::Info(a) => info::run(a),
         Command::Panic => panic!("the hidden `panic` command"),

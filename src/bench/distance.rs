@@ -1,0 +1,188 @@
+//! The distance benchmark: the least distance between the shared mesh pairs (../shared/meshes/
+//! distance/), on the CPU (the reference's best-first search, host wall time) and on the GPU
+//! (gDist's front expansion, CUDA events around the whole query, its read-backs included); the
+//! BVHs are built before timing on the host, as gDist's are.
+
+use super::Machine;
+use crate::distance::bvh::Bvh;
+use crate::distance::{cpu, cuda};
+use crate::gpu::{median, Gpu};
+use crate::{Error, Mesh};
+use serde::Serialize;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The shared pairs, smallest first.
+pub const PAIRS: [&str; 7] = [
+    "sphere_1000",
+    "sphere_10000",
+    "sphere_100000",
+    "tools_1000",
+    "tools_10000",
+    "tools_100000",
+    "tools_200000",
+];
+
+/// One pair: sizes, result, and medians in ms.
+#[derive(Debug, Clone, Serialize)]
+pub struct DistanceRow {
+    pub pair: String,
+    pub triangles: [usize; 2],
+    pub distance: f64,
+    /// both BVHs, built in parallel on the host
+    pub bvh_ms: f64,
+    pub cpu_ms: f64,
+    pub cpu_pairs_tested: u64,
+    pub gpu_ms: Option<f64>,
+    pub gpu_pairs_tested: Option<u64>,
+    pub gpu_expansions: Option<u32>,
+    pub gpu_largest_front: Option<u64>,
+    /// the GPU found the CPU's distance (bit for bit) and pair
+    pub gpu_equals_cpu: Option<bool>,
+    pub runs: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DistanceReport {
+    #[serde(flatten)]
+    pub machine: Machine,
+    pub host: String,
+    pub rows: Vec<DistanceRow>,
+}
+
+/// Measures each pair: `NAME` for ../shared/meshes/distance/NAME_{A,B}.obj.gz, or two mesh
+/// files or generator specs joined by `+`.
+pub fn run(
+    gpu: Option<Arc<Gpu>>,
+    pairs: &[&str],
+    warmup: usize,
+    runs: usize,
+    progress: &dyn Fn(&str),
+) -> Result<DistanceReport, Error> {
+    let mut rows = Vec::new();
+    let mut query = gpu.as_ref().map(cuda::Distance::new).transpose()?;
+    for &name in pairs {
+        progress(&format!("loading {name}"));
+        let (a, b) = load_pair(name)?;
+        crate::distance::check(&a)?;
+        crate::distance::check(&b)?;
+        progress(&format!("{name}: BVHs"));
+        let mut bvh_ms = Vec::new();
+        let mut trees = None;
+        for _ in 0..runs.clamp(1, 5) {
+            let t = Instant::now();
+            trees = Some(rayon::join(|| Bvh::build(&a), || Bvh::build(&b)));
+            bvh_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let (ta, tb) = trees.expect("built at least once");
+        progress(&format!("{name}: CPU"));
+        let mut cpu_ms = Vec::new();
+        let mut found = None;
+        for i in 0..warmup + runs {
+            let t = Instant::now();
+            let r = cpu::min_distance(&a, &ta, &b, &tb);
+            if i >= warmup {
+                cpu_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            found = Some(r);
+        }
+        let c = found.expect("ran at least once");
+        let mut row = DistanceRow {
+            pair: name.to_string(),
+            triangles: [a.triangle_count(), b.triangle_count()],
+            distance: c.distance,
+            bvh_ms: median(&bvh_ms),
+            cpu_ms: median(&cpu_ms),
+            cpu_pairs_tested: c.pairs_tested,
+            gpu_ms: None,
+            gpu_pairs_tested: None,
+            gpu_expansions: None,
+            gpu_largest_front: None,
+            gpu_equals_cpu: None,
+            runs,
+        };
+        if let (Some(gpu), Some(q)) = (&gpu, query.as_mut()) {
+            progress(&format!("{name}: GPU"));
+            let da = cuda::DeviceMesh::new(gpu, &a, &ta)?;
+            let db = cuda::DeviceMesh::new(gpu, &b, &tb)?;
+            let mut last = None;
+            let times = gpu.time(warmup, runs, || {
+                last = Some(q.query(&da, &db)?);
+                Ok::<_, Error>(())
+            })?;
+            let g = last.expect("ran at least once");
+            row.gpu_ms = Some(median(&times));
+            row.gpu_pairs_tested = Some(g.pairs_tested);
+            row.gpu_expansions = Some(g.expansions);
+            row.gpu_largest_front = Some(g.largest_front);
+            row.gpu_equals_cpu =
+                Some(g.d2.sqrt().to_bits() == c.distance.to_bits() && g.triangles == c.triangles);
+        }
+        rows.push(row);
+    }
+    Ok(DistanceReport {
+        machine: match &gpu {
+            Some(g) => Machine::of(g, &crate::gpu::probe()),
+            None => Machine::host(),
+        },
+        host: format!(
+            "{}, {} threads",
+            super::reindex::cpu_name(),
+            rayon::current_num_threads()
+        ),
+        rows,
+    })
+}
+
+fn load_pair(name: &str) -> Result<(Mesh, Mesh), Error> {
+    if let Some((a, b)) = name.split_once('+') {
+        return Ok((
+            crate::io::load_mesh_or_spec(a)?,
+            crate::io::load_mesh_or_spec(b)?,
+        ));
+    }
+    let dir = crate::io::shared_meshes_dir().ok_or_else(|| {
+        Error::Backend(format!(
+            "the pair '{name}' is one of ../shared/meshes/distance/, which was not found (set \
+             RXPIPE_MESHES, or give two meshes as A+B)"
+        ))
+    })?;
+    let file = |s: &str| dir.join("distance").join(format!("{name}_{s}.obj.gz"));
+    let load = |p: &Path| crate::io::load_mesh(p);
+    Ok((load(&file("A"))?, load(&file("B"))?))
+}
+
+impl DistanceReport {
+    pub fn markdown(&self) -> String {
+        let mut s = format!(
+            "# Least distance between two meshes (gDist)\n\n{} (host: {})\n\n",
+            self.machine, self.host
+        );
+        s += "BVHs built on the host before timing; CPU: best-first search (host wall time); GPU: \
+              gDist's front expansion, CUDA events around the whole query. Medians in ms.\n\n";
+        s += "| pair | triangles | distance | BVHs | CPU | CPU pairs | GPU | GPU pairs | expansions | largest front | GPU = CPU |\n";
+        s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+        let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        for r in &self.rows {
+            s += &format!(
+                "| {} | {} + {} | {:.6} | {:.2} | {:.3} | {} | {} | {} | {} | {} | {} |\n",
+                r.pair,
+                r.triangles[0],
+                r.triangles[1],
+                r.distance,
+                r.bvh_ms,
+                r.cpu_ms,
+                r.cpu_pairs_tested,
+                opt(r.gpu_ms.map(|v| format!("{v:.3}"))),
+                opt(r.gpu_pairs_tested.map(|v| v.to_string())),
+                opt(r.gpu_expansions.map(|v| v.to_string())),
+                opt(r.gpu_largest_front.map(|v| v.to_string())),
+                opt(r
+                    .gpu_equals_cpu
+                    .map(|v| if v { "yes" } else { "NO" }.to_string())),
+            );
+        }
+        s
+    }
+}
