@@ -156,8 +156,21 @@ proptest! {
     }
 }
 
+/// The GPU's distance, pair and points against the CPU's, bit for bit.
+fn gpu_against_cpu(gpu: &std::sync::Arc<rxpipe::gpu::Gpu>, all: &[(Mesh, Mesh)]) {
+    for (k, (a, b)) in all.iter().enumerate() {
+        let want = cpu::run(a, b).unwrap();
+        let got = distance::cuda::run(gpu, a, b).unwrap();
+        same(
+            &got,
+            &want,
+            &format!("case {k} ({} against {})", a.name, b.name),
+        );
+    }
+}
+
 #[test]
-fn gpu_equals_cpu() {
+fn gpu_equals_cpu_on_generated_meshes() {
     let Some(gpu) = common::gpu() else { return };
     let mut all = cases();
     // the proptest's kind, a few dozen
@@ -175,29 +188,34 @@ fn gpu_equals_cpu() {
             ),
         ));
     }
-    if let Some(dir) = common::meshes() {
-        for name in [
-            "sphere_1000",
-            "sphere_10000",
-            "sphere_100000",
-            "tools_1000",
-            "tools_10000",
-            "tools_100000",
-            "tools_200000",
-        ] {
-            let load = |s: &str| {
-                rxpipe::io::load_mesh(dir.join(format!("distance/{name}_{s}.obj.gz"))).unwrap()
-            };
-            all.push((load("A"), load("B")));
-        }
+    // deep trees against one leaf, and a front that outgrows the first buffers
+    all.push((
+        rxpipe::mesh::icosphere(6),
+        soup("one", 1, Vec3::new(0.0, 1.5, 0.0), 0.1, 0.2, 9),
+    ));
+    let ico = rxpipe::mesh::icosphere(5);
+    all.push((ico.clone(), moved(ico, Vec3::ZERO, 1.3)));
+    gpu_against_cpu(&gpu, &all);
+}
+
+#[test]
+fn gpu_equals_cpu_on_the_shared_pairs() {
+    let Some(gpu) = common::gpu() else { return };
+    let Some(dir) = common::meshes() else { return };
+    let mut all = Vec::new();
+    for name in [
+        "sphere_1000",
+        "sphere_10000",
+        "sphere_100000",
+        "tools_1000",
+        "tools_10000",
+        "tools_100000",
+        "tools_200000",
+    ] {
+        let load = |s: &str| {
+            rxpipe::io::load_mesh(dir.join(format!("distance/{name}_{s}.obj.gz"))).unwrap()
+        };
+        all.push((load("A"), load("B")));
     }
-    for (k, (a, b)) in all.iter().enumerate() {
-        let want = cpu::run(a, b).unwrap();
-        let got = distance::cuda::run(&gpu, a, b).unwrap();
-        same(
-            &got,
-            &want,
-            &format!("case {k} ({} against {})", a.name, b.name),
-        );
-    }
+    gpu_against_cpu(&gpu, &all);
 }
