@@ -153,36 +153,52 @@ __device__ __forceinline__ rxdi_box rxdi_load_box(const float* boxes, unsigned n
     return b;
 }
 
-// positive doubles order as their bits, so an atomic minimum of the bits is one of the values
-__device__ __forceinline__ void rxdi_min(unsigned long long* at, double v) {
-    atomicMin(at, (unsigned long long)__double_as_longlong(v));
+// The least of a value over the warp (its bits: positive doubles order as their bits).
+__device__ __forceinline__ unsigned long long rxdi_warp_min(unsigned long long v) {
+    for (int o = 16; o > 0; o >>= 1) {
+        unsigned long long w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = w < v ? w : v;
+    }
+    return v;
 }
 
 // One expansion of the front: thread t takes entry t >> (ka + kb) of `in` and its descendants
 // ka levels below in A and kb below in B (the low bits of t choose them). The pair's upper bound
 // lowers the global one; the pair stays (in `out`) unless its lower bound exceeds the global
-// upper bound by more than the slack.
+// upper bound by more than the slack. A warp lowers the bound once, with its least, and takes
+// its output slots with one atomic (every thread of a full warp takes part: blocks are whole
+// warps).
 extern "C" __global__ void rxdi_expand(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
                                        const uint2* __restrict__ in, unsigned long long threads,
                                        unsigned ka, unsigned kb, uint2* __restrict__ out,
                                        unsigned* __restrict__ out_count, unsigned long long* upper,
                                        double keep) {
     unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= threads) return;
-    uint2 e = in[t >> (ka + kb)];
-    unsigned ja = (unsigned)(t >> kb) & ((1u << ka) - 1u);
-    unsigned jb = (unsigned)t & ((1u << kb) - 1u);
-    unsigned a = ((e.x + 1u) << ka) - 1u + ja;
-    unsigned b = ((e.y + 1u) << kb) - 1u + jb;
-    rxdi_box ba = rxdi_load_box(boxes_a, a), bb = rxdi_load_box(boxes_b, b);
-    double up = rxdi_box_upper2(ba, bb);
-    rxdi_min(upper, up);
-    double lower = rxdi_box_lower2(ba, bb);
-    double global = __longlong_as_double((long long)*(volatile unsigned long long*)upper);
-    if (lower <= global * keep) {
-        unsigned slot = atomicAdd(out_count, 1u);
-        out[slot] = make_uint2(a, b);
+    unsigned lane = threadIdx.x & 31u;
+    bool active = t < threads;
+    unsigned a = 0, b = 0;
+    double up = __longlong_as_double(0x7ff0000000000000ll), lower = up;
+    if (active) {
+        uint2 e = in[t >> (ka + kb)];
+        unsigned ja = (unsigned)(t >> kb) & ((1u << ka) - 1u);
+        unsigned jb = (unsigned)t & ((1u << kb) - 1u);
+        a = ((e.x + 1u) << ka) - 1u + ja;
+        b = ((e.y + 1u) << kb) - 1u + jb;
+        rxdi_box ba = rxdi_load_box(boxes_a, a), bb = rxdi_load_box(boxes_b, b);
+        up = rxdi_box_upper2(ba, bb);
+        lower = rxdi_box_lower2(ba, bb);
     }
+    unsigned long long least = rxdi_warp_min((unsigned long long)__double_as_longlong(up));
+    if (lane == 0) atomicMin(upper, least);
+    unsigned long long g = *(volatile unsigned long long*)upper;
+    double global = __longlong_as_double((long long)(g < least ? g : least));
+    bool stays = active && lower <= global * keep;
+    unsigned mask = __ballot_sync(0xffffffffu, stays);
+    if (mask == 0u) return;
+    unsigned leader = __ffs(mask) - 1u, base = 0;
+    if (lane == leader) base = atomicAdd(out_count, (unsigned)__popc(mask));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    if (stays) out[base + __popc(mask & ((1u << lane) - 1u))] = make_uint2(a, b);
 }
 
 // The triangles of leaf i of 2^depth leaves over n triangles: order[start(i) .. start(i + 1)).
@@ -199,7 +215,8 @@ __device__ __forceinline__ void rxdi_corners(const float* pos, const unsigned* i
 
 // Each leaf pair of the front (thread i, entry i): its triangles' exact distances (at most
 // four), culled first against the global upper bound; the least (distance, pair) of the entry in
-// d2[i], pair[i] (triangle of A high, of B low) and the distance into `best` and `upper`.
+// d2[i], pair[i] (triangle of A high, of B low) and the warp's least distance into `best` and
+// `upper` (blocks are whole warps).
 extern "C" __global__ void rxdi_leaves(const uint2* __restrict__ front, unsigned count,
                                        const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
                                        const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
@@ -210,39 +227,44 @@ extern "C" __global__ void rxdi_leaves(const uint2* __restrict__ front, unsigned
                                        double* __restrict__ d2, unsigned long long* __restrict__ pair,
                                        unsigned long long* best, unsigned long long* tested) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    uint2 e = front[i];
     double dbest = __longlong_as_double(0x7ff0000000000000ll);
     unsigned long long pbest = ~0ull;
-    double lower = rxdi_box_lower2(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
-    double global = __longlong_as_double((long long)*(volatile unsigned long long*)upper);
     unsigned n = 0;
-    if (lower <= global * keep) {
-        unsigned la = e.x + 1u - (1u << depth_a), lb = e.y + 1u - (1u << depth_b);
-        unsigned a0 = rxdi_leaf_start(n_a, depth_a, la), a1 = rxdi_leaf_start(n_a, depth_a, la + 1);
-        unsigned b0 = rxdi_leaf_start(n_b, depth_b, lb), b1 = rxdi_leaf_start(n_b, depth_b, lb + 1);
-        for (unsigned p = a0; p < a1; p++) {
-            unsigned ta = order_a[p];
-            rxdi_v ca[3];
-            rxdi_corners(pos_a, idx_a, ta, ca);
-            for (unsigned q = b0; q < b1; q++) {
-                unsigned tb = order_b[q];
-                rxdi_v cb[3];
-                rxdi_corners(pos_b, idx_b, tb, cb);
-                double d = rxdi_tri_tri(ca, cb);
-                unsigned long long pr = ((unsigned long long)ta << 32) | tb;
-                n++;
-                if (d < dbest || (d == dbest && pr < pbest)) { dbest = d; pbest = pr; }
+    if (i < count) {
+        uint2 e = front[i];
+        double lower = rxdi_box_lower2(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
+        double global = __longlong_as_double((long long)*(volatile unsigned long long*)upper);
+        if (lower <= global * keep) {
+            unsigned la = e.x + 1u - (1u << depth_a), lb = e.y + 1u - (1u << depth_b);
+            unsigned a0 = rxdi_leaf_start(n_a, depth_a, la), a1 = rxdi_leaf_start(n_a, depth_a, la + 1);
+            unsigned b0 = rxdi_leaf_start(n_b, depth_b, lb), b1 = rxdi_leaf_start(n_b, depth_b, lb + 1);
+            for (unsigned p = a0; p < a1; p++) {
+                unsigned ta = order_a[p];
+                rxdi_v ca[3];
+                rxdi_corners(pos_a, idx_a, ta, ca);
+                for (unsigned q = b0; q < b1; q++) {
+                    unsigned tb = order_b[q];
+                    rxdi_v cb[3];
+                    rxdi_corners(pos_b, idx_b, tb, cb);
+                    double d = rxdi_tri_tri(ca, cb);
+                    unsigned long long pr = ((unsigned long long)ta << 32) | tb;
+                    n++;
+                    if (d < dbest || (d == dbest && pr < pbest)) { dbest = d; pbest = pr; }
+                }
             }
         }
-        if (n) {
-            rxdi_min(upper, dbest);
-            rxdi_min(best, dbest);
-            atomicAdd(tested, (unsigned long long)n);
-        }
+        d2[i] = dbest;
+        pair[i] = pbest;
     }
-    d2[i] = dbest;
-    pair[i] = pbest;
+    // a warp's least distance and pairs measured, with one atomic each
+    unsigned long long least = rxdi_warp_min((unsigned long long)__double_as_longlong(dbest));
+    unsigned long long sum = n;
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if ((threadIdx.x & 31u) == 0 && sum) {
+        atomicMin(upper, least);
+        atomicMin(best, least);
+        atomicAdd(tested, sum);
+    }
 }
 
 // The least pair among the entries at the least distance.
