@@ -219,3 +219,57 @@ fn gpu_equals_cpu_on_the_shared_pairs() {
     }
     gpu_against_cpu(&gpu, &all);
 }
+
+#[test]
+fn the_command_reports_the_distance_and_names_bad_input() {
+    use std::process::Command;
+    let dir = common::tmp_dir("distance-cli");
+    // two unit tetrahedra 3 apart along x: faces x = 0.5 and x = 2.5 nearest
+    let tet = |x: f32| {
+        format!(
+            "v {} 0 0\nv {} 1 0\nv {} 0 1\nv {} 0 0\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n",
+            x + 0.5,
+            x,
+            x,
+            x - 0.5
+        )
+    };
+    let (a, b) = (dir.join("a.obj"), dir.join("b.obj"));
+    std::fs::write(&a, tet(0.0)).unwrap();
+    std::fs::write(&b, tet(3.0)).unwrap();
+    let out = Command::new(common::rxpipe_exe())
+        .args(["distance", "--backend", "cpu", "--json"])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // the nearest points: (0.5, 0, 0) of a and (2.5, 0, 0) of b
+    let near = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() < 1e-12;
+    assert!(near(&j["distance"], 2.0), "{j}");
+    assert!(
+        near(&j["points"][0][0], 0.5) && near(&j["points"][1][0], 2.5),
+        "{j}"
+    );
+    assert_eq!(j["backend"], "cpu");
+    // a mesh without triangles, and a missing file, are named
+    let pts = dir.join("points.obj");
+    std::fs::write(&pts, "v 0 0 0\nv 1 0 0\n").unwrap();
+    for (arg, want) in [
+        (&pts, "has no triangles"),
+        (&dir.join("nope.obj"), "nope.obj"),
+    ] {
+        let out = Command::new(common::rxpipe_exe())
+            .args(["distance", "--backend", "cpu"])
+            .args([arg, &a])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+}

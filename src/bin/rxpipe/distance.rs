@@ -31,7 +31,10 @@ pub fn run(a: Args) -> Res {
     let mb = rxpipe::io::load_mesh_or_spec(&a.b)?;
     let gpu = match a.backend {
         Which::Cpu => None,
-        Which::Cuda => Some(rxpipe::gpu::Gpu::new()?),
+        Which::Cuda => Some(
+            rxpipe::gpu::Gpu::new()
+                .map_err(|e| format!("{e} (or measure on the CPU: --backend cpu)"))?,
+        ),
         Which::Auto => match rxpipe::gpu::Gpu::new() {
             Ok(g) => Some(g),
             Err(e) => {
