@@ -68,11 +68,9 @@ pub struct Distance {
     pick: CudaFunction,
     fronts: [CudaSlice<u32>; 2],
     capacity: usize,
-    /// the upper bound, the best distance (as bits), the least pair at it, pairs measured
-    upper: CudaSlice<u64>,
-    best: CudaSlice<u64>,
-    least: CudaSlice<u64>,
-    tested: CudaSlice<u64>,
+    /// the upper bound, the best distance (both as bits), the least pair at it, pairs measured:
+    /// one buffer, so that a query sets them with one copy and reads them with one
+    counters: CudaSlice<u64>,
     count: CudaSlice<u32>,
 }
 
@@ -90,10 +88,7 @@ impl Distance {
                 gpu.zeros(2 * capacity, "the front")?,
             ],
             capacity,
-            upper: gpu.zeros(1, "the upper bound")?,
-            best: gpu.zeros(1, "the best distance")?,
-            least: gpu.zeros(1, "the least pair")?,
-            tested: gpu.zeros(1, "the pairs measured")?,
+            counters: gpu.zeros(4, "the bounds")?,
             count: gpu.zeros(1, "the front's size")?,
         })
     }
@@ -103,14 +98,13 @@ impl Distance {
         let gpu = self.gpu.clone();
         let s = &gpu.stream;
         const INF: u64 = 0x7ff0_0000_0000_0000;
-        for (buf, v) in [
-            (&mut self.upper, INF),
-            (&mut self.best, INF),
-            (&mut self.least, u64::MAX),
-            (&mut self.tested, 0),
-        ] {
-            s.memcpy_htod(&[v], buf).ctx("setting the bounds")?;
-        }
+        s.memcpy_htod(&[INF, INF, u64::MAX, 0], &mut self.counters)
+            .ctx("setting the bounds")?;
+        // views of the four counters (the kernels write through them; nothing else uses the
+        // buffer meanwhile)
+        let c = &self.counters;
+        let (upper, best, least, tested) =
+            (c.slice(0..1), c.slice(1..2), c.slice(2..3), c.slice(3..4));
         s.memcpy_htod(&[0u32, 0], &mut self.fronts[0].slice_mut(0..2))
             .ctx("setting the front")?;
         let keep = 1.0 + SLACK;
@@ -152,7 +146,7 @@ impl Distance {
                 .arg(&kb)
                 .arg(&self.fronts[1])
                 .arg(&mut self.count)
-                .arg(&mut self.upper)
+                .arg(&upper)
                 .arg(&keep);
             let blocks = threads.div_ceil(crate::gpu::BLOCK_1D as u64);
             // SAFETY: a thread per child pair of the n pairs in the front (each node below a
@@ -187,32 +181,29 @@ impl Distance {
                 .arg(&b.order)
                 .arg(&b.triangles)
                 .arg(&b.depth)
-                .arg(&mut self.upper)
+                .arg(&upper)
                 .arg(&keep)
                 .arg(&mut d2)
                 .arg(&mut pair)
-                .arg(&mut self.best)
-                .arg(&mut self.tested);
+                .arg(&best)
+                .arg(&tested);
             // SAFETY: a thread per leaf pair of the front (both nodes leaves after the loop);
             // leaf ranges and triangle indices lie within the uploaded arrays.
             unsafe { launch_1d(l, count, "rxdi_leaves") }?;
             let mut l = s.launch_builder(&self.pick);
-            l.arg(&d2)
-                .arg(&pair)
-                .arg(&count)
-                .arg(&self.best)
-                .arg(&mut self.least);
+            l.arg(&d2).arg(&pair).arg(&count).arg(&best).arg(&least);
             // SAFETY: a thread per entry written above.
             unsafe { launch_1d(l, count, "rxdi_pick") }?;
         }
-        let p = gpu.download(&self.least, 1)?[0];
+        let c = gpu.download(&self.counters, 4)?;
+        let p = c[2];
         if p == u64::MAX {
             return Err(DistanceError::Lost);
         }
         Ok(Found {
-            d2: f64::from_bits(gpu.download(&self.best, 1)?[0]),
+            d2: f64::from_bits(c[1]),
             triangles: [(p >> 32) as u32, p as u32],
-            pairs_tested: gpu.download(&self.tested, 1)?[0],
+            pairs_tested: c[3],
             expansions,
             largest_front: largest,
         })
