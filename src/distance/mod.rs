@@ -19,6 +19,20 @@
 //! when its lower bound exceeds the upper bound by more than [`SLACK`] relatively, which covers
 //! the rounding of either (a relative error of about 1e-8 in the squared distance where two
 //! meshes nearly touch far from the origin).
+//!
+//! ```
+//! // two unit spheres whose centres are 3 apart: about 1 between them
+//! let a = rxpipe::mesh::icosphere(3);
+//! let mut b = a.clone();
+//! for p in &mut b.positions {
+//!     p.x += 3.0;
+//! }
+//! let c = rxpipe::distance::cpu::run(&a, &b)?;
+//! assert!(c.distance > 1.0 && c.distance < 1.01, "{}", c.distance);
+//! // where it is reached: a point of each sphere, facing each other
+//! assert!(c.points[0].x > 0.99 && c.points[1].x < 2.01);
+//! # Ok::<(), rxpipe::distance::DistanceError>(())
+//! ```
 
 pub mod bvh;
 pub mod cpu;
