@@ -126,6 +126,9 @@ fn bad_input_is_named() {
     let e = cpu::run(&empty, &ico).unwrap_err();
     assert!(matches!(e, DistanceError::Empty(_)), "{e}");
     assert!(e.to_string().contains("'nothing' has no triangles"), "{e}");
+    // the tree alone refuses it too
+    let e = distance::bvh::Bvh::build(&empty).unwrap_err();
+    assert!(matches!(e, DistanceError::Empty(_)), "{e}");
     let bad = Mesh::new("bad", vec![Vec3::ZERO; 3], vec![0, 1, 7]);
     let e = cpu::run(&ico, &bad).unwrap_err();
     assert!(
@@ -203,15 +206,7 @@ fn gpu_equals_cpu_on_the_shared_pairs() {
     let Some(gpu) = common::gpu() else { return };
     let Some(dir) = common::meshes() else { return };
     let mut all = Vec::new();
-    for name in [
-        "sphere_1000",
-        "sphere_10000",
-        "sphere_100000",
-        "tools_1000",
-        "tools_10000",
-        "tools_100000",
-        "tools_200000",
-    ] {
+    for name in rxpipe::bench::distance::PAIRS {
         let load = |s: &str| {
             rxpipe::io::load_mesh(dir.join(format!("distance/{name}_{s}.obj.gz"))).unwrap()
         };

@@ -159,9 +159,8 @@ pub fn min_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Closest {
 
 /// [`min_distance`] from the meshes: checked, their BVHs built.
 pub fn run(a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
-    check(a)?;
-    check(b)?;
     let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
+    let (ta, tb) = (ta?, tb?);
     Ok(min_distance(a, &ta, b, &tb))
 }
 
@@ -175,25 +174,10 @@ pub fn brute_force(a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
         .into_par_iter()
         .map(|i| {
             let ca = corners(a, i);
-            let mut best = (f64::INFINITY, [u32::MAX; 2]);
-            for j in 0..nb {
-                let d = tri_tri(&ca, &corners(b, j)).0;
-                if d < best.0 {
-                    best = (d, [i, j]);
-                }
-            }
-            best
+            (0..nb).fold(NONE, |best, j| {
+                better(best, (tri_tri(&ca, &corners(b, j)).0, [i, j], 1))
+            })
         })
-        .reduce(
-            || (f64::INFINITY, [u32::MAX; 2]),
-            |x, y| {
-                if y.0 < x.0 || (y.0 == x.0 && y.1 < x.1) {
-                    y
-                } else {
-                    x
-                }
-            },
-        );
-    let n = a.triangle_count() as u64 * nb as u64;
-    Ok(closest(a, b, best.1, n))
+        .reduce(|| NONE, better);
+    Ok(closest(a, b, best.1, best.2))
 }

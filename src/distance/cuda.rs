@@ -8,7 +8,7 @@
 //! the next launch) and the result at the end.
 
 use super::bvh::Bvh;
-use super::{check, closest, Closest, DistanceError, SLACK};
+use super::{closest, Closest, DistanceError, SLACK};
 use crate::gpu::kernels::Source;
 use crate::gpu::{launch_1d, Context, Gpu};
 use crate::Mesh;
@@ -66,8 +66,9 @@ pub struct Distance {
     expand: CudaFunction,
     leaves: CudaFunction,
     pick: CudaFunction,
+    /// the front being expanded and the next one, and the pairs each can hold
     fronts: [CudaSlice<u32>; 2],
-    capacity: usize,
+    capacity: [usize; 2],
     /// the upper bound, the best distance (both as bits), the least pair at it, pairs measured:
     /// one buffer, so that a query sets them with one copy and reads them with one
     counters: CudaSlice<u64>,
@@ -87,7 +88,7 @@ impl Distance {
                 gpu.zeros(2 * capacity, "the front")?,
                 gpu.zeros(2 * capacity, "the front")?,
             ],
-            capacity,
+            capacity: [capacity; 2],
             counters: gpu.zeros(4, "the bounds")?,
             count: gpu.zeros(1, "the front's size")?,
         })
@@ -122,18 +123,14 @@ impl Distance {
                 .unwrap_or(1);
             let (ka, kb) = levels(k);
             let threads = n << (ka + kb);
-            if threads as usize > self.capacity {
+            if threads > u32::MAX as u64 {
+                return Err(DistanceError::Front { pairs: threads });
+            }
+            if threads as usize > self.capacity[1] {
                 let cap = (threads as usize).next_power_of_two();
-                // SAFETY (both): rxdi_expand writes the pairs it counts before any is read.
+                // SAFETY: rxdi_expand writes the pairs it counts before any is read.
                 self.fronts[1] = unsafe { gpu.alloc_uninit(2 * cap, "the front") }?;
-                let mut old = unsafe { gpu.alloc_uninit(2 * cap, "the front") }?;
-                s.memcpy_dtod(
-                    &self.fronts[0].slice(0..2 * n as usize),
-                    &mut old.slice_mut(0..2 * n as usize),
-                )
-                .ctx("copying the front")?;
-                self.fronts[0] = old;
-                self.capacity = cap;
+                self.capacity[1] = cap;
             }
             s.memset_zeros(&mut self.count)
                 .ctx("clearing the front's size")?;
@@ -157,6 +154,7 @@ impl Distance {
             }?;
             n = gpu.download(&self.count, 1)?[0] as u64;
             self.fronts.swap(0, 1);
+            self.capacity.swap(0, 1);
             (la, lb) = (la + ka, lb + kb);
             expansions += 1;
             largest = largest.max(n);
@@ -213,9 +211,8 @@ impl Distance {
 /// The least distance between `a` and `b` on the GPU: checked, BVHs built on the host, uploaded,
 /// queried; the closest points of the pair found are worked out on the host.
 pub fn run(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
-    check(a)?;
-    check(b)?;
     let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
+    let (ta, tb) = (ta?, tb?);
     let (da, db) = (DeviceMesh::new(gpu, a, &ta)?, DeviceMesh::new(gpu, b, &tb)?);
     let found = Distance::new(gpu)?.query(&da, &db)?;
     Ok(closest(a, b, found.triangles, found.pairs_tested))

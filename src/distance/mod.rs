@@ -7,8 +7,9 @@
 //! upper bounds come from box pairs (gDist's enhanced bound of tight boxes: the nearest pair of
 //! faces at its farthest) and from exact triangle distances.
 //!
-//! - [`cpu`], the reference: best-first search of the pairs of nodes, nearest box pair first,
-//!   each pair of leaves settled by the exact distances of their triangles.
+//! - [`cpu`], the reference: the pairs of nodes expanded breadth first until every thread has
+//!   some, then each searched depth first, the nearer child pair first, each pair of leaves
+//!   settled by the exact distances of their triangles.
 //! - [`cuda`], gDist's algorithm: the front of node pairs expanded breadth first, several levels
 //!   a launch (as many as keep the front within gDist's 2^18 pairs), each thread one child pair,
 //!   the global upper bound kept by an atomic minimum; then every surviving leaf pair's triangles.
@@ -69,6 +70,11 @@ pub enum DistanceError {
     Gpu(#[from] crate::gpu::GpuError),
     #[error("the GPU's search ended without a pair of triangles (a bug: please report it)")]
     Lost,
+    #[error(
+        "the GPU's front would hold {pairs} pairs of nodes, more than its 32-bit counts can \
+         (the meshes are too large or too evenly close for one query)"
+    )]
+    Front { pairs: u64 },
 }
 
 /// Checks that `mesh` can take part: valid ([`Mesh::validate`]: indices in range, finite
@@ -87,7 +93,7 @@ pub fn corners(mesh: &Mesh, t: u32) -> triangle::Tri {
     [0, 1, 2].map(|k| mesh.positions[mesh.indices[i + k] as usize].as_dvec3())
 }
 
-/// The result for the least pair `triangles` at squared distance `d2`: its closest points.
+/// The result for the least pair `triangles`: its distance and closest points.
 fn closest(a: &Mesh, b: &Mesh, triangles: [u32; 2], pairs_tested: u64) -> Closest {
     let (d2, x, y) = triangle::tri_tri(&corners(a, triangles[0]), &corners(b, triangles[1]));
     Closest {

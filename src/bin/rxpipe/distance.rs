@@ -55,7 +55,11 @@ pub fn run(a: Args) -> Res {
     };
     let ms = t.elapsed().as_secs_f64() * 1e3;
     pb.finish_and_clear();
-    let backend = if gpu.is_some() { "cuda" } else { "cpu" };
+    let (backend, on) = if gpu.is_some() {
+        ("cuda", "the GPU")
+    } else {
+        ("cpu", "the CPU")
+    };
     if a.json {
         println!(
             "{}",
@@ -82,7 +86,7 @@ pub fn run(a: Args) -> Res {
             p(c.points[1])
         );
         println!(
-            "{} triangle pairs measured; {ms:.1} ms on the {backend} (loading excluded, BVHs included)",
+            "{} triangle pairs measured; {ms:.1} ms on {on} (loading excluded, BVHs included)",
             c.pairs_tested
         );
     }
