@@ -32,20 +32,13 @@ impl Bvh {
     /// building alone).
     pub fn of_checked(mesh: &Mesh) -> Bvh {
         let n = mesh.triangle_count();
-        let tri_box = |t: usize| -> Aabb {
-            let c = [0, 1, 2].map(|k| mesh.positions[mesh.indices[3 * t + k] as usize]);
-            [
-                (c[0].min(c[1]).min(c[2])).to_array(),
-                (c[0].max(c[1]).max(c[2])).to_array(),
-            ]
-        };
         // Morton codes of the centroids on the mesh's box, 10 bits an axis
         let (lo, hi) = mesh.bounds().expect("a mesh with triangles has positions");
         let size = (hi - lo).max(glam::Vec3::splat(f32::MIN_POSITIVE));
         let mut keyed: Vec<(u32, u32)> = (0..n)
             .into_par_iter()
             .map(|t| {
-                let b = tri_box(t);
+                let b = tri_box(mesh, t);
                 let c = (glam::Vec3::from(b[0]) + glam::Vec3::from(b[1])) * 0.5;
                 let q =
                     ((c - lo) / size * 1023.0).clamp(glam::Vec3::ZERO, glam::Vec3::splat(1023.0));
@@ -53,29 +46,42 @@ impl Bvh {
             })
             .collect();
         keyed.par_sort_unstable();
-        let order: Vec<u32> = keyed.into_iter().map(|(_, t)| t).collect();
         let depth = leaf_depth(n);
-        let leaves = 1usize << depth;
-        let first_leaf = leaves - 1;
-        let mut boxes = vec![[[0f32; 3]; 2]; 2 * leaves - 1];
-        boxes[first_leaf..]
+        let mut bvh = Bvh {
+            depth,
+            boxes: vec![[[0f32; 3]; 2]; (2usize << depth) - 1],
+            order: keyed.into_iter().map(|(_, t)| t).collect(),
+        };
+        bvh.refit(mesh);
+        bvh
+    }
+
+    /// Sets every box from `mesh`'s positions, keeping the tree (its triangle order): after the
+    /// mesh moved (placed in the world under a transform, or its vertices posed), the boxes are
+    /// tight again at the cost of one pass over the triangles and none of the building's sort.
+    /// `mesh` has the triangles the tree was built over (the same indices; positions may differ).
+    pub fn refit(&mut self, mesh: &Mesh) {
+        assert_eq!(
+            mesh.triangle_count(),
+            self.order.len(),
+            "a tree refits over the triangles it was built for"
+        );
+        let (n, depth) = (self.order.len(), self.depth);
+        let first_leaf = (1usize << depth) - 1;
+        let order = &self.order;
+        self.boxes[first_leaf..]
             .par_iter_mut()
             .enumerate()
             .for_each(|(i, b)| {
                 let tris = &order[leaf_start(n, depth, i)..leaf_start(n, depth, i + 1)];
                 *b = tris
                     .iter()
-                    .map(|&t| tri_box(t as usize))
+                    .map(|&t| tri_box(mesh, t as usize))
                     .reduce(union)
                     .expect("every leaf holds a triangle");
             });
         for k in (0..first_leaf).rev() {
-            boxes[k] = union(boxes[2 * k + 1], boxes[2 * k + 2]);
-        }
-        Bvh {
-            depth,
-            boxes,
-            order,
+            self.boxes[k] = union(self.boxes[2 * k + 1], self.boxes[2 * k + 2]);
         }
     }
 
@@ -106,6 +112,15 @@ pub fn leaf_depth(n: usize) -> u32 {
 /// leaf holds one or two of them, the pairs spread evenly). The kernels compute the same.
 pub fn leaf_start(n: usize, depth: u32, i: usize) -> usize {
     ((n as u64 * i as u64) >> depth) as usize
+}
+
+/// The box of triangle `t`'s corners.
+fn tri_box(mesh: &Mesh, t: usize) -> Aabb {
+    let c = [0, 1, 2].map(|k| mesh.positions[mesh.indices[3 * t + k] as usize]);
+    [
+        (c[0].min(c[1]).min(c[2])).to_array(),
+        (c[0].max(c[1]).max(c[2])).to_array(),
+    ]
 }
 
 fn union(a: Aabb, b: Aabb) -> Aabb {

@@ -38,6 +38,7 @@
 pub mod bvh;
 pub mod cpu;
 pub mod cuda;
+pub mod placed;
 pub mod triangle;
 
 use crate::Mesh;
@@ -75,6 +76,8 @@ pub enum DistanceError {
          (the meshes are too large or too evenly close for one query)"
     )]
     Front { pairs: u64 },
+    #[error("mesh '{mesh}': its transform takes vertex {vertex} out of the finite numbers")]
+    Placement { mesh: String, vertex: usize },
 }
 
 /// Checks that `mesh` can take part: valid ([`Mesh::validate`]: indices in range, finite

@@ -1,0 +1,130 @@
+//! A mesh placed in the world: its tree is built once in object space, and each time the object
+//! moves its positions are transformed and the tree refit ([`Bvh::refit`]), so that a distance
+//! between objects costs one pass over each moved mesh, not a new tree.
+//!
+//! The transform is applied in one order of operations ([`transform_point`]) that the GPU's
+//! kernel (`rxdi_transform` in kernels/distance.cu) repeats, so that both backends measure the
+//! same world positions.
+
+use super::bvh::Bvh;
+use super::DistanceError;
+use crate::Mesh;
+use glam::{Mat4, Vec3};
+use std::sync::Arc;
+
+/// `m` applied to point `p` (an affine transform: the last row is taken as 0 0 0 1), each
+/// coordinate as ((m0 x + m1 y) + m2 z) + m3 with no fused operations.
+pub fn transform_point(m: &Mat4, p: Vec3) -> Vec3 {
+    let c = m.to_cols_array();
+    let row = |r: usize| ((c[r] * p.x + c[4 + r] * p.y) + c[8 + r] * p.z) + c[12 + r];
+    Vec3::new(row(0), row(1), row(2))
+}
+
+/// A mesh, its tree, and where both are in the world now.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    /// the mesh in object space
+    pub object: Arc<Mesh>,
+    /// its positions under [`Placed::model`] (the same triangles)
+    pub world: Mesh,
+    /// the tree, fitted to `world`
+    pub tree: Bvh,
+    /// the transform `world` holds
+    pub model: Mat4,
+}
+
+impl Placed {
+    /// `object` (checked: triangles, indices in range, finite positions) with its tree, placed
+    /// at the identity.
+    pub fn new(object: Arc<Mesh>) -> Result<Placed, DistanceError> {
+        let tree = Bvh::build(&object)?;
+        let world = Mesh::new(
+            object.name.clone(),
+            object.positions.clone(),
+            object.indices.clone(),
+        );
+        Ok(Placed {
+            object,
+            world,
+            tree,
+            model: Mat4::IDENTITY,
+        })
+    }
+
+    /// Places the mesh under `model`: transforms its positions and refits the tree, unless it
+    /// is there already. Returns whether it moved. A transform that takes a position out of the
+    /// finite numbers is an error naming the mesh, and leaves the mesh where it was.
+    pub fn place(&mut self, model: Mat4) -> Result<bool, DistanceError> {
+        if model == self.model {
+            return Ok(false);
+        }
+        let world: Vec<Vec3> = self
+            .object
+            .positions
+            .iter()
+            .map(|&p| transform_point(&model, p))
+            .collect();
+        if let Some(v) = world.iter().position(|p| !p.is_finite()) {
+            return Err(DistanceError::Placement {
+                mesh: self.object.name.clone(),
+                vertex: v,
+            });
+        }
+        self.world.positions = world;
+        self.tree.refit(&self.world);
+        self.model = model;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_placed_tree_is_the_world_meshs_own_and_its_distance_too() {
+        let a = Arc::new(crate::mesh::icosphere(2));
+        let mut p = Placed::new(a.clone()).unwrap();
+        let model = Mat4::from_scale_rotation_translation(
+            Vec3::new(2.0, 1.0, 0.5),
+            glam::Quat::from_rotation_y(0.7),
+            Vec3::new(3.0, -1.0, 2.0),
+        );
+        assert!(p.place(model).unwrap());
+        assert!(!p.place(model).unwrap(), "placed twice at one transform");
+        // every position is the transform's (glam's own product agrees to rounding)
+        for (w, o) in p.world.positions.iter().zip(&a.positions) {
+            assert!((*w - model.transform_point3(*o)).length() < 1e-5);
+        }
+        // the refit tree has the boxes of a tree built in the world with the same order
+        let mut fresh = p.tree.clone();
+        fresh.boxes.iter_mut().for_each(|b| *b = [[0.0; 3]; 2]);
+        fresh.refit(&p.world);
+        assert_eq!(fresh.boxes, p.tree.boxes);
+        // and the distance to another mesh is the brute force's
+        let mut b = crate::mesh::icosphere(1);
+        b.positions
+            .iter_mut()
+            .for_each(|q| *q = *q * 0.5 + Vec3::new(6.5, -1.0, 2.0));
+        let tb = Bvh::build(&b).unwrap();
+        let got = super::super::cpu::min_distance(&p.world, &p.tree, &b, &tb);
+        let want = super::super::cpu::brute_force(&p.world, &b).unwrap();
+        assert_eq!(got.distance, want.distance);
+        assert_eq!(got.triangles, want.triangles);
+    }
+
+    #[test]
+    fn a_transform_to_infinity_is_an_error_and_leaves_the_mesh() {
+        let mut p = Placed::new(Arc::new(crate::mesh::icosphere(1))).unwrap();
+        let before = p.world.positions.clone();
+        let far = Mat4::from_scale_rotation_translation(
+            Vec3::splat(f32::MAX),
+            glam::Quat::IDENTITY,
+            Vec3::splat(f32::MAX),
+        );
+        let e = p.place(far).unwrap_err();
+        assert!(e.to_string().contains("icosphere"), "{e}");
+        assert_eq!(p.world.positions, before);
+        assert_eq!(p.model, Mat4::IDENTITY);
+    }
+}
