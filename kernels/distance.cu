@@ -275,3 +275,56 @@ extern "C" __global__ void rxdi_pick(const double* __restrict__ d2, const unsign
     if (i >= count) return;
     if (__double_as_longlong(d2[i]) == (long long)*best) atomicMin(least, pair[i]);
 }
+
+// ---- placing a mesh in the world: its positions under a transform, its tree refit ----
+
+// An affine transform, column-major (the last row, 0 0 0 1, is not read).
+struct rxdi_affine { float c[16]; };
+
+// world = m * object, each coordinate ((c0 x + c4 y) + c8 z) + c12 as distance::placed's
+// transform_point computes it (the module is built with --fmad=false: no product is fused into
+// a sum, so both give the same bits).
+extern "C" __global__ void rxdi_transform(const float* __restrict__ object, unsigned n, rxdi_affine m,
+                                          float* __restrict__ world) {
+    unsigned v = blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n) return;
+    float x = object[3 * v], y = object[3 * v + 1], z = object[3 * v + 2];
+    for (int r = 0; r < 3; r++) world[3 * v + r] = ((m.c[r] * x + m.c[4 + r] * y) + m.c[8 + r] * z) + m.c[12 + r];
+}
+
+// Each leaf's box (thread i, leaf i of 2^depth): the least and greatest corner coordinates of its
+// triangles, into the leaves' places of `boxes` (6 floats a node, breadth first).
+extern "C" __global__ void rxdi_leaf_boxes(const float* __restrict__ pos, const unsigned* __restrict__ idx,
+                                           const unsigned* __restrict__ order, unsigned n, unsigned depth,
+                                           float* __restrict__ boxes) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (1u << depth)) return;
+    const float inf = __int_as_float(0x7f800000);
+    float lo[3] = {inf, inf, inf}, hi[3] = {-inf, -inf, -inf};
+    for (unsigned p = rxdi_leaf_start(n, depth, i); p < rxdi_leaf_start(n, depth, i + 1); p++) {
+        unsigned t = order[p];
+        for (int k = 0; k < 3; k++) {
+            unsigned v = idx[3 * t + k];
+            for (int c = 0; c < 3; c++) {
+                lo[c] = fminf(lo[c], pos[3 * v + c]);
+                hi[c] = fmaxf(hi[c], pos[3 * v + c]);
+            }
+        }
+    }
+    float* b = boxes + 6 * ((size_t)(1u << depth) - 1 + i);
+    for (int c = 0; c < 3; c++) { b[c] = lo[c]; b[3 + c] = hi[c]; }
+}
+
+// The boxes of `count` nodes from `first` (one level): each the union of its children's.
+extern "C" __global__ void rxdi_parent_boxes(float* boxes, unsigned first, unsigned count) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    size_t k = (size_t)first + i;
+    const float* l = boxes + 6 * (2 * k + 1);
+    const float* r = boxes + 6 * (2 * k + 2);
+    float* b = boxes + 6 * k;
+    for (int c = 0; c < 3; c++) {
+        b[c] = fminf(l[c], r[c]);
+        b[3 + c] = fmaxf(l[3 + c], r[3 + c]);
+    }
+}

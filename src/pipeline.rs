@@ -20,6 +20,7 @@ use crate::passes::{
 use crate::raster::{self, CullMode, RasterSettings, RasterStats, ShadingMode};
 use crate::reindex::{self, ReindexOptions, ReindexReport};
 use crate::Error;
+use crate::Mesh;
 use glam::Vec3;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -336,6 +337,9 @@ pub struct PreparedObject {
     pub reindexed: Option<ReindexReport>,
     /// its patches' bounds and normal cones, when it was prepared in patch order
     pub patches: Option<Arc<crate::patch::PatchBounds>>,
+    /// its positions and indices after the mesh stages, when a frame stage needs them
+    /// ([`FrameStage::needs_meshes`])
+    pub mesh: Option<Arc<Mesh>>,
 }
 
 /// An object made resident on a backend, with the queue its frames reuse.
@@ -828,6 +832,18 @@ impl Pipeline {
         } else {
             None
         };
+        // the triangles, for frame stages that measure them (host copies of positions and
+        // indices alone)
+        let triangles_copy = if self.frame_stages().any(|s| s.needs_meshes()) {
+            let m = wm.host()?;
+            Some(Arc::new(Mesh::new(
+                m.name.clone(),
+                m.positions.clone(),
+                m.indices.clone(),
+            )))
+        } else {
+            None
+        };
         let t = Instant::now();
         let layout = self.layout();
         let moves = wm.move_count();
@@ -854,6 +870,7 @@ impl Pipeline {
                 triangles,
                 reindexed,
                 patches,
+                mesh: triangles_copy,
             },
             Resident {
                 mesh,
@@ -1044,10 +1061,12 @@ impl Pipeline {
             .iter()
             .zip(&models)
             .map(|(o, &model)| ObjectBounds {
+                object: o.object,
                 bounds: o.bounds.filter(|_| o.triangles > 0),
                 model,
                 triangles: o.triangles as u64,
                 patches: o.patches.clone(),
+                mesh: o.mesh.clone(),
             })
             .collect();
         let mut visibility = vec![Visibility::default(); objects.len()];

@@ -268,3 +268,241 @@ fn the_command_reports_the_distance_and_names_bad_input() {
         assert!(err.contains(want), "{err}");
     }
 }
+
+// ---- the distance-culling frame stage ----
+
+use glam::{Mat4, Quat};
+use rxpipe::backend::BackendKind;
+use rxpipe::distance::placed::transform_point;
+use rxpipe::io::scene::{Camera, Scene};
+use rxpipe::passes::distance_cull::{DistanceCull, Placement};
+use rxpipe::passes::{FrameContext, FrameStage, ObjectBounds, Visibility};
+use rxpipe::{Backend, Pipeline, Renderer};
+use std::sync::Arc;
+
+/// A reference sphere (object 0) and, placed by their transforms, a torus 0.3 from it, a sphere
+/// far from it, and a small sphere crossing it.
+fn around() -> Scene {
+    let meshes = vec![
+        rxpipe::mesh::icosphere(3),
+        rxpipe::mesh::torus(1.0, 0.3, 32, 12),
+        rxpipe::mesh::icosphere(2),
+        rxpipe::mesh::icosphere(1),
+    ];
+    let mut s = Scene::from_meshes("around", meshes);
+    // the torus's tube (radius 0.3 about a circle of radius 1 in its xz plane) stood upright:
+    // its nearest point to the sphere is about 1.6 - 1.3 = 0.3 away
+    s.objects[1].transform =
+        Mat4::from_rotation_translation(Quat::from_rotation_x(1.2), Vec3::new(2.6, 0.0, 0.0));
+    s.objects[2].transform = Mat4::from_translation(Vec3::new(-4.0, 1.0, 0.0));
+    s.objects[3].transform =
+        Mat4::from_scale_rotation_translation(Vec3::splat(0.4), Quat::IDENTITY, Vec3::Y);
+    s.camera = Camera {
+        eye: Vec3::new(0.0, 1.0, 9.0),
+        target: Vec3::ZERO,
+        up: Vec3::Y,
+        fov_y: 60.0,
+        near: 0.1,
+        far: 100.0,
+    };
+    s
+}
+
+/// `m` placed under `model` as the stage places it.
+fn world(m: &Mesh, model: Mat4) -> Mesh {
+    let p = m
+        .positions
+        .iter()
+        .map(|&p| transform_point(&model, p))
+        .collect();
+    Mesh::new(m.name.clone(), p, m.indices.clone())
+}
+
+fn render_with_distance(
+    backend: Backend,
+    scene: &Scene,
+    stage: Option<DistanceCull>,
+) -> rxpipe::Frame {
+    let renderer = Renderer::new(backend).unwrap();
+    let b = Pipeline::builder().default_stages(false);
+    let b = match stage {
+        Some(s) => b.frame_stage(s),
+        None => b,
+    };
+    let mut p = b.build(&renderer).unwrap();
+    p.render(scene, &scene.camera, (160, 120)).unwrap()
+}
+
+fn check_distance_stage(backend: Backend, runs_on: BackendKind) {
+    let scene = around();
+    let stage = DistanceCull::new(0, 0.5, Placement::Auto);
+    let measures = stage.measures();
+    let frame = render_with_distance(backend, &scene, Some(stage));
+    // the far sphere alone is dropped
+    let far = scene.objects[2].mesh.triangle_count() as u64;
+    assert_eq!(frame.stats.culled(), (1, far));
+    let st = &frame.stats.stages[0];
+    assert_eq!((st.stage.as_str(), st.backend), ("distance", Some(runs_on)));
+    // each distance is every pair's least, in the world
+    let d = measures.distances();
+    assert_eq!(d[0], None, "the reference is not measured");
+    let reference = world(&scene.objects[0].mesh, scene.objects[0].transform);
+    for k in 1..4 {
+        let o = &scene.objects[k];
+        let want = cpu::brute_force(&reference, &world(&o.mesh, o.transform)).unwrap();
+        assert_eq!(d[k], Some(want.distance), "object {k}");
+    }
+    assert!(d[1].unwrap() > 0.25 && d[1].unwrap() < 0.35, "{d:?}");
+    assert_eq!(d[3], Some(0.0), "crossing");
+    // the image is the scene's without the far sphere
+    let mut without = scene.clone();
+    without.objects.remove(2);
+    let want = render_with_distance(backend, &without, None);
+    assert_eq!(frame.color, want.color);
+    // within 5 every object stays
+    let all = render_with_distance(
+        backend,
+        &scene,
+        Some(DistanceCull::new(0, 5.0, Placement::Auto)),
+    );
+    assert_eq!(all.stats.culled(), (0, 0));
+}
+
+#[test]
+fn distance_stage_drops_the_far_objects_and_keeps_the_image() {
+    check_distance_stage(Backend::Cpu, BackendKind::Cpu);
+}
+
+#[test]
+fn gpu_distance_stage_drops_the_far_objects_and_keeps_the_image() {
+    if common::gpu().is_none() {
+        return;
+    }
+    check_distance_stage(Backend::Cuda, BackendKind::Cuda);
+}
+
+/// Runs `stage` over frames in which the objects of `around()` move: each frame's distances.
+fn moving_frames(
+    stage: &DistanceCull,
+    backend: BackendKind,
+    gpu: Option<&Arc<rxpipe::gpu::Gpu>>,
+) -> Vec<Vec<Option<f64>>> {
+    let scene = around();
+    let measures = stage.measures();
+    let meshes: Vec<Arc<Mesh>> = scene
+        .objects
+        .iter()
+        .map(|o| Arc::new(o.mesh.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for f in 0..6 {
+        let t = f as f32 * 0.4;
+        // frames 2 and 3 stand still; the others move the torus and the far sphere towards
+        // the reference, turned and scaled
+        let step = if f == 3 { 2.0 * 0.4 } else { t };
+        let objects: Vec<ObjectBounds> = scene
+            .objects
+            .iter()
+            .enumerate()
+            .map(|(k, o)| {
+                let model = match k {
+                    1 => {
+                        Mat4::from_rotation_translation(
+                            Quat::from_rotation_z(step),
+                            Vec3::new(-step, 0.0, 0.0),
+                        ) * o.transform
+                    }
+                    2 => {
+                        Mat4::from_scale_rotation_translation(
+                            Vec3::new(1.0 + step, 1.0, 0.5),
+                            Quat::from_rotation_y(step),
+                            Vec3::new(step, 0.0, 0.0),
+                        ) * o.transform
+                    }
+                    _ => o.transform,
+                };
+                ObjectBounds {
+                    object: k,
+                    bounds: o.mesh.bounds(),
+                    model,
+                    triangles: o.mesh.triangle_count() as u64,
+                    patches: None,
+                    mesh: Some(meshes[k].clone()),
+                }
+            })
+            .collect();
+        let ctx = FrameContext {
+            backend,
+            gpu,
+            camera: &scene.camera,
+            view_proj: Mat4::IDENTITY,
+            objects: &objects,
+            cull: rxpipe::raster::CullMode::Back,
+        };
+        let mut v = vec![Visibility::default(); objects.len()];
+        stage.run(&ctx, &mut v).unwrap();
+        let d = measures.distances();
+        // the CPU's against every pair, each frame
+        if backend == BackendKind::Cpu {
+            let r = world(&meshes[0], objects[0].model);
+            for k in 1..objects.len() {
+                let want = cpu::brute_force(&r, &world(&meshes[k], objects[k].model)).unwrap();
+                assert_eq!(d[k], Some(want.distance), "frame {f} object {k}");
+                assert_eq!(v[k].visible, want.distance <= 0.5, "frame {f} object {k}");
+            }
+        }
+        out.push(d);
+    }
+    out
+}
+
+#[test]
+fn distance_stage_follows_moving_objects() {
+    let stage = DistanceCull::new(0, 0.5, Placement::Cpu);
+    let d = moving_frames(&stage, BackendKind::Cpu, None);
+    assert_eq!(d[2], d[3], "a still frame measures the same");
+    assert_ne!(d[1][2], d[4][2], "the far sphere moved");
+}
+
+#[test]
+fn gpu_distance_stage_follows_moving_objects_as_the_cpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let cpu_d = moving_frames(
+        &DistanceCull::new(0, 0.5, Placement::Cpu),
+        BackendKind::Cpu,
+        None,
+    );
+    let stage = DistanceCull::new(0, 0.5, Placement::Cuda);
+    let gpu_d = moving_frames(&stage, BackendKind::Cuda, Some(&gpu));
+    assert_eq!(gpu_d, cpu_d, "the GPU's distances, frame by frame");
+}
+
+#[test]
+fn distance_stage_names_bad_arguments_and_objects() {
+    for (spec, says) in [
+        ("distance:to=one", "object's index"),
+        ("distance:within=-1", "distance >= 0"),
+        ("distance:within=nan", "distance >= 0"),
+        ("distance:on=tpu", "auto, cpu, cuda"),
+        ("distance:far=2", "unknown argument"),
+    ] {
+        let e = rxpipe::passes::parse(spec).err().expect(spec).to_string();
+        assert!(e.contains(says), "{spec}: {e}");
+    }
+    // a reference the scene does not have
+    let scene = around();
+    let renderer = Renderer::new(Backend::Cpu).unwrap();
+    let mut p = Pipeline::builder()
+        .stages(&["distance:to=7"])
+        .unwrap()
+        .build(&renderer)
+        .unwrap();
+    let e = p
+        .render(&scene, &scene.camera, (32, 32))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no prepared object 7") && e.contains("0, 1, 2, 3"),
+        "{e}"
+    );
+}

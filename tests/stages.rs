@@ -343,10 +343,12 @@ fn gpu_frustum_verdicts_equal_the_cpu_ones() {
             let c = Vec3::new(rnd() * 8.0, rnd() * 8.0, rnd() * 8.0);
             let h = Vec3::new(rnd().abs(), rnd().abs(), rnd().abs()) * 2.0;
             ObjectBounds {
+                object: 0,
                 bounds: Some((c - h, c + h)),
                 model: Mat4::from_rotation_y(rnd()),
                 triangles: 1,
                 patches: None,
+                mesh: None,
             }
         })
         .collect();

@@ -46,10 +46,12 @@ fn scattered(n: usize) -> Vec<ObjectBounds> {
             let c = Vec3::new(rnd(), rnd(), rnd()) * 8.0;
             let h = Vec3::new(rnd().abs(), rnd().abs(), rnd().abs()) + Vec3::splat(0.1);
             ObjectBounds {
+                object: 0,
                 bounds: Some((c - h, c + h)),
                 model: Mat4::from_rotation_y(rnd()),
                 triangles: 1,
                 patches: None,
+                mesh: None,
             }
         })
         .collect()

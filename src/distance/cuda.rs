@@ -30,6 +30,9 @@ pub struct DeviceMesh {
     order: CudaSlice<u32>,
     triangles: u32,
     depth: u32,
+    /// with [`DeviceMesh::placed`]: the positions in object space, which `positions` holds
+    /// under a transform ([`Distance::place`])
+    object: Option<CudaSlice<f32>>,
 }
 
 impl DeviceMesh {
@@ -44,9 +47,27 @@ impl DeviceMesh {
             order: gpu.upload(&bvh.order, "the BVH's triangle order")?,
             triangles: bvh.triangles() as u32,
             depth: bvh.depth,
+            object: None,
         })
     }
+
+    /// Uploads `mesh` (checked) in object space with its tree built there, to be placed in the
+    /// world by [`Distance::place`]; until then it stands at the identity.
+    pub fn placed(gpu: &Gpu, mesh: &Mesh, bvh: &Bvh) -> Result<DeviceMesh, DistanceError> {
+        let mut m = DeviceMesh::new(gpu, mesh, bvh)?;
+        let positions: Vec<f32> = mesh.positions.iter().flat_map(|p| p.to_array()).collect();
+        m.object = Some(gpu.upload(&positions, "object-space positions")?);
+        Ok(m)
+    }
 }
+
+/// A transform as the kernels take it (`rxdi_affine`): 16 floats, column-major.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+struct Affine([f32; 16]);
+
+// SAFETY: plain floats with the layout of the CUDA struct.
+unsafe impl cudarc::driver::DeviceRepr for Affine {}
 
 /// What a query on the device found: the squared distance, the least pair at it, the triangle
 /// pairs measured and the expansions launched.
@@ -66,6 +87,9 @@ pub struct Distance {
     expand: CudaFunction,
     leaves: CudaFunction,
     pick: CudaFunction,
+    transform: CudaFunction,
+    leaf_boxes: CudaFunction,
+    parent_boxes: CudaFunction,
     /// the front being expanded and the next one, and the pairs each can hold
     fronts: [CudaSlice<u32>; 2],
     capacity: [usize; 2],
@@ -84,6 +108,9 @@ impl Distance {
             expand: gpu.function(&module, "rxdi_expand")?,
             leaves: gpu.function(&module, "rxdi_leaves")?,
             pick: gpu.function(&module, "rxdi_pick")?,
+            transform: gpu.function(&module, "rxdi_transform")?,
+            leaf_boxes: gpu.function(&module, "rxdi_leaf_boxes")?,
+            parent_boxes: gpu.function(&module, "rxdi_parent_boxes")?,
             fronts: [
                 gpu.zeros(2 * capacity, "the front")?,
                 gpu.zeros(2 * capacity, "the front")?,
@@ -92,6 +119,48 @@ impl Distance {
             counters: gpu.zeros(4, "the bounds")?,
             count: gpu.zeros(1, "the front's size")?,
         })
+    }
+
+    /// Places `m` (uploaded with [`DeviceMesh::placed`]) under `model`, on the device: its
+    /// positions transformed (as [`super::placed::transform_point`] does), then its leaves'
+    /// boxes, then each level's above them. The caller checks the transform first
+    /// ([`super::placed::check_model`]); nothing is read back.
+    pub fn place(&self, m: &mut DeviceMesh, model: &glam::Mat4) -> Result<(), DistanceError> {
+        let object = m.object.as_ref().ok_or_else(|| {
+            DistanceError::Gpu(crate::gpu::GpuError::Limit(
+                "a mesh uploaded without its object-space positions cannot be placed".into(),
+            ))
+        })?;
+        let s = &self.gpu.stream;
+        let vertices = (object.len() / 3) as u32;
+        let affine = Affine(model.to_cols_array());
+        let mut l = s.launch_builder(&self.transform);
+        l.arg(object)
+            .arg(&vertices)
+            .arg(&affine)
+            .arg(&mut m.positions);
+        // SAFETY: a thread per vertex; both arrays hold three floats a vertex.
+        unsafe { launch_1d(l, vertices, "rxdi_transform") }?;
+        let leaves = 1u32 << m.depth;
+        let mut l = s.launch_builder(&self.leaf_boxes);
+        l.arg(&m.positions)
+            .arg(&m.indices)
+            .arg(&m.order)
+            .arg(&m.triangles)
+            .arg(&m.depth)
+            .arg(&mut m.boxes);
+        // SAFETY: a thread per leaf; its triangles' indices lie within the positions, and the
+        // boxes hold 2^(depth + 1) - 1 nodes.
+        unsafe { launch_1d(l, leaves, "rxdi_leaf_boxes") }?;
+        for level in (0..m.depth).rev() {
+            let (first, count) = ((1u32 << level) - 1, 1u32 << level);
+            let mut l = s.launch_builder(&self.parent_boxes);
+            l.arg(&mut m.boxes).arg(&first).arg(&count);
+            // SAFETY: a thread per node of one level; its children are the next level's, set
+            // by the launch before (launches on one stream run in order).
+            unsafe { launch_1d(l, count, "rxdi_parent_boxes") }?;
+        }
+        Ok(())
     }
 
     /// The least distance between two uploaded meshes.

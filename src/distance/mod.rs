@@ -76,8 +76,8 @@ pub enum DistanceError {
          (the meshes are too large or too evenly close for one query)"
     )]
     Front { pairs: u64 },
-    #[error("mesh '{mesh}': its transform takes vertex {vertex} out of the finite numbers")]
-    Placement { mesh: String, vertex: usize },
+    #[error("mesh '{mesh}': its transform takes its positions out of the finite numbers")]
+    Placement { mesh: String },
 }
 
 /// Checks that `mesh` can take part: valid ([`Mesh::validate`]: indices in range, finite

@@ -20,6 +20,24 @@ pub fn transform_point(m: &Mat4, p: Vec3) -> Vec3 {
     Vec3::new(row(0), row(1), row(2))
 }
 
+/// Checks that `model` keeps every position of `mesh` (finite, with triangles) and every step of
+/// [`transform_point`] among the finite numbers: the transform of the magnitudes, |m| applied to
+/// the largest |coordinate| of each axis, must be finite (rounding is monotonic, so no step of any
+/// vertex's transform is larger). The same check serves both backends, so that neither reads its
+/// results back to find a bad transform.
+pub fn check_model(mesh: &Mesh, model: &Mat4) -> Result<(), DistanceError> {
+    let (lo, hi) = mesh.bounds().unwrap_or_default();
+    let big = lo.abs().max(hi.abs());
+    let m = Mat4::from_cols_array(&model.to_cols_array().map(f32::abs));
+    if transform_point(&m, big).is_finite() && model.is_finite() {
+        Ok(())
+    } else {
+        Err(DistanceError::Placement {
+            mesh: mesh.name.clone(),
+        })
+    }
+}
+
 /// A mesh, its tree, and where both are in the world now.
 #[derive(Debug, Clone)]
 pub struct Placed {
@@ -58,19 +76,13 @@ impl Placed {
         if model == self.model {
             return Ok(false);
         }
-        let world: Vec<Vec3> = self
+        check_model(&self.object, &model)?;
+        self.world.positions = self
             .object
             .positions
             .iter()
             .map(|&p| transform_point(&model, p))
             .collect();
-        if let Some(v) = world.iter().position(|p| !p.is_finite()) {
-            return Err(DistanceError::Placement {
-                mesh: self.object.name.clone(),
-                vertex: v,
-            });
-        }
-        self.world.positions = world;
         self.tree.refit(&self.world);
         self.model = model;
         Ok(true)

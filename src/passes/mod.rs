@@ -27,6 +27,7 @@
 //! ```
 
 mod derived;
+pub mod distance_cull;
 pub mod frustum;
 pub mod normals;
 mod order;
@@ -36,6 +37,7 @@ pub mod subdivide;
 mod working;
 
 pub use derived::VertexFaces;
+pub use distance_cull::DistanceCull;
 pub use frustum::Frustum;
 pub use normals::{Normals, NormalsMode, NormalsVia};
 pub use order::Order;
@@ -251,6 +253,8 @@ pub trait MeshPass: Send + Sync {
 /// One object as a frame stage sees it.
 #[derive(Debug, Clone)]
 pub struct ObjectBounds {
+    /// its index among the scene's objects
+    pub object: usize,
     /// object-space bounds of the vertices its triangles use (`None`: no triangles)
     pub bounds: Option<(Vec3, Vec3)>,
     /// object to world
@@ -259,6 +263,9 @@ pub struct ObjectBounds {
     pub triangles: u64,
     /// its patches' bounds, when it was prepared in patch order
     pub patches: Option<Arc<crate::patch::PatchBounds>>,
+    /// its triangles in object space after the mesh stages (positions and indices only), when
+    /// a frame stage of the pipeline asked for them ([`FrameStage::needs_meshes`])
+    pub mesh: Option<Arc<crate::Mesh>>,
 }
 
 /// What a frame stage is given: the backend, the device, the camera and the objects.
@@ -324,6 +331,11 @@ pub trait FrameStage: Send + Sync {
         } else {
             BackendKind::Cpu
         }
+    }
+    /// Whether the stage needs the objects' triangles ([`ObjectBounds::mesh`]): the pipeline
+    /// then keeps a host copy of every prepared object's positions and indices.
+    fn needs_meshes(&self) -> bool {
+        false
     }
     /// Drops objects (clears `visible`) or narrows the triangle ranges `keep` of objects, one
     /// entry per object of `ctx.objects`; it never brings back what an earlier stage dropped.
@@ -422,6 +434,7 @@ pub fn registry() -> &'static [StageInfo] {
         order::INFO,
         frustum::INFO,
         patch_cull::INFO,
+        distance_cull::INFO,
     ]
 }
 
@@ -544,6 +557,7 @@ pub fn parse(spec: &str) -> Result<Stage, PassError> {
         "order" => Ok(Stage::Order(Order::from_args(&args)?.0)),
         "frustum" => Ok(Stage::Frame(Arc::new(Frustum::from_args(&args)?))),
         "patch-cull" => Ok(Stage::Frame(Arc::new(PatchCull))),
+        "distance" => Ok(Stage::Frame(Arc::new(DistanceCull::from_args(&args)?))),
         _ => unreachable!("every registered stage is built above"),
     }
 }

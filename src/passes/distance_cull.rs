@@ -1,0 +1,346 @@
+//! Distance culling (after gDist): a frame stage that keeps, of every object, only those whose
+//! triangles come within a distance of one reference object's triangles, in the world, as the
+//! objects stand this frame. The reference object itself always stays. It shows what touches or
+//! nearly touches a part (the parts around a selected one, the contacts of a moving one).
+//!
+//! Each object's tree ([`crate::distance::bvh::Bvh`]) is built once, in object space, the first
+//! time the stage meets the object; when its transform changes, its positions are transformed and
+//! the tree refit ([`crate::distance::placed`]), on the host or on the device. The least distance
+//! between the reference and each other object is measured by [`crate::distance::cpu`] or
+//! [`crate::distance::cuda`], which give the same distance to the bit, so both backends keep the
+//! same objects. A distance is measured again only when one of the two objects moved or changed:
+//! a still scene costs the stage nothing after its first frame.
+
+use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
+use crate::backend::BackendKind;
+use crate::distance::bvh::Bvh;
+use crate::distance::placed::{check_model, Placed};
+use crate::distance::{cpu, cuda, DistanceError};
+use crate::Mesh;
+use glam::Mat4;
+use std::sync::{Arc, Mutex};
+
+/// Where the distances are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// on the pipeline's backend
+    #[default]
+    Auto,
+    /// on the host
+    Cpu,
+    /// on the GPU (with the CUDA backend)
+    Cuda,
+}
+
+/// The distance-culling stage.
+pub struct DistanceCull {
+    /// the reference object: its index among the scene's objects
+    pub to: usize,
+    /// the greatest distance at which an object stays (world units)
+    pub within: f64,
+    /// where the distances are measured
+    pub placement: Placement,
+    state: Arc<Mutex<State>>,
+}
+
+pub(crate) const INFO: StageInfo = StageInfo {
+    name: "distance",
+    kind: StageKind::Frame,
+    about: "keeps only the objects whose triangles come within a distance of one object's (gDist: trees refit as objects move)",
+    args: &[
+        ArgInfo {
+            name: "to",
+            values: "an object's index in the scene",
+            default: "0",
+            about: "the reference object, which always stays",
+        },
+        ArgInfo {
+            name: "within",
+            values: "a distance >= 0",
+            default: "0",
+            about: "the greatest least distance at which an object stays (0: touching or crossing it)",
+        },
+        ArgInfo {
+            name: "on",
+            values: "auto|cpu|cuda",
+            default: "auto",
+            about: "where the distances are measured: auto takes the pipeline's backend",
+        },
+    ],
+    backends: &[BackendKind::Cpu, BackendKind::Cuda],
+    default: "only when asked",
+};
+
+/// One object's tree, where it is now, and the version of that placement.
+struct Entry {
+    /// the mesh the tree was built for (its identity tells when the object was prepared again)
+    mesh: Arc<Mesh>,
+    at: Where,
+    /// bumped each time the object moves
+    version: u64,
+}
+
+enum Where {
+    Host(Placed),
+    Device { mesh: cuda::DeviceMesh, model: Mat4 },
+}
+
+/// A distance measured, and the placements it was measured between.
+#[derive(Clone, Copy)]
+struct Measured {
+    versions: (u64, u64),
+    distance: f64,
+}
+
+#[derive(Default)]
+struct State {
+    /// per object of the frame (in `FrameContext::objects` order)
+    entries: Vec<Option<Entry>>,
+    measured: Vec<Option<Measured>>,
+    /// the last frame's distances, for [`Measures`]
+    last: Vec<Option<f64>>,
+    next_version: u64,
+    /// the GPU's kernels and buffers, kept from frame to frame
+    gpu: Option<cuda::Distance>,
+}
+
+/// What the stage measured in its last frame, per object (in the frame's object order): the
+/// least distance to the reference, or `None` for the reference itself, objects without
+/// triangles and objects an earlier stage dropped.
+#[derive(Clone)]
+pub struct Measures(Arc<Mutex<State>>);
+
+impl Measures {
+    /// The last frame's distances.
+    pub fn distances(&self) -> Vec<Option<f64>> {
+        let s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        s.last.clone()
+    }
+}
+
+impl DistanceCull {
+    /// Keeps the objects within `within` of object `to`, measured where `placement` says.
+    pub fn new(to: usize, within: f64, placement: Placement) -> DistanceCull {
+        DistanceCull {
+            to,
+            within,
+            placement,
+            state: Default::default(),
+        }
+    }
+
+    /// A handle on the distances the stage measures, which stays valid after the stage is
+    /// given to a pipeline.
+    pub fn measures(&self) -> Measures {
+        Measures(self.state.clone())
+    }
+
+    pub(crate) fn from_args(a: &Args) -> Result<DistanceCull, PassError> {
+        let bad = |arg: &str, v: &str, message: &str| PassError::Argument {
+            stage: INFO.name.into(),
+            arg: format!("{arg}={v}"),
+            message: message.into(),
+        };
+        let to = match a.get("to") {
+            None => 0,
+            Some(v) => v
+                .parse::<usize>()
+                .map_err(|_| bad("to", v, "expected an object's index (0, 1, ...)"))?,
+        };
+        let within = match a.get("within") {
+            None => 0.0,
+            Some(v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|d| d.is_finite() && *d >= 0.0)
+                .ok_or_else(|| bad("within", v, "expected a finite distance >= 0"))?,
+        };
+        let placement = a.choice(
+            "on",
+            &[
+                ("auto", Placement::Auto),
+                ("cpu", Placement::Cpu),
+                ("cuda", Placement::Cuda),
+            ],
+            Placement::Auto,
+        )?;
+        Ok(DistanceCull::new(to, within, placement))
+    }
+}
+
+impl FrameStage for DistanceCull {
+    fn name(&self) -> &str {
+        INFO.name
+    }
+
+    fn backends(&self) -> &'static [BackendKind] {
+        INFO.backends
+    }
+
+    fn runs_on(&self, backend: BackendKind, _objects: usize) -> BackendKind {
+        match (backend, self.placement) {
+            (BackendKind::Cuda, Placement::Auto | Placement::Cuda) => BackendKind::Cuda,
+            _ => BackendKind::Cpu,
+        }
+    }
+
+    fn needs_meshes(&self) -> bool {
+        true
+    }
+
+    fn run(&self, ctx: &FrameContext, visible: &mut [Visibility]) -> Result<(), PassError> {
+        let n = ctx.objects.len();
+        let failed = |k: usize, e: DistanceError| PassError::Failed {
+            stage: INFO.name.into(),
+            object: k,
+            mesh: ctx.objects[k]
+                .mesh
+                .as_ref()
+                .map(|m| m.name.clone())
+                .unwrap_or_default(),
+            message: e.to_string(),
+        };
+        let Some(r) = ctx.objects.iter().position(|o| o.object == self.to) else {
+            return Err(PassError::Argument {
+                stage: INFO.name.into(),
+                arg: format!("to={}", self.to),
+                message: format!(
+                    "the scene has no prepared object {} (objects: {})",
+                    self.to,
+                    ctx.objects
+                        .iter()
+                        .map(|o| o.object.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+        };
+        let gpu = match ctx.backend {
+            BackendKind::Cuda => Some(ctx.gpu.ok_or_else(|| PassError::Gpu {
+                stage: INFO.name.into(),
+                source: crate::gpu::GpuError::Limit(
+                    "the stage runs on the GPU but the pipeline has no device".into(),
+                ),
+            })?),
+            BackendKind::Cpu => None,
+        };
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let state = &mut *guard;
+        state.entries.resize_with(n, || None);
+        state.measured.resize_with(n, || None);
+        state.last.clear();
+        state.last.resize(n, None);
+        let reference_has_triangles = ctx.objects[r]
+            .mesh
+            .as_ref()
+            .is_some_and(|m| m.triangle_count() > 0);
+        if !reference_has_triangles {
+            return Err(failed(
+                r,
+                DistanceError::Empty(format!("object {} (the stage's reference)", self.to)),
+            ));
+        }
+        if let (Some(g), None) = (gpu, &state.gpu) {
+            state.gpu = Some(cuda::Distance::new(g).map_err(|e| failed(r, e))?);
+        }
+        // which objects take part: the reference, and every other one still drawn with triangles
+        let takes_part: Vec<bool> = (0..n)
+            .map(|k| {
+                k == r
+                    || (visible[k].visible
+                        && ctx.objects[k]
+                            .mesh
+                            .as_ref()
+                            .is_some_and(|m| m.triangle_count() > 0))
+            })
+            .collect();
+        // place each one where it stands this frame (built on first meeting, or after the
+        // object was prepared again)
+        for k in (0..n).filter(|&k| takes_part[k]) {
+            let o = &ctx.objects[k];
+            let mesh = o.mesh.as_ref().expect("taking part: it has triangles");
+            let entry = &mut state.entries[k];
+            let stale = match entry {
+                Some(e) => {
+                    !Arc::ptr_eq(&e.mesh, mesh) || matches!(e.at, Where::Host(_)) != gpu.is_none()
+                }
+                None => true,
+            };
+            if stale {
+                let at = match gpu {
+                    None => Where::Host(Placed::new(mesh.clone()).map_err(|e| failed(k, e))?),
+                    Some(g) => {
+                        let tree = Bvh::build(mesh).map_err(|e| failed(k, e))?;
+                        Where::Device {
+                            mesh: cuda::DeviceMesh::placed(g, mesh, &tree)
+                                .map_err(|e| failed(k, e))?,
+                            model: Mat4::IDENTITY,
+                        }
+                    }
+                };
+                state.next_version += 1;
+                *entry = Some(Entry {
+                    mesh: mesh.clone(),
+                    at,
+                    version: state.next_version,
+                });
+            }
+            let e = entry.as_mut().expect("set above");
+            let moved = match &mut e.at {
+                Where::Host(p) => p.place(o.model).map_err(|x| failed(k, x))?,
+                Where::Device { mesh: dm, model } => {
+                    if *model == o.model {
+                        false
+                    } else {
+                        check_model(&e.mesh, &o.model).map_err(|x| failed(k, x))?;
+                        let d = state.gpu.as_ref().expect("made above with a GPU");
+                        d.place(dm, &o.model).map_err(|x| failed(k, x))?;
+                        *model = o.model;
+                        true
+                    }
+                }
+            };
+            if moved {
+                state.next_version += 1;
+                e.version = state.next_version;
+            }
+        }
+        // measure what moved, keep what is within reach
+        let rv = state.entries[r].as_ref().expect("placed above").version;
+        for k in 0..n {
+            if k == r || !takes_part[k] {
+                continue;
+            }
+            let kv = state.entries[k].as_ref().expect("placed above").version;
+            let distance = match state.measured[k] {
+                Some(m) if m.versions == (rv, kv) => m.distance,
+                _ => {
+                    let (a, b) = (
+                        &state.entries[r].as_ref().expect("placed").at,
+                        &state.entries[k].as_ref().expect("placed").at,
+                    );
+                    let d = match (a, b) {
+                        (Where::Host(a), Where::Host(b)) => {
+                            cpu::min_distance(&a.world, &a.tree, &b.world, &b.tree).distance
+                        }
+                        (Where::Device { mesh: a, .. }, Where::Device { mesh: b, .. }) => {
+                            let g = state.gpu.as_mut().expect("made above with a GPU");
+                            g.query(a, b).map_err(|e| failed(k, e))?.d2.sqrt()
+                        }
+                        _ => unreachable!("every entry is placed on this frame's side"),
+                    };
+                    state.measured[k] = Some(Measured {
+                        versions: (rv, kv),
+                        distance: d,
+                    });
+                    d
+                }
+            };
+            state.last[k] = Some(distance);
+            if distance > self.within {
+                visible[k].visible = false;
+            }
+        }
+        Ok(())
+    }
+}
