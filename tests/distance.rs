@@ -347,8 +347,7 @@ fn check_distance_stage(backend: Backend, runs_on: BackendKind) {
     let d = measures.distances();
     assert_eq!(d[0], None, "the reference is not measured");
     let reference = world(&scene.objects[0].mesh, scene.objects[0].transform);
-    for k in 1..4 {
-        let o = &scene.objects[k];
+    for (k, o) in scene.objects.iter().enumerate().skip(1) {
         let want = cpu::brute_force(&reference, &world(&o.mesh, o.transform)).unwrap();
         assert_eq!(d[k], Some(want.distance), "object {k}");
     }
