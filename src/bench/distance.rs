@@ -1,10 +1,13 @@
 //! The distance benchmark: the least distance between the shared mesh pairs (../shared/meshes/
 //! distance/), on the CPU (the reference's best-first search, host wall time) and on the GPU
 //! (gDist's front expansion, CUDA events around the whole query, its read-backs included); the
-//! BVHs are built before timing on the host, as gDist's are.
+//! BVHs are built before timing on the host, as gDist's are. Also what the distance frame stage
+//! adds per frame for an object that moves: B placed under a new transform (positions
+//! transformed, tree refit), on the host and on the device.
 
 use super::Machine;
 use crate::distance::bvh::Bvh;
+use crate::distance::placed::Placed;
 use crate::distance::{cpu, cuda};
 use crate::gpu::{median, Gpu};
 use crate::{Error, Mesh};
@@ -45,6 +48,10 @@ pub struct DistanceRow {
     pub gpu_largest_front: Option<u64>,
     /// the GPU found the CPU's distance (bit for bit) and pair
     pub gpu_equals_cpu: Option<bool>,
+    /// B moved: its positions transformed and its tree refit, on the host (all threads)
+    pub refit_cpu_ms: f64,
+    /// the same on the device (CUDA events)
+    pub refit_gpu_ms: Option<f64>,
     pub runs: usize,
 }
 
@@ -98,6 +105,25 @@ pub fn run(
             }
         }
         let c = found.expect("ran at least once");
+        progress(&format!("{name}: refit"));
+        // B turned back and forth between two poses, so that every placing moves it
+        let poses = [
+            glam::Mat4::from_rotation_y(0.25),
+            glam::Mat4::from_rotation_translation(
+                glam::Quat::from_rotation_x(0.5),
+                glam::Vec3::new(0.1, 0.0, 0.0),
+            ),
+        ];
+        let shared_b = Arc::new(b.clone());
+        let mut placed = Placed::new(shared_b)?;
+        let mut refit_ms = Vec::new();
+        for i in 0..warmup + runs {
+            let t = Instant::now();
+            placed.place(poses[i % 2])?;
+            if i >= warmup {
+                refit_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
         let mut row = DistanceRow {
             pair: name.to_string(),
             triangles: [a.triangle_count(), b.triangle_count()],
@@ -111,6 +137,8 @@ pub fn run(
             gpu_expansions: None,
             gpu_largest_front: None,
             gpu_equals_cpu: None,
+            refit_cpu_ms: median(&refit_ms),
+            refit_gpu_ms: None,
             runs,
         };
         if let (Some(gpu), Some(q)) = (&gpu, query.as_mut()) {
@@ -129,6 +157,13 @@ pub fn run(
             row.gpu_largest_front = Some(g.largest_front);
             row.gpu_equals_cpu =
                 Some(g.d2.sqrt().to_bits() == c.distance.to_bits() && g.triangles == c.triangles);
+            let mut moving = cuda::DeviceMesh::placed(gpu, &b, &tb)?;
+            let mut i = 0;
+            let times = gpu.time(warmup, runs, || {
+                i += 1;
+                q.place(&mut moving, &poses[i % 2])
+            })?;
+            row.refit_gpu_ms = Some(median(&times));
         }
         rows.push(row);
     }
@@ -172,13 +207,15 @@ impl DistanceReport {
         );
         s += "BVHs built on the host before timing; CPU: the reference's search on every host thread \
               (host wall time; a search of more than a second timed once); GPU: gDist's front \
-              expansion, CUDA events around the whole query. Medians in ms.\n\n";
-        s += "| pair | triangles | distance | BVHs | CPU | CPU pairs | GPU | GPU pairs | expansions | largest front | GPU = CPU |\n";
-        s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+              expansion, CUDA events around the whole query. Refit: B moved (positions transformed, its tree \
+              refit), as the distance frame stage does for an object that moved, on the host \
+              (wall time) and on the device (CUDA events). Medians in ms.\n\n";
+        s += "| pair | triangles | distance | BVHs | CPU | CPU pairs | GPU | GPU pairs | expansions | largest front | GPU = CPU | refit CPU | refit GPU |\n";
+        s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n";
         let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
         for r in &self.rows {
             s += &format!(
-                "| {} | {} + {} | {:.6} | {:.2} | {:.3} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} + {} | {:.6} | {:.2} | {:.3} | {} | {} | {} | {} | {} | {} | {:.3} | {} |\n",
                 r.pair,
                 r.triangles[0],
                 r.triangles[1],
@@ -193,6 +230,8 @@ impl DistanceReport {
                 opt(r
                     .gpu_equals_cpu
                     .map(|v| if v { "yes" } else { "NO" }.to_string())),
+                r.refit_cpu_ms,
+                opt(r.refit_gpu_ms.map(|v| format!("{v:.3}"))),
             );
         }
         s
