@@ -328,3 +328,24 @@ extern "C" __global__ void rxdi_parent_boxes(float* boxes, unsigned first, unsig
         b[3 + c] = fmaxf(l[3 + c], r[3 + c]);
     }
 }
+
+// The boxes of levels `levels - 1` down to 0 (at most 2^levels - 1 nodes, few), by one block:
+// level by level, each node the union of its children's, a barrier between levels (the block's
+// writes to global memory are visible to its threads after it). One launch instead of one a level
+// where the levels are too small to fill the GPU.
+extern "C" __global__ void rxdi_top_boxes(float* boxes, unsigned levels) {
+    for (int level = (int)levels - 1; level >= 0; level--) {
+        unsigned first = (1u << level) - 1, count = 1u << level;
+        for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+            size_t k = (size_t)first + i;
+            const float* l = boxes + 6 * (2 * k + 1);
+            const float* r = boxes + 6 * (2 * k + 2);
+            float* b = boxes + 6 * k;
+            for (int c = 0; c < 3; c++) {
+                b[c] = fminf(l[c], r[c]);
+                b[3 + c] = fmaxf(l[3 + c], r[3 + c]);
+            }
+        }
+        __syncthreads();
+    }
+}

@@ -505,3 +505,31 @@ fn distance_stage_names_bad_arguments_and_objects() {
         "{e}"
     );
 }
+
+#[test]
+fn gpu_placing_equals_the_hosts() {
+    let Some(gpu) = common::gpu() else { return };
+    let d = distance::cuda::Distance::new(&gpu).unwrap();
+    let model = Mat4::from_scale_rotation_translation(
+        Vec3::new(1.5, 0.5, 2.0),
+        Quat::from_euler(glam::EulerRot::XYZ, 0.3, -1.1, 2.0),
+        Vec3::new(10.0, -3.0, 0.25),
+    );
+    // trees of depth 0 (one triangle) to 14, below and above the levels one block refits
+    let one = Mesh::new("one", vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![0, 1, 2]);
+    for m in [
+        one,
+        rxpipe::mesh::icosphere(0),
+        rxpipe::mesh::icosphere(3),
+        rxpipe::mesh::icosphere(5),
+    ] {
+        let mut host = distance::placed::Placed::new(Arc::new(m.clone())).unwrap();
+        host.place(model).unwrap();
+        let tree = distance::bvh::Bvh::build(&m).unwrap();
+        let mut dev = distance::cuda::DeviceMesh::placed(&gpu, &m, &tree).unwrap();
+        d.place(&mut dev, &model).unwrap();
+        let (positions, boxes) = dev.download(&gpu).unwrap();
+        assert_eq!(positions, host.world.positions, "{}", m.name);
+        assert_eq!(boxes, host.tree.boxes, "{}", m.name);
+    }
+}

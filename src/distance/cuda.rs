@@ -8,6 +8,7 @@
 //! the next launch) and the result at the end.
 
 use super::bvh::Bvh;
+use super::triangle::Aabb;
 use super::{closest, Closest, DistanceError, SLACK};
 use crate::gpu::kernels::Source;
 use crate::gpu::{launch_1d, Context, Gpu};
@@ -21,6 +22,12 @@ pub const KERNELS: Source<'static> = crate::kernel_source!("distance.cu");
 /// How many pairs an expansion aims to make at most (gDist's C, 1024 x 256): the front of n
 /// pairs is expanded by the most levels k with n 4^k <= FRONT.
 pub const FRONT: u64 = 1 << 18;
+
+/// How many levels of boxes under the root one block refits in one launch (2^10 nodes on the
+/// widest): the levels below take a launch each. On the H100 a launch costs a few microseconds,
+/// more than such a level's work.
+const TOP_LEVELS: u32 = 10;
+const TOP_THREADS: u32 = 512;
 
 /// A mesh and its BVH on the device.
 pub struct DeviceMesh {
@@ -61,6 +68,20 @@ impl DeviceMesh {
     }
 }
 
+impl DeviceMesh {
+    /// The positions and boxes on the device (for tests: what [`Distance::place`] made).
+    pub fn download(&self, gpu: &Gpu) -> Result<(Vec<glam::Vec3>, Vec<Aabb>), DistanceError> {
+        let p = gpu.download(&self.positions, self.positions.len())?;
+        let b = gpu.download(&self.boxes, self.boxes.len())?;
+        Ok((
+            p.chunks_exact(3).map(glam::Vec3::from_slice).collect(),
+            b.chunks_exact(6)
+                .map(|c| [[c[0], c[1], c[2]], [c[3], c[4], c[5]]])
+                .collect(),
+        ))
+    }
+}
+
 /// A transform as the kernels take it (`rxdi_affine`): 16 floats, column-major.
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
@@ -90,6 +111,7 @@ pub struct Distance {
     transform: CudaFunction,
     leaf_boxes: CudaFunction,
     parent_boxes: CudaFunction,
+    top_boxes: CudaFunction,
     /// the front being expanded and the next one, and the pairs each can hold
     fronts: [CudaSlice<u32>; 2],
     capacity: [usize; 2],
@@ -111,6 +133,7 @@ impl Distance {
             transform: gpu.function(&module, "rxdi_transform")?,
             leaf_boxes: gpu.function(&module, "rxdi_leaf_boxes")?,
             parent_boxes: gpu.function(&module, "rxdi_parent_boxes")?,
+            top_boxes: gpu.function(&module, "rxdi_top_boxes")?,
             fronts: [
                 gpu.zeros(2 * capacity, "the front")?,
                 gpu.zeros(2 * capacity, "the front")?,
@@ -152,13 +175,22 @@ impl Distance {
         // SAFETY: a thread per leaf; its triangles' indices lie within the positions, and the
         // boxes hold 2^(depth + 1) - 1 nodes.
         unsafe { launch_1d(l, leaves, "rxdi_leaf_boxes") }?;
-        for level in (0..m.depth).rev() {
+        // the wide levels a launch each, then the top ones by one block
+        let top = m.depth.min(TOP_LEVELS);
+        for level in (top..m.depth).rev() {
             let (first, count) = ((1u32 << level) - 1, 1u32 << level);
             let mut l = s.launch_builder(&self.parent_boxes);
             l.arg(&mut m.boxes).arg(&first).arg(&count);
             // SAFETY: a thread per node of one level; its children are the next level's, set
             // by the launch before (launches on one stream run in order).
             unsafe { launch_1d(l, count, "rxdi_parent_boxes") }?;
+        }
+        if top > 0 {
+            let mut l = s.launch_builder(&self.top_boxes);
+            l.arg(&mut m.boxes).arg(&top);
+            // SAFETY: one block over the nodes of levels top - 1 .. 0, whose children are set
+            // (the launches above, or the leaves when the tree is that shallow).
+            unsafe { crate::gpu::launch(l, 1, TOP_THREADS, 0, "rxdi_top_boxes") }?;
         }
         Ok(())
     }
