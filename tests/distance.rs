@@ -159,16 +159,70 @@ proptest! {
     }
 }
 
-/// The GPU's distance, pair and points against the CPU's, bit for bit.
+/// The caps a capped search is tried with against a distance `d`: below, at and above it.
+fn caps(d: f64) -> [f64; 5] {
+    [0.0, d * 0.5, d, d * 1.01 + 1e-3, f64::INFINITY]
+}
+
+/// A capped search's result against the whole search's `full`: the same where the distance is
+/// within the cap, else none or one beyond it.
+fn capped_agrees(got: Option<f64>, full: f64, cap: f64, what: &str) {
+    if full <= cap {
+        assert_eq!(
+            got.map(f64::to_bits),
+            Some(full.to_bits()),
+            "{what} cap {cap}"
+        );
+    } else {
+        assert!(got.is_none_or(|d| d > cap), "{what} cap {cap}: {got:?}");
+    }
+}
+
+#[test]
+fn capped_search_equals_the_whole_one_within_its_cap() {
+    for (k, (a, b)) in cases().iter().enumerate() {
+        let (ta, tb) = (
+            distance::bvh::Bvh::build(a).unwrap(),
+            distance::bvh::Bvh::build(b).unwrap(),
+        );
+        let full = cpu::min_distance(a, &ta, b, &tb);
+        for cap in caps(full.distance) {
+            let got = cpu::min_distance_within(a, &ta, b, &tb, cap);
+            if let Some(g) = &got {
+                if full.distance <= cap {
+                    same(g, &full, &format!("case {k} cap {cap}"));
+                }
+            }
+            capped_agrees(
+                got.map(|c| c.distance),
+                full.distance,
+                cap,
+                &format!("case {k}"),
+            );
+        }
+    }
+}
+
+/// The GPU's distance, pair and points against the CPU's, bit for bit; and capped searches.
 fn gpu_against_cpu(gpu: &std::sync::Arc<rxpipe::gpu::Gpu>, all: &[(Mesh, Mesh)]) {
+    let mut q = distance::cuda::Distance::new(gpu).unwrap();
     for (k, (a, b)) in all.iter().enumerate() {
+        let what = format!("case {k} ({} against {})", a.name, b.name);
         let want = cpu::run(a, b).unwrap();
         let got = distance::cuda::run(gpu, a, b).unwrap();
-        same(
-            &got,
-            &want,
-            &format!("case {k} ({} against {})", a.name, b.name),
+        same(&got, &want, &what);
+        let (ta, tb) = (
+            distance::bvh::Bvh::build(a).unwrap(),
+            distance::bvh::Bvh::build(b).unwrap(),
         );
+        let (da, db) = (
+            distance::cuda::DeviceMesh::new(gpu, a, &ta).unwrap(),
+            distance::cuda::DeviceMesh::new(gpu, b, &tb).unwrap(),
+        );
+        for cap in caps(want.distance) {
+            let f = q.query_within(&da, &db, cap).unwrap();
+            capped_agrees(f.map(|f| f.d2.sqrt()), want.distance, cap, &what);
+        }
     }
 }
 
@@ -275,7 +329,7 @@ use glam::{Mat4, Quat};
 use rxpipe::backend::BackendKind;
 use rxpipe::distance::placed::transform_point;
 use rxpipe::io::scene::{Camera, Scene};
-use rxpipe::passes::distance_cull::{DistanceCull, Placement};
+use rxpipe::passes::distance_cull::{DistanceCull, Placement, Reach};
 use rxpipe::passes::{FrameContext, FrameStage, ObjectBounds, Visibility};
 use rxpipe::{Backend, Pipeline, Renderer};
 use std::sync::Arc;
@@ -306,6 +360,15 @@ fn around() -> Scene {
         far: 100.0,
     };
     s
+}
+
+/// What the stage should find of an object at `distance` with its cap at `within`.
+fn reach(distance: f64, within: f64) -> Reach {
+    if distance <= within {
+        Reach::Within(distance)
+    } else {
+        Reach::Beyond
+    }
 }
 
 /// `m` placed under `model` as the stage places it.
@@ -343,16 +406,19 @@ fn check_distance_stage(backend: Backend, runs_on: BackendKind) {
     assert_eq!(frame.stats.culled(), (1, far));
     let st = &frame.stats.stages[0];
     assert_eq!((st.stage.as_str(), st.backend), ("distance", Some(runs_on)));
-    // each distance is every pair's least, in the world
-    let d = measures.distances();
+    // each reach is every pair's least distance, in the world
+    let d = measures.last();
     assert_eq!(d[0], None, "the reference is not measured");
     let reference = world(&scene.objects[0].mesh, scene.objects[0].transform);
     for (k, o) in scene.objects.iter().enumerate().skip(1) {
         let want = cpu::brute_force(&reference, &world(&o.mesh, o.transform)).unwrap();
-        assert_eq!(d[k], Some(want.distance), "object {k}");
+        assert_eq!(d[k], Some(reach(want.distance, 0.5)), "object {k}");
     }
-    assert!(d[1].unwrap() > 0.25 && d[1].unwrap() < 0.35, "{d:?}");
-    assert_eq!(d[3], Some(0.0), "crossing");
+    assert!(
+        matches!(d[1], Some(Reach::Within(x)) if x > 0.25 && x < 0.35),
+        "{d:?}"
+    );
+    assert_eq!(d[3], Some(Reach::Within(0.0)), "crossing");
     // the image is the scene's without the far sphere
     let mut without = scene.clone();
     without.objects.remove(2);
@@ -385,7 +451,7 @@ fn moving_frames(
     stage: &DistanceCull,
     backend: BackendKind,
     gpu: Option<&Arc<rxpipe::gpu::Gpu>>,
-) -> Vec<Vec<Option<f64>>> {
+) -> Vec<Vec<Option<Reach>>> {
     let scene = around();
     let measures = stage.measures();
     let meshes: Vec<Arc<Mesh>> = scene
@@ -412,11 +478,12 @@ fn moving_frames(
                         ) * o.transform
                     }
                     2 => {
-                        Mat4::from_scale_rotation_translation(
-                            Vec3::new(1.0 + step, 1.0, 0.5),
-                            Quat::from_rotation_y(step),
-                            Vec3::new(step, 0.0, 0.0),
-                        ) * o.transform
+                        o.transform
+                            * Mat4::from_scale_rotation_translation(
+                                Vec3::new(1.0 + step, 1.0, 0.5),
+                                Quat::from_rotation_y(step),
+                                Vec3::new(1.5 * step, 0.0, 0.0),
+                            )
                     }
                     _ => o.transform,
                 };
@@ -440,13 +507,17 @@ fn moving_frames(
         };
         let mut v = vec![Visibility::default(); objects.len()];
         stage.run(&ctx, &mut v).unwrap();
-        let d = measures.distances();
+        let d = measures.last();
         // the CPU's against every pair, each frame
         if backend == BackendKind::Cpu {
             let r = world(&meshes[0], objects[0].model);
             for k in 1..objects.len() {
                 let want = cpu::brute_force(&r, &world(&meshes[k], objects[k].model)).unwrap();
-                assert_eq!(d[k], Some(want.distance), "frame {f} object {k}");
+                assert_eq!(
+                    d[k],
+                    Some(reach(want.distance, 0.5)),
+                    "frame {f} object {k}"
+                );
                 assert_eq!(v[k].visible, want.distance <= 0.5, "frame {f} object {k}");
             }
         }
@@ -460,7 +531,11 @@ fn distance_stage_follows_moving_objects() {
     let stage = DistanceCull::new(0, 0.5, Placement::Cpu);
     let d = moving_frames(&stage, BackendKind::Cpu, None);
     assert_eq!(d[2], d[3], "a still frame measures the same");
-    assert_ne!(d[1][2], d[4][2], "the far sphere moved");
+    assert_eq!(d[0][2], Some(Reach::Beyond));
+    assert!(
+        matches!(d[5][2], Some(Reach::Within(_))),
+        "the far sphere came near"
+    );
 }
 
 #[test]

@@ -107,13 +107,24 @@ impl Search<'_> {
 
 /// The least distance between `a` and `b` (their BVHs `ta`, `tb`, built from them).
 pub fn min_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Closest {
+    min_distance_within(a, ta, b, tb, f64::INFINITY).expect("a search without a cap finds a pair")
+}
+
+/// [`min_distance`] where it is at most `cap`, else `None` (or, rarely, a distance above `cap`:
+/// a pair the culling's slack let through). The search starts with `cap` as its upper bound, so
+/// the node pairs farther apart than it are culled from the first: objects far apart cost a few
+/// box tests. Where the distance is at most `cap` the result is [`min_distance`]'s, to the bit.
+pub fn min_distance_within(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh, cap: f64) -> Option<Closest> {
     let s = Search {
         a,
         ta,
         b,
         tb,
-        upper: AtomicU64::new(f64::INFINITY.to_bits()),
+        upper: AtomicU64::new((cap * cap).to_bits()),
     };
+    if !s.keep(s.lower(0, 0)) {
+        return None;
+    }
     // breadth first until the front is large enough to share (or all leaves), each pair's
     // enhanced bound lowering the upper bound
     let mut front = vec![(0usize, 0usize)];
@@ -154,7 +165,7 @@ pub fn min_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Closest {
             best
         })
         .reduce(|| NONE, better);
-    closest(a, b, best.1, best.2)
+    (best.1 != NONE.1).then(|| closest(a, b, best.1, best.2))
 }
 
 /// [`min_distance`] from the meshes: checked, their BVHs built.

@@ -197,10 +197,24 @@ impl Distance {
 
     /// The least distance between two uploaded meshes.
     pub fn query(&mut self, a: &DeviceMesh, b: &DeviceMesh) -> Result<Found, DistanceError> {
+        self.query_within(a, b, f64::INFINITY)?
+            .ok_or(DistanceError::Lost)
+    }
+
+    /// [`Distance::query`] where the distance is at most `cap`, else `None` (or, rarely, a
+    /// distance above `cap`), as [`super::cpu::min_distance_within`]: the search starts with
+    /// `cap` as its upper bound, and ends early when the front empties.
+    pub fn query_within(
+        &mut self,
+        a: &DeviceMesh,
+        b: &DeviceMesh,
+        cap: f64,
+    ) -> Result<Option<Found>, DistanceError> {
         let gpu = self.gpu.clone();
         let s = &gpu.stream;
         const INF: u64 = 0x7ff0_0000_0000_0000;
-        s.memcpy_htod(&[INF, INF, u64::MAX, 0], &mut self.counters)
+        let upper = (cap * cap).to_bits();
+        s.memcpy_htod(&[upper, INF, u64::MAX, 0], &mut self.counters)
             .ctx("setting the bounds")?;
         // views of the four counters (the kernels write through them; nothing else uses the
         // buffer meanwhile)
@@ -259,6 +273,10 @@ impl Distance {
             (la, lb) = (la + ka, lb + kb);
             expansions += 1;
             largest = largest.max(n);
+            if n == 0 {
+                // every pair culled against the cap
+                return Ok(None);
+            }
         }
         let count = n as u32;
         // SAFETY (both): rxdi_leaves writes an entry's distance and pair for every entry.
@@ -297,15 +315,15 @@ impl Distance {
         let c = gpu.download(&self.counters, 4)?;
         let p = c[2];
         if p == u64::MAX {
-            return Err(DistanceError::Lost);
+            return Ok(None);
         }
-        Ok(Found {
+        Ok(Some(Found {
             d2: f64::from_bits(c[1]),
             triangles: [(p >> 32) as u32, p as u32],
             pairs_tested: c[3],
             expansions,
             largest_front: largest,
-        })
+        }))
     }
 }
 

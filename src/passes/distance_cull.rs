@@ -8,7 +8,9 @@
 //! the tree refit ([`crate::distance::placed`]), on the host or on the device. The least distance
 //! between the reference and each other object is measured by [`crate::distance::cpu`] or
 //! [`crate::distance::cuda`], which give the same distance to the bit, so both backends keep the
-//! same objects. A distance is measured again only when one of the two objects moved or changed:
+//! same objects. The search is capped at the stage's distance: it starts with it as its upper
+//! bound, so the node pairs farther apart are culled from the first and a far object costs a few
+//! box tests ([`Reach::Beyond`]); a near one gets its exact distance ([`Reach::Within`]). A distance is measured again only when one of the two objects moved or changed:
 //! a still scene costs the stage nothing after its first frame.
 
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
@@ -85,11 +87,22 @@ enum Where {
     Device { mesh: cuda::DeviceMesh, model: Mat4 },
 }
 
-/// A distance measured, and the placements it was measured between.
+/// What the stage found of one object: its least distance to the reference where that is at
+/// most the stage's `within`, else only that it is beyond (the search, capped at `within`, culls
+/// the node pairs farther apart from the first, so a far object costs a few box tests).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reach {
+    /// the least distance, at most `within`
+    Within(f64),
+    /// farther than `within`
+    Beyond,
+}
+
+/// A reach measured, and the placements it was measured between.
 #[derive(Clone, Copy)]
 struct Measured {
     versions: (u64, u64),
-    distance: f64,
+    reach: Reach,
 }
 
 #[derive(Default)]
@@ -97,22 +110,22 @@ struct State {
     /// per object of the frame (in `FrameContext::objects` order)
     entries: Vec<Option<Entry>>,
     measured: Vec<Option<Measured>>,
-    /// the last frame's distances, for [`Measures`]
-    last: Vec<Option<f64>>,
+    /// the last frame's reaches, for [`Measures`]
+    last: Vec<Option<Reach>>,
     next_version: u64,
     /// the GPU's kernels and buffers, kept from frame to frame
     gpu: Option<cuda::Distance>,
 }
 
-/// What the stage measured in its last frame, per object (in the frame's object order): the
-/// least distance to the reference, or `None` for the reference itself, objects without
-/// triangles and objects an earlier stage dropped.
+/// What the stage measured in its last frame, per object (in the frame's object order): its
+/// reach, or `None` for the reference itself, objects without triangles and objects an earlier
+/// stage dropped.
 #[derive(Clone)]
 pub struct Measures(Arc<Mutex<State>>);
 
 impl Measures {
-    /// The last frame's distances.
-    pub fn distances(&self) -> Vec<Option<f64>> {
+    /// The last frame's reaches.
+    pub fn last(&self) -> Vec<Option<Reach>> {
         let s = self.0.lock().unwrap_or_else(|p| p.into_inner());
         s.last.clone()
     }
@@ -312,32 +325,40 @@ impl FrameStage for DistanceCull {
                 continue;
             }
             let kv = state.entries[k].as_ref().expect("placed above").version;
-            let distance = match state.measured[k] {
-                Some(m) if m.versions == (rv, kv) => m.distance,
+            let reach = match state.measured[k] {
+                Some(m) if m.versions == (rv, kv) => m.reach,
                 _ => {
                     let (a, b) = (
                         &state.entries[r].as_ref().expect("placed").at,
                         &state.entries[k].as_ref().expect("placed").at,
                     );
+                    let cap = self.within;
                     let d = match (a, b) {
                         (Where::Host(a), Where::Host(b)) => {
-                            cpu::min_distance(&a.world, &a.tree, &b.world, &b.tree).distance
+                            cpu::min_distance_within(&a.world, &a.tree, &b.world, &b.tree, cap)
+                                .map(|c| c.distance)
                         }
                         (Where::Device { mesh: a, .. }, Where::Device { mesh: b, .. }) => {
                             let g = state.gpu.as_mut().expect("made above with a GPU");
-                            g.query(a, b).map_err(|e| failed(k, e))?.d2.sqrt()
+                            g.query_within(a, b, cap)
+                                .map_err(|e| failed(k, e))?
+                                .map(|f| f.d2.sqrt())
                         }
                         _ => unreachable!("every entry is placed on this frame's side"),
                     };
+                    let reach = match d {
+                        Some(d) if d <= cap => Reach::Within(d),
+                        _ => Reach::Beyond,
+                    };
                     state.measured[k] = Some(Measured {
                         versions: (rv, kv),
-                        distance: d,
+                        reach,
                     });
-                    d
+                    reach
                 }
             };
-            state.last[k] = Some(distance);
-            if distance > self.within {
+            state.last[k] = Some(reach);
+            if reach == Reach::Beyond {
                 visible[k].visible = false;
             }
         }
