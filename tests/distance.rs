@@ -335,15 +335,23 @@ use rxpipe::{Backend, Pipeline, Renderer};
 use std::sync::Arc;
 
 /// A reference sphere (object 0) and, placed by their transforms, a torus 0.3 from it, a sphere
-/// far from it, and a small sphere crossing it.
+/// far from it, a small sphere crossing it and one about 0.4 from it.
 fn around() -> Scene {
     let meshes = vec![
         rxpipe::mesh::icosphere(3),
         rxpipe::mesh::torus(1.0, 0.3, 32, 12),
         rxpipe::mesh::icosphere(2),
         rxpipe::mesh::icosphere(1),
+        rxpipe::mesh::icosphere(2),
     ];
     let mut s = Scene::from_meshes("around", meshes);
+    // a small sphere off the reference's diagonal: their boxes overlap, the spheres are about
+    // 0.4 apart (so a capped search, not the boxes, tells that it is beyond 0.2)
+    s.objects[4].transform = Mat4::from_scale_rotation_translation(
+        Vec3::splat(0.3),
+        Quat::IDENTITY,
+        Vec3::new(1.2, 1.2, 0.0),
+    );
     // the torus's tube (radius 0.3 about a circle of radius 1 in its xz plane) stood upright:
     // its nearest point to the sphere is about 1.6 - 1.3 = 0.3 away
     s.objects[1].transform =
@@ -424,6 +432,14 @@ fn check_distance_stage(backend: Backend, runs_on: BackendKind) {
     without.objects.remove(2);
     let want = render_with_distance(backend, &without, None);
     assert_eq!(frame.color, want.color);
+    // within 0.2: the torus and the diagonal sphere are beyond it too, the latter told by its
+    // search (their boxes overlap)
+    let stage = DistanceCull::new(0, 0.2, Placement::Auto);
+    let measures = stage.measures();
+    let frame = render_with_distance(backend, &scene, Some(stage));
+    assert_eq!(frame.stats.culled().0, 3);
+    let d = measures.last();
+    assert_eq!([d[1], d[2], d[4]], [Some(Reach::Beyond); 3], "{d:?}");
     // within 5 every object stays
     let all = render_with_distance(
         backend,

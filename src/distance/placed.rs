@@ -38,6 +38,37 @@ pub fn check_model(mesh: &Mesh, model: &Mat4) -> Result<(), DistanceError> {
     }
 }
 
+/// A box that holds every position of an object whose object-space bounds are `bounds`, placed
+/// by [`transform_point`] under `model`: the box of the transformed corners, widened on each
+/// axis by 1e-6 of the magnitudes that axis's transform adds (more than the rounding of any
+/// vertex's transform or a corner's, a few units in the last place of those magnitudes). In
+/// double precision.
+pub fn world_box(bounds: (Vec3, Vec3), model: &Mat4) -> [glam::DVec3; 2] {
+    let (lo, hi) = bounds;
+    let mut b = [glam::DVec3::INFINITY, glam::DVec3::NEG_INFINITY];
+    for i in 0..8 {
+        let c = Vec3::new(
+            if i & 1 == 0 { lo.x } else { hi.x },
+            if i & 2 == 0 { lo.y } else { hi.y },
+            if i & 4 == 0 { lo.z } else { hi.z },
+        );
+        let w = transform_point(model, c).as_dvec3();
+        b = [b[0].min(w), b[1].max(w)];
+    }
+    let big = lo.abs().max(hi.abs()).as_dvec3();
+    let m = model.to_cols_array().map(|v| (v as f64).abs());
+    let pad = glam::DVec3::from_array(std::array::from_fn(|r| {
+        1e-6 * (m[r] * big.x + m[4 + r] * big.y + m[8 + r] * big.z + m[12 + r])
+    }));
+    [b[0] - pad, b[1] + pad]
+}
+
+/// The gap between two boxes (0 where they overlap).
+pub fn box_gap(a: &[glam::DVec3; 2], b: &[glam::DVec3; 2]) -> f64 {
+    let d = (b[0] - a[1]).max(a[0] - b[1]).max(glam::DVec3::ZERO);
+    d.length()
+}
+
 /// A mesh, its tree, and where both are in the world now.
 #[derive(Debug, Clone)]
 pub struct Placed {
@@ -123,6 +154,41 @@ mod tests {
         let want = super::super::cpu::brute_force(&p.world, &b).unwrap();
         assert_eq!(got.distance, want.distance);
         assert_eq!(got.triangles, want.triangles);
+    }
+
+    #[test]
+    fn a_world_box_holds_every_placed_position() {
+        let m = crate::mesh::icosphere(3);
+        let bounds = m.bounds().unwrap();
+        for (k, model) in [
+            Mat4::IDENTITY,
+            Mat4::from_scale_rotation_translation(
+                Vec3::new(3.0, 0.01, 1.0),
+                glam::Quat::from_euler(glam::EulerRot::XYZ, 0.4, 2.1, -0.3),
+                Vec3::new(1e4, -2.5, 0.125),
+            ),
+            Mat4::from_rotation_z(0.25) * Mat4::from_translation(Vec3::splat(-7.0)),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let b = world_box(bounds, &model);
+            for &p in &m.positions {
+                let w = transform_point(&model, p).as_dvec3();
+                assert!(
+                    w.cmpge(b[0]).all() && w.cmple(b[1]).all(),
+                    "model {k}: {w} in {b:?}"
+                );
+            }
+        }
+        let unit = [glam::DVec3::ZERO, glam::DVec3::ONE];
+        let apart = [
+            glam::DVec3::new(4.0, 5.0, 1.0),
+            glam::DVec3::new(5.0, 6.0, 1.0),
+        ];
+        assert_eq!(box_gap(&unit, &apart), 5.0);
+        assert_eq!(box_gap(&apart, &unit), 5.0);
+        assert_eq!(box_gap(&unit, &unit), 0.0);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
 use crate::backend::BackendKind;
 use crate::distance::bvh::Bvh;
-use crate::distance::placed::{check_model, Placed};
+use crate::distance::placed::{box_gap, check_model, world_box, Placed};
 use crate::distance::{cpu, cuda, DistanceError};
 use crate::Mesh;
 use glam::Mat4;
@@ -267,9 +267,29 @@ impl FrameStage for DistanceCull {
                             .is_some_and(|m| m.triangle_count() > 0))
             })
             .collect();
-        // place each one where it stands this frame (built on first meeting, or after the
+        // an object whose world box (its bounds under its transform, on the host) lies farther
+        // from the reference's than `within` is beyond, with no tree placed or searched: a far
+        // object that moves costs eight corners a frame on either backend
+        let world_box = |k: usize| {
+            let o = &ctx.objects[k];
+            o.bounds.map(|b| world_box(b, &o.model))
+        };
+        let reference_box = world_box(r);
+        let mut near = takes_part.clone();
+        for k in (0..n).filter(|&k| k != r && takes_part[k]) {
+            let gap = match (&reference_box, world_box(k)) {
+                (Some(a), Some(b)) => box_gap(a, &b),
+                _ => 0.0,
+            };
+            if gap > self.within {
+                near[k] = false;
+                state.last[k] = Some(Reach::Beyond);
+                visible[k].visible = false;
+            }
+        }
+        // place each near one where it stands this frame (built on first meeting, or after the
         // object was prepared again)
-        for k in (0..n).filter(|&k| takes_part[k]) {
+        for k in (0..n).filter(|&k| near[k]) {
             let o = &ctx.objects[k];
             let mesh = o.mesh.as_ref().expect("taking part: it has triangles");
             let entry = &mut state.entries[k];
@@ -321,7 +341,7 @@ impl FrameStage for DistanceCull {
         // measure what moved, keep what is within reach
         let rv = state.entries[r].as_ref().expect("placed above").version;
         for k in 0..n {
-            if k == r || !takes_part[k] {
+            if k == r || !near[k] {
                 continue;
             }
             let kv = state.entries[k].as_ref().expect("placed above").version;
