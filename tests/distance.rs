@@ -373,7 +373,7 @@ fn around() -> Scene {
 /// What the stage should find of an object at `distance` with its cap at `within`.
 fn reach(distance: f64, within: f64) -> Reach {
     if distance <= within {
-        Reach::Within(distance)
+        Reach::Within
     } else {
         Reach::Beyond
     }
@@ -422,11 +422,7 @@ fn check_distance_stage(backend: Backend, runs_on: BackendKind) {
         let want = cpu::brute_force(&reference, &world(&o.mesh, o.transform)).unwrap();
         assert_eq!(d[k], Some(reach(want.distance, 0.5)), "object {k}");
     }
-    assert!(
-        matches!(d[1], Some(Reach::Within(x)) if x > 0.25 && x < 0.35),
-        "{d:?}"
-    );
-    assert_eq!(d[3], Some(Reach::Within(0.0)), "crossing");
+    assert_eq!(d[3], Some(Reach::Within), "crossing");
     // the image is the scene's without the far sphere
     let mut without = scene.clone();
     without.objects.remove(2);
@@ -549,7 +545,7 @@ fn distance_stage_follows_moving_objects() {
     assert_eq!(d[2], d[3], "a still frame measures the same");
     assert_eq!(d[0][2], Some(Reach::Beyond));
     assert!(
-        matches!(d[5][2], Some(Reach::Within(_))),
+        matches!(d[5][2], Some(Reach::Within)),
         "the far sphere came near"
     );
 }

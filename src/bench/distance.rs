@@ -59,12 +59,34 @@ pub struct DistanceRow {
     pub runs: usize,
 }
 
+/// The distance frame stage over a scene of many objects, per frame (host wall time of the
+/// stage's `run`, its device work and read-backs included).
+#[derive(Debug, Clone, Serialize)]
+pub struct StageRow {
+    /// "still" (no object moves: the stage's cached reaches) or "moving" (every object turns
+    /// every frame)
+    pub case: String,
+    pub objects: usize,
+    pub triangles: u64,
+    /// the stage's distance
+    pub within: f64,
+    /// objects within it (of those that are not the reference)
+    pub near: usize,
+    /// objects whose boxes come within it (placed and searched each time they move)
+    pub searched: usize,
+    pub cpu_ms: f64,
+    pub gpu_ms: Option<f64>,
+    /// the GPU kept the CPU's objects, with the same distances to the bit
+    pub gpu_equals_cpu: Option<bool>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct DistanceReport {
     #[serde(flatten)]
     pub machine: Machine,
     pub host: String,
     pub rows: Vec<DistanceRow>,
+    pub stage: Vec<StageRow>,
 }
 
 /// Measures each pair: `NAME` for ../shared/meshes/distance/NAME_{A,B}.obj.gz, or two mesh
@@ -194,7 +216,10 @@ pub fn run(
         }
         rows.push(row);
     }
+    progress("the frame stage");
+    let stage = stage_rows(gpu.as_ref(), warmup, runs)?;
     Ok(DistanceReport {
+        stage,
         machine: match &gpu {
             Some(g) => Machine::of(g, &crate::gpu::probe()),
             None => Machine::host(),
@@ -206,6 +231,133 @@ pub fn run(
         ),
         rows,
     })
+}
+
+/// The stage's scene: a sphere of 81,920 triangles (the reference, radius 1) and 63 tori of 8,192
+/// triangles on a spiral around it, from crossing it to 3 away; in frame `f` of the moving case
+/// each torus turns about its own centre.
+fn stage_scene(
+    f: usize,
+    moving: bool,
+    [sphere, torus]: &[Arc<Mesh>; 2],
+) -> Vec<(Arc<Mesh>, glam::Mat4)> {
+    use glam::{Mat4, Quat, Vec3};
+    let mut v = vec![(sphere.clone(), Mat4::IDENTITY)];
+    for k in 0..63 {
+        let t = k as f32 / 62.0;
+        let angle = k as f32 * 2.4;
+        // the torus's centre 1.3 to 4.4 from the sphere's: its ring's nearest points 0.38
+        // closer than that (0.3 + 0.08), so the first few cross the sphere
+        let r = 1.3 + 3.1 * t * t;
+        let centre = Vec3::new(
+            angle.cos() * r,
+            (k as f32 * 0.7).sin() * 0.3,
+            angle.sin() * r,
+        );
+        let spin = if moving { f as f32 * 0.05 } else { 0.0 };
+        let turn = Quat::from_rotation_y(angle + spin) * Quat::from_rotation_x(0.3 * k as f32);
+        v.push((torus.clone(), Mat4::from_rotation_translation(turn, centre)));
+    }
+    v
+}
+
+/// The distance stage over [`stage_scene`], still and moving, on the CPU and the GPU.
+fn stage_rows(gpu: Option<&Arc<Gpu>>, warmup: usize, runs: usize) -> Result<Vec<StageRow>, Error> {
+    use crate::backend::BackendKind;
+    use crate::passes::distance_cull::{DistanceCull, Placement, Reach};
+    use crate::passes::{FrameContext, FrameStage, ObjectBounds, Visibility};
+    const WITHIN: f64 = 0.05;
+    // (the meshes made once: the stage keeps a tree per mesh it has met)
+    let meshes = [
+        Arc::new(crate::mesh::icosphere(6)),
+        Arc::new(crate::mesh::torus(0.3, 0.08, 128, 32)),
+    ];
+    let camera = crate::io::scene::Camera {
+        eye: glam::Vec3::new(0.0, 3.0, 8.0),
+        target: glam::Vec3::ZERO,
+        up: glam::Vec3::Y,
+        fov_y: 50.0,
+        near: 0.1,
+        far: 100.0,
+    };
+    let mut rows = Vec::new();
+    for moving in [false, true] {
+        // one run of frames on a side: per-frame ms and the last frame's reaches
+        let side = |kind: BackendKind,
+                    g: Option<&Arc<Gpu>>|
+         -> Result<(Vec<f64>, Vec<Option<Reach>>), Error> {
+            let placement = match kind {
+                BackendKind::Cpu => Placement::Cpu,
+                BackendKind::Cuda => Placement::Cuda,
+            };
+            let stage = DistanceCull::new(0, WITHIN, placement);
+            let measures = stage.measures();
+            let mut ms = Vec::new();
+            for f in 0..warmup + runs {
+                let objects: Vec<ObjectBounds> = stage_scene(f, moving, &meshes)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, (mesh, model))| ObjectBounds {
+                        object: k,
+                        bounds: mesh.bounds(),
+                        model,
+                        triangles: mesh.triangle_count() as u64,
+                        patches: None,
+                        mesh: Some(mesh),
+                    })
+                    .collect();
+                let ctx = FrameContext {
+                    backend: kind,
+                    gpu: g,
+                    camera: &camera,
+                    view_proj: glam::Mat4::IDENTITY,
+                    objects: &objects,
+                    cull: crate::raster::CullMode::Back,
+                };
+                let mut v = vec![Visibility::default(); objects.len()];
+                let t = Instant::now();
+                stage.run(&ctx, &mut v)?;
+                if f >= warmup {
+                    ms.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            Ok((ms, measures.last()))
+        };
+        let (cpu_ms, cpu_last) = side(BackendKind::Cpu, None)?;
+        let scene = stage_scene(0, moving, &meshes);
+        let reference_box = crate::distance::placed::world_box(
+            scene[0].0.bounds().expect("the sphere has positions"),
+            &scene[0].1,
+        );
+        let searched = scene[1..]
+            .iter()
+            .filter(|(m, model)| {
+                let b = crate::distance::placed::world_box(m.bounds().expect("positions"), model);
+                crate::distance::placed::box_gap(&reference_box, &b) <= WITHIN
+            })
+            .count();
+        let mut row = StageRow {
+            case: if moving { "moving" } else { "still" }.into(),
+            objects: scene.len(),
+            triangles: scene.iter().map(|(m, _)| m.triangle_count() as u64).sum(),
+            within: WITHIN,
+            near: cpu_last
+                .iter()
+                .filter(|r| matches!(r, Some(Reach::Within)))
+                .count(),
+            searched,
+            cpu_ms: median(&cpu_ms),
+            gpu_ms: None,
+            gpu_equals_cpu: None,
+        };
+        if let Some(g) = gpu {
+            let (gpu_ms, gpu_last) = side(BackendKind::Cuda, Some(g))?;
+            row.gpu_ms = Some(median(&gpu_ms));
+            row.gpu_equals_cpu = Some(gpu_last == cpu_last);
+        }
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 fn load_pair(name: &str) -> Result<(Mesh, Mesh), Error> {
@@ -262,6 +414,29 @@ impl DistanceReport {
                 opt(r.capped_gpu_ms.map(|v| format!("{v:.3}"))),
                 r.refit_cpu_ms,
                 opt(r.refit_gpu_ms.map(|v| format!("{v:.3}"))),
+            );
+        }
+        s += "\nThe distance frame stage (`distance:to=0:within=W`) over a sphere of 81,920 triangles \
+              and 63 tori of 8,192 around it: host wall time of the stage per frame (its device \
+              work and read-backs included), medians in ms. Still: no object moves (the reaches \
+              are cached); moving: every torus turns every frame (those whose boxes come within \
+              W are placed and searched again, the others told by their boxes).\n\n";
+        s += "| case | objects | triangles | within | near | searched | CPU | GPU | GPU = CPU |\n";
+        s += "|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+        for r in &self.stage {
+            s += &format!(
+                "| {} | {} | {} | {} | {} | {} | {:.3} | {} | {} |\n",
+                r.case,
+                r.objects,
+                r.triangles,
+                r.within,
+                r.near,
+                r.searched,
+                r.cpu_ms,
+                opt(r.gpu_ms.map(|v| format!("{v:.3}"))),
+                opt(r
+                    .gpu_equals_cpu
+                    .map(|v| if v { "yes" } else { "NO" }.to_string())),
             );
         }
         s

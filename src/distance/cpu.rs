@@ -168,6 +168,72 @@ pub fn min_distance_within(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh, cap: f64) -> 
     (best.1 != NONE.1).then(|| closest(a, b, best.1, best.2))
 }
 
+/// Whether some triangle of `a` comes within `cap` of some triangle of `b` (a tolerance query:
+/// is the least distance at most `cap`?): a pair of triangles whose exact squared distance is at
+/// most `cap * cap`. The node pairs are searched depth first, the nearer child pair first, and the
+/// search ends at the first such pair; a node pair is culled when its boxes' gap exceeds `cap`
+/// (by more than [`SLACK`], as in [`min_distance`]). Far cheaper than the least distance where
+/// the meshes cross or nearly touch, where many pairs lie at about the least distance. The
+/// answer is whether the least squared distance (before [`min_distance`] takes its root) is at
+/// most `cap * cap`, whatever the search's order.
+pub fn within(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh, cap: f64) -> bool {
+    let s = Search {
+        a,
+        ta,
+        b,
+        tb,
+        upper: AtomicU64::new((cap * cap).to_bits()),
+    };
+    let found = std::sync::atomic::AtomicBool::new(false);
+    s.any(0, 0, s.lower(0, 0), cap * cap, &found);
+    found.into_inner()
+}
+
+impl Search<'_> {
+    /// [`within`] below (na, nb), whose boxes' lower bound is `lower`: sets `found` at the first
+    /// triangle pair within `cap2` (squared); the first levels' two child pairs in parallel.
+    fn any(
+        &self,
+        na: usize,
+        nb: usize,
+        lower: f64,
+        cap2: f64,
+        found: &std::sync::atomic::AtomicBool,
+    ) {
+        if found.load(Ordering::Relaxed) || !self.keep(lower) {
+            return;
+        }
+        let Some(kids) = self.children(na, nb) else {
+            for &i in self.ta.leaf(na) {
+                let ca = corners(self.a, i);
+                for &j in self.tb.leaf(nb) {
+                    if tri_tri(&ca, &corners(self.b, j)).0 <= cap2 {
+                        found.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                }
+            }
+            return;
+        };
+        let mut l = kids.map(|(x, y)| self.lower(x, y));
+        let mut kids = kids;
+        if l[1] < l[0] {
+            kids.swap(0, 1);
+            l.swap(0, 1);
+        }
+        let go = |k: usize| self.any(kids[k].0, kids[k].1, l[k], cap2, found);
+        if Bvh::level(na) + Bvh::level(nb) < PARALLEL_LEVELS {
+            rayon::join(|| go(0), || go(1));
+        } else {
+            go(0);
+            go(1);
+        }
+    }
+}
+
+/// How many levels (of both trees together) from the roots [`within`] splits between threads.
+const PARALLEL_LEVELS: u32 = 8;
+
 /// [`min_distance`] from the meshes: checked, their BVHs built.
 pub fn run(a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
     let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));

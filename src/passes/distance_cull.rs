@@ -3,15 +3,17 @@
 //! objects stand this frame. The reference object itself always stays. It shows what touches or
 //! nearly touches a part (the parts around a selected one, the contacts of a moving one).
 //!
-//! Each object's tree ([`crate::distance::bvh::Bvh`]) is built once, in object space, the first
-//! time the stage meets the object; when its transform changes, its positions are transformed and
-//! the tree refit ([`crate::distance::placed`]), on the host or on the device. The least distance
-//! between the reference and each other object is measured by [`crate::distance::cpu`] or
-//! [`crate::distance::cuda`], which give the same distance to the bit, so both backends keep the
-//! same objects. The search is capped at the stage's distance: it starts with it as its upper
-//! bound, so the node pairs farther apart are culled from the first and a far object costs a few
-//! box tests ([`Reach::Beyond`]); a near one gets its exact distance ([`Reach::Within`]). A distance is measured again only when one of the two objects moved or changed:
-//! a still scene costs the stage nothing after its first frame.
+//! An object whose world box (its bounds under its transform, on the host) lies farther than the
+//! distance from the reference's is beyond with nothing more done. For the others, each object's
+//! tree ([`crate::distance::bvh::Bvh`]) is built once, in object space, the first time the stage
+//! meets the object; when its transform changes, its positions are transformed and the tree refit
+//! ([`crate::distance::placed`]), on the host or on the device. Then whether some pair of
+//! triangles lies within the distance: on the host a tolerance query per object, the objects in
+//! parallel ([`crate::distance::cpu::within`]: depth first, ending at the first such pair); on
+//! the GPU gDist's search capped at the distance ([`crate::distance::cuda::Distance::
+//! query_within`]). Both compare exact squared distances of the same triangles, computed alike,
+//! so both keep the same objects. A pair is searched again only when one of its two objects moved
+//! or changed: a still scene costs the stage nothing after its first frame.
 
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
 use crate::backend::BackendKind;
@@ -20,6 +22,7 @@ use crate::distance::placed::{box_gap, check_model, world_box, Placed};
 use crate::distance::{cpu, cuda, DistanceError};
 use crate::Mesh;
 use glam::Mat4;
+use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
 
 /// Where the distances are measured.
@@ -82,19 +85,28 @@ struct Entry {
     version: u64,
 }
 
+impl Entry {
+    /// The transform it is placed under.
+    fn model(&self) -> Mat4 {
+        match &self.at {
+            Where::Host(p) => p.model,
+            Where::Device { model, .. } => *model,
+        }
+    }
+}
+
 enum Where {
     Host(Placed),
     Device { mesh: cuda::DeviceMesh, model: Mat4 },
 }
 
-/// What the stage found of one object: its least distance to the reference where that is at
-/// most the stage's `within`, else only that it is beyond (the search, capped at `within`, culls
-/// the node pairs farther apart from the first, so a far object costs a few box tests).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// What the stage found of one object: whether its least distance to the reference is at most
+/// the stage's `within` (squared distances compared, in double precision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reach {
-    /// the least distance, at most `within`
-    Within(f64),
-    /// farther than `within`
+    /// some pair of triangles within `within`
+    Within,
+    /// every pair farther
     Beyond,
 }
 
@@ -287,11 +299,12 @@ impl FrameStage for DistanceCull {
                 visible[k].visible = false;
             }
         }
-        // place each near one where it stands this frame (built on first meeting, or after the
-        // object was prepared again)
+        // make a tree for each near object met for the first time (or prepared again)
         for k in (0..n).filter(|&k| near[k]) {
-            let o = &ctx.objects[k];
-            let mesh = o.mesh.as_ref().expect("taking part: it has triangles");
+            let mesh = ctx.objects[k]
+                .mesh
+                .as_ref()
+                .expect("taking part: it has triangles");
             let entry = &mut state.entries[k];
             let stale = match entry {
                 Some(e) => {
@@ -318,65 +331,110 @@ impl FrameStage for DistanceCull {
                     version: state.next_version,
                 });
             }
-            let e = entry.as_mut().expect("set above");
-            let moved = match &mut e.at {
-                Where::Host(p) => p.place(o.model).map_err(|x| failed(k, x))?,
-                Where::Device { mesh: dm, model } => {
-                    if *model == o.model {
-                        false
-                    } else {
-                        check_model(&e.mesh, &o.model).map_err(|x| failed(k, x))?;
-                        let d = state.gpu.as_ref().expect("made above with a GPU");
-                        d.place(dm, &o.model).map_err(|x| failed(k, x))?;
-                        *model = o.model;
-                        true
+        }
+        // place each where it stands this frame: on the host the objects in parallel (each
+        // refit is itself parallel over its leaves), on the device one after another
+        let models: Vec<Mat4> = ctx.objects.iter().map(|o| o.model).collect();
+        let moved: Vec<(usize, bool)> = {
+            let place = |k: usize, e: &mut Entry, gpu: Option<&cuda::Distance>| {
+                let moved = match (&mut e.at, gpu) {
+                    (Where::Host(p), _) => p.place(models[k])?,
+                    (Where::Device { mesh: dm, model }, Some(d)) => {
+                        if *model == models[k] {
+                            false
+                        } else {
+                            check_model(&e.mesh, &models[k])?;
+                            d.place(dm, &models[k])?;
+                            *model = models[k];
+                            true
+                        }
                     }
-                }
+                    (Where::Device { .. }, None) => unreachable!("a device entry has a GPU"),
+                };
+                Ok::<bool, DistanceError>(moved)
             };
-            if moved {
+            let d = state.gpu.as_ref();
+            // (only those whose transform changed: a still scene wakes no thread)
+            let moving: Vec<(usize, &mut Option<Entry>)> = state
+                .entries
+                .iter_mut()
+                .enumerate()
+                .filter(|(k, e)| near[*k] && e.as_ref().is_some_and(|e| e.model() != models[*k]))
+                .collect();
+            let results: Vec<(usize, Result<bool, DistanceError>)> = if gpu.is_none() {
+                moving
+                    .into_par_iter()
+                    .map(|(k, e)| (k, place(k, e.as_mut().expect("made above"), None)))
+                    .collect()
+            } else {
+                moving
+                    .into_iter()
+                    .map(|(k, e)| (k, place(k, e.as_mut().expect("made above"), d)))
+                    .collect()
+            };
+            results
+                .into_iter()
+                .map(|(k, r)| r.map(|m| (k, m)).map_err(|e| failed(k, e)))
+                .collect::<Result<_, _>>()?
+        };
+        for (k, m) in moved {
+            if m {
                 state.next_version += 1;
-                e.version = state.next_version;
+                state.entries[k].as_mut().expect("made above").version = state.next_version;
             }
         }
-        // measure what moved, keep what is within reach
-        let rv = state.entries[r].as_ref().expect("placed above").version;
-        for k in 0..n {
-            if k == r || !near[k] {
-                continue;
-            }
-            let kv = state.entries[k].as_ref().expect("placed above").version;
-            let reach = match state.measured[k] {
-                Some(m) if m.versions == (rv, kv) => m.reach,
-                _ => {
-                    let (a, b) = (
-                        &state.entries[r].as_ref().expect("placed").at,
-                        &state.entries[k].as_ref().expect("placed").at,
-                    );
-                    let cap = self.within;
-                    let d = match (a, b) {
-                        (Where::Host(a), Where::Host(b)) => {
-                            cpu::min_distance_within(&a.world, &a.tree, &b.world, &b.tree, cap)
-                                .map(|c| c.distance)
+        // measure the pairs of which one moved: on the host the objects in parallel, each a
+        // tolerance query of one thread (the search ends at the first pair of triangles within
+        // reach); on the device one after another, each the least distance capped at `within`
+        let cap = self.within;
+        let version = |k: usize| state.entries[k].as_ref().expect("placed above").version;
+        let rv = version(r);
+        let stale: Vec<usize> = (0..n)
+            .filter(|&k| k != r && near[k])
+            .filter(|&k| !matches!(state.measured[k], Some(m) if m.versions == (rv, version(k))))
+            .collect();
+        let at = |k: usize| &state.entries[k].as_ref().expect("placed above").at;
+        let reaches: Vec<Reach> = match (at(r), &mut state.gpu) {
+            _ if stale.is_empty() => Vec::new(),
+            (Where::Host(a), _) => stale
+                .par_iter()
+                .map(|&k| match at(k) {
+                    Where::Host(b) => {
+                        if cpu::within(&a.world, &a.tree, &b.world, &b.tree, cap) {
+                            Reach::Within
+                        } else {
+                            Reach::Beyond
                         }
-                        (Where::Device { mesh: a, .. }, Where::Device { mesh: b, .. }) => {
-                            let g = state.gpu.as_mut().expect("made above with a GPU");
-                            g.query_within(a, b, cap)
-                                .map_err(|e| failed(k, e))?
-                                .map(|f| f.d2.sqrt())
-                        }
-                        _ => unreachable!("every entry is placed on this frame's side"),
+                    }
+                    Where::Device { .. } => unreachable!("every entry is on this frame's side"),
+                })
+                .collect(),
+            (Where::Device { mesh: a, .. }, Some(g)) => {
+                let mut v = Vec::with_capacity(stale.len());
+                for &k in &stale {
+                    let Where::Device { mesh: b, .. } = at(k) else {
+                        unreachable!("every entry is on this frame's side")
                     };
-                    let reach = match d {
-                        Some(d) if d <= cap => Reach::Within(d),
+                    let f = g.query_within(a, b, cap).map_err(|e| failed(k, e))?;
+                    // (squared, as the host's tolerance query compares)
+                    v.push(match f {
+                        Some(f) if f.d2 <= cap * cap => Reach::Within,
                         _ => Reach::Beyond,
-                    };
-                    state.measured[k] = Some(Measured {
-                        versions: (rv, kv),
-                        reach,
                     });
-                    reach
                 }
-            };
+                v
+            }
+            (Where::Device { .. }, None) => unreachable!("a device entry has a GPU"),
+        };
+        for (&k, reach) in stale.iter().zip(reaches) {
+            state.measured[k] = Some(Measured {
+                versions: (rv, version(k)),
+                reach,
+            });
+        }
+        // keep what is within reach
+        for k in (0..n).filter(|&k| k != r && near[k]) {
+            let reach = state.measured[k].expect("measured above").reach;
             state.last[k] = Some(reach);
             if reach == Reach::Beyond {
                 visible[k].visible = false;
