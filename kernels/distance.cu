@@ -349,3 +349,102 @@ extern "C" __global__ void rxdi_top_boxes(float* boxes, unsigned levels) {
         __syncthreads();
     }
 }
+
+// ---- many objects at once: is each within a distance of one reference mesh? ----
+
+// One object's mesh and tree on the device: 5 words of a table (boxes, positions, indices,
+// triangle order as addresses; then triangles in the low half and tree depth in the high half).
+struct rxdi_ref { const float* boxes; const float* pos; const unsigned* idx; const unsigned* order; unsigned n, depth; };
+
+__device__ __forceinline__ rxdi_ref rxdi_table(const unsigned long long* table, unsigned obj) {
+    const unsigned long long* t = table + 5 * (size_t)obj;
+    rxdi_ref r;
+    r.boxes = (const float*)t[0];
+    r.pos = (const float*)t[1];
+    r.idx = (const unsigned*)t[2];
+    r.order = (const unsigned*)t[3];
+    r.n = (unsigned)t[4];
+    r.depth = (unsigned)(t[4] >> 32);
+    return r;
+}
+
+__device__ __forceinline__ unsigned rxdi_level(unsigned node) { return 31u - __clz(node + 1u); }
+
+// Appends `e` to `out` where `stays`, a warp's slots taken with one atomic (every thread of the
+// warp calls it together).
+__device__ __forceinline__ void rxdi_append(bool stays, uint4 e, uint4* out, unsigned* count) {
+    unsigned lane = threadIdx.x & 31u;
+    unsigned mask = __ballot_sync(0xffffffffu, stays);
+    if (mask == 0u) return;
+    unsigned leader = __ffs(mask) - 1u, base = 0;
+    if (lane == leader) base = atomicAdd(count, (unsigned)__popc(mask));
+    base = __shfl_sync(0xffffffffu, base, leader);
+    if (stays) out[base + __popc(mask & ((1u << lane) - 1u))] = e;
+}
+
+// One level of the search for every object at once: entry (a node of A, b node of object obj's
+// tree) of `in`, unless its object is already found within reach, goes to `leaves` when both are
+// leaves, else each of its child pairs (the children of whichever nodes are not leaves) whose
+// boxes' gap is within reach (squared, with the slack: `reach2`) to `out`. counts[0] counts
+// `out`, counts[1] `leaves`. Blocks are whole warps.
+extern "C" __global__ void rxdi_within_expand(const float* __restrict__ boxes_a, unsigned depth_a,
+                                              const unsigned long long* __restrict__ table,
+                                              const uint4* __restrict__ in, unsigned n,
+                                              const unsigned* __restrict__ found, double reach2,
+                                              uint4* __restrict__ out, uint4* __restrict__ leaves,
+                                              unsigned* counts) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    uint4 e = make_uint4(0u, 0u, 0u, 0u);
+    bool live = i < n;
+    if (live) {
+        e = in[i];
+        live = found[e.z] == 0u;
+    }
+    rxdi_ref b = rxdi_table(table, live ? e.z : 0u);
+    bool leaf_a = live && rxdi_level(e.x) == depth_a;
+    bool leaf_b = live && rxdi_level(e.y) == b.depth;
+    rxdi_append(live && leaf_a && leaf_b, e, leaves, counts + 1);
+    bool split = live && !(leaf_a && leaf_b);
+    for (unsigned j = 0; j < 4; j++) {
+        unsigned ja = j & 1u, jb = j >> 1;
+        // (a leaf is its own only child: only its first child pair exists)
+        bool exists = split && (!leaf_a || ja == 0u) && (!leaf_b || jb == 0u);
+        uint4 c = e;
+        bool stays = false;
+        if (exists) {
+            c.x = leaf_a ? e.x : 2u * e.x + 1u + ja;
+            c.y = leaf_b ? e.y : 2u * e.y + 1u + jb;
+            stays = rxdi_box_lower2(rxdi_load_box(boxes_a, c.x), rxdi_load_box(b.boxes, c.y)) <= reach2;
+        }
+        rxdi_append(stays, c, out, counts);
+    }
+}
+
+// Each leaf pair: whether one of its pairs of triangles lies within reach (squared distance at
+// most cap2); if so its object is marked found.
+extern "C" __global__ void rxdi_within_leaves(const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
+                                              const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
+                                              const unsigned long long* __restrict__ table,
+                                              const uint4* __restrict__ leaves, unsigned n,
+                                              double cap2, unsigned* found) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint4 e = leaves[i];
+    if (((volatile unsigned*)found)[e.z]) return;
+    rxdi_ref b = rxdi_table(table, e.z);
+    unsigned la = e.x + 1u - (1u << depth_a), lb = e.y + 1u - (1u << b.depth);
+    unsigned a0 = rxdi_leaf_start(n_a, depth_a, la), a1 = rxdi_leaf_start(n_a, depth_a, la + 1);
+    unsigned b0 = rxdi_leaf_start(b.n, b.depth, lb), b1 = rxdi_leaf_start(b.n, b.depth, lb + 1);
+    for (unsigned p = a0; p < a1; p++) {
+        rxdi_v ca[3];
+        rxdi_corners(pos_a, idx_a, order_a[p], ca);
+        for (unsigned q = b0; q < b1; q++) {
+            rxdi_v cb[3];
+            rxdi_corners(b.pos, b.idx, b.order[q], cb);
+            if (rxdi_tri_tri(ca, cb) <= cap2) {
+                found[e.z] = 1u;
+                return;
+            }
+        }
+    }
+}

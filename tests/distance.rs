@@ -620,3 +620,51 @@ fn gpu_placing_equals_the_hosts() {
         assert_eq!(boxes, host.tree.boxes, "{}", m.name);
     }
 }
+
+#[test]
+fn gpu_tolerance_of_many_objects_equals_the_cpus() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut q = distance::cuda::Distance::new(&gpu).unwrap();
+    let a = rxpipe::mesh::icosphere(4);
+    let ta = distance::bvh::Bvh::build(&a).unwrap();
+    let da = distance::cuda::DeviceMesh::new(&gpu, &a, &ta).unwrap();
+    // objects from crossing the sphere to well apart: small spheres, soups with degenerate
+    // triangles, one triangle
+    let mut objects = Vec::new();
+    for k in 0..30u64 {
+        let t = k as f32 / 29.0;
+        let dir = Vec3::new((k as f32).cos(), (k as f32 * 0.7).sin(), (k as f32).sin()).normalize();
+        let centre = dir * (0.9 + 1.2 * t);
+        objects.push(match k % 3 {
+            0 => moved(rxpipe::mesh::icosphere(2), centre, 0.2),
+            1 => soup("soup", 1 + k as usize * 3, centre, 0.3, 0.1, k + 1),
+            _ => soup("one", 1, centre, 0.01, 0.2, k + 3),
+        });
+    }
+    let trees: Vec<_> = objects
+        .iter()
+        .map(|m| distance::bvh::Bvh::build(m).unwrap())
+        .collect();
+    let device: Vec<_> = objects
+        .iter()
+        .zip(&trees)
+        .map(|(m, t)| distance::cuda::DeviceMesh::new(&gpu, m, t).unwrap())
+        .collect();
+    let refs: Vec<&distance::cuda::DeviceMesh> = device.iter().collect();
+    for cap in [0.0, 0.05, 0.3, 1.0] {
+        let want: Vec<bool> = objects
+            .iter()
+            .zip(&trees)
+            .map(|(m, t)| cpu::within(&a, &ta, m, t, cap))
+            .collect();
+        let got = q.within_many(&da, &refs, cap).unwrap();
+        assert_eq!(got, want, "cap {cap}");
+        // some of each, so that both answers are checked
+        if cap == 0.3 {
+            assert!(
+                want.iter().any(|&w| w) && want.iter().any(|&w| !w),
+                "{want:?}"
+            );
+        }
+    }
+}

@@ -13,7 +13,7 @@ use super::{closest, Closest, DistanceError, SLACK};
 use crate::gpu::kernels::Source;
 use crate::gpu::{launch_1d, Context, Gpu};
 use crate::Mesh;
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, PushKernelArg};
 use std::sync::Arc;
 
 /// The stage's kernels.
@@ -112,6 +112,8 @@ pub struct Distance {
     leaf_boxes: CudaFunction,
     parent_boxes: CudaFunction,
     top_boxes: CudaFunction,
+    within_expand: CudaFunction,
+    within_leaves: CudaFunction,
     /// the front being expanded and the next one, and the pairs each can hold
     fronts: [CudaSlice<u32>; 2],
     capacity: [usize; 2],
@@ -134,6 +136,8 @@ impl Distance {
             leaf_boxes: gpu.function(&module, "rxdi_leaf_boxes")?,
             parent_boxes: gpu.function(&module, "rxdi_parent_boxes")?,
             top_boxes: gpu.function(&module, "rxdi_top_boxes")?,
+            within_expand: gpu.function(&module, "rxdi_within_expand")?,
+            within_leaves: gpu.function(&module, "rxdi_within_leaves")?,
             fronts: [
                 gpu.zeros(2 * capacity, "the front")?,
                 gpu.zeros(2 * capacity, "the front")?,
@@ -193,6 +197,101 @@ impl Distance {
             unsafe { crate::gpu::launch(l, 1, TOP_THREADS, 0, "rxdi_top_boxes") }?;
         }
         Ok(())
+    }
+
+    /// For each of `objects`, whether some pair of its triangles and `a`'s lies within `cap`
+    /// (squared distance at most `cap * cap`): [`super::cpu::within`] for all of them in one
+    /// search. The front holds (node of A, node of the object's tree, object) entries of every
+    /// object; each launch takes all of them one level down (both nodes split unless leaves),
+    /// keeps the child pairs whose boxes come within reach, and sets the leaf pairs aside; the
+    /// leaf pairs' triangles are measured after each level, and an object found within reach
+    /// drops out of the search. One read-back of the two counts a level, and one of the answers.
+    pub fn within_many(
+        &mut self,
+        a: &DeviceMesh,
+        objects: &[&DeviceMesh],
+        cap: f64,
+    ) -> Result<Vec<bool>, DistanceError> {
+        if objects.is_empty() {
+            return Ok(Vec::new());
+        }
+        let gpu = self.gpu.clone();
+        let s = &gpu.stream;
+        let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
+        let table: Vec<u64> = objects
+            .iter()
+            .flat_map(|m| {
+                [
+                    addr(m.boxes.device_ptr(s)),
+                    addr(m.positions.device_ptr(s)),
+                    addr(m.indices.device_ptr(s)),
+                    addr(m.order.device_ptr(s)),
+                    m.triangles as u64 | (m.depth as u64) << 32,
+                ]
+            })
+            .collect();
+        let table = gpu.upload(&table, "the objects' table")?;
+        let mut found: CudaSlice<u32> = gpu.zeros(objects.len(), "the objects' answers")?;
+        let start: Vec<u32> = (0..objects.len() as u32)
+            .flat_map(|k| [0, 0, k, 0])
+            .collect();
+        let mut front = gpu.upload(&start, "the front")?;
+        let mut counts: CudaSlice<u32> = gpu.zeros(2, "the front's counts")?;
+        let (cap2, reach2) = (cap * cap, cap * cap * (1.0 + SLACK));
+        let mut n = objects.len() as u64;
+        while n > 0 {
+            // each entry makes at most four children, or one leaf pair
+            let most = 4 * n;
+            if most > u32::MAX as u64 {
+                return Err(DistanceError::Front { pairs: most });
+            }
+            // SAFETY (both): the kernel writes the entries it counts before any is read.
+            let mut next: CudaSlice<u32> =
+                unsafe { gpu.alloc_uninit(4 * most as usize, "the front") }?;
+            let mut leaves: CudaSlice<u32> =
+                unsafe { gpu.alloc_uninit(4 * n as usize, "the leaf pairs") }?;
+            s.memset_zeros(&mut counts).ctx("clearing the counts")?;
+            let n32 = n as u32;
+            let mut l = s.launch_builder(&self.within_expand);
+            l.arg(&a.boxes)
+                .arg(&a.depth)
+                .arg(&table)
+                .arg(&front)
+                .arg(&n32)
+                .arg(&found)
+                .arg(&reach2)
+                .arg(&mut next)
+                .arg(&mut leaves)
+                .arg(&mut counts);
+            // SAFETY: a thread per entry of the front (n of them, four words each); the outputs
+            // hold four children an entry and one leaf pair an entry; nodes and objects lie in
+            // the trees and the table.
+            unsafe { launch_1d(l, n32, "rxdi_within_expand") }?;
+            let c = gpu.download(&counts, 2)?;
+            if c[1] > 0 {
+                let mut l = s.launch_builder(&self.within_leaves);
+                l.arg(&a.positions)
+                    .arg(&a.indices)
+                    .arg(&a.order)
+                    .arg(&a.triangles)
+                    .arg(&a.depth)
+                    .arg(&table)
+                    .arg(&leaves)
+                    .arg(&c[1])
+                    .arg(&cap2)
+                    .arg(&mut found);
+                // SAFETY: a thread per leaf pair written above; leaf ranges and triangle indices
+                // lie within each mesh's arrays.
+                unsafe { launch_1d(l, c[1], "rxdi_within_leaves") }?;
+            }
+            front = next;
+            n = c[0] as u64;
+        }
+        Ok(gpu
+            .download(&found, objects.len())?
+            .into_iter()
+            .map(|f| f != 0)
+            .collect())
     }
 
     /// The least distance between two uploaded meshes.

@@ -10,9 +10,9 @@
 //! ([`crate::distance::placed`]), on the host or on the device. Then whether some pair of
 //! triangles lies within the distance: on the host a tolerance query per object, the objects in
 //! parallel ([`crate::distance::cpu::within`]: depth first, ending at the first such pair); on
-//! the GPU gDist's search capped at the distance ([`crate::distance::cuda::Distance::
-//! query_within`]). Both compare exact squared distances of the same triangles, computed alike,
-//! so both keep the same objects. A pair is searched again only when one of its two objects moved
+//! the GPU one breadth-first search for all objects at once, a launch a level, an object leaving
+//! it once found ([`crate::distance::cuda::Distance::within_many`]). Both compare exact squared
+//! distances of the same triangles, computed alike, so both keep the same objects. A pair is searched again only when one of its two objects moved
 //! or changed: a still scene costs the stage nothing after its first frame.
 
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
@@ -384,8 +384,8 @@ impl FrameStage for DistanceCull {
             }
         }
         // measure the pairs of which one moved: on the host the objects in parallel, each a
-        // tolerance query of one thread (the search ends at the first pair of triangles within
-        // reach); on the device one after another, each the least distance capped at `within`
+        // tolerance query (the search ends at the first pair of triangles within reach); on the
+        // device all of them in one search, a launch a level
         let cap = self.within;
         let version = |k: usize| state.entries[k].as_ref().expect("placed above").version;
         let rv = version(r);
@@ -410,19 +410,18 @@ impl FrameStage for DistanceCull {
                 })
                 .collect(),
             (Where::Device { mesh: a, .. }, Some(g)) => {
-                let mut v = Vec::with_capacity(stale.len());
-                for &k in &stale {
-                    let Where::Device { mesh: b, .. } = at(k) else {
-                        unreachable!("every entry is on this frame's side")
-                    };
-                    let f = g.query_within(a, b, cap).map_err(|e| failed(k, e))?;
-                    // (squared, as the host's tolerance query compares)
-                    v.push(match f {
-                        Some(f) if f.d2 <= cap * cap => Reach::Within,
-                        _ => Reach::Beyond,
-                    });
-                }
-                v
+                let objects: Vec<&cuda::DeviceMesh> = stale
+                    .iter()
+                    .map(|&k| match at(k) {
+                        Where::Device { mesh, .. } => mesh,
+                        Where::Host(_) => unreachable!("every entry is on this frame's side"),
+                    })
+                    .collect();
+                g.within_many(a, &objects, cap)
+                    .map_err(|e| failed(r, e))?
+                    .into_iter()
+                    .map(|w| if w { Reach::Within } else { Reach::Beyond })
+                    .collect()
             }
             (Where::Device { .. }, None) => unreachable!("a device entry has a GPU"),
         };
