@@ -276,50 +276,68 @@ extern "C" __global__ void rxdi_pick(const double* __restrict__ d2, const unsign
     if (__double_as_longlong(d2[i]) == (long long)*best) atomicMin(least, pair[i]);
 }
 
-// ---- placing a mesh in the world: its positions under a transform, its tree refit ----
+// ---- placing meshes in the world: their positions under transforms, their trees refit ----
+//
+// Every kernel takes a table of jobs, one mesh each (7 words: object-space positions, world
+// positions, indices, triangle order and boxes as addresses; vertices in the low half and
+// triangles in the high half; tree depth), and their transforms (16 floats each, column-major;
+// the last row is not read). blockIdx.y is the job, so that one launch serves every mesh.
 
-// An affine transform, column-major (the last row, 0 0 0 1, is not read).
-struct rxdi_affine { float c[16]; };
+struct rxdi_place {
+    const float* object; float* world; const unsigned* idx; const unsigned* order; float* boxes;
+    unsigned verts, tris, depth;
+};
+
+__device__ __forceinline__ rxdi_place rxdi_job(const unsigned long long* jobs, unsigned j) {
+    const unsigned long long* t = jobs + 7 * (size_t)j;
+    rxdi_place p;
+    p.object = (const float*)t[0];
+    p.world = (float*)t[1];
+    p.idx = (const unsigned*)t[2];
+    p.order = (const unsigned*)t[3];
+    p.boxes = (float*)t[4];
+    p.verts = (unsigned)t[5];
+    p.tris = (unsigned)(t[5] >> 32);
+    p.depth = (unsigned)t[6];
+    return p;
+}
 
 // world = m * object, each coordinate ((c0 x + c4 y) + c8 z) + c12 as distance::placed's
 // transform_point computes it (the module is built with --fmad=false: no product is fused into
 // a sum, so both give the same bits).
-extern "C" __global__ void rxdi_transform(const float* __restrict__ object, unsigned n, rxdi_affine m,
-                                          float* __restrict__ world) {
+extern "C" __global__ void rxdi_transform(const unsigned long long* __restrict__ jobs,
+                                          const float* __restrict__ models) {
+    rxdi_place p = rxdi_job(jobs, blockIdx.y);
+    const float* m = models + 16 * (size_t)blockIdx.y;
     unsigned v = blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n) return;
-    float x = object[3 * v], y = object[3 * v + 1], z = object[3 * v + 2];
-    for (int r = 0; r < 3; r++) world[3 * v + r] = ((m.c[r] * x + m.c[4 + r] * y) + m.c[8 + r] * z) + m.c[12 + r];
+    if (v >= p.verts) return;
+    float x = p.object[3 * v], y = p.object[3 * v + 1], z = p.object[3 * v + 2];
+    for (int r = 0; r < 3; r++) p.world[3 * v + r] = ((m[r] * x + m[4 + r] * y) + m[8 + r] * z) + m[12 + r];
 }
 
 // Each leaf's box (thread i, leaf i of 2^depth): the least and greatest corner coordinates of its
-// triangles, into the leaves' places of `boxes` (6 floats a node, breadth first).
-extern "C" __global__ void rxdi_leaf_boxes(const float* __restrict__ pos, const unsigned* __restrict__ idx,
-                                           const unsigned* __restrict__ order, unsigned n, unsigned depth,
-                                           float* __restrict__ boxes) {
+// triangles, into the leaves' places of the boxes (6 floats a node, breadth first).
+extern "C" __global__ void rxdi_leaf_boxes(const unsigned long long* __restrict__ jobs) {
+    rxdi_place p = rxdi_job(jobs, blockIdx.y);
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (1u << depth)) return;
+    if (i >= (1u << p.depth)) return;
     const float inf = __int_as_float(0x7f800000);
     float lo[3] = {inf, inf, inf}, hi[3] = {-inf, -inf, -inf};
-    for (unsigned p = rxdi_leaf_start(n, depth, i); p < rxdi_leaf_start(n, depth, i + 1); p++) {
-        unsigned t = order[p];
+    for (unsigned q = rxdi_leaf_start(p.tris, p.depth, i); q < rxdi_leaf_start(p.tris, p.depth, i + 1); q++) {
+        unsigned t = p.order[q];
         for (int k = 0; k < 3; k++) {
-            unsigned v = idx[3 * t + k];
+            unsigned v = p.idx[3 * t + k];
             for (int c = 0; c < 3; c++) {
-                lo[c] = fminf(lo[c], pos[3 * v + c]);
-                hi[c] = fmaxf(hi[c], pos[3 * v + c]);
+                lo[c] = fminf(lo[c], p.world[3 * v + c]);
+                hi[c] = fmaxf(hi[c], p.world[3 * v + c]);
             }
         }
     }
-    float* b = boxes + 6 * ((size_t)(1u << depth) - 1 + i);
+    float* b = p.boxes + 6 * ((size_t)(1u << p.depth) - 1 + i);
     for (int c = 0; c < 3; c++) { b[c] = lo[c]; b[3 + c] = hi[c]; }
 }
 
-// The boxes of `count` nodes from `first` (one level): each the union of its children's.
-extern "C" __global__ void rxdi_parent_boxes(float* boxes, unsigned first, unsigned count) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    size_t k = (size_t)first + i;
+__device__ __forceinline__ void rxdi_union_children(float* boxes, size_t k) {
     const float* l = boxes + 6 * (2 * k + 1);
     const float* r = boxes + 6 * (2 * k + 2);
     float* b = boxes + 6 * k;
@@ -329,23 +347,25 @@ extern "C" __global__ void rxdi_parent_boxes(float* boxes, unsigned first, unsig
     }
 }
 
-// The boxes of levels `levels - 1` down to 0 (at most 2^levels - 1 nodes, few), by one block:
-// level by level, each node the union of its children's, a barrier between levels (the block's
-// writes to global memory are visible to its threads after it). One launch instead of one a level
-// where the levels are too small to fill the GPU.
-extern "C" __global__ void rxdi_top_boxes(float* boxes, unsigned levels) {
-    for (int level = (int)levels - 1; level >= 0; level--) {
-        unsigned first = (1u << level) - 1, count = 1u << level;
-        for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
-            size_t k = (size_t)first + i;
-            const float* l = boxes + 6 * (2 * k + 1);
-            const float* r = boxes + 6 * (2 * k + 2);
-            float* b = boxes + 6 * k;
-            for (int c = 0; c < 3; c++) {
-                b[c] = fminf(l[c], r[c]);
-                b[3 + c] = fmaxf(l[3 + c], r[3 + c]);
-            }
-        }
+// The boxes of one level (2^level nodes) of each tree deeper than it: each the union of its
+// children's.
+extern "C" __global__ void rxdi_parent_boxes(const unsigned long long* __restrict__ jobs, unsigned level) {
+    rxdi_place p = rxdi_job(jobs, blockIdx.y);
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (level >= p.depth || i >= (1u << level)) return;
+    rxdi_union_children(p.boxes, (size_t)(1u << level) - 1 + i);
+}
+
+// The boxes of levels min(depth, top) - 1 down to 0 of tree blockIdx.x (few nodes), by one block:
+// level by level, a barrier between levels (the block's writes to global memory are visible to
+// its threads after it). One launch instead of one a level where the levels are too small to
+// fill the GPU.
+extern "C" __global__ void rxdi_top_boxes(const unsigned long long* __restrict__ jobs, unsigned top) {
+    rxdi_place p = rxdi_job(jobs, blockIdx.x);
+    int levels = (int)(p.depth < top ? p.depth : top);
+    for (int level = levels - 1; level >= 0; level--) {
+        for (unsigned i = threadIdx.x; i < (1u << level); i += blockDim.x)
+            rxdi_union_children(p.boxes, (size_t)(1u << level) - 1 + i);
         __syncthreads();
     }
 }

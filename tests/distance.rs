@@ -602,22 +602,52 @@ fn gpu_placing_equals_the_hosts() {
         Quat::from_euler(glam::EulerRot::XYZ, 0.3, -1.1, 2.0),
         Vec3::new(10.0, -3.0, 0.25),
     );
-    // trees of depth 0 (one triangle) to 14, below and above the levels one block refits
+    // trees of depth 0 (one triangle) to 14, below and above the levels one block refits:
+    // each placed alone, then all at once under transforms of their own
     let one = Mesh::new("one", vec![Vec3::ZERO, Vec3::X, Vec3::Y], vec![0, 1, 2]);
-    for m in [
+    let meshes = [
         one,
         rxpipe::mesh::icosphere(0),
         rxpipe::mesh::icosphere(3),
         rxpipe::mesh::icosphere(5),
-    ] {
+    ];
+    let models: Vec<Mat4> = (0..meshes.len())
+        .map(|k| Mat4::from_translation(Vec3::new(k as f32, 0.5, -2.0)) * model)
+        .collect();
+    let mut device = Vec::new();
+    let mut hosts = Vec::new();
+    for (m, model) in meshes.iter().zip(&models) {
         let mut host = distance::placed::Placed::new(Arc::new(m.clone())).unwrap();
-        host.place(model).unwrap();
-        let tree = distance::bvh::Bvh::build(&m).unwrap();
-        let mut dev = distance::cuda::DeviceMesh::placed(&gpu, &m, &tree).unwrap();
-        d.place(&mut dev, &model).unwrap();
+        host.place(*model).unwrap();
+        let tree = distance::bvh::Bvh::build(m).unwrap();
+        let mut dev = distance::cuda::DeviceMesh::placed(&gpu, m, &tree).unwrap();
+        d.place(&mut dev, model).unwrap();
         let (positions, boxes) = dev.download(&gpu).unwrap();
         assert_eq!(positions, host.world.positions, "{}", m.name);
         assert_eq!(boxes, host.tree.boxes, "{}", m.name);
+        // back to where it was uploaded, for the placing of all at once below
+        d.place(&mut dev, &Mat4::IDENTITY).unwrap();
+        device.push(dev);
+        hosts.push(host);
+    }
+    let mut jobs: Vec<_> = device
+        .iter_mut()
+        .zip(&models)
+        .map(|(m, &x)| (m, x))
+        .collect();
+    d.place_many(&mut jobs).unwrap();
+    for (dev, host) in device.iter().zip(&hosts) {
+        let (positions, boxes) = dev.download(&gpu).unwrap();
+        assert_eq!(
+            positions, host.world.positions,
+            "{} placed with the others",
+            host.world.name
+        );
+        assert_eq!(
+            boxes, host.tree.boxes,
+            "{} placed with the others",
+            host.world.name
+        );
     }
 }
 

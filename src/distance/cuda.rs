@@ -13,7 +13,7 @@ use super::{closest, Closest, DistanceError, SLACK};
 use crate::gpu::kernels::Source;
 use crate::gpu::{launch_1d, Context, Gpu};
 use crate::Mesh;
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 use std::sync::Arc;
 
 /// The stage's kernels.
@@ -23,8 +23,8 @@ pub const KERNELS: Source<'static> = crate::kernel_source!("distance.cu");
 /// pairs is expanded by the most levels k with n 4^k <= FRONT.
 pub const FRONT: u64 = 1 << 18;
 
-/// How many levels of boxes under the root one block refits in one launch (2^10 nodes on the
-/// widest): the levels below take a launch each. On the H100 a launch costs a few microseconds,
+/// How many levels of boxes under the root one block a tree refits in one launch (2^9 nodes on
+/// the widest): the levels below take a launch each, for all trees placed together. On the H100 a launch costs a few microseconds,
 /// more than such a level's work.
 const TOP_LEVELS: u32 = 10;
 const TOP_THREADS: u32 = 512;
@@ -81,14 +81,6 @@ impl DeviceMesh {
         ))
     }
 }
-
-/// A transform as the kernels take it (`rxdi_affine`): 16 floats, column-major.
-#[derive(Debug, Clone, Copy)]
-#[repr(C)]
-struct Affine([f32; 16]);
-
-// SAFETY: plain floats with the layout of the CUDA struct.
-unsafe impl cudarc::driver::DeviceRepr for Affine {}
 
 /// What a query on the device found: the squared distance, the least pair at it, the triangle
 /// pairs measured and the expansions launched.
@@ -148,54 +140,112 @@ impl Distance {
         })
     }
 
-    /// Places `m` (uploaded with [`DeviceMesh::placed`]) under `model`, on the device: its
-    /// positions transformed (as [`super::placed::transform_point`] does), then its leaves'
-    /// boxes, then each level's above them. The caller checks the transform first
-    /// ([`super::placed::check_model`]); nothing is read back.
+    /// Places `m` (uploaded with [`DeviceMesh::placed`]) under `model`, on the device:
+    /// [`Distance::place_many`] of one.
     pub fn place(&self, m: &mut DeviceMesh, model: &glam::Mat4) -> Result<(), DistanceError> {
-        let object = m.object.as_ref().ok_or_else(|| {
-            DistanceError::Gpu(crate::gpu::GpuError::Limit(
-                "a mesh uploaded without its object-space positions cannot be placed".into(),
-            ))
-        })?;
+        self.place_many(&mut [(m, *model)])
+    }
+
+    /// Places each mesh (uploaded with [`DeviceMesh::placed`]) under its transform, on the
+    /// device, all with one set of launches: the positions transformed (as
+    /// [`super::placed::transform_point`] does), then the leaves' boxes, then each level's above
+    /// them (a launch per level of 2^[`TOP_LEVELS`] nodes or more in the deepest tree, then
+    /// one block per tree for the levels under its root). The caller checks the transforms
+    /// first ([`super::placed::check_model`]); nothing is read back.
+    pub fn place_many(
+        &self,
+        jobs: &mut [(&mut DeviceMesh, glam::Mat4)],
+    ) -> Result<(), DistanceError> {
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        if jobs.len() > 65_535 {
+            return Err(DistanceError::Gpu(crate::gpu::GpuError::Limit(format!(
+                "{} meshes placed at once, more than a launch's 65,535",
+                jobs.len()
+            ))));
+        }
         let s = &self.gpu.stream;
-        let vertices = (object.len() / 3) as u32;
-        let affine = Affine(model.to_cols_array());
+        let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
+        let (mut verts, mut depth) = (0u32, 0u32);
+        let mut table = Vec::with_capacity(7 * jobs.len());
+        let mut models = Vec::with_capacity(16 * jobs.len());
+        for (m, model) in jobs.iter_mut() {
+            let object = m.object.as_ref().ok_or_else(|| {
+                DistanceError::Gpu(crate::gpu::GpuError::Limit(
+                    "a mesh uploaded without its object-space positions cannot be placed".into(),
+                ))
+            })?;
+            let v = (object.len() / 3) as u32;
+            table.extend([
+                addr(object.device_ptr(s)),
+                addr(m.positions.device_ptr_mut(s)),
+                addr(m.indices.device_ptr(s)),
+                addr(m.order.device_ptr(s)),
+                addr(m.boxes.device_ptr_mut(s)),
+                v as u64 | (m.triangles as u64) << 32,
+                m.depth as u64,
+            ]);
+            models.extend(model.to_cols_array());
+            verts = verts.max(v);
+            depth = depth.max(m.depth);
+        }
+        let table = self.gpu.upload(&table, "the placing table")?;
+        let models = self.gpu.upload(&models, "the transforms")?;
+        let n = jobs.len() as u32;
+        let b = crate::gpu::BLOCK_1D;
+        let grid = |threads: u32| (threads.div_ceil(b).max(1), n, 1);
+        let go =
+            |f: &CudaFunction, grid: (u32, u32, u32), threads: u32, level: Option<u32>, what| {
+                let mut l = s.launch_builder(f);
+                l.arg(&table);
+                if let Some(level) = &level {
+                    l.arg(level);
+                }
+                let cfg = cudarc::driver::LaunchConfig {
+                    grid_dim: grid,
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                // SAFETY: each block's job lies in the table; a thread past its mesh's vertices,
+                // leaves or level's nodes returns; every index lies within its mesh's arrays, and
+                // the boxes hold 2^(depth + 1) - 1 nodes.
+                unsafe { l.launch(cfg) }.map(|_| ()).ctx(what)
+            };
         let mut l = s.launch_builder(&self.transform);
-        l.arg(object)
-            .arg(&vertices)
-            .arg(&affine)
-            .arg(&mut m.positions);
-        // SAFETY: a thread per vertex; both arrays hold three floats a vertex.
-        unsafe { launch_1d(l, vertices, "rxdi_transform") }?;
-        let leaves = 1u32 << m.depth;
-        let mut l = s.launch_builder(&self.leaf_boxes);
-        l.arg(&m.positions)
-            .arg(&m.indices)
-            .arg(&m.order)
-            .arg(&m.triangles)
-            .arg(&m.depth)
-            .arg(&mut m.boxes);
-        // SAFETY: a thread per leaf; its triangles' indices lie within the positions, and the
-        // boxes hold 2^(depth + 1) - 1 nodes.
-        unsafe { launch_1d(l, leaves, "rxdi_leaf_boxes") }?;
-        // the wide levels a launch each, then the top ones by one block
-        let top = m.depth.min(TOP_LEVELS);
-        for level in (top..m.depth).rev() {
-            let (first, count) = ((1u32 << level) - 1, 1u32 << level);
-            let mut l = s.launch_builder(&self.parent_boxes);
-            l.arg(&mut m.boxes).arg(&first).arg(&count);
-            // SAFETY: a thread per node of one level; its children are the next level's, set
-            // by the launch before (launches on one stream run in order).
-            unsafe { launch_1d(l, count, "rxdi_parent_boxes") }?;
+        l.arg(&table).arg(&models);
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: grid(verts),
+            block_dim: (b, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: a thread per vertex of each job's mesh (the others return); both position
+        // arrays hold three floats a vertex; the transforms 16 floats a job.
+        unsafe { l.launch(cfg) }.ctx("rxdi_transform")?;
+        go(
+            &self.leaf_boxes,
+            grid(1 << depth),
+            b,
+            None,
+            "rxdi_leaf_boxes",
+        )?;
+        let levels: Vec<u32> = (TOP_LEVELS.min(depth)..depth).rev().collect();
+        for level in &levels {
+            go(
+                &self.parent_boxes,
+                grid(1 << level),
+                b,
+                Some(*level),
+                "rxdi_parent_boxes",
+            )?;
         }
-        if top > 0 {
-            let mut l = s.launch_builder(&self.top_boxes);
-            l.arg(&mut m.boxes).arg(&top);
-            // SAFETY: one block over the nodes of levels top - 1 .. 0, whose children are set
-            // (the launches above, or the leaves when the tree is that shallow).
-            unsafe { crate::gpu::launch(l, 1, TOP_THREADS, 0, "rxdi_top_boxes") }?;
-        }
+        go(
+            &self.top_boxes,
+            (n, 1, 1),
+            TOP_THREADS,
+            Some(TOP_LEVELS),
+            "rxdi_top_boxes",
+        )?;
         Ok(())
     }
 

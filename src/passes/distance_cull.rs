@@ -335,53 +335,45 @@ impl FrameStage for DistanceCull {
         // place each where it stands this frame: on the host the objects in parallel (each
         // refit is itself parallel over its leaves), on the device one after another
         let models: Vec<Mat4> = ctx.objects.iter().map(|o| o.model).collect();
-        let moved: Vec<(usize, bool)> = {
-            let place = |k: usize, e: &mut Entry, gpu: Option<&cuda::Distance>| {
-                let moved = match (&mut e.at, gpu) {
-                    (Where::Host(p), _) => p.place(models[k])?,
-                    (Where::Device { mesh: dm, model }, Some(d)) => {
-                        if *model == models[k] {
-                            false
-                        } else {
-                            check_model(&e.mesh, &models[k])?;
-                            d.place(dm, &models[k])?;
-                            *model = models[k];
-                            true
+        // (only those whose transform changed: a still scene wakes no thread)
+        let moving: Vec<(usize, &mut Option<Entry>)> = state
+            .entries
+            .iter_mut()
+            .enumerate()
+            .filter(|(k, e)| near[*k] && e.as_ref().is_some_and(|e| e.model() != models[*k]))
+            .collect();
+        let moved: Vec<usize> = moving.iter().map(|(k, _)| *k).collect();
+        match state.gpu.as_ref() {
+            None => moving
+                .into_par_iter()
+                .map(|(k, e)| match &mut e.as_mut().expect("made above").at {
+                    Where::Host(p) => p.place(models[k]).map(|_| ()).map_err(|x| failed(k, x)),
+                    Where::Device { .. } => unreachable!("a device entry has a GPU"),
+                })
+                .collect::<Result<(), _>>()?,
+            Some(d) => {
+                let (mut jobs, mut placed_at) = (Vec::new(), Vec::new());
+                for (k, e) in moving {
+                    let e = e.as_mut().expect("made above");
+                    check_model(&e.mesh, &models[k]).map_err(|x| failed(k, x))?;
+                    match &mut e.at {
+                        Where::Device { mesh, model } => {
+                            jobs.push((mesh, models[k]));
+                            placed_at.push((model, models[k]));
                         }
+                        Where::Host(_) => unreachable!("every entry is on this frame's side"),
                     }
-                    (Where::Device { .. }, None) => unreachable!("a device entry has a GPU"),
-                };
-                Ok::<bool, DistanceError>(moved)
-            };
-            let d = state.gpu.as_ref();
-            // (only those whose transform changed: a still scene wakes no thread)
-            let moving: Vec<(usize, &mut Option<Entry>)> = state
-                .entries
-                .iter_mut()
-                .enumerate()
-                .filter(|(k, e)| near[*k] && e.as_ref().is_some_and(|e| e.model() != models[*k]))
-                .collect();
-            let results: Vec<(usize, Result<bool, DistanceError>)> = if gpu.is_none() {
-                moving
-                    .into_par_iter()
-                    .map(|(k, e)| (k, place(k, e.as_mut().expect("made above"), None)))
-                    .collect()
-            } else {
-                moving
-                    .into_iter()
-                    .map(|(k, e)| (k, place(k, e.as_mut().expect("made above"), d)))
-                    .collect()
-            };
-            results
-                .into_iter()
-                .map(|(k, r)| r.map(|m| (k, m)).map_err(|e| failed(k, e)))
-                .collect::<Result<_, _>>()?
-        };
-        for (k, m) in moved {
-            if m {
-                state.next_version += 1;
-                state.entries[k].as_mut().expect("made above").version = state.next_version;
+                }
+                d.place_many(&mut jobs).map_err(|x| failed(r, x))?;
+                // (where they stand only once placed: after a failure they are placed again)
+                for (at, model) in placed_at {
+                    *at = model;
+                }
             }
+        }
+        for k in moved {
+            state.next_version += 1;
+            state.entries[k].as_mut().expect("made above").version = state.next_version;
         }
         // measure the pairs of which one moved: on the host the objects in parallel, each a
         // tolerance query (the search ends at the first pair of triangles within reach); on the
