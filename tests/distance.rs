@@ -596,7 +596,7 @@ fn distance_stage_names_bad_arguments_and_objects() {
 #[test]
 fn gpu_placing_equals_the_hosts() {
     let Some(gpu) = common::gpu() else { return };
-    let d = distance::cuda::Distance::new(&gpu).unwrap();
+    let mut d = distance::cuda::Distance::new(&gpu).unwrap();
     let model = Mat4::from_scale_rotation_translation(
         Vec3::new(1.5, 0.5, 2.0),
         Quat::from_euler(glam::EulerRot::XYZ, 0.3, -1.1, 2.0),

@@ -106,6 +106,8 @@ pub struct Distance {
     top_boxes: CudaFunction,
     within_expand: CudaFunction,
     within_leaves: CudaFunction,
+    /// the placing jobs' table and transforms (`place_many`)
+    place_table: CudaSlice<u64>,
     /// the front being expanded and the next one, and the pairs each can hold
     fronts: [CudaSlice<u32>; 2],
     capacity: [usize; 2],
@@ -130,6 +132,7 @@ impl Distance {
             top_boxes: gpu.function(&module, "rxdi_top_boxes")?,
             within_expand: gpu.function(&module, "rxdi_within_expand")?,
             within_leaves: gpu.function(&module, "rxdi_within_leaves")?,
+            place_table: gpu.zeros(64, "the placing table")?,
             fronts: [
                 gpu.zeros(2 * capacity, "the front")?,
                 gpu.zeros(2 * capacity, "the front")?,
@@ -142,7 +145,7 @@ impl Distance {
 
     /// Places `m` (uploaded with [`DeviceMesh::placed`]) under `model`, on the device:
     /// [`Distance::place_many`] of one.
-    pub fn place(&self, m: &mut DeviceMesh, model: &glam::Mat4) -> Result<(), DistanceError> {
+    pub fn place(&mut self, m: &mut DeviceMesh, model: &glam::Mat4) -> Result<(), DistanceError> {
         self.place_many(&mut [(m, *model)])
     }
 
@@ -153,7 +156,7 @@ impl Distance {
     /// one block per tree for the levels under its root). The caller checks the transforms
     /// first ([`super::placed::check_model`]); nothing is read back.
     pub fn place_many(
-        &self,
+        &mut self,
         jobs: &mut [(&mut DeviceMesh, glam::Mat4)],
     ) -> Result<(), DistanceError> {
         if jobs.is_empty() {
@@ -190,8 +193,22 @@ impl Distance {
             verts = verts.max(v);
             depth = depth.max(m.depth);
         }
-        let table = self.gpu.upload(&table, "the placing table")?;
-        let models = self.gpu.upload(&models, "the transforms")?;
+        // the transforms' floats after the table, two to a word: one copy into a buffer kept
+        // from call to call
+        table.extend(
+            models
+                .chunks_exact(2)
+                .map(|p| p[0].to_bits() as u64 | (p[1].to_bits() as u64) << 32),
+        );
+        if self.place_table.len() < table.len() {
+            self.place_table = self
+                .gpu
+                .zeros(table.len().next_power_of_two(), "the placing table")?;
+        }
+        s.memcpy_htod(&table, &mut self.place_table.slice_mut(0..table.len()))
+            .ctx("copying the placing table")?;
+        let models = self.place_table.slice(7 * jobs.len()..table.len());
+        let table = self.place_table.slice(0..7 * jobs.len());
         let n = jobs.len() as u32;
         let b = crate::gpu::BLOCK_1D;
         let grid = |threads: u32| (threads.div_ceil(b).max(1), n, 1);

@@ -343,7 +343,7 @@ impl FrameStage for DistanceCull {
             .filter(|(k, e)| near[*k] && e.as_ref().is_some_and(|e| e.model() != models[*k]))
             .collect();
         let moved: Vec<usize> = moving.iter().map(|(k, _)| *k).collect();
-        match state.gpu.as_ref() {
+        match state.gpu.as_mut() {
             None => moving
                 .into_par_iter()
                 .map(|(k, e)| match &mut e.as_mut().expect("made above").at {
