@@ -152,7 +152,7 @@ impl Distance {
     /// Places each mesh (uploaded with [`DeviceMesh::placed`]) under its transform, on the
     /// device, all with one set of launches: the positions transformed (as
     /// [`super::placed::transform_point`] does), then the leaves' boxes, then each level's above
-    /// them (a launch per level of 2^[`TOP_LEVELS`] nodes or more in the deepest tree, then
+    /// them (a launch per level of 2^10 nodes or more in the deepest tree, then
     /// one block per tree for the levels under its root). The caller checks the transforms
     /// first ([`super::placed::check_model`]); nothing is read back.
     pub fn place_many(
