@@ -48,7 +48,8 @@ pub struct DistanceRow {
     pub gpu_largest_front: Option<u64>,
     /// the GPU found the CPU's distance (bit for bit) and pair
     pub gpu_equals_cpu: Option<bool>,
-    /// the search capped at half the distance (an object beyond the distance stage's reach),
+    /// the least-distance search capped at half the distance (`min_distance_within`,
+    /// `query_within`: a pair beyond the cap; the distance stage itself asks a tolerance query),
     /// on the host and on the device
     pub capped_cpu_ms: f64,
     pub capped_gpu_ms: Option<f64>,
@@ -386,8 +387,9 @@ impl DistanceReport {
         );
         s += "BVHs built on the host before timing; CPU: the reference's search on every host thread \
               (host wall time; a search of more than a second timed once); GPU: gDist's front \
-              expansion, CUDA events around the whole query. Capped: the search capped at half the \
-              distance (what the distance stage pays for an object beyond its reach). Refit: B \
+              expansion, CUDA events around the whole query. Capped: the least-distance search capped at \
+              half the distance (a pair beyond the cap; the distance stage asks a tolerance query \
+              instead, measured in the stage's table below). Refit: B \
               moved (positions transformed, its tree refit), as the distance frame stage does for an object that moved, on the host \
               (wall time) and on the device (CUDA events). Medians in ms.\n\n";
         s += "| pair | triangles | distance | BVHs | CPU | CPU pairs | GPU | GPU pairs | expansions | largest front | GPU = CPU | capped CPU | capped GPU | refit CPU | refit GPU |\n";

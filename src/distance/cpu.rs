@@ -72,6 +72,16 @@ impl Search<'_> {
         })
     }
 
+    /// Two child pairs with their boxes' lower bounds, the nearer pair first.
+    fn nearer_first(&self, kids: [(usize, usize); 2]) -> ([(usize, usize); 2], [f64; 2]) {
+        let l = kids.map(|(x, y)| self.lower(x, y));
+        if l[1] < l[0] {
+            ([kids[1], kids[0]], [l[1], l[0]])
+        } else {
+            (kids, l)
+        }
+    }
+
     /// Lowers the shared upper bound to `v` (squared) where it is lower.
     fn lower_upper(&self, v: f64) {
         self.upper.fetch_min(v.to_bits(), Ordering::Relaxed);
@@ -93,12 +103,7 @@ impl Search<'_> {
             self.lower_upper(best.0);
             return;
         };
-        let mut l = kids.map(|(x, y)| self.lower(x, y));
-        let mut kids = kids;
-        if l[1] < l[0] {
-            kids.swap(0, 1);
-            l.swap(0, 1);
-        }
+        let (kids, l) = self.nearer_first(kids);
         for ((x, y), l) in kids.into_iter().zip(l) {
             self.descend(x, y, l, best);
         }
@@ -215,12 +220,7 @@ impl Search<'_> {
             }
             return;
         };
-        let mut l = kids.map(|(x, y)| self.lower(x, y));
-        let mut kids = kids;
-        if l[1] < l[0] {
-            kids.swap(0, 1);
-            l.swap(0, 1);
-        }
+        let (kids, l) = self.nearer_first(kids);
         let go = |k: usize| self.any(kids[k].0, kids[k].1, l[k], cap2, found);
         if Bvh::level(na) + Bvh::level(nb) < PARALLEL_LEVELS {
             rayon::join(|| go(0), || go(1));

@@ -15,6 +15,7 @@
 //! distances of the same triangles, computed alike, so both keep the same objects. A pair is searched again only when one of its two objects moved
 //! or changed: a still scene costs the stage nothing after its first frame.
 
+pub use super::Placement;
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
 use crate::backend::BackendKind;
 use crate::distance::bvh::Bvh;
@@ -24,18 +25,6 @@ use crate::Mesh;
 use glam::Mat4;
 use rayon::prelude::*;
 use std::sync::{Arc, Mutex};
-
-/// Where the distances are measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Placement {
-    /// on the pipeline's backend
-    #[default]
-    Auto,
-    /// on the host
-    Cpu,
-    /// on the GPU (with the CUDA backend)
-    Cuda,
-}
 
 /// The distance-culling stage.
 pub struct DistanceCull {
@@ -180,15 +169,7 @@ impl DistanceCull {
                 .filter(|d| d.is_finite() && *d >= 0.0)
                 .ok_or_else(|| bad("within", v, "expected a finite distance >= 0"))?,
         };
-        let placement = a.choice(
-            "on",
-            &[
-                ("auto", Placement::Auto),
-                ("cpu", Placement::Cpu),
-                ("cuda", Placement::Cuda),
-            ],
-            Placement::Auto,
-        )?;
+        let placement = a.placement()?;
         Ok(DistanceCull::new(to, within, placement))
     }
 }

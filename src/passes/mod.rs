@@ -314,6 +314,19 @@ impl Visibility {
     }
 }
 
+/// Where a frame stage with both backends runs (its `on=` argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Placement {
+    /// as the stage decides for the pipeline's backend (the frustum stage: the GPU from
+    /// [`frustum::GPU_FROM_OBJECTS`] objects; the distance stage: the pipeline's backend)
+    #[default]
+    Auto,
+    /// on the host
+    Cpu,
+    /// on the GPU whenever the backend is CUDA
+    Cuda,
+}
+
 /// A frame stage: runs every frame before the geometry stage and may drop objects or ranges of
 /// their triangles.
 pub trait FrameStage: Send + Sync {
@@ -511,6 +524,19 @@ impl<'a> Args<'a> {
                         .join(", ")
                 ),
             })
+    }
+
+    /// The `on=auto|cpu|cuda` argument of a frame stage with both backends.
+    pub fn placement(&self) -> Result<Placement, PassError> {
+        self.choice(
+            "on",
+            &[
+                ("auto", Placement::Auto),
+                ("cpu", Placement::Cpu),
+                ("cuda", Placement::Cuda),
+            ],
+            Placement::Auto,
+        )
     }
 
     /// A yes/no argument.

@@ -10,6 +10,7 @@
 pub mod cpu;
 pub mod cuda;
 
+pub use super::Placement;
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
 use crate::backend::BackendKind;
 use std::sync::Mutex;
@@ -21,18 +22,6 @@ pub const MARGIN: f32 = 1e-5;
 /// From how many objects [`Placement::Auto`] runs the test on the GPU (with the CUDA backend).
 /// Below it the host's test is faster than the GPU's round trip (`rxpipe bench frustum`).
 pub const GPU_FROM_OBJECTS: usize = 2_000;
-
-/// Where the frustum test runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Placement {
-    /// on the GPU with the CUDA backend and at least [`GPU_FROM_OBJECTS`] objects, else the CPU
-    #[default]
-    Auto,
-    /// on the host
-    Cpu,
-    /// on the GPU whenever the backend is CUDA
-    Cuda,
-}
 
 /// The frustum stage.
 #[derive(Default)]
@@ -67,15 +56,7 @@ impl Frustum {
     }
 
     pub(crate) fn from_args(a: &Args) -> Result<Frustum, PassError> {
-        Ok(Frustum::new(a.choice(
-            "on",
-            &[
-                ("auto", Placement::Auto),
-                ("cpu", Placement::Cpu),
-                ("cuda", Placement::Cuda),
-            ],
-            Placement::Auto,
-        )?))
+        Ok(Frustum::new(a.placement()?))
     }
 
     /// Where the test runs for `objects` objects on `backend`.
