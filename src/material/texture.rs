@@ -577,8 +577,14 @@ fn repeat_place(width: u32, height: u32, uv: Vec2) -> ([u32; 4], f32, f32, bool)
     let (x0, y0) = (floor32(x), floor32(y));
     let (fx, fy) = (x - x0 as f32, y - y0 as f32);
     // i mod n for a power of two n: the low bits, as `modulo` takes them
-    let (xa, xb) = (x0 as u32 & (width - 1), x0.wrapping_add(1) as u32 & (width - 1));
-    let (ya, yb) = (y0 as u32 & (height - 1), y0.wrapping_add(1) as u32 & (height - 1));
+    let (xa, xb) = (
+        x0 as u32 & (width - 1),
+        x0.wrapping_add(1) as u32 & (width - 1),
+    );
+    let (ya, yb) = (
+        y0 as u32 & (height - 1),
+        y0.wrapping_add(1) as u32 & (height - 1),
+    );
     let (ra, rb) = (ya * width, yb * width);
     ([ra + xa, ra + xb, rb + xa, rb + xb], fx, fy, ok)
 }
