@@ -32,6 +32,7 @@ pub mod frustum;
 pub mod normals;
 mod order;
 pub mod patch_cull;
+pub mod simplify;
 pub mod smooth;
 pub mod subdivide;
 mod working;
@@ -42,6 +43,7 @@ pub use frustum::Frustum;
 pub use normals::{Normals, NormalsMode, NormalsVia};
 pub use order::Order;
 pub use patch_cull::PatchCull;
+pub use simplify::Simplify;
 pub use smooth::{Smooth, SmoothMethod};
 pub use subdivide::Subdivide;
 pub use working::{DeviceAttributes, WorkingMesh};
@@ -441,6 +443,7 @@ pub struct StageInfo {
 /// Every stage rxpipe knows, in the order they run.
 pub fn registry() -> &'static [StageInfo] {
     &[
+        simplify::INFO,
         subdivide::INFO,
         smooth::INFO,
         normals::INFO,
@@ -578,6 +581,7 @@ pub fn parse(spec: &str) -> Result<Stage, PassError> {
     let args = Args::new(info, &args)?;
     match info.name {
         "normals" => Ok(Stage::Mesh(Arc::new(Normals::from_args(&args)?))),
+        "simplify" => Ok(Stage::Mesh(Arc::new(Simplify::from_args(&args)?))),
         "smooth" => Ok(Stage::Mesh(Arc::new(Smooth::from_args(&args)?))),
         "subdivide" => Ok(Stage::Mesh(Arc::new(Subdivide::from_args(&args)?))),
         "order" => Ok(Stage::Order(Order::from_args(&args)?.0)),

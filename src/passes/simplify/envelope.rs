@@ -1,0 +1,191 @@
+//! Whether a triangle lies within a distance ε of a set of triangles: the envelope test of the
+//! simplification stage.
+//!
+//! The distance from a point to one triangle is a convex function of the point (the triangle is
+//! a convex set), so over a triangle T it is greatest at one of T's corners. Hence T lies within ε
+//! of a triangle c as soon as its three corners do, and it lies within ε of a set of triangles as
+//! soon as it can be cut into pieces that each have one such triangle of the set. [`cover`] looks
+//! for that certificate: it tries the whole triangle, then splits a piece that no single triangle
+//! covers into four at its edges' midpoints, down to [`MAX_DEPTH`] levels. A piece corner that is
+//! farther than ε from every triangle of the set refutes the whole triangle at once.
+//!
+//! The test is exact but for the rounding of double-precision arithmetic: a covered triangle's
+//! every point is within ε, and a refuted one has a point beyond it. It is conservative where it
+//! gives up (a triangle that touches the border of the envelope along a curve may need more
+//! levels than it is given): [`Cover::Undecided`] is treated as not covered.
+
+use crate::distance::triangle::{point_tri, Aabb, Tri};
+use glam::DVec3;
+
+/// How many times a piece may be split in four before the test gives up.
+pub const MAX_DEPTH: u32 = 6;
+
+/// The most pieces one test examines before it gives up.
+pub const MAX_PIECES: usize = 1024;
+
+/// What [`cover`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cover {
+    /// every point is within ε: the indices (into the candidates) of the triangles the pieces
+    /// were certified by, each once, in the order first used
+    Inside(Vec<u32>),
+    /// a point of the triangle is farther than ε from every candidate
+    Outside,
+    /// neither shown within the test's depth and piece budget
+    Undecided,
+}
+
+/// The squared distance from `p` to triangle `t` (one with no area is the union of its edges).
+pub fn point_dist2(p: DVec3, t: &Tri) -> f64 {
+    let n = (t[1] - t[0]).cross(t[2] - t[0]);
+    if n.length_squared() > 0.0 {
+        return (point_tri(p, t) - p).length_squared();
+    }
+    (0..3)
+        .map(|k| point_segment_dist2(p, t[k], t[(k + 1) % 3]))
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn point_segment_dist2(p: DVec3, a: DVec3, b: DVec3) -> f64 {
+    let d = b - a;
+    let l = d.length_squared();
+    let s = if l > 0.0 {
+        ((p - a).dot(d) / l).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    (a + d * s - p).length_squared()
+}
+
+/// Whether `t` lies within `eps2.sqrt()` of the union of `candidates` ([`Cover`]). The caller
+/// promises, through `complete`, that the candidates hold every triangle of the surface within ε
+/// of `t`: only then does a corner beyond every candidate refute `t` ([`Cover::Outside`]);
+/// otherwise such a corner only means that these candidates do not cover it
+/// ([`Cover::Undecided`]).
+pub fn cover(t: &Tri, candidates: &[Tri], eps2: f64, complete: bool) -> Cover {
+    let mut used: Vec<u32> = Vec::new();
+    // the candidate that covered the last piece: neighbouring pieces are mostly covered by it
+    let mut last: Option<usize> = None;
+    let mut stack: Vec<(Tri, u32)> = vec![(*t, 0)];
+    let mut pieces = 0usize;
+    let within = |p: DVec3, c: &Tri| point_dist2(p, c) <= eps2;
+    while let Some((piece, depth)) = stack.pop() {
+        pieces += 1;
+        if pieces > MAX_PIECES {
+            return Cover::Undecided;
+        }
+        let covers = |c: &Tri| piece.iter().all(|&p| within(p, c));
+        let found = match last.filter(|&j| covers(&candidates[j])) {
+            Some(j) => Some(j),
+            None => candidates.iter().position(covers),
+        };
+        if let Some(j) = found {
+            last = Some(j);
+            if !used.contains(&(j as u32)) {
+                used.push(j as u32);
+            }
+            continue;
+        }
+        // a corner that no candidate reaches: beyond ε of the surface when the set is complete
+        if piece
+            .iter()
+            .any(|&p| !candidates.iter().any(|c| within(p, c)))
+        {
+            return if complete {
+                Cover::Outside
+            } else {
+                Cover::Undecided
+            };
+        }
+        if depth == MAX_DEPTH {
+            return Cover::Undecided;
+        }
+        let [a, b, c] = piece;
+        let (ab, bc, ca) = ((a + b) * 0.5, (b + c) * 0.5, (c + a) * 0.5);
+        for q in [[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]] {
+            stack.push((q, depth + 1));
+        }
+    }
+    Cover::Inside(used)
+}
+
+/// The box of `t` widened by `eps` on every side, rounded outwards to single precision (the
+/// trees' boxes), so that every point within `eps` of `t` lies in it.
+pub fn widened_box(t: &Tri, eps: f64) -> Aabb {
+    let lo = t[0].min(t[1]).min(t[2]) - DVec3::splat(eps);
+    let hi = t[0].max(t[1]).max(t[2]) + DVec3::splat(eps);
+    let out = |x: f64, up: bool| {
+        let slack = x.abs() * 1e-6 + 1e-30;
+        (if up { x + slack } else { x - slack }) as f32
+    };
+    [
+        [out(lo.x, false), out(lo.y, false), out(lo.z, false)],
+        [out(hi.x, true), out(hi.y, true), out(hi.z, true)],
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tri(p: [[f64; 3]; 3]) -> Tri {
+        p.map(DVec3::from_array)
+    }
+
+    #[test]
+    fn a_triangle_is_covered_by_itself_and_by_its_halves() {
+        let t = tri([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
+        assert_eq!(cover(&t, &[t], 0.0, true), Cover::Inside(vec![0]));
+        // the two halves of a square, the triangle over both of them, lifted by 0.01
+        let halves = [
+            tri([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0]]),
+            tri([[0.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]]),
+        ];
+        let over = tri([[0.0, 0.0, 0.01], [1.0, 0.0, 0.01], [0.0, 1.0, 0.01]]);
+        match cover(&over, &halves, 0.0101 * 0.0101, true) {
+            Cover::Inside(used) => assert_eq!(used.len(), 2, "{used:?}"),
+            other => panic!("{other:?}"),
+        }
+        // 0.01 above them is beyond 0.0099: refuted, as every corner is
+        assert_eq!(cover(&over, &halves, 0.0099 * 0.0099, true), Cover::Outside);
+        // the same without the promise of completeness only gives up
+        assert_eq!(
+            cover(&over, &halves, 0.0099 * 0.0099, false),
+            Cover::Undecided
+        );
+    }
+
+    #[test]
+    fn a_bump_in_the_middle_is_found() {
+        // a triangle in a plane, and three triangles of the plane that cover its corners but
+        // leave a hole below y = 0.6 between x = 0.3 and 4: its edge's midpoint (2, 0) is 0.46
+        // from the nearest of them, and no point of it is more than 0.6 from one
+        let t = tri([[0.0, 0.0, 0.0], [4.0, 0.0, 0.0], [0.0, 4.0, 0.0]]);
+        let near = [
+            tri([[-1.0, -1.0, 0.0], [0.6, -1.0, 0.0], [-1.0, 5.0, 0.0]]),
+            tri([[0.6, -1.0, 0.0], [5.0, -1.0, 0.0], [5.0, 0.6, 0.0]]),
+            tri([[-1.0, 0.6, 0.0], [5.0, 0.6, 0.0], [-1.0, 5.0, 0.0]]),
+        ];
+        assert_eq!(cover(&t, &near, 0.01, true), Cover::Outside);
+        assert!(matches!(cover(&t, &near, 1.0, true), Cover::Inside(_)));
+    }
+
+    #[test]
+    fn degenerate_triangles_measure_as_their_edges() {
+        let line = tri([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [1.0, 0.0, 0.0]]);
+        assert!((point_dist2(DVec3::new(1.0, 3.0, 0.0), &line) - 9.0).abs() < 1e-12);
+        let point = tri([[1.0, 1.0, 1.0]; 3]);
+        assert!((point_dist2(DVec3::ZERO, &point) - 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_widened_box_holds_the_triangle_and_its_margin() {
+        let t = tri([[1e6, -3.0, 0.5], [1e6 + 1.0, -2.0, 0.25], [1e6, -2.5, 0.75]]);
+        let b = widened_box(&t, 0.1);
+        for p in t {
+            for k in 0..3 {
+                assert!(b[0][k] as f64 <= p[k] - 0.1 && b[1][k] as f64 >= p[k] + 0.1);
+            }
+        }
+    }
+}
