@@ -28,6 +28,7 @@ use crate::distance::bvh::Bvh;
 use crate::distance::triangle::{box_lower2, Aabb, Tri};
 use crate::Mesh;
 use glam::DVec3;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -107,6 +108,8 @@ struct Candidate {
     to: u32,
     /// `from`'s version when this was pushed: stale once its fan changed
     version: u32,
+    /// its place among `from`'s candidates, least error first
+    rank: u32,
 }
 
 impl Eq for Candidate {}
@@ -202,7 +205,7 @@ pub fn run(mesh: &Mesh, eps: f64, target: usize) -> (Mesh, Outcome) {
     };
     let mut heap = BinaryHeap::new();
     for u in 0..n as u32 {
-        s.push_candidates(u, &mut heap);
+        s.push_candidate(u, 0, &mut heap);
     }
     while s.live > target {
         let Some(c) = heap.pop() else { break };
@@ -214,10 +217,14 @@ pub fn run(mesh: &Mesh, eps: f64, target: usize) -> (Mesh, Outcome) {
                 out.collapses += 1;
                 for x in ring {
                     s.version[x as usize] += 1;
-                    s.push_candidates(x, &mut heap);
+                    s.push_candidate(x, 0, &mut heap);
                 }
             }
-            Err(reason) => out.rejected.count(reason),
+            Err(reason) => {
+                out.rejected.count(reason);
+                // the vertex's next candidate takes its place
+                s.push_candidate(c.from, c.rank + 1, &mut heap);
+            }
         }
     }
     (s.finish(mesh), out)
@@ -325,22 +332,35 @@ impl State<'_> {
         n
     }
 
-    fn push_candidates(&self, u: u32, heap: &mut BinaryHeap<Candidate>) {
+    /// Pushes `u`'s candidate of rank `rank` (its collapses into each neighbour, least error
+    /// first), if it has that many: the heap holds one candidate per vertex, the best not yet
+    /// tried since its fan last changed, so that it pops the least error of all.
+    fn push_candidate(&self, u: u32, rank: u32, heap: &mut BinaryHeap<Candidate>) {
         if self.fixed[u as usize] || self.fans[u as usize].is_empty() {
             return;
         }
         let (pu, qu) = (self.pos[u as usize], self.quadrics[u as usize]);
-        for v in self.neighbours(u) {
-            let pv = self.pos[v as usize];
-            let mut q = qu;
-            q.add(&self.quadrics[v as usize]);
-            heap.push(Candidate {
-                error: q.value(pv).max(0.0),
-                length2: (pv - pu).length_squared(),
-                from: u,
-                to: v,
-                version: self.version[u as usize],
-            });
+        let mut all: Vec<Candidate> = self
+            .neighbours(u)
+            .into_iter()
+            .map(|v| {
+                let pv = self.pos[v as usize];
+                let mut q = qu;
+                q.add(&self.quadrics[v as usize]);
+                Candidate {
+                    error: q.value(pv).max(0.0),
+                    length2: (pv - pu).length_squared(),
+                    from: u,
+                    to: v,
+                    version: self.version[u as usize],
+                    rank,
+                }
+            })
+            .collect();
+        // the heap's order is reversed: the greatest candidate is the least error
+        all.sort_unstable_by(|a, b| b.cmp(a));
+        if let Some(&c) = all.get(rank as usize) {
+            heap.push(c);
         }
     }
 
@@ -379,7 +399,9 @@ impl State<'_> {
             .iter()
             .map(|&t| {
                 let f = self.faces[t as usize];
-                *f.iter().find(|&&w| w != u && w != v).expect("three corners")
+                *f.iter()
+                    .find(|&&w| w != u && w != v)
+                    .expect("three corners")
             })
             .collect();
         if opposite[0] == opposite[1] {
@@ -397,7 +419,12 @@ impl State<'_> {
         // the triangles as they would be, u renamed v
         let renamed: Vec<(u32, [u32; 3])> = moved
             .iter()
-            .map(|&t| (t, self.faces[t as usize].map(|w| if w == u { v } else { w })))
+            .map(|&t| {
+                (
+                    t,
+                    self.faces[t as usize].map(|w| if w == u { v } else { w }),
+                )
+            })
             .collect();
         for &(t, f) in &renamed {
             // a triangle v already has with the same corners
@@ -420,30 +447,34 @@ impl State<'_> {
             if n1.length_squared() <= 1e-24 * scale * scale {
                 return Err(Refusal::Fold);
             }
-            if n0.length_squared() > 0.0
-                && n0.dot(n1) < MIN_TURN_COS * n0.length() * n1.length()
-            {
+            if n0.length_squared() > 0.0 && n0.dot(n1) < MIN_TURN_COS * n0.length() * n1.length() {
                 return Err(Refusal::Fold);
             }
         }
         // the new triangles within ε of the input
-        for &(_, f) in &renamed {
+        // (the tests are independent: they run in parallel, with the same answers)
+        let inside = renamed.par_iter().all(|&(_, f)| {
             let t = self.corners(f);
-            match cover(&t, &self.input_near(&t), self.eps2, true) {
-                Cover::Inside(_) => {}
-                _ => return Err(Refusal::Outside),
-            }
+            matches!(
+                cover(&t, &self.input_near(&t), self.eps2, true),
+                Cover::Inside(_)
+            )
+        });
+        if !inside {
+            return Err(Refusal::Outside);
         }
         // the input that u's triangles covered, within ε of the triangles after the collapse:
         // the new fan and the triangles around it
         let mut around: Vec<u32> = renamed.iter().map(|&(t, _)| t).collect();
         for &w in &nu {
-            for &g in &self.fans[w as usize] {
-                if !fan_u.contains(&g) && !around.contains(&g) {
-                    around.push(g);
-                }
-            }
+            around.extend(
+                self.fans[w as usize]
+                    .iter()
+                    .filter(|&&g| !shared.contains(&g)),
+            );
         }
+        around.sort_unstable();
+        around.dedup();
         let shapes: Vec<Tri> = around
             .iter()
             .map(|&g| match renamed.iter().find(|&&(t, _)| t == g) {
@@ -453,19 +484,25 @@ impl State<'_> {
             .collect();
         let mut watched: Vec<u32> = Vec::new();
         for &t in &fan_u {
-            for &(i, s) in &self.watch[t as usize] {
-                if self.stamp[i as usize] == s && !watched.contains(&i) {
-                    watched.push(i);
-                }
-            }
+            watched.extend(
+                self.watch[t as usize]
+                    .iter()
+                    .filter(|&&(i, s)| self.stamp[i as usize] == s)
+                    .map(|&(i, _)| i),
+            );
         }
-        let mut certificates = Vec::with_capacity(watched.len());
-        for &i in &watched {
-            match cover(&self.input[i as usize], &shapes, self.eps2, false) {
-                Cover::Inside(used) => certificates.push((i, used)),
-                _ => return Err(Refusal::Uncovered),
-            }
-        }
+        watched.sort_unstable();
+        watched.dedup();
+        let certificates: Option<Vec<(u32, Vec<u32>)>> = watched
+            .par_iter()
+            .map(
+                |&i| match cover(&self.input[i as usize], &shapes, self.eps2, false) {
+                    Cover::Inside(used) => Some((i, used)),
+                    _ => None,
+                },
+            )
+            .collect();
+        let certificates = certificates.ok_or(Refusal::Uncovered)?;
         // every test passed: collapse
         for &t in &shared {
             self.alive[t as usize] = false;

@@ -27,7 +27,7 @@ pub const MAX_PIECES: usize = 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cover {
     /// every point is within ε: the indices (into the candidates) of the triangles the pieces
-    /// were certified by, each once, in the order first used
+    /// were certified by, each once
     Inside(Vec<u32>),
     /// a point of the triangle is farther than ε from every candidate
     Outside,
@@ -63,39 +63,83 @@ fn point_segment_dist2(p: DVec3, a: DVec3, b: DVec3) -> f64 {
 /// otherwise such a corner only means that these candidates do not cover it
 /// ([`Cover::Undecided`]).
 pub fn cover(t: &Tri, candidates: &[Tri], eps2: f64, complete: bool) -> Cover {
+    let boxes: Vec<[DVec3; 2]> = candidates.iter().map(tri_box).collect();
+    let near: Vec<Near> = candidates.iter().map(Near::new).collect();
+    let within = |p: DVec3, j: u32| near[j as usize].within(p, eps2);
+    // the squared gap between two boxes
+    let gap2 = |a: &[DVec3; 2], b: &[DVec3; 2]| {
+        (a[0] - b[1])
+            .max(b[0] - a[1])
+            .max(DVec3::ZERO)
+            .length_squared()
+    };
     let mut used: Vec<u32> = Vec::new();
-    // the candidate that covered the last piece: neighbouring pieces are mostly covered by it
-    let mut last: Option<usize> = None;
-    let mut stack: Vec<(Tri, u32)> = vec![(*t, 0)];
+    // each piece's candidates: those whose boxes come within ε of its box, narrowed from its
+    // parent's (a piece lies inside its parent), kept one after another in `lists`
+    let mut lists: Vec<u32> = Vec::new();
+    let mut stack: Vec<(Tri, u32, std::ops::Range<usize>)> = vec![(*t, 0, 0..candidates.len())];
+    let mut root = true;
     let mut pieces = 0usize;
-    let within = |p: DVec3, c: &Tri| point_dist2(p, c) <= eps2;
-    while let Some((piece, depth)) = stack.pop() {
+    let mut reach: Vec<u32> = Vec::new();
+    while let Some((piece, depth, parent)) = stack.pop() {
         pieces += 1;
         if pieces > MAX_PIECES {
             return Cover::Undecided;
         }
-        let covers = |c: &Tri| piece.iter().all(|&p| within(p, c));
-        let found = match last.filter(|&j| covers(&candidates[j])) {
-            Some(j) => Some(j),
-            None => candidates.iter().position(covers),
-        };
-        if let Some(j) = found {
-            last = Some(j);
-            if !used.contains(&(j as u32)) {
-                used.push(j as u32);
+        // the candidate that covered the last piece mostly covers its neighbour too
+        if let Some(&j) = used.last() {
+            if piece.iter().all(|&p| within(p, j)) {
+                // (its list is not needed: a covered piece has no children)
+                continue;
             }
-            continue;
         }
-        // a corner that no candidate reaches: beyond ε of the surface when the set is complete
-        if piece
-            .iter()
-            .any(|&p| !candidates.iter().any(|c| within(p, c)))
-        {
+        let pbox = tri_box(&piece);
+        let start = lists.len();
+        if root {
+            lists.extend(
+                (0..candidates.len() as u32).filter(|&j| gap2(&pbox, &boxes[j as usize]) <= eps2),
+            );
+            root = false;
+        } else {
+            for k in parent {
+                let j = lists[k];
+                if gap2(&pbox, &boxes[j as usize]) <= eps2 {
+                    lists.push(j);
+                }
+            }
+        }
+        let mine = start..lists.len();
+        // the candidates within ε of the first corner, narrowed by the others
+        reach.clear();
+        reach.extend(
+            lists[mine.clone()]
+                .iter()
+                .copied()
+                .filter(|&j| within(piece[0], j)),
+        );
+        let mut unreached = reach.is_empty();
+        for &p in &piece[1..] {
+            if reach.is_empty() {
+                break;
+            }
+            reach.retain(|&j| within(p, j));
+            // no common candidate: is this corner beyond all of them?
+            unreached = reach.is_empty() && !lists[mine.clone()].iter().any(|&j| within(p, j));
+        }
+        if unreached {
+            // a corner that no candidate reaches: beyond ε of the surface when the set is
+            // complete
             return if complete {
                 Cover::Outside
             } else {
                 Cover::Undecided
             };
+        }
+        if let Some(&j) = reach.first() {
+            // the last used stays last: it is tried first on the next piece
+            used.retain(|&k| k != j);
+            used.push(j);
+            continue;
         }
         if depth == MAX_DEPTH {
             return Cover::Undecided;
@@ -103,10 +147,63 @@ pub fn cover(t: &Tri, candidates: &[Tri], eps2: f64, complete: bool) -> Cover {
         let [a, b, c] = piece;
         let (ab, bc, ca) = ((a + b) * 0.5, (b + c) * 0.5, (c + a) * 0.5);
         for q in [[a, ab, ca], [ab, b, bc], [ca, bc, c], [ab, bc, ca]] {
-            stack.push((q, depth + 1));
+            stack.push((q, depth + 1, mine.clone()));
         }
     }
     Cover::Inside(used)
+}
+
+/// A triangle prepared for asking whether points are within a distance of it.
+struct Near {
+    corners: Tri,
+    /// the unit normal; zero for a triangle with no area
+    normal: DVec3,
+    /// for each edge k (corner k to k + 1), a vector in the plane across it, inwards
+    inward: [DVec3; 3],
+}
+
+impl Near {
+    fn new(t: &Tri) -> Near {
+        let n = (t[1] - t[0]).cross(t[2] - t[0]);
+        let len = n.length();
+        let normal = if len > 0.0 { n / len } else { DVec3::ZERO };
+        Near {
+            corners: *t,
+            normal,
+            inward: std::array::from_fn(|k| normal.cross(t[(k + 1) % 3] - t[k])),
+        }
+    }
+
+    /// Whether `p` is within `eps2.sqrt()` of the triangle: its height over the plane first,
+    /// then whether it lies over the triangle (the distance is the height) or beside an edge
+    /// (the distance is the nearest of those edges').
+    fn within(&self, p: DVec3, eps2: f64) -> bool {
+        let t = &self.corners;
+        if self.normal == DVec3::ZERO {
+            return point_dist2(p, t) <= eps2;
+        }
+        let h = self.normal.dot(p - t[0]);
+        if h * h > eps2 {
+            return false;
+        }
+        let mut best = f64::INFINITY;
+        let mut over = true;
+        for k in 0..3 {
+            if self.inward[k].dot(p - t[k]) < 0.0 {
+                over = false;
+                best = best.min(point_segment_dist2(p, t[k], t[(k + 1) % 3]));
+            }
+        }
+        if over {
+            h * h <= eps2
+        } else {
+            best <= eps2
+        }
+    }
+}
+
+fn tri_box(t: &Tri) -> [DVec3; 2] {
+    [t[0].min(t[1]).min(t[2]), t[0].max(t[1]).max(t[2])]
 }
 
 /// The box of `t` widened by `eps` on every side, rounded outwards to single precision (the

@@ -102,18 +102,18 @@ pub(crate) const INFO: StageInfo = StageInfo {
 impl Simplify {
     pub(crate) fn from_args(a: &Args) -> Result<Simplify, PassError> {
         let d = Simplify::default();
-        let number = |key: &str, default: f64, ok: fn(f64) -> bool, expected: &str| {
-            match a.get(key) {
-                None => Ok(default),
-                Some(v) => v
-                    .parse::<f64>()
+        let number = |key: &str, default: f64, ok: fn(f64) -> bool, expected: &str| match a.get(key)
+        {
+            None => Ok(default),
+            Some(v) => {
+                v.parse::<f64>()
                     .ok()
                     .filter(|&x| ok(x))
                     .ok_or_else(|| PassError::Argument {
                         stage: "simplify".into(),
                         arg: format!("{key}={v}"),
                         message: expected.into(),
-                    }),
+                    })
             }
         };
         Ok(Simplify {
@@ -168,7 +168,9 @@ impl MeshPass for Simplify {
             format!("simplifying {f0} triangles")
         })
         .map_err(|e| failed(e.to_string()))?;
-        let (lo, hi) = host.bounds().expect("a valid mesh with triangles has positions");
+        let (lo, hi) = host
+            .bounds()
+            .expect("a valid mesh with triangles has positions");
         let eps = self.eps * (hi - lo).as_dvec3().length();
         if eps == 0.0 {
             return Ok("nothing to do (every vertex at one point)".into());
