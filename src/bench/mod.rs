@@ -1,5 +1,5 @@
 //! `rxpipe bench`: the paper's tables measured on this machine, one module per benchmark
-//! ([`geometry`], [`frame`], [`frustum`], [`reindex`], [`rxmesh`]). GPU inputs stay on the device; every GPU time is the
+//! ([`geometry`], [`frame`], [`frustum`], [`reindex`], [`rxmesh`], [`distance`], [`simplify`]). GPU inputs stay on the device; every GPU time is the
 //! median of CUDA-event timings after a warm-up. This module holds what they share: the
 //! benchmark meshes, the machine a report was measured on, and the date.
 
@@ -15,6 +15,7 @@ pub mod frustum;
 pub mod geometry;
 pub mod reindex;
 pub mod rxmesh;
+pub mod simplify;
 
 /// The meshes of the geometry benchmark, by name: the shared bunny and ogre, the icosphere of
 /// level 9 (5.2 M triangles) and a grid of 104 bunnies (7.2 M triangles), all in Forsyth order.
@@ -40,9 +41,12 @@ pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
             bunny_grid(&shared("stanford-bunny.obj")?, count)
         }
         n if crate::mesh::looks_like_spec(n) => crate::mesh::from_spec(n)?,
+        // a file of the shared meshes by its name (fandisk.obj, igea.ply)
+        n if crate::io::shared_meshes_dir().is_some_and(|d| d.join(n).is_file()) => shared(n)?,
         n => {
             return Err(Error::Backend(format!(
-                "unknown benchmark mesh '{n}' (bunny, ogre, bunny-grid:N, or a generator: {})",
+                "unknown benchmark mesh '{n}' (bunny, ogre, bunny-grid:N, a file name of \
+                 ../shared/meshes, or a generator: {})",
                 crate::mesh::SPECS
             )))
         }

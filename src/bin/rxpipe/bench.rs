@@ -99,6 +99,39 @@ pub enum What {
         #[command(flatten)]
         report: ReportArgs,
     },
+    /// Simplification within an envelope: triangles, time and the measured distance both ways,
+    /// beside meshoptimizer's simplifier at the same triangle count (CPU only)
+    Simplify {
+        /// comma-separated: bunny, ogre, a file name of ../shared/meshes (fandisk.obj), or a
+        /// generator spec
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "bunny,fandisk.obj,rocker-arm.obj"
+        )]
+        meshes: Vec<String>,
+        /// comma-separated envelope widths, fractions of each mesh's bounding-box diagonal
+        #[arg(long, value_delimiter = ',', default_value = "0.001,0.005",
+              value_parser = parse_fraction)]
+        eps: Vec<f64>,
+        /// runs per mesh and width (each takes seconds)
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        runs: u64,
+        /// print JSON instead of markdown
+        #[arg(long)]
+        json: bool,
+        /// also write the markdown report to this file (never over an existing one)
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+    },
+}
+
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|&x| x > 0.0 && x <= 1.0)
+        .ok_or_else(|| format!("bad width '{s}' (expected a fraction above 0 and at most 1)"))
 }
 
 /// The backend `bench frame` measures.
@@ -319,6 +352,27 @@ pub fn run(what: What) -> Res {
                     pb.set_message(m.to_string())
                 })?;
             pb.finish_and_clear();
+            out(&report, report.markdown(), &r)
+        }
+        What::Simplify {
+            meshes,
+            eps,
+            runs,
+            json,
+            markdown,
+        } => {
+            let names: Vec<&str> = meshes.iter().map(|s| s.trim()).collect();
+            let pb = spinner("starting".into());
+            let report = rxpipe::bench::simplify::run(&names, &eps, runs as usize, &|m| {
+                pb.set_message(m.to_string())
+            })?;
+            pb.finish_and_clear();
+            let r = ReportArgs {
+                runs,
+                warmup: 0,
+                json,
+                markdown,
+            };
             out(&report, report.markdown(), &r)
         }
     }

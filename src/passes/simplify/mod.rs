@@ -23,7 +23,9 @@
 //!
 //! So the two-sided Hausdorff distance between input and result is at most ε (up to
 //! double-precision rounding), whatever the order or the target. No vertex moves: the kept
-//! vertices keep their attributes, and the result's vertices are a subset of the input's.
+//! vertices keep their attributes, normals included (a mesh with none gets them from the
+//! normals stage after this one; on a coarse result of a model with sharp edges,
+//! `normals:angle` keeps those edges), and the result's vertices are a subset of the input's.
 //!
 //! ε is given relative to the object's bounding-box diagonal, as the paper gives it. The stage
 //! runs on the CPU; with the CUDA backend the mesh moves to the host for it and the report says
@@ -147,7 +149,9 @@ impl MeshPass for Simplify {
     }
 
     fn invalidates(&self) -> Derived {
-        Derived::ALL
+        // not the normals: no vertex moves, and a kept vertex's normal is still the input's
+        // surface normal there (authored hard edges are seams, whose vertices stay)
+        Derived::ADJACENCY | Derived::BOUNDS
     }
 
     fn run(&self, mesh: &mut WorkingMesh, ctx: &mut PassContext) -> Result<String, PassError> {
