@@ -359,3 +359,70 @@ fn a_shared_mesh_with_sharp_features_keeps_them() {
         assert!(d.sqrt() <= eps * (1.0 + 1e-9));
     }
 }
+
+#[test]
+fn the_command_line_lists_the_stage_and_renders_with_it() {
+    let exe = common::rxpipe_exe();
+    let o = std::process::Command::new(&exe)
+        .arg("passes")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        listed.contains("simplify (mesh stage; backends: cpu") && listed.contains("eps="),
+        "{listed}"
+    );
+    let dir = common::tmp_dir("simplify-cli");
+    let out = dir.join("ball.png");
+    let o = std::process::Command::new(&exe)
+        .args(["render", "icosphere:4", "--backend", "cpu", "--pass"])
+        .args([
+            "simplify:eps=0.01",
+            "--width",
+            "64",
+            "--height",
+            "48",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{said}");
+    assert!(
+        said.contains("stage simplify (cpu)") && said.contains("5120 -> "),
+        "{said}"
+    );
+    assert!(out.is_file());
+    let o = std::process::Command::new(&exe)
+        .args([
+            "render",
+            "icosphere:2",
+            "--backend",
+            "cpu",
+            "--pass",
+            "simplify:eps=3",
+        ])
+        .arg("--out")
+        .arg(dir.join("never.png"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(e.contains("eps=3") && e.contains("at most 1"), "{e}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn every_width_of_the_rounds_gives_the_one_at_a_time_result() {
+    for (m, rel) in cases() {
+        let eps = rel * diagonal(&m);
+        let (one, o1) = cpu::run_with(&m, eps, 0, 1);
+        for width in [2, 7, 64] {
+            let (w, ow) = cpu::run_with(&m, eps, 0, width);
+            assert_eq!(w, one, "{} at width {width}", m.name);
+            assert_eq!(ow, o1, "{} at width {width}", m.name);
+        }
+    }
+}

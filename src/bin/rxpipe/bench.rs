@@ -114,6 +114,10 @@ pub enum What {
         #[arg(long, value_delimiter = ',', default_value = "0.001,0.005",
               value_parser = parse_fraction)]
         eps: Vec<f64>,
+        /// candidate collapses tested at once (1: one at a time; the result is the same)
+        /// [default: twice the threads]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        width: Option<u64>,
         /// runs per mesh and width (each takes seconds)
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
         runs: u64,
@@ -357,15 +361,20 @@ pub fn run(what: What) -> Res {
         What::Simplify {
             meshes,
             eps,
+            width,
             runs,
             json,
             markdown,
         } => {
             let names: Vec<&str> = meshes.iter().map(|s| s.trim()).collect();
             let pb = spinner("starting".into());
-            let report = rxpipe::bench::simplify::run(&names, &eps, runs as usize, &|m| {
-                pb.set_message(m.to_string())
-            })?;
+            let report = rxpipe::bench::simplify::run(
+                &names,
+                &eps,
+                width.map(|w| w as usize),
+                runs as usize,
+                &|m| pb.set_message(m.to_string()),
+            )?;
             pb.finish_and_clear();
             let r = ReportArgs {
                 runs,

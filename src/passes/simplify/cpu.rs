@@ -131,6 +131,29 @@ impl PartialOrd for Candidate {
     }
 }
 
+/// A collapse that passed every test: what applying it changes.
+struct Plan {
+    u: u32,
+    v: u32,
+    /// the two triangles of the edge, which go
+    shared: Vec<u32>,
+    /// u's other triangles with u renamed v
+    renamed: Vec<(u32, [u32; 3])>,
+    /// the triangles the reverse test covered the input with (the renamed ones among them)
+    around: Vec<u32>,
+    /// each input triangle tested again, with the triangles of `around` (by place) it used
+    certificates: Vec<(u32, Vec<u32>)>,
+}
+
+/// A tested collapse and what its tests read: u and its neighbours (the tests read only
+/// triangles with one of them as a corner) and the input triangles whose certificates it
+/// tested again.
+struct Attempt {
+    reads: Vec<u32>,
+    watched: Vec<u32>,
+    outcome: Result<Plan, Refusal>,
+}
+
 struct State<'a> {
     pos: Vec<DVec3>,
     faces: Vec<[u32; 3]>,
@@ -158,6 +181,13 @@ struct State<'a> {
 /// the simplified mesh, its unused vertices removed (the kept ones in their order), and what was
 /// done.
 pub fn run(mesh: &Mesh, eps: f64, target: usize) -> (Mesh, Outcome) {
+    run_with(mesh, eps, target, 2 * rayon::current_num_threads())
+}
+
+/// [`run`] testing up to `width` candidate collapses at once (1: one at a time). The result is
+/// the same for every width; a wider one keeps more threads busy.
+pub fn run_with(mesh: &Mesh, eps: f64, target: usize, width: usize) -> (Mesh, Outcome) {
+    let width = width.max(1);
     let tree = Bvh::of_checked(mesh);
     let faces: Vec<[u32; 3]> = mesh
         .indices
@@ -207,25 +237,71 @@ pub fn run(mesh: &Mesh, eps: f64, target: usize) -> (Mesh, Outcome) {
     for u in 0..n as u32 {
         s.push_candidate(u, 0, &mut heap);
     }
+    // Rounds: the `width` best candidates are tested at once on the state as it is, then
+    // carried out in the heap's order as far as the one-at-a-time loop would have done the
+    // same: a round ends at a candidate that a candidate pushed during it would precede, or
+    // whose tests read what an earlier collapse of the round changed (a triangle at u or at one
+    // of its neighbours, or the certificate of an input triangle it tested again); the rest go
+    // back to the heap. So every width gives the same result.
+    let mut dirty_vertex = vec![0u32; n];
+    let mut dirty_input = vec![0u32; s.input.len()];
+    let mut round = 0u32;
     while s.live > target {
-        let Some(c) = heap.pop() else { break };
-        if c.version != s.version[c.from as usize] {
-            continue;
+        round += 1;
+        let mut batch = Vec::with_capacity(width);
+        while batch.len() < width {
+            let Some(c) = heap.pop() else { break };
+            if c.version == s.version[c.from as usize] {
+                batch.push(c);
+            }
         }
-        match s.try_collapse(c.from, c.to) {
-            Ok(ring) => {
-                out.collapses += 1;
-                for x in ring {
-                    s.version[x as usize] += 1;
-                    s.push_candidate(x, 0, &mut heap);
+        if batch.is_empty() {
+            break;
+        }
+        let attempts: Vec<Attempt> = if batch.len() == 1 {
+            vec![s.plan(batch[0].from, batch[0].to)]
+        } else {
+            batch.par_iter().map(|c| s.plan(c.from, c.to)).collect()
+        };
+        let mut rest = batch.len();
+        for (k, (c, a)) in batch.iter().zip(attempts).enumerate() {
+            // (made stale by an earlier collapse of the round: skipped, as it would have been)
+            if c.version != s.version[c.from as usize] {
+                continue;
+            }
+            let late = s.live <= target
+                || heap.peek().is_some_and(|h| h > c)
+                || a.reads.iter().any(|&x| dirty_vertex[x as usize] == round)
+                || a.watched.iter().any(|&i| dirty_input[i as usize] == round);
+            if late {
+                rest = k;
+                break;
+            }
+            match a.outcome {
+                Ok(plan) => {
+                    for &t in plan.shared.iter().chain(&plan.around) {
+                        for x in s.faces[t as usize] {
+                            dirty_vertex[x as usize] = round;
+                        }
+                    }
+                    dirty_vertex[plan.u as usize] = round;
+                    for (i, _) in &plan.certificates {
+                        dirty_input[*i as usize] = round;
+                    }
+                    out.collapses += 1;
+                    for x in s.apply(plan) {
+                        s.version[x as usize] += 1;
+                        s.push_candidate(x, 0, &mut heap);
+                    }
+                }
+                Err(reason) => {
+                    out.rejected.count(reason);
+                    // the vertex's next candidate takes its place
+                    s.push_candidate(c.from, c.rank + 1, &mut heap);
                 }
             }
-            Err(reason) => {
-                out.rejected.count(reason);
-                // the vertex's next candidate takes its place
-                s.push_candidate(c.from, c.rank + 1, &mut heap);
-            }
         }
+        heap.extend(batch.drain(rest..));
     }
     (s.finish(mesh), out)
 }
@@ -384,9 +460,22 @@ impl State<'_> {
         found
     }
 
-    /// Collapses `u` into `v` if every test passes; returns the vertices whose candidates
-    /// changed (v and its new neighbours).
-    fn try_collapse(&mut self, u: u32, v: u32) -> Result<Vec<u32>, Refusal> {
+    /// Tests the collapse of `u` into `v` on the state as it is, changing nothing: the plan
+    /// of the collapse if every test passes, and what the tests read.
+    fn plan(&self, u: u32, v: u32) -> Attempt {
+        let mut reads = self.neighbours(u);
+        reads.push(u);
+        let mut watched = Vec::new();
+        let outcome = self.tests(u, v, &mut watched);
+        Attempt {
+            reads,
+            watched,
+            outcome,
+        }
+    }
+
+    /// The tests of [`State::plan`]; `watched` gets the input triangles of the reverse test.
+    fn tests(&self, u: u32, v: u32, watched: &mut Vec<u32>) -> Result<Plan, Refusal> {
         let fan_u = self.fans[u as usize].clone();
         let (shared, moved): (Vec<u32>, Vec<u32>) = fan_u
             .iter()
@@ -482,7 +571,6 @@ impl State<'_> {
                 None => self.corners(self.faces[g as usize]),
             })
             .collect();
-        let mut watched: Vec<u32> = Vec::new();
         for &t in &fan_u {
             watched.extend(
                 self.watch[t as usize]
@@ -503,7 +591,27 @@ impl State<'_> {
             )
             .collect();
         let certificates = certificates.ok_or(Refusal::Uncovered)?;
-        // every test passed: collapse
+        Ok(Plan {
+            u,
+            v,
+            shared,
+            renamed,
+            around,
+            certificates,
+        })
+    }
+
+    /// Carries out a planned collapse; returns the vertices whose candidates changed (v and its
+    /// new neighbours).
+    fn apply(&mut self, p: Plan) -> Vec<u32> {
+        let Plan {
+            u,
+            v,
+            shared,
+            renamed,
+            around,
+            certificates,
+        } = p;
         for &t in &shared {
             self.alive[t as usize] = false;
             self.live -= 1;
@@ -533,7 +641,7 @@ impl State<'_> {
         }
         let mut ring = self.neighbours(v);
         ring.push(v);
-        Ok(ring)
+        ring
     }
 
     /// The mesh as it stands: live triangles in their order, the vertices they use in theirs,
