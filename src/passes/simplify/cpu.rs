@@ -131,6 +131,24 @@ impl PartialOrd for Candidate {
     }
 }
 
+/// What the collapses of the current round changed: the round a vertex's triangles or an input
+/// triangle's certificate last changed in.
+struct Rounds {
+    dirty_vertex: Vec<u32>,
+    dirty_input: Vec<u32>,
+    round: u32,
+}
+
+impl Rounds {
+    fn vertex_changed(&self, v: u32) -> bool {
+        self.dirty_vertex[v as usize] == self.round
+    }
+
+    fn input_changed(&self, i: u32) -> bool {
+        self.dirty_input[i as usize] == self.round
+    }
+}
+
 /// A collapse that passed every test: what applying it changes.
 struct Plan {
     u: u32,
@@ -237,19 +255,23 @@ pub fn run_with(mesh: &Mesh, eps: f64, target: usize, width: usize) -> (Mesh, Ou
     for u in 0..n as u32 {
         s.push_candidate(u, 0, &mut heap);
     }
-    // Rounds: the `width` best candidates are tested at once on the state as it is, then
-    // carried out in the heap's order as far as the one-at-a-time loop would have done the
-    // same: a round ends at a candidate that a candidate pushed during it would precede, or
-    // whose tests read what an earlier collapse of the round changed (a triangle at u or at one
-    // of its neighbours, or the certificate of an input triangle it tested again); the rest go
-    // back to the heap. So every width gives the same result.
-    let mut dirty_vertex = vec![0u32; n];
-    let mut dirty_input = vec![0u32; s.input.len()];
-    let mut round = 0u32;
-    while s.live > target {
-        round += 1;
-        let mut batch = Vec::with_capacity(width);
-        while batch.len() < width {
+    // Rounds: the best candidates, up to `width` of them, are tested at once on the state as
+    // it is, then taken in the heap's order exactly as the one-at-a-time loop would take them:
+    // a candidate pushed during the round that comes first is tested and taken on the spot, and
+    // a candidate whose tests read what an earlier collapse of the round changed (a triangle
+    // at u or at one of its neighbours, or the certificate of an input triangle it tested
+    // again) is tested again. So every width gives the same result. The width halves when most
+    // of a round's tests were made again and doubles when none was.
+    let mut rounds = Rounds {
+        dirty_vertex: vec![0; n],
+        dirty_input: vec![0; s.input.len()],
+        round: 0,
+    };
+    let mut w = width;
+    'rounds: while s.live > target {
+        rounds.round += 1;
+        let mut batch = Vec::with_capacity(w);
+        while batch.len() < w {
             let Some(c) = heap.pop() else { break };
             if c.version == s.version[c.from as usize] {
                 batch.push(c);
@@ -263,45 +285,43 @@ pub fn run_with(mesh: &Mesh, eps: f64, target: usize, width: usize) -> (Mesh, Ou
         } else {
             batch.par_iter().map(|c| s.plan(c.from, c.to)).collect()
         };
-        let mut rest = batch.len();
-        for (k, (c, a)) in batch.iter().zip(attempts).enumerate() {
-            // (made stale by an earlier collapse of the round: skipped, as it would have been)
+        let mut kept = 0;
+        for (c, a) in batch.iter().zip(attempts) {
+            // candidates pushed in this round that come first
+            while heap.peek().is_some_and(|h| h > c) {
+                let h = heap.pop().expect("peeked");
+                if h.version == s.version[h.from as usize] {
+                    let a = s.plan(h.from, h.to);
+                    s.take(&h, a.outcome, &mut heap, &mut out, &mut rounds);
+                    if s.live <= target {
+                        break 'rounds;
+                    }
+                }
+            }
+            // (made stale by an earlier collapse: skipped, as it would have been)
             if c.version != s.version[c.from as usize] {
                 continue;
             }
-            let late = s.live <= target
-                || heap.peek().is_some_and(|h| h > c)
-                || a.reads.iter().any(|&x| dirty_vertex[x as usize] == round)
-                || a.watched.iter().any(|&i| dirty_input[i as usize] == round);
-            if late {
-                rest = k;
-                break;
-            }
-            match a.outcome {
-                Ok(plan) => {
-                    for &t in plan.shared.iter().chain(&plan.around) {
-                        for x in s.faces[t as usize] {
-                            dirty_vertex[x as usize] = round;
-                        }
-                    }
-                    dirty_vertex[plan.u as usize] = round;
-                    for (i, _) in &plan.certificates {
-                        dirty_input[*i as usize] = round;
-                    }
-                    out.collapses += 1;
-                    for x in s.apply(plan) {
-                        s.version[x as usize] += 1;
-                        s.push_candidate(x, 0, &mut heap);
-                    }
-                }
-                Err(reason) => {
-                    out.rejected.count(reason);
-                    // the vertex's next candidate takes its place
-                    s.push_candidate(c.from, c.rank + 1, &mut heap);
-                }
+            let read_changed = a.reads.iter().any(|&x| rounds.vertex_changed(x))
+                || a.watched.iter().any(|&i| rounds.input_changed(i));
+            let outcome = if read_changed {
+                s.plan(c.from, c.to).outcome
+            } else {
+                kept += 1;
+                a.outcome
+            };
+            s.take(c, outcome, &mut heap, &mut out, &mut rounds);
+            if s.live <= target {
+                break 'rounds;
             }
         }
-        heap.extend(batch.drain(rest..));
+        w = if 2 * kept < batch.len() {
+            (w / 2).max(1)
+        } else if kept == batch.len() {
+            (2 * w).min(width)
+        } else {
+            w
+        };
     }
     (s.finish(mesh), out)
 }
@@ -599,6 +619,42 @@ impl State<'_> {
             around,
             certificates,
         })
+    }
+
+    /// Takes candidate `c` with its tests' outcome: carries the collapse out (marking what it
+    /// changes in `rounds`, pushing the changed vertices' candidates) or counts the refusal (and
+    /// pushes the vertex's next candidate).
+    fn take(
+        &mut self,
+        c: &Candidate,
+        outcome: Result<Plan, Refusal>,
+        heap: &mut BinaryHeap<Candidate>,
+        out: &mut Outcome,
+        rounds: &mut Rounds,
+    ) {
+        match outcome {
+            Ok(plan) => {
+                for &t in plan.shared.iter().chain(&plan.around) {
+                    for x in self.faces[t as usize] {
+                        rounds.dirty_vertex[x as usize] = rounds.round;
+                    }
+                }
+                rounds.dirty_vertex[plan.u as usize] = rounds.round;
+                for (i, _) in &plan.certificates {
+                    rounds.dirty_input[*i as usize] = rounds.round;
+                }
+                out.collapses += 1;
+                for x in self.apply(plan) {
+                    self.version[x as usize] += 1;
+                    self.push_candidate(x, 0, heap);
+                }
+            }
+            Err(reason) => {
+                out.rejected.count(reason);
+                // the vertex's next candidate takes its place
+                self.push_candidate(c.from, c.rank + 1, heap);
+            }
+        }
     }
 
     /// Carries out a planned collapse; returns the vertices whose candidates changed (v and its
