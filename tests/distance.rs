@@ -106,11 +106,11 @@ fn bvh_search_equals_every_pair() {
 
 #[test]
 fn shared_pairs_against_every_pair() {
-    let Some(dir) = common::meshes() else { return };
+    let Some(dir) = common::distance_meshes() else {
+        return;
+    };
     for name in ["sphere_1000", "tools_1000"] {
-        let load = |s: &str| {
-            rxpipe::io::load_mesh(dir.join(format!("distance/{name}_{s}.obj.gz"))).unwrap()
-        };
+        let load = |s: &str| rxpipe::io::load_mesh(dir.join(format!("{name}_{s}.obj.gz"))).unwrap();
         let (a, b) = (load("A"), load("B"));
         let want = cpu::brute_force(&a, &b).unwrap();
         let got = cpu::run(&a, &b).unwrap();
@@ -258,12 +258,12 @@ fn gpu_equals_cpu_on_generated_meshes() {
 #[test]
 fn gpu_equals_cpu_on_the_shared_pairs() {
     let Some(gpu) = common::gpu() else { return };
-    let Some(dir) = common::meshes() else { return };
+    let Some(dir) = common::distance_meshes() else {
+        return;
+    };
     let mut all = Vec::new();
     for name in rxpipe::bench::distance::PAIRS {
-        let load = |s: &str| {
-            rxpipe::io::load_mesh(dir.join(format!("distance/{name}_{s}.obj.gz"))).unwrap()
-        };
+        let load = |s: &str| rxpipe::io::load_mesh(dir.join(format!("{name}_{s}.obj.gz"))).unwrap();
         all.push((load("A"), load("B")));
     }
     gpu_against_cpu(&gpu, &all);

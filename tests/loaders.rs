@@ -67,26 +67,21 @@ fn igea_tristrips_become_triangles() {
 
 #[test]
 fn gzipped_distance_meshes_load_by_content() {
-    let Some(dir) = common::meshes() else { return };
-    if !dir.join("distance").is_dir() {
-        eprintln!(
-            "notice: {} has no distance/ folder; skipping",
-            dir.display()
-        );
+    let Some(dir) = common::distance_meshes() else {
         return;
-    }
+    };
     for (f, v, faces) in [
         ("tools_1000_A.obj.gz", 484, 1_000),
         ("sphere_1000_B.obj.gz", 1_000, 1_996),
         ("tools_10000_B.obj.gz", 4_999, 10_000),
     ] {
-        let (_, c) = io::load_meshes(dir.join("distance").join(f)).unwrap();
+        let (_, c) = io::load_meshes(dir.join(f)).unwrap();
         assert_eq!((c.vertices, c.faces), (v, faces), "{f}");
     }
     // gzip recognised by its magic bytes under a misleading name
     let tmp = common::tmp_dir("gz");
     let p = tmp.join("mesh.bin");
-    std::fs::copy(dir.join("distance/tools_1000_A.obj.gz"), &p).unwrap();
+    std::fs::copy(dir.join("tools_1000_A.obj.gz"), &p).unwrap();
     let (_, c) = io::load_meshes(&p).unwrap();
     assert_eq!(c.faces, 1_000);
 }

@@ -12,6 +12,17 @@ pub fn meshes() -> Option<PathBuf> {
     d
 }
 
+/// The shared mesh pairs for distance queries (`distance/` of the shared meshes), or `None` with
+/// a printed notice (a copy of the meshes may leave them out).
+pub fn distance_meshes() -> Option<PathBuf> {
+    let d = meshes()?.join("distance");
+    if !d.is_dir() {
+        eprintln!("notice: {} not found; skipping this test", d.display());
+        return None;
+    }
+    Some(d)
+}
+
 /// The shared glTF scenes, or `None` with a printed notice.
 pub fn scenes() -> Option<PathBuf> {
     let d = rxpipe::io::shared_scenes_dir();

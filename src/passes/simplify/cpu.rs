@@ -5,7 +5,7 @@
 //! The state is an indexed triangle list that only ever loses triangles and has corners
 //! renamed: collapsing vertex u into its neighbour v deletes the two triangles of the edge and
 //! renames u to v in the others (u's fan becomes v's). No vertex moves, so every attribute of the
-//! surviving vertices (texture coordinates, colours, tangents) stays as it was.
+//! surviving vertices (texture coordinates, colours, tangents, normals) stays as it was.
 //!
 //! Two certificates are kept:
 //!
