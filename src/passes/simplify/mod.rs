@@ -27,6 +27,10 @@
 //! normals stage after this one; on a coarse result of a model with sharp edges,
 //! `normals:angle` keeps those edges), and the result's vertices are a subset of the input's.
 //!
+//! The envelope bounds positions only: over a new fan the texture coordinates are interpolated
+//! between kept vertices, so a texture may shift there by up to what it spans across the removed
+//! vertex's neighbourhood (uv seams, being borders of the re-indexed mesh, stay where they are).
+//!
 //! ε is given relative to the object's bounding-box diagonal, as the paper gives it. The stage
 //! runs on the CPU; with the CUDA backend the mesh moves to the host for it and the report says
 //! so.
