@@ -40,6 +40,9 @@ enum Command {
     Merge(mesh_tools::MergeCmd),
     /// Extract some faces as a compact mesh: index ranges, or one part (glTF primitive/material)
     Subset(mesh_tools::SubsetCmd),
+    /// Simplify a mesh within an envelope: the result within ε of the input and the input within
+    /// ε of the result (the `simplify` stage), written as OBJ or PLY
+    Simplify(mesh_tools::SimplifyCmd),
     /// List the pipeline's stages (mesh passes and frame stages) with their arguments
     Passes(passes::Args),
     /// Partition a mesh into RXMesh patches and report them (CPU or CUDA)
@@ -147,6 +150,7 @@ fn main() -> ExitCode {
         Command::Reindex(a) => mesh_tools::reindex(a),
         Command::Merge(a) => mesh_tools::merge(a),
         Command::Subset(a) => mesh_tools::subset(a),
+        Command::Simplify(a) => mesh_tools::simplify(a),
         Command::Passes(a) => passes::run(a),
         Command::Patch(a) => patch::run(a),
         Command::Query(a) => query::run(a),

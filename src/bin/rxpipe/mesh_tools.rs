@@ -1,4 +1,5 @@
-//! `rxpipe reindex`, `merge` and `subset`: load, re-index (on the GPU when there is one), write.
+//! `rxpipe reindex`, `merge` and `subset`: load, re-index (on the GPU when there is one), write;
+//! and `simplify`, which runs the simplification stage between the re-indexing and the writing.
 //! They never overwrite an input, nor an existing file without `--force`.
 
 use crate::{spinner, Res};
@@ -57,6 +58,81 @@ pub struct SubsetCmd {
     part: Option<usize>,
     #[command(flatten)]
     opts: ToolArgs,
+}
+
+#[derive(clap::Args)]
+pub struct SimplifyCmd {
+    /// a mesh file (OBJ, PLY, STL, glTF, optionally gzipped)
+    input: PathBuf,
+    /// where to write the result: .obj or .ply (binary)
+    out: PathBuf,
+    /// the envelope's width: the greatest distance allowed between input and result, either
+    /// way, as a fraction of the mesh's bounding-box diagonal
+    #[arg(long, default_value_t = 0.001)]
+    eps: f64,
+    /// stop at this fraction of the triangles (0: as few as the envelope allows)
+    #[arg(long, default_value_t = 0.0)]
+    target: f64,
+    /// overwrite OUT if it exists
+    #[arg(long)]
+    force: bool,
+    /// print the report as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn simplify(c: SimplifyCmd) -> Res {
+    use rxpipe::passes::{self, PassContext, Stage, WorkingMesh};
+    let ext = c.out.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if !ext.eq_ignore_ascii_case("obj") && !ext.eq_ignore_ascii_case("ply") {
+        return Err(format!("{}: can write .obj or .ply", c.out.display()).into());
+    }
+    // the stage checks its arguments as `--pass` does
+    let Stage::Mesh(stage) = passes::parse(&format!("simplify:eps={}:target={}", c.eps, c.target))?
+    else {
+        unreachable!("simplify is a mesh stage")
+    };
+    crate::check_output(&c.out, &[c.input.as_path()], c.force)?;
+    let pb = spinner(format!("loading and re-indexing {}", c.input.display()));
+    let gpu = rxpipe::gpu::Gpu::new().ok();
+    let mesh = rxpipe::io::load_mesh(&c.input)?;
+    let r = reindex::reindex(&mesh, &ReindexOptions::default(), gpu.as_ref())?;
+    let (v0, f0) = (r.mesh.vertex_count(), r.mesh.triangle_count());
+    pb.set_message(format!("simplifying {f0} triangles"));
+    let t = std::time::Instant::now();
+    let mut wm = WorkingMesh::new(r.mesh);
+    let changed = stage.run(
+        &mut wm,
+        &mut PassContext::new(rxpipe::backend::BackendKind::Cpu, None, 0),
+    )?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let out = wm.into_host()?;
+    pb.set_message(format!("writing {}", c.out.display()));
+    rxpipe::io::save_mesh(&out, &c.out)?;
+    pb.finish_and_clear();
+    if c.json {
+        let report = serde_json::json!({
+            "input": c.input,
+            "output": c.out,
+            "eps": c.eps,
+            "target": c.target,
+            "vertices_in": v0,
+            "triangles_in": f0,
+            "vertices": out.vertex_count(),
+            "triangles": out.triangle_count(),
+            "ms": ms,
+            "report": changed,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "simplify: {changed}; {ms:.0} ms\nwrote {} ({} vertices, {} triangles)",
+            c.out.display(),
+            out.vertex_count(),
+            out.triangle_count()
+        );
+    }
+    Ok(())
 }
 
 pub fn reindex(c: ReindexCmd) -> Res {
