@@ -383,7 +383,8 @@ impl Prepared {
     }
 
     /// One line per mesh stage: its backend, total time and what it did (the first object's
-    /// words and how many objects it ran on).
+    /// words, named as that object's when the stage ran on several, and how many objects it ran
+    /// on).
     pub fn stage_summary(&self) -> Vec<String> {
         let mut names: Vec<(&str, BackendKind)> = Vec::new();
         for r in &self.stages {
@@ -401,11 +402,16 @@ impl Prepared {
                     .collect();
                 let ms: f64 = rs.iter().map(|r| r.ms).sum();
                 let moved = rs.iter().filter(|r| r.moved.is_some()).count();
+                // (with several objects, whose words these are: not the scene's totals)
+                let words = if rs.len() > 1 {
+                    format!("object {}: {}", rs[0].object, rs[0].changed)
+                } else {
+                    rs[0].changed.clone()
+                };
                 let mut line = format!(
-                    "stage {n} ({b}): {:.2} ms over {} object(s); {}",
+                    "stage {n} ({b}): {:.2} ms over {} object(s); {words}",
                     ms,
                     rs.len(),
-                    rs[0].changed
                 );
                 if moved > 0 {
                     line += &format!(
