@@ -73,12 +73,8 @@ pub struct SimplifyCmd {
     /// stop at this fraction of the triangles (0: as few as the envelope allows)
     #[arg(long, default_value_t = 0.0)]
     target: f64,
-    /// overwrite OUT if it exists
-    #[arg(long)]
-    force: bool,
-    /// print the report as JSON
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    opts: ToolArgs,
 }
 
 pub fn simplify(c: SimplifyCmd) -> Res {
@@ -92,11 +88,12 @@ pub fn simplify(c: SimplifyCmd) -> Res {
     else {
         unreachable!("simplify is a mesh stage")
     };
-    crate::check_output(&c.out, &[c.input.as_path()], c.force)?;
+    let a = &c.opts;
+    crate::check_output(&c.out, &[c.input.as_path()], a.force)?;
     let pb = spinner(format!("loading and re-indexing {}", c.input.display()));
-    let gpu = rxpipe::gpu::Gpu::new().ok();
+    let (gpu, opts) = reindexing(a);
     let mesh = rxpipe::io::load_mesh(&c.input)?;
-    let r = reindex::reindex(&mesh, &ReindexOptions::default(), gpu.as_ref())?;
+    let r = reindex::reindex(&mesh, &opts, gpu.as_ref())?;
     let (v0, f0) = (r.mesh.vertex_count(), r.mesh.triangle_count());
     pb.set_message(format!("simplifying {f0} triangles"));
     let t = std::time::Instant::now();
@@ -110,7 +107,7 @@ pub fn simplify(c: SimplifyCmd) -> Res {
     pb.set_message(format!("writing {}", c.out.display()));
     rxpipe::io::save_mesh(&out, &c.out)?;
     pb.finish_and_clear();
-    if c.json {
+    if a.json {
         let report = serde_json::json!({
             "input": c.input,
             "output": c.out,
@@ -183,9 +180,21 @@ fn face_ranges(spec: &str, faces: usize) -> Result<Vec<bool>, String> {
     Ok(keep)
 }
 
+/// The re-indexing the options ask for, and the GPU for it when the method may use one.
+fn reindexing(a: &ToolArgs) -> (Option<std::sync::Arc<rxpipe::gpu::Gpu>>, ReindexOptions) {
+    let gpu = match a.method {
+        Method::Auto | Method::CudaSort | Method::CudaHash => rxpipe::gpu::Gpu::new().ok(),
+        _ => None,
+    };
+    let opts = ReindexOptions {
+        method: a.method,
+        weld: a.weld,
+    };
+    (gpu, opts)
+}
+
 /// Loads, re-indexes (on the GPU when there is one) and writes.
 fn tool(inputs: &[PathBuf], out: &PathBuf, select: Option<Select>, a: &ToolArgs) -> Res {
-    let method = a.method;
     let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("");
     if !ext.eq_ignore_ascii_case("obj") && !ext.eq_ignore_ascii_case("ply") {
         return Err(format!("{}: can write .obj or .ply", out.display()).into());
@@ -193,14 +202,7 @@ fn tool(inputs: &[PathBuf], out: &PathBuf, select: Option<Select>, a: &ToolArgs)
     // never overwrite an input, nor an existing file unless asked
     let ins: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     crate::check_output(out, &ins, a.force)?;
-    let gpu = match method {
-        Method::Auto | Method::CudaSort | Method::CudaHash => rxpipe::gpu::Gpu::new().ok(),
-        _ => None,
-    };
-    let opts = ReindexOptions {
-        method,
-        weld: a.weld,
-    };
+    let (gpu, opts) = reindexing(a);
     let pb = spinner(format!("loading and re-indexing {}", inputs[0].display()));
     let r = match select {
         None if inputs.len() == 1 => {

@@ -484,9 +484,9 @@ impl State<'_> {
     /// of the collapse if every test passes, and what the tests read.
     fn plan(&self, u: u32, v: u32) -> Attempt {
         let mut reads = self.neighbours(u);
-        reads.push(u);
         let mut watched = Vec::new();
-        let outcome = self.tests(u, v, &mut watched);
+        let outcome = self.tests(u, v, &reads, &mut watched);
+        reads.push(u);
         Attempt {
             reads,
             watched,
@@ -494,9 +494,10 @@ impl State<'_> {
         }
     }
 
-    /// The tests of [`State::plan`]; `watched` gets the input triangles of the reverse test.
-    fn tests(&self, u: u32, v: u32, watched: &mut Vec<u32>) -> Result<Plan, Refusal> {
-        let fan_u = self.fans[u as usize].clone();
+    /// The tests of [`State::plan`], given u's neighbours `nu`; `watched` gets the input
+    /// triangles of the reverse test.
+    fn tests(&self, u: u32, v: u32, nu: &[u32], watched: &mut Vec<u32>) -> Result<Plan, Refusal> {
+        let fan_u = &self.fans[u as usize];
         let (shared, moved): (Vec<u32>, Vec<u32>) = fan_u
             .iter()
             .partition(|&&t| self.faces[t as usize].contains(&v));
@@ -516,7 +517,7 @@ impl State<'_> {
         if opposite[0] == opposite[1] {
             return Err(Refusal::Topology);
         }
-        let (nu, nv) = (self.neighbours(u), self.neighbours(v));
+        let nv = self.neighbours(v);
         let common = nu.iter().filter(|w| nv.contains(w)).count();
         if common != 2 {
             return Err(Refusal::Topology);
@@ -575,7 +576,7 @@ impl State<'_> {
         // the input that u's triangles covered, within ε of the triangles after the collapse:
         // the new fan and the triangles around it
         let mut around: Vec<u32> = renamed.iter().map(|&(t, _)| t).collect();
-        for &w in &nu {
+        for &w in nu {
             around.extend(
                 self.fans[w as usize]
                     .iter()
@@ -591,7 +592,7 @@ impl State<'_> {
                 None => self.corners(self.faces[g as usize]),
             })
             .collect();
-        for &t in &fan_u {
+        for &t in fan_u {
             watched.extend(
                 self.watch[t as usize]
                     .iter()

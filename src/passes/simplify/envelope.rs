@@ -14,7 +14,7 @@
 //! gives up (a triangle that touches the border of the envelope along a curve may need more
 //! levels than it is given): [`Cover::Undecided`] is treated as not covered.
 
-use crate::distance::triangle::{point_tri, Aabb, Tri};
+use crate::distance::triangle::{point_tri, seg_seg, Aabb, Tri};
 use glam::DVec3;
 
 /// How many times a piece may be split in four before the test gives up.
@@ -46,15 +46,9 @@ pub fn point_dist2(p: DVec3, t: &Tri) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// The squared distance from `p` to segment ab (a point, as a segment, against it).
 fn point_segment_dist2(p: DVec3, a: DVec3, b: DVec3) -> f64 {
-    let d = b - a;
-    let l = d.length_squared();
-    let s = if l > 0.0 {
-        ((p - a).dot(d) / l).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    (a + d * s - p).length_squared()
+    seg_seg(p, p, a, b).0
 }
 
 /// Whether `t` lies within `eps2.sqrt()` of the union of `candidates` ([`Cover`]). The caller
