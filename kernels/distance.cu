@@ -1,7 +1,9 @@
-// The least distance between two meshes (gDist): the front of BVH node pairs expanded breadth
-// first, then the surviving leaf pairs' triangles. src/distance/ is the reference; the triangle
-// and box functions here are its src/distance/triangle.rs operation for operation (built with
-// --fmad=false), so both give the same bits.
+// The least and the greatest distance between two meshes (gDist): the front of BVH node pairs
+// expanded breadth first, then the surviving leaf pairs' triangles. src/distance/ is the
+// reference; the triangle and box functions here are its src/distance/triangle.rs operation for
+// operation (built with --fmad=false), so both give the same bits. The search kernels are
+// written once for both goals (MAX: the greatest distance) and kept bounds as keys that order
+// the better distance first (src/distance/cpu.rs: Goal::key).
 
 struct rxdi_v { double x, y, z; };
 
@@ -106,6 +108,18 @@ __device__ double rxdi_tri_tri(const rxdi_v* a, const rxdi_v* b) {
     return best;
 }
 
+// the squared greatest distance between two triangles: the farthest of the nine corner pairs
+// (src/distance/triangle.rs: tri_far2)
+__device__ double rxdi_tri_far2(const rxdi_v* a, const rxdi_v* b) {
+    double best = rxdi_dist2(a[0], b[0]);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double d = rxdi_dist2(a[i], b[j]);
+            if (d > best) best = d;
+        }
+    return best;
+}
+
 // a node's box: least corner, greatest corner
 struct rxdi_box { float lo[3], hi[3]; };
 
@@ -147,6 +161,59 @@ __device__ double rxdi_box_upper2(const rxdi_box& a, const rxdi_box& b) {
     return best;
 }
 
+// gDist's enhanced lower bound of the greatest distance of tight boxes: the greatest over the 36
+// face pairs of their gaps (src/distance/triangle.rs: box_near_far2)
+__device__ double rxdi_box_near_far2(const rxdi_box& a, const rxdi_box& b) {
+    double best = 0.0;
+    for (int i = 0; i < 6; i++) {
+        rxdi_box fa = a;
+        float av = (i % 2 == 0) ? a.lo[i / 2] : a.hi[i / 2];
+        fa.lo[i / 2] = av; fa.hi[i / 2] = av;
+        for (int j = 0; j < 6; j++) {
+            rxdi_box fb = b;
+            float bv = (j % 2 == 0) ? b.lo[j / 2] : b.hi[j / 2];
+            fb.lo[j / 2] = bv; fb.hi[j / 2] = bv;
+            double d = rxdi_box_lower2(fa, fb);
+            if (d > best) best = d;
+        }
+    }
+    return best;
+}
+
+// A squared distance as a key that orders the better distance first: its bits for the least,
+// their complement for the greatest.
+template <bool MAX> __device__ __forceinline__ unsigned long long rxdi_key(double d) {
+    unsigned long long k = (unsigned long long)__double_as_longlong(d);
+    return MAX ? ~k : k;
+}
+template <bool MAX> __device__ __forceinline__ double rxdi_unkey(unsigned long long k) {
+    return __longlong_as_double((long long)(MAX ? ~k : k));
+}
+// the best a pair of boxes could hold (the gap; the farthest corners) and what it surely holds
+template <bool MAX> __device__ __forceinline__ double rxdi_hope(const rxdi_box& a, const rxdi_box& b) {
+    if (MAX) {
+        double s = 0.0;
+        for (int k = 0; k < 3; k++) {
+            double g = fmax(fabs((double)a.hi[k] - (double)b.lo[k]), fabs((double)a.lo[k] - (double)b.hi[k]));
+            s += g * g;
+        }
+        return s;
+    }
+    return rxdi_box_lower2(a, b);
+}
+template <bool MAX> __device__ __forceinline__ double rxdi_sure(const rxdi_box& a, const rxdi_box& b) {
+    return MAX ? rxdi_box_near_far2(a, b) : rxdi_box_upper2(a, b);
+}
+// whether a pair hoping for `hope` may still hold the best when `bound` is reached (keep: 1 +
+// the slack)
+template <bool MAX> __device__ __forceinline__ bool rxdi_keep(double hope, double bound, double keep) {
+    return MAX ? hope * keep >= bound : hope <= bound * keep;
+}
+// the worst distance: what an idle thread offers
+template <bool MAX> __device__ __forceinline__ double rxdi_worst() {
+    return MAX ? 0.0 : __longlong_as_double(0x7ff0000000000000ll);
+}
+
 __device__ __forceinline__ rxdi_box rxdi_load_box(const float* boxes, unsigned node) {
     rxdi_box b;
     for (int k = 0; k < 3; k++) { b.lo[k] = boxes[6 * node + k]; b.hi[k] = boxes[6 * node + 3 + k]; }
@@ -163,21 +230,22 @@ __device__ __forceinline__ unsigned long long rxdi_warp_min(unsigned long long v
 }
 
 // One expansion of the front: thread t takes entry t >> (ka + kb) of `in` and its descendants
-// ka levels below in A and kb below in B (the low bits of t choose them). The pair's upper bound
-// lowers the global one; the pair stays (in `out`) unless its lower bound exceeds the global
-// upper bound by more than the slack. A warp lowers the bound once, with its least, and takes
-// its output slots with one atomic (every thread of a full warp takes part: blocks are whole
-// warps).
-extern "C" __global__ void rxdi_expand(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
-                                       const uint2* __restrict__ in, unsigned long long threads,
-                                       unsigned ka, unsigned kb, uint2* __restrict__ out,
-                                       unsigned* __restrict__ out_count, unsigned long long* upper,
-                                       double keep) {
+// ka levels below in A and kb below in B (the low bits of t choose them). The pair's sure bound
+// tightens the global bound (`bound`, a key: an atomic minimum); the pair stays (in `out`)
+// unless its hope misses the global bound by more than the slack. A warp tightens the bound
+// once, with its best, and takes its output slots with one atomic (every thread of a full warp
+// takes part: blocks are whole warps).
+template <bool MAX>
+__device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
+                               const uint2* __restrict__ in, unsigned long long threads,
+                               unsigned ka, unsigned kb, uint2* __restrict__ out,
+                               unsigned* __restrict__ out_count, unsigned long long* bound,
+                               double keep) {
     unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     unsigned lane = threadIdx.x & 31u;
     bool active = t < threads;
     unsigned a = 0, b = 0;
-    double up = __longlong_as_double(0x7ff0000000000000ll), lower = up;
+    double sure = rxdi_worst<MAX>(), hope = sure;
     if (active) {
         uint2 e = in[t >> (ka + kb)];
         unsigned ja = (unsigned)(t >> kb) & ((1u << ka) - 1u);
@@ -185,20 +253,30 @@ extern "C" __global__ void rxdi_expand(const float* __restrict__ boxes_a, const 
         a = ((e.x + 1u) << ka) - 1u + ja;
         b = ((e.y + 1u) << kb) - 1u + jb;
         rxdi_box ba = rxdi_load_box(boxes_a, a), bb = rxdi_load_box(boxes_b, b);
-        up = rxdi_box_upper2(ba, bb);
-        lower = rxdi_box_lower2(ba, bb);
+        sure = rxdi_sure<MAX>(ba, bb);
+        hope = rxdi_hope<MAX>(ba, bb);
     }
-    unsigned long long least = rxdi_warp_min((unsigned long long)__double_as_longlong(up));
-    if (lane == 0) atomicMin(upper, least);
-    unsigned long long g = *(volatile unsigned long long*)upper;
-    double global = __longlong_as_double((long long)(g < least ? g : least));
-    bool stays = active && lower <= global * keep;
+    unsigned long long best = rxdi_warp_min(rxdi_key<MAX>(sure));
+    if (lane == 0) atomicMin(bound, best);
+    unsigned long long g = *(volatile unsigned long long*)bound;
+    double global = rxdi_unkey<MAX>(g < best ? g : best);
+    bool stays = active && rxdi_keep<MAX>(hope, global, keep);
     unsigned mask = __ballot_sync(0xffffffffu, stays);
     if (mask == 0u) return;
     unsigned leader = __ffs(mask) - 1u, base = 0;
     if (lane == leader) base = atomicAdd(out_count, (unsigned)__popc(mask));
     base = __shfl_sync(0xffffffffu, base, leader);
     if (stays) out[base + __popc(mask & ((1u << lane) - 1u))] = make_uint2(a, b);
+}
+
+#define RXDI_EXPAND_ARGS const float* __restrict__ boxes_a, const float* __restrict__ boxes_b, \
+    const uint2* __restrict__ in, unsigned long long threads, unsigned ka, unsigned kb, \
+    uint2* __restrict__ out, unsigned* __restrict__ out_count, unsigned long long* bound, double keep
+extern "C" __global__ void rxdi_expand(RXDI_EXPAND_ARGS) {
+    rxdi_expand_as<false>(boxes_a, boxes_b, in, threads, ka, kb, out, out_count, bound, keep);
+}
+extern "C" __global__ void rxdi_expand_max(RXDI_EXPAND_ARGS) {
+    rxdi_expand_as<true>(boxes_a, boxes_b, in, threads, ka, kb, out, out_count, bound, keep);
 }
 
 // The triangles of leaf i of 2^depth leaves over n triangles: order[start(i) .. start(i + 1)).
@@ -214,27 +292,28 @@ __device__ __forceinline__ void rxdi_corners(const float* pos, const unsigned* i
 }
 
 // Each leaf pair of the front (thread i, entry i): its triangles' exact distances (at most
-// four), culled first against the global upper bound; the least (distance, pair) of the entry in
-// d2[i], pair[i] (triangle of A high, of B low) and the warp's least distance into `best` and
-// `upper` (blocks are whole warps).
-extern "C" __global__ void rxdi_leaves(const uint2* __restrict__ front, unsigned count,
-                                       const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
-                                       const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
-                                       const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
-                                       const float* __restrict__ pos_b, const unsigned* __restrict__ idx_b,
-                                       const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b,
-                                       unsigned long long* upper, double keep,
-                                       double* __restrict__ d2, unsigned long long* __restrict__ pair,
-                                       unsigned long long* best, unsigned long long* tested) {
+// four), culled first against the global bound; the best (distance, least pair) of the entry in
+// d2[i], pair[i] (triangle of A high, of B low) and the warp's best distance into `best` and
+// `bound` (keys; blocks are whole warps).
+template <bool MAX>
+__device__ void rxdi_leaves_as(const uint2* __restrict__ front, unsigned count,
+                               const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
+                               const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
+                               const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
+                               const float* __restrict__ pos_b, const unsigned* __restrict__ idx_b,
+                               const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b,
+                               unsigned long long* bound, double keep,
+                               double* __restrict__ d2, unsigned long long* __restrict__ pair,
+                               unsigned long long* best, unsigned long long* tested) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    double dbest = __longlong_as_double(0x7ff0000000000000ll);
+    double dbest = rxdi_worst<MAX>();
     unsigned long long pbest = ~0ull;
     unsigned n = 0;
     if (i < count) {
         uint2 e = front[i];
-        double lower = rxdi_box_lower2(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
-        double global = __longlong_as_double((long long)*(volatile unsigned long long*)upper);
-        if (lower <= global * keep) {
+        double hope = rxdi_hope<MAX>(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
+        double global = rxdi_unkey<MAX>(*(volatile unsigned long long*)bound);
+        if (rxdi_keep<MAX>(hope, global, keep)) {
             unsigned la = e.x + 1u - (1u << depth_a), lb = e.y + 1u - (1u << depth_b);
             unsigned a0 = rxdi_leaf_start(n_a, depth_a, la), a1 = rxdi_leaf_start(n_a, depth_a, la + 1);
             unsigned b0 = rxdi_leaf_start(n_b, depth_b, lb), b1 = rxdi_leaf_start(n_b, depth_b, lb + 1);
@@ -246,34 +325,62 @@ extern "C" __global__ void rxdi_leaves(const uint2* __restrict__ front, unsigned
                     unsigned tb = order_b[q];
                     rxdi_v cb[3];
                     rxdi_corners(pos_b, idx_b, tb, cb);
-                    double d = rxdi_tri_tri(ca, cb);
+                    double d = MAX ? rxdi_tri_far2(ca, cb) : rxdi_tri_tri(ca, cb);
                     unsigned long long pr = ((unsigned long long)ta << 32) | tb;
                     n++;
-                    if (d < dbest || (d == dbest && pr < pbest)) { dbest = d; pbest = pr; }
+                    bool better = MAX ? d > dbest : d < dbest;
+                    if (better || (d == dbest && pr < pbest)) { dbest = d; pbest = pr; }
                 }
             }
         }
         d2[i] = dbest;
         pair[i] = pbest;
     }
-    // a warp's least distance and pairs measured, with one atomic each
-    unsigned long long least = rxdi_warp_min((unsigned long long)__double_as_longlong(dbest));
+    // a warp's best distance and pairs measured, with one atomic each
+    unsigned long long least = rxdi_warp_min(rxdi_key<MAX>(dbest));
     unsigned long long sum = n;
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     if ((threadIdx.x & 31u) == 0 && sum) {
-        atomicMin(upper, least);
+        atomicMin(bound, least);
         atomicMin(best, least);
         atomicAdd(tested, sum);
     }
 }
 
-// The least pair among the entries at the least distance.
+#define RXDI_LEAVES_ARGS const uint2* __restrict__ front, unsigned count, \
+    const float* __restrict__ boxes_a, const float* __restrict__ boxes_b, \
+    const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a, \
+    const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a, \
+    const float* __restrict__ pos_b, const unsigned* __restrict__ idx_b, \
+    const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b, \
+    unsigned long long* bound, double keep, double* __restrict__ d2, \
+    unsigned long long* __restrict__ pair, unsigned long long* best, unsigned long long* tested
+extern "C" __global__ void rxdi_leaves(RXDI_LEAVES_ARGS) {
+    rxdi_leaves_as<false>(front, count, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
+                          pos_b, idx_b, order_b, n_b, depth_b, bound, keep, d2, pair, best, tested);
+}
+extern "C" __global__ void rxdi_leaves_max(RXDI_LEAVES_ARGS) {
+    rxdi_leaves_as<true>(front, count, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
+                         pos_b, idx_b, order_b, n_b, depth_b, bound, keep, d2, pair, best, tested);
+}
+
+// The least pair among the entries at the best distance (`best`, a key).
+template <bool MAX>
+__device__ void rxdi_pick_as(const double* __restrict__ d2, const unsigned long long* __restrict__ pair,
+                             unsigned count, const unsigned long long* best, unsigned long long* least) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    if (rxdi_key<MAX>(d2[i]) == *best) atomicMin(least, pair[i]);
+}
 extern "C" __global__ void rxdi_pick(const double* __restrict__ d2, const unsigned long long* __restrict__ pair,
                                      unsigned count, const unsigned long long* best,
                                      unsigned long long* least) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    if (__double_as_longlong(d2[i]) == (long long)*best) atomicMin(least, pair[i]);
+    rxdi_pick_as<false>(d2, pair, count, best, least);
+}
+extern "C" __global__ void rxdi_pick_max(const double* __restrict__ d2, const unsigned long long* __restrict__ pair,
+                                         unsigned count, const unsigned long long* best,
+                                         unsigned long long* least) {
+    rxdi_pick_as<true>(d2, pair, count, best, least);
 }
 
 // ---- placing meshes in the world: their positions under transforms, their trees refit ----

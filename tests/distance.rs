@@ -1,11 +1,12 @@
-//! The least distance between two meshes: the BVH search against every pair of triangles, bad
-//! input, and the GPU against the CPU (the same distance, bit for bit, and the same pair).
+//! The least and the greatest distance between two meshes: the BVH search against every pair of
+//! triangles (and the greatest against every pair of vertices), bad input, and the GPU against
+//! the CPU (the same distance, bit for bit, and the same pair).
 
 mod common;
 
 use glam::Vec3;
 use proptest::prelude::*;
-use rxpipe::distance::{self, cpu, Closest, DistanceError};
+use rxpipe::distance::{self, cpu, Closest, DistanceError, Farthest};
 use rxpipe::Mesh;
 
 /// A deterministic generator of floats in [0, 1).
@@ -58,6 +59,35 @@ fn same(a: &Closest, b: &Closest, what: &str) {
     assert_eq!(a.points, b.points, "{what}");
 }
 
+fn same_far(a: &Farthest, b: &Farthest, what: &str) {
+    assert_eq!(
+        a.distance.to_bits(),
+        b.distance.to_bits(),
+        "{what}: {} against {}",
+        a.distance,
+        b.distance
+    );
+    assert_eq!(a.triangles, b.triangles, "{what}");
+    assert_eq!(a.points, b.points, "{what}");
+}
+
+/// The greatest distance between the meshes' used vertices, pair by pair in double precision: a
+/// reference that shares no code with the search.
+fn farthest_vertices(a: &Mesh, b: &Mesh) -> f64 {
+    let used = |m: &Mesh| -> Vec<glam::DVec3> {
+        let mut v: Vec<u32> = m.indices.clone();
+        v.sort_unstable();
+        v.dedup();
+        v.iter()
+            .map(|&i| m.positions[i as usize].as_dvec3())
+            .collect()
+    };
+    let (pa, pb) = (used(a), used(b));
+    pa.iter()
+        .flat_map(|p| pb.iter().map(move |q| p.distance(*q)))
+        .fold(0.0, f64::max)
+}
+
 /// Pairs of meshes to compare: apart, nested, touching, crossing, degenerate-laden.
 fn cases() -> Vec<(Mesh, Mesh)> {
     let ico = rxpipe::mesh::icosphere(3);
@@ -105,6 +135,42 @@ fn bvh_search_equals_every_pair() {
 }
 
 #[test]
+fn max_search_equals_every_pair_and_every_vertex_pair() {
+    for (k, (a, b)) in cases().iter().enumerate() {
+        let want = cpu::brute_force_max(a, b).unwrap();
+        let got = cpu::run_max(a, b).unwrap();
+        same_far(&got, &want, &format!("case {k}"));
+        assert!(
+            got.pairs_tested < want.pairs_tested / 4,
+            "case {k}: the search measured {} of {} pairs",
+            got.pairs_tested,
+            want.pairs_tested
+        );
+        let v = farthest_vertices(a, b);
+        assert!(
+            (got.distance - v).abs() <= 1e-12 * v,
+            "case {k}: {} against the vertices' {v}",
+            got.distance
+        );
+        // the points are corners of the pair's triangles, as far apart as said
+        let span = got.points[0].distance(got.points[1]);
+        assert!((span - got.distance).abs() <= 1e-12 * span, "case {k}");
+        let back = cpu::run_max(b, a).unwrap();
+        assert_eq!(back.distance, got.distance, "case {k} swapped");
+    }
+    // the greatest distance is never below the least, and a mesh's span against itself is its
+    // own diameter
+    let (a, b) = &cases()[0];
+    assert!(cpu::run_max(a, b).unwrap().distance > cpu::run(a, b).unwrap().distance);
+    let ico = rxpipe::mesh::icosphere(3);
+    let d = cpu::run_max(&ico, &ico).unwrap().distance;
+    assert!(
+        (d - farthest_vertices(&ico, &ico)).abs() < 1e-12 && d > 1.99,
+        "{d}"
+    );
+}
+
+#[test]
 fn shared_pairs_against_every_pair() {
     let Some(dir) = common::distance_meshes() else {
         return;
@@ -116,6 +182,9 @@ fn shared_pairs_against_every_pair() {
         let got = cpu::run(&a, &b).unwrap();
         same(&got, &want, name);
         assert!(got.distance > 0.0, "{name}: the pair does not touch");
+        let want = cpu::brute_force_max(&a, &b).unwrap();
+        let got = cpu::run_max(&a, &b).unwrap();
+        same_far(&got, &want, &format!("{name}, the greatest distance"));
     }
 }
 
@@ -125,6 +194,8 @@ fn bad_input_is_named() {
     let ico = rxpipe::mesh::icosphere(1);
     let e = cpu::run(&empty, &ico).unwrap_err();
     assert!(matches!(e, DistanceError::Empty(_)), "{e}");
+    assert!(e.to_string().contains("'nothing' has no triangles"), "{e}");
+    let e = cpu::run_max(&ico, &empty).unwrap_err();
     assert!(e.to_string().contains("'nothing' has no triangles"), "{e}");
     // the tree alone refuses it too
     let e = distance::bvh::Bvh::build(&empty).unwrap_err();
@@ -154,6 +225,10 @@ proptest! {
         let b = soup("b", nb, Vec3::new(dx, 0.3, 0.0), 1.0, size, seed + 7);
         let want = cpu::brute_force(&a, &b).unwrap();
         let got = cpu::run(&a, &b).unwrap();
+        prop_assert_eq!(got.distance.to_bits(), want.distance.to_bits());
+        prop_assert_eq!(got.triangles, want.triangles);
+        let want = cpu::brute_force_max(&a, &b).unwrap();
+        let got = cpu::run_max(&a, &b).unwrap();
         prop_assert_eq!(got.distance.to_bits(), want.distance.to_bits());
         prop_assert_eq!(got.triangles, want.triangles);
     }
@@ -223,6 +298,15 @@ fn gpu_against_cpu(gpu: &std::sync::Arc<rxpipe::gpu::Gpu>, all: &[(Mesh, Mesh)])
             let f = q.query_within(&da, &db, cap).unwrap();
             capped_agrees(f.map(|f| f.d2.sqrt()), want.distance, cap, &what);
         }
+        // the greatest distance: the same bits, pair and corners
+        let want = cpu::run_max(a, b).unwrap();
+        same_far(
+            &distance::cuda::run_max(gpu, a, b).unwrap(),
+            &want,
+            &format!("{what}, the greatest distance"),
+        );
+        let f = q.query_max(&da, &db).unwrap();
+        assert_eq!(f.d2.sqrt().to_bits(), want.distance.to_bits(), "{what}");
     }
 }
 
@@ -305,6 +389,31 @@ fn the_command_reports_the_distance_and_names_bad_input() {
         "{j}"
     );
     assert_eq!(j["backend"], "cpu");
+    // the farthest points: (-0.5, 0, 0) of a and (3.5, 0, 0) of b
+    let out = Command::new(common::rxpipe_exe())
+        .args(["distance", "--max", "--backend", "cpu", "--json"])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(near(&j["distance"], 4.0), "{j}");
+    assert!(
+        near(&j["points"][0][0], -0.5) && near(&j["points"][1][0], 3.5),
+        "{j}"
+    );
+    assert_eq!(j["goal"], "greatest");
+    let out = Command::new(common::rxpipe_exe())
+        .args(["distance", "--max", "--backend", "cpu"])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("greatest distance 4.000000000"), "{text}");
     // a mesh without triangles, and a missing file, are named
     let pts = dir.join("points.obj");
     std::fs::write(&pts, "v 0 0 0\nv 1 0 0\n").unwrap();

@@ -1,12 +1,18 @@
-//! The least distance between two meshes on the CPU: the reference. The pairs of BVH nodes are
-//! expanded breadth first from the roots until there are enough to share among the threads (as
-//! on the GPU), then each is searched depth first, the nearer child pair first; a pair of leaves
-//! is settled by its triangles' exact distances. All threads prune against one upper bound, the
-//! least of the boxes' enhanced bounds and the distances found, kept in an atomic.
+//! The least and the greatest distance between two meshes on the CPU: the reference. The pairs
+//! of BVH nodes are expanded breadth first from the roots until there are enough to share among
+//! the threads (as on the GPU), then each is searched depth first, the more promising child pair
+//! first; a pair of leaves is settled by its triangles' exact distances. All threads prune
+//! against one bound, the best of the boxes' sure bounds and the distances found, kept in an
+//! atomic.
+//!
+//! One search serves both goals ([`Goal`]): for the least distance a pair of nodes hopes for its
+//! boxes' gap and surely reaches gDist's enhanced upper bound; for the greatest it hopes for its
+//! boxes' farthest corners and surely reaches the farthest pair of their faces. Bounds and
+//! results are kept as keys ([`Goal::key`]) that order the better distance first in both.
 
 use super::bvh::Bvh;
-use super::triangle::{box_lower2, box_upper2, tri_tri};
-use super::{check, closest, corners, Closest, DistanceError, SLACK};
+use super::triangle::{box_far2, box_lower2, box_near_far2, box_upper2, tri_far2, tri_tri, Aabb};
+use super::{check, closest, corners, farthest, Closest, DistanceError, Farthest, SLACK};
 use crate::Mesh;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,12 +20,81 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// How many node pairs the breadth-first start aims for before the threads take them.
 const START: usize = 4096;
 
-/// The best found so far: squared distance, least pair at it, pairs measured.
-type Best = (f64, [u32; 2], u64);
+/// What a search looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Goal {
+    /// the least distance between the meshes (their separation)
+    Least,
+    /// the greatest distance between a point of one and a point of the other (their span)
+    Greatest,
+}
 
-const NONE: Best = (f64::INFINITY, [u32::MAX; 2], 0);
+impl Goal {
+    /// A squared distance as a key that orders the better distance first: its bits for the least
+    /// (non-negative doubles order as their bits), their complement for the greatest.
+    #[inline]
+    pub fn key(self, d2: f64) -> u64 {
+        match self {
+            Goal::Least => d2.to_bits(),
+            Goal::Greatest => !d2.to_bits(),
+        }
+    }
 
-/// The better of two bests (the least distance, then the least pair), pairs measured summed.
+    /// The squared distance of a key.
+    #[inline]
+    pub fn value(self, key: u64) -> f64 {
+        match self {
+            Goal::Least => f64::from_bits(key),
+            Goal::Greatest => f64::from_bits(!key),
+        }
+    }
+
+    /// The best that a pair of nodes with boxes `a` and `b` could hold (squared): the boxes' gap
+    /// for the least distance, their farthest corners for the greatest.
+    #[inline]
+    fn hope(self, a: &Aabb, b: &Aabb) -> f64 {
+        match self {
+            Goal::Least => box_lower2(a, b),
+            Goal::Greatest => box_far2(a, b),
+        }
+    }
+
+    /// What a pair of nodes with tight boxes `a` and `b` surely holds (squared): gDist's enhanced
+    /// bounds.
+    #[inline]
+    fn sure(self, a: &Aabb, b: &Aabb) -> f64 {
+        match self {
+            Goal::Least => box_upper2(a, b),
+            Goal::Greatest => box_near_far2(a, b),
+        }
+    }
+
+    /// Whether a pair hoping for `hope` may still hold the best distance when `bound` is surely
+    /// reached (both squared): culled only beyond a relative margin of [`SLACK`].
+    #[inline]
+    fn keep(self, hope: f64, bound: f64) -> bool {
+        match self {
+            Goal::Least => hope <= bound * (1.0 + SLACK),
+            Goal::Greatest => hope * (1.0 + SLACK) >= bound,
+        }
+    }
+
+    /// The squared distance of two triangles for this goal.
+    #[inline]
+    fn pair(self, a: &super::triangle::Tri, b: &super::triangle::Tri) -> f64 {
+        match self {
+            Goal::Least => tri_tri(a, b).0,
+            Goal::Greatest => tri_far2(a, b).0,
+        }
+    }
+}
+
+/// The best found so far: the distance's key, the least pair at it, pairs measured.
+type Best = (u64, [u32; 2], u64);
+
+const NONE: Best = (u64::MAX, [u32::MAX; 2], 0);
+
+/// The better of two bests (the better key, then the least pair), pairs measured summed.
 fn better(x: Best, y: Best) -> Best {
     let n = x.2 + y.2;
     if y.0 < x.0 || (y.0 == x.0 && y.1 < x.1) {
@@ -29,23 +104,30 @@ fn better(x: Best, y: Best) -> Best {
     }
 }
 
-/// What every thread of a search reads: the meshes, their trees and the shared upper bound
-/// (squared, as bits: positive doubles order as their bits).
+/// What every thread of a search reads: the goal, the meshes, their trees and the shared bound
+/// (the key of the best squared distance surely reached).
 struct Search<'a> {
+    goal: Goal,
     a: &'a Mesh,
     ta: &'a Bvh,
     b: &'a Mesh,
     tb: &'a Bvh,
-    upper: AtomicU64,
+    bound: AtomicU64,
 }
 
 impl Search<'_> {
-    fn keep(&self, lower: f64) -> bool {
-        lower <= f64::from_bits(self.upper.load(Ordering::Relaxed)) * (1.0 + SLACK)
+    fn keep(&self, hope: f64) -> bool {
+        let bound = self.goal.value(self.bound.load(Ordering::Relaxed));
+        self.goal.keep(hope, bound)
     }
 
-    fn lower(&self, na: usize, nb: usize) -> f64 {
-        box_lower2(&self.ta.boxes[na], &self.tb.boxes[nb])
+    fn hope(&self, na: usize, nb: usize) -> f64 {
+        self.goal.hope(&self.ta.boxes[na], &self.tb.boxes[nb])
+    }
+
+    /// Tightens the shared bound with the sure bound of the pair (na, nb).
+    fn sure(&self, na: usize, nb: usize) {
+        self.tighten(self.goal.sure(&self.ta.boxes[na], &self.tb.boxes[nb]));
     }
 
     /// The child pairs of (na, nb): the node with the larger box split (a leaf never is);
@@ -58,7 +140,7 @@ impl Search<'_> {
         if la && lb {
             return None;
         }
-        let diag = |b: &super::triangle::Aabb| {
+        let diag = |b: &Aabb| {
             (0..3)
                 .map(|k| (b[1][k] - b[0][k]) as f64)
                 .map(|x| x * x)
@@ -72,41 +154,90 @@ impl Search<'_> {
         })
     }
 
-    /// Two child pairs with their boxes' lower bounds, the nearer pair first.
-    fn nearer_first(&self, kids: [(usize, usize); 2]) -> ([(usize, usize); 2], [f64; 2]) {
-        let l = kids.map(|(x, y)| self.lower(x, y));
-        if l[1] < l[0] {
-            ([kids[1], kids[0]], [l[1], l[0]])
+    /// Two child pairs with their hopes, the more promising pair first.
+    fn best_first(&self, kids: [(usize, usize); 2]) -> ([(usize, usize); 2], [f64; 2]) {
+        let h = kids.map(|(x, y)| self.hope(x, y));
+        if self.goal.key(h[1]) < self.goal.key(h[0]) {
+            ([kids[1], kids[0]], [h[1], h[0]])
         } else {
-            (kids, l)
+            (kids, h)
         }
     }
 
-    /// Lowers the shared upper bound to `v` (squared) where it is lower.
-    fn lower_upper(&self, v: f64) {
-        self.upper.fetch_min(v.to_bits(), Ordering::Relaxed);
+    /// Tightens the shared bound to the squared distance `v` where `v` is better.
+    fn tighten(&self, v: f64) {
+        self.bound.fetch_min(self.goal.key(v), Ordering::Relaxed);
     }
 
-    /// Depth-first search below the pair (na, nb), whose boxes' lower bound is `lower`.
-    fn descend(&self, na: usize, nb: usize, lower: f64, best: &mut Best) {
-        if !self.keep(lower) {
+    /// Depth-first search below the pair (na, nb), whose boxes' hope is `hope`.
+    fn descend(&self, na: usize, nb: usize, hope: f64, best: &mut Best) {
+        if !self.keep(hope) {
             return;
         }
         let Some(kids) = self.children(na, nb) else {
             for &i in self.ta.leaf(na) {
                 let ca = corners(self.a, i);
                 for &j in self.tb.leaf(nb) {
-                    let d = tri_tri(&ca, &corners(self.b, j)).0;
-                    *best = better(*best, (d, [i, j], 1));
+                    let d = self.goal.pair(&ca, &corners(self.b, j));
+                    *best = better(*best, (self.goal.key(d), [i, j], 1));
                 }
             }
-            self.lower_upper(best.0);
+            self.tighten(self.goal.value(best.0));
             return;
         };
-        let (kids, l) = self.nearer_first(kids);
-        for ((x, y), l) in kids.into_iter().zip(l) {
-            self.descend(x, y, l, best);
+        let (kids, h) = self.best_first(kids);
+        for ((x, y), h) in kids.into_iter().zip(h) {
+            self.descend(x, y, h, best);
         }
+    }
+
+    /// The whole search from the roots: the best pair of triangles, if one survives the bound
+    /// the search starts with.
+    fn run(&self) -> Option<Best> {
+        if !self.keep(self.hope(0, 0)) {
+            return None;
+        }
+        // breadth first until the front is large enough to share (or all leaves), each pair's
+        // sure bound tightening the bound
+        let mut front = vec![(0usize, 0usize)];
+        self.sure(0, 0);
+        while front.len() < START {
+            let mut next = Vec::with_capacity(2 * front.len());
+            let mut split = false;
+            for &(na, nb) in &front {
+                match self.children(na, nb) {
+                    None => next.push((na, nb)),
+                    Some(kids) => {
+                        split = true;
+                        for (x, y) in kids {
+                            self.sure(x, y);
+                            next.push((x, y));
+                        }
+                    }
+                }
+            }
+            next.retain(|&(x, y)| self.keep(self.hope(x, y)));
+            front = next;
+            if !split {
+                break;
+            }
+        }
+        // the most promising first, so that the first results tighten the bound for the rest
+        let mut front: Vec<(f64, usize, usize)> = front
+            .into_iter()
+            .map(|(x, y)| (self.hope(x, y), x, y))
+            .collect();
+        front.sort_by_key(|p| self.goal.key(p.0));
+        let best = front
+            .par_iter()
+            .with_max_len(1)
+            .map(|&(h, x, y)| {
+                let mut best = NONE;
+                self.descend(x, y, h, &mut best);
+                best
+            })
+            .reduce(|| NONE, better);
+        (best.1 != NONE.1).then_some(best)
     }
 }
 
@@ -121,56 +252,29 @@ pub fn min_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Closest {
 /// box tests. Where the distance is at most `cap` the result is [`min_distance`]'s, to the bit.
 pub fn min_distance_within(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh, cap: f64) -> Option<Closest> {
     let s = Search {
+        goal: Goal::Least,
         a,
         ta,
         b,
         tb,
-        upper: AtomicU64::new((cap * cap).to_bits()),
+        bound: AtomicU64::new(Goal::Least.key(cap * cap)),
     };
-    if !s.keep(s.lower(0, 0)) {
-        return None;
-    }
-    // breadth first until the front is large enough to share (or all leaves), each pair's
-    // enhanced bound lowering the upper bound
-    let mut front = vec![(0usize, 0usize)];
-    s.lower_upper(box_upper2(&ta.boxes[0], &tb.boxes[0]));
-    while front.len() < START {
-        let mut next = Vec::with_capacity(2 * front.len());
-        let mut split = false;
-        for &(na, nb) in &front {
-            match s.children(na, nb) {
-                None => next.push((na, nb)),
-                Some(kids) => {
-                    split = true;
-                    for (x, y) in kids {
-                        s.lower_upper(box_upper2(&ta.boxes[x], &tb.boxes[y]));
-                        next.push((x, y));
-                    }
-                }
-            }
-        }
-        next.retain(|&(x, y)| s.keep(s.lower(x, y)));
-        front = next;
-        if !split {
-            break;
-        }
-    }
-    // nearest first, so the first results lower the bound for the rest
-    let mut front: Vec<(f64, usize, usize)> = front
-        .into_iter()
-        .map(|(x, y)| (s.lower(x, y), x, y))
-        .collect();
-    front.sort_by(|p, q| p.0.total_cmp(&q.0));
-    let best = front
-        .par_iter()
-        .with_max_len(1)
-        .map(|&(l, x, y)| {
-            let mut best = NONE;
-            s.descend(x, y, l, &mut best);
-            best
-        })
-        .reduce(|| NONE, better);
-    (best.1 != NONE.1).then(|| closest(a, b, best.1, best.2))
+    s.run().map(|best| closest(a, b, best.1, best.2))
+}
+
+/// The greatest distance between a point of `a` and a point of `b` (their BVHs `ta`, `tb`,
+/// built from them): gDist's maximum distance, reached at a corner of each.
+pub fn max_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Farthest {
+    let s = Search {
+        goal: Goal::Greatest,
+        a,
+        ta,
+        b,
+        tb,
+        bound: AtomicU64::new(Goal::Greatest.key(0.0)),
+    };
+    let best = s.run().expect("a search from no bound finds a pair");
+    farthest(a, b, best.1, best.2)
 }
 
 /// Whether some triangle of `a` comes within `cap` of some triangle of `b` (a tolerance query:
@@ -183,14 +287,15 @@ pub fn min_distance_within(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh, cap: f64) -> 
 /// most `cap * cap`, whatever the search's order.
 pub fn within(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh, cap: f64) -> bool {
     let s = Search {
+        goal: Goal::Least,
         a,
         ta,
         b,
         tb,
-        upper: AtomicU64::new((cap * cap).to_bits()),
+        bound: AtomicU64::new(Goal::Least.key(cap * cap)),
     };
     let found = std::sync::atomic::AtomicBool::new(false);
-    s.any(0, 0, s.lower(0, 0), cap * cap, &found);
+    s.any(0, 0, s.hope(0, 0), cap * cap, &found);
     found.into_inner()
 }
 
@@ -220,7 +325,7 @@ impl Search<'_> {
             }
             return;
         };
-        let (kids, l) = self.nearer_first(kids);
+        let (kids, l) = self.best_first(kids);
         let go = |k: usize| self.any(kids[k].0, kids[k].1, l[k], cap2, found);
         if Bvh::level(na) + Bvh::level(nb) < PARALLEL_LEVELS {
             rayon::join(|| go(0), || go(1));
@@ -241,20 +346,41 @@ pub fn run(a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
     Ok(min_distance(a, &ta, b, &tb))
 }
 
-/// Every pair of triangles (for tests and small meshes): the least distance and the least pair
+/// [`max_distance`] from the meshes: checked, their BVHs built.
+pub fn run_max(a: &Mesh, b: &Mesh) -> Result<Farthest, DistanceError> {
+    let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
+    let (ta, tb) = (ta?, tb?);
+    Ok(max_distance(a, &ta, b, &tb))
+}
+
+/// Every pair of triangles for `goal` (for tests and small meshes): the best and the least pair
 /// at it.
-pub fn brute_force(a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
+fn every_pair(goal: Goal, a: &Mesh, b: &Mesh) -> Result<Best, DistanceError> {
     check(a)?;
     check(b)?;
     let nb = b.triangle_count() as u32;
-    let best = (0..a.triangle_count() as u32)
+    Ok((0..a.triangle_count() as u32)
         .into_par_iter()
         .map(|i| {
             let ca = corners(a, i);
             (0..nb).fold(NONE, |best, j| {
-                better(best, (tri_tri(&ca, &corners(b, j)).0, [i, j], 1))
+                let d = goal.pair(&ca, &corners(b, j));
+                better(best, (goal.key(d), [i, j], 1))
             })
         })
-        .reduce(|| NONE, better);
+        .reduce(|| NONE, better))
+}
+
+/// Every pair of triangles (for tests and small meshes): the least distance and the least pair
+/// at it.
+pub fn brute_force(a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
+    let best = every_pair(Goal::Least, a, b)?;
     Ok(closest(a, b, best.1, best.2))
+}
+
+/// Every pair of triangles (for tests and small meshes): the greatest distance and the least
+/// pair at it.
+pub fn brute_force_max(a: &Mesh, b: &Mesh) -> Result<Farthest, DistanceError> {
+    let best = every_pair(Goal::Greatest, a, b)?;
+    Ok(farthest(a, b, best.1, best.2))
 }

@@ -1,15 +1,16 @@
-//! The least distance between two meshes on the GPU (kernels/distance.cu), gDist's algorithm:
-//! the front of node pairs starts at the two roots and is expanded breadth first, k levels of
-//! each tree a launch (the most that keep the front within [`FRONT`] pairs, at least one), each
-//! thread one child pair; a pair stays unless its boxes' gap exceeds the global upper bound,
-//! which every pair's enhanced bound lowers (an atomic minimum). When both trees are at their
-//! leaves, each surviving leaf pair's triangles are measured and the least pair at the least
-//! distance picked. The host reads back the front's size after each launch (a few bytes, to size
+//! The least and the greatest distance between two meshes on the GPU (kernels/distance.cu),
+//! gDist's algorithm: the front of node pairs starts at the two roots and is expanded breadth
+//! first, k levels of each tree a launch (the most that keep the front within [`FRONT`] pairs,
+//! at least one), each thread one child pair; a pair stays unless the best its boxes could hold
+//! misses the global bound, which every pair's sure bound tightens (an atomic minimum of keys,
+//! as in [`super::cpu::Goal`]). When both trees are at their leaves, each surviving leaf pair's
+//! triangles are measured and the least pair at the best distance picked. The host reads back the front's size after each launch (a few bytes, to size
 //! the next launch) and the result at the end.
 
 use super::bvh::Bvh;
+use super::cpu::Goal;
 use super::triangle::Aabb;
-use super::{closest, Closest, DistanceError, SLACK};
+use super::{closest, farthest, Closest, DistanceError, Farthest, SLACK};
 use crate::gpu::kernels::Source;
 use crate::gpu::{launch_1d, Context, Gpu};
 use crate::Mesh;
@@ -97,9 +98,8 @@ pub struct Found {
 /// The kernels and the buffers a query reuses.
 pub struct Distance {
     gpu: Arc<Gpu>,
-    expand: CudaFunction,
-    leaves: CudaFunction,
-    pick: CudaFunction,
+    /// the search's kernels for [`Goal::Least`] and [`Goal::Greatest`]: expand, leaves, pick
+    search: [[CudaFunction; 3]; 2],
     transform: CudaFunction,
     leaf_boxes: CudaFunction,
     parent_boxes: CudaFunction,
@@ -111,7 +111,7 @@ pub struct Distance {
     /// the front being expanded and the next one, and the pairs each can hold
     fronts: [CudaSlice<u32>; 2],
     capacity: [usize; 2],
-    /// the upper bound, the best distance (both as bits), the least pair at it, pairs measured:
+    /// the bound, the best distance (both keys: [`Goal::key`]), the least pair at it, pairs measured:
     /// one buffer, so that a query sets them with one copy and reads them with one
     counters: CudaSlice<u64>,
     count: CudaSlice<u32>,
@@ -123,9 +123,18 @@ impl Distance {
         let capacity = 1024;
         Ok(Distance {
             gpu: gpu.clone(),
-            expand: gpu.function(&module, "rxdi_expand")?,
-            leaves: gpu.function(&module, "rxdi_leaves")?,
-            pick: gpu.function(&module, "rxdi_pick")?,
+            search: [
+                [
+                    gpu.function(&module, "rxdi_expand")?,
+                    gpu.function(&module, "rxdi_leaves")?,
+                    gpu.function(&module, "rxdi_pick")?,
+                ],
+                [
+                    gpu.function(&module, "rxdi_expand_max")?,
+                    gpu.function(&module, "rxdi_leaves_max")?,
+                    gpu.function(&module, "rxdi_pick_max")?,
+                ],
+            ],
             transform: gpu.function(&module, "rxdi_transform")?,
             leaf_boxes: gpu.function(&module, "rxdi_leaf_boxes")?,
             parent_boxes: gpu.function(&module, "rxdi_parent_boxes")?,
@@ -376,16 +385,42 @@ impl Distance {
         b: &DeviceMesh,
         cap: f64,
     ) -> Result<Option<Found>, DistanceError> {
+        self.search(Goal::Least, a, b, cap * cap)
+    }
+
+    /// The greatest distance between a point of `a` and a point of `b`, both uploaded
+    /// ([`super::cpu::max_distance`] on the device; `d2` the squared distance).
+    pub fn query_max(&mut self, a: &DeviceMesh, b: &DeviceMesh) -> Result<Found, DistanceError> {
+        self.search(Goal::Greatest, a, b, 0.0)?
+            .ok_or(DistanceError::Lost)
+    }
+
+    /// The search for `goal` from the bound `start` (squared; a cap for the least distance).
+    fn search(
+        &mut self,
+        goal: Goal,
+        a: &DeviceMesh,
+        b: &DeviceMesh,
+        start: f64,
+    ) -> Result<Option<Found>, DistanceError> {
         let gpu = self.gpu.clone();
         let s = &gpu.stream;
-        const INF: u64 = 0x7ff0_0000_0000_0000;
-        let upper = (cap * cap).to_bits();
-        s.memcpy_htod(&[upper, INF, u64::MAX, 0], &mut self.counters)
-            .ctx("setting the bounds")?;
+        let [expand, leaves, pick] = &self.search[(goal == Goal::Greatest) as usize];
+        // the bound, the best distance (keys: the worst distance's for a start), the least pair
+        // at it, pairs measured
+        let worst = match goal {
+            Goal::Least => f64::INFINITY,
+            Goal::Greatest => 0.0,
+        };
+        s.memcpy_htod(
+            &[goal.key(start), goal.key(worst), u64::MAX, 0],
+            &mut self.counters,
+        )
+        .ctx("setting the bounds")?;
         // views of the four counters (the kernels write through them; nothing else uses the
         // buffer meanwhile)
         let c = &self.counters;
-        let (upper, best, least, tested) =
+        let (bound, best, least, tested) =
             (c.slice(0..1), c.slice(1..2), c.slice(2..3), c.slice(3..4));
         s.memcpy_htod(&[0u32, 0], &mut self.fronts[0].slice_mut(0..2))
             .ctx("setting the front")?;
@@ -415,7 +450,7 @@ impl Distance {
             }
             s.memset_zeros(&mut self.count)
                 .ctx("clearing the front's size")?;
-            let mut l = s.launch_builder(&self.expand);
+            let mut l = s.launch_builder(expand);
             l.arg(&a.boxes)
                 .arg(&b.boxes)
                 .arg(&self.fronts[0])
@@ -424,7 +459,7 @@ impl Distance {
                 .arg(&kb)
                 .arg(&self.fronts[1])
                 .arg(&mut self.count)
-                .arg(&upper)
+                .arg(&bound)
                 .arg(&keep);
             let blocks = threads.div_ceil(crate::gpu::BLOCK_1D as u64);
             // SAFETY: a thread per child pair of the n pairs in the front (each node below a
@@ -449,7 +484,7 @@ impl Distance {
         let mut d2: CudaSlice<f64> = unsafe { gpu.alloc_uninit(n as usize, "leaf distances") }?;
         let mut pair: CudaSlice<u64> = unsafe { gpu.alloc_uninit(n as usize, "leaf pairs") }?;
         {
-            let mut l = s.launch_builder(&self.leaves);
+            let mut l = s.launch_builder(leaves);
             l.arg(&self.fronts[0])
                 .arg(&count)
                 .arg(&a.boxes)
@@ -464,7 +499,7 @@ impl Distance {
                 .arg(&b.order)
                 .arg(&b.triangles)
                 .arg(&b.depth)
-                .arg(&upper)
+                .arg(&bound)
                 .arg(&keep)
                 .arg(&mut d2)
                 .arg(&mut pair)
@@ -473,7 +508,7 @@ impl Distance {
             // SAFETY: a thread per leaf pair of the front (both nodes leaves after the loop);
             // leaf ranges and triangle indices lie within the uploaded arrays.
             unsafe { launch_1d(l, count, "rxdi_leaves") }?;
-            let mut l = s.launch_builder(&self.pick);
+            let mut l = s.launch_builder(pick);
             l.arg(&d2).arg(&pair).arg(&count).arg(&best).arg(&least);
             // SAFETY: a thread per entry written above.
             unsafe { launch_1d(l, count, "rxdi_pick") }?;
@@ -484,7 +519,7 @@ impl Distance {
             return Ok(None);
         }
         Ok(Some(Found {
-            d2: f64::from_bits(c[1]),
+            d2: goal.value(c[1]),
             triangles: [(p >> 32) as u32, p as u32],
             pairs_tested: c[3],
             expansions,
@@ -501,4 +536,14 @@ pub fn run(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError>
     let (da, db) = (DeviceMesh::new(gpu, a, &ta)?, DeviceMesh::new(gpu, b, &tb)?);
     let found = Distance::new(gpu)?.query(&da, &db)?;
     Ok(closest(a, b, found.triangles, found.pairs_tested))
+}
+
+/// The greatest distance between `a` and `b` on the GPU: checked, BVHs built on the host,
+/// uploaded, queried; the farthest corners of the pair found are worked out on the host.
+pub fn run_max(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh) -> Result<Farthest, DistanceError> {
+    let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
+    let (ta, tb) = (ta?, tb?);
+    let (da, db) = (DeviceMesh::new(gpu, a, &ta)?, DeviceMesh::new(gpu, b, &tb)?);
+    let found = Distance::new(gpu)?.query_max(&da, &db)?;
+    Ok(farthest(a, b, found.triangles, found.pairs_tested))
 }

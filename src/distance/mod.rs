@@ -1,23 +1,28 @@
-//! The least distance between two meshes, after gDist (Chen et al., "gDist: Efficient Distance
-//! Computation between 3D Meshes on GPU", ../shared/papers/gdist-gpu-mesh-distance.txt).
+//! The least and the greatest distance between two meshes, after gDist (Chen et al., "gDist:
+//! Efficient Distance Computation between 3D Meshes on GPU",
+//! ../shared/papers/gdist-gpu-mesh-distance.txt, equations 1 and 2).
 //!
 //! Both meshes get an f12-BVH ([`bvh::Bvh`]: a full binary tree of boxes over their triangles
 //! in Morton order, one or two triangles a leaf). A pair of nodes, one of each tree, is culled
-//! when the gap between their boxes (the lower bound) exceeds the best upper bound known; the
-//! upper bounds come from box pairs (gDist's enhanced bound of tight boxes: the nearest pair of
-//! faces at its farthest) and from exact triangle distances.
+//! when the best its boxes could hold cannot beat what is surely reached already. For the least
+//! distance the boxes' gap is the best they could hold, and gDist's enhanced upper bound of
+//! tight boxes (the nearest pair of faces at its farthest) is surely reached; for the greatest,
+//! the boxes' farthest corners and the farthest pair of faces at its nearest (section 4's
+//! bounds, both ways). Exact triangle distances tighten the bound as pairs of leaves are settled.
 //!
 //! - [`cpu`], the reference: the pairs of nodes expanded breadth first until every thread has
-//!   some, then each searched depth first, the nearer child pair first, each pair of leaves
-//!   settled by the exact distances of their triangles.
+//!   some, then each searched depth first, the more promising child pair first, each pair of
+//!   leaves settled by the exact distances of their triangles. One search serves both goals
+//!   ([`cpu::Goal`]).
 //! - [`cuda`], gDist's algorithm: the front of node pairs expanded breadth first, several levels
 //!   a launch (as many as keep the front within gDist's 2^18 pairs), each thread one child pair,
-//!   the global upper bound kept by an atomic minimum; then every surviving leaf pair's triangles.
+//!   the global bound kept by an atomic; then every surviving leaf pair's triangles.
 //!
-//! Triangle distances are exact in double precision ([`triangle::tri_tri`]), the same function on
-//! both backends operation for operation, so both find the same distance and, among pairs at
-//! that distance, the same one: the least (triangle of A, triangle of B). A pair is culled only
-//! when its lower bound exceeds the upper bound by more than [`SLACK`] relatively, which covers
+//! Triangle distances are exact in double precision ([`triangle::tri_tri`] for the least,
+//! [`triangle::tri_far2`] for the greatest: the farthest of the nine corner pairs), the same
+//! functions on both backends operation for operation, so both find the same distance and, among
+//! pairs at that distance, the same one: the least (triangle of A, triangle of B). A pair is
+//! culled only when its hope misses the bound by more than [`SLACK`] relatively, which covers
 //! the rounding of either (a relative error of about 1e-8 in the squared distance where two
 //! meshes nearly touch far from the origin).
 //!
@@ -32,6 +37,10 @@
 //! assert!(c.distance > 1.0 && c.distance < 1.01, "{}", c.distance);
 //! // where it is reached: a point of each sphere, facing each other
 //! assert!(c.points[0].x > 0.99 && c.points[1].x < 2.01);
+//! // and the farthest two points, one of each: about 5 apart, on the line of the centres
+//! let f = rxpipe::distance::cpu::run_max(&a, &b)?;
+//! assert!(f.distance > 4.99 && f.distance <= 5.0, "{}", f.distance);
+//! assert!(f.points[0].x < -0.99 && f.points[1].x > 3.99);
 //! # Ok::<(), rxpipe::distance::DistanceError>(())
 //! ```
 
@@ -57,6 +66,20 @@ pub struct Closest {
     /// a closest point on each of them (the same point where they meet)
     pub points: [DVec3; 2],
     /// triangle pairs whose exact distance was computed
+    pub pairs_tested: u64,
+}
+
+/// The greatest distance between a point of one mesh and a point of the other (gDist's maximum
+/// distance, the meshes' span), where it is reached, and what the search did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Farthest {
+    pub distance: f64,
+    /// the triangles (indices into each mesh's triangles) at that distance: the least pair
+    pub triangles: [u32; 2],
+    /// the corner of each triangle where it is reached (the farthest distance between two
+    /// triangles is always between corners)
+    pub points: [DVec3; 2],
+    /// triangle pairs whose greatest distance was computed
     pub pairs_tested: u64,
 }
 
@@ -103,6 +126,18 @@ fn closest(a: &Mesh, b: &Mesh, triangles: [u32; 2], pairs_tested: u64) -> Closes
         distance: d2.sqrt(),
         triangles,
         points: [x, y],
+        pairs_tested,
+    }
+}
+
+/// The result for the greatest pair `triangles`: its distance and farthest corners.
+fn farthest(a: &Mesh, b: &Mesh, triangles: [u32; 2], pairs_tested: u64) -> Farthest {
+    let (ca, cb) = (corners(a, triangles[0]), corners(b, triangles[1]));
+    let (d2, [i, j]) = triangle::tri_far2(&ca, &cb);
+    Farthest {
+        distance: d2.sqrt(),
+        triangles,
+        points: [ca[i], cb[j]],
         pairs_tested,
     }
 }

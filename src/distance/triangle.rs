@@ -208,9 +208,10 @@ pub fn box_lower2(a: &Aabb, b: &Aabb) -> f64 {
     s
 }
 
-/// The squared greatest distance between a point of box `a` and a point of box `b`.
+/// The squared greatest distance between a point of box `a` and a point of box `b`: the upper
+/// bound of the greatest distance between parts of meshes in them.
 #[inline]
-fn box_far2(a: &Aabb, b: &Aabb) -> f64 {
+pub fn box_far2(a: &Aabb, b: &Aabb) -> f64 {
     let mut s = 0.0;
     for k in 0..3 {
         let g = (a[1][k] as f64 - b[0][k] as f64)
@@ -234,6 +235,43 @@ pub fn box_upper2(a: &Aabb, b: &Aabb) -> f64 {
             let d = box_far2(&fa, &face(b, j));
             if d < best {
                 best = d;
+            }
+        }
+    }
+    best
+}
+
+/// The squared lower bound of the greatest distance between two parts of meshes whose boxes,
+/// `a` and `b`, are tight: some point of each part lies on every face of its box, so two of
+/// them are at least as far apart as any face of `a` is from any face of `b` (gDist's enhanced
+/// bound for the maximum, section 4: the greatest of the 36 face pairs' gaps).
+#[inline]
+pub fn box_near_far2(a: &Aabb, b: &Aabb) -> f64 {
+    let mut best = 0.0;
+    for i in 0..6 {
+        let fa = face(a, i);
+        for j in 0..6 {
+            let d = box_lower2(&fa, &face(b, j));
+            if d > best {
+                best = d;
+            }
+        }
+    }
+    best
+}
+
+/// The squared greatest distance between triangles `a` and `b`, and the corners where it is
+/// reached (indices into each). The distance between two points is convex, so over two triangles
+/// it is greatest at a pair of corners: the greatest of the nine, the first in the order (corner
+/// of `a`, corner of `b`) among equals.
+#[inline]
+pub fn tri_far2(a: &Tri, b: &Tri) -> (f64, [usize; 2]) {
+    let mut best = (dist2(a[0], b[0]), [0, 0]);
+    for i in 0..3 {
+        for j in 0..3 {
+            let d = dist2(a[i], b[j]);
+            if d > best.0 {
+                best = (d, [i, j]);
             }
         }
     }
@@ -355,5 +393,58 @@ mod tests {
         assert!(up >= 4.0 && up <= box_far2(&a, &b), "{up}");
         // faces x = 1 of a and x = 3 of b: at most 2^2 + 5^2 + 2^2 apart
         assert!(up <= 4.0 + 25.0 + 4.0);
+        // the bounds of the greatest distance: the farthest corners (0, 0, 1) and (4, 5, -1),
+        // and the farthest face pair at its nearest: y = 0 of a against y = 5 of b, 5 apart in
+        // y and 2 in x (x in [0, 1] against [3, 4]), overlapping in z
+        assert_eq!(box_far2(&a, &b), 16.0 + 25.0 + 4.0);
+        assert_eq!(box_near_far2(&a, &b), 25.0 + 4.0);
+    }
+
+    #[test]
+    fn far_bounds_hold_for_tight_point_sets() {
+        let mut s = 0x2545_f491_u64;
+        let mut r = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32
+        };
+        for k in 0..200 {
+            // two clouds of 1 to 12 points, apart or overlapping, and their tight boxes
+            let off = (k % 4) as f32 * 0.7;
+            let mut cloud = |o: f32| -> Vec<[f32; 3]> {
+                let n = 1 + (r() * 12.0) as usize;
+                (0..n).map(|_| [r() + o, r() * 2.0, r()]).collect()
+            };
+            let (pa, pb) = (cloud(0.0), cloud(off));
+            let tight = |p: &[[f32; 3]]| -> Aabb {
+                let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
+                for q in p {
+                    for k in 0..3 {
+                        b[0][k] = b[0][k].min(q[k]);
+                        b[1][k] = b[1][k].max(q[k]);
+                    }
+                }
+                b
+            };
+            let (ba, bb) = (tight(&pa), tight(&pb));
+            let far = pa
+                .iter()
+                .flat_map(|p| pb.iter().map(move |q| (*p, *q)))
+                .map(|(p, q)| {
+                    let p = DVec3::from_array(p.map(f64::from));
+                    dist2(p, DVec3::from_array(q.map(f64::from)))
+                })
+                .fold(0.0, f64::max);
+            assert!(far <= box_far2(&ba, &bb), "case {k}");
+            assert!(box_near_far2(&ba, &bb) <= far, "case {k}");
+        }
+        // triangles: the greatest of the nine corner pairs, and no point pair beyond it
+        let a = t([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
+        let b = t([[3.0, 0.0, 0.0], [3.0, 0.0, 2.0], [2.0, 0.0, 0.0]]);
+        let (d, c) = tri_far2(&a, &b);
+        assert_eq!((d, c), (9.0 + 1.0 + 4.0, [2, 1]));
+        let (d, c) = tri_far2(&a, &a);
+        assert_eq!((d, c), (2.0, [1, 2]));
     }
 }

@@ -1,5 +1,5 @@
-//! `rxpipe distance`: the least distance between two meshes (gDist), where it is reached, on the
-//! CPU or the GPU.
+//! `rxpipe distance`: the least (or with `--max` the greatest) distance between two meshes
+//! (gDist), where it is reached, on the CPU or the GPU.
 
 use crate::{spinner, Res};
 use std::path::PathBuf;
@@ -10,6 +10,10 @@ pub struct Args {
     a: PathBuf,
     /// the other mesh
     b: PathBuf,
+    /// the greatest distance between a point of A and a point of B (their span) instead of the
+    /// least
+    #[arg(long)]
+    max: bool,
     /// auto: the GPU when one can be used, else the CPU (and says so)
     #[arg(long, value_enum, default_value = "auto")]
     backend: Which,
@@ -49,9 +53,12 @@ pub fn run(a: Args) -> Res {
         mb.triangle_count()
     ));
     let t = std::time::Instant::now();
-    let c = match &gpu {
-        Some(g) => rxpipe::distance::cuda::run(g, &ma, &mb)?,
-        None => rxpipe::distance::cpu::run(&ma, &mb)?,
+    // (distance, triangles, points, pairs) of the goal
+    let (distance, triangles, points, pairs) = match (&gpu, a.max) {
+        (Some(g), false) => least(rxpipe::distance::cuda::run(g, &ma, &mb)?),
+        (None, false) => least(rxpipe::distance::cpu::run(&ma, &mb)?),
+        (Some(g), true) => greatest(rxpipe::distance::cuda::run_max(g, &ma, &mb)?),
+        (None, true) => greatest(rxpipe::distance::cpu::run_max(&ma, &mb)?),
     };
     let ms = t.elapsed().as_secs_f64() * 1e3;
     pb.finish_and_clear();
@@ -60,15 +67,17 @@ pub fn run(a: Args) -> Res {
     } else {
         ("cpu", "the CPU")
     };
+    let goal = if a.max { "greatest" } else { "least" };
     if a.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "a": a.a, "b": a.b,
-                "distance": c.distance,
-                "triangles": c.triangles,
-                "points": c.points.map(|p| p.to_array()),
-                "pairs_tested": c.pairs_tested,
+                "goal": goal,
+                "distance": distance,
+                "triangles": triangles,
+                "points": points.map(|p| p.to_array()),
+                "pairs_tested": pairs,
                 "backend": backend,
                 "ms": ms,
             }))?
@@ -76,19 +85,27 @@ pub fn run(a: Args) -> Res {
     } else {
         let p = |v: glam::DVec3| format!("({:.6}, {:.6}, {:.6})", v.x, v.y, v.z);
         println!(
-            "distance {:.9} between triangle {} of {} at {} and triangle {} of {} at {}",
-            c.distance,
-            c.triangles[0],
+            "{goal} distance {distance:.9} between triangle {} of {} at {} and triangle {} of {} at {}",
+            triangles[0],
             a.a.display(),
-            p(c.points[0]),
-            c.triangles[1],
+            p(points[0]),
+            triangles[1],
             a.b.display(),
-            p(c.points[1])
+            p(points[1])
         );
         println!(
-            "{} triangle pairs measured; {ms:.1} ms on {on} (loading excluded, BVHs included)",
-            c.pairs_tested
+            "{pairs} triangle pairs measured; {ms:.1} ms on {on} (loading excluded, BVHs included)"
         );
     }
     Ok(())
+}
+
+type Answer = (f64, [u32; 2], [glam::DVec3; 2], u64);
+
+fn least(c: rxpipe::distance::Closest) -> Answer {
+    (c.distance, c.triangles, c.points, c.pairs_tested)
+}
+
+fn greatest(f: rxpipe::distance::Farthest) -> Answer {
+    (f.distance, f.triangles, f.points, f.pairs_tested)
 }

@@ -49,7 +49,7 @@ enum Command {
     Patch(patch::Args),
     /// Answer an RXMesh query (vv, ve, vf, ev, ef, fv, fe, ff) for every element of a mesh
     Query(query::Args),
-    /// The least distance between two meshes and where it is reached (gDist; CPU or CUDA)
+    /// The least (or greatest: --max) distance between two meshes and where it is reached (gDist; CPU or CUDA)
     Distance(distance::Args),
     /// The papers' tables and whole frames measured (most need an NVIDIA GPU)
     Bench {
