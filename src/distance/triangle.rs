@@ -267,9 +267,9 @@ pub fn box_near_far2(a: &Aabb, b: &Aabb) -> f64 {
 #[inline]
 pub fn tri_far2(a: &Tri, b: &Tri) -> (f64, [usize; 2]) {
     let mut best = (dist2(a[0], b[0]), [0, 0]);
-    for i in 0..3 {
-        for j in 0..3 {
-            let d = dist2(a[i], b[j]);
+    for (i, &p) in a.iter().enumerate() {
+        for (j, &q) in b.iter().enumerate() {
+            let d = dist2(p, q);
             if d > best.0 {
                 best = (d, [i, j]);
             }
