@@ -1,7 +1,7 @@
-//! The distance benchmark: the least distance between the shared mesh pairs (../shared/meshes/
-//! distance/), on the CPU (the reference's best-first search, host wall time) and on the GPU
-//! (gDist's front expansion, CUDA events around the whole query, its read-backs included); the
-//! BVHs are built before timing on the host, as gDist's are. Also what the distance frame stage
+//! The distance benchmark: the least and the greatest distance between the shared mesh pairs
+//! (../shared/meshes/distance/), on the CPU (the reference's search, host wall time) and on the
+//! GPU (gDist's front expansion, CUDA events around the whole query, its read-backs included);
+//! the BVHs are built before timing on the host, as gDist's are. Also what the distance frame stage
 //! adds per frame for an object that moves: B placed under a new transform (positions
 //! transformed, tree refit), on the host and on the device.
 
@@ -57,7 +57,43 @@ pub struct DistanceRow {
     pub refit_cpu_ms: f64,
     /// the same on the device (CUDA events)
     pub refit_gpu_ms: Option<f64>,
+    /// the greatest distance between the pair (gDist's maximum distance)
+    pub max: MaxRow,
     pub runs: usize,
+}
+
+/// The greatest distance between one pair: result and medians in ms.
+#[derive(Debug, Clone, Serialize)]
+pub struct MaxRow {
+    pub distance: f64,
+    pub cpu_ms: f64,
+    pub cpu_runs: usize,
+    pub cpu_pairs_tested: u64,
+    pub gpu_ms: Option<f64>,
+    pub gpu_pairs_tested: Option<u64>,
+    pub gpu_expansions: Option<u32>,
+    pub gpu_largest_front: Option<u64>,
+    /// the GPU found the CPU's distance (bit for bit) and pair
+    pub gpu_equals_cpu: Option<bool>,
+}
+
+/// Times `f` on the host: `warmup` runs, then `runs` timed, each in ms; a run longer than
+/// [`SLOW_MS`] is timed and ends the series. Also the last result.
+fn time_host<T>(warmup: usize, runs: usize, mut f: impl FnMut() -> T) -> (Vec<f64>, T) {
+    let mut ms = Vec::new();
+    let mut last = None;
+    for i in 0..warmup + runs.max(1) {
+        let t = Instant::now();
+        last = Some(f());
+        let took = t.elapsed().as_secs_f64() * 1e3;
+        if i >= warmup || took > SLOW_MS {
+            ms.push(took);
+        }
+        if took > SLOW_MS {
+            break;
+        }
+    }
+    (ms, last.expect("ran at least once"))
 }
 
 /// The distance frame stage over a scene of many objects, per frame (host wall time of the
@@ -117,40 +153,19 @@ pub fn run(
         let (ta, tb) = trees.expect("built at least once");
         progress(&format!("{name}: CPU"));
         // (a search of seconds is timed once: the nested spheres' cost grows as n^1.5)
-        let mut cpu_ms = Vec::new();
-        let mut found = None;
-        for i in 0..warmup + runs {
-            let t = Instant::now();
-            let r = cpu::min_distance(&a, &ta, &b, &tb);
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            found = Some(r);
-            if i >= warmup || ms > SLOW_MS {
-                cpu_ms.push(ms);
-            }
-            if ms > SLOW_MS {
-                break;
-            }
-        }
-        let c = found.expect("ran at least once");
+        let (cpu_ms, c) = time_host(warmup, runs, || cpu::min_distance(&a, &ta, &b, &tb));
         let cap = c.distance * 0.5;
-        let mut capped_ms = Vec::new();
-        for i in 0..warmup + runs {
-            let t = Instant::now();
-            let r = cpu::min_distance_within(&a, &ta, &b, &tb, cap).map(|r| r.distance);
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            if let Some(d) = r.filter(|&d| d <= cap) {
-                return Err(Error::Backend(format!(
-                    "{name}: a search capped at {cap} found {d}, below the whole search's {}",
-                    c.distance
-                )));
-            }
-            if i >= warmup || ms > SLOW_MS {
-                capped_ms.push(ms);
-            }
-            if ms > SLOW_MS {
-                break;
-            }
+        let (capped_ms, r) = time_host(warmup, runs, || {
+            cpu::min_distance_within(&a, &ta, &b, &tb, cap).map(|r| r.distance)
+        });
+        if let Some(d) = r.filter(|&d| d <= cap) {
+            return Err(Error::Backend(format!(
+                "{name}: a search capped at {cap} found {d}, below the whole search's {}",
+                c.distance
+            )));
         }
+        progress(&format!("{name}: the greatest distance, CPU"));
+        let (max_ms, far) = time_host(warmup, runs, || cpu::max_distance(&a, &ta, &b, &tb));
         progress(&format!("{name}: refit"));
         // B turned back and forth between two poses, so that every placing moves it
         let poses = [
@@ -187,6 +202,17 @@ pub fn run(
             capped_gpu_ms: None,
             refit_cpu_ms: median(&refit_ms),
             refit_gpu_ms: None,
+            max: MaxRow {
+                distance: far.distance,
+                cpu_ms: median(&max_ms),
+                cpu_runs: max_ms.len(),
+                cpu_pairs_tested: far.pairs_tested,
+                gpu_ms: None,
+                gpu_pairs_tested: None,
+                gpu_expansions: None,
+                gpu_largest_front: None,
+                gpu_equals_cpu: None,
+            },
             runs,
         };
         if let (Some(gpu), Some(q)) = (&gpu, query.as_mut()) {
@@ -207,6 +233,21 @@ pub fn run(
                 Some(g.d2.sqrt().to_bits() == c.distance.to_bits() && g.triangles == c.triangles);
             let times = gpu.time(warmup, runs, || q.query_within(&da, &db, cap).map(|_| ()))?;
             row.capped_gpu_ms = Some(median(&times));
+            progress(&format!("{name}: the greatest distance, GPU"));
+            let mut last = None;
+            let times = gpu.time(warmup, runs, || {
+                last = Some(q.query_max(&da, &db)?);
+                Ok::<_, Error>(())
+            })?;
+            let g = last.expect("ran at least once");
+            let m = &mut row.max;
+            m.gpu_ms = Some(median(&times));
+            m.gpu_pairs_tested = Some(g.pairs_tested);
+            m.gpu_expansions = Some(g.expansions);
+            m.gpu_largest_front = Some(g.largest_front);
+            m.gpu_equals_cpu = Some(
+                g.d2.sqrt().to_bits() == far.distance.to_bits() && g.triangles == far.triangles,
+            );
             let mut moving = cuda::DeviceMesh::placed(gpu, &b, &tb)?;
             let mut i = 0;
             let times = gpu.time(warmup, runs, || {
@@ -382,7 +423,7 @@ fn load_pair(name: &str) -> Result<(Mesh, Mesh), Error> {
 impl DistanceReport {
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "# Least distance between two meshes (gDist)\n\n{} (host: {})\n\n",
+            "# Least and greatest distance between two meshes (gDist)\n\n{} (host: {})\n\n",
             self.machine, self.host
         );
         s += "BVHs built on the host before timing; CPU: the reference's search on every host thread \
@@ -416,6 +457,28 @@ impl DistanceReport {
                 opt(r.capped_gpu_ms.map(|v| format!("{v:.3}"))),
                 r.refit_cpu_ms,
                 opt(r.refit_gpu_ms.map(|v| format!("{v:.3}"))),
+            );
+        }
+        s += "\nThe greatest distance between a point of A and a point of B (gDist's maximum \
+              distance, its MaxDist benchmark), the same trees and timing:\n\n";
+        s += "| pair | greatest distance | CPU | CPU runs | CPU pairs | GPU | GPU pairs | expansions | largest front | GPU = CPU |\n";
+        s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+        for r in &self.rows {
+            let m = &r.max;
+            s += &format!(
+                "| {} | {:.6} | {:.3} | {} | {} | {} | {} | {} | {} | {} |\n",
+                r.pair,
+                m.distance,
+                m.cpu_ms,
+                m.cpu_runs,
+                m.cpu_pairs_tested,
+                opt(m.gpu_ms.map(|v| format!("{v:.3}"))),
+                opt(m.gpu_pairs_tested.map(|v| v.to_string())),
+                opt(m.gpu_expansions.map(|v| v.to_string())),
+                opt(m.gpu_largest_front.map(|v| v.to_string())),
+                opt(m
+                    .gpu_equals_cpu
+                    .map(|v| if v { "yes" } else { "NO" }.to_string())),
             );
         }
         s += "\nThe distance frame stage (`distance:to=0:within=W`) over a sphere of 81,920 triangles \

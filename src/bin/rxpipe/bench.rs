@@ -88,7 +88,7 @@ pub enum What {
         #[command(flatten)]
         report: ReportArgs,
     },
-    /// The least distance between the shared mesh pairs (gDist): CPU search and GPU front
+    /// The least and greatest distance between the shared mesh pairs (gDist): CPU search and GPU front
     /// expansion (the GPU column needs an NVIDIA GPU)
     Distance {
         /// comma-separated: NAME of ../shared/meshes/distance/NAME_{A,B}.obj.gz, or A+B (two
