@@ -229,54 +229,118 @@ __device__ __forceinline__ unsigned long long rxdi_warp_min(unsigned long long v
     return v;
 }
 
-// One expansion of the front: thread t takes entry t >> (ka + kb) of `in` and its descendants
-// ka levels below in A and kb below in B (the low bits of t choose them). The pair's sure bound
-// tightens the global bound (`bound`, a key: an atomic minimum); the pair stays (in `out`)
-// unless its hope misses the global bound by more than the slack. A warp tightens the bound
-// once, with its best, and takes its output slots with one atomic (every thread of a full warp
-// takes part: blocks are whole warps).
+// The search's state on the device, in 32-bit words, so that the front is expanded launch after
+// launch with no read-back between them:
+//   [0] 1 when a launch's pairs would not fit its output (the later launches then do nothing)
+//   [1] that launch;  [2], [3] the pairs it needed (low, high word)
+//   [4] 1 + the entry whose front holds only leaf pairs (or emptied): the leaves kernel's
+//   [RXDI_ENTRIES + 3 i ...] entry i, the front after i launches: its pairs, its level in A and in B
+// Entry 0 (the roots' pair) is set by the host, the others start at zero.
+#define RXDI_ENTRIES 8u
+
+// The levels launch i expands, from its entry: the most k with n 4^k within `front_max` (each
+// tree's k bounded by the levels it has left), at least one; false when there is nothing to
+// expand (the front emptied, or every pair is a leaf pair).
+__device__ __forceinline__ bool rxdi_plan(const unsigned* st, unsigned i, unsigned depth_a, unsigned depth_b,
+                                          unsigned long long front_max, unsigned* n, unsigned* la,
+                                          unsigned* lb, unsigned* ka, unsigned* kb) {
+    const volatile unsigned* e = st + RXDI_ENTRIES + 3u * i;
+    *n = e[0]; *la = e[1]; *lb = e[2];
+    if (*n == 0u || (*la == depth_a && *lb == depth_b)) return false;
+    unsigned most = max(depth_a - *la, depth_b - *lb);
+    unsigned k = 1;
+    for (unsigned c = most; c >= 1u; c--) {
+        unsigned ca = min(depth_a - *la, c), cb = min(depth_b - *lb, c);
+        if (((unsigned long long)*n << (ca + cb)) <= front_max) { k = c; break; }
+    }
+    *ka = min(depth_a - *la, k);
+    *kb = min(depth_b - *lb, k);
+    return true;
+}
+
+// Launch i of the expansion: thread t (grid-stride) takes pair t >> (ka + kb) of the front `in`
+// (entry i) and its descendants ka levels below in A and kb below in B (the low bits of t choose
+// them). The pair's sure bound tightens the global bound (`bound`, a key: an atomic minimum); the
+// pair stays (in `out`, counted in entry i + 1) unless its hope misses the global bound by more
+// than the slack. A warp tightens the bound once, with its best, and takes its output slots with
+// one atomic (every thread of a full warp takes part: blocks are whole warps, and a block's
+// threads run the loop's rounds together).
 template <bool MAX>
 __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
-                               const uint2* __restrict__ in, unsigned long long threads,
-                               unsigned ka, unsigned kb, uint2* __restrict__ out,
-                               unsigned* __restrict__ out_count, unsigned long long* bound,
-                               double keep) {
-    unsigned long long t = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    unsigned lane = threadIdx.x & 31u;
-    bool active = t < threads;
-    unsigned a = 0, b = 0;
-    double sure = rxdi_worst<MAX>(), hope = sure;
-    if (active) {
-        uint2 e = in[t >> (ka + kb)];
-        unsigned ja = (unsigned)(t >> kb) & ((1u << ka) - 1u);
-        unsigned jb = (unsigned)t & ((1u << kb) - 1u);
-        a = ((e.x + 1u) << ka) - 1u + ja;
-        b = ((e.y + 1u) << kb) - 1u + jb;
-        rxdi_box ba = rxdi_load_box(boxes_a, a), bb = rxdi_load_box(boxes_b, b);
-        sure = rxdi_sure<MAX>(ba, bb);
-        hope = rxdi_hope<MAX>(ba, bb);
+                               unsigned depth_a, unsigned depth_b, const uint2* __restrict__ in,
+                               uint2* __restrict__ out, unsigned long long capacity,
+                               unsigned long long front_max, unsigned* st, unsigned i,
+                               unsigned long long* bound, double keep) {
+    if (*(volatile unsigned*)st != 0u) return;
+    unsigned n, la, lb, ka, kb;
+    if (!rxdi_plan(st, i, depth_a, depth_b, front_max, &n, &la, &lb, &ka, &kb)) return;
+    unsigned long long threads = (unsigned long long)n << (ka + kb);
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    if (threads > capacity) {
+        if (first) {
+            st[1] = i; st[2] = (unsigned)threads; st[3] = (unsigned)(threads >> 32);
+            __threadfence();
+            st[0] = 1u;
+        }
+        return;
     }
-    unsigned long long best = rxdi_warp_min(rxdi_key<MAX>(sure));
-    if (lane == 0) atomicMin(bound, best);
-    unsigned long long g = *(volatile unsigned long long*)bound;
-    double global = rxdi_unkey<MAX>(g < best ? g : best);
-    bool stays = active && rxdi_keep<MAX>(hope, global, keep);
-    unsigned mask = __ballot_sync(0xffffffffu, stays);
-    if (mask == 0u) return;
-    unsigned leader = __ffs(mask) - 1u, base = 0;
-    if (lane == leader) base = atomicAdd(out_count, (unsigned)__popc(mask));
-    base = __shfl_sync(0xffffffffu, base, leader);
-    if (stays) out[base + __popc(mask & ((1u << lane) - 1u))] = make_uint2(a, b);
+    unsigned* next = st + RXDI_ENTRIES + 3u * (i + 1u);
+    if (first) {
+        next[1] = la + ka;
+        next[2] = lb + kb;
+        if (la + ka == depth_a && lb + kb == depth_b) st[4] = i + 2u;
+    }
+    unsigned lane = threadIdx.x & 31u;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long base = (unsigned long long)blockIdx.x * blockDim.x; base < threads; base += stride) {
+        unsigned long long t = base + threadIdx.x;
+        bool active = t < threads;
+        unsigned a = 0, b = 0;
+        double sure = rxdi_worst<MAX>(), hope = sure;
+        if (active) {
+            uint2 e = in[t >> (ka + kb)];
+            unsigned ja = (unsigned)(t >> kb) & ((1u << ka) - 1u);
+            unsigned jb = (unsigned)t & ((1u << kb) - 1u);
+            a = ((e.x + 1u) << ka) - 1u + ja;
+            b = ((e.y + 1u) << kb) - 1u + jb;
+            rxdi_box ba = rxdi_load_box(boxes_a, a), bb = rxdi_load_box(boxes_b, b);
+            sure = rxdi_sure<MAX>(ba, bb);
+            hope = rxdi_hope<MAX>(ba, bb);
+        }
+        unsigned long long best = rxdi_warp_min(rxdi_key<MAX>(sure));
+        if (lane == 0) atomicMin(bound, best);
+        unsigned long long g = *(volatile unsigned long long*)bound;
+        double global = rxdi_unkey<MAX>(g < best ? g : best);
+        bool stays = active && rxdi_keep<MAX>(hope, global, keep);
+        unsigned mask = __ballot_sync(0xffffffffu, stays);
+        if (mask == 0u) continue;
+        unsigned leader = __ffs(mask) - 1u, slot = 0;
+        if (lane == leader) slot = atomicAdd(next, (unsigned)__popc(mask));
+        slot = __shfl_sync(0xffffffffu, slot, leader);
+        if (stays) out[slot + __popc(mask & ((1u << lane) - 1u))] = make_uint2(a, b);
+    }
 }
 
 #define RXDI_EXPAND_ARGS const float* __restrict__ boxes_a, const float* __restrict__ boxes_b, \
-    const uint2* __restrict__ in, unsigned long long threads, unsigned ka, unsigned kb, \
-    uint2* __restrict__ out, unsigned* __restrict__ out_count, unsigned long long* bound, double keep
+    unsigned depth_a, unsigned depth_b, const uint2* __restrict__ in, uint2* __restrict__ out, \
+    unsigned long long capacity, unsigned long long front_max, unsigned* st, unsigned i, \
+    unsigned long long* bound, double keep
 extern "C" __global__ void rxdi_expand(RXDI_EXPAND_ARGS) {
-    rxdi_expand_as<false>(boxes_a, boxes_b, in, threads, ka, kb, out, out_count, bound, keep);
+    rxdi_expand_as<false>(boxes_a, boxes_b, depth_a, depth_b, in, out, capacity, front_max, st, i, bound, keep);
 }
 extern "C" __global__ void rxdi_expand_max(RXDI_EXPAND_ARGS) {
-    rxdi_expand_as<true>(boxes_a, boxes_b, in, threads, ka, kb, out, out_count, bound, keep);
+    rxdi_expand_as<true>(boxes_a, boxes_b, depth_a, depth_b, in, out, capacity, front_max, st, i, bound, keep);
+}
+
+// The final front (entry st[4] - 1, in fronts0 or fronts1 by its parity) and its size; 0 pairs
+// where the search stopped (overflow) or the front emptied.
+__device__ __forceinline__ unsigned rxdi_final(const unsigned* st, const uint2* fronts0, const uint2* fronts1,
+                                               const uint2** front) {
+    const volatile unsigned* v = st;
+    unsigned f = v[4];
+    if (v[0] != 0u || f == 0u) return 0u;
+    *front = ((f - 1u) % 2u == 0u) ? fronts0 : fronts1;
+    return v[RXDI_ENTRIES + 3u * (f - 1u)];
 }
 
 // The triangles of leaf i of 2^depth leaves over n triangles: order[start(i) .. start(i + 1)).
@@ -291,12 +355,12 @@ __device__ __forceinline__ void rxdi_corners(const float* pos, const unsigned* i
     }
 }
 
-// Each leaf pair of the front (thread i, entry i): its triangles' exact distances (at most
-// four), culled first against the global bound; the best (distance, least pair) of the entry in
-// d2[i], pair[i] (triangle of A high, of B low) and the warp's best distance into `best` and
-// `bound` (keys; blocks are whole warps).
+// Each leaf pair of the final front (grid-stride, entry j): its triangles' exact distances (at
+// most four), culled first against the global bound; the best (distance, least pair) of the entry
+// in d2[j], pair[j] (triangle of A high, of B low) and the warp's best distance into `best` and
+// `bound` (keys; blocks are whole warps and run the loop's rounds together).
 template <bool MAX>
-__device__ void rxdi_leaves_as(const uint2* __restrict__ front, unsigned count,
+__device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const unsigned* st,
                                const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
                                const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
                                const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
@@ -305,11 +369,16 @@ __device__ void rxdi_leaves_as(const uint2* __restrict__ front, unsigned count,
                                unsigned long long* bound, double keep,
                                double* __restrict__ d2, unsigned long long* __restrict__ pair,
                                unsigned long long* best, unsigned long long* tested) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    double dbest = rxdi_worst<MAX>();
-    unsigned long long pbest = ~0ull;
+    const uint2* front = fronts0;
+    unsigned count = rxdi_final(st, fronts0, fronts1, &front);
+    double tbest = rxdi_worst<MAX>();
     unsigned n = 0;
-    if (i < count) {
+    unsigned stride = gridDim.x * blockDim.x;
+    for (unsigned base = blockIdx.x * blockDim.x; base < count; base += stride) {
+        unsigned i = base + threadIdx.x;
+        if (i >= count) continue;
+        double dbest = rxdi_worst<MAX>();
+        unsigned long long pbest = ~0ull;
         uint2 e = front[i];
         double hope = rxdi_hope<MAX>(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
         double global = rxdi_unkey<MAX>(*(volatile unsigned long long*)bound);
@@ -335,9 +404,10 @@ __device__ void rxdi_leaves_as(const uint2* __restrict__ front, unsigned count,
         }
         d2[i] = dbest;
         pair[i] = pbest;
+        if (rxdi_key<MAX>(dbest) < rxdi_key<MAX>(tbest)) tbest = dbest;
     }
     // a warp's best distance and pairs measured, with one atomic each
-    unsigned long long least = rxdi_warp_min(rxdi_key<MAX>(dbest));
+    unsigned long long least = rxdi_warp_min(rxdi_key<MAX>(tbest));
     unsigned long long sum = n;
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
     if ((threadIdx.x & 31u) == 0 && sum) {
@@ -347,7 +417,7 @@ __device__ void rxdi_leaves_as(const uint2* __restrict__ front, unsigned count,
     }
 }
 
-#define RXDI_LEAVES_ARGS const uint2* __restrict__ front, unsigned count, \
+#define RXDI_LEAVES_ARGS const uint2* fronts0, const uint2* fronts1, const unsigned* st, \
     const float* __restrict__ boxes_a, const float* __restrict__ boxes_b, \
     const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a, \
     const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a, \
@@ -356,31 +426,33 @@ __device__ void rxdi_leaves_as(const uint2* __restrict__ front, unsigned count,
     unsigned long long* bound, double keep, double* __restrict__ d2, \
     unsigned long long* __restrict__ pair, unsigned long long* best, unsigned long long* tested
 extern "C" __global__ void rxdi_leaves(RXDI_LEAVES_ARGS) {
-    rxdi_leaves_as<false>(front, count, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
+    rxdi_leaves_as<false>(fronts0, fronts1, st, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
                           pos_b, idx_b, order_b, n_b, depth_b, bound, keep, d2, pair, best, tested);
 }
 extern "C" __global__ void rxdi_leaves_max(RXDI_LEAVES_ARGS) {
-    rxdi_leaves_as<true>(front, count, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
+    rxdi_leaves_as<true>(fronts0, fronts1, st, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
                          pos_b, idx_b, order_b, n_b, depth_b, bound, keep, d2, pair, best, tested);
 }
 
-// The least pair among the entries at the best distance (`best`, a key).
+// The least pair among the final front's entries at the best distance (`best`, a key).
 template <bool MAX>
-__device__ void rxdi_pick_as(const double* __restrict__ d2, const unsigned long long* __restrict__ pair,
-                             unsigned count, const unsigned long long* best, unsigned long long* least) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    if (rxdi_key<MAX>(d2[i]) == *best) atomicMin(least, pair[i]);
+__device__ void rxdi_pick_as(const uint2* fronts0, const uint2* fronts1, const unsigned* st,
+                             const double* __restrict__ d2, const unsigned long long* __restrict__ pair,
+                             const unsigned long long* best, unsigned long long* least) {
+    const uint2* front = fronts0;
+    unsigned count = rxdi_final(st, fronts0, fronts1, &front);
+    unsigned stride = gridDim.x * blockDim.x;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+        if (rxdi_key<MAX>(d2[i]) == *best) atomicMin(least, pair[i]);
 }
-extern "C" __global__ void rxdi_pick(const double* __restrict__ d2, const unsigned long long* __restrict__ pair,
-                                     unsigned count, const unsigned long long* best,
-                                     unsigned long long* least) {
-    rxdi_pick_as<false>(d2, pair, count, best, least);
+#define RXDI_PICK_ARGS const uint2* fronts0, const uint2* fronts1, const unsigned* st, \
+    const double* __restrict__ d2, const unsigned long long* __restrict__ pair, \
+    const unsigned long long* best, unsigned long long* least
+extern "C" __global__ void rxdi_pick(RXDI_PICK_ARGS) {
+    rxdi_pick_as<false>(fronts0, fronts1, st, d2, pair, best, least);
 }
-extern "C" __global__ void rxdi_pick_max(const double* __restrict__ d2, const unsigned long long* __restrict__ pair,
-                                         unsigned count, const unsigned long long* best,
-                                         unsigned long long* least) {
-    rxdi_pick_as<true>(d2, pair, count, best, least);
+extern "C" __global__ void rxdi_pick_max(RXDI_PICK_ARGS) {
+    rxdi_pick_as<true>(fronts0, fronts1, st, d2, pair, best, least);
 }
 
 // ---- placing meshes in the world: their positions under transforms, their trees refit ----

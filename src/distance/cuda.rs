@@ -111,16 +111,29 @@ pub struct Distance {
     /// the front being expanded and the next one, and the pairs each can hold
     fronts: [CudaSlice<u32>; 2],
     capacity: [usize; 2],
-    /// the bound, the best distance (both keys: [`Goal::key`]), the least pair at it, pairs measured:
-    /// one buffer, so that a query sets them with one copy and reads them with one
-    counters: CudaSlice<u64>,
-    count: CudaSlice<u32>,
+    /// the bound, the best distance (both keys: [`Goal::key`]), the least pair at it, pairs
+    /// measured; then the search's state in 32-bit words, two to an element (kernels/distance.cu,
+    /// before `rxdi_plan`): one buffer, so that a query sets it with one copy and reads it with
+    /// one
+    state: CudaSlice<u64>,
+    /// the final front's distances and pairs (as long as the larger front buffer)
+    d2: CudaSlice<f64>,
+    pairs: CudaSlice<u64>,
+    /// the search kernels' grid: blocks enough to fill the GPU, looping over their work
+    blocks: u32,
 }
 
 impl Distance {
     pub fn new(gpu: &Arc<Gpu>) -> Result<Distance, DistanceError> {
         let module: Arc<CudaModule> = gpu.module("distance", &[KERNELS], &[])?;
-        let capacity = 1024;
+        // (FRONT pairs fit from the first: most searches never grow the fronts)
+        let capacity = FRONT as usize;
+        let sms = gpu
+            .ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .ctx("reading the number of multiprocessors")? as u32;
         Ok(Distance {
             gpu: gpu.clone(),
             search: [
@@ -147,8 +160,10 @@ impl Distance {
                 gpu.zeros(2 * capacity, "the front")?,
             ],
             capacity: [capacity; 2],
-            counters: gpu.zeros(4, "the bounds")?,
-            count: gpu.zeros(1, "the front's size")?,
+            state: gpu.zeros(64, "the search's state")?,
+            d2: gpu.zeros(capacity, "leaf distances")?,
+            pairs: gpu.zeros(capacity, "leaf pairs")?,
+            blocks: 8 * sms.max(1),
         })
     }
 
@@ -396,6 +411,15 @@ impl Distance {
     }
 
     /// The search for `goal` from the bound `start` (squared; a cap for the least distance).
+    ///
+    /// The expansions run launch after launch with no read-back between them: each launch reads
+    /// the front's size and levels that the one before left on the device
+    /// ([`Distance::state`]), chooses its levels as gDist does, and records the next front's.
+    /// The host cannot know how many launches the search takes, so it makes as many as the
+    /// deeper tree has levels (each launch expands at least one level of it); the ones after the
+    /// last level return at once. A launch whose pairs would not fit its output buffer does
+    /// nothing and says so, as do all after it; the host then reads the state (the one read-back
+    /// of the search), grows that buffer and goes on from that launch.
     fn search(
         &mut self,
         goal: Goal,
@@ -405,88 +429,78 @@ impl Distance {
     ) -> Result<Option<Found>, DistanceError> {
         let gpu = self.gpu.clone();
         let s = &gpu.stream;
-        let [expand, leaves, pick] = &self.search[(goal == Goal::Greatest) as usize];
-        // the bound, the best distance (keys: the worst distance's for a start), the least pair
-        // at it, pairs measured
+        let launches = a.depth.max(b.depth);
+        let words = STATE_WORDS + 3 * (launches as usize + 1);
+        // the four counters (the bound, the best distance (keys: the worst distance's for a
+        // start), the least pair at it, pairs measured), then the state's words two to a u64
         let worst = match goal {
             Goal::Least => f64::INFINITY,
             Goal::Greatest => 0.0,
         };
-        s.memcpy_htod(
-            &[goal.key(start), goal.key(worst), u64::MAX, 0],
-            &mut self.counters,
-        )
-        .ctx("setting the bounds")?;
-        // views of the four counters (the kernels write through them; nothing else uses the
-        // buffer meanwhile)
-        let c = &self.counters;
-        let (bound, best, least, tested) =
-            (c.slice(0..1), c.slice(1..2), c.slice(2..3), c.slice(3..4));
+        let mut state = vec![0u64; 4 + words.div_ceil(2)];
+        state[..4].copy_from_slice(&[goal.key(start), goal.key(worst), u64::MAX, 0]);
+        let mut word = |w: usize, v: u32| state[4 + w / 2] |= (v as u64) << (32 * (w % 2));
+        // entry 0: the roots' pair, at level 0 of both trees; the final front when both trees
+        // are one leaf
+        word(STATE_WORDS, 1);
+        if launches == 0 {
+            word(4, 1);
+        }
+        if self.state.len() < state.len() {
+            self.state = gpu.zeros(state.len().next_power_of_two(), "the search's state")?;
+        }
+        s.memcpy_htod(&state, &mut self.state.slice_mut(0..state.len()))
+            .ctx("setting the search's state")?;
         s.memcpy_htod(&[0u32, 0], &mut self.fronts[0].slice_mut(0..2))
             .ctx("setting the front")?;
         let keep = 1.0 + SLACK;
-        let (mut la, mut lb, mut n) = (0u32, 0u32, 1u64);
-        let (mut expansions, mut largest) = (0u32, 1u64);
-        while la < a.depth || lb < b.depth {
-            let levels = |k: u32| ((a.depth - la).min(k), (b.depth - lb).min(k));
-            let most = (a.depth - la).max(b.depth - lb);
-            let k = (1..=most)
-                .rev()
-                .find(|&k| {
-                    let (ka, kb) = levels(k);
-                    n << (ka + kb) <= FRONT
-                })
-                .unwrap_or(1);
-            let (ka, kb) = levels(k);
-            let threads = n << (ka + kb);
-            if threads > u32::MAX as u64 {
-                return Err(DistanceError::Front { pairs: threads });
+        let [expand, leaves, pick] = &self.search[(goal == Goal::Greatest) as usize];
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (self.blocks, 1, 1),
+            block_dim: (crate::gpu::BLOCK_1D, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut from = 0u32;
+        let got = loop {
+            // views of the counters and the state (the kernels write through them; nothing else
+            // uses the buffer meanwhile)
+            let c = &self.state;
+            let (bound, best, least, tested, st) = (
+                c.slice(0..1),
+                c.slice(1..2),
+                c.slice(2..3),
+                c.slice(3..4),
+                c.slice(4..),
+            );
+            for i in from..launches {
+                let (input, output) = (
+                    &self.fronts[i as usize % 2],
+                    &self.fronts[(i as usize + 1) % 2],
+                );
+                let capacity = self.capacity[(i as usize + 1) % 2] as u64;
+                let mut l = s.launch_builder(expand);
+                l.arg(&a.boxes)
+                    .arg(&b.boxes)
+                    .arg(&a.depth)
+                    .arg(&b.depth)
+                    .arg(input)
+                    .arg(output)
+                    .arg(&capacity)
+                    .arg(&FRONT)
+                    .arg(&st)
+                    .arg(&i)
+                    .arg(&bound)
+                    .arg(&keep);
+                // SAFETY: each thread's pair lies in the input front (entry i's count of them,
+                // written by the launch before); its descendants ka, kb levels down lie in the
+                // trees; the kernel writes at most `capacity` pairs, the output's size, and the
+                // state's entries up to `launches`, all within the state buffer.
+                unsafe { l.launch(cfg) }.ctx("rxdi_expand")?;
             }
-            if threads as usize > self.capacity[1] {
-                let cap = (threads as usize).next_power_of_two();
-                // SAFETY: rxdi_expand writes the pairs it counts before any is read.
-                self.fronts[1] = unsafe { gpu.alloc_uninit(2 * cap, "the front") }?;
-                self.capacity[1] = cap;
-            }
-            s.memset_zeros(&mut self.count)
-                .ctx("clearing the front's size")?;
-            let mut l = s.launch_builder(expand);
-            l.arg(&a.boxes)
-                .arg(&b.boxes)
-                .arg(&self.fronts[0])
-                .arg(&threads)
-                .arg(&ka)
-                .arg(&kb)
-                .arg(&self.fronts[1])
-                .arg(&mut self.count)
-                .arg(&bound)
-                .arg(&keep);
-            let blocks = threads.div_ceil(crate::gpu::BLOCK_1D as u64);
-            // SAFETY: a thread per child pair of the n pairs in the front (each node below a
-            // level holds 2^ka, 2^kb descendants ka, kb levels down, all in the trees); the
-            // output holds `threads` pairs, the most it can receive.
-            unsafe {
-                crate::gpu::launch(l, blocks as u32, crate::gpu::BLOCK_1D, 0, "rxdi_expand")
-            }?;
-            n = gpu.download(&self.count, 1)?[0] as u64;
-            self.fronts.swap(0, 1);
-            self.capacity.swap(0, 1);
-            (la, lb) = (la + ka, lb + kb);
-            expansions += 1;
-            largest = largest.max(n);
-            if n == 0 {
-                // every pair culled against the cap
-                return Ok(None);
-            }
-        }
-        let count = n as u32;
-        // SAFETY (both): rxdi_leaves writes an entry's distance and pair for every entry.
-        let mut d2: CudaSlice<f64> = unsafe { gpu.alloc_uninit(n as usize, "leaf distances") }?;
-        let mut pair: CudaSlice<u64> = unsafe { gpu.alloc_uninit(n as usize, "leaf pairs") }?;
-        {
             let mut l = s.launch_builder(leaves);
             l.arg(&self.fronts[0])
-                .arg(&count)
+                .arg(&self.fronts[1])
+                .arg(&st)
                 .arg(&a.boxes)
                 .arg(&b.boxes)
                 .arg(&a.positions)
@@ -501,32 +515,74 @@ impl Distance {
                 .arg(&b.depth)
                 .arg(&bound)
                 .arg(&keep)
-                .arg(&mut d2)
-                .arg(&mut pair)
+                .arg(&self.d2)
+                .arg(&self.pairs)
                 .arg(&best)
                 .arg(&tested);
-            // SAFETY: a thread per leaf pair of the front (both nodes leaves after the loop);
-            // leaf ranges and triangle indices lie within the uploaded arrays.
-            unsafe { launch_1d(l, count, "rxdi_leaves") }?;
+            // SAFETY: the final front's pairs are leaf pairs of the trees (within its buffer's
+            // capacity, at most the distances' and pairs' length); leaf ranges and triangle
+            // indices lie within the uploaded arrays.
+            unsafe { l.launch(cfg) }.ctx("rxdi_leaves")?;
             let mut l = s.launch_builder(pick);
-            l.arg(&d2).arg(&pair).arg(&count).arg(&best).arg(&least);
-            // SAFETY: a thread per entry written above.
-            unsafe { launch_1d(l, count, "rxdi_pick") }?;
-        }
-        let c = gpu.download(&self.counters, 4)?;
-        let p = c[2];
-        if p == u64::MAX {
+            l.arg(&self.fronts[0])
+                .arg(&self.fronts[1])
+                .arg(&st)
+                .arg(&self.d2)
+                .arg(&self.pairs)
+                .arg(&best)
+                .arg(&least);
+            // SAFETY: the entries written by rxdi_leaves.
+            unsafe { l.launch(cfg) }.ctx("rxdi_pick")?;
+            let got = gpu.download(&self.state, state.len())?;
+            let w = |k: usize| (got[4 + k / 2] >> (32 * (k % 2))) as u32;
+            if w(0) == 0 {
+                break got;
+            }
+            // launch j's pairs did not fit: its output grown, the search goes on from it
+            let j = w(1);
+            let need = w(2) as u64 | (w(3) as u64) << 32;
+            if need > u32::MAX as u64 {
+                return Err(DistanceError::Front { pairs: need });
+            }
+            let cap = (need as usize).next_power_of_two();
+            let out = (j as usize + 1) % 2;
+            // SAFETY: rxdi_expand writes the pairs it counts before any is read.
+            self.fronts[out] = unsafe { gpu.alloc_uninit(2 * cap, "the front") }?;
+            self.capacity[out] = cap;
+            let most = self.capacity[0].max(self.capacity[1]);
+            if self.d2.len() < most {
+                // SAFETY (both): rxdi_leaves writes an entry's distance and pair for every
+                // entry of the final front before rxdi_pick reads it.
+                self.d2 = unsafe { gpu.alloc_uninit(most, "leaf distances") }?;
+                self.pairs = unsafe { gpu.alloc_uninit(most, "leaf pairs") }?;
+            }
+            s.memcpy_htod(&[0u64], &mut self.state.slice_mut(4..5))
+                .ctx("resuming the search")?;
+            from = j;
+        };
+        let w = |k: usize| (got[4 + k / 2] >> (32 * (k % 2))) as u32;
+        let last = w(4);
+        if last == 0 || got[2] == u64::MAX {
+            // every pair culled against the cap
             return Ok(None);
         }
+        let p = got[2];
+        let largest = (0..last as usize)
+            .map(|e| w(STATE_WORDS + 3 * e) as u64)
+            .max()
+            .unwrap_or(1);
         Ok(Some(Found {
-            d2: goal.value(c[1]),
+            d2: goal.value(got[1]),
             triangles: [(p >> 32) as u32, p as u32],
-            pairs_tested: c[3],
-            expansions,
+            pairs_tested: got[3],
+            expansions: last - 1,
             largest_front: largest,
         }))
     }
 }
+
+/// The words of the search's state before its entries (kernels/distance.cu: RXDI_ENTRIES).
+const STATE_WORDS: usize = 8;
 
 /// The least distance between `a` and `b` on the GPU: checked, BVHs built on the host, uploaded,
 /// queried; the closest points of the pair found are worked out on the host.
