@@ -229,16 +229,40 @@ __device__ __forceinline__ unsigned long long rxdi_warp_min(unsigned long long v
     return v;
 }
 
-// The search's state on the device, in 32-bit words, so that the front is expanded launch after
-// launch with no read-back between them:
-//   [0] 1 when a launch's pairs would not fit its output (the later launches then do nothing)
-//   [1] that launch;  [2], [3] the pairs it needed (low, high word)
-//   [4] 1 + the entry whose front holds only leaf pairs (or emptied): the leaves kernel's
-//   [RXDI_ENTRIES + 3 i ...] entry i, the front after i launches: its pairs, its level in A and in B
-// Entry 0 (the roots' pair) is set by the host, the others start at zero.
+// The search runs in one cooperative launch (every block resident at once): the front's
+// expansions level after level, then the leaf pairs, then the pick, with a barrier of the whole
+// grid between them, so that the host neither reads back the front's size after each expansion
+// nor launches a kernel for each. Its state on the device, in 32-bit words:
+//   [0] 1 when an expansion's pairs would not fit its output (the search then stops)
+//   [1] that expansion;  [2], [3] the pairs it needed (low, high word)
+//   [4] 1 + the entry whose front holds only leaf pairs: the leaves' front
+//   [5], [6] the grid barrier's count of blocks arrived and its generation
+//   [RXDI_ENTRIES + 3 i ...] entry i, the front after i expansions: its pairs, its level in A and in B
+// Entry 0 (the roots' pair) is set by the host, the others start at zero. A search that stopped
+// is resumed by the host from the expansion that stopped it, once its buffer has grown.
 #define RXDI_ENTRIES 8u
 
-// The levels launch i expands, from its entry: the most k with n 4^k within `front_max` (each
+// A barrier of the whole grid: every block arrives, the last one opens it for the next
+// generation. (Valid in a cooperative launch only: all blocks are resident.)
+__device__ __forceinline__ void rxdi_grid_sync(unsigned* st) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile unsigned* gen = st + 6;
+        unsigned g = *gen;
+        __threadfence();
+        if (atomicAdd(st + 5, 1u) == gridDim.x - 1u) {
+            atomicExch(st + 5, 0u);
+            __threadfence();
+            atomicAdd(st + 6, 1u);
+        } else {
+            while (*gen == g) __nanosleep(64);
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// The levels expansion i takes, from its entry: the most k with n 4^k within `front_max` (each
 // tree's k bounded by the levels it has left), at least one; false when there is nothing to
 // expand (the front emptied, or every pair is a leaf pair).
 __device__ __forceinline__ bool rxdi_plan(const unsigned* st, unsigned i, unsigned depth_a, unsigned depth_b,
@@ -258,34 +282,22 @@ __device__ __forceinline__ bool rxdi_plan(const unsigned* st, unsigned i, unsign
     return true;
 }
 
-// Launch i of the expansion: thread t (grid-stride) takes pair t >> (ka + kb) of the front `in`
-// (entry i) and its descendants ka levels below in A and kb below in B (the low bits of t choose
-// them). The pair's sure bound tightens the global bound (`bound`, a key: an atomic minimum); the
-// pair stays (in `out`, counted in entry i + 1) unless its hope misses the global bound by more
-// than the slack. A warp tightens the bound once, with its best, and takes its output slots with
-// one atomic (every thread of a full warp takes part: blocks are whole warps, and a block's
-// threads run the loop's rounds together).
+// Expansion i (planned by rxdi_plan: its levels la, lb, ka, kb and `threads`): thread t
+// (grid-stride) takes pair t >> (ka + kb) of the front `in` (entry i) and
+// its descendants ka levels below in A and kb below in B (the low bits of t choose them). The
+// pair's sure bound tightens the global bound (`bound`, a key: an atomic minimum); the pair stays
+// (in `out`, counted in entry i + 1) unless its hope misses the global bound by more than the
+// slack. A warp tightens the bound once, with its best, and takes its output slots with one
+// atomic (blocks are whole warps, and a block's threads run the loop's rounds together). The
+// front is read past L1 (__ldcg): other blocks wrote it during this launch.
 template <bool MAX>
 __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
-                               unsigned depth_a, unsigned depth_b, const uint2* __restrict__ in,
-                               uint2* __restrict__ out, unsigned long long capacity,
-                               unsigned long long front_max, unsigned* st, unsigned i,
-                               unsigned long long* bound, double keep) {
-    if (*(volatile unsigned*)st != 0u) return;
-    unsigned n, la, lb, ka, kb;
-    if (!rxdi_plan(st, i, depth_a, depth_b, front_max, &n, &la, &lb, &ka, &kb)) return;
-    unsigned long long threads = (unsigned long long)n << (ka + kb);
-    bool first = blockIdx.x == 0 && threadIdx.x == 0;
-    if (threads > capacity) {
-        if (first) {
-            st[1] = i; st[2] = (unsigned)threads; st[3] = (unsigned)(threads >> 32);
-            __threadfence();
-            st[0] = 1u;
-        }
-        return;
-    }
+                               unsigned depth_a, unsigned depth_b, const uint2* in, uint2* out,
+                               unsigned* st, unsigned i, unsigned la, unsigned lb, unsigned ka,
+                               unsigned kb, unsigned long long threads, unsigned long long* bound,
+                               double keep) {
     unsigned* next = st + RXDI_ENTRIES + 3u * (i + 1u);
-    if (first) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
         next[1] = la + ka;
         next[2] = lb + kb;
         if (la + ka == depth_a && lb + kb == depth_b) st[4] = i + 2u;
@@ -298,7 +310,7 @@ __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* _
         unsigned a = 0, b = 0;
         double sure = rxdi_worst<MAX>(), hope = sure;
         if (active) {
-            uint2 e = in[t >> (ka + kb)];
+            uint2 e = __ldcg(in + (t >> (ka + kb)));
             unsigned ja = (unsigned)(t >> kb) & ((1u << ka) - 1u);
             unsigned jb = (unsigned)t & ((1u << kb) - 1u);
             a = ((e.x + 1u) << ka) - 1u + ja;
@@ -321,28 +333,6 @@ __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* _
     }
 }
 
-#define RXDI_EXPAND_ARGS const float* __restrict__ boxes_a, const float* __restrict__ boxes_b, \
-    unsigned depth_a, unsigned depth_b, const uint2* __restrict__ in, uint2* __restrict__ out, \
-    unsigned long long capacity, unsigned long long front_max, unsigned* st, unsigned i, \
-    unsigned long long* bound, double keep
-extern "C" __global__ void rxdi_expand(RXDI_EXPAND_ARGS) {
-    rxdi_expand_as<false>(boxes_a, boxes_b, depth_a, depth_b, in, out, capacity, front_max, st, i, bound, keep);
-}
-extern "C" __global__ void rxdi_expand_max(RXDI_EXPAND_ARGS) {
-    rxdi_expand_as<true>(boxes_a, boxes_b, depth_a, depth_b, in, out, capacity, front_max, st, i, bound, keep);
-}
-
-// The final front (entry st[4] - 1, in fronts0 or fronts1 by its parity) and its size; 0 pairs
-// where the search stopped (overflow) or the front emptied.
-__device__ __forceinline__ unsigned rxdi_final(const unsigned* st, const uint2* fronts0, const uint2* fronts1,
-                                               const uint2** front) {
-    const volatile unsigned* v = st;
-    unsigned f = v[4];
-    if (v[0] != 0u || f == 0u) return 0u;
-    *front = ((f - 1u) % 2u == 0u) ? fronts0 : fronts1;
-    return v[RXDI_ENTRIES + 3u * (f - 1u)];
-}
-
 // The triangles of leaf i of 2^depth leaves over n triangles: order[start(i) .. start(i + 1)).
 __device__ __forceinline__ unsigned rxdi_leaf_start(unsigned n, unsigned depth, unsigned i) {
     return (unsigned)(((unsigned long long)n * i) >> depth);
@@ -355,10 +345,22 @@ __device__ __forceinline__ void rxdi_corners(const float* pos, const unsigned* i
     }
 }
 
+// The leaf pairs' front (entry st[4] - 1, in fronts0 or fronts1 by its parity) and its size; 0
+// pairs where the search stopped or the front emptied (st[4] is then 0: it is set, before a
+// barrier, only by the expansion that reaches both trees' leaves).
+__device__ __forceinline__ unsigned rxdi_final(const unsigned* st, const uint2* fronts0, const uint2* fronts1,
+                                               const uint2** front) {
+    const volatile unsigned* v = st;
+    unsigned f = v[4];
+    if (f == 0u) return 0u;
+    *front = ((f - 1u) % 2u == 0u) ? fronts0 : fronts1;
+    return v[RXDI_ENTRIES + 3u * (f - 1u)];
+}
+
 // Each leaf pair of the final front (grid-stride, entry j): its triangles' exact distances (at
 // most four), culled first against the global bound; the best (distance, least pair) of the entry
 // in d2[j], pair[j] (triangle of A high, of B low) and the warp's best distance into `best` and
-// `bound` (keys; blocks are whole warps and run the loop's rounds together).
+// `bound` (keys; blocks are whole warps).
 template <bool MAX>
 __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const unsigned* st,
                                const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
@@ -366,20 +368,17 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
                                const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
                                const float* __restrict__ pos_b, const unsigned* __restrict__ idx_b,
                                const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b,
-                               unsigned long long* bound, double keep,
-                               double* __restrict__ d2, unsigned long long* __restrict__ pair,
+                               unsigned long long* bound, double keep, double* d2, unsigned long long* pair,
                                unsigned long long* best, unsigned long long* tested) {
     const uint2* front = fronts0;
     unsigned count = rxdi_final(st, fronts0, fronts1, &front);
     double tbest = rxdi_worst<MAX>();
     unsigned n = 0;
     unsigned stride = gridDim.x * blockDim.x;
-    for (unsigned base = blockIdx.x * blockDim.x; base < count; base += stride) {
-        unsigned i = base + threadIdx.x;
-        if (i >= count) continue;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
         double dbest = rxdi_worst<MAX>();
         unsigned long long pbest = ~0ull;
-        uint2 e = front[i];
+        uint2 e = __ldcg(front + i);
         double hope = rxdi_hope<MAX>(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
         double global = rxdi_unkey<MAX>(*(volatile unsigned long long*)bound);
         if (rxdi_keep<MAX>(hope, global, keep)) {
@@ -417,43 +416,65 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
     }
 }
 
-#define RXDI_LEAVES_ARGS const uint2* fronts0, const uint2* fronts1, const unsigned* st, \
-    const float* __restrict__ boxes_a, const float* __restrict__ boxes_b, \
+// The whole search from expansion `from` (0, or where a stopped search resumes) to the leaves'
+// pick: the least pair among the final front's entries at the best distance into `least`.
+template <bool MAX>
+__device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
+                               const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
+                               const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
+                               const float* __restrict__ pos_b, const unsigned* __restrict__ idx_b,
+                               const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b,
+                               uint2* fronts0, uint2* fronts1, unsigned long long capacity0,
+                               unsigned long long capacity1, unsigned long long front_max, unsigned* st,
+                               unsigned from, unsigned long long* counters, double keep, double* d2,
+                               unsigned long long* pair) {
+    unsigned long long* bound = counters;
+    unsigned long long* best = counters + 1;
+    unsigned long long* least = counters + 2;
+    unsigned long long* tested = counters + 3;
+    for (unsigned i = from;; i++) {
+        // Every block decides from entry i alone, which the expansion before the last barrier
+        // wrote and this one does not touch, so all blocks leave the loop together.
+        unsigned n, la, lb, ka, kb;
+        if (!rxdi_plan(st, i, depth_a, depth_b, front_max, &n, &la, &lb, &ka, &kb)) break;
+        unsigned long long threads = (unsigned long long)n << (ka + kb);
+        bool even = i % 2u == 0u;
+        if (threads > (even ? capacity1 : capacity0)) {
+            if (blockIdx.x == 0 && threadIdx.x == 0) {
+                st[1] = i; st[2] = (unsigned)threads; st[3] = (unsigned)(threads >> 32);
+                __threadfence();
+                st[0] = 1u;
+            }
+            break;
+        }
+        rxdi_expand_as<MAX>(boxes_a, boxes_b, depth_a, depth_b, even ? fronts0 : fronts1,
+                            even ? fronts1 : fronts0, st, i, la, lb, ka, kb, threads, bound, keep);
+        rxdi_grid_sync(st);
+    }
+    rxdi_leaves_as<MAX>(fronts0, fronts1, st, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
+                        pos_b, idx_b, order_b, n_b, depth_b, bound, keep, d2, pair, best, tested);
+    rxdi_grid_sync(st);
+    const uint2* front = fronts0;
+    unsigned count = rxdi_final(st, fronts0, fronts1, &front);
+    unsigned long long want = *(volatile unsigned long long*)best;
+    unsigned stride = gridDim.x * blockDim.x;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+        if (rxdi_key<MAX>(__ldcg(d2 + i)) == want) atomicMin(least, __ldcg(pair + i));
+}
+
+#define RXDI_SEARCH_ARGS const float* __restrict__ boxes_a, const float* __restrict__ boxes_b, \
     const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a, \
     const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a, \
     const float* __restrict__ pos_b, const unsigned* __restrict__ idx_b, \
     const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b, \
-    unsigned long long* bound, double keep, double* __restrict__ d2, \
-    unsigned long long* __restrict__ pair, unsigned long long* best, unsigned long long* tested
-extern "C" __global__ void rxdi_leaves(RXDI_LEAVES_ARGS) {
-    rxdi_leaves_as<false>(fronts0, fronts1, st, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
-                          pos_b, idx_b, order_b, n_b, depth_b, bound, keep, d2, pair, best, tested);
-}
-extern "C" __global__ void rxdi_leaves_max(RXDI_LEAVES_ARGS) {
-    rxdi_leaves_as<true>(fronts0, fronts1, st, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
-                         pos_b, idx_b, order_b, n_b, depth_b, bound, keep, d2, pair, best, tested);
-}
-
-// The least pair among the final front's entries at the best distance (`best`, a key).
-template <bool MAX>
-__device__ void rxdi_pick_as(const uint2* fronts0, const uint2* fronts1, const unsigned* st,
-                             const double* __restrict__ d2, const unsigned long long* __restrict__ pair,
-                             const unsigned long long* best, unsigned long long* least) {
-    const uint2* front = fronts0;
-    unsigned count = rxdi_final(st, fronts0, fronts1, &front);
-    unsigned stride = gridDim.x * blockDim.x;
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
-        if (rxdi_key<MAX>(d2[i]) == *best) atomicMin(least, pair[i]);
-}
-#define RXDI_PICK_ARGS const uint2* fronts0, const uint2* fronts1, const unsigned* st, \
-    const double* __restrict__ d2, const unsigned long long* __restrict__ pair, \
-    const unsigned long long* best, unsigned long long* least
-extern "C" __global__ void rxdi_pick(RXDI_PICK_ARGS) {
-    rxdi_pick_as<false>(fronts0, fronts1, st, d2, pair, best, least);
-}
-extern "C" __global__ void rxdi_pick_max(RXDI_PICK_ARGS) {
-    rxdi_pick_as<true>(fronts0, fronts1, st, d2, pair, best, least);
-}
+    uint2* fronts0, uint2* fronts1, unsigned long long capacity0, unsigned long long capacity1, \
+    unsigned long long front_max, unsigned* st, unsigned from, unsigned long long* counters, \
+    double keep, double* d2, unsigned long long* pair
+#define RXDI_SEARCH_PASS boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a, pos_b, idx_b, \
+    order_b, n_b, depth_b, fronts0, fronts1, capacity0, capacity1, front_max, st, from, counters, \
+    keep, d2, pair
+extern "C" __global__ void rxdi_search(RXDI_SEARCH_ARGS) { rxdi_search_as<false>(RXDI_SEARCH_PASS); }
+extern "C" __global__ void rxdi_search_max(RXDI_SEARCH_ARGS) { rxdi_search_as<true>(RXDI_SEARCH_PASS); }
 
 // ---- placing meshes in the world: their positions under transforms, their trees refit ----
 //

@@ -1,11 +1,12 @@
 //! The least and the greatest distance between two meshes on the GPU (kernels/distance.cu),
 //! gDist's algorithm: the front of node pairs starts at the two roots and is expanded breadth
-//! first, k levels of each tree a launch (the most that keep the front within [`FRONT`] pairs,
-//! at least one), each thread one child pair; a pair stays unless the best its boxes could hold
-//! misses the global bound, which every pair's sure bound tightens (an atomic minimum of keys,
-//! as in [`super::cpu::Goal`]). When both trees are at their leaves, each surviving leaf pair's
-//! triangles are measured and the least pair at the best distance picked. The host reads back the front's size after each launch (a few bytes, to size
-//! the next launch) and the result at the end.
+//! first, k levels of each tree an expansion (the most that keep the front within [`FRONT`]
+//! pairs, at least one), each thread one child pair; a pair stays unless the best its boxes could
+//! hold misses the global bound, which every pair's sure bound tightens (an atomic minimum of
+//! keys, as in [`super::cpu::Goal`]). When both trees are at their leaves, each surviving leaf
+//! pair's triangles are measured and the least pair at the best distance picked. The whole
+//! search is one cooperative launch with barriers of the grid between its steps, and one
+//! read-back of its result ([`Distance::query`]).
 
 use super::bvh::Bvh;
 use super::cpu::Goal;
@@ -98,8 +99,9 @@ pub struct Found {
 /// The kernels and the buffers a query reuses.
 pub struct Distance {
     gpu: Arc<Gpu>,
-    /// the search's kernels for [`Goal::Least`] and [`Goal::Greatest`]: expand, leaves, pick
-    search: [[CudaFunction; 3]; 2],
+    /// the search kernel for [`Goal::Least`] and for [`Goal::Greatest`], and the blocks each can
+    /// have resident on the whole GPU at once (its cooperative launch's grid)
+    search: [(CudaFunction, u32); 2],
     transform: CudaFunction,
     leaf_boxes: CudaFunction,
     parent_boxes: CudaFunction,
@@ -119,8 +121,6 @@ pub struct Distance {
     /// the final front's distances and pairs (as long as the larger front buffer)
     d2: CudaSlice<f64>,
     pairs: CudaSlice<u64>,
-    /// the search kernels' grid: blocks enough to fill the GPU, looping over their work
-    blocks: u32,
 }
 
 impl Distance {
@@ -134,19 +134,18 @@ impl Distance {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .ctx("reading the number of multiprocessors")? as u32;
+        // a search kernel with the blocks of BLOCK_1D threads all SMs hold at once
+        let resident = |f: CudaFunction| -> Result<(CudaFunction, u32), DistanceError> {
+            let per_sm = f
+                .occupancy_max_active_blocks_per_multiprocessor(crate::gpu::BLOCK_1D, 0, None)
+                .ctx("reading the search kernel's occupancy")?;
+            Ok((f, per_sm.max(1) * sms.max(1)))
+        };
         Ok(Distance {
             gpu: gpu.clone(),
             search: [
-                [
-                    gpu.function(&module, "rxdi_expand")?,
-                    gpu.function(&module, "rxdi_leaves")?,
-                    gpu.function(&module, "rxdi_pick")?,
-                ],
-                [
-                    gpu.function(&module, "rxdi_expand_max")?,
-                    gpu.function(&module, "rxdi_leaves_max")?,
-                    gpu.function(&module, "rxdi_pick_max")?,
-                ],
+                resident(gpu.function(&module, "rxdi_search")?)?,
+                resident(gpu.function(&module, "rxdi_search_max")?)?,
             ],
             transform: gpu.function(&module, "rxdi_transform")?,
             leaf_boxes: gpu.function(&module, "rxdi_leaf_boxes")?,
@@ -163,7 +162,6 @@ impl Distance {
             state: gpu.zeros(64, "the search's state")?,
             d2: gpu.zeros(capacity, "leaf distances")?,
             pairs: gpu.zeros(capacity, "leaf pairs")?,
-            blocks: 8 * sms.max(1),
         })
     }
 
@@ -412,14 +410,11 @@ impl Distance {
 
     /// The search for `goal` from the bound `start` (squared; a cap for the least distance).
     ///
-    /// The expansions run launch after launch with no read-back between them: each launch reads
-    /// the front's size and levels that the one before left on the device
-    /// ([`Distance::state`]), chooses its levels as gDist does, and records the next front's.
-    /// The host cannot know how many launches the search takes, so it makes as many as the
-    /// deeper tree has levels (each launch expands at least one level of it); the ones after the
-    /// last level return at once. A launch whose pairs would not fit its output buffer does
-    /// nothing and says so, as do all after it; the host then reads the state (the one read-back
-    /// of the search), grows that buffer and goes on from that launch.
+    /// One cooperative launch (kernels/distance.cu: `rxdi_search`) runs the expansions, the leaf
+    /// pairs and the pick, with barriers of the whole grid between them: the front's size and
+    /// levels stay on the device ([`Distance::state`]). An expansion whose pairs would not fit
+    /// its output buffer stops the search and says so; the host, reading the state (the one
+    /// read-back of a search), grows that buffer and launches again from that expansion.
     fn search(
         &mut self,
         goal: Goal,
@@ -429,8 +424,9 @@ impl Distance {
     ) -> Result<Option<Found>, DistanceError> {
         let gpu = self.gpu.clone();
         let s = &gpu.stream;
-        let launches = a.depth.max(b.depth);
-        let words = STATE_WORDS + 3 * (launches as usize + 1);
+        // each expansion takes at least one level of the deeper tree
+        let entries = a.depth.max(b.depth) as usize + 1;
+        let words = STATE_WORDS + 3 * entries;
         // the four counters (the bound, the best distance (keys: the worst distance's for a
         // start), the least pair at it, pairs measured), then the state's words two to a u64
         let worst = match goal {
@@ -440,10 +436,10 @@ impl Distance {
         let mut state = vec![0u64; 4 + words.div_ceil(2)];
         state[..4].copy_from_slice(&[goal.key(start), goal.key(worst), u64::MAX, 0]);
         let mut word = |w: usize, v: u32| state[4 + w / 2] |= (v as u64) << (32 * (w % 2));
-        // entry 0: the roots' pair, at level 0 of both trees; the final front when both trees
+        // entry 0: the roots' pair, at level 0 of both trees; the leaves' front when both trees
         // are one leaf
         word(STATE_WORDS, 1);
-        if launches == 0 {
+        if a.depth == 0 && b.depth == 0 {
             word(4, 1);
         }
         if self.state.len() < state.len() {
@@ -454,54 +450,19 @@ impl Distance {
         s.memcpy_htod(&[0u32, 0], &mut self.fronts[0].slice_mut(0..2))
             .ctx("setting the front")?;
         let keep = 1.0 + SLACK;
-        let [expand, leaves, pick] = &self.search[(goal == Goal::Greatest) as usize];
+        let (search, blocks) = &self.search[(goal == Goal::Greatest) as usize];
         let cfg = cudarc::driver::LaunchConfig {
-            grid_dim: (self.blocks, 1, 1),
+            grid_dim: (*blocks, 1, 1),
             block_dim: (crate::gpu::BLOCK_1D, 1, 1),
             shared_mem_bytes: 0,
         };
         let mut from = 0u32;
         let got = loop {
-            // views of the counters and the state (the kernels write through them; nothing else
-            // uses the buffer meanwhile)
-            let c = &self.state;
-            let (bound, best, least, tested, st) = (
-                c.slice(0..1),
-                c.slice(1..2),
-                c.slice(2..3),
-                c.slice(3..4),
-                c.slice(4..),
-            );
-            for i in from..launches {
-                let (input, output) = (
-                    &self.fronts[i as usize % 2],
-                    &self.fronts[(i as usize + 1) % 2],
-                );
-                let capacity = self.capacity[(i as usize + 1) % 2] as u64;
-                let mut l = s.launch_builder(expand);
-                l.arg(&a.boxes)
-                    .arg(&b.boxes)
-                    .arg(&a.depth)
-                    .arg(&b.depth)
-                    .arg(input)
-                    .arg(output)
-                    .arg(&capacity)
-                    .arg(&FRONT)
-                    .arg(&st)
-                    .arg(&i)
-                    .arg(&bound)
-                    .arg(&keep);
-                // SAFETY: each thread's pair lies in the input front (entry i's count of them,
-                // written by the launch before); its descendants ka, kb levels down lie in the
-                // trees; the kernel writes at most `capacity` pairs, the output's size, and the
-                // state's entries up to `launches`, all within the state buffer.
-                unsafe { l.launch(cfg) }.ctx("rxdi_expand")?;
-            }
-            let mut l = s.launch_builder(leaves);
-            l.arg(&self.fronts[0])
-                .arg(&self.fronts[1])
-                .arg(&st)
-                .arg(&a.boxes)
+            let counters = self.state.slice(0..4);
+            let st = self.state.slice(4..);
+            let capacity = self.capacity.map(|c| c as u64);
+            let mut l = s.launch_builder(search);
+            l.arg(&a.boxes)
                 .arg(&b.boxes)
                 .arg(&a.positions)
                 .arg(&a.indices)
@@ -513,32 +474,30 @@ impl Distance {
                 .arg(&b.order)
                 .arg(&b.triangles)
                 .arg(&b.depth)
-                .arg(&bound)
+                .arg(&self.fronts[0])
+                .arg(&self.fronts[1])
+                .arg(&capacity[0])
+                .arg(&capacity[1])
+                .arg(&FRONT)
+                .arg(&st)
+                .arg(&from)
+                .arg(&counters)
                 .arg(&keep)
                 .arg(&self.d2)
-                .arg(&self.pairs)
-                .arg(&best)
-                .arg(&tested);
-            // SAFETY: the final front's pairs are leaf pairs of the trees (within its buffer's
-            // capacity, at most the distances' and pairs' length); leaf ranges and triangle
-            // indices lie within the uploaded arrays.
-            unsafe { l.launch(cfg) }.ctx("rxdi_leaves")?;
-            let mut l = s.launch_builder(pick);
-            l.arg(&self.fronts[0])
-                .arg(&self.fronts[1])
-                .arg(&st)
-                .arg(&self.d2)
-                .arg(&self.pairs)
-                .arg(&best)
-                .arg(&least);
-            // SAFETY: the entries written by rxdi_leaves.
-            unsafe { l.launch(cfg) }.ctx("rxdi_pick")?;
+                .arg(&self.pairs);
+            // SAFETY: the grid is what every SM holds at once (a cooperative launch refuses
+            // more), so its barriers meet. Each expansion's pairs lie in its input front (its
+            // entry's count of them) and their descendants in the trees; it writes at most its
+            // output's capacity, and the state's entries up to the deeper tree's depth, all
+            // within the state buffer; the leaves' front is within the distances' and pairs'
+            // length; leaf ranges and triangle indices lie within the uploaded arrays.
+            unsafe { l.launch_cooperative(cfg) }.ctx("rxdi_search")?;
             let got = gpu.download(&self.state, state.len())?;
             let w = |k: usize| (got[4 + k / 2] >> (32 * (k % 2))) as u32;
             if w(0) == 0 {
                 break got;
             }
-            // launch j's pairs did not fit: its output grown, the search goes on from it
+            // expansion j's pairs did not fit: its output grown, the search goes on from it
             let j = w(1);
             let need = w(2) as u64 | (w(3) as u64) << 32;
             if need > u32::MAX as u64 {
@@ -546,13 +505,13 @@ impl Distance {
             }
             let cap = (need as usize).next_power_of_two();
             let out = (j as usize + 1) % 2;
-            // SAFETY: rxdi_expand writes the pairs it counts before any is read.
+            // SAFETY: the search writes the pairs it counts before any is read.
             self.fronts[out] = unsafe { gpu.alloc_uninit(2 * cap, "the front") }?;
             self.capacity[out] = cap;
             let most = self.capacity[0].max(self.capacity[1]);
             if self.d2.len() < most {
-                // SAFETY (both): rxdi_leaves writes an entry's distance and pair for every
-                // entry of the final front before rxdi_pick reads it.
+                // SAFETY (both): the search writes an entry's distance and pair for every
+                // entry of the leaves' front before it reads any.
                 self.d2 = unsafe { gpu.alloc_uninit(most, "leaf distances") }?;
                 self.pairs = unsafe { gpu.alloc_uninit(most, "leaf pairs") }?;
             }

@@ -15,8 +15,9 @@
 //!   leaves settled by the exact distances of their triangles. One search serves both goals
 //!   ([`cpu::Goal`]).
 //! - [`cuda`], gDist's algorithm: the front of node pairs expanded breadth first, several levels
-//!   a launch (as many as keep the front within gDist's 2^18 pairs), each thread one child pair,
-//!   the global bound kept by an atomic; then every surviving leaf pair's triangles.
+//!   an expansion (as many as keep the front within gDist's 2^18 pairs), each thread one child
+//!   pair, the global bound kept by an atomic; then every surviving leaf pair's triangles; all in
+//!   one cooperative launch.
 //!
 //! Triangle distances are exact in double precision ([`triangle::tri_tri`] for the least,
 //! [`triangle::tri_far2`] for the greatest: the farthest of the nine corner pairs), the same
