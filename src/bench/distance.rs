@@ -420,6 +420,26 @@ fn load_pair(name: &str) -> Result<(Mesh, Mesh), Error> {
     Ok((load(&file("A"))?, load(&file("B"))?))
 }
 
+/// A search's GPU columns (time, pairs measured, expansions, largest front, GPU = CPU), '-'
+/// where the GPU did not run.
+fn gpu_cells(
+    ms: Option<f64>,
+    pairs: Option<u64>,
+    expansions: Option<u32>,
+    largest: Option<u64>,
+    equal: Option<bool>,
+) -> String {
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    [
+        opt(ms.map(|v| format!("{v:.3}"))),
+        opt(pairs.map(|v| v.to_string())),
+        opt(expansions.map(|v| v.to_string())),
+        opt(largest.map(|v| v.to_string())),
+        opt(equal.map(|v| if v { "yes" } else { "NO" }.to_string())),
+    ]
+    .join(" | ")
+}
+
 impl DistanceReport {
     pub fn markdown(&self) -> String {
         let mut s = format!(
@@ -438,7 +458,7 @@ impl DistanceReport {
         let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
         for r in &self.rows {
             s += &format!(
-                "| {} | {} + {} | {:.6} | {:.2} | {:.3} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {:.3} | {} |\n",
+                "| {} | {} + {} | {:.6} | {:.2} | {:.3} | {} | {} | {:.3} | {} | {:.3} | {} |\n",
                 r.pair,
                 r.triangles[0],
                 r.triangles[1],
@@ -446,13 +466,13 @@ impl DistanceReport {
                 r.bvh_ms,
                 r.cpu_ms,
                 r.cpu_pairs_tested,
-                opt(r.gpu_ms.map(|v| format!("{v:.3}"))),
-                opt(r.gpu_pairs_tested.map(|v| v.to_string())),
-                opt(r.gpu_expansions.map(|v| v.to_string())),
-                opt(r.gpu_largest_front.map(|v| v.to_string())),
-                opt(r
-                    .gpu_equals_cpu
-                    .map(|v| if v { "yes" } else { "NO" }.to_string())),
+                gpu_cells(
+                    r.gpu_ms,
+                    r.gpu_pairs_tested,
+                    r.gpu_expansions,
+                    r.gpu_largest_front,
+                    r.gpu_equals_cpu
+                ),
                 r.capped_cpu_ms,
                 opt(r.capped_gpu_ms.map(|v| format!("{v:.3}"))),
                 r.refit_cpu_ms,
@@ -466,19 +486,19 @@ impl DistanceReport {
         for r in &self.rows {
             let m = &r.max;
             s += &format!(
-                "| {} | {:.6} | {:.3} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {:.6} | {:.3} | {} | {} | {} |\n",
                 r.pair,
                 m.distance,
                 m.cpu_ms,
                 m.cpu_runs,
                 m.cpu_pairs_tested,
-                opt(m.gpu_ms.map(|v| format!("{v:.3}"))),
-                opt(m.gpu_pairs_tested.map(|v| v.to_string())),
-                opt(m.gpu_expansions.map(|v| v.to_string())),
-                opt(m.gpu_largest_front.map(|v| v.to_string())),
-                opt(m
-                    .gpu_equals_cpu
-                    .map(|v| if v { "yes" } else { "NO" }.to_string())),
+                gpu_cells(
+                    m.gpu_ms,
+                    m.gpu_pairs_tested,
+                    m.gpu_expansions,
+                    m.gpu_largest_front,
+                    m.gpu_equals_cpu
+                ),
             );
         }
         s += "\nThe distance frame stage (`distance:to=0:within=W`) over a sphere of 81,920 triangles \
