@@ -401,17 +401,22 @@ fn the_command_reports_the_distance_and_names_bad_input() {
     let (a, b) = (dir.join("a.obj"), dir.join("b.obj"));
     std::fs::write(&a, tet(0.0)).unwrap();
     std::fs::write(&b, tet(3.0)).unwrap();
-    let out = Command::new(common::rxpipe_exe())
-        .args(["distance", "--backend", "cpu", "--json"])
-        .args([&a, &b])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // the command's JSON report, with `extra` arguments
+    let report = |extra: &[&str]| -> serde_json::Value {
+        let out = Command::new(common::rxpipe_exe())
+            .args(["distance", "--backend", "cpu", "--json"])
+            .args(extra)
+            .args([&a, &b])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let j = report(&[]);
     // the nearest points: (0.5, 0, 0) of a and (2.5, 0, 0) of b
     let near = |v: &serde_json::Value, want: f64| (v.as_f64().unwrap() - want).abs() < 1e-12;
     assert!(near(&j["distance"], 2.0), "{j}");
@@ -421,17 +426,7 @@ fn the_command_reports_the_distance_and_names_bad_input() {
     );
     assert_eq!(j["backend"], "cpu");
     // the farthest points: (-0.5, 0, 0) of a and (3.5, 0, 0) of b
-    let out = Command::new(common::rxpipe_exe())
-        .args(["distance", "--max", "--backend", "cpu", "--json"])
-        .args([&a, &b])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = report(&["--max"]);
     assert!(near(&j["distance"], 4.0), "{j}");
     assert!(
         near(&j["points"][0][0], -0.5) && near(&j["points"][1][0], 3.5),
