@@ -134,6 +134,21 @@ impl Distance {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .ctx("reading the number of multiprocessors")? as u32;
+        let cooperative = gpu
+            .ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+            )
+            .ctx("asking whether the GPU takes cooperative launches")?;
+        if cooperative == 0 {
+            return Err(DistanceError::Gpu(crate::gpu::GpuError::Unavailable(
+                format!(
+                "{} does not take cooperative launches, which the distance search needs (measure \
+                 on the CPU: --backend cpu)",
+                gpu.name
+            ),
+            )));
+        }
         // a search kernel with the blocks of BLOCK_1D threads all SMs hold at once
         let resident = |f: CudaFunction| -> Result<(CudaFunction, u32), DistanceError> {
             let per_sm = f
