@@ -141,13 +141,11 @@ impl Distance {
             )
             .ctx("asking whether the GPU takes cooperative launches")?;
         if cooperative == 0 {
-            return Err(DistanceError::Gpu(crate::gpu::GpuError::Unavailable(
-                format!(
+            return Err(DistanceError::Gpu(crate::gpu::GpuError::Limit(format!(
                 "{} does not take cooperative launches, which the distance search needs (measure \
                  on the CPU: --backend cpu)",
                 gpu.name
-            ),
-            )));
+            ))));
         }
         // a search kernel with the blocks of BLOCK_1D threads all SMs hold at once
         let resident = |f: CudaFunction| -> Result<(CudaFunction, u32), DistanceError> {
