@@ -198,35 +198,35 @@ impl Search<'_> {
             return None;
         }
         // breadth first until the front is large enough to share (or all leaves), each pair's
-        // sure bound tightening the bound
-        let mut front = vec![(0usize, 0usize)];
+        // sure bound tightening the bound where its hope beats it (a pair surely holds no more
+        // than it hopes for, so the others cannot tighten it)
+        let mut front = vec![(self.hope(0, 0), 0usize, 0usize)];
         self.sure(0, 0);
         while front.len() < START {
             let mut next = Vec::with_capacity(2 * front.len());
             let mut split = false;
-            for &(na, nb) in &front {
+            for &(h, na, nb) in &front {
                 match self.children(na, nb) {
-                    None => next.push((na, nb)),
+                    None => next.push((h, na, nb)),
                     Some(kids) => {
                         split = true;
                         for (x, y) in kids {
-                            self.sure(x, y);
-                            next.push((x, y));
+                            let h = self.hope(x, y);
+                            if self.goal.key(h) < self.bound.load(Ordering::Relaxed) {
+                                self.sure(x, y);
+                            }
+                            next.push((h, x, y));
                         }
                     }
                 }
             }
-            next.retain(|&(x, y)| self.keep(self.hope(x, y)));
+            next.retain(|&(h, _, _)| self.keep(h));
             front = next;
             if !split {
                 break;
             }
         }
         // the most promising first, so that the first results tighten the bound for the rest
-        let mut front: Vec<(f64, usize, usize)> = front
-            .into_iter()
-            .map(|(x, y)| (self.hope(x, y), x, y))
-            .collect();
         front.sort_by_key(|p| self.goal.key(p.0));
         let best = front
             .par_iter()
