@@ -28,6 +28,12 @@ impl Bvh {
         Ok(Bvh::of_checked(mesh))
     }
 
+    /// [`Bvh::build`] of two meshes at once (in parallel), as a query between them needs.
+    pub fn build_pair(a: &Mesh, b: &Mesh) -> Result<(Bvh, Bvh), DistanceError> {
+        let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
+        Ok((ta?, tb?))
+    }
+
     /// [`Bvh::build`] of a mesh that passed [`check`] (the benchmark checks once and times the
     /// building alone).
     pub fn of_checked(mesh: &Mesh) -> Bvh {

@@ -341,15 +341,13 @@ const PARALLEL_LEVELS: u32 = 8;
 
 /// [`min_distance`] from the meshes: checked, their BVHs built.
 pub fn run(a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
-    let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
-    let (ta, tb) = (ta?, tb?);
+    let (ta, tb) = Bvh::build_pair(a, b)?;
     Ok(min_distance(a, &ta, b, &tb))
 }
 
 /// [`max_distance`] from the meshes: checked, their BVHs built.
 pub fn run_max(a: &Mesh, b: &Mesh) -> Result<Farthest, DistanceError> {
-    let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
-    let (ta, tb) = (ta?, tb?);
+    let (ta, tb) = Bvh::build_pair(a, b)?;
     Ok(max_distance(a, &ta, b, &tb))
 }
 

@@ -102,6 +102,8 @@ pub struct Distance {
     /// the search kernel for [`Goal::Least`] and for [`Goal::Greatest`], and the blocks each can
     /// have resident on the whole GPU at once (its cooperative launch's grid)
     search: [(CudaFunction, u32); 2],
+    /// whether the GPU takes cooperative launches (every CUDA GPU since Pascal does)
+    cooperative: bool,
     transform: CudaFunction,
     leaf_boxes: CudaFunction,
     parent_boxes: CudaFunction,
@@ -134,19 +136,14 @@ impl Distance {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .ctx("reading the number of multiprocessors")? as u32;
+        // (the searches need cooperative launches; placing and the tolerance query do not)
         let cooperative = gpu
             .ctx
             .attribute(
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
             )
-            .ctx("asking whether the GPU takes cooperative launches")?;
-        if cooperative == 0 {
-            return Err(DistanceError::Gpu(crate::gpu::GpuError::Limit(format!(
-                "{} does not take cooperative launches, which the distance search needs (measure \
-                 on the CPU: --backend cpu)",
-                gpu.name
-            ))));
-        }
+            .ctx("asking whether the GPU takes cooperative launches")?
+            != 0;
         // a search kernel with the blocks of BLOCK_1D threads all SMs hold at once
         let resident = |f: CudaFunction| -> Result<(CudaFunction, u32), DistanceError> {
             let per_sm = f
@@ -160,6 +157,7 @@ impl Distance {
                 resident(gpu.function(&module, "rxdi_search")?)?,
                 resident(gpu.function(&module, "rxdi_search_max")?)?,
             ],
+            cooperative,
             transform: gpu.function(&module, "rxdi_transform")?,
             leaf_boxes: gpu.function(&module, "rxdi_leaf_boxes")?,
             parent_boxes: gpu.function(&module, "rxdi_parent_boxes")?,
@@ -436,6 +434,13 @@ impl Distance {
         start: f64,
     ) -> Result<Option<Found>, DistanceError> {
         let gpu = self.gpu.clone();
+        if !self.cooperative {
+            return Err(DistanceError::Gpu(crate::gpu::GpuError::Limit(format!(
+                "{} does not take cooperative launches, which the distance search needs (measure \
+                 on the CPU: --backend cpu)",
+                gpu.name
+            ))));
+        }
         let s = &gpu.stream;
         // each expansion takes at least one level of the deeper tree
         let entries = a.depth.max(b.depth) as usize + 1;
@@ -506,7 +511,7 @@ impl Distance {
             // length; leaf ranges and triangle indices lie within the uploaded arrays.
             unsafe { l.launch_cooperative(cfg) }.ctx("rxdi_search")?;
             let got = gpu.download(&self.state, state.len())?;
-            let w = |k: usize| (got[4 + k / 2] >> (32 * (k % 2))) as u32;
+            let w = |k: usize| state_word(&got, k);
             if w(0) == 0 {
                 break got;
             }
@@ -532,7 +537,7 @@ impl Distance {
                 .ctx("resuming the search")?;
             from = j;
         };
-        let w = |k: usize| (got[4 + k / 2] >> (32 * (k % 2))) as u32;
+        let w = |k: usize| state_word(&got, k);
         let last = w(4);
         if last == 0 || got[2] == u64::MAX {
             // every pair culled against the cap
@@ -556,12 +561,25 @@ impl Distance {
 /// The words of the search's state before its entries (kernels/distance.cu: RXDI_ENTRIES).
 const STATE_WORDS: usize = 8;
 
+/// Word `k` of the search's state, as read back with its four counters before it.
+fn state_word(got: &[u64], k: usize) -> u32 {
+    (got[4 + k / 2] >> (32 * (k % 2))) as u32
+}
+
+/// Both meshes checked, their BVHs built on the host and uploaded.
+fn upload_pair(
+    gpu: &Arc<Gpu>,
+    a: &Mesh,
+    b: &Mesh,
+) -> Result<(DeviceMesh, DeviceMesh), DistanceError> {
+    let (ta, tb) = Bvh::build_pair(a, b)?;
+    Ok((DeviceMesh::new(gpu, a, &ta)?, DeviceMesh::new(gpu, b, &tb)?))
+}
+
 /// The least distance between `a` and `b` on the GPU: checked, BVHs built on the host, uploaded,
 /// queried; the closest points of the pair found are worked out on the host.
 pub fn run(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
-    let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
-    let (ta, tb) = (ta?, tb?);
-    let (da, db) = (DeviceMesh::new(gpu, a, &ta)?, DeviceMesh::new(gpu, b, &tb)?);
+    let (da, db) = upload_pair(gpu, a, b)?;
     let found = Distance::new(gpu)?.query(&da, &db)?;
     Ok(closest(a, b, found.triangles, found.pairs_tested))
 }
@@ -569,9 +587,7 @@ pub fn run(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError>
 /// The greatest distance between `a` and `b` on the GPU: checked, BVHs built on the host,
 /// uploaded, queried; the farthest corners of the pair found are worked out on the host.
 pub fn run_max(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh) -> Result<Farthest, DistanceError> {
-    let (ta, tb) = rayon::join(|| Bvh::build(a), || Bvh::build(b));
-    let (ta, tb) = (ta?, tb?);
-    let (da, db) = (DeviceMesh::new(gpu, a, &ta)?, DeviceMesh::new(gpu, b, &tb)?);
+    let (da, db) = upload_pair(gpu, a, b)?;
     let found = Distance::new(gpu)?.query_max(&da, &db)?;
     Ok(farthest(a, b, found.triangles, found.pairs_tested))
 }

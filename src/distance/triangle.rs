@@ -439,7 +439,7 @@ mod tests {
             assert!(far <= box_far2(&ba, &bb), "case {k}");
             assert!(box_near_far2(&ba, &bb) <= far, "case {k}");
         }
-        // triangles: the greatest of the nine corner pairs, and no point pair beyond it
+        // triangles: the greatest of the nine corner pairs, the first among equals
         let a = t([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]);
         let b = t([[3.0, 0.0, 0.0], [3.0, 0.0, 2.0], [2.0, 0.0, 0.0]]);
         let (d, c) = tri_far2(&a, &b);
