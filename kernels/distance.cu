@@ -191,15 +191,7 @@ template <bool MAX> __device__ __forceinline__ double rxdi_unkey(unsigned long l
 }
 // the best a pair of boxes could hold (the gap; the farthest corners) and what it surely holds
 template <bool MAX> __device__ __forceinline__ double rxdi_hope(const rxdi_box& a, const rxdi_box& b) {
-    if (MAX) {
-        double s = 0.0;
-        for (int k = 0; k < 3; k++) {
-            double g = fmax(fabs((double)a.hi[k] - (double)b.lo[k]), fabs((double)a.lo[k] - (double)b.hi[k]));
-            s += g * g;
-        }
-        return s;
-    }
-    return rxdi_box_lower2(a, b);
+    return MAX ? rxdi_box_far2(a.lo, a.hi, b.lo, b.hi) : rxdi_box_lower2(a, b);
 }
 template <bool MAX> __device__ __forceinline__ double rxdi_sure(const rxdi_box& a, const rxdi_box& b) {
     return MAX ? rxdi_box_near_far2(a, b) : rxdi_box_upper2(a, b);
