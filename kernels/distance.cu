@@ -352,7 +352,9 @@ __device__ __forceinline__ unsigned rxdi_final(const unsigned* st, const uint2* 
 // Each leaf pair of the final front (grid-stride, entry j): its triangles' exact distances (at
 // most four), culled first against the global bound; the best (distance, least pair) of the entry
 // in d2[j], pair[j] (triangle of A high, of B low) and the warp's best distance into `best` and
-// `bound` (keys; blocks are whole warps).
+// `bound` (keys; blocks are whole warps). A search within a relative error (keep_rel below keep:
+// distance::rel_keep) also culls against `best`, the best distance measured, with keep_rel, and
+// shares each warp's best into it every round, so that the later rounds are culled against it.
 template <bool MAX>
 __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const unsigned* st,
                                const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
@@ -360,20 +362,32 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
                                const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
                                const float* __restrict__ pos_b, const unsigned* __restrict__ idx_b,
                                const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b,
-                               unsigned long long* bound, double keep, double* d2, unsigned long long* pair,
-                               unsigned long long* best, unsigned long long* tested) {
+                               unsigned long long* bound, double keep, double keep_rel, double* d2,
+                               unsigned long long* pair, unsigned long long* best, unsigned long long* tested) {
     const uint2* front = fronts0;
     unsigned count = rxdi_final(st, fronts0, fronts1, &front);
     double tbest = rxdi_worst<MAX>();
     unsigned n = 0;
     unsigned stride = gridDim.x * blockDim.x;
-    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+    unsigned lane = threadIdx.x & 31u;
+    bool approx = keep_rel < keep;
+    // (i - lane is the warp's, so every lane of a warp takes the same rounds)
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i - lane < count; i += stride) {
         double dbest = rxdi_worst<MAX>();
         unsigned long long pbest = ~0ull;
-        uint2 e = __ldcg(front + i);
-        double hope = rxdi_hope<MAX>(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
-        double global = rxdi_unkey<MAX>(*(volatile unsigned long long*)bound);
-        if (rxdi_keep<MAX>(hope, global, keep)) {
+        bool kept = false;
+        uint2 e = make_uint2(0u, 0u);
+        if (i < count) {
+            e = __ldcg(front + i);
+            double hope = rxdi_hope<MAX>(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
+            double global = rxdi_unkey<MAX>(*(volatile unsigned long long*)bound);
+            kept = rxdi_keep<MAX>(hope, global, keep);
+            if (approx && kept) {
+                double found = rxdi_unkey<MAX>(*(volatile unsigned long long*)best);
+                kept = rxdi_keep<MAX>(hope, found, keep_rel);
+            }
+        }
+        if (kept) {
             unsigned la = e.x + 1u - (1u << depth_a), lb = e.y + 1u - (1u << depth_b);
             unsigned a0 = rxdi_leaf_start(n_a, depth_a, la), a1 = rxdi_leaf_start(n_a, depth_a, la + 1);
             unsigned b0 = rxdi_leaf_start(n_b, depth_b, lb), b1 = rxdi_leaf_start(n_b, depth_b, lb + 1);
@@ -393,9 +407,15 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
                 }
             }
         }
-        d2[i] = dbest;
-        pair[i] = pbest;
+        if (i < count) {
+            d2[i] = dbest;
+            pair[i] = pbest;
+        }
         if (rxdi_key<MAX>(dbest) < rxdi_key<MAX>(tbest)) tbest = dbest;
+        if (approx) {
+            unsigned long long w = rxdi_warp_min(rxdi_key<MAX>(dbest));
+            if (lane == 0u && w < *(volatile unsigned long long*)best) atomicMin(best, w);
+        }
     }
     // a warp's best distance and pairs measured, with one atomic each
     unsigned long long least = rxdi_warp_min(rxdi_key<MAX>(tbest));
@@ -418,8 +438,8 @@ __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* _
                                const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b,
                                uint2* fronts0, uint2* fronts1, unsigned long long capacity0,
                                unsigned long long capacity1, unsigned long long front_max, unsigned* st,
-                               unsigned from, unsigned long long* counters, double keep, double* d2,
-                               unsigned long long* pair) {
+                               unsigned from, unsigned long long* counters, double keep, double keep_rel,
+                               double* d2, unsigned long long* pair) {
     unsigned long long* bound = counters;
     unsigned long long* best = counters + 1;
     unsigned long long* least = counters + 2;
@@ -444,7 +464,7 @@ __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* _
         rxdi_grid_sync(st);
     }
     rxdi_leaves_as<MAX>(fronts0, fronts1, st, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
-                        pos_b, idx_b, order_b, n_b, depth_b, bound, keep, d2, pair, best, tested);
+                        pos_b, idx_b, order_b, n_b, depth_b, bound, keep, keep_rel, d2, pair, best, tested);
     rxdi_grid_sync(st);
     const uint2* front = fronts0;
     unsigned count = rxdi_final(st, fronts0, fronts1, &front);
@@ -461,10 +481,10 @@ __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* _
     const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b, \
     uint2* fronts0, uint2* fronts1, unsigned long long capacity0, unsigned long long capacity1, \
     unsigned long long front_max, unsigned* st, unsigned from, unsigned long long* counters, \
-    double keep, double* d2, unsigned long long* pair
+    double keep, double keep_rel, double* d2, unsigned long long* pair
 #define RXDI_SEARCH_PASS boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a, pos_b, idx_b, \
     order_b, n_b, depth_b, fronts0, fronts1, capacity0, capacity1, front_max, st, from, counters, \
-    keep, d2, pair
+    keep, keep_rel, d2, pair
 // (the least distance's triangle test holds 217 registers a thread, which leaves one block of
 // 256 an SM; two a SM measured faster on the nested spheres and the same on the tools)
 extern "C" __global__ void __launch_bounds__(256, 2) rxdi_search(RXDI_SEARCH_ARGS) { rxdi_search_as<false>(RXDI_SEARCH_PASS); }

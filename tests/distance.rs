@@ -384,6 +384,144 @@ fn gpu_equals_cpu_on_the_shared_pairs() {
     gpu_against_cpu(&gpu, &all);
 }
 
+/// The relative errors the searches within an error are tried at.
+const RELS: [f64; 4] = [0.001, 0.01, 0.1, 0.5];
+
+/// Whether an answer within the relative error `rel` keeps its guarantee against the exact
+/// distance (`greatest` for the greatest distance): a distance a pair of triangles reaches, so
+/// never better than the exact one, and within a factor 1 + rel of it (and the culling's slack).
+fn within_rel(got: f64, exact: f64, rel: f64, greatest: bool, what: &str) {
+    let k = (1.0 + rel) * (1.0 + 1e-6);
+    if greatest {
+        assert!(
+            got <= exact && got * k >= exact,
+            "{what}: {got} against {exact}"
+        );
+    } else {
+        assert!(
+            got >= exact && got <= exact * k,
+            "{what}: {got} against {exact}"
+        );
+    }
+}
+
+/// The pairs the searches within an error are checked on: [`cases`], a deeper pair of nested
+/// spheres, and the shared pairs of up to 10,000 triangles where they are.
+fn rel_cases() -> Vec<(Mesh, Mesh)> {
+    let mut all = cases();
+    let ico = rxpipe::mesh::icosphere(5);
+    all.push((ico.clone(), moved(ico, Vec3::new(0.01, 0.0, 0.0), 2.0)));
+    if let Some(dir) = common::distance_meshes() {
+        for name in ["tools_10000", "sphere_1000"] {
+            let load =
+                |s: &str| rxpipe::io::load_mesh(dir.join(format!("{name}_{s}.obj.gz"))).unwrap();
+            all.push((load("A"), load("B")));
+        }
+    }
+    all
+}
+
+#[test]
+fn searches_within_a_relative_error_keep_their_bound() {
+    let all = rel_cases();
+    // how many answers were not the exact one: the bound must have been put to the test
+    let mut inexact = 0;
+    for (k, (a, b)) in all.iter().enumerate() {
+        let (least, most) = (cpu::run(a, b).unwrap(), cpu::run_max(a, b).unwrap());
+        for rel in RELS {
+            let what = format!("case {k} within {rel}");
+            let c = cpu::run_rel(a, b, rel).unwrap();
+            within_rel(c.distance, least.distance, rel, false, &what);
+            let f = cpu::run_max_rel(a, b, rel).unwrap();
+            within_rel(
+                f.distance,
+                most.distance,
+                rel,
+                true,
+                &format!("{what} (greatest)"),
+            );
+            inexact += (c.distance != least.distance) as u32 + (f.distance != most.distance) as u32;
+        }
+        // with no error allowed, the exact search itself
+        same(
+            &cpu::run_rel(a, b, 0.0).unwrap(),
+            &least,
+            &format!("case {k}"),
+        );
+        same_far(
+            &cpu::run_max_rel(a, b, 0.0).unwrap(),
+            &most,
+            &format!("case {k}"),
+        );
+    }
+    assert!(
+        inexact >= 4,
+        "only {inexact} answers differ from the exact ones"
+    );
+    // where many pairs lie near the answer (nested spheres), an error of a tenth measures far
+    // fewer pairs
+    let (a, b) = &all[cases().len()];
+    let (exact, near) = (cpu::run(a, b).unwrap(), cpu::run_rel(a, b, 0.1).unwrap());
+    assert!(
+        near.pairs_tested * 5 < exact.pairs_tested,
+        "{} pairs within a tenth against {} exactly",
+        near.pairs_tested,
+        exact.pairs_tested
+    );
+    let (exact, near) = (
+        cpu::run_max(a, b).unwrap(),
+        cpu::run_max_rel(a, b, 0.1).unwrap(),
+    );
+    assert!(
+        near.pairs_tested * 5 < exact.pairs_tested,
+        "greatest: {} pairs within a tenth against {} exactly",
+        near.pairs_tested,
+        exact.pairs_tested
+    );
+}
+
+#[test]
+fn gpu_searches_within_a_relative_error_keep_their_bound() {
+    let Some(gpu) = common::gpu() else { return };
+    for (k, (a, b)) in rel_cases().iter().enumerate() {
+        let (least, most) = (cpu::run(a, b).unwrap(), cpu::run_max(a, b).unwrap());
+        for rel in RELS {
+            let what = format!("GPU, case {k} within {rel}");
+            let c = distance::cuda::run_rel(&gpu, a, b, rel).unwrap();
+            within_rel(c.distance, least.distance, rel, false, &what);
+            assert!(c.pairs_tested <= least.pairs_tested.max(1) * 4, "{what}");
+            let f = distance::cuda::run_max_rel(&gpu, a, b, rel).unwrap();
+            within_rel(
+                f.distance,
+                most.distance,
+                rel,
+                true,
+                &format!("{what} (greatest)"),
+            );
+        }
+        // with no error allowed, the exact search, as the CPU's
+        let c = distance::cuda::run_rel(&gpu, a, b, 0.0).unwrap();
+        same(&c, &least, &format!("GPU, case {k}"));
+        let f = distance::cuda::run_max_rel(&gpu, a, b, 0.0).unwrap();
+        same_far(&f, &most, &format!("GPU, case {k}"));
+    }
+}
+
+#[test]
+fn a_relative_error_out_of_range_is_named() {
+    let (a, b) = (rxpipe::mesh::icosphere(1), rxpipe::mesh::icosphere(2));
+    for rel in [-0.1, f64::NAN, f64::INFINITY, 1001.0] {
+        for e in [
+            cpu::run_rel(&a, &b, rel).unwrap_err(),
+            cpu::run_max_rel(&a, &b, rel).err().unwrap(),
+        ] {
+            assert!(matches!(e, DistanceError::RelError(_)), "{e}");
+            assert!(e.to_string().contains("relative error"), "{e}");
+        }
+    }
+    assert!(distance::rel_keep(distance::MAX_REL_ERROR).is_ok());
+}
+
 #[test]
 fn the_command_reports_the_distance_and_names_bad_input() {
     use std::process::Command;
@@ -433,6 +571,28 @@ fn the_command_reports_the_distance_and_names_bad_input() {
         "{j}"
     );
     assert_eq!(j["goal"], "greatest");
+    // within a relative error: the exact answer here (one pair is nearest), and said so
+    let j = report(&["--rel-error", "0.5"]);
+    assert!(near(&j["distance"], 2.0), "{j}");
+    assert_eq!(j["rel_error"], 0.5);
+    let out = Command::new(common::rxpipe_exe())
+        .args(["distance", "--backend", "cpu", "--rel-error", "0.25"])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("within the relative error 0.25: at most 1.25 times the least"),
+        "{text}"
+    );
+    let out = Command::new(common::rxpipe_exe())
+        .args(["distance", "--backend", "cpu", "--rel-error=-1"])
+        .args([&a, &b])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("relative error -1"), "{err}");
     let out = Command::new(common::rxpipe_exe())
         .args(["distance", "--max", "--backend", "cpu"])
         .args([&a, &b])

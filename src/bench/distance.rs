@@ -59,7 +59,33 @@ pub struct DistanceRow {
     pub refit_gpu_ms: Option<f64>,
     /// the greatest distance between the pair (gDist's maximum distance)
     pub max: MaxRow,
+    /// both searches within a relative error, where one was asked for
+    pub rel: Option<RelRow>,
     pub runs: usize,
+}
+
+/// Both searches of one pair within the relative error `rel` (`min_distance_rel`,
+/// `max_distance_rel` and their GPU queries).
+#[derive(Debug, Clone, Serialize)]
+pub struct RelRow {
+    pub rel: f64,
+    pub least: RelGoal,
+    pub greatest: RelGoal,
+}
+
+/// One search within a relative error: what it found and medians in ms.
+#[derive(Debug, Clone, Serialize)]
+pub struct RelGoal {
+    /// the CPU's distance, and its ratio to the exact one
+    pub distance: f64,
+    pub ratio: f64,
+    pub cpu_ms: f64,
+    pub cpu_runs: usize,
+    pub cpu_pairs_tested: u64,
+    /// the GPU's ratio to the exact distance (its pair may differ from the CPU's)
+    pub gpu_ratio: Option<f64>,
+    pub gpu_ms: Option<f64>,
+    pub gpu_pairs_tested: Option<u64>,
 }
 
 /// The greatest distance between one pair: result and medians in ms.
@@ -127,10 +153,12 @@ pub struct DistanceReport {
 }
 
 /// Measures each pair: `NAME` for ../shared/meshes/distance/NAME_{A,B}.obj.gz, or two mesh
-/// files or generator specs joined by `+`.
+/// files or generator specs joined by `+`; both searches also within the relative error `rel`
+/// where it is above 0.
 pub fn run(
     gpu: Option<Arc<Gpu>>,
     pairs: &[&str],
+    rel: f64,
     warmup: usize,
     runs: usize,
     progress: &dyn Fn(&str),
@@ -166,6 +194,33 @@ pub fn run(
         }
         progress(&format!("{name}: the greatest distance, CPU"));
         let (max_ms, far) = time_host(warmup, runs, || cpu::max_distance(&a, &ta, &b, &tb));
+        let mut rel_row = None;
+        if rel > 0.0 {
+            progress(&format!("{name}: within {rel}, CPU"));
+            let (ms, near) = time_host(warmup, runs, || {
+                cpu::min_distance_rel(&a, &ta, &b, &tb, rel)
+            });
+            let near = near?;
+            let (max_ms, wide) = time_host(warmup, runs, || {
+                cpu::max_distance_rel(&a, &ta, &b, &tb, rel)
+            });
+            let wide = wide?;
+            let goal = |ms: &[f64], distance: f64, exact: f64, pairs: u64| RelGoal {
+                distance,
+                ratio: distance / exact,
+                cpu_ms: median(ms),
+                cpu_runs: ms.len(),
+                cpu_pairs_tested: pairs,
+                gpu_ratio: None,
+                gpu_ms: None,
+                gpu_pairs_tested: None,
+            };
+            rel_row = Some(RelRow {
+                rel,
+                least: goal(&ms, near.distance, c.distance, near.pairs_tested),
+                greatest: goal(&max_ms, wide.distance, far.distance, wide.pairs_tested),
+            });
+        }
         progress(&format!("{name}: refit"));
         // B turned back and forth between two poses, so that every placing moves it
         let poses = [
@@ -213,6 +268,7 @@ pub fn run(
                 gpu_largest_front: None,
                 gpu_equals_cpu: None,
             },
+            rel: rel_row,
             runs,
         };
         if let (Some(gpu), Some(q)) = (&gpu, query.as_mut()) {
@@ -248,6 +304,27 @@ pub fn run(
             m.gpu_equals_cpu = Some(
                 g.d2.sqrt().to_bits() == far.distance.to_bits() && g.triangles == far.triangles,
             );
+            if let Some(r) = row.rel.as_mut() {
+                progress(&format!("{name}: within {rel}, GPU"));
+                for (g, greatest, exact) in [
+                    (&mut r.least, false, c.distance),
+                    (&mut r.greatest, true, far.distance),
+                ] {
+                    let mut last = None;
+                    let times = gpu.time(warmup, runs, || {
+                        last = Some(if greatest {
+                            q.query_max_rel(&da, &db, rel)?
+                        } else {
+                            q.query_rel(&da, &db, rel)?
+                        });
+                        Ok::<_, Error>(())
+                    })?;
+                    let found = last.expect("ran at least once");
+                    g.gpu_ms = Some(median(&times));
+                    g.gpu_ratio = Some(found.d2.sqrt() / exact);
+                    g.gpu_pairs_tested = Some(found.pairs_tested);
+                }
+            }
             let mut moving = cuda::DeviceMesh::placed(gpu, &b, &tb)?;
             let mut i = 0;
             let times = gpu.time(warmup, runs, || {
@@ -500,6 +577,33 @@ impl DistanceReport {
                     m.gpu_equals_cpu
                 ),
             );
+        }
+        if let Some(rel) = self.rows.iter().find_map(|r| r.rel.as_ref()).map(|r| r.rel) {
+            s += &format!(
+                "\nBoth searches within the relative error {rel} (`rxpipe distance --rel-error \
+                 {rel}`): a pair at most 1 + {rel} times the least distance, at least the \
+                 greatest over 1 + {rel}. Found: the distance over the exact one (the GPU's \
+                 pair may differ from the CPU's). The same trees and timing:\n\n"
+            );
+            s += "| pair | least: found | CPU | CPU pairs | GPU found | GPU | GPU pairs | greatest: found | CPU | CPU pairs | GPU found | GPU | GPU pairs |\n";
+            s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+            let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+            for r in &self.rows {
+                let Some(q) = &r.rel else { continue };
+                s += &format!("| {} |", r.pair);
+                for g in [&q.least, &q.greatest] {
+                    s += &format!(
+                        " {:.6} | {:.3} | {} | {} | {} | {} |",
+                        g.ratio,
+                        g.cpu_ms,
+                        g.cpu_pairs_tested,
+                        opt(g.gpu_ratio.map(|v| format!("{v:.6}"))),
+                        opt(g.gpu_ms.map(|v| format!("{v:.3}"))),
+                        opt(g.gpu_pairs_tested.map(|v| v.to_string())),
+                    );
+                }
+                s += "\n";
+            }
         }
         s += "\nThe distance frame stage (`distance:to=0:within=W`) over a sphere of 81,920 triangles \
               and 63 tori of 8,192 around it: host wall time of the stage per frame (its device \

@@ -69,13 +69,22 @@ impl Goal {
         }
     }
 
-    /// Whether a pair hoping for `hope` may still hold the best distance when `bound` is surely
-    /// reached (both squared): culled only beyond a relative margin of [`SLACK`].
+    /// Whether a pair hoping for `hope` may still matter when `bound` is reached (both squared),
+    /// culled only beyond the relative factor `keep`: 1 + [`SLACK`] against what is surely
+    /// reached, [`super::rel_keep`] against what was measured.
     #[inline]
-    fn keep(self, hope: f64, bound: f64) -> bool {
+    fn keep(self, hope: f64, bound: f64, keep: f64) -> bool {
         match self {
-            Goal::Least => hope <= bound * (1.0 + SLACK),
-            Goal::Greatest => hope * (1.0 + SLACK) >= bound,
+            Goal::Least => hope <= bound * keep,
+            Goal::Greatest => hope * keep >= bound,
+        }
+    }
+
+    /// The worst squared distance: where a search's bounds start.
+    fn worst(self) -> f64 {
+        match self {
+            Goal::Least => f64::INFINITY,
+            Goal::Greatest => 0.0,
         }
     }
 
@@ -104,8 +113,9 @@ fn better(x: Best, y: Best) -> Best {
     }
 }
 
-/// What every thread of a search reads: the goal, the meshes, their trees and the shared bound
-/// (the key of the best squared distance surely reached).
+/// What every thread of a search reads: the goal, the meshes, their trees and the shared bounds
+/// (keys: of the best squared distance surely reached, and of the best measured between two
+/// triangles), and the factor of culling against the measured one ([`super::rel_keep`]).
 struct Search<'a> {
     goal: Goal,
     a: &'a Mesh,
@@ -113,12 +123,38 @@ struct Search<'a> {
     b: &'a Mesh,
     tb: &'a Bvh,
     bound: AtomicU64,
+    found: AtomicU64,
+    rel: f64,
+}
+
+impl<'a> Search<'a> {
+    /// A search for `goal` from the bound `start` (squared), within the relative error whose
+    /// factor is `rel` ([`super::rel_keep`]).
+    fn new(
+        goal: Goal,
+        (a, ta): (&'a Mesh, &'a Bvh),
+        (b, tb): (&'a Mesh, &'a Bvh),
+        start: f64,
+        rel: f64,
+    ) -> Search<'a> {
+        Search {
+            goal,
+            a,
+            ta,
+            b,
+            tb,
+            bound: AtomicU64::new(goal.key(start)),
+            found: AtomicU64::new(goal.key(goal.worst())),
+            rel,
+        }
+    }
 }
 
 impl Search<'_> {
     fn keep(&self, hope: f64) -> bool {
-        let bound = self.goal.value(self.bound.load(Ordering::Relaxed));
-        self.goal.keep(hope, bound)
+        let value = |k: &AtomicU64| self.goal.value(k.load(Ordering::Relaxed));
+        self.goal.keep(hope, value(&self.bound), 1.0 + SLACK)
+            && self.goal.keep(hope, value(&self.found), self.rel)
     }
 
     fn hope(&self, na: usize, nb: usize) -> f64 {
@@ -183,6 +219,7 @@ impl Search<'_> {
                 }
             }
             self.tighten(self.goal.value(best.0));
+            self.found.fetch_min(best.0, Ordering::Relaxed);
             return;
         };
         let (kids, h) = self.best_first(kids);
@@ -246,35 +283,55 @@ pub fn min_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Closest {
     min_distance_within(a, ta, b, tb, f64::INFINITY).expect("a search without a cap finds a pair")
 }
 
+/// [`min_distance`] within the relative error `rel`: a pair of triangles whose distance is at
+/// most 1 + `rel` times the least ([`super::rel_keep`], which names a `rel` out of range).
+/// Where many pairs lie near the least distance (nested spheres) it measures far fewer.
+pub fn min_distance_rel(
+    a: &Mesh,
+    ta: &Bvh,
+    b: &Mesh,
+    tb: &Bvh,
+    rel: f64,
+) -> Result<Closest, DistanceError> {
+    let s = Search::new(
+        Goal::Least,
+        (a, ta),
+        (b, tb),
+        f64::INFINITY,
+        super::rel_keep(rel)?,
+    );
+    let best = s.run().expect("a search without a cap finds a pair");
+    Ok(closest(a, b, best.1, best.2))
+}
+
 /// [`min_distance`] where it is at most `cap`, else `None` (or, rarely, a distance above `cap`:
 /// a pair the culling's slack let through). The search starts with `cap` as its upper bound, so
 /// the node pairs farther apart than it are culled from the first: objects far apart cost a few
 /// box tests. Where the distance is at most `cap` the result is [`min_distance`]'s, to the bit.
 pub fn min_distance_within(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh, cap: f64) -> Option<Closest> {
-    let s = Search {
-        goal: Goal::Least,
-        a,
-        ta,
-        b,
-        tb,
-        bound: AtomicU64::new(Goal::Least.key(cap * cap)),
-    };
+    let s = Search::new(Goal::Least, (a, ta), (b, tb), cap * cap, 1.0 + SLACK);
     s.run().map(|best| closest(a, b, best.1, best.2))
 }
 
 /// The greatest distance between a point of `a` and a point of `b` (their BVHs `ta`, `tb`,
 /// built from them): gDist's maximum distance, reached at a corner of each.
 pub fn max_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Farthest {
-    let s = Search {
-        goal: Goal::Greatest,
-        a,
-        ta,
-        b,
-        tb,
-        bound: AtomicU64::new(Goal::Greatest.key(0.0)),
-    };
+    max_distance_rel(a, ta, b, tb, 0.0).expect("0 is a relative error")
+}
+
+/// [`max_distance`] within the relative error `rel`: a pair of triangles whose greatest
+/// distance is at least the greatest over 1 + `rel` ([`super::rel_keep`], which names a `rel`
+/// out of range).
+pub fn max_distance_rel(
+    a: &Mesh,
+    ta: &Bvh,
+    b: &Mesh,
+    tb: &Bvh,
+    rel: f64,
+) -> Result<Farthest, DistanceError> {
+    let s = Search::new(Goal::Greatest, (a, ta), (b, tb), 0.0, super::rel_keep(rel)?);
     let best = s.run().expect("a search from no bound finds a pair");
-    farthest(a, b, best.1, best.2)
+    Ok(farthest(a, b, best.1, best.2))
 }
 
 /// Whether some triangle of `a` comes within `cap` of some triangle of `b` (a tolerance query:
@@ -286,14 +343,7 @@ pub fn max_distance(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh) -> Farthest {
 /// answer is whether the least squared distance (before [`min_distance`] takes its root) is at
 /// most `cap * cap`, whatever the search's order.
 pub fn within(a: &Mesh, ta: &Bvh, b: &Mesh, tb: &Bvh, cap: f64) -> bool {
-    let s = Search {
-        goal: Goal::Least,
-        a,
-        ta,
-        b,
-        tb,
-        bound: AtomicU64::new(Goal::Least.key(cap * cap)),
-    };
+    let s = Search::new(Goal::Least, (a, ta), (b, tb), cap * cap, 1.0 + SLACK);
     let found = std::sync::atomic::AtomicBool::new(false);
     s.any(0, 0, s.hope(0, 0), cap * cap, &found);
     found.into_inner()
@@ -341,14 +391,26 @@ const PARALLEL_LEVELS: u32 = 8;
 
 /// [`min_distance`] from the meshes: checked, their BVHs built.
 pub fn run(a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
-    let (ta, tb) = Bvh::build_pair(a, b)?;
-    Ok(min_distance(a, &ta, b, &tb))
+    run_rel(a, b, 0.0)
 }
 
 /// [`max_distance`] from the meshes: checked, their BVHs built.
 pub fn run_max(a: &Mesh, b: &Mesh) -> Result<Farthest, DistanceError> {
+    run_max_rel(a, b, 0.0)
+}
+
+/// [`min_distance_rel`] from the meshes: checked, their BVHs built.
+pub fn run_rel(a: &Mesh, b: &Mesh, rel: f64) -> Result<Closest, DistanceError> {
+    super::rel_keep(rel)?;
     let (ta, tb) = Bvh::build_pair(a, b)?;
-    Ok(max_distance(a, &ta, b, &tb))
+    min_distance_rel(a, &ta, b, &tb, rel)
+}
+
+/// [`max_distance_rel`] from the meshes: checked, their BVHs built.
+pub fn run_max_rel(a: &Mesh, b: &Mesh, rel: f64) -> Result<Farthest, DistanceError> {
+    super::rel_keep(rel)?;
+    let (ta, tb) = Bvh::build_pair(a, b)?;
+    max_distance_rel(a, &ta, b, &tb, rel)
 }
 
 /// Every pair of triangles for `goal` (for tests and small meshes): the best and the least pair

@@ -400,6 +400,19 @@ impl Distance {
             .ok_or(DistanceError::Lost)
     }
 
+    /// [`Distance::query`] within the relative error `rel`, as [`super::cpu::min_distance_rel`]
+    /// (the same guarantee, not always the same pair).
+    pub fn query_rel(
+        &mut self,
+        a: &DeviceMesh,
+        b: &DeviceMesh,
+        rel: f64,
+    ) -> Result<Found, DistanceError> {
+        let keep_rel = super::rel_keep(rel)?;
+        self.search(Goal::Least, a, b, f64::INFINITY, keep_rel)?
+            .ok_or(DistanceError::Lost)
+    }
+
     /// [`Distance::query`] where the distance is at most `cap`, else `None` (or, rarely, a
     /// distance above `cap`), as [`super::cpu::min_distance_within`]: the search starts with
     /// `cap` as its upper bound, and ends early when the front empties.
@@ -409,17 +422,31 @@ impl Distance {
         b: &DeviceMesh,
         cap: f64,
     ) -> Result<Option<Found>, DistanceError> {
-        self.search(Goal::Least, a, b, cap * cap)
+        self.search(Goal::Least, a, b, cap * cap, 1.0 + SLACK)
     }
 
     /// The greatest distance between a point of `a` and a point of `b`, both uploaded
     /// ([`super::cpu::max_distance`] on the device; `d2` the squared distance).
     pub fn query_max(&mut self, a: &DeviceMesh, b: &DeviceMesh) -> Result<Found, DistanceError> {
-        self.search(Goal::Greatest, a, b, 0.0)?
+        self.query_max_rel(a, b, 0.0)
+    }
+
+    /// [`Distance::query_max`] within the relative error `rel`, as
+    /// [`super::cpu::max_distance_rel`] (the same guarantee, not always the same pair).
+    pub fn query_max_rel(
+        &mut self,
+        a: &DeviceMesh,
+        b: &DeviceMesh,
+        rel: f64,
+    ) -> Result<Found, DistanceError> {
+        let keep_rel = super::rel_keep(rel)?;
+        self.search(Goal::Greatest, a, b, 0.0, keep_rel)?
             .ok_or(DistanceError::Lost)
     }
 
-    /// The search for `goal` from the bound `start` (squared; a cap for the least distance).
+    /// The search for `goal` from the bound `start` (squared; a cap for the least distance),
+    /// culling against the best distance measured with `keep_rel` ([`super::rel_keep`]; 1 +
+    /// SLACK for the exact search).
     ///
     /// One cooperative launch (kernels/distance.cu: `rxdi_search`) runs the expansions, the leaf
     /// pairs and the pick, with barriers of the whole grid between them: the front's size and
@@ -432,6 +459,7 @@ impl Distance {
         a: &DeviceMesh,
         b: &DeviceMesh,
         start: f64,
+        keep_rel: f64,
     ) -> Result<Option<Found>, DistanceError> {
         let gpu = self.gpu.clone();
         if !self.cooperative {
@@ -501,6 +529,7 @@ impl Distance {
                 .arg(&from)
                 .arg(&counters)
                 .arg(&keep)
+                .arg(&keep_rel)
                 .arg(&self.d2)
                 .arg(&self.pairs);
             // SAFETY: the grid is what every SM holds at once (a cooperative launch refuses
@@ -579,15 +608,32 @@ fn upload_pair(
 /// The least distance between `a` and `b` on the GPU: checked, BVHs built on the host, uploaded,
 /// queried; the closest points of the pair found are worked out on the host.
 pub fn run(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh) -> Result<Closest, DistanceError> {
+    run_rel(gpu, a, b, 0.0)
+}
+
+/// [`run`] within the relative error `rel` ([`Distance::query_rel`]).
+pub fn run_rel(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh, rel: f64) -> Result<Closest, DistanceError> {
+    super::rel_keep(rel)?;
     let (da, db) = upload_pair(gpu, a, b)?;
-    let found = Distance::new(gpu)?.query(&da, &db)?;
+    let found = Distance::new(gpu)?.query_rel(&da, &db, rel)?;
     Ok(closest(a, b, found.triangles, found.pairs_tested))
 }
 
 /// The greatest distance between `a` and `b` on the GPU: checked, BVHs built on the host,
 /// uploaded, queried; the farthest corners of the pair found are worked out on the host.
 pub fn run_max(gpu: &Arc<Gpu>, a: &Mesh, b: &Mesh) -> Result<Farthest, DistanceError> {
+    run_max_rel(gpu, a, b, 0.0)
+}
+
+/// [`run_max`] within the relative error `rel` ([`Distance::query_max_rel`]).
+pub fn run_max_rel(
+    gpu: &Arc<Gpu>,
+    a: &Mesh,
+    b: &Mesh,
+    rel: f64,
+) -> Result<Farthest, DistanceError> {
+    super::rel_keep(rel)?;
     let (da, db) = upload_pair(gpu, a, b)?;
-    let found = Distance::new(gpu)?.query_max(&da, &db)?;
+    let found = Distance::new(gpu)?.query_max_rel(&da, &db, rel)?;
     Ok(farthest(a, b, found.triangles, found.pairs_tested))
 }

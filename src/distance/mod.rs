@@ -58,6 +58,31 @@ use glam::DVec3;
 /// exceeds the squared upper bound times 1 + SLACK.
 pub const SLACK: f64 = 1e-6;
 
+/// The largest relative error a search takes ([`rel_keep`]).
+pub const MAX_REL_ERROR: f64 = 1000.0;
+
+/// The factor of culling against the best distance measured so far, for a search that may
+/// answer within a relative error `rel` of the best distance (0: exact): (1 + SLACK) / (1 +
+/// rel)^2, where the bound of the boxes' sure distances is culled against with 1 + SLACK.
+///
+/// The guarantee (relative error after Quinlan 1994, which gDist names as future work): a pair
+/// of nodes is culled against a distance `f` measured between two triangles only when all it
+/// could hold misses `f` by more than a factor (1 + rel)^2 (squared distances). So the pair
+/// that held the best distance was either measured, or culled against a measured distance
+/// within a factor 1 + rel of it, and the answer lies within a factor 1 + rel of the best
+/// distance (as distances, not squared). The bound of the boxes' sure distances stays exact:
+/// the pair that surely reaches it may lie in the very nodes culled against it, and no pair of
+/// triangles is known at it. With `rel` 0 the second test is the first's against a looser
+/// bound, so the search is the exact one. With `rel` above 0 the pair found may differ between
+/// runs and backends (which measurement culls which pair depends on the threads' order); its
+/// distance keeps the guarantee.
+pub fn rel_keep(rel: f64) -> Result<f64, DistanceError> {
+    if !(0.0..=MAX_REL_ERROR).contains(&rel) {
+        return Err(DistanceError::RelError(rel));
+    }
+    Ok((1.0 + SLACK) / ((1.0 + rel) * (1.0 + rel)))
+}
+
 /// The least distance between two meshes, where it is reached, and what the search did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Closest {
@@ -102,6 +127,8 @@ pub enum DistanceError {
     Front { pairs: u64 },
     #[error("mesh '{mesh}': its transform takes its positions out of the finite numbers")]
     Placement { mesh: String },
+    #[error("relative error {0}: it must be a number from 0 (exact) to 1000")]
+    RelError(f64),
 }
 
 /// Checks that `mesh` can take part: valid ([`Mesh::validate`]: indices in range, finite

@@ -96,6 +96,9 @@ pub enum What {
         /// sphere_100000, minutes of CPU time]
         #[arg(long, value_delimiter = ',')]
         pairs: Option<Vec<String>>,
+        /// also both searches within this relative error (0: not measured)
+        #[arg(long, value_name = "E", default_value_t = 0.1)]
+        rel_error: f64,
         #[command(flatten)]
         report: ReportArgs,
     },
@@ -325,7 +328,12 @@ pub fn run(what: What) -> Res {
             pb.finish_and_clear();
             out(&report, report.markdown(), &r)
         }
-        What::Distance { pairs, report: r } => {
+        What::Distance {
+            pairs,
+            rel_error,
+            report: r,
+        } => {
+            rxpipe::distance::rel_keep(rel_error)?;
             let gpu = match rxpipe::gpu::Gpu::new() {
                 Ok(g) => Some(g),
                 Err(e) => {
@@ -351,10 +359,14 @@ pub fn run(what: What) -> Res {
                 None => shared.to_vec(),
             };
             let pb = spinner("starting".into());
-            let report =
-                rxpipe::bench::distance::run(gpu, &names, r.warmup, r.runs as usize, &|m| {
-                    pb.set_message(m.to_string())
-                })?;
+            let report = rxpipe::bench::distance::run(
+                gpu,
+                &names,
+                rel_error,
+                r.warmup,
+                r.runs as usize,
+                &|m| pb.set_message(m.to_string()),
+            )?;
             pb.finish_and_clear();
             out(&report, report.markdown(), &r)
         }

@@ -14,6 +14,11 @@ pub struct Args {
     /// least
     #[arg(long)]
     max: bool,
+    /// answer within this relative error instead of exactly: a pair whose distance is at most
+    /// 1 + E times the least (with --max: at least the greatest over 1 + E), found by measuring
+    /// fewer pairs where many lie near the answer (0 to 1000)
+    #[arg(long, value_name = "E", default_value_t = 0.0)]
+    rel_error: f64,
     /// auto: the GPU when one can be used, else the CPU (and says so)
     #[arg(long, value_enum, default_value = "auto")]
     backend: Which,
@@ -30,6 +35,8 @@ pub enum Which {
 }
 
 pub fn run(a: Args) -> Res {
+    // (before the meshes are loaded: a bad value costs nothing)
+    rxpipe::distance::rel_keep(a.rel_error)?;
     let pb = spinner(format!("loading {} and {}", a.a.display(), a.b.display()));
     let ma = rxpipe::io::load_mesh_or_spec(&a.a)?;
     let mb = rxpipe::io::load_mesh_or_spec(&a.b)?;
@@ -54,11 +61,12 @@ pub fn run(a: Args) -> Res {
     ));
     let t = std::time::Instant::now();
     // (distance, triangles, points, pairs) of the goal
+    let rel = a.rel_error;
     let (distance, triangles, points, pairs) = match (&gpu, a.max) {
-        (Some(g), false) => least(rxpipe::distance::cuda::run(g, &ma, &mb)?),
-        (None, false) => least(rxpipe::distance::cpu::run(&ma, &mb)?),
-        (Some(g), true) => greatest(rxpipe::distance::cuda::run_max(g, &ma, &mb)?),
-        (None, true) => greatest(rxpipe::distance::cpu::run_max(&ma, &mb)?),
+        (Some(g), false) => least(rxpipe::distance::cuda::run_rel(g, &ma, &mb, rel)?),
+        (None, false) => least(rxpipe::distance::cpu::run_rel(&ma, &mb, rel)?),
+        (Some(g), true) => greatest(rxpipe::distance::cuda::run_max_rel(g, &ma, &mb, rel)?),
+        (None, true) => greatest(rxpipe::distance::cpu::run_max_rel(&ma, &mb, rel)?),
     };
     let ms = t.elapsed().as_secs_f64() * 1e3;
     pb.finish_and_clear();
@@ -74,6 +82,7 @@ pub fn run(a: Args) -> Res {
             serde_json::to_string_pretty(&serde_json::json!({
                 "a": a.a, "b": a.b,
                 "goal": goal,
+                "rel_error": rel,
                 "distance": distance,
                 "triangles": triangles,
                 "points": points.map(|p| p.to_array()),
@@ -93,6 +102,14 @@ pub fn run(a: Args) -> Res {
             a.b.display(),
             p(points[1])
         );
+        if rel > 0.0 {
+            let bound = if a.max {
+                format!("at least the greatest over {}", 1.0 + rel)
+            } else {
+                format!("at most {} times the least", 1.0 + rel)
+            };
+            println!("within the relative error {rel}: {bound}");
+        }
         println!(
             "{pairs} triangle pairs measured; {ms:.1} ms on {on} (loading excluded, BVHs included)"
         );
