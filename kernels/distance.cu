@@ -229,6 +229,7 @@ __device__ __forceinline__ unsigned long long rxdi_warp_min(unsigned long long v
 //   [1] that expansion;  [2], [3] the pairs it needed (low, high word)
 //   [4] 1 + the entry whose front holds only leaf pairs: the leaves' front
 //   [5], [6] the grid barrier's count of blocks arrived and its generation
+//   [7] probes taken (a search within a relative error: rxdi_probe)
 //   [RXDI_ENTRIES + 3 i ...] entry i, the front after i expansions: its pairs, its level in A and in B
 // Entry 0 (the roots' pair) is set by the host, the others start at zero. A search that stopped
 // is resumed by the host from the expansion that stopped it, once its buffer has grown.
@@ -274,6 +275,53 @@ __device__ __forceinline__ bool rxdi_plan(const unsigned* st, unsigned i, unsign
     return true;
 }
 
+
+// The triangles of leaf i of 2^depth leaves over n triangles: order[start(i) .. start(i + 1)).
+__device__ __forceinline__ unsigned rxdi_leaf_start(unsigned n, unsigned depth, unsigned i) {
+    return (unsigned)(((unsigned long long)n * i) >> depth);
+}
+
+__device__ __forceinline__ void rxdi_corners(const float* pos, const unsigned* idx, unsigned tri, rxdi_v* c) {
+    for (int k = 0; k < 3; k++) {
+        unsigned v = idx[3 * tri + k];
+        c[k] = {(double)pos[3 * v], (double)pos[3 * v + 1], (double)pos[3 * v + 2]};
+    }
+}
+
+// One mesh as the search reads it: positions, indices, triangle order, triangles, tree depth.
+struct rxdi_mesh {
+    const float* pos; const unsigned* idx; const unsigned* order; unsigned n, depth;
+};
+
+// The first triangle under node `node` (breadth-first index) of a tree of depth `m.depth`.
+__device__ __forceinline__ unsigned rxdi_first_triangle(const rxdi_mesh& m, unsigned node) {
+    unsigned level = 31u - __clz(node + 1u);
+    unsigned leaf = ((node + 1u) << (m.depth - level)) - (1u << m.depth);
+    return m.order[rxdi_leaf_start(m.n, m.depth, leaf)];
+}
+
+// A probe of a search within a relative error: the node pair (a, b), whose sure bound has just
+// tightened the global bound, measured at its first triangles, so that the expansions can cull
+// against a distance a pair of triangles reaches (distance::rel_keep says why the boxes' sure
+// bound cannot serve). The pair is kept in `probes` (its key, then the pair: triangle of A
+// high) for the pick, and its key tightens `best`; a probe beyond the buffer is not taken.
+template <bool MAX>
+__device__ void rxdi_probe(const rxdi_mesh& ma, const rxdi_mesh& mb, unsigned a, unsigned b, unsigned* st,
+                           unsigned long long* probes, unsigned probes_max, unsigned long long* best,
+                           unsigned long long* tested) {
+    unsigned s = atomicAdd(st + 7, 1u);
+    if (s >= probes_max) return;
+    unsigned ta = rxdi_first_triangle(ma, a), tb = rxdi_first_triangle(mb, b);
+    rxdi_v ca[3], cb[3];
+    rxdi_corners(ma.pos, ma.idx, ta, ca);
+    rxdi_corners(mb.pos, mb.idx, tb, cb);
+    unsigned long long key = rxdi_key<MAX>(MAX ? rxdi_tri_far2(ca, cb) : rxdi_tri_tri(ca, cb));
+    probes[2 * s] = key;
+    probes[2 * s + 1] = ((unsigned long long)ta << 32) | tb;
+    atomicMin(best, key);
+    atomicAdd(tested, 1ull);
+}
+
 // Expansion i (planned by rxdi_plan: its levels la, lb, ka, kb and `threads`): thread t
 // (grid-stride) takes pair t >> (ka + kb) of the front `in` (entry i) and
 // its descendants ka levels below in A and kb below in B (the low bits of t choose them). The
@@ -281,13 +329,20 @@ __device__ __forceinline__ bool rxdi_plan(const unsigned* st, unsigned i, unsign
 // (in `out`, counted in entry i + 1) unless its hope misses the global bound by more than the
 // slack. A warp tightens the bound once, with its best, and takes its output slots with one
 // atomic (blocks are whole warps, and a block's threads run the loop's rounds together). The
-// front is read past L1 (__ldcg): other blocks wrote it during this launch.
+// front is read past L1 (__ldcg): other blocks wrote it during this launch. Within a relative
+// error (keep_rel below keep), a warp whose best sure bound tightened the global bound probes
+// that pair (rxdi_probe), and a pair also leaves when its hope misses `best`, the best distance
+// measured, by more than keep_rel.
 template <bool MAX>
 __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
-                               unsigned depth_a, unsigned depth_b, const uint2* in, uint2* out,
+                               const rxdi_mesh& ma, const rxdi_mesh& mb, const uint2* in, uint2* out,
                                unsigned* st, unsigned i, unsigned la, unsigned lb, unsigned ka,
                                unsigned kb, unsigned long long threads, unsigned long long* bound,
-                               double keep) {
+                               double keep, double keep_rel, unsigned long long* probes,
+                               unsigned probes_max, unsigned long long* best_found,
+                               unsigned long long* tested) {
+    unsigned depth_a = ma.depth, depth_b = mb.depth;
+    bool approx = keep_rel < keep;
     unsigned* next = st + RXDI_ENTRIES + 3u * (i + 1u);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         next[1] = la + ka;
@@ -312,10 +367,17 @@ __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* _
             hope = rxdi_hope<MAX>(ba, bb);
         }
         unsigned long long best = rxdi_warp_min(rxdi_key<MAX>(sure));
-        if (lane == 0) atomicMin(bound, best);
+        unsigned long long was = 0;
+        if (lane == 0) was = atomicMin(bound, best);
+        if (approx && __shfl_sync(0xffffffffu, was, 0) > best) {
+            unsigned holder = __ffs(__ballot_sync(0xffffffffu, active && rxdi_key<MAX>(sure) == best)) - 1u;
+            if (lane == holder) rxdi_probe<MAX>(ma, mb, a, b, st, probes, probes_max, best_found, tested);
+        }
         unsigned long long g = *(volatile unsigned long long*)bound;
         double global = rxdi_unkey<MAX>(g < best ? g : best);
         bool stays = active && rxdi_keep<MAX>(hope, global, keep);
+        if (approx && stays)
+            stays = rxdi_keep<MAX>(hope, rxdi_unkey<MAX>(*(volatile unsigned long long*)best_found), keep_rel);
         unsigned mask = __ballot_sync(0xffffffffu, stays);
         if (mask == 0u) continue;
         unsigned leader = __ffs(mask) - 1u, slot = 0;
@@ -325,17 +387,6 @@ __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* _
     }
 }
 
-// The triangles of leaf i of 2^depth leaves over n triangles: order[start(i) .. start(i + 1)).
-__device__ __forceinline__ unsigned rxdi_leaf_start(unsigned n, unsigned depth, unsigned i) {
-    return (unsigned)(((unsigned long long)n * i) >> depth);
-}
-
-__device__ __forceinline__ void rxdi_corners(const float* pos, const unsigned* idx, unsigned tri, rxdi_v* c) {
-    for (int k = 0; k < 3; k++) {
-        unsigned v = idx[3 * tri + k];
-        c[k] = {(double)pos[3 * v], (double)pos[3 * v + 1], (double)pos[3 * v + 2]};
-    }
-}
 
 // The leaf pairs' front (entry st[4] - 1, in fronts0 or fronts1 by its parity) and its size; 0
 // pairs where the search stopped or the front emptied (st[4] is then 0: it is set, before a
@@ -439,7 +490,9 @@ __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* _
                                uint2* fronts0, uint2* fronts1, unsigned long long capacity0,
                                unsigned long long capacity1, unsigned long long front_max, unsigned* st,
                                unsigned from, unsigned long long* counters, double keep, double keep_rel,
-                               double* d2, unsigned long long* pair) {
+                               double* d2, unsigned long long* pair, unsigned long long* probes,
+                               unsigned probes_max) {
+    rxdi_mesh ma = {pos_a, idx_a, order_a, n_a, depth_a}, mb = {pos_b, idx_b, order_b, n_b, depth_b};
     unsigned long long* bound = counters;
     unsigned long long* best = counters + 1;
     unsigned long long* least = counters + 2;
@@ -459,8 +512,9 @@ __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* _
             }
             break;
         }
-        rxdi_expand_as<MAX>(boxes_a, boxes_b, depth_a, depth_b, even ? fronts0 : fronts1,
-                            even ? fronts1 : fronts0, st, i, la, lb, ka, kb, threads, bound, keep);
+        rxdi_expand_as<MAX>(boxes_a, boxes_b, ma, mb, even ? fronts0 : fronts1, even ? fronts1 : fronts0,
+                            st, i, la, lb, ka, kb, threads, bound, keep, keep_rel, probes, probes_max,
+                            best, tested);
         rxdi_grid_sync(st);
     }
     rxdi_leaves_as<MAX>(fronts0, fronts1, st, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
@@ -472,6 +526,10 @@ __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* _
     unsigned stride = gridDim.x * blockDim.x;
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
         if (rxdi_key<MAX>(__ldcg(d2 + i)) == want) atomicMin(least, __ldcg(pair + i));
+    // the probes, which may hold the best distance within a relative error
+    unsigned taken = min(((const volatile unsigned*)st)[7], probes_max);
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < taken; i += stride)
+        if (__ldcg(probes + 2 * i) == want) atomicMin(least, __ldcg(probes + 2 * i + 1));
 }
 
 #define RXDI_SEARCH_ARGS const float* __restrict__ boxes_a, const float* __restrict__ boxes_b, \
@@ -481,10 +539,11 @@ __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* _
     const unsigned* __restrict__ order_b, unsigned n_b, unsigned depth_b, \
     uint2* fronts0, uint2* fronts1, unsigned long long capacity0, unsigned long long capacity1, \
     unsigned long long front_max, unsigned* st, unsigned from, unsigned long long* counters, \
-    double keep, double keep_rel, double* d2, unsigned long long* pair
+    double keep, double keep_rel, double* d2, unsigned long long* pair, \
+    unsigned long long* probes, unsigned probes_max
 #define RXDI_SEARCH_PASS boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a, pos_b, idx_b, \
     order_b, n_b, depth_b, fronts0, fronts1, capacity0, capacity1, front_max, st, from, counters, \
-    keep, keep_rel, d2, pair
+    keep, keep_rel, d2, pair, probes, probes_max
 // (the least distance's triangle test holds 217 registers a thread, which leaves one block of
 // 256 an SM; two a SM measured faster on the nested spheres and the same on the tools)
 extern "C" __global__ void __launch_bounds__(256, 2) rxdi_search(RXDI_SEARCH_ARGS) { rxdi_search_as<false>(RXDI_SEARCH_PASS); }

@@ -123,7 +123,14 @@ pub struct Distance {
     /// the final front's distances and pairs (as long as the larger front buffer)
     d2: CudaSlice<f64>,
     pairs: CudaSlice<u64>,
+    /// a search within a relative error: the node pairs measured during the expansions, a key
+    /// and a pair each (kernels/distance.cu: rxdi_probe)
+    probes: CudaSlice<u64>,
 }
+
+/// The most probes a search within a relative error takes (a probe beyond them is skipped,
+/// which costs culling, not the guarantee).
+const PROBES: u32 = 1 << 16;
 
 impl Distance {
     pub fn new(gpu: &Arc<Gpu>) -> Result<Distance, DistanceError> {
@@ -173,6 +180,7 @@ impl Distance {
             state: gpu.zeros(64, "the search's state")?,
             d2: gpu.zeros(capacity, "leaf distances")?,
             pairs: gpu.zeros(capacity, "leaf pairs")?,
+            probes: gpu.zeros(2 * PROBES as usize, "the search's probes")?,
         })
     }
 
@@ -531,13 +539,16 @@ impl Distance {
                 .arg(&keep)
                 .arg(&keep_rel)
                 .arg(&self.d2)
-                .arg(&self.pairs);
+                .arg(&self.pairs)
+                .arg(&self.probes)
+                .arg(&PROBES);
             // SAFETY: the grid is what every SM holds at once (a cooperative launch refuses
             // more), so its barriers meet. Each expansion's pairs lie in its input front (its
             // entry's count of them) and their descendants in the trees; it writes at most its
             // output's capacity, and the state's entries up to the deeper tree's depth, all
             // within the state buffer; the leaves' front is within the distances' and pairs'
-            // length; leaf ranges and triangle indices lie within the uploaded arrays.
+            // length; leaf ranges and triangle indices lie within the uploaded arrays; the
+            // probes taken are at most PROBES, the probe buffer's entries.
             unsafe { l.launch_cooperative(cfg) }.ctx("rxdi_search")?;
             let got = gpu.download(&self.state, state.len())?;
             let w = |k: usize| state_word(&got, k);
@@ -567,13 +578,17 @@ impl Distance {
             from = j;
         };
         let w = |k: usize| state_word(&got, k);
-        let last = w(4);
-        if last == 0 || got[2] == u64::MAX {
+        if got[2] == u64::MAX {
             // every pair culled against the cap
             return Ok(None);
         }
+        // (within a relative error the front may empty before the leaves, every pair culled
+        // against a probe, which then holds the answer)
+        let fronts = (0..entries)
+            .take_while(|&e| w(STATE_WORDS + 3 * e) > 0)
+            .count();
         let p = got[2];
-        let largest = (0..last as usize)
+        let largest = (0..fronts)
             .map(|e| w(STATE_WORDS + 3 * e) as u64)
             .max()
             .unwrap_or(1);
@@ -581,7 +596,7 @@ impl Distance {
             d2: goal.value(got[1]),
             triangles: [(p >> 32) as u32, p as u32],
             pairs_tested: got[3],
-            expansions: last - 1,
+            expansions: fronts.saturating_sub(1) as u32,
             largest_front: largest,
         }))
     }
