@@ -330,10 +330,10 @@ __device__ void rxdi_probe(const rxdi_mesh& ma, const rxdi_mesh& mb, unsigned a,
 // slack. A warp tightens the bound once, with its best, and takes its output slots with one
 // atomic (blocks are whole warps, and a block's threads run the loop's rounds together). The
 // front is read past L1 (__ldcg): other blocks wrote it during this launch. Within a relative
-// error (keep_rel below keep), a warp whose best sure bound tightened the global bound probes
+// error (APPROX), a warp whose best sure bound tightened the global bound probes
 // that pair (rxdi_probe), and a pair also leaves when its hope misses `best`, the best distance
 // measured, by more than keep_rel.
-template <bool MAX>
+template <bool MAX, bool APPROX>
 __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
                                const rxdi_mesh& ma, const rxdi_mesh& mb, const uint2* in, uint2* out,
                                unsigned* st, unsigned i, unsigned la, unsigned lb, unsigned ka,
@@ -342,7 +342,6 @@ __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* _
                                unsigned probes_max, unsigned long long* best_found,
                                unsigned long long* tested) {
     unsigned depth_a = ma.depth, depth_b = mb.depth;
-    bool approx = keep_rel < keep;
     unsigned* next = st + RXDI_ENTRIES + 3u * (i + 1u);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         next[1] = la + ka;
@@ -369,14 +368,14 @@ __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* _
         unsigned long long best = rxdi_warp_min(rxdi_key<MAX>(sure));
         unsigned long long was = 0;
         if (lane == 0) was = atomicMin(bound, best);
-        if (approx && __shfl_sync(0xffffffffu, was, 0) > best) {
+        if (APPROX && __shfl_sync(0xffffffffu, was, 0) > best) {
             unsigned holder = __ffs(__ballot_sync(0xffffffffu, active && rxdi_key<MAX>(sure) == best)) - 1u;
             if (lane == holder) rxdi_probe<MAX>(ma, mb, a, b, st, probes, probes_max, best_found, tested);
         }
         unsigned long long g = *(volatile unsigned long long*)bound;
         double global = rxdi_unkey<MAX>(g < best ? g : best);
         bool stays = active && rxdi_keep<MAX>(hope, global, keep);
-        if (approx && stays)
+        if (APPROX && stays)
             stays = rxdi_keep<MAX>(hope, rxdi_unkey<MAX>(*(volatile unsigned long long*)best_found), keep_rel);
         unsigned mask = __ballot_sync(0xffffffffu, stays);
         if (mask == 0u) continue;
@@ -403,10 +402,10 @@ __device__ __forceinline__ unsigned rxdi_final(const unsigned* st, const uint2* 
 // Each leaf pair of the final front (grid-stride, entry j): its triangles' exact distances (at
 // most four), culled first against the global bound; the best (distance, least pair) of the entry
 // in d2[j], pair[j] (triangle of A high, of B low) and the warp's best distance into `best` and
-// `bound` (keys; blocks are whole warps). A search within a relative error (keep_rel below keep:
+// `bound` (keys; blocks are whole warps). A search within a relative error (APPROX; keep_rel:
 // distance::rel_keep) also culls against `best`, the best distance measured, with keep_rel, and
 // shares each warp's best into it every round, so that the later rounds are culled against it.
-template <bool MAX>
+template <bool MAX, bool APPROX>
 __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const unsigned* st,
                                const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
                                const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
@@ -421,7 +420,6 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
     unsigned n = 0;
     unsigned stride = gridDim.x * blockDim.x;
     unsigned lane = threadIdx.x & 31u;
-    bool approx = keep_rel < keep;
     // (i - lane is the warp's, so every lane of a warp takes the same rounds)
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i - lane < count; i += stride) {
         double dbest = rxdi_worst<MAX>();
@@ -433,7 +431,7 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
             double hope = rxdi_hope<MAX>(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
             double global = rxdi_unkey<MAX>(*(volatile unsigned long long*)bound);
             kept = rxdi_keep<MAX>(hope, global, keep);
-            if (approx && kept) {
+            if (APPROX && kept) {
                 double found = rxdi_unkey<MAX>(*(volatile unsigned long long*)best);
                 kept = rxdi_keep<MAX>(hope, found, keep_rel);
             }
@@ -463,7 +461,7 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
             pair[i] = pbest;
         }
         if (rxdi_key<MAX>(dbest) < rxdi_key<MAX>(tbest)) tbest = dbest;
-        if (approx) {
+        if (APPROX) {
             unsigned long long w = rxdi_warp_min(rxdi_key<MAX>(dbest));
             if (lane == 0u && w < *(volatile unsigned long long*)best) atomicMin(best, w);
         }
@@ -481,7 +479,7 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
 
 // The whole search from expansion `from` (0, or where a stopped search resumes) to the leaves'
 // pick: the least pair among the final front's entries at the best distance into `least`.
-template <bool MAX>
+template <bool MAX, bool APPROX>
 __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* __restrict__ boxes_b,
                                const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
                                const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
@@ -512,12 +510,12 @@ __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* _
             }
             break;
         }
-        rxdi_expand_as<MAX>(boxes_a, boxes_b, ma, mb, even ? fronts0 : fronts1, even ? fronts1 : fronts0,
+        rxdi_expand_as<MAX, APPROX>(boxes_a, boxes_b, ma, mb, even ? fronts0 : fronts1, even ? fronts1 : fronts0,
                             st, i, la, lb, ka, kb, threads, bound, keep, keep_rel, probes, probes_max,
                             best, tested);
         rxdi_grid_sync(st);
     }
-    rxdi_leaves_as<MAX>(fronts0, fronts1, st, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
+    rxdi_leaves_as<MAX, APPROX>(fronts0, fronts1, st, boxes_a, boxes_b, pos_a, idx_a, order_a, n_a, depth_a,
                         pos_b, idx_b, order_b, n_b, depth_b, bound, keep, keep_rel, d2, pair, best, tested);
     rxdi_grid_sync(st);
     const uint2* front = fronts0;
@@ -546,8 +544,12 @@ __device__ void rxdi_search_as(const float* __restrict__ boxes_a, const float* _
     keep, keep_rel, d2, pair, probes, probes_max
 // (the least distance's triangle test holds 217 registers a thread, which leaves one block of
 // 256 an SM; two a SM measured faster on the nested spheres and the same on the tools)
-extern "C" __global__ void __launch_bounds__(256, 2) rxdi_search(RXDI_SEARCH_ARGS) { rxdi_search_as<false>(RXDI_SEARCH_PASS); }
-extern "C" __global__ void rxdi_search_max(RXDI_SEARCH_ARGS) { rxdi_search_as<true>(RXDI_SEARCH_PASS); }
+// (the searches within a relative error are kernels of their own, so that the exact ones carry
+// no probe)
+extern "C" __global__ void __launch_bounds__(256, 2) rxdi_search(RXDI_SEARCH_ARGS) { rxdi_search_as<false, false>(RXDI_SEARCH_PASS); }
+extern "C" __global__ void rxdi_search_max(RXDI_SEARCH_ARGS) { rxdi_search_as<true, false>(RXDI_SEARCH_PASS); }
+extern "C" __global__ void __launch_bounds__(256, 2) rxdi_search_rel(RXDI_SEARCH_ARGS) { rxdi_search_as<false, true>(RXDI_SEARCH_PASS); }
+extern "C" __global__ void rxdi_search_max_rel(RXDI_SEARCH_ARGS) { rxdi_search_as<true, true>(RXDI_SEARCH_PASS); }
 
 // ---- placing meshes in the world: their positions under transforms, their trees refit ----
 //

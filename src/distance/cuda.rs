@@ -99,9 +99,10 @@ pub struct Found {
 /// The kernels and the buffers a query reuses.
 pub struct Distance {
     gpu: Arc<Gpu>,
-    /// the search kernel for [`Goal::Least`] and for [`Goal::Greatest`], and the blocks each can
-    /// have resident on the whole GPU at once (its cooperative launch's grid)
-    search: [(CudaFunction, u32); 2],
+    /// the search kernel for [`Goal::Least`] and for [`Goal::Greatest`], exact and then within a
+    /// relative error, and the blocks each can have resident on the whole GPU at once (its
+    /// cooperative launch's grid)
+    search: [(CudaFunction, u32); 4],
     /// whether the GPU takes cooperative launches (every CUDA GPU since Pascal does)
     cooperative: bool,
     transform: CudaFunction,
@@ -163,6 +164,8 @@ impl Distance {
             search: [
                 resident(gpu.function(&module, "rxdi_search")?)?,
                 resident(gpu.function(&module, "rxdi_search_max")?)?,
+                resident(gpu.function(&module, "rxdi_search_rel")?)?,
+                resident(gpu.function(&module, "rxdi_search_max_rel")?)?,
             ],
             cooperative,
             transform: gpu.function(&module, "rxdi_transform")?,
@@ -504,7 +507,9 @@ impl Distance {
         s.memcpy_htod(&[0u32, 0], &mut self.fronts[0].slice_mut(0..2))
             .ctx("setting the front")?;
         let keep = 1.0 + SLACK;
-        let (search, blocks) = &self.search[(goal == Goal::Greatest) as usize];
+        let approx = keep_rel < keep;
+        let (search, blocks) =
+            &self.search[(goal == Goal::Greatest) as usize + 2 * approx as usize];
         let cfg = cudarc::driver::LaunchConfig {
             grid_dim: (*blocks, 1, 1),
             block_dim: (crate::gpu::BLOCK_1D, 1, 1),
