@@ -27,6 +27,11 @@
 //! the rounding of either (a relative error of about 1e-8 in the squared distance where two
 //! meshes nearly touch far from the origin).
 //!
+//! Either search may be asked for an answer within a relative error instead
+//! ([`cpu::min_distance_rel`], [`cuda::Distance::query_rel`] and their greatest-distance
+//! twins; [`rel_keep`] gives the guarantee and why it holds): far fewer pairs where many lie
+//! near the answer, not always the same pair on both backends.
+//!
 //! ```
 //! // two unit spheres whose centres are 3 apart: about 1 between them
 //! let a = rxpipe::mesh::icosphere(3);
