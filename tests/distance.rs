@@ -586,7 +586,7 @@ fn the_command_reports_the_distance_and_names_bad_input() {
         "{text}"
     );
     let out = Command::new(common::rxpipe_exe())
-        .args(["distance", "--backend", "cpu", "--rel-error=-1"])
+        .args(["distance", "--backend", "cpu", "--rel-error", "-1"])
         .args([&a, &b])
         .output()
         .unwrap();

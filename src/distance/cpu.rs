@@ -124,18 +124,18 @@ struct Search<'a> {
     tb: &'a Bvh,
     bound: AtomicU64,
     found: AtomicU64,
-    rel: f64,
+    keep_rel: f64,
 }
 
 impl<'a> Search<'a> {
     /// A search for `goal` from the bound `start` (squared), within the relative error whose
-    /// factor is `rel` ([`super::rel_keep`]).
+    /// factor is `keep_rel` ([`super::rel_keep`]).
     fn new(
         goal: Goal,
         (a, ta): (&'a Mesh, &'a Bvh),
         (b, tb): (&'a Mesh, &'a Bvh),
         start: f64,
-        rel: f64,
+        keep_rel: f64,
     ) -> Search<'a> {
         Search {
             goal,
@@ -145,7 +145,7 @@ impl<'a> Search<'a> {
             tb,
             bound: AtomicU64::new(goal.key(start)),
             found: AtomicU64::new(goal.key(goal.worst())),
-            rel,
+            keep_rel,
         }
     }
 }
@@ -154,7 +154,7 @@ impl Search<'_> {
     fn keep(&self, hope: f64) -> bool {
         let value = |k: &AtomicU64| self.goal.value(k.load(Ordering::Relaxed));
         self.goal.keep(hope, value(&self.bound), 1.0 + SLACK)
-            && self.goal.keep(hope, value(&self.found), self.rel)
+            && self.goal.keep(hope, value(&self.found), self.keep_rel)
     }
 
     fn hope(&self, na: usize, nb: usize) -> f64 {

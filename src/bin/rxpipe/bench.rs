@@ -97,7 +97,12 @@ pub enum What {
         #[arg(long, value_delimiter = ',')]
         pairs: Option<Vec<String>>,
         /// also both searches within this relative error (0: not measured)
-        #[arg(long, value_name = "E", default_value_t = 0.1)]
+        #[arg(
+            long,
+            value_name = "E",
+            default_value_t = 0.1,
+            allow_negative_numbers = true
+        )]
         rel_error: f64,
         #[command(flatten)]
         report: ReportArgs,

@@ -17,7 +17,12 @@ pub struct Args {
     /// answer within this relative error instead of exactly: a pair whose distance is at most
     /// 1 + E times the least (with --max: at least the greatest over 1 + E), found by measuring
     /// fewer pairs where many lie near the answer (0 to 1000)
-    #[arg(long, value_name = "E", default_value_t = 0.0)]
+    #[arg(
+        long,
+        value_name = "E",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
     rel_error: f64,
     /// auto: the GPU when one can be used, else the CPU (and says so)
     #[arg(long, value_enum, default_value = "auto")]
