@@ -17,8 +17,11 @@ use crate::Mesh;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How many node pairs the breadth-first start aims for before the threads take them.
-const START: usize = 4096;
+/// How many node pairs the breadth-first start aims for per thread before the threads take
+/// them: enough for the threads to share the work, few enough that the start, which measures no
+/// triangles and computes a sure bound for most pairs, stays short (benches/results/
+/// h100-distance.md, the thirty-ninth session).
+const START_PER_THREAD: usize = 32;
 
 /// What a search looks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,7 +242,8 @@ impl Search<'_> {
         // than it hopes for, so the others cannot tighten it)
         let mut front = vec![(self.hope(0, 0), 0usize, 0usize)];
         self.sure(0, 0);
-        while front.len() < START {
+        let start = START_PER_THREAD * rayon::current_num_threads().max(1);
+        while front.len() < start {
             let mut next = Vec::with_capacity(2 * front.len());
             let mut split = false;
             for &(h, na, nb) in &front {
