@@ -405,6 +405,25 @@ fn within_rel(got: f64, exact: f64, rel: f64, greatest: bool, what: &str) {
     }
 }
 
+/// Both answers within `rel` (`c` for the least distance, `f` for the greatest) against the
+/// exact ones; whether either differs from them.
+fn both_within_rel(
+    (c, least): (&Closest, &Closest),
+    (f, most): (&Farthest, &Farthest),
+    rel: f64,
+    what: &str,
+) -> u32 {
+    within_rel(c.distance, least.distance, rel, false, what);
+    within_rel(
+        f.distance,
+        most.distance,
+        rel,
+        true,
+        &format!("{what} (greatest)"),
+    );
+    (c.distance != least.distance) as u32 + (f.distance != most.distance) as u32
+}
+
 /// The pairs the searches within an error are checked on: [`cases`], a deeper pair of nested
 /// spheres, and the shared pairs of up to 10,000 triangles where they are.
 fn rel_cases() -> Vec<(Mesh, Mesh)> {
@@ -429,18 +448,10 @@ fn searches_within_a_relative_error_keep_their_bound() {
     for (k, (a, b)) in all.iter().enumerate() {
         let (least, most) = (cpu::run(a, b).unwrap(), cpu::run_max(a, b).unwrap());
         for rel in RELS {
-            let what = format!("case {k} within {rel}");
             let c = cpu::run_rel(a, b, rel).unwrap();
-            within_rel(c.distance, least.distance, rel, false, &what);
             let f = cpu::run_max_rel(a, b, rel).unwrap();
-            within_rel(
-                f.distance,
-                most.distance,
-                rel,
-                true,
-                &format!("{what} (greatest)"),
-            );
-            inexact += (c.distance != least.distance) as u32 + (f.distance != most.distance) as u32;
+            let what = format!("case {k} within {rel}");
+            inexact += both_within_rel((&c, &least), (&f, &most), rel, &what);
         }
         // with no error allowed, the exact search itself
         same(
@@ -488,16 +499,9 @@ fn gpu_searches_within_a_relative_error_keep_their_bound() {
         for rel in RELS {
             let what = format!("GPU, case {k} within {rel}");
             let c = distance::cuda::run_rel(&gpu, a, b, rel).unwrap();
-            within_rel(c.distance, least.distance, rel, false, &what);
             assert!(c.pairs_tested <= least.pairs_tested.max(1) * 4, "{what}");
             let f = distance::cuda::run_max_rel(&gpu, a, b, rel).unwrap();
-            within_rel(
-                f.distance,
-                most.distance,
-                rel,
-                true,
-                &format!("{what} (greatest)"),
-            );
+            both_within_rel((&c, &least), (&f, &most), rel, &what);
         }
         // with no error allowed, the exact search, as the CPU's
         let c = distance::cuda::run_rel(&gpu, a, b, 0.0).unwrap();

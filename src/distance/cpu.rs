@@ -84,7 +84,7 @@ impl Goal {
     }
 
     /// The worst squared distance: where a search's bounds start.
-    fn worst(self) -> f64 {
+    pub fn worst(self) -> f64 {
         match self {
             Goal::Least => f64::INFINITY,
             Goal::Greatest => 0.0,

@@ -419,9 +419,7 @@ impl Distance {
         b: &DeviceMesh,
         rel: f64,
     ) -> Result<Found, DistanceError> {
-        let keep_rel = super::rel_keep(rel)?;
-        self.search(Goal::Least, a, b, f64::INFINITY, keep_rel)?
-            .ok_or(DistanceError::Lost)
+        self.search_rel(Goal::Least, a, b, rel)
     }
 
     /// [`Distance::query`] where the distance is at most `cap`, else `None` (or, rarely, a
@@ -450,8 +448,19 @@ impl Distance {
         b: &DeviceMesh,
         rel: f64,
     ) -> Result<Found, DistanceError> {
+        self.search_rel(Goal::Greatest, a, b, rel)
+    }
+
+    /// The whole search for `goal` (from the worst distance) within the relative error `rel`.
+    fn search_rel(
+        &mut self,
+        goal: Goal,
+        a: &DeviceMesh,
+        b: &DeviceMesh,
+        rel: f64,
+    ) -> Result<Found, DistanceError> {
         let keep_rel = super::rel_keep(rel)?;
-        self.search(Goal::Greatest, a, b, 0.0, keep_rel)?
+        self.search(goal, a, b, goal.worst(), keep_rel)?
             .ok_or(DistanceError::Lost)
     }
 
@@ -486,10 +495,7 @@ impl Distance {
         let words = STATE_WORDS + 3 * entries;
         // the four counters (the bound, the best distance (keys: the worst distance's for a
         // start), the least pair at it, pairs measured), then the state's words two to a u64
-        let worst = match goal {
-            Goal::Least => f64::INFINITY,
-            Goal::Greatest => 0.0,
-        };
+        let worst = goal.worst();
         let mut state = vec![0u64; 4 + words.div_ceil(2)];
         state[..4].copy_from_slice(&[goal.key(start), goal.key(worst), u64::MAX, 0]);
         let mut word = |w: usize, v: u32| state[4 + w / 2] |= (v as u64) << (32 * (w % 2));

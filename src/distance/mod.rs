@@ -132,7 +132,7 @@ pub enum DistanceError {
     Front { pairs: u64 },
     #[error("mesh '{mesh}': its transform takes its positions out of the finite numbers")]
     Placement { mesh: String },
-    #[error("relative error {0}: it must be a number from 0 (exact) to 1000")]
+    #[error("relative error {0}: it must be a number from 0 (exact) to {MAX_REL_ERROR}")]
     RelError(f64),
 }
 
