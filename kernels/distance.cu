@@ -677,28 +677,28 @@ __device__ __forceinline__ void rxdi_append(bool stays, uint4 e, uint4* out, uns
     if (stays) out[base + __popc(mask & ((1u << lane) - 1u))] = e;
 }
 
-// One level of the search for every object at once: entry (a node of A, b node of object obj's
-// tree) of `in`, unless its object is already found within reach, goes to `leaves` when both are
-// leaves, else each of its child pairs (the children of whichever nodes are not leaves) whose
-// boxes' gap is within reach (squared, with the slack: `reach2`) to `out`. counts[0] counts
-// `out`, counts[1] `leaves`. Blocks are whole warps.
-extern "C" __global__ void rxdi_within_expand(const float* __restrict__ boxes_a, unsigned depth_a,
-                                              const unsigned long long* __restrict__ table,
-                                              const uint4* __restrict__ in, unsigned n,
-                                              const unsigned* __restrict__ found, double reach2,
-                                              uint4* __restrict__ out, uint4* __restrict__ leaves,
-                                              unsigned* counts) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+// Entry i of the front `in` (n entries; the whole warp calls it together, i past n for none):
+// (a node of A, b node of object obj's tree), unless its object is already found within reach,
+// goes to `leaves` (counted in `leaf_count`) when both are leaves, else each of its child pairs
+// (the children of whichever nodes are not leaves) whose boxes' gap is within reach (squared,
+// with the slack: `reach2`) to `out` (counted in `out_count`). The front and the answers are
+// read past L1 (__ldcg): other blocks wrote them during this launch.
+__device__ __forceinline__ void rxdi_within_expand(const float* __restrict__ boxes_a, unsigned depth_a,
+                                                   const unsigned long long* __restrict__ table,
+                                                   const uint4* in, unsigned n, unsigned i,
+                                                   const unsigned* found, double reach2, uint4* out,
+                                                   unsigned* out_count, uint4* leaves,
+                                                   unsigned* leaf_count) {
     uint4 e = make_uint4(0u, 0u, 0u, 0u);
     bool live = i < n;
     if (live) {
-        e = in[i];
-        live = found[e.z] == 0u;
+        e = __ldcg(in + i);
+        live = __ldcg(found + e.z) == 0u;
     }
     rxdi_ref b = rxdi_table(table, live ? e.z : 0u);
     bool leaf_a = live && rxdi_level(e.x) == depth_a;
     bool leaf_b = live && rxdi_level(e.y) == b.depth;
-    rxdi_append(live && leaf_a && leaf_b, e, leaves, counts + 1);
+    rxdi_append(live && leaf_a && leaf_b, e, leaves, leaf_count);
     bool split = live && !(leaf_a && leaf_b);
     for (unsigned j = 0; j < 4; j++) {
         unsigned ja = j & 1u, jb = j >> 1;
@@ -711,28 +711,22 @@ extern "C" __global__ void rxdi_within_expand(const float* __restrict__ boxes_a,
             c.y = leaf_b ? e.y : 2u * e.y + 1u + jb;
             stays = rxdi_box_lower2(rxdi_load_box(boxes_a, c.x), rxdi_load_box(b.boxes, c.y)) <= reach2;
         }
-        rxdi_append(stays, c, out, counts);
+        rxdi_append(stays, c, out, out_count);
     }
 }
 
-// Each leaf pair: whether one of its pairs of triangles lies within reach (squared distance at
-// most cap2); if so its object is marked found.
-extern "C" __global__ void rxdi_within_leaves(const float* __restrict__ pos_a, const unsigned* __restrict__ idx_a,
-                                              const unsigned* __restrict__ order_a, unsigned n_a, unsigned depth_a,
-                                              const unsigned long long* __restrict__ table,
-                                              const uint4* __restrict__ leaves, unsigned n,
-                                              double cap2, unsigned* found) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    uint4 e = leaves[i];
-    if (((volatile unsigned*)found)[e.z]) return;
+// Leaf pair e: whether one of its pairs of triangles lies within reach (squared distance at most
+// cap2); if so its object is marked found.
+__device__ __forceinline__ void rxdi_within_leaf(const rxdi_mesh& ma, const unsigned long long* __restrict__ table,
+                                                 uint4 e, double cap2, unsigned* found) {
+    if (__ldcg(found + e.z)) return;
     rxdi_ref b = rxdi_table(table, e.z);
-    unsigned la = e.x + 1u - (1u << depth_a), lb = e.y + 1u - (1u << b.depth);
-    unsigned a0 = rxdi_leaf_start(n_a, depth_a, la), a1 = rxdi_leaf_start(n_a, depth_a, la + 1);
+    unsigned la = e.x + 1u - (1u << ma.depth), lb = e.y + 1u - (1u << b.depth);
+    unsigned a0 = rxdi_leaf_start(ma.n, ma.depth, la), a1 = rxdi_leaf_start(ma.n, ma.depth, la + 1);
     unsigned b0 = rxdi_leaf_start(b.n, b.depth, lb), b1 = rxdi_leaf_start(b.n, b.depth, lb + 1);
     for (unsigned p = a0; p < a1; p++) {
         rxdi_v ca[3];
-        rxdi_corners(pos_a, idx_a, order_a[p], ca);
+        rxdi_corners(ma.pos, ma.idx, ma.order[p], ca);
         for (unsigned q = b0; q < b1; q++) {
             rxdi_v cb[3];
             rxdi_corners(b.pos, b.idx, b.order[q], cb);
@@ -741,5 +735,52 @@ extern "C" __global__ void rxdi_within_leaves(const float* __restrict__ pos_a, c
                 return;
             }
         }
+    }
+}
+
+// For every object of `table`: whether some pair of its triangles and A's lies within reach,
+// into found[object]. One cooperative launch for the whole search: level i's front (entries of
+// every object, in fronts0 or fronts1 by its parity) is expanded one level down in both trees by
+// the whole grid, a barrier, its leaf pairs measured, a barrier, the next level; an object found
+// within reach drops out of the search. Its state on the device, in 32-bit words:
+//   [0] 1 when a level's children might not fit the fronts' `capacity` (4 a pair); [1] that level
+//   [5], [6] the grid barrier's count of blocks arrived and its generation (rxdi_grid_sync)
+//   [RXDI_ENTRIES + 2 i] front i's pairs; [RXDI_ENTRIES + 2 i + 1] the leaf pairs level i set aside
+// The host sets front 0 (the roots' pair of every object) and its count; a search that stopped
+// is resumed by the host from the level that stopped it, once the fronts have grown.
+extern "C" __global__ void rxdi_within_search(const float* __restrict__ boxes_a, const float* __restrict__ pos_a,
+                                              const unsigned* __restrict__ idx_a,
+                                              const unsigned* __restrict__ order_a, unsigned n_a,
+                                              unsigned depth_a, const unsigned long long* __restrict__ table,
+                                              uint4* fronts0, uint4* fronts1, uint4* leaves,
+                                              unsigned capacity, unsigned* found, double reach2,
+                                              double cap2, unsigned* st, unsigned from) {
+    rxdi_mesh ma = {pos_a, idx_a, order_a, n_a, depth_a};
+    unsigned stride = gridDim.x * blockDim.x;
+    const volatile unsigned* v = st;
+    for (unsigned i = from;; i++) {
+        // every block decides from word i alone, which the level before the last barrier wrote
+        unsigned n = v[RXDI_ENTRIES + 2u * i];
+        if (n == 0u) break;
+        if ((unsigned long long)n * 4u > capacity) {
+            if (blockIdx.x == 0 && threadIdx.x == 0) {
+                st[1] = i;
+                __threadfence();
+                st[0] = 1u;
+            }
+            break;
+        }
+        const uint4* in = i % 2u == 0u ? fronts0 : fronts1;
+        uint4* out = i % 2u == 0u ? fronts1 : fronts0;
+        unsigned* counts = st + RXDI_ENTRIES + 2u * i;
+        // (a block's threads run the rounds together: the appends vote warp-wide)
+        for (unsigned base = blockIdx.x * blockDim.x; base < n; base += stride)
+            rxdi_within_expand(boxes_a, depth_a, table, in, n, base + threadIdx.x, found, reach2, out,
+                               counts + 2, leaves, counts + 1);
+        rxdi_grid_sync(st);
+        unsigned m = v[RXDI_ENTRIES + 2u * i + 1u];
+        for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < m; k += stride)
+            rxdi_within_leaf(ma, table, __ldcg(leaves + k), cap2, found);
+        rxdi_grid_sync(st);
     }
 }

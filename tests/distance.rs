@@ -953,7 +953,6 @@ fn gpu_placing_equals_the_hosts() {
 #[test]
 fn gpu_tolerance_of_many_objects_equals_the_cpus() {
     let Some(gpu) = common::gpu() else { return };
-    let mut q = distance::cuda::Distance::new(&gpu).unwrap();
     let a = rxpipe::mesh::icosphere(4);
     let ta = distance::bvh::Bvh::build(&a).unwrap();
     let da = distance::cuda::DeviceMesh::new(&gpu, &a, &ta).unwrap();
@@ -986,8 +985,19 @@ fn gpu_tolerance_of_many_objects_equals_the_cpus() {
             .zip(&trees)
             .map(|(m, t)| cpu::within(&a, &ta, m, t, cap))
             .collect();
+        // (a new query each time: its fronts start small)
+        let mut q = distance::cuda::Distance::new(&gpu).unwrap();
         let got = q.within_many(&da, &refs, cap).unwrap();
         assert_eq!(got, want, "cap {cap}");
+        // the widest reach outgrows the fronts a query starts with: the search stopped, they
+        // grew, and it went on from the level that stopped it
+        if cap == 1.0 {
+            assert!(
+                q.within_capacity() > distance::cuda::WITHIN_FRONT,
+                "{}",
+                q.within_capacity()
+            );
+        }
         // some of each, so that both answers are checked
         if cap == 0.3 {
             assert!(

@@ -13,7 +13,7 @@ use super::cpu::Goal;
 use super::triangle::Aabb;
 use super::{closest, farthest, Closest, DistanceError, Farthest, SLACK};
 use crate::gpu::kernels::Source;
-use crate::gpu::{launch_1d, Context, Gpu};
+use crate::gpu::{Context, Gpu};
 use crate::Mesh;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 use std::sync::Arc;
@@ -109,8 +109,9 @@ pub struct Distance {
     leaf_boxes: CudaFunction,
     parent_boxes: CudaFunction,
     top_boxes: CudaFunction,
-    within_expand: CudaFunction,
-    within_leaves: CudaFunction,
+    /// the tolerance search of many objects ([`Distance::within_many`]) and its cooperative
+    /// launch's grid
+    within_search: (CudaFunction, u32),
     /// the placing jobs' table and transforms (`place_many`)
     place_table: CudaSlice<u64>,
     /// the front being expanded and the next one, and the pairs each can hold
@@ -127,6 +128,11 @@ pub struct Distance {
     /// a search within a relative error: the node pairs measured during the expansions, a key
     /// and a pair each (kernels/distance.cu: rxdi_probe)
     probes: CudaSlice<u64>,
+    /// the tolerance search's two fronts and its leaf pairs (four words an entry), the entries a
+    /// front holds, and its state (kernels/distance.cu, before `rxdi_within_search`)
+    within: [CudaSlice<u32>; 3],
+    within_capacity: usize,
+    within_state: CudaSlice<u32>,
 }
 
 /// The most probes a search within a relative error takes (a probe beyond them is skipped,
@@ -144,7 +150,7 @@ impl Distance {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .ctx("reading the number of multiprocessors")? as u32;
-        // (the searches need cooperative launches; placing and the tolerance query do not)
+        // (the searches need cooperative launches; placing does not)
         let cooperative = gpu
             .ctx
             .attribute(
@@ -172,8 +178,7 @@ impl Distance {
             leaf_boxes: gpu.function(&module, "rxdi_leaf_boxes")?,
             parent_boxes: gpu.function(&module, "rxdi_parent_boxes")?,
             top_boxes: gpu.function(&module, "rxdi_top_boxes")?,
-            within_expand: gpu.function(&module, "rxdi_within_expand")?,
-            within_leaves: gpu.function(&module, "rxdi_within_leaves")?,
+            within_search: resident(gpu.function(&module, "rxdi_within_search")?)?,
             place_table: gpu.zeros(64, "the placing table")?,
             fronts: [
                 gpu.zeros(2 * capacity, "the front")?,
@@ -184,6 +189,13 @@ impl Distance {
             d2: gpu.zeros(capacity, "leaf distances")?,
             pairs: gpu.zeros(capacity, "leaf pairs")?,
             probes: gpu.zeros(2 * PROBES as usize, "the search's probes")?,
+            within: [
+                gpu.zeros(4 * WITHIN_FRONT, "the tolerance search's front")?,
+                gpu.zeros(4 * WITHIN_FRONT, "the tolerance search's front")?,
+                gpu.zeros(WITHIN_FRONT, "the tolerance search's leaf pairs")?,
+            ],
+            within_capacity: WITHIN_FRONT,
+            within_state: gpu.zeros(128, "the tolerance search's state")?,
         })
     }
 
@@ -312,11 +324,13 @@ impl Distance {
 
     /// For each of `objects`, whether some pair of its triangles and `a`'s lies within `cap`
     /// (squared distance at most `cap * cap`): [`super::cpu::within`] for all of them in one
-    /// search. The front holds (node of A, node of the object's tree, object) entries of every
-    /// object; each launch takes all of them one level down (both nodes split unless leaves),
-    /// keeps the child pairs whose boxes come within reach, and sets the leaf pairs aside; the
-    /// leaf pairs' triangles are measured after each level, and an object found within reach
-    /// drops out of the search. One read-back of the two counts a level, and one of the answers.
+    /// search, one cooperative launch (kernels/distance.cu: `rxdi_within_search`). The front
+    /// holds (node of A, node of the object's tree, object) entries of every object; each level
+    /// takes all of them one level down (both nodes split unless leaves), keeps the child pairs
+    /// whose boxes come within reach, and sets the leaf pairs aside, whose triangles are then
+    /// measured; an object found within reach drops out of the search. One read-back of the
+    /// search's state and one of the answers; where a level's pairs would not fit the fronts,
+    /// they grow (and stay grown for the next query) and the search goes on from that level.
     pub fn within_many(
         &mut self,
         a: &DeviceMesh,
@@ -326,6 +340,7 @@ impl Distance {
         if objects.is_empty() {
             return Ok(Vec::new());
         }
+        self.cooperative()?;
         let gpu = self.gpu.clone();
         let s = &gpu.stream;
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
@@ -342,67 +357,126 @@ impl Distance {
             })
             .collect();
         let table = gpu.upload(&table, "the objects' table")?;
-        let mut found: CudaSlice<u32> = gpu.zeros(objects.len(), "the objects' answers")?;
-        let start: Vec<u32> = (0..objects.len() as u32)
-            .flat_map(|k| [0, 0, k, 0])
-            .collect();
-        let mut front = gpu.upload(&start, "the front")?;
-        let mut counts: CudaSlice<u32> = gpu.zeros(2, "the front's counts")?;
+        let found: CudaSlice<u32> = gpu.zeros(objects.len(), "the objects' answers")?;
+        // front 0, the roots' pair of every object, must fit with its children
+        let n = objects.len();
+        if 4 * n > self.within_capacity {
+            self.grow_within(4 * n, None)?;
+        }
+        let start: Vec<u32> = (0..n as u32).flat_map(|k| [0, 0, k, 0]).collect();
+        s.memcpy_htod(&start, &mut self.within[0].slice_mut(0..start.len()))
+            .ctx("setting the front")?;
+        // the state: a front's and a level's leaf pairs' counts for every level down to the
+        // deepest tree's leaves, and one more (kernels/distance.cu, before rxdi_within_search)
+        let depth = objects
+            .iter()
+            .map(|m| m.depth)
+            .max()
+            .unwrap_or(0)
+            .max(a.depth) as usize;
+        let words = STATE_WORDS + 2 * (depth + 2);
+        let mut state = vec![0u32; words];
+        state[STATE_WORDS] = n as u32;
+        if self.within_state.len() < words {
+            self.within_state =
+                gpu.zeros(words.next_power_of_two(), "the tolerance search's state")?;
+        }
+        s.memcpy_htod(&state, &mut self.within_state.slice_mut(0..words))
+            .ctx("setting the tolerance search's state")?;
         let (cap2, reach2) = (cap * cap, cap * cap * (1.0 + SLACK));
-        let mut n = objects.len() as u64;
-        while n > 0 {
-            // each entry makes at most four children, or one leaf pair
-            let most = 4 * n;
-            if most > u32::MAX as u64 {
-                return Err(DistanceError::Front { pairs: most });
-            }
-            // SAFETY (both): the kernel writes the entries it counts before any is read.
-            let mut next: CudaSlice<u32> =
-                unsafe { gpu.alloc_uninit(4 * most as usize, "the front") }?;
-            let mut leaves: CudaSlice<u32> =
-                unsafe { gpu.alloc_uninit(4 * n as usize, "the leaf pairs") }?;
-            s.memset_zeros(&mut counts).ctx("clearing the counts")?;
-            let n32 = n as u32;
-            let mut l = s.launch_builder(&self.within_expand);
+        let (search, blocks) = self.within_search.clone();
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (crate::gpu::BLOCK_1D, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut from = 0u32;
+        loop {
+            let capacity = self.within_capacity as u32;
+            let mut l = s.launch_builder(&search);
             l.arg(&a.boxes)
+                .arg(&a.positions)
+                .arg(&a.indices)
+                .arg(&a.order)
+                .arg(&a.triangles)
                 .arg(&a.depth)
                 .arg(&table)
-                .arg(&front)
-                .arg(&n32)
+                .arg(&self.within[0])
+                .arg(&self.within[1])
+                .arg(&self.within[2])
+                .arg(&capacity)
                 .arg(&found)
                 .arg(&reach2)
-                .arg(&mut next)
-                .arg(&mut leaves)
-                .arg(&mut counts);
-            // SAFETY: a thread per entry of the front (n of them, four words each); the outputs
-            // hold four children an entry and one leaf pair an entry; nodes and objects lie in
-            // the trees and the table.
-            unsafe { launch_1d(l, n32, "rxdi_within_expand") }?;
-            let c = gpu.download(&counts, 2)?;
-            if c[1] > 0 {
-                let mut l = s.launch_builder(&self.within_leaves);
-                l.arg(&a.positions)
-                    .arg(&a.indices)
-                    .arg(&a.order)
-                    .arg(&a.triangles)
-                    .arg(&a.depth)
-                    .arg(&table)
-                    .arg(&leaves)
-                    .arg(&c[1])
-                    .arg(&cap2)
-                    .arg(&mut found);
-                // SAFETY: a thread per leaf pair written above; leaf ranges and triangle indices
-                // lie within each mesh's arrays.
-                unsafe { launch_1d(l, c[1], "rxdi_within_leaves") }?;
+                .arg(&cap2)
+                .arg(&self.within_state)
+                .arg(&from);
+            // SAFETY: the grid is what every SM holds at once (a cooperative launch refuses
+            // more), so its barriers meet. Each level's pairs lie in its front (its count of
+            // them) and their nodes in the trees; a level expands only when four children a
+            // pair fit the fronts' capacity (entries of four words), and its leaf pairs (at most
+            // one a pair) the leaves'; the counts' words end at the deepest tree's leaves plus
+            // one, within the state; objects lie in the table, leaf ranges and triangle indices
+            // within each mesh's arrays.
+            unsafe { l.launch_cooperative(cfg) }.ctx("rxdi_within_search")?;
+            let got = gpu.download(&self.within_state, words)?;
+            if got[0] == 0 {
+                break;
             }
-            front = next;
-            n = c[0] as u64;
+            // level j's children might not fit: the fronts grown, front j kept, on from it
+            let j = got[1];
+            let pairs = got[STATE_WORDS + 2 * j as usize] as usize;
+            self.grow_within(4 * pairs, Some((j as usize % 2, pairs)))?;
+            s.memcpy_htod(&[0u32], &mut self.within_state.slice_mut(0..1))
+                .ctx("resuming the tolerance search")?;
+            from = j;
         }
         Ok(gpu
-            .download(&found, objects.len())?
+            .download(&found, n)?
             .into_iter()
             .map(|f| f != 0)
             .collect())
+    }
+
+    /// The entries the tolerance search's fronts hold now: [`WITHIN_FRONT`] at first, more once
+    /// a search has needed more.
+    pub fn within_capacity(&self) -> usize {
+        self.within_capacity
+    }
+
+    /// The tolerance search's fronts grown to hold `entries` (the next power of two) and its
+    /// leaf pairs a quarter of that (a level expands only when four children a pair fit, and
+    /// sets at most one leaf pair a pair aside), keeping the first `pairs` entries of front
+    /// `keep` (`(front, pairs)`).
+    fn grow_within(
+        &mut self,
+        entries: usize,
+        keep: Option<(usize, usize)>,
+    ) -> Result<(), DistanceError> {
+        if entries > u32::MAX as usize / 4 {
+            return Err(DistanceError::Front {
+                pairs: entries as u64,
+            });
+        }
+        let cap = entries.next_power_of_two();
+        let gpu = self.gpu.clone();
+        // SAFETY (all three): the search writes the entries it counts before any is read; the
+        // kept front is copied in below.
+        let mut grown: [CudaSlice<u32>; 3] = [
+            unsafe { gpu.alloc_uninit(4 * cap, "the tolerance search's front") }?,
+            unsafe { gpu.alloc_uninit(4 * cap, "the tolerance search's front") }?,
+            unsafe { gpu.alloc_uninit(cap, "the tolerance search's leaf pairs") }?,
+        ];
+        if let Some((k, pairs)) = keep {
+            gpu.stream
+                .memcpy_dtod(
+                    &self.within[k].slice(0..4 * pairs),
+                    &mut grown[k].slice_mut(0..4 * pairs),
+                )
+                .ctx("keeping the tolerance search's front")?;
+        }
+        self.within = grown;
+        self.within_capacity = cap;
+        Ok(())
     }
 
     /// The least distance between two uploaded meshes.
@@ -473,6 +547,18 @@ impl Distance {
     /// levels stay on the device ([`Distance::state`]). An expansion whose pairs would not fit
     /// its output buffer stops the search and says so; the host, reading the state (the one
     /// read-back of a search), grows that buffer and launches again from that expansion.
+    /// An error unless the GPU takes cooperative launches, which both searches are.
+    fn cooperative(&self) -> Result<(), DistanceError> {
+        if self.cooperative {
+            return Ok(());
+        }
+        Err(DistanceError::Gpu(crate::gpu::GpuError::Limit(format!(
+            "{} does not take cooperative launches, which the distance search needs (measure on \
+             the CPU: --backend cpu)",
+            self.gpu.name
+        ))))
+    }
+
     fn search(
         &mut self,
         goal: Goal,
@@ -481,14 +567,8 @@ impl Distance {
         start: f64,
         keep_rel: f64,
     ) -> Result<Option<Found>, DistanceError> {
+        self.cooperative()?;
         let gpu = self.gpu.clone();
-        if !self.cooperative {
-            return Err(DistanceError::Gpu(crate::gpu::GpuError::Limit(format!(
-                "{} does not take cooperative launches, which the distance search needs (measure \
-                 on the CPU: --backend cpu)",
-                gpu.name
-            ))));
-        }
         let s = &gpu.stream;
         // each expansion takes at least one level of the deeper tree
         let entries = a.depth.max(b.depth) as usize + 1;
@@ -612,6 +692,10 @@ impl Distance {
         }))
     }
 }
+
+/// The entries the tolerance search's fronts hold at first (16 bytes each); they grow on demand
+/// and stay grown.
+pub const WITHIN_FRONT: usize = 1 << 14;
 
 /// The words of the search's state before its entries (kernels/distance.cu: RXDI_ENTRIES).
 const STATE_WORDS: usize = 8;

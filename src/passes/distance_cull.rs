@@ -10,8 +10,8 @@
 //! ([`crate::distance::placed`]), on the host or on the device. Then whether some pair of
 //! triangles lies within the distance: on the host a tolerance query per object, the objects in
 //! parallel ([`crate::distance::cpu::within`]: depth first, ending at the first such pair); on
-//! the GPU one breadth-first search for all objects at once, a launch a level, an object leaving
-//! it once found ([`crate::distance::cuda::Distance::within_many`]). Both compare exact squared
+//! the GPU one breadth-first search for all objects at once, one cooperative launch with a
+//! barrier of the grid between its levels, an object leaving it once found ([`crate::distance::cuda::Distance::within_many`]). Both compare exact squared
 //! distances of the same triangles, computed alike, so both keep the same objects. A pair is searched again only when one of its two objects moved
 //! or changed: a still scene costs the stage nothing after its first frame.
 
@@ -358,7 +358,7 @@ impl FrameStage for DistanceCull {
         }
         // measure the pairs of which one moved: on the host the objects in parallel, each a
         // tolerance query (the search ends at the first pair of triangles within reach); on the
-        // device all of them in one search, a launch a level
+        // device all of them in one search, one launch
         let cap = self.within;
         let version = |k: usize| state.entries[k].as_ref().expect("placed above").version;
         let rv = version(r);
