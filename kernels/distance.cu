@@ -715,34 +715,29 @@ __device__ __forceinline__ void rxdi_within_expand(const float* __restrict__ box
     }
 }
 
-// Leaf pair e: whether one of its pairs of triangles lies within reach (squared distance at most
-// cap2); if so its object is marked found.
-__device__ __forceinline__ void rxdi_within_leaf(const rxdi_mesh& ma, const unsigned long long* __restrict__ table,
-                                                 uint4 e, double cap2, unsigned* found) {
+// Pair `q` (0..4: triangle q & 1 of A's leaf with triangle q >> 1 of the object's) of leaf pair
+// e, where both leaves hold it (one or two triangles a leaf): whether it lies within reach
+// (squared distance at most cap2); if so its object is marked found. (A thread a pair of
+// triangles, not a leaf pair: the threads' work stays even.)
+__device__ __forceinline__ void rxdi_within_pair(const rxdi_mesh& ma, const unsigned long long* __restrict__ table,
+                                                 uint4 e, unsigned q, double cap2, unsigned* found) {
     if (__ldcg(found + e.z)) return;
     rxdi_ref b = rxdi_table(table, e.z);
     unsigned la = e.x + 1u - (1u << ma.depth), lb = e.y + 1u - (1u << b.depth);
-    unsigned a0 = rxdi_leaf_start(ma.n, ma.depth, la), a1 = rxdi_leaf_start(ma.n, ma.depth, la + 1);
-    unsigned b0 = rxdi_leaf_start(b.n, b.depth, lb), b1 = rxdi_leaf_start(b.n, b.depth, lb + 1);
-    for (unsigned p = a0; p < a1; p++) {
-        rxdi_v ca[3];
-        rxdi_corners(ma.pos, ma.idx, ma.order[p], ca);
-        for (unsigned q = b0; q < b1; q++) {
-            rxdi_v cb[3];
-            rxdi_corners(b.pos, b.idx, b.order[q], cb);
-            if (rxdi_tri_tri(ca, cb) <= cap2) {
-                found[e.z] = 1u;
-                return;
-            }
-        }
-    }
+    unsigned p = rxdi_leaf_start(ma.n, ma.depth, la) + (q & 1u);
+    unsigned r = rxdi_leaf_start(b.n, b.depth, lb) + (q >> 1);
+    if (p >= rxdi_leaf_start(ma.n, ma.depth, la + 1) || r >= rxdi_leaf_start(b.n, b.depth, lb + 1)) return;
+    rxdi_v ca[3], cb[3];
+    rxdi_corners(ma.pos, ma.idx, ma.order[p], ca);
+    rxdi_corners(b.pos, b.idx, b.order[r], cb);
+    if (rxdi_tri_tri(ca, cb) <= cap2) found[e.z] = 1u;
 }
 
 // For every object of `table`: whether some pair of its triangles and A's lies within reach,
 // into found[object]. One cooperative launch for the whole search: level i's front (entries of
 // every object, in fronts0 or fronts1 by its parity) is expanded one level down in both trees by
-// the whole grid, a barrier, its leaf pairs measured, a barrier, the next level; an object found
-// within reach drops out of the search. Its state on the device, in 32-bit words:
+// the whole grid, a barrier, its leaf pairs' pairs of triangles measured, a barrier, the next
+// level; an object found within reach drops out of the search. Its state on the device, in 32-bit words:
 //   [0] 1 when a level's children might not fit the fronts' `capacity` (4 a pair); [1] that level
 //   [5], [6] the grid barrier's count of blocks arrived and its generation (rxdi_grid_sync)
 //   [RXDI_ENTRIES + 2 i] front i's pairs; [RXDI_ENTRIES + 2 i + 1] the leaf pairs level i set aside
@@ -779,8 +774,8 @@ extern "C" __global__ void rxdi_within_search(const float* __restrict__ boxes_a,
                                counts + 2, leaves, counts + 1);
         rxdi_grid_sync(st);
         unsigned m = v[RXDI_ENTRIES + 2u * i + 1u];
-        for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < m; k += stride)
-            rxdi_within_leaf(ma, table, __ldcg(leaves + k), cap2, found);
+        for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < 4u * m; k += stride)
+            rxdi_within_pair(ma, table, __ldcg(leaves + k / 4u), k % 4u, cap2, found);
         rxdi_grid_sync(st);
     }
 }

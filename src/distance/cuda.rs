@@ -133,6 +133,8 @@ pub struct Distance {
     within: [CudaSlice<u32>; 3],
     within_capacity: usize,
     within_state: CudaSlice<u32>,
+    /// the tolerance search's table of objects (5 words each), kept from call to call
+    within_table: CudaSlice<u64>,
 }
 
 /// The most probes a search within a relative error takes (a probe beyond them is skipped,
@@ -196,6 +198,7 @@ impl Distance {
             ],
             within_capacity: WITHIN_FRONT,
             within_state: gpu.zeros(128, "the tolerance search's state")?,
+            within_table: gpu.zeros(64, "the objects' table")?,
         })
     }
 
@@ -328,8 +331,9 @@ impl Distance {
     /// holds (node of A, node of the object's tree, object) entries of every object; each level
     /// takes all of them one level down (both nodes split unless leaves), keeps the child pairs
     /// whose boxes come within reach, and sets the leaf pairs aside, whose triangles are then
-    /// measured; an object found within reach drops out of the search. One read-back of the
-    /// search's state and one of the answers; where a level's pairs would not fit the fronts,
+    /// measured, a thread a pair of triangles; an object found within reach drops out of the
+    /// search. One copy sets the search's state and one reads it back with the answers, and no
+    /// buffer is allocated unless one must grow; where a level's pairs would not fit the fronts,
     /// they grow (and stay grown for the next query) and the search goes on from that level.
     pub fn within_many(
         &mut self,
@@ -356,8 +360,7 @@ impl Distance {
                 ]
             })
             .collect();
-        let table = gpu.upload(&table, "the objects' table")?;
-        let found: CudaSlice<u32> = gpu.zeros(objects.len(), "the objects' answers")?;
+        gpu.put(&mut self.within_table, &table, "objects' table")?;
         // front 0, the roots' pair of every object, must fit with its children
         let n = objects.len();
         if 4 * n > self.within_capacity {
@@ -367,7 +370,8 @@ impl Distance {
         s.memcpy_htod(&start, &mut self.within[0].slice_mut(0..start.len()))
             .ctx("setting the front")?;
         // the state: a front's and a level's leaf pairs' counts for every level down to the
-        // deepest tree's leaves, and one more (kernels/distance.cu, before rxdi_within_search)
+        // deepest tree's leaves, and one more (kernels/distance.cu, before rxdi_within_search),
+        // then each object's answer: set with one copy, read back with one
         let depth = objects
             .iter()
             .map(|m| m.depth)
@@ -375,14 +379,9 @@ impl Distance {
             .unwrap_or(0)
             .max(a.depth) as usize;
         let words = STATE_WORDS + 2 * (depth + 2);
-        let mut state = vec![0u32; words];
+        let mut state = vec![0u32; words + n];
         state[STATE_WORDS] = n as u32;
-        if self.within_state.len() < words {
-            self.within_state =
-                gpu.zeros(words.next_power_of_two(), "the tolerance search's state")?;
-        }
-        s.memcpy_htod(&state, &mut self.within_state.slice_mut(0..words))
-            .ctx("setting the tolerance search's state")?;
+        gpu.put(&mut self.within_state, &state, "tolerance search's state")?;
         let (cap2, reach2) = (cap * cap, cap * cap * (1.0 + SLACK));
         let (search, blocks) = self.within_search.clone();
         let cfg = cudarc::driver::LaunchConfig {
@@ -391,8 +390,9 @@ impl Distance {
             shared_mem_bytes: 0,
         };
         let mut from = 0u32;
-        loop {
+        let got = loop {
             let capacity = self.within_capacity as u32;
+            let found = self.within_state.slice(words..words + n);
             let mut l = s.launch_builder(&search);
             l.arg(&a.boxes)
                 .arg(&a.positions)
@@ -400,7 +400,7 @@ impl Distance {
                 .arg(&a.order)
                 .arg(&a.triangles)
                 .arg(&a.depth)
-                .arg(&table)
+                .arg(&self.within_table)
                 .arg(&self.within[0])
                 .arg(&self.within[1])
                 .arg(&self.within[2])
@@ -418,9 +418,9 @@ impl Distance {
             // one, within the state; objects lie in the table, leaf ranges and triangle indices
             // within each mesh's arrays.
             unsafe { l.launch_cooperative(cfg) }.ctx("rxdi_within_search")?;
-            let got = gpu.download(&self.within_state, words)?;
+            let got = gpu.download(&self.within_state, words + n)?;
             if got[0] == 0 {
-                break;
+                break got;
             }
             // level j's children might not fit: the fronts grown, front j kept, on from it
             let j = got[1];
@@ -429,12 +429,8 @@ impl Distance {
             s.memcpy_htod(&[0u32], &mut self.within_state.slice_mut(0..1))
                 .ctx("resuming the tolerance search")?;
             from = j;
-        }
-        Ok(gpu
-            .download(&found, n)?
-            .into_iter()
-            .map(|f| f != 0)
-            .collect())
+        };
+        Ok(got[words..].iter().map(|&f| f != 0).collect())
     }
 
     /// The entries the tolerance search's fronts hold now: [`WITHIN_FRONT`] at first, more once

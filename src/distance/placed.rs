@@ -26,14 +26,24 @@ pub fn transform_point(m: &Mat4, p: Vec3) -> Vec3 {
 /// vertex's transform is larger). The same check serves both backends, so that neither reads its
 /// results back to find a bad transform.
 pub fn check_model(mesh: &Mesh, model: &Mat4) -> Result<(), DistanceError> {
-    let (lo, hi) = mesh.bounds().unwrap_or_default();
+    check_placing(&mesh.name, mesh.bounds(), model)
+}
+
+/// [`check_model`] of the mesh named `name` whose bounds ([`Mesh::bounds`]) are `bounds`:
+/// for callers that keep them, since a mesh's bounds are a pass over its positions.
+pub fn check_placing(
+    name: &str,
+    bounds: Option<(Vec3, Vec3)>,
+    model: &Mat4,
+) -> Result<(), DistanceError> {
+    let (lo, hi) = bounds.unwrap_or_default();
     let big = lo.abs().max(hi.abs());
     let m = Mat4::from_cols_array(&model.to_cols_array().map(f32::abs));
     if transform_point(&m, big).is_finite() && model.is_finite() {
         Ok(())
     } else {
         Err(DistanceError::Placement {
-            mesh: mesh.name.clone(),
+            mesh: name.to_string(),
         })
     }
 }
@@ -80,6 +90,8 @@ pub struct Placed {
     pub tree: Bvh,
     /// the transform `world` holds
     pub model: Mat4,
+    /// the object's bounds ([`Mesh::bounds`]), kept for checking each transform
+    bounds: Option<(Vec3, Vec3)>,
 }
 
 impl Placed {
@@ -93,6 +105,7 @@ impl Placed {
             object.indices.clone(),
         );
         Ok(Placed {
+            bounds: object.bounds(),
             object,
             world,
             tree,
@@ -107,7 +120,7 @@ impl Placed {
         if model == self.model {
             return Ok(false);
         }
-        check_model(&self.object, &model)?;
+        check_placing(&self.object.name, self.bounds, &model)?;
         self.world.positions = self
             .object
             .positions

@@ -19,7 +19,7 @@ pub use super::Placement;
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
 use crate::backend::BackendKind;
 use crate::distance::bvh::Bvh;
-use crate::distance::placed::{box_gap, check_model, world_box, Placed};
+use crate::distance::placed::{box_gap, check_placing, world_box, Placed};
 use crate::distance::{cpu, cuda, DistanceError};
 use crate::Mesh;
 use glam::Mat4;
@@ -69,6 +69,8 @@ pub(crate) const INFO: StageInfo = StageInfo {
 struct Entry {
     /// the mesh the tree was built for (its identity tells when the object was prepared again)
     mesh: Arc<Mesh>,
+    /// its bounds ([`Mesh::bounds`]), kept for checking each transform
+    bounds: Option<(glam::Vec3, glam::Vec3)>,
     at: Where,
     /// bumped each time the object moves
     version: u64,
@@ -308,6 +310,7 @@ impl FrameStage for DistanceCull {
                 state.next_version += 1;
                 *entry = Some(Entry {
                     mesh: mesh.clone(),
+                    bounds: mesh.bounds(),
                     at,
                     version: state.next_version,
                 });
@@ -336,7 +339,7 @@ impl FrameStage for DistanceCull {
                 let (mut jobs, mut placed_at) = (Vec::new(), Vec::new());
                 for (k, e) in moving {
                     let e = e.as_mut().expect("made above");
-                    check_model(&e.mesh, &models[k]).map_err(|x| failed(k, x))?;
+                    check_placing(&e.mesh.name, e.bounds, &models[k]).map_err(|x| failed(k, x))?;
                     match &mut e.at {
                         Where::Device { mesh, model } => {
                             jobs.push((mesh, models[k]));
