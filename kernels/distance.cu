@@ -681,12 +681,16 @@ __device__ __forceinline__ void rxdi_append(bool stays, uint4 e, uint4* out, uns
 // (a node of A, b node of object obj's tree), unless its object is already found within reach,
 // goes to `leaves` (counted in `leaf_count`) when both are leaves, else each of its child pairs
 // (the children of whichever nodes are not leaves) whose boxes' gap is within reach (squared,
-// with the slack: `reach2`) to `out` (counted in `out_count`). The front and the answers are
-// read past L1 (__ldcg): other blocks wrote them during this launch.
-__device__ __forceinline__ void rxdi_within_expand(const float* __restrict__ boxes_a, unsigned depth_a,
+// with the slack: `reach2`) to `out` (counted in `out_count`). Then the warp's nearest child pair
+// that stays (the least gap, the lowest lane on a tie) measures its nodes' first triangles: an
+// object within reach is then found as its front nears the pair that shows it, not only at the
+// leaves, and its pairs leave the search (the verdict is the same: a pair of triangles within
+// cap2). The front and the answers are read past L1 (__ldcg): other blocks wrote them during
+// this launch.
+__device__ __forceinline__ void rxdi_within_expand(const float* __restrict__ boxes_a, const rxdi_mesh& ma,
                                                    const unsigned long long* __restrict__ table,
                                                    const uint4* in, unsigned n, unsigned i,
-                                                   const unsigned* found, double reach2, uint4* out,
+                                                   unsigned* found, double reach2, double cap2, uint4* out,
                                                    unsigned* out_count, uint4* leaves,
                                                    unsigned* leaf_count) {
     uint4 e = make_uint4(0u, 0u, 0u, 0u);
@@ -696,10 +700,13 @@ __device__ __forceinline__ void rxdi_within_expand(const float* __restrict__ box
         live = __ldcg(found + e.z) == 0u;
     }
     rxdi_ref b = rxdi_table(table, live ? e.z : 0u);
-    bool leaf_a = live && rxdi_level(e.x) == depth_a;
+    bool leaf_a = live && rxdi_level(e.x) == ma.depth;
     bool leaf_b = live && rxdi_level(e.y) == b.depth;
     rxdi_append(live && leaf_a && leaf_b, e, leaves, leaf_count);
     bool split = live && !(leaf_a && leaf_b);
+    // (the nearest child pair that stays: its gap's bits, which order as the gaps do, none >= 0)
+    unsigned long long near = ~0ull;
+    unsigned near_a = 0u, near_b = 0u;
     for (unsigned j = 0; j < 4; j++) {
         unsigned ja = j & 1u, jb = j >> 1;
         // (a leaf is its own only child: only its first child pair exists)
@@ -709,10 +716,22 @@ __device__ __forceinline__ void rxdi_within_expand(const float* __restrict__ box
         if (exists) {
             c.x = leaf_a ? e.x : 2u * e.x + 1u + ja;
             c.y = leaf_b ? e.y : 2u * e.y + 1u + jb;
-            stays = rxdi_box_lower2(rxdi_load_box(boxes_a, c.x), rxdi_load_box(b.boxes, c.y)) <= reach2;
+            double gap2 = rxdi_box_lower2(rxdi_load_box(boxes_a, c.x), rxdi_load_box(b.boxes, c.y));
+            stays = gap2 <= reach2;
+            unsigned long long key = (unsigned long long)__double_as_longlong(gap2);
+            if (stays && key < near) { near = key; near_a = c.x; near_b = c.y; }
         }
         rxdi_append(stays, c, out, out_count);
     }
+    unsigned long long least = rxdi_warp_min(near);
+    if (least == ~0ull) return;
+    unsigned holder = __ffs(__ballot_sync(0xffffffffu, near == least)) - 1u;
+    if ((threadIdx.x & 31u) != holder) return;
+    rxdi_mesh mb = {b.pos, b.idx, b.order, b.n, b.depth};
+    rxdi_v ca[3], cb[3];
+    rxdi_corners(ma.pos, ma.idx, rxdi_first_triangle(ma, near_a), ca);
+    rxdi_corners(mb.pos, mb.idx, rxdi_first_triangle(mb, near_b), cb);
+    if (rxdi_tri_tri(ca, cb) <= cap2) found[e.z] = 1u;
 }
 
 // Pair `q` (0..4: triangle q & 1 of A's leaf with triangle q >> 1 of the object's) of leaf pair
@@ -736,8 +755,9 @@ __device__ __forceinline__ void rxdi_within_pair(const rxdi_mesh& ma, const unsi
 // For every object of `table`: whether some pair of its triangles and A's lies within reach,
 // into found[object]. One cooperative launch for the whole search: level i's front (entries of
 // every object, in fronts0 or fronts1 by its parity) is expanded one level down in both trees by
-// the whole grid, a barrier, its leaf pairs' pairs of triangles measured, a barrier, the next
-// level; an object found within reach drops out of the search. Its state on the device, in 32-bit words:
+// the whole grid (each warp also measuring its nearest child pair's first triangles), a barrier,
+// its leaf pairs' pairs of triangles measured, a barrier, the next level; an object found within
+// reach drops out of the search. Its state on the device, in 32-bit words:
 //   [0] 1 when a level's children might not fit the fronts' `capacity` (4 a pair); [1] that level
 //   [5], [6] the grid barrier's count of blocks arrived and its generation (rxdi_grid_sync)
 //   [RXDI_ENTRIES + 2 i] front i's pairs; [RXDI_ENTRIES + 2 i + 1] the leaf pairs level i set aside
@@ -770,7 +790,7 @@ extern "C" __global__ void rxdi_within_search(const float* __restrict__ boxes_a,
         unsigned* counts = st + RXDI_ENTRIES + 2u * i;
         // (a block's threads run the rounds together: the appends vote warp-wide)
         for (unsigned base = blockIdx.x * blockDim.x; base < n; base += stride)
-            rxdi_within_expand(boxes_a, depth_a, table, in, n, base + threadIdx.x, found, reach2, out,
+            rxdi_within_expand(boxes_a, ma, table, in, n, base + threadIdx.x, found, reach2, cap2, out,
                                counts + 2, leaves, counts + 1);
         rxdi_grid_sync(st);
         unsigned m = v[RXDI_ENTRIES + 2u * i + 1u];

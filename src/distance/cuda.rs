@@ -331,8 +331,9 @@ impl Distance {
     /// holds (node of A, node of the object's tree, object) entries of every object; each level
     /// takes all of them one level down (both nodes split unless leaves), keeps the child pairs
     /// whose boxes come within reach, and sets the leaf pairs aside, whose triangles are then
-    /// measured, a thread a pair of triangles; an object found within reach drops out of the
-    /// search. One copy sets the search's state and one reads it back with the answers, and no
+    /// measured, a thread a pair of triangles; each warp also measures the first triangles of
+    /// its nearest child pair, so that an object within reach is mostly found before the leaves.
+    /// An object found within reach drops out of the search. One copy sets the search's state and one reads it back with the answers, and no
     /// buffer is allocated unless one must grow; where a level's pairs would not fit the fronts,
     /// they grow (and stay grown for the next query) and the search goes on from that level.
     pub fn within_many(
