@@ -45,8 +45,11 @@ pub fn parse_with_materials(
     let mut tex: Vec<Vec2> = Vec::new();
     let mut nrm: Vec<Vec3> = Vec::new();
     let mut col: Vec<glam::Vec4> = Vec::new();
-    // corners as (v, vt, vn) with -1 for absent, resolved to zero-based indices
-    let mut corner_ids: HashMap<(u32, i64, i64), u32> = HashMap::new();
+    // corners as (v, vt, vn) with -1 for absent, resolved to zero-based indices (hashed with
+    // foldhash, seeded for each map: SipHash was a third of the loading time, and the keys come
+    // from the file, so not a fixed-seed hash)
+    let mut corner_ids: HashMap<(u32, i64, i64), u32, foldhash::fast::RandomState> =
+        HashMap::default();
     let mut corners: Vec<(u32, i64, i64)> = Vec::new();
     let mut indices: Vec<u32> = Vec::new();
     let mut faces = 0usize;
