@@ -704,7 +704,8 @@ __device__ __forceinline__ void rxdi_within_expand(const float* __restrict__ box
     bool leaf_b = live && rxdi_level(e.y) == b.depth;
     rxdi_append(live && leaf_a && leaf_b, e, leaves, leaf_count);
     bool split = live && !(leaf_a && leaf_b);
-    // (the nearest child pair that stays: its gap's bits, which order as the gaps do, none >= 0)
+    // (the nearest child pair that stays, as its squared gap's bits: gaps are never negative,
+    // so their bits order as they do)
     unsigned long long near = ~0ull;
     unsigned near_a = 0u, near_b = 0u;
     for (unsigned j = 0; j < 4; j++) {

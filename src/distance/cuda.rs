@@ -535,16 +535,8 @@ impl Distance {
             .ok_or(DistanceError::Lost)
     }
 
-    /// The search for `goal` from the bound `start` (squared; a cap for the least distance),
-    /// culling against the best distance measured with `keep_rel` ([`super::rel_keep`]; 1 +
-    /// SLACK for the exact search).
-    ///
-    /// One cooperative launch (kernels/distance.cu: `rxdi_search`) runs the expansions, the leaf
-    /// pairs and the pick, with barriers of the whole grid between them: the front's size and
-    /// levels stay on the device ([`Distance::state`]). An expansion whose pairs would not fit
-    /// its output buffer stops the search and says so; the host, reading the state (the one
-    /// read-back of a search), grows that buffer and launches again from that expansion.
-    /// An error unless the GPU takes cooperative launches, which both searches are.
+    /// An error unless the GPU takes cooperative launches, which every search here is (the two
+    /// goals' and the tolerance search of many objects).
     fn cooperative(&self) -> Result<(), DistanceError> {
         if self.cooperative {
             return Ok(());
@@ -556,6 +548,15 @@ impl Distance {
         ))))
     }
 
+    /// The search for `goal` from the bound `start` (squared; a cap for the least distance),
+    /// culling against the best distance measured with `keep_rel` ([`super::rel_keep`]; 1 +
+    /// SLACK for the exact search).
+    ///
+    /// One cooperative launch (kernels/distance.cu: `rxdi_search`) runs the expansions, the leaf
+    /// pairs and the pick, with barriers of the whole grid between them: the front's size and
+    /// levels stay on the device ([`Distance::state`]). An expansion whose pairs would not fit
+    /// its output buffer stops the search and says so; the host, reading the state (the one
+    /// read-back of a search), grows that buffer and launches again from that expansion.
     fn search(
         &mut self,
         goal: Goal,

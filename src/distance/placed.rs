@@ -20,18 +20,14 @@ pub fn transform_point(m: &Mat4, p: Vec3) -> Vec3 {
     Vec3::new(row(0), row(1), row(2))
 }
 
-/// Checks that `model` keeps every position of `mesh` (finite, with triangles) and every step of
-/// [`transform_point`] among the finite numbers: the transform of the magnitudes, |m| applied to
-/// the largest |coordinate| of each axis, must be finite (rounding is monotonic, so no step of any
-/// vertex's transform is larger). The same check serves both backends, so that neither reads its
-/// results back to find a bad transform.
-pub fn check_model(mesh: &Mesh, model: &Mat4) -> Result<(), DistanceError> {
-    check_placing(&mesh.name, mesh.bounds(), model)
-}
-
-/// [`check_model`] of the mesh named `name` whose bounds ([`Mesh::bounds`]) are `bounds`:
-/// for callers that keep them, since a mesh's bounds are a pass over its positions.
-pub fn check_placing(
+/// Checks that `model` keeps every position of the mesh named `name`, whose bounds
+/// ([`Mesh::bounds`]) are `bounds`, and every step of [`transform_point`] among the finite
+/// numbers: the transform of the magnitudes, |m| applied to the largest |coordinate| of each
+/// axis, must be finite (rounding is monotonic, so no step of any vertex's transform is larger).
+/// The same check serves both backends, so that neither reads its results back to find a bad
+/// transform. The bounds are the caller's, kept from when it met the mesh: they are a pass over
+/// its positions, too much for every frame.
+pub fn check_model(
     name: &str,
     bounds: Option<(Vec3, Vec3)>,
     model: &Mat4,
@@ -120,7 +116,7 @@ impl Placed {
         if model == self.model {
             return Ok(false);
         }
-        check_placing(&self.object.name, self.bounds, &model)?;
+        check_model(&self.object.name, self.bounds, &model)?;
         self.world.positions = self
             .object
             .positions

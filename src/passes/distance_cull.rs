@@ -11,15 +11,17 @@
 //! triangles lies within the distance: on the host a tolerance query per object, the objects in
 //! parallel ([`crate::distance::cpu::within`]: depth first, ending at the first such pair); on
 //! the GPU one breadth-first search for all objects at once, one cooperative launch with a
-//! barrier of the grid between its levels, an object leaving it once found ([`crate::distance::cuda::Distance::within_many`]). Both compare exact squared
-//! distances of the same triangles, computed alike, so both keep the same objects. A pair is searched again only when one of its two objects moved
-//! or changed: a still scene costs the stage nothing after its first frame.
+//! barrier of the grid between its levels, an object leaving it once found
+//! ([`crate::distance::cuda::Distance::within_many`]). Both compare exact squared distances of
+//! the same triangles, computed alike, so both keep the same objects. A pair is searched again
+//! only when one of its two objects moved or changed: a still scene costs the stage nothing
+//! after its first frame.
 
 pub use super::Placement;
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
 use crate::backend::BackendKind;
 use crate::distance::bvh::Bvh;
-use crate::distance::placed::{box_gap, check_placing, world_box, Placed};
+use crate::distance::placed::{box_gap, check_model, world_box, Placed};
 use crate::distance::{cpu, cuda, DistanceError};
 use crate::Mesh;
 use glam::Mat4;
@@ -339,7 +341,7 @@ impl FrameStage for DistanceCull {
                 let (mut jobs, mut placed_at) = (Vec::new(), Vec::new());
                 for (k, e) in moving {
                     let e = e.as_mut().expect("made above");
-                    check_placing(&e.mesh.name, e.bounds, &models[k]).map_err(|x| failed(k, x))?;
+                    check_model(&e.mesh.name, e.bounds, &models[k]).map_err(|x| failed(k, x))?;
                     match &mut e.at {
                         Where::Device { mesh, model } => {
                             jobs.push((mesh, models[k]));
