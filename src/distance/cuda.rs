@@ -143,6 +143,14 @@ const PROBES: u32 = 1 << 16;
 
 impl Distance {
     pub fn new(gpu: &Arc<Gpu>) -> Result<Distance, DistanceError> {
+        Distance::with_within_front(gpu, WITHIN_FRONT)
+    }
+
+    /// A query whose tolerance search's fronts start at `entries` (at least 4) instead of
+    /// [`WITHIN_FRONT`]. Smaller fronts make a search stop and resume sooner; the tests use them
+    /// to take that path whatever the order in which the device finds objects.
+    pub fn with_within_front(gpu: &Arc<Gpu>, entries: usize) -> Result<Distance, DistanceError> {
+        let entries = entries.max(4);
         let module: Arc<CudaModule> = gpu.module("distance", &[KERNELS], &[])?;
         // (FRONT pairs fit from the first: most searches never grow the fronts)
         let capacity = FRONT as usize;
@@ -192,11 +200,11 @@ impl Distance {
             pairs: gpu.zeros(capacity, "leaf pairs")?,
             probes: gpu.zeros(2 * PROBES as usize, "the search's probes")?,
             within: [
-                gpu.zeros(4 * WITHIN_FRONT, "the tolerance search's front")?,
-                gpu.zeros(4 * WITHIN_FRONT, "the tolerance search's front")?,
-                gpu.zeros(WITHIN_FRONT, "the tolerance search's leaf pairs")?,
+                gpu.zeros(4 * entries, "the tolerance search's front")?,
+                gpu.zeros(4 * entries, "the tolerance search's front")?,
+                gpu.zeros(entries, "the tolerance search's leaf pairs")?,
             ],
-            within_capacity: WITHIN_FRONT,
+            within_capacity: entries,
             within_state: gpu.zeros(128, "the tolerance search's state")?,
             within_table: gpu.zeros(64, "the objects' table")?,
         })
@@ -434,8 +442,8 @@ impl Distance {
         Ok(got[words..].iter().map(|&f| f != 0).collect())
     }
 
-    /// The entries the tolerance search's fronts hold now: [`WITHIN_FRONT`] at first, more once
-    /// a search has needed more.
+    /// The entries the tolerance search's fronts hold now: [`WITHIN_FRONT`] (or what
+    /// [`Distance::with_within_front`] asked) at first, more once a search has needed more.
     pub fn within_capacity(&self) -> usize {
         self.within_capacity
     }
