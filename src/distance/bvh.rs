@@ -17,6 +17,10 @@ pub struct Bvh {
     /// the triangles in Morton order of their centroids; leaf i holds
     /// `order[leaf_start(i)..leaf_start(i + 1)]`
     pub order: Vec<u32>,
+    /// the corners (vertex indices) of the triangles in `order`, kept so that a refit reads
+    /// them in one sweep: gathered through `order` they are a random read of the mesh's
+    /// indices, which a refit of many moved meshes finds out of cache
+    corners: Vec<[u32; 3]>,
 }
 
 impl Bvh {
@@ -53,10 +57,16 @@ impl Bvh {
             .collect();
         keyed.par_sort_unstable();
         let depth = leaf_depth(n);
+        let order: Vec<u32> = keyed.into_iter().map(|(_, t)| t).collect();
+        let corners = order
+            .iter()
+            .map(|&t| std::array::from_fn(|k| mesh.indices[3 * t as usize + k]))
+            .collect();
         let mut bvh = Bvh {
             depth,
             boxes: vec![[[0f32; 3]; 2]; (2usize << depth) - 1],
-            order: keyed.into_iter().map(|(_, t)| t).collect(),
+            order,
+            corners,
         };
         bvh.refit(mesh);
         bvh
@@ -65,7 +75,8 @@ impl Bvh {
     /// Sets every box from `mesh`'s positions, keeping the tree (its triangle order): after the
     /// mesh moved (placed in the world under a transform, or its vertices posed), the boxes are
     /// tight again at the cost of one pass over the triangles and none of the building's sort.
-    /// `mesh` has the triangles the tree was built over (the same indices; positions may differ).
+    /// `mesh` has the triangles the tree was built over (the same indices; positions may differ):
+    /// the corners are the tree's own, kept in its order, so only `mesh`'s positions are read.
     pub fn refit(&mut self, mesh: &Mesh) {
         assert_eq!(
             mesh.triangle_count(),
@@ -74,15 +85,15 @@ impl Bvh {
         );
         let (n, depth) = (self.order.len(), self.depth);
         let first_leaf = (1usize << depth) - 1;
-        let order = &self.order;
+        let corners = &self.corners;
         self.boxes[first_leaf..]
             .par_iter_mut()
             .enumerate()
             .for_each(|(i, b)| {
-                let tris = &order[leaf_start(n, depth, i)..leaf_start(n, depth, i + 1)];
+                let tris = &corners[leaf_start(n, depth, i)..leaf_start(n, depth, i + 1)];
                 *b = tris
                     .iter()
-                    .map(|&t| tri_box(mesh, t as usize))
+                    .map(|c| corners_box(c.map(|v| mesh.positions[v as usize])))
                     .reduce(union)
                     .expect("every leaf holds a triangle");
             });
@@ -122,7 +133,11 @@ pub fn leaf_start(n: usize, depth: u32, i: usize) -> usize {
 
 /// The box of triangle `t`'s corners.
 fn tri_box(mesh: &Mesh, t: usize) -> Aabb {
-    let c = [0, 1, 2].map(|k| mesh.positions[mesh.indices[3 * t + k] as usize]);
+    corners_box([0, 1, 2].map(|k| mesh.positions[mesh.indices[3 * t + k] as usize]))
+}
+
+/// The box of three corners.
+fn corners_box(c: [glam::Vec3; 3]) -> Aabb {
     [
         (c[0].min(c[1]).min(c[2])).to_array(),
         (c[0].max(c[1]).max(c[2])).to_array(),
