@@ -757,8 +757,8 @@ __device__ __forceinline__ void rxdi_within_pair(const rxdi_mesh& ma, const unsi
 // into found[object]. One cooperative launch for the whole search: level i's front (entries of
 // every object, in fronts0 or fronts1 by its parity) is expanded one level down in both trees by
 // the whole grid (each warp also measuring its nearest child pair's first triangles), a barrier,
-// its leaf pairs' pairs of triangles measured, a barrier, the next level; an object found within
-// reach drops out of the search. Its state on the device, in 32-bit words:
+// its leaf pairs' pairs of triangles measured and a barrier (where it has any), the next level;
+// an object found within reach drops out of the search. Its state on the device, in 32-bit words:
 //   [0] 1 when a level's children might not fit the fronts' `capacity` (4 a pair); [1] that level
 //   [5], [6] the grid barrier's count of blocks arrived and its generation (rxdi_grid_sync)
 //   [RXDI_ENTRIES + 2 i] front i's pairs; [RXDI_ENTRIES + 2 i + 1] the leaf pairs level i set aside
@@ -794,7 +794,11 @@ extern "C" __global__ void rxdi_within_search(const float* __restrict__ boxes_a,
             rxdi_within_expand(boxes_a, ma, table, in, n, base + threadIdx.x, found, reach2, cap2, out,
                                counts + 2, leaves, counts + 1);
         rxdi_grid_sync(st);
+        // (every block reads the same count after the barrier; a level without leaf pairs, as
+        // are all before the shallower tree's leaves, needs no second barrier: nothing is
+        // measured, and the next level's appends overwrite no leaf pair still being read)
         unsigned m = v[RXDI_ENTRIES + 2u * i + 1u];
+        if (m == 0u) continue;
         for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < 4u * m; k += stride)
             rxdi_within_pair(ma, table, __ldcg(leaves + k / 4u), k % 4u, cap2, found);
         rxdi_grid_sync(st);
