@@ -794,9 +794,10 @@ extern "C" __global__ void rxdi_within_search(const float* __restrict__ boxes_a,
             rxdi_within_expand(boxes_a, ma, table, in, n, base + threadIdx.x, found, reach2, cap2, out,
                                counts + 2, leaves, counts + 1);
         rxdi_grid_sync(st);
-        // (every block reads the same count after the barrier; a level without leaf pairs, as
-        // are all before the shallower tree's leaves, needs no second barrier: nothing is
-        // measured, and the next level's appends overwrite no leaf pair still being read)
+        // (every block reads the same count after the barrier; a level without leaf pairs needs
+        // no second barrier: nothing is measured, and the next level's appends overwrite no leaf
+        // pair still being read. A pair's nodes descend together, so it reaches both leaves
+        // only at the deeper of its two trees' depths, and most levels have none)
         unsigned m = v[RXDI_ENTRIES + 2u * i + 1u];
         if (m == 0u) continue;
         for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < 4u * m; k += stride)
