@@ -341,9 +341,10 @@ impl Distance {
     /// whose boxes come within reach, and sets the leaf pairs aside, whose triangles are then
     /// measured, a thread a pair of triangles; each warp also measures the first triangles of
     /// its nearest child pair, so that an object within reach is mostly found before the leaves.
-    /// An object found within reach drops out of the search. One copy sets the search's state and one reads it back with the answers, and no
-    /// buffer is allocated unless one must grow; where a level's pairs would not fit the fronts,
-    /// they grow (and stay grown for the next query) and the search goes on from that level.
+    /// An object found within reach drops out of the search. One copy sets the search's state
+    /// and one reads it back with the answers, and no buffer is allocated unless one must grow;
+    /// where a level's pairs would not fit the fronts, they grow (and stay grown for the next
+    /// query) and the search goes on from that level.
     pub fn within_many(
         &mut self,
         a: &DeviceMesh,
