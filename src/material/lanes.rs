@@ -86,6 +86,32 @@ impl V4 {
         self.z[i] = v.b;
         self.w[i] = v.a;
     }
+
+    /// `f` of each component of `self` and `o`, lane by lane.
+    #[inline(always)]
+    fn zip(&self, o: &V4, f: impl Fn(&F, &F) -> F) -> V4 {
+        V4 {
+            x: f(&self.x, &o.x),
+            y: f(&self.y, &o.y),
+            z: f(&self.z, &o.z),
+            w: f(&self.w, &o.w),
+        }
+    }
+
+    /// [`Rgba::lerp`] in each lane, by the lane's weight `s[i]`: the same operations per
+    /// component, so the same values as lane by lane.
+    #[inline(always)]
+    pub fn lerp(&self, o: &V4, s: &F) -> V4 {
+        self.zip(o, |a, b| {
+            std::array::from_fn(|i| a[i] * (1.0 - s[i]) + b[i] * s[i])
+        })
+    }
+
+    /// [`Rgba::mul`] in each lane.
+    #[inline(always)]
+    pub fn mul(&self, o: &V4) -> V4 {
+        self.zip(o, |a, b| std::array::from_fn(|i| a[i] * b[i]))
+    }
 }
 
 /// RGBA as four plain floats: what the material path computes texels and colours in, because

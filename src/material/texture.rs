@@ -1,7 +1,7 @@
 //! Textures: RGBA8 images with a mip chain built at load time, and their sampling with a glTF
 //! sampler (the CPU reference of the fragment stage; the GPU repeats these operations).
 
-use super::lanes::{Rgba, LANES, V2, V4};
+use super::lanes::{Rgba, F, LANES, V2, V4};
 use glam::{Vec2, Vec4};
 use std::sync::OnceLock;
 
@@ -376,12 +376,23 @@ impl Texture {
         let at = t.place_lanes(&second, uv);
         for (o, t) in out.iter_mut().zip(textures) {
             let b = t.fetch_lanes(&second, &at);
-            for i in 0..LANES {
-                let (a, b) = (o.get(i), b.get(i));
-                if f[i] != 0.0 {
-                    o.set(i, a + (b - a).scale(f[i]));
-                }
-            }
+            // `a + (b - a).scale(f)` in lanes, where f is not 0 (elsewhere `a` as it is)
+            let blend = |a: &F, b: &F| -> F {
+                std::array::from_fn(|i| {
+                    let v = a[i] + (b[i] - a[i]) * f[i];
+                    if f[i] != 0.0 {
+                        v
+                    } else {
+                        a[i]
+                    }
+                })
+            };
+            *o = V4 {
+                x: blend(&o.x, &b.x),
+                y: blend(&o.y, &b.y),
+                z: blend(&o.z, &b.z),
+                w: blend(&o.w, &b.w),
+            };
         }
     }
 
@@ -460,12 +471,10 @@ impl Texture {
                 }
             }
         }
-        let mut out = V4::default();
-        for i in 0..LANES {
-            let corners = [c[0].get(i), c[1].get(i), c[2].get(i), c[3].get(i)];
-            out.set(i, bilinear(corners, p.fx[i], p.fy[i]));
-        }
-        out
+        // `bilinear` in lanes, component by component
+        let top = c[0].lerp(&c[1], &p.fx);
+        let bottom = c[2].lerp(&c[3], &p.fx);
+        top.lerp(&bottom, &p.fy)
     }
 }
 

@@ -345,19 +345,19 @@ impl<'a> MaterialShader<'a> {
     // (lane loops index each array by the lane: the form the compiler turns into vectors)
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
-    pub(super) fn shade_lanes(&self, m: &Material, f: &SurfaceLanes) -> [Vec3; LANES] {
+    pub(super) fn shade_lanes(&self, m: &Material, f: &SurfaceLanes) -> V3 {
         let tex = sample_slots_lanes(m, f);
-        let mut out = [Vec3::ZERO; LANES];
-        let mut base = V4::default();
-        let factor = Rgba::from(m.base_color);
-        for i in 0..LANES {
-            let t = texels(&tex, i);
-            let b = base_color(m, factor, &f.get(i), &t);
-            base.set(i, b);
-            out[i] = b.rgb();
+        // base_color's products in lanes
+        let mut base = V4::splat(Rgba::from(m.base_color)).mul(&f.color);
+        if m.base_color_texture.is_some() {
+            base = base.mul(&tex[0]);
         }
         if m.unlit {
-            return out;
+            return V3 {
+                x: base.x,
+                y: base.y,
+                z: base.z,
+            };
         }
         let w = |v: &V3| Xyz::new(Wide(v.x), Wide(v.y), Wide(v.z));
         let rgb = |v: &V4| Xyz::new(Wide(v.x), Wide(v.y), Wide(v.z));
@@ -375,10 +375,11 @@ impl<'a> MaterialShader<'a> {
             emission: rgb(&tex[EMISSIVE]),
         };
         let c = self.lit(m, &p);
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = Vec3::new(c.x.0[i], c.y.0[i], c.z.0[i]);
+        V3 {
+            x: c.x.0,
+            y: c.y.0,
+            z: c.z.0,
         }
-        out
     }
 }
 
@@ -461,19 +462,6 @@ fn sample_slots_lanes(m: &Material, f: &SurfaceLanes) -> [V4; SLOTS] {
         tex[p.at[i]] = got[i];
     }
     tex
-}
-
-/// Lane `i` of each of the five slots (spelt out: `array::map` over the lanes copies them into a
-/// call).
-#[inline(always)]
-fn texels(tex: &[V4; 5], i: usize) -> Texels {
-    [
-        tex[0].get(i),
-        tex[1].get(i),
-        tex[2].get(i),
-        tex[3].get(i),
-        tex[4].get(i),
-    ]
 }
 
 /// A material's texture values at one pixel: base colour, metallic-roughness, normal,
@@ -612,20 +600,6 @@ pub(super) struct SurfaceLanes {
 }
 
 impl SurfaceLanes {
-    #[inline(always)]
-    fn get(&self, i: usize) -> Surface {
-        Surface {
-            world: self.world.get(i),
-            normal: self.normal.get(i),
-            uv: self.uv.get(i),
-            duv_dx: self.duv_dx.get(i),
-            duv_dy: self.duv_dy.get(i),
-            color: self.color.get(i),
-            tangent: self.tangent.get(i),
-            bitangent: self.bitangent.get(i),
-        }
-    }
-
     /// Lane `i`: the surface of source triangle `tri` of `d` at pixel (px, py), seen from its
     /// front or back, for material `m`.
     #[allow(clippy::too_many_arguments)]
@@ -816,11 +790,11 @@ mod tests {
                     *want = ms.shade(&draw, m, tri, px, py, front).0;
                 }
                 let got = ms.shade_lanes(m, &f);
-                for i in 0..LANES {
+                for (i, want) in want.iter().enumerate() {
                     // compared as bits: NaN where one pixel alone gives NaN too
                     assert_eq!(
-                        got[i].to_array().map(f32::to_bits),
-                        want[i].to_array().map(f32::to_bits),
+                        got.get(i).to_array().map(f32::to_bits),
+                        want.to_array().map(f32::to_bits),
                         "{}: lane {i}",
                         m.name
                     );

@@ -1,6 +1,7 @@
 //! Fragment shading modes and the linear-to-sRGB conversion.
 
 use super::RasterSettings;
+use crate::material::lanes::{LANES, V3};
 use glam::Vec3;
 use std::sync::OnceLock;
 
@@ -160,6 +161,19 @@ pub fn pack_srgb(c: Vec3) -> u32 {
 pub(super) fn pack_with(lut: &[u8; 4096], c: Vec3) -> u32 {
     let q = |x: f32| lut[(x.clamp(0.0, 1.0) * 4095.0 + 0.5) as usize] as u32;
     q(c.x) | q(c.y) << 8 | q(c.z) << 16 | 0xff00_0000
+}
+
+/// [`pack_with`] of each lane: the table's places worked out in lanes, the same operations as
+/// one by one (a NaN takes place 0, as the saturating cast gives it).
+#[inline(always)]
+pub(super) fn pack_lanes(lut: &[u8; 4096], c: &V3) -> [u32; LANES] {
+    let place = |v: &[f32; LANES]| -> [u32; LANES] {
+        std::array::from_fn(|i| (v[i].clamp(0.0, 1.0) * 4095.0 + 0.5) as i32 as u32)
+    };
+    let (x, y, z) = (place(&c.x), place(&c.y), place(&c.z));
+    // (every place lies in 0..4096: the masks keep the loads unchecked)
+    let q = |k: u32| lut[k as usize & 4095] as u32;
+    std::array::from_fn(|i| q(x[i]) | q(y[i]) << 8 | q(z[i]) << 16 | 0xff00_0000)
 }
 
 /// 1 / sqrt(x) for x > 0: the hardware estimate refined by one Newton step (relative error

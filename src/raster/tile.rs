@@ -2,7 +2,7 @@
 
 use super::material::{MaterialShader, SurfaceLanes};
 use super::setup::{edge_is_top_left, pixel_centre, Setup, SetupTri, PART_SHIFT, SUBPIXEL_BITS};
-use super::shade::{pack_srgb, pack_with, srgb_lut, Fragment, FragmentShader};
+use super::shade::{pack_lanes, pack_srgb, pack_with, srgb_lut, Fragment, FragmentShader};
 use super::{Draw, RasterOutput, RasterSettings, RasterStats};
 use crate::material::lanes::LANES;
 use crate::material::{AlphaMode, Material};
@@ -553,9 +553,9 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
                 let (px, py) = pixel(l0 + i);
                 f.set(i, ms, d, m, t.tri, px, py, t.front);
             }
-            let c = ms.shade_lanes(m, &f);
+            let c = pack_lanes(lut, &ms.shade_lanes(m, &f));
             for i in 0..LANES {
-                cbuf[l0 + i] = pack_with(lut, c[i]).to_le();
+                cbuf[l0 + i] = c[i].to_le();
             }
         } else {
             for (i, x) in todo.iter().enumerate() {
