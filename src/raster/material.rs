@@ -10,7 +10,7 @@
 //! coordinates' screen-space derivatives, which choose the mip level, are the differences to the
 //! right and lower pixel centres' coordinates.
 
-use super::{Draw, RasterSettings};
+use super::{Draw, RasterSettings, Tangents};
 use crate::material::lanes::{Rgba, LANES, V2, V3, V4};
 use crate::material::texture::Texture;
 use crate::material::wide::{Num, Wide, Xyz};
@@ -75,6 +75,66 @@ struct Surface {
     bitangent: Vec3,
 }
 
+/// What the material path reads of a source triangle whatever the pixel: its edge planes in
+/// homogeneous 2D and its corners' attributes.
+pub(super) struct Corners<'a> {
+    /// barycentric k at a point p of the screen is p . edges[k] over their sum
+    edges: [Vec3; 3],
+    uv: [Vec2; 3],
+    world: [Vec3; 3],
+    normal: [Vec3; 3],
+    /// the corners' vertex colours where the draw has them
+    colors: Option<[Vec4; 3]>,
+    /// the corners' tangents where a normal map wants the mesh's
+    tangents: Option<([Vec4; 3], &'a Tangents<'a>)>,
+    /// the triangle's tangent frame from its uvs where a normal map wants one and the mesh has
+    /// no tangents, else zero
+    frame: (Vec3, Vec3),
+}
+
+impl<'a> Corners<'a> {
+    /// Source triangle `tri` of `d`, with what a normal map needs where `with_tangents`.
+    #[inline(always)]
+    pub(super) fn of(d: &'a Draw, tri: u32, with_tangents: bool) -> Corners<'a> {
+        let g = d.geometry;
+        let idx = g.triangles[tri as usize];
+        let v = idx.map(|i| &g.vertices[i as usize]);
+        // edge planes in homogeneous 2D: barycentric k is p . (c_{k+1} x c_{k+2})
+        let c = v.map(|v| Vec3::new(v.clip.x, v.clip.y, v.clip.w));
+        let edges = [c[1].cross(c[2]), c[2].cross(c[0]), c[0].cross(c[1])];
+        // a per-source-vertex attribute at each corner (`none` for a corner without one)
+        let corners = |values: &[Vec4], none: Vec4| {
+            idx.map(|i| {
+                g.sources
+                    .get(i as usize)
+                    .and_then(|&s| values.get(s as usize))
+                    .copied()
+                    .unwrap_or(none)
+            })
+        };
+        let uv = v.map(|v| v.uv);
+        let world = v.map(|v| v.world);
+        let tangents = d
+            .tangents
+            .as_ref()
+            .filter(|_| with_tangents)
+            .map(|t| (corners(t.values, Vec4::ZERO), t));
+        Corners {
+            edges,
+            uv,
+            world,
+            normal: v.map(|v| v.normal),
+            colors: d.colors.map(|c| corners(c, Vec4::ONE)),
+            frame: if with_tangents {
+                uv_frame(world, uv)
+            } else {
+                (Vec3::ZERO, Vec3::ZERO)
+            },
+            tangents,
+        }
+    }
+}
+
 /// The material path of one frame.
 pub struct MaterialShader<'a> {
     s: &'a RasterSettings,
@@ -93,12 +153,13 @@ impl<'a> MaterialShader<'a> {
     /// The surface of source triangle `tri` of `d` at pixel (px, py).
     #[inline(always)]
     fn surface(&self, d: &Draw, tri: u32, px: u32, py: u32, with_tangents: bool) -> Surface {
-        let g = d.geometry;
-        let idx = g.triangles[tri as usize];
-        let v = idx.map(|i| &g.vertices[i as usize]);
-        // edge planes in homogeneous 2D: barycentric k is p . (c_{k+1} x c_{k+2})
-        let c = v.map(|v| Vec3::new(v.clip.x, v.clip.y, v.clip.w));
-        let e = [c[1].cross(c[2]), c[2].cross(c[0]), c[0].cross(c[1])];
+        self.surface_at(&Corners::of(d, tri, with_tangents), px, py)
+    }
+
+    /// The surface of the triangle of `c` at pixel (px, py).
+    #[inline(always)]
+    fn surface_at(&self, c: &Corners, px: u32, py: u32) -> Surface {
+        let e = &c.edges;
         let ndc = Vec2::new(
             (px as f32 + 0.5) * self.step.x - 1.0,
             1.0 + (py as f32 + 0.5) * self.step.y,
@@ -117,31 +178,17 @@ impl<'a> MaterialShader<'a> {
         let b = bary(ndc);
         let bx = bary(ndc + Vec2::new(self.step.x, 0.0));
         let by = bary(ndc + Vec2::new(0.0, self.step.y));
-        let mix2 = |b: Vec3, a: [Vec2; 3]| a[0] * b.x + a[1] * b.y + a[2] * b.z;
-        let mix3 = |b: Vec3, a: [Vec3; 3]| a[0] * b.x + a[1] * b.y + a[2] * b.z;
-        let uvs = v.map(|v| v.uv);
-        let uv = mix2(b, uvs);
-        let world = v.map(|v| v.world);
-        // a per-source-vertex attribute at the pixel (`none` for a corner without one)
-        let mix4 = |values: &[Vec4], none: Vec4| {
-            let at = idx.map(|i| {
-                g.sources
-                    .get(i as usize)
-                    .and_then(|&s| values.get(s as usize))
-                    .copied()
-                    .unwrap_or(none)
-            });
-            at[0] * b.x + at[1] * b.y + at[2] * b.z
-        };
-        let color = d
-            .colors
-            .map_or(Rgba::ONE, |c| Rgba::from(mix4(c, Vec4::ONE)));
-        let normal = mix3(b, v.map(|v| v.normal));
+        let mix2 = |b: Vec3, a: &[Vec2; 3]| a[0] * b.x + a[1] * b.y + a[2] * b.z;
+        let mix3 = |b: Vec3, a: &[Vec3; 3]| a[0] * b.x + a[1] * b.y + a[2] * b.z;
+        let mix4 = |a: &[Vec4; 3]| a[0] * b.x + a[1] * b.y + a[2] * b.z;
+        let uv = mix2(b, &c.uv);
+        let color = c.colors.as_ref().map_or(Rgba::ONE, |a| Rgba::from(mix4(a)));
+        let normal = mix3(b, &c.normal);
         // the mesh's tangents where it has them (interpolated, to world space; the bitangent
         // from the interpolated normal and the sign w), else the triangle's frame from its
         // positions and uvs
-        let given = d.tangents.filter(|_| with_tangents).and_then(|t| {
-            let ti = mix4(t.values, Vec4::ZERO);
+        let given = c.tangents.as_ref().and_then(|(values, t)| {
+            let ti = mix4(values);
             let tw = t.to_world * ti.truncate();
             let sign = if ti.w < 0.0 {
                 -t.handedness
@@ -150,17 +197,13 @@ impl<'a> MaterialShader<'a> {
             };
             (tw.dot(tw) > 1e-20).then(|| (tw, normal.cross(tw) * sign))
         });
-        let (tangent, bitangent) = match given {
-            Some(frame) => frame,
-            None if with_tangents => uv_frame(world, uvs),
-            None => (Vec3::ZERO, Vec3::ZERO),
-        };
+        let (tangent, bitangent) = given.unwrap_or(c.frame);
         Surface {
-            world: mix3(b, world),
+            world: mix3(b, &c.world),
             normal,
             uv,
-            duv_dx: mix2(bx, uvs) - uv,
-            duv_dy: mix2(by, uvs) - uv,
+            duv_dx: mix2(bx, &c.uv) - uv,
+            duv_dy: mix2(by, &c.uv) - uv,
             color,
             tangent,
             bitangent,
@@ -340,13 +383,19 @@ impl<'a> MaterialShader<'a> {
     }
 
     /// [`MaterialShader::shade`]'s colour of eight pixels of material `m` (each lane's surface
-    /// from [`MaterialShader::surface`], its side in `front`): the same values, the textures
+    /// from [`MaterialShader::surface`], its side in `front`; `plan` is [`SlotPlan::of`] `m`,
+    /// which the caller keeps while the material repeats): the same values, the textures
     /// sampled and the colour computed in lanes.
     // (lane loops index each array by the lane: the form the compiler turns into vectors)
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
-    pub(super) fn shade_lanes(&self, m: &Material, f: &SurfaceLanes) -> V3 {
-        let tex = sample_slots_lanes(m, f);
+    pub(super) fn shade_lanes(
+        &self,
+        m: &Material,
+        plan: Option<&SlotPlan>,
+        f: &SurfaceLanes,
+    ) -> V3 {
+        let tex = sample_slots_lanes(plan, f);
         // base_color's products in lanes
         let mut base = V4::splat(Rgba::from(m.base_color)).mul(&f.color);
         if m.base_color_texture.is_some() {
@@ -386,7 +435,7 @@ impl<'a> MaterialShader<'a> {
 /// A material's sampled textures ([`Material::sampled`]) as the fragment stage samples them:
 /// the first one present (`lead`) with those alike it ([`Material::alike_slots`]) together,
 /// `set[..n]` going to slots `at[..n]`, and the others (`alone`) each on its own.
-struct SlotPlan<'m> {
+pub(super) struct SlotPlan<'m> {
     lead: &'m TextureRef,
     set: [&'m Texture; SLOTS],
     at: [usize; SLOTS],
@@ -397,7 +446,7 @@ struct SlotPlan<'m> {
 impl<'m> SlotPlan<'m> {
     /// The plan for `m`; none where it samples no texture.
     #[inline(always)]
-    fn of(m: &'m Material) -> Option<SlotPlan<'m>> {
+    pub(super) fn of(m: &'m Material) -> Option<SlotPlan<'m>> {
         let mut alone = m.sampled();
         let lead = alone.iter().flatten().next().copied()?;
         let alike = m.alike_slots();
@@ -445,9 +494,9 @@ fn sample_slots(m: &Material, f: &Surface) -> Texels {
 /// [`sample_slots`] of the eight pixels of `f` ([`Texture::sample_lanes_alike`] for the alike
 /// ones).
 #[inline(always)]
-fn sample_slots_lanes(m: &Material, f: &SurfaceLanes) -> [V4; SLOTS] {
+fn sample_slots_lanes(plan: Option<&SlotPlan>, f: &SurfaceLanes) -> [V4; SLOTS] {
     let mut tex = [V4::splat(Rgba::ONE); SLOTS];
-    let Some(p) = SlotPlan::of(m) else {
+    let Some(p) = plan else {
         return tex;
     };
     for (out, t) in tex.iter_mut().zip(&p.alone) {
@@ -600,22 +649,19 @@ pub(super) struct SurfaceLanes {
 }
 
 impl SurfaceLanes {
-    /// Lane `i`: the surface of source triangle `tri` of `d` at pixel (px, py), seen from its
-    /// front or back, for material `m`.
-    #[allow(clippy::too_many_arguments)]
+    /// Lane `i`: the surface of the triangle of `c` ([`Corners::of`] with tangents where the
+    /// material has a normal map) at pixel (px, py), seen from its front or back.
     #[inline(always)]
     pub(super) fn set(
         &mut self,
         i: usize,
         ms: &MaterialShader,
-        d: &Draw,
-        m: &Material,
-        tri: u32,
+        c: &Corners,
         px: u32,
         py: u32,
         front: bool,
     ) {
-        let f = ms.surface(d, tri, px, py, m.normal_texture.is_some());
+        let f = ms.surface_at(c, px, py);
         self.world.set(i, f.world);
         self.normal.set(i, f.normal);
         self.uv.set(i, f.uv);
@@ -786,10 +832,11 @@ mod tests {
                     let tri = (next() * 10.0) as u32;
                     let (px, py) = ((next() * 64.0) as u32, (next() * 64.0) as u32);
                     let front = next() < 0.7;
-                    f.set(i, &ms, &draw, m, tri, px, py, front);
+                    let c = Corners::of(&draw, tri, m.normal_texture.is_some());
+                    f.set(i, &ms, &c, px, py, front);
                     *want = ms.shade(&draw, m, tri, px, py, front).0;
                 }
-                let got = ms.shade_lanes(m, &f);
+                let got = ms.shade_lanes(m, SlotPlan::of(m).as_ref(), &f);
                 for (i, want) in want.iter().enumerate() {
                     // compared as bits: NaN where one pixel alone gives NaN too
                     assert_eq!(

@@ -1,6 +1,6 @@
 //! Binning of setup triangles to screen tiles, and the per-tile rasteriser.
 
-use super::material::{MaterialShader, SurfaceLanes};
+use super::material::{Corners, MaterialShader, SlotPlan, SurfaceLanes};
 use super::setup::{edge_is_top_left, pixel_centre, Setup, SetupTri, PART_SHIFT, SUBPIXEL_BITS};
 use super::shade::{pack_lanes, pack_srgb, pack_with, srgb_lut, Fragment, FragmentShader};
 use super::{Draw, RasterOutput, RasterSettings, RasterStats};
@@ -524,6 +524,9 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
         return;
     }
     let lut = srgb_lut();
+    // the texture plan of the last material shaded in lanes (neighbouring groups mostly share
+    // one)
+    let mut plan: Option<(&Material, Option<SlotPlan>)> = None;
     for l0 in (0..n).step_by(LANES) {
         // the group's pixels of material draws
         let mut todo: [Option<(&Draw, &Material, &SetupTri)>; LANES] = [None; LANES];
@@ -548,12 +551,24 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
         });
         if let Some(m) = shared {
             let mut f = SurfaceLanes::default();
+            let tangents = m.normal_texture.is_some();
+            // each triangle's part once for its run of lanes (a group is mostly one or two
+            // triangles' pixels)
+            let mut corners: Option<(&SetupTri, Corners)> = None;
             for (i, x) in todo.iter().enumerate() {
                 let (d, _, t) = x.expect("every lane has this material");
+                if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
+                    corners = Some((t, Corners::of(d, t.tri, tangents)));
+                }
+                let (_, c) = corners.as_ref().expect("set above");
                 let (px, py) = pixel(l0 + i);
-                f.set(i, ms, d, m, t.tri, px, py, t.front);
+                f.set(i, ms, c, px, py, t.front);
             }
-            let c = pack_lanes(lut, &ms.shade_lanes(m, &f));
+            if !plan.as_ref().is_some_and(|(pm, _)| std::ptr::eq(*pm, m)) {
+                plan = Some((m, SlotPlan::of(m)));
+            }
+            let p = plan.as_ref().and_then(|(_, p)| p.as_ref());
+            let c = pack_lanes(lut, &ms.shade_lanes(m, p, &f));
             for i in 0..LANES {
                 cbuf[l0 + i] = c[i].to_le();
             }
