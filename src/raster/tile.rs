@@ -527,6 +527,8 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
     // the texture plan of the last material shaded in lanes (neighbouring groups mostly share
     // one)
     let mut plan: Option<(&Material, Option<SlotPlan>)> = None;
+    // the lanes' surfaces (every lane is set before a group reads them)
+    let mut f = SurfaceLanes::default();
     for l0 in (0..n).step_by(LANES) {
         // the group's pixels of material draws
         let mut todo: [Option<(&Draw, &Material, &SetupTri)>; LANES] = [None; LANES];
@@ -550,7 +552,6 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
                 .all(|x| x.is_some_and(|(_, mi, _)| std::ptr::eq(mi, m)))
         });
         if let Some(m) = shared {
-            let mut f = SurfaceLanes::default();
             let tangents = m.normal_texture.is_some();
             // each triangle's part once for its run of lanes (a group is mostly one or two
             // triangles' pixels)
