@@ -103,14 +103,24 @@ impl V4 {
     #[inline(always)]
     pub fn lerp(&self, o: &V4, s: &F) -> V4 {
         self.zip(o, |a, b| {
-            std::array::from_fn(|i| a[i] * (1.0 - s[i]) + b[i] * s[i])
+            let mut r = [0.0; LANES];
+            for i in 0..LANES {
+                r[i] = a[i] * (1.0 - s[i]) + b[i] * s[i];
+            }
+            r
         })
     }
 
-    /// [`Rgba::mul`] in each lane.
+    /// `Rgba * Rgba` in each lane.
     #[inline(always)]
     pub fn mul(&self, o: &V4) -> V4 {
-        self.zip(o, |a, b| std::array::from_fn(|i| a[i] * b[i]))
+        self.zip(o, |a, b| {
+            let mut r = [0.0; LANES];
+            for i in 0..LANES {
+                r[i] = a[i] * b[i];
+            }
+            r
+        })
     }
 }
 

@@ -378,14 +378,12 @@ impl Texture {
             let b = t.fetch_lanes(&second, &at);
             // `a + (b - a).scale(f)` in lanes, where f is not 0 (elsewhere `a` as it is)
             let blend = |a: &F, b: &F| -> F {
-                std::array::from_fn(|i| {
+                let mut r = [0.0; LANES];
+                for i in 0..LANES {
                     let v = a[i] + (b[i] - a[i]) * f[i];
-                    if f[i] != 0.0 {
-                        v
-                    } else {
-                        a[i]
-                    }
-                })
+                    r[i] = if f[i] != 0.0 { v } else { a[i] };
+                }
+                r
             };
             *o = V4 {
                 x: blend(&o.x, &b.x),

@@ -167,13 +167,23 @@ pub(super) fn pack_with(lut: &[u8; 4096], c: Vec3) -> u32 {
 /// one by one (a NaN takes place 0, as the saturating cast gives it).
 #[inline(always)]
 pub(super) fn pack_lanes(lut: &[u8; 4096], c: &V3) -> [u32; LANES] {
-    let place = |v: &[f32; LANES]| -> [u32; LANES] {
-        std::array::from_fn(|i| (v[i].clamp(0.0, 1.0) * 4095.0 + 0.5) as i32 as u32)
+    // (lane loops over arrays, which stay inline in the fragment stage's wide build, where
+    // `array::from_fn` was left out of line in the baseline instructions)
+    let place = |v: &[f32; LANES]| {
+        let mut k = [0u32; LANES];
+        for (k, v) in k.iter_mut().zip(v) {
+            *k = (v.clamp(0.0, 1.0) * 4095.0 + 0.5) as i32 as u32;
+        }
+        k
     };
     let (x, y, z) = (place(&c.x), place(&c.y), place(&c.z));
     // (every place lies in 0..4096: the masks keep the loads unchecked)
     let q = |k: u32| lut[k as usize & 4095] as u32;
-    std::array::from_fn(|i| q(x[i]) | q(y[i]) << 8 | q(z[i]) << 16 | 0xff00_0000)
+    let mut out = [0u32; LANES];
+    for i in 0..LANES {
+        out[i] = q(x[i]) | q(y[i]) << 8 | q(z[i]) << 16 | 0xff00_0000;
+    }
+    out
 }
 
 /// 1 / sqrt(x) for x > 0: the hardware estimate refined by one Newton step (relative error
