@@ -135,6 +135,18 @@ impl<'a> Corners<'a> {
     }
 }
 
+/// [`Surface`] of one pixel (`f32`) or eight ([`Wide`]).
+struct SurfaceOf<T> {
+    world: Xyz<T>,
+    normal: Xyz<T>,
+    uv: [T; 2],
+    duv_dx: [T; 2],
+    duv_dy: [T; 2],
+    color: [T; 4],
+    tangent: Xyz<T>,
+    bitangent: Xyz<T>,
+}
+
 /// The material path of one frame.
 pub struct MaterialShader<'a> {
     s: &'a RasterSettings,
@@ -159,51 +171,91 @@ impl<'a> MaterialShader<'a> {
     /// The surface of the triangle of `c` at pixel (px, py).
     #[inline(always)]
     fn surface_at(&self, c: &Corners, px: u32, py: u32) -> Surface {
-        let e = &c.edges;
-        let ndc = Vec2::new(
-            (px as f32 + 0.5) * self.step.x - 1.0,
-            1.0 + (py as f32 + 0.5) * self.step.y,
-        );
-        let bary = |q: Vec2| {
-            let p = q.extend(1.0);
-            let b = Vec3::new(p.dot(e[0]), p.dot(e[1]), p.dot(e[2]));
+        let f = self.surface_of(c, self.ndc(px as f32, py as f32));
+        Surface {
+            world: f.world.into(),
+            normal: f.normal.into(),
+            uv: Vec2::from_array(f.uv),
+            duv_dx: Vec2::from_array(f.duv_dx),
+            duv_dy: Vec2::from_array(f.duv_dy),
+            color: Rgba::new(f.color[0], f.color[1], f.color[2], f.color[3]),
+            tangent: f.tangent.into(),
+            bitangent: f.bitangent.into(),
+        }
+    }
+
+    /// The centre of pixel (px, py) (one, or eight in lanes) in NDC.
+    #[inline(always)]
+    fn ndc<T: Num>(&self, px: T, py: T) -> [T; 2] {
+        let half = T::splat(0.5);
+        [
+            (px + half) * T::splat(self.step.x) - T::splat(1.0),
+            T::splat(1.0) + (py + half) * T::splat(self.step.y),
+        ]
+    }
+
+    /// The surface of the triangle of `c` at the point `ndc` (one pixel, or eight in lanes:
+    /// the same operations, glam's in glam's order, so the same values).
+    #[inline(always)]
+    fn surface_of<T: Num>(&self, c: &Corners, ndc: [T; 2]) -> SurfaceOf<T> {
+        let one = T::splat(1.0);
+        let e = c.edges.map(Xyz::<T>::splat);
+        let bary = |q: [T; 2]| {
+            let p = Xyz::new(q[0], q[1], one);
+            let b = Xyz::new(p.dot(e[0]), p.dot(e[1]), p.dot(e[2]));
             let sum = b.x + b.y + b.z;
-            if sum.abs() > f32::MIN_POSITIVE && sum.is_finite() {
-                // one division and three products (the GPU's rxm_bary)
-                b * (1.0 / sum)
-            } else {
-                Vec3::splat(1.0 / 3.0)
-            }
+            // one division and three products (the GPU's rxm_bary)
+            let ok = sum.abs().gt(T::splat(f32::MIN_POSITIVE)) & sum.is_finite();
+            Xyz::select(ok, b.scale(one / sum), Xyz::splat(Vec3::splat(1.0 / 3.0)))
         };
         let b = bary(ndc);
-        let bx = bary(ndc + Vec2::new(self.step.x, 0.0));
-        let by = bary(ndc + Vec2::new(0.0, self.step.y));
-        let mix2 = |b: Vec3, a: &[Vec2; 3]| a[0] * b.x + a[1] * b.y + a[2] * b.z;
-        let mix3 = |b: Vec3, a: &[Vec3; 3]| a[0] * b.x + a[1] * b.y + a[2] * b.z;
-        let mix4 = |a: &[Vec4; 3]| a[0] * b.x + a[1] * b.y + a[2] * b.z;
+        let bx = bary([ndc[0] + T::splat(self.step.x), ndc[1] + T::splat(0.0)]);
+        let by = bary([ndc[0] + T::splat(0.0), ndc[1] + T::splat(self.step.y)]);
+        // corner attributes blended by barycentrics b, component by component
+        let mix = |b: Xyz<T>, a: [f32; 3]| {
+            T::splat(a[0]) * b.x + T::splat(a[1]) * b.y + T::splat(a[2]) * b.z
+        };
+        let mix2 = |b: Xyz<T>, a: &[Vec2; 3]| [0, 1].map(|k| mix(b, [a[0][k], a[1][k], a[2][k]]));
+        let mix3 = |b: Xyz<T>, a: &[Vec3; 3]| {
+            let [x, y, z] = [0, 1, 2].map(|k| mix(b, [a[0][k], a[1][k], a[2][k]]));
+            Xyz::new(x, y, z)
+        };
+        let mix4 = |a: &[Vec4; 3]| [0, 1, 2, 3].map(|k| mix(b, [a[0][k], a[1][k], a[2][k]]));
         let uv = mix2(b, &c.uv);
-        let color = c.colors.as_ref().map_or(Rgba::ONE, |a| Rgba::from(mix4(a)));
+        let color = c.colors.as_ref().map_or([one; 4], mix4);
         let normal = mix3(b, &c.normal);
-        // the mesh's tangents where it has them (interpolated, to world space; the bitangent
-        // from the interpolated normal and the sign w), else the triangle's frame from its
-        // positions and uvs
-        let given = c.tangents.as_ref().and_then(|(values, t)| {
-            let ti = mix4(values);
-            let tw = t.to_world * ti.truncate();
-            let sign = if ti.w < 0.0 {
-                -t.handedness
-            } else {
-                t.handedness
-            };
-            (tw.dot(tw) > 1e-20).then(|| (tw, normal.cross(tw) * sign))
-        });
-        let (tangent, bitangent) = given.unwrap_or(c.frame);
-        Surface {
+        // the mesh's tangents where it has them (interpolated, to world space: glam's Mat3 *
+        // Vec3; the bitangent from the interpolated normal and the sign w), else the
+        // triangle's frame from its positions and uvs
+        let (frame_t, frame_b) = (Xyz::splat(c.frame.0), Xyz::splat(c.frame.1));
+        let (tangent, bitangent) = match &c.tangents {
+            Some((values, t)) => {
+                let ti = mix4(values);
+                let m = t.to_world;
+                let axis = |a: Vec3, k: usize| T::splat(a[k]);
+                let [x, y, z] = [0, 1, 2].map(|k| {
+                    axis(m.x_axis, k) * ti[0]
+                        + axis(m.y_axis, k) * ti[1]
+                        + axis(m.z_axis, k) * ti[2]
+                });
+                let tw = Xyz::new(x, y, z);
+                let h = t.handedness;
+                let sign = T::select(ti[3].lt(T::splat(0.0)), T::splat(-h), T::splat(h));
+                let given = tw.dot(tw).gt(T::splat(1e-20));
+                (
+                    Xyz::select(given, tw, frame_t),
+                    Xyz::select(given, normal.cross(tw).scale(sign), frame_b),
+                )
+            }
+            None => (frame_t, frame_b),
+        };
+        let minus = |a: [T; 2], b: [T; 2]| [a[0] - b[0], a[1] - b[1]];
+        SurfaceOf {
             world: mix3(b, &c.world),
             normal,
             uv,
-            duv_dx: mix2(bx, &c.uv) - uv,
-            duv_dy: mix2(by, &c.uv) - uv,
+            duv_dx: minus(mix2(bx, &c.uv), uv),
+            duv_dy: minus(mix2(by, &c.uv), uv),
             color,
             tangent,
             bitangent,
@@ -649,6 +701,45 @@ pub(super) struct SurfaceLanes {
 }
 
 impl SurfaceLanes {
+    /// Every lane: the surfaces of the triangle of `c` (as for [`SurfaceLanes::set`]) at the
+    /// pixels (px[i], py[i]), all seen from one side, worked out in lanes.
+    #[inline(always)]
+    pub(super) fn set_all(
+        &mut self,
+        ms: &MaterialShader,
+        c: &Corners,
+        px: [u32; LANES],
+        py: [u32; LANES],
+        front: bool,
+    ) {
+        let float = |v: [u32; LANES]| Wide(v.map(|v| v as f32));
+        let f = ms.surface_of(c, ms.ndc(float(px), float(py)));
+        let v3 = |v: Xyz<Wide>| V3 {
+            x: v.x.0,
+            y: v.y.0,
+            z: v.z.0,
+        };
+        let v2 = |v: [Wide; 2]| V2 {
+            x: v[0].0,
+            y: v[1].0,
+        };
+        self.world = v3(f.world);
+        self.normal = v3(f.normal);
+        self.uv = v2(f.uv);
+        self.duv_dx = v2(f.duv_dx);
+        self.duv_dy = v2(f.duv_dy);
+        let [r, g, b, a] = f.color.map(|c| c.0);
+        self.color = V4 {
+            x: r,
+            y: g,
+            z: b,
+            w: a,
+        };
+        self.tangent = v3(f.tangent);
+        self.bitangent = v3(f.bitangent);
+        self.front = [front; LANES];
+    }
+
     /// Lane `i`: the surface of the triangle of `c` ([`Corners::of`] with tangents where the
     /// material has a normal map) at pixel (px, py), seen from its front or back.
     #[inline(always)]
@@ -817,39 +908,68 @@ mod tests {
         lights.extend([spot, point]);
         s.lights = Lights::new(&lights);
         let ms = MaterialShader::new(&s);
+        // the mesh's own tangents (some of them zero), under a mirroring model matrix
+        let tangent_values: Vec<Vec4> = (0..30)
+            .map(|k| match k % 7 {
+                0 => Vec4::ZERO,
+                _ => {
+                    Vec4::new(next(), next(), next(), next() - 0.5) * 2.0
+                        - Vec4::new(1.0, 1.0, 1.0, 0.0)
+                }
+            })
+            .collect();
+        let model =
+            glam::Mat4::from_scale(Vec3::new(-1.0, 0.5, 2.0)) * glam::Mat4::from_rotation_y(0.7);
         let mut compared = 0;
         let all = [&full, &unlit, &plain, &alike, &one_apart];
         for m in all {
-            let draw = Draw {
-                material: Some(m),
-                colors: Some(&colors),
-                ..Draw::new(&geometry, [1.0; 4])
-            };
-            for _ in 0..200 {
-                let mut f = SurfaceLanes::default();
-                let mut want = [Vec3::ZERO; LANES];
-                for (i, want) in want.iter_mut().enumerate() {
-                    let tri = (next() * 10.0) as u32;
-                    let (px, py) = ((next() * 64.0) as u32, (next() * 64.0) as u32);
-                    let front = next() < 0.7;
-                    let c = Corners::of(&draw, tri, m.normal_texture.is_some());
-                    f.set(i, &ms, &c, px, py, front);
-                    *want = ms.shade(&draw, m, tri, px, py, front).0;
-                }
-                let got = ms.shade_lanes(m, SlotPlan::of(m).as_ref(), &f);
-                for (i, want) in want.iter().enumerate() {
-                    // compared as bits: NaN where one pixel alone gives NaN too
-                    assert_eq!(
-                        got.get(i).to_array().map(f32::to_bits),
-                        want.to_array().map(f32::to_bits),
-                        "{}: lane {i}",
-                        m.name
-                    );
-                    compared += 1;
+            for tangents in [None, Some(Tangents::new(&tangent_values, model))] {
+                let draw = Draw {
+                    material: Some(m),
+                    colors: Some(&colors),
+                    tangents,
+                    ..Draw::new(&geometry, [1.0; 4])
+                };
+                let with_tangents = m.normal_texture.is_some();
+                for k in 0..200 {
+                    // odd rounds: the eight pixels of one triangle, its surfaces in lanes
+                    // (SurfaceLanes::set_all); even ones: pixels of any triangles, lane by lane
+                    let one = k % 2 == 1;
+                    let (tri, front) = ((next() * 10.0) as u32, next() < 0.7);
+                    let mut f = SurfaceLanes::default();
+                    let mut want = [Vec3::ZERO; LANES];
+                    let (mut xs, mut ys) = ([0u32; LANES], [0u32; LANES]);
+                    for (i, want) in want.iter_mut().enumerate() {
+                        let (tri, front) = match one {
+                            true => (tri, front),
+                            false => ((next() * 10.0) as u32, next() < 0.7),
+                        };
+                        let (px, py) = ((next() * 64.0) as u32, (next() * 64.0) as u32);
+                        (xs[i], ys[i]) = (px, py);
+                        let c = Corners::of(&draw, tri, with_tangents);
+                        f.set(i, &ms, &c, px, py, front);
+                        *want = ms.shade(&draw, m, tri, px, py, front).0;
+                    }
+                    if one {
+                        f = SurfaceLanes::default();
+                        let c = Corners::of(&draw, tri, with_tangents);
+                        f.set_all(&ms, &c, xs, ys, front);
+                    }
+                    let got = ms.shade_lanes(m, SlotPlan::of(m).as_ref(), &f);
+                    for (i, want) in want.iter().enumerate() {
+                        // compared as bits: NaN where one pixel alone gives NaN too
+                        assert_eq!(
+                            got.get(i).to_array().map(f32::to_bits),
+                            want.to_array().map(f32::to_bits),
+                            "{}: lane {i}, round {k}",
+                            m.name
+                        );
+                        compared += 1;
+                    }
                 }
             }
         }
-        assert_eq!(compared, all.len() * 200 * LANES);
+        assert_eq!(compared, all.len() * 2 * 200 * LANES);
     }
 
     #[test]

@@ -553,17 +553,31 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
         });
         if let Some(m) = shared {
             let tangents = m.normal_texture.is_some();
-            // each triangle's part once for its run of lanes (a group is mostly one or two
-            // triangles' pixels)
-            let mut corners: Option<(&SetupTri, Corners)> = None;
-            for (i, x) in todo.iter().enumerate() {
-                let (d, _, t) = x.expect("every lane has this material");
-                if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
-                    corners = Some((t, Corners::of(d, t.tri, tangents)));
+            let lane = |i: usize| todo[i].expect("every lane has this material");
+            let (d0, _, t0) = lane(0);
+            if todo
+                .iter()
+                .all(|x| x.is_some_and(|(_, _, t)| std::ptr::eq(t, t0)))
+            {
+                // one triangle's pixels (most groups): its surfaces in lanes
+                let c = Corners::of(d0, t0.tri, tangents);
+                let (px, py) = (
+                    std::array::from_fn(|i| pixel(l0 + i).0),
+                    std::array::from_fn(|i| pixel(l0 + i).1),
+                );
+                f.set_all(ms, &c, px, py, t0.front);
+            } else {
+                // each triangle's part once for its run of lanes
+                let mut corners: Option<(&SetupTri, Corners)> = None;
+                for i in 0..LANES {
+                    let (d, _, t) = lane(i);
+                    if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
+                        corners = Some((t, Corners::of(d, t.tri, tangents)));
+                    }
+                    let (_, c) = corners.as_ref().expect("set above");
+                    let (px, py) = pixel(l0 + i);
+                    f.set(i, ms, c, px, py, t.front);
                 }
-                let (_, c) = corners.as_ref().expect("set above");
-                let (px, py) = pixel(l0 + i);
-                f.set(i, ms, c, px, py, t.front);
             }
             if !plan.as_ref().is_some_and(|(pm, _)| std::ptr::eq(*pm, m)) {
                 plan = Some((m, SlotPlan::of(m)));
