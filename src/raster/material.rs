@@ -135,6 +135,20 @@ impl<'a> Corners<'a> {
     }
 }
 
+/// The barycentrics at the point `q` (one, or eight in lanes) of the triangle whose edge planes
+/// are `e` ([`Corners`]); a third each where they do not sum to a usable number. (A function,
+/// not a closure, so that it is inlined into the fragment stage's wide build.)
+#[inline(always)]
+fn bary<T: Num>(e: &[Xyz<T>; 3], q: [T; 2]) -> Xyz<T> {
+    let one = T::splat(1.0);
+    let p = Xyz::new(q[0], q[1], one);
+    let b = Xyz::new(p.dot(e[0]), p.dot(e[1]), p.dot(e[2]));
+    let sum = b.x + b.y + b.z;
+    // one division and three products (the GPU's rxm_bary)
+    let ok = sum.abs().gt(T::splat(f32::MIN_POSITIVE)) & sum.is_finite();
+    Xyz::select(ok, b.scale(one / sum), Xyz::splat(Vec3::splat(1.0 / 3.0)))
+}
+
 /// [`Surface`] of one pixel (`f32`) or eight ([`Wide`]).
 struct SurfaceOf<T> {
     world: Xyz<T>,
@@ -200,17 +214,9 @@ impl<'a> MaterialShader<'a> {
     fn surface_of<T: Num>(&self, c: &Corners, ndc: [T; 2]) -> SurfaceOf<T> {
         let one = T::splat(1.0);
         let e = c.edges.map(Xyz::<T>::splat);
-        let bary = |q: [T; 2]| {
-            let p = Xyz::new(q[0], q[1], one);
-            let b = Xyz::new(p.dot(e[0]), p.dot(e[1]), p.dot(e[2]));
-            let sum = b.x + b.y + b.z;
-            // one division and three products (the GPU's rxm_bary)
-            let ok = sum.abs().gt(T::splat(f32::MIN_POSITIVE)) & sum.is_finite();
-            Xyz::select(ok, b.scale(one / sum), Xyz::splat(Vec3::splat(1.0 / 3.0)))
-        };
-        let b = bary(ndc);
-        let bx = bary([ndc[0] + T::splat(self.step.x), ndc[1] + T::splat(0.0)]);
-        let by = bary([ndc[0] + T::splat(0.0), ndc[1] + T::splat(self.step.y)]);
+        let b = bary(&e, ndc);
+        let bx = bary(&e, [ndc[0] + T::splat(self.step.x), ndc[1] + T::splat(0.0)]);
+        let by = bary(&e, [ndc[0] + T::splat(0.0), ndc[1] + T::splat(self.step.y)]);
         // corner attributes blended by barycentrics b, component by component
         let mix = |b: Xyz<T>, a: [f32; 3]| {
             T::splat(a[0]) * b.x + T::splat(a[1]) * b.y + T::splat(a[2]) * b.z
