@@ -440,12 +440,10 @@ impl<'a> MaterialShader<'a> {
         under.scale(one - strength * fresnel) + (light + ambient).scale(strength)
     }
 
-    /// [`MaterialShader::shade`]'s colour of eight pixels of material `m` (each lane's surface
-    /// from [`MaterialShader::surface`], its side in `front`; `plan` is [`SlotPlan::of`] `m`,
-    /// which the caller keeps while the material repeats): the same values, the textures
-    /// sampled and the colour computed in lanes.
-    // (lane loops index each array by the lane: the form the compiler turns into vectors)
-    #[allow(clippy::needless_range_loop)]
+    /// [`MaterialShader::shade`]'s colour of eight pixels of material `m` (their surfaces and
+    /// sides in `f`, from [`SurfaceLanes::set`] or [`SurfaceLanes::set_all`]; `plan` is
+    /// [`SlotPlan::of`] `m`, which the caller keeps while the material repeats): the same
+    /// values, the textures sampled and the colour computed in lanes.
     #[inline(always)]
     pub(super) fn shade_lanes(
         &self,
