@@ -136,6 +136,9 @@ pub(super) fn raster_tiles(
     let fs = FragmentShader::new(s);
     let ms = MaterialShader::new(s);
     let wide = !s.baseline_isa && wide_isa();
+    // the scans' vector paths: four lanes for small triangles (SSE2, the x86-64 baseline), and
+    // eight for the others where the CPU has the wide build's features
+    let lanes = if wide { Lanes::Eight } else { Lanes::Four };
     let band = w * TILE as usize;
     let fragments: u64 = out
         .color
@@ -238,11 +241,11 @@ pub(super) fn raster_tiles(
                                     j as u32,
                                     &tile,
                                     &mut vis,
-                                    false,
+                                    Lanes::No,
                                     true,
                                     |px, py| ms.passes_mask(d, m, t.tri, px, py),
                                 ),
-                                None => raster_tri(t, j as u32, &tile, &mut vis),
+                                None => raster_tri(t, j as u32, &tile, &mut vis, lanes),
                             };
                             frags += n;
                             tile_frags += n;
@@ -661,7 +664,7 @@ fn blend_tile(
             bary,
             cov: cov.as_deref_mut(),
         };
-        raster_tri_with(t, j as u32, tile, &mut vis, false, false, |px, py| {
+        raster_tri_with(t, j as u32, tile, &mut vis, Lanes::No, false, |px, py| {
             let (c, a) = ms.shade(d, m, t.tri, px, py, t.front);
             let l = ((py - tile.ty) * TILE + (px - tile.tx)) as usize;
             let dst = u32::from_le(cbuf[l]);
@@ -684,13 +687,24 @@ fn blend_tile(
 /// recording it and its barycentrics at each pixel where it passes the depth test. Returns the
 /// fragments that passed.
 #[inline]
-fn raster_tri(t: &SetupTri, j: u32, tile: &TileView, vis: &mut Visibility) -> u64 {
-    raster_tri_with(t, j, tile, vis, true, false, |_, _| true)
+fn raster_tri(t: &SetupTri, j: u32, tile: &TileView, vis: &mut Visibility, lanes: Lanes) -> u64 {
+    raster_tri_with(t, j, tile, vis, lanes, false, |_, _| true)
 }
 
-/// [`raster_tri`], with the four-lane path for small triangles allowed or not (the tests compare
-/// the two), and `keep(px, py)` asked of every fragment that passes the depth test before it is
-/// recorded (an alpha test; with `lanes` it must keep every fragment). With `ties`, a fragment
+/// Which vector paths a scan may take; each leaves exactly what the scalar scan leaves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Lanes {
+    /// pixel by pixel
+    No,
+    /// small triangles four pixels at a time (SSE2: every x86-64 CPU has it)
+    Four,
+    /// also, the others eight pixels at a time (AVX2: only where [`wide_isa`] holds)
+    Eight,
+}
+
+/// [`raster_tri`], with the vector paths `lanes` allows (the tests compare them with the scalar
+/// scan), and `keep(px, py)` asked of every fragment that passes the depth test before it is
+/// recorded (an alpha test; unless `lanes` is [`Lanes::No`] it must keep every fragment). With `ties`, a fragment
 /// at the depth of the pixel's winner also passes when its triangle comes before the winner's
 /// (`j` lower: it is rasterised after triangles submitted after it).
 #[inline]
@@ -700,7 +714,7 @@ fn raster_tri_with(
     j: u32,
     tile: &TileView,
     vis: &mut Visibility,
-    lanes: bool,
+    lanes: Lanes,
     ties: bool,
     mut keep: impl FnMut(u32, u32) -> bool,
 ) -> u64 {
@@ -734,25 +748,30 @@ fn raster_tri_with(
     #[cfg(not(target_arch = "x86_64"))]
     let _ = lanes;
     #[cfg(target_arch = "x86_64")]
-    {
+    if lanes != Lanes::No {
+        let lt = LaneTri {
+            j,
+            x0: x0 - tx,
+            y0: y0 - ty,
+            x1: x1 - tx,
+            y1: y1 - ty,
+            e_row,
+            dx,
+            dy,
+            inv_area,
+            z: t.z,
+        };
         // a small triangle's edge functions over its bounding box fit in 32 bits: four pixels at
         // a time
         let span = |v: [i32; 3]| v.iter().max().unwrap() - v.iter().min().unwrap();
-        if lanes && x1 - x0 < 4 && span(t.x) <= SMALL_SPAN && span(t.y) <= SMALL_SPAN {
-            let small = SmallTri {
-                j,
-                x0: x0 - tx,
-                y0: y0 - ty,
-                x1: x1 - tx,
-                y1: y1 - ty,
-                e_row: e_row.map(|e| e as i32),
-                dx: dx.map(|d| d as i32),
-                dy: dy.map(|d| d as i32),
-                inv_area,
-                z: t.z,
-            };
+        if x1 - x0 < 4 && span(t.x) <= SMALL_SPAN && span(t.y) <= SMALL_SPAN {
             // SAFETY: SSE2 is part of the x86-64 baseline; the bounds lie within the tile.
-            return unsafe { raster_small(&small, vis) };
+            return unsafe { raster_small(&lt, vis) };
+        }
+        if lanes == Lanes::Eight {
+            // SAFETY: `Lanes::Eight` is chosen only where wide_isa() found AVX2; the bounds lie
+            // within the tile.
+            return unsafe { raster_eight(&lt, vis) };
         }
     }
     let mut frags = 0;
@@ -796,18 +815,19 @@ fn raster_tri_with(
 #[cfg(target_arch = "x86_64")]
 const SMALL_SPAN: i32 = 64 << SUBPIXEL_BITS;
 
-/// A small triangle clipped to one tile, in tile-local pixels, with its edge functions at the
-/// first pixel centre of its box and their steps.
+/// A triangle clipped to one tile, for the vector scans: its box in tile-local pixels, its edge
+/// functions at the first pixel centre of the box and their steps, and what its depth and
+/// barycentrics are worked out from.
 #[cfg(target_arch = "x86_64")]
-struct SmallTri {
+struct LaneTri {
     j: u32,
     x0: u32,
     y0: u32,
     x1: u32,
     y1: u32,
-    e_row: [i32; 3],
-    dx: [i32; 3],
-    dy: [i32; 3],
+    e_row: [i64; 3],
+    dx: [i64; 3],
+    dy: [i64; 3],
     inv_area: f32,
     z: [f32; 3],
 }
@@ -819,17 +839,17 @@ struct SmallTri {
 /// are identical; lanes outside the box are masked.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-unsafe fn raster_small(s: &SmallTri, vis: &mut Visibility) -> u64 {
+unsafe fn raster_small(s: &LaneTri, vis: &mut Visibility) -> u64 {
     use std::arch::x86_64::*;
     let g = s.x0.min(TILE - 4);
     let lanes = _mm_setr_epi32(0, 1, 2, 3);
-    // edge values at the four lanes of the first row
+    // edge values at the four lanes of the first row (in 32 bits: see SMALL_SPAN)
     let mut e: [__m128i; 3] = std::array::from_fn(|k| {
-        let d = s.dx[k];
-        let e = s.e_row[k] - (s.x0 - g) as i32 * d;
+        let d = s.dx[k] as i32;
+        let e = s.e_row[k] as i32 - (s.x0 - g) as i32 * d;
         _mm_add_epi32(_mm_set1_epi32(e), _mm_setr_epi32(0, d, 2 * d, 3 * d))
     });
-    let dy = s.dy.map(|d| _mm_set1_epi32(d));
+    let dy = s.dy.map(|d| _mm_set1_epi32(d as i32));
     let x = _mm_add_epi32(_mm_set1_epi32(g as i32), lanes);
     let in_box = _mm_and_si128(
         _mm_cmpgt_epi32(x, _mm_set1_epi32(s.x0 as i32 - 1)),
@@ -882,23 +902,151 @@ unsafe fn raster_small(s: &SmallTri, vis: &mut Visibility) -> u64 {
     frags as u64
 }
 
+/// [`raster_tri`] in eight lanes (AVX2) for a triangle whose box within the tile is wider than
+/// four pixels or which is not small: each row of the box in groups of eight pixels at columns
+/// that are multiples of eight, lanes outside the box masked. The edge functions are kept as
+/// f64, which holds them exactly (within the guard band they are integers below 2^50, and so are
+/// their sums), so each lane's coverage and its barycentrics' conversions to f32 are those of
+/// the scalar scan's 64-bit integers, and the depth is the same operations in the same order:
+/// the depths, winners, barycentrics and coverage counts are identical. A group that covers no
+/// pixel, or whose pixels all fail the depth test, writes nothing.
+///
+/// # Safety
+/// The CPU must have AVX2; the box must lie within the tile.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn raster_eight(s: &LaneTri, vis: &mut Visibility) -> u64 {
+    use std::arch::x86_64::*;
+    let g0 = s.x0 & !7;
+    // each edge's values at the eight lanes of the first group of the first row, as two
+    // registers of four f64 (lanes 0-3, 4-7)
+    let mut row: [[__m256d; 2]; 3] = std::array::from_fn(|k| {
+        let (e, d) = (s.e_row[k] - (s.x0 - g0) as i64 * s.dx[k], s.dx[k]);
+        let at = |i: i64| (e + i * d) as f64;
+        [
+            _mm256_setr_pd(at(0), at(1), at(2), at(3)),
+            _mm256_setr_pd(at(4), at(5), at(6), at(7)),
+        ]
+    });
+    let step_x = s.dx.map(|d| _mm256_set1_pd((8 * d) as f64));
+    let step_y = s.dy.map(|d| _mm256_set1_pd(d as f64));
+    let lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let (lo, hi) = (
+        _mm256_set1_epi32(s.x0 as i32 - 1),
+        _mm256_set1_epi32(s.x1 as i32 + 1),
+    );
+    let inv_area = _mm256_set1_ps(s.inv_area);
+    let z0 = _mm256_set1_ps(s.z[0]);
+    let dz1 = _mm256_set1_ps(s.z[1] - s.z[0]);
+    let dz2 = _mm256_set1_ps(s.z[2] - s.z[0]);
+    let jv = _mm256_set1_epi32(s.j as i32);
+    // eight f64 lanes (two registers) as eight f32 in lane order (the conversion rounds to
+    // nearest, as `i64 as f32` does)
+    let to_f32 = |v: [__m256d; 2]| {
+        _mm256_insertf128_ps::<1>(
+            _mm256_castps128_ps256(_mm256_cvtpd_ps(v[0])),
+            _mm256_cvtpd_ps(v[1]),
+        )
+    };
+    let mut frags = 0u32;
+    for y in s.y0..=s.y1 {
+        let mut e = row;
+        let mut g = g0;
+        while g <= s.x1 {
+            let x = _mm256_add_epi32(_mm256_set1_epi32(g as i32), lanes);
+            let in_box = _mm256_and_si256(_mm256_cmpgt_epi32(x, lo), _mm256_cmpgt_epi32(hi, x));
+            // a lane is covered where none of its three edge values is negative: the sign bits of
+            // their OR, which sit in the high 32 bits of each f64 (no value is -0: the sums of
+            // integers never give it)
+            let or = |h: usize| _mm256_or_pd(_mm256_or_pd(e[0][h], e[1][h]), e[2][h]);
+            let high = _mm256_shuffle_ps::<0b11_01_11_01>(
+                _mm256_castpd_ps(or(0)),
+                _mm256_castpd_ps(or(1)),
+            );
+            // (the shuffle works within 128-bit halves: lanes 0 1 4 5 2 3 6 7, put in order)
+            let high = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_castps_si256(high));
+            let m = _mm256_andnot_si256(_mm256_srai_epi32::<31>(high), in_box);
+            if _mm256_testz_si256(m, m) == 0 {
+                let l = (y * TILE + g) as usize;
+                let l1 = _mm256_mul_ps(to_f32(e[1]), inv_area);
+                let l2 = _mm256_mul_ps(to_f32(e[2]), inv_area);
+                let z = _mm256_add_ps(
+                    _mm256_add_ps(z0, _mm256_mul_ps(dz1, l1)),
+                    _mm256_mul_ps(dz2, l2),
+                );
+                if let Some(c) = vis.cov.as_deref_mut() {
+                    let p = c.as_mut_ptr().add(l).cast::<__m256i>();
+                    _mm256_storeu_si256(p, _mm256_sub_epi32(_mm256_loadu_si256(p), m));
+                }
+                let zp = vis.z.as_mut_ptr().add(l);
+                let zold = _mm256_loadu_ps(zp);
+                let pf =
+                    _mm256_and_ps(_mm256_castsi256_ps(m), _mm256_cmp_ps::<_CMP_LT_OQ>(z, zold));
+                let passed = _mm256_movemask_ps(pf) as u32;
+                if passed != 0 {
+                    frags += passed.count_ones();
+                    _mm256_storeu_ps(zp, _mm256_blendv_ps(zold, z, pf));
+                    let wp = vis.win.as_mut_ptr().add(l).cast::<__m256>();
+                    let wold = _mm256_loadu_ps(wp.cast());
+                    _mm256_storeu_ps(
+                        wp.cast(),
+                        _mm256_blendv_ps(wold, _mm256_castsi256_ps(jv), pf),
+                    );
+                    // barycentrics are (l1, l2) pairs: interleaved within 128-bit halves, then
+                    // put in order (lanes 0-3, then 4-7)
+                    let (a, b) = (_mm256_unpacklo_ps(l1, l2), _mm256_unpackhi_ps(l1, l2));
+                    let (ma, mb) = (_mm256_unpacklo_ps(pf, pf), _mm256_unpackhi_ps(pf, pf));
+                    let bp = vis.bary.as_mut_ptr().add(l).cast::<f32>();
+                    let halves = [
+                        (
+                            _mm256_permute2f128_ps::<0x20>(a, b),
+                            _mm256_permute2f128_ps::<0x20>(ma, mb),
+                        ),
+                        (
+                            _mm256_permute2f128_ps::<0x31>(a, b),
+                            _mm256_permute2f128_ps::<0x31>(ma, mb),
+                        ),
+                    ];
+                    for (h, (v, pm)) in halves.into_iter().enumerate() {
+                        let q = bp.add(8 * h);
+                        _mm256_storeu_ps(q, _mm256_blendv_ps(_mm256_loadu_ps(q), v, pm));
+                    }
+                }
+            }
+            for (e, step) in e.iter_mut().zip(&step_x) {
+                *e = e.map(|v| _mm256_add_pd(v, *step));
+            }
+            g += 8;
+        }
+        for (r, step) in row.iter_mut().zip(&step_y) {
+            *r = r.map(|v| _mm256_add_pd(v, *step));
+        }
+    }
+    frags as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The four-lane scan of small triangles leaves exactly the depths, winners, barycentrics,
-    /// coverage counts and fragment counts of the scalar scan: a soup of small and large random
-    /// triangles (set up by the real setup, so snapped, culled and bounded as in a frame) drawn
+    /// The vector scans (four lanes for small triangles; eight for the others, where the CPU has
+    /// AVX2) leave exactly the depths, winners, barycentrics, coverage counts and fragment counts
+    /// of the scalar scan: a soup of small, large and huge random triangles (set up by the real setup, so snapped, culled and bounded as in a frame) drawn
     /// into every tile of a small frame, including the partial tiles at its right and bottom.
     #[test]
-    fn small_triangle_lanes_equal_the_scalar_scan() {
+    fn vector_scans_equal_the_scalar_scan() {
         use crate::geometry::{ShadedGeometry, VertexOut};
         let (w, h) = (70u32, 45u32);
         let mut r = super::super::test_rng(0x2545_f491);
         let mut g = ShadedGeometry::default();
         for i in 0..3000 {
-            // small ones mostly, every tenth spans up to half the frame
-            let size = if i % 10 == 0 { 0.5 } else { 0.06 };
+            // small ones mostly, every tenth spans up to half the frame, every hundredth reaches
+            // far beyond it (into the guard band, where the edge functions are largest)
+            let size = match i {
+                _ if i % 100 == 0 => 400.0,
+                _ if i % 10 == 0 => 0.5,
+                _ => 0.06,
+            };
             let (cx, cy) = (r() * 2.2 - 1.1, r() * 2.2 - 1.1);
             for _ in 0..3 {
                 let clip = glam::Vec4::new(
@@ -913,6 +1061,10 @@ mod tests {
                 });
             }
             g.triangles.push([3 * i, 3 * i + 1, 3 * i + 2]);
+            if i % 7 == 6 {
+                // the one before again: its depths tie with the first's, which must keep them
+                g.triangles.push([3 * i - 3, 3 * i - 2, 3 * i - 1]);
+            }
         }
         let draws = [Draw::new(&g, [1.0; 4])];
         let mut s = RasterSettings::new(w, h);
@@ -935,7 +1087,7 @@ mod tests {
                     tw: TILE.min(w - tx) as usize,
                     th: TILE.min(h - ty) as usize,
                 };
-                let run = |lanes: bool| {
+                let run = |lanes: Lanes| {
                     let n = (TILE * TILE) as usize;
                     let (mut z, mut win) = (vec![1f32; n], vec![NONE; n]);
                     let (mut bary, mut cov) = (vec![[0f32; 2]; n], vec![0u32; n]);
@@ -961,9 +1113,12 @@ mod tests {
                     let b: Vec<f32> = bary.iter().flatten().copied().collect();
                     (bits(&z), win, bits(&b), cov, frags)
                 };
-                let (a, b) = (run(true), run(false));
-                assert!(a.4 > 0, "tile ({tx}, {ty}) drew nothing");
-                assert_eq!(a, b, "tile ({tx}, {ty})");
+                let scalar = run(Lanes::No);
+                assert!(scalar.4 > 0, "tile ({tx}, {ty}) drew nothing");
+                assert_eq!(run(Lanes::Four), scalar, "four lanes, tile ({tx}, {ty})");
+                if wide_isa() {
+                    assert_eq!(run(Lanes::Eight), scalar, "eight lanes, tile ({tx}, {ty})");
+                }
             }
         }
         for &id in &ids {
