@@ -213,7 +213,13 @@ impl<'a> MaterialShader<'a> {
     #[inline(always)]
     fn surface_of<T: Num>(&self, c: &Corners, ndc: [T; 2]) -> SurfaceOf<T> {
         let one = T::splat(1.0);
-        let e = c.edges.map(Xyz::<T>::splat);
+        // (arrays written out rather than `array::map`, which a large caller can leave out of
+        // line)
+        let e = [
+            Xyz::<T>::splat(c.edges[0]),
+            Xyz::<T>::splat(c.edges[1]),
+            Xyz::<T>::splat(c.edges[2]),
+        ];
         let b = bary(&e, ndc);
         let bx = bary(&e, [ndc[0] + T::splat(self.step.x), ndc[1] + T::splat(0.0)]);
         let by = bary(&e, [ndc[0] + T::splat(0.0), ndc[1] + T::splat(self.step.y)]);
@@ -221,12 +227,18 @@ impl<'a> MaterialShader<'a> {
         let mix = |b: Xyz<T>, a: [f32; 3]| {
             T::splat(a[0]) * b.x + T::splat(a[1]) * b.y + T::splat(a[2]) * b.z
         };
-        let mix2 = |b: Xyz<T>, a: &[Vec2; 3]| [0, 1].map(|k| mix(b, [a[0][k], a[1][k], a[2][k]]));
-        let mix3 = |b: Xyz<T>, a: &[Vec3; 3]| {
-            let [x, y, z] = [0, 1, 2].map(|k| mix(b, [a[0][k], a[1][k], a[2][k]]));
-            Xyz::new(x, y, z)
+        let mix2 = |b: Xyz<T>, a: &[Vec2; 3]| {
+            let k = |k: usize| mix(b, [a[0][k], a[1][k], a[2][k]]);
+            [k(0), k(1)]
         };
-        let mix4 = |a: &[Vec4; 3]| [0, 1, 2, 3].map(|k| mix(b, [a[0][k], a[1][k], a[2][k]]));
+        let mix3 = |b: Xyz<T>, a: &[Vec3; 3]| {
+            let k = |k: usize| mix(b, [a[0][k], a[1][k], a[2][k]]);
+            Xyz::new(k(0), k(1), k(2))
+        };
+        let mix4 = |a: &[Vec4; 3]| {
+            let k = |k: usize| mix(b, [a[0][k], a[1][k], a[2][k]]);
+            [k(0), k(1), k(2), k(3)]
+        };
         let uv = mix2(b, &c.uv);
         let color = c.colors.as_ref().map_or([one; 4], mix4);
         let normal = mix3(b, &c.normal);
@@ -239,12 +251,12 @@ impl<'a> MaterialShader<'a> {
                 let ti = mix4(values);
                 let m = t.to_world;
                 let axis = |a: Vec3, k: usize| T::splat(a[k]);
-                let [x, y, z] = [0, 1, 2].map(|k| {
+                let row = |k: usize| {
                     axis(m.x_axis, k) * ti[0]
                         + axis(m.y_axis, k) * ti[1]
                         + axis(m.z_axis, k) * ti[2]
-                });
-                let tw = Xyz::new(x, y, z);
+                };
+                let tw = Xyz::new(row(0), row(1), row(2));
                 let h = t.handedness;
                 let sign = T::select(ti[3].lt(T::splat(0.0)), T::splat(-h), T::splat(h));
                 let given = tw.dot(tw).gt(T::splat(1e-20));
