@@ -483,7 +483,14 @@ impl<'a> MaterialShader<'a> {
             normal: w(&f.normal),
             tangent: w(&f.tangent),
             bitangent: w(&f.bitangent),
-            side: Wide(f.front.map(|front| if front { 1.0 } else { -1.0 })),
+            side: {
+                // (lane loops rather than `array::map`, which can stay out of line)
+                let mut side = [1.0; LANES];
+                for (s, &front) in side.iter_mut().zip(&f.front) {
+                    *s = if front { 1.0 } else { -1.0 };
+                }
+                Wide(side)
+            },
             base: rgb(&base),
             normal_map: rgb(&tex[NORMAL]),
             rough: Wide(tex[METALLIC_ROUGHNESS].y),
@@ -728,7 +735,14 @@ impl SurfaceLanes {
         py: [u32; LANES],
         front: bool,
     ) {
-        let float = |v: [u32; LANES]| Wide(v.map(|v| v as f32));
+        // (lane loops rather than `array::map`, which can stay out of line)
+        let float = |v: [u32; LANES]| {
+            let mut r = [0.0; LANES];
+            for i in 0..LANES {
+                r[i] = v[i] as f32;
+            }
+            Wide(r)
+        };
         let f = ms.surface_of(c, ms.ndc(float(px), float(py)));
         let v3 = |v: Xyz<Wide>| V3 {
             x: v.x.0,
@@ -744,7 +758,7 @@ impl SurfaceLanes {
         self.uv = v2(f.uv);
         self.duv_dx = v2(f.duv_dx);
         self.duv_dy = v2(f.duv_dy);
-        let [r, g, b, a] = f.color.map(|c| c.0);
+        let [r, g, b, a] = [f.color[0].0, f.color[1].0, f.color[2].0, f.color[3].0];
         self.color = V4 {
             x: r,
             y: g,

@@ -260,6 +260,7 @@ pub(super) fn raster_tiles(
                         tile: &tile,
                         win: &win,
                         bary,
+                        in_lanes: IN_LANES,
                     };
                     shade_tile(wide, &shading, &mut cbuf);
                     if blended {
@@ -433,7 +434,9 @@ fn interpolate(t: &SetupTri, l1: f32, l2: f32) -> ([f32; 8], f32) {
 }
 
 /// What the fragment stage reads of one tile: the frame's shaders, triangles and draws, the
-/// tile's place, its visibility buffer and its barycentrics.
+/// tile's place, its visibility buffer and its barycentrics, and from how many pixels of a
+/// material a group of several materials shades them in lanes ([`IN_LANES`]; the tests also
+/// take every material in lanes and every pixel alone).
 #[derive(Clone, Copy)]
 struct TileShading<'a> {
     fs: &'a FragmentShader<'a>,
@@ -444,6 +447,7 @@ struct TileShading<'a> {
     tile: &'a TileView,
     win: &'a [u32; (TILE * TILE) as usize],
     bary: &'a TileBary,
+    in_lanes: usize,
 }
 
 /// Colours every covered pixel of the tile from its visible triangle (see [`shade_tile_body`]),
@@ -457,7 +461,7 @@ fn shade_tile(wide: bool, t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usi
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = wide; // (only x86-64 has a second build)
-    shade_tile_body(t, cbuf)
+    shade_tile_body::<false>(t, cbuf)
 }
 
 /// Whether this CPU has x86-64-v3 (AVX2, FMA, BMI1/2, LZCNT, MOVBE), which the fragment stage's
@@ -486,16 +490,17 @@ pub(super) fn wide_isa() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,movbe")]
 unsafe fn shade_tile_v3(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
-    shade_tile_body(t, cbuf)
+    shade_tile_body::<true>(t, cbuf)
 }
 
 /// Colours every covered pixel of the tile from its visible triangle. The lit mode goes eight
 /// pixels at a time: those of draws with a material by the material path, in lanes where all
-/// eight share a material ([`MaterialShader::shade_lanes`], the same values as one by one) and
-/// else one by one; the others by the plain lit shader four at a time. The
-/// other modes go pixel by pixel.
+/// eight share a material ([`MaterialShader::shade_lanes`], the same values as one by one);
+/// in a group of several materials, each material's pixels in lanes where it has at least
+/// `in_lanes` of them ([`MaterialLanes`]), else one by one; the others by the plain lit shader
+/// four at a time. The other modes go pixel by pixel. `WIDE`: this is the x86-64-v3 build.
 #[inline(always)]
-fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
+fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
     let TileShading {
         fs,
         ms,
@@ -505,6 +510,7 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
         tile,
         win,
         bary,
+        in_lanes,
     } = *t;
     let n = tile.th * TILE as usize;
     let pixel = |l: usize| (tile.tx + (l as u32 % TILE), tile.ty + l as u32 / TILE);
@@ -548,13 +554,13 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
                 None => plain[i] = true,
             }
         }
-        // all eight in lanes where they share one material (fewer measured slower in lanes
-        // than one by one on Sponza: benches/results/cpu-sponza-frame.md)
+        // all eight in lanes where they share one material (93% of Sponza's groups; unless
+        // `in_lanes` asks for no lanes)
         let shared = todo[0].map(|(_, m, _)| m).filter(|&m| {
             todo.iter()
                 .all(|x| x.is_some_and(|(_, mi, _)| std::ptr::eq(mi, m)))
         });
-        if let Some(m) = shared {
+        if let Some(m) = shared.filter(|_| in_lanes <= LANES) {
             let tangents = m.normal_texture.is_some();
             let lane = |i: usize| todo[i].expect("every lane has this material");
             let (d0, _, t0) = lane(0);
@@ -591,11 +597,66 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
                 cbuf[l0 + i] = c[i].to_le();
             }
         } else {
-            for (i, x) in todo.iter().enumerate() {
-                if let Some((d, m, t)) = *x {
-                    let (px, py) = pixel(l0 + i);
-                    let (c, _) = ms.shade(d, m, t.tri, px, py, t.front);
-                    cbuf[l0 + i] = pack_with(lut, c).to_le();
+            // a group of several materials (or with pixels of no material, or none): each
+            // material's pixels in lanes where it has at least `in_lanes` of them (the other
+            // lanes standing in with a copy of one of its pixels, their colours dropped), else
+            // one by one; both in functions of their own (`apart`)
+            let mut left = [false; LANES];
+            for i in 0..LANES {
+                left[i] = todo[i].is_some();
+            }
+            // (a loop of unknown count: one of eight would be unrolled, its body eight times)
+            while let Some(i0) = left.iter().position(|&l| l) {
+                let (d0, m, t0) = todo[i0].expect("lanes left have a material");
+                let mut mine = [false; LANES];
+                for i in i0..LANES {
+                    mine[i] = left[i] && todo[i].is_some_and(|(_, mi, _)| std::ptr::eq(mi, m));
+                    left[i] &= !mine[i];
+                }
+                if mine.iter().filter(|&&b| b).count() < in_lanes {
+                    for i in (i0..LANES).filter(|&i| mine[i]) {
+                        let (d, m, t) = todo[i].expect("lanes of this material have one");
+                        let (px, py) = pixel(l0 + i);
+                        let c = apart::<WIDE, _>(
+                            #[inline(always)]
+                            || pack_with(lut, ms.shade(d, m, t.tri, px, py, t.front).0),
+                        );
+                        cbuf[l0 + i] = c.to_le();
+                    }
+                    continue;
+                }
+                // each lane's pixel: its own where it is this material's, else the one of this
+                // material's lanes before it (the first for those before the first)
+                let (mut px, mut py) = pixel(l0 + i0);
+                let mut lanes = MaterialLanes {
+                    m,
+                    draw: [d0; LANES],
+                    tri: [t0; LANES],
+                    px: [px; LANES],
+                    py: [py; LANES],
+                };
+                for i in i0..LANES {
+                    if mine[i] {
+                        let (d, _, t) = todo[i].expect("lanes of this material have one");
+                        (lanes.draw[i], lanes.tri[i]) = (d, t);
+                        (px, py) = pixel(l0 + i);
+                    } else {
+                        (lanes.draw[i], lanes.tri[i]) = (lanes.draw[i - 1], lanes.tri[i - 1]);
+                    }
+                    (lanes.px[i], lanes.py[i]) = (px, py);
+                }
+                if !plan.as_ref().is_some_and(|(pm, _)| std::ptr::eq(*pm, m)) {
+                    plan = Some((m, SlotPlan::of(m)));
+                }
+                let p = plan.as_ref().and_then(|(_, p)| p.as_ref());
+                let c = apart::<WIDE, _>(
+                    #[inline(always)]
+                    || lanes.shade(ms, p, &mut f, lut),
+                );
+                for i in 0..LANES {
+                    if mine[i] {
+                        cbuf[l0 + i] = c[i].to_le();
+                    }
                 }
             }
         }
@@ -630,6 +691,83 @@ fn shade_tile_body(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
             }
         }
     }
+}
+
+/// A group of eight pixels of several materials shades a material's pixels in lanes (the other
+/// lanes standing in with copies of them) where it has at least this many, else one by one. On
+/// Sponza at 1280x720, 8,022 of 115,200 groups have several materials; their 64,176 pixels took
+/// 2,900 instructions each one by one, against about 750 a lane in lanes. From 3 on, the
+/// fragment stage's count is least (0.830 G at 3 and 4, 0.836 G at 2, 0.850 G at 1).
+const IN_LANES: usize = 3;
+
+/// One material's lanes of a group of pixels: each lane's draw, triangle and pixel.
+struct MaterialLanes<'a> {
+    m: &'a Material,
+    draw: [&'a Draw<'a>; LANES],
+    tri: [&'a SetupTri; LANES],
+    px: [u32; LANES],
+    py: [u32; LANES],
+}
+
+impl MaterialLanes<'_> {
+    /// The lanes' packed colours: their surfaces (in lanes where they are one triangle's, else
+    /// each triangle's part once for its run of lanes), shaded in lanes.
+    #[inline(always)]
+    fn shade(
+        &self,
+        ms: &MaterialShader,
+        plan: Option<&SlotPlan>,
+        f: &mut SurfaceLanes,
+        lut: &[u8; 4096],
+    ) -> [u32; LANES] {
+        let tangents = self.m.normal_texture.is_some();
+        let t0 = self.tri[0];
+        if self.tri.iter().all(|&t| std::ptr::eq(t, t0)) {
+            let c = Corners::of(self.draw[0], t0.tri, tangents);
+            f.set_all(ms, &c, self.px, self.py, t0.front);
+        } else {
+            let mut corners: Option<(&SetupTri, Corners)> = None;
+            for i in 0..LANES {
+                let t = self.tri[i];
+                if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
+                    corners = Some((t, Corners::of(self.draw[i], t.tri, tangents)));
+                }
+                let (_, c) = corners.as_ref().expect("set above");
+                f.set(i, ms, c, self.px[i], self.py[i], t.front);
+            }
+        }
+        pack_lanes(lut, &ms.shade_lanes(self.m, plan, f))
+    }
+}
+
+/// Runs `f` in a function of its own, built for x86-64-v3 where `WIDE`. The material path of
+/// groups of several materials goes through it: inlined into the tile's loop beside the path of
+/// groups of one material, this second copy made the compiler's code for the whole loop worse
+/// (Sponza's lit frame: 1.00 G instead of 0.87 G instructions, before either shaded anything
+/// more in lanes).
+#[inline(always)]
+fn apart<const WIDE: bool, R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if WIDE {
+        // SAFETY: `WIDE` is true only in shade_tile_v3, which runs only where wide_isa() found
+        // every feature `apart_v3` enables.
+        return unsafe { apart_v3(f) };
+    }
+    apart_base(f)
+}
+
+#[inline(never)]
+fn apart_base<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// # Safety
+/// The CPU must have the features enabled here ([`wide_isa`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,movbe")]
+#[inline(never)]
+unsafe fn apart_v3<R>(f: impl FnOnce() -> R) -> R {
+    f()
 }
 
 /// The second pass of a tile holding blended triangles (lit mode): each, in submission order (the
@@ -1129,6 +1267,149 @@ mod tests {
             small as usize * 2 > ids.len(),
             "{small} small of {}",
             ids.len()
+        );
+    }
+
+    /// A group of pixels of several materials shades each material in lanes (with stand-in
+    /// lanes) or pixel by pixel, as `in_lanes` says: every choice, in both builds, gives the
+    /// colours of the pixels shaded one by one. Four materials (textured with a normal map,
+    /// textured, plain, unlit) on interleaved random triangles, so that most groups mix them.
+    #[test]
+    fn mixed_groups_shade_as_each_pixel_alone() {
+        use crate::geometry::{ShadedGeometry, VertexOut};
+        use crate::material::texture::{Sampler, Texture};
+        use crate::material::TextureRef;
+        use glam::{Vec2, Vec4};
+        use std::sync::Arc;
+        let (w, h) = (64u32, 40u32);
+        let mut r = super::super::test_rng(0x51ed_270b);
+        let texture = |size: u32, srgb: bool, seed: u32| {
+            let px: Vec<u8> = (0..4 * size * size)
+                .map(|i| (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 13) as u8)
+                .collect();
+            let t = Texture::new("t", size, size, &px, srgb, Sampler::default()).unwrap();
+            TextureRef::new(Arc::new(t))
+        };
+        let mapped = Material {
+            base_color_texture: Some(texture(32, true, 1)),
+            normal_texture: Some(texture(16, false, 2)),
+            roughness: 0.4,
+            ..Material::default()
+        };
+        let textured = Material {
+            base_color_texture: Some(texture(8, true, 3)),
+            metallic: 0.7,
+            ..Material::default()
+        };
+        let plain = Material::plain("plain", Vec4::new(0.3, 0.6, 0.9, 1.0));
+        let unlit = Material {
+            unlit: true,
+            ..textured.clone()
+        };
+        let materials = [&mapped, &textured, &plain, &unlit];
+        // one geometry per material, their triangles interleaved in screen space
+        let mut geometries: Vec<ShadedGeometry> =
+            (0..4).map(|_| ShadedGeometry::default()).collect();
+        for i in 0..800 {
+            let g = &mut geometries[i % 4];
+            let (cx, cy, size) = (r() * 2.2 - 1.1, r() * 2.2 - 1.1, 0.15 + r() * 0.3);
+            let n = g.vertices.len() as u32;
+            for _ in 0..3 {
+                g.vertices.push(VertexOut {
+                    clip: Vec4::new(cx + (r() - 0.5) * size, cy + (r() - 0.5) * size, r(), 1.0),
+                    world: Vec3::new(r(), r(), r()) * 2.0 - 1.0,
+                    normal: Vec3::new(r() - 0.5, r() - 0.5, 1.0),
+                    uv: Vec2::new(r(), r()) * 2.0,
+                    extra: 0.0,
+                });
+                g.sources.push(g.sources.len() as u32);
+            }
+            g.triangles.push([n, n + 1, n + 2]);
+        }
+        let draws: Vec<Draw> = geometries
+            .iter()
+            .zip(materials)
+            .map(|(g, m)| Draw {
+                material: Some(m),
+                ..Draw::new(g, [1.0; 4])
+            })
+            .collect();
+        let mut s = RasterSettings::new(w, h);
+        s.cull = super::super::CullMode::None;
+        s.eye = Vec3::new(0.0, 0.0, -3.0);
+        let (fs, ms) = (FragmentShader::new(&s), MaterialShader::new(&s));
+        let mut stats = RasterStats::default();
+        let mut setup = Setup::default();
+        super::super::setup::setup_all(&draws, &s, &mut stats, &mut setup);
+        let mut bins = Bins::default();
+        bin(&setup, &s, &mut bins);
+        let (mut mixed, mut shaded) = (0, 0);
+        for k in 0..(bins.tiles_x * bins.tiles_y) as usize {
+            let ids = &bins.ids[bins.offsets[k] as usize..bins.offsets[k + 1] as usize];
+            let (tx, ty) = (
+                k as u32 % bins.tiles_x * TILE,
+                k as u32 / bins.tiles_x * TILE,
+            );
+            let tile = TileView {
+                tx,
+                ty,
+                tw: TILE.min(w - tx) as usize,
+                th: TILE.min(h - ty) as usize,
+            };
+            let n = (TILE * TILE) as usize;
+            let (mut z, mut win) = (
+                [1f32; (TILE * TILE) as usize],
+                [NONE; (TILE * TILE) as usize],
+            );
+            let mut bary = Box::new([[0f32; 2]; (TILE * TILE) as usize]);
+            for (j, &id) in ids.iter().enumerate() {
+                let mut vis = Visibility {
+                    z: &mut z,
+                    win: &mut win,
+                    bary: &mut bary,
+                    cov: None,
+                };
+                raster_tri(setup.get(id), j as u32, &tile, &mut vis, Lanes::No);
+            }
+            let material =
+                |l: usize| (win[l] != NONE).then(|| setup.get(ids[win[l] as usize]).draw);
+            for l0 in (0..tile.th * TILE as usize).step_by(LANES) {
+                let first = material(l0);
+                mixed += (1..LANES).any(|i| material(l0 + i) != first) as u32;
+            }
+            let shade = |wide: bool, in_lanes: usize| {
+                let mut cbuf = [0u32; (TILE * TILE) as usize];
+                let t = TileShading {
+                    fs: &fs,
+                    ms: &ms,
+                    setup: &setup,
+                    ids,
+                    draws: &draws,
+                    tile: &tile,
+                    win: &win,
+                    bary: &bary,
+                    in_lanes,
+                };
+                shade_tile(wide, &t, &mut cbuf);
+                cbuf
+            };
+            // more than eight: every pixel alone
+            let want = shade(false, LANES + 1);
+            for wide in [false, wide_isa()] {
+                for in_lanes in [1, IN_LANES, LANES, LANES + 1] {
+                    let got = shade(wide, in_lanes);
+                    assert_eq!(
+                        got[..n],
+                        want[..n],
+                        "tile {k}, wide {wide}, in_lanes {in_lanes}"
+                    );
+                }
+            }
+            shaded += (0..n).filter(|&l| win[l] != NONE).count();
+        }
+        assert!(
+            mixed > 200 && shaded > 1500,
+            "{mixed} mixed groups, {shaded} pixels"
         );
     }
 
