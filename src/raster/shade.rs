@@ -171,8 +171,14 @@ pub(super) fn pack_lanes(lut: &[u8; 4096], c: &V3) -> [u32; LANES] {
     // `array::from_fn` was left out of line in the baseline instructions)
     let place = |v: &[f32; LANES]| {
         let mut k = [0u32; LANES];
-        for (k, v) in k.iter_mut().zip(v) {
-            *k = (v.clamp(0.0, 1.0) * 4095.0 + 0.5) as i32 as u32;
+        for (k, &v) in k.iter_mut().zip(v) {
+            // `clamp`, with NaN to 0 (where the saturating cast takes it): the place then
+            // lies in [0.5, 4095.5], and the cast needs no saturation (which kept the
+            // compiler from vectorising it)
+            let c = if v > 0.0 { v } else { 0.0 };
+            let c = if c < 1.0 { c } else { 1.0 };
+            // SAFETY: c * 4095 + 0.5 is finite and within i32 (above)
+            *k = unsafe { (c * 4095.0 + 0.5).to_int_unchecked::<i32>() } as u32;
         }
         k
     };
@@ -394,6 +400,43 @@ impl<'a> FragmentShader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Colours packed in lanes are those packed one by one, including the values outside
+    /// [0, 1], the infinities, -0 and NaN.
+    #[test]
+    fn lanes_pack_as_each_pixel_alone() {
+        let lut = srgb_lut();
+        let special = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            1e-30,
+            -1e-30,
+            0.5,
+            1.0,
+            1.000_000_1,
+            0.999_999_9,
+            3e9,
+            -3e9,
+        ];
+        let mut r = super::super::test_rng(0x9e37_79b9);
+        let mut values: Vec<f32> = special.to_vec();
+        values.extend((0..4000).map(|_| r() * 1.4 - 0.2));
+        for k in 0..values.len() {
+            let at = |i: usize| values[(k + 3 * i) % values.len()];
+            let mut c = V3::default();
+            for i in 0..LANES {
+                (c.x[i], c.y[i], c.z[i]) = (at(i), at(i + 1), at(i + 2));
+            }
+            let got = pack_lanes(lut, &c);
+            for (i, got) in got.into_iter().enumerate() {
+                let want = pack_with(lut, Vec3::new(at(i), at(i + 1), at(i + 2)));
+                assert_eq!(got, want, "{:?}", (at(i), at(i + 1), at(i + 2)));
+            }
+        }
+    }
 
     /// The depth image spans the depth the frame shows: nearest white, farthest black, empty
     /// pixels untouched.
