@@ -575,11 +575,15 @@ fn repeat_place(width: u32, height: u32, uv: Vec2) -> ([u32; 4], f32, f32, bool)
     let y = uv.y * height as f32 - 0.5;
     const NEAR: f32 = (1u32 << 30) as f32;
     let ok = x.abs() < NEAR && y.abs() < NEAR;
-    // (wrapping: beyond 2^30 the values are not used, `ok` being false, and must not panic in a
-    // build with overflow checks)
+    // (clamped to 2^30 either way, NaN to -2^30, so that the cast needs no saturation, which
+    // kept the compiler from vectorising it: beyond 2^30 the values are not used, `ok` being
+    // false; wrapping, so as not to panic in a build with overflow checks)
     let floor32 = |v: f32| {
-        let t = v as i32;
-        t.wrapping_sub(((t as f32) > v) as i32)
+        let c = if v > -NEAR { v } else { -NEAR };
+        let c = if c < NEAR { c } else { NEAR };
+        // SAFETY: c is finite and within 2^30 of 0 (above)
+        let t = unsafe { c.to_int_unchecked::<i32>() };
+        t.wrapping_sub(((t as f32) > c) as i32)
     };
     let (x0, y0) = (floor32(x), floor32(y));
     let (fx, fy) = (x - x0 as f32, y - y0 as f32);
