@@ -442,10 +442,29 @@ impl Texture {
     fn fetch_lanes(&self, levels: &[u8; LANES], p: &PlaceLanes) -> V4 {
         // the loads lane by lane, the decoding (texel_at's) in lanes where it is arithmetic
         let mut raw = [[0u32; LANES]; 4];
-        for i in 0..LANES {
-            let l = &self.levels[levels[i] as usize];
-            for k in 0..4 {
-                raw[k][i] = u32::from_le_bytes(l.texels[p.at[k][i] as usize]);
+        let l0 = &self.levels[levels[0] as usize];
+        // one level for all lanes (most groups): one bounds check for the 32 places, their
+        // maximum (in lanes), instead of one each
+        let mut top = 0;
+        for k in 0..4 {
+            for i in 0..LANES {
+                top = top.max(p.at[k][i]);
+            }
+        }
+        if levels.iter().all(|&l| l == levels[0]) && (top as usize) < l0.texels.len() {
+            for i in 0..LANES {
+                for k in 0..4 {
+                    // SAFETY: every place is at most `top`, which lies within the level
+                    let t = unsafe { *l0.texels.get_unchecked(p.at[k][i] as usize) };
+                    raw[k][i] = u32::from_le_bytes(t);
+                }
+            }
+        } else {
+            for i in 0..LANES {
+                let l = &self.levels[levels[i] as usize];
+                for k in 0..4 {
+                    raw[k][i] = u32::from_le_bytes(l.texels[p.at[k][i] as usize]);
+                }
             }
         }
         let byte = |t: u32, c: u32| t >> (8 * c) & 0xff;
