@@ -409,10 +409,14 @@ impl Texture {
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
     fn place_lanes(&self, levels: &[u8; LANES], uv: &V2) -> PlaceLanes {
-        let (mut w, mut h) = ([0u32; LANES], [0u32; LANES]);
-        for i in 0..LANES {
-            let l = &self.levels[levels[i] as usize];
-            (w[i], h[i]) = (l.width, l.height);
+        let l0 = &self.levels[levels[0] as usize];
+        let (mut w, mut h) = ([l0.width; LANES], [l0.height; LANES]);
+        // (one level for all lanes in most groups: its sizes taken once)
+        if levels.iter().any(|&l| l != levels[0]) {
+            for i in 0..LANES {
+                let l = &self.levels[levels[i] as usize];
+                (w[i], h[i]) = (l.width, l.height);
+            }
         }
         let mut p = PlaceLanes::default();
         let s = &self.sampler;
@@ -533,9 +537,14 @@ fn decode(t: [u8; 4], srgb: bool) -> Rgba {
 /// second's weight.
 #[inline(always)]
 fn trilinear_levels(lod: f32, last: f32) -> (u32, u32, f32) {
-    // (lod is small and not negative: the cast is its floor; in 32-bit signed integers, which
-    // lanes convert in one instruction)
-    let l0 = lod as i32;
+    // (lod is small and not negative, or above -1e-7 where a footprint just above 1 rounds
+    // below: the cast is its floor, 0 for those; cast from lod kept in [0, last], NaN to 0,
+    // so that it needs no saturation and lanes convert in one instruction: the lanes work out
+    // every lane, also those that do not minify, whose values are not used)
+    let c = if lod > 0.0 { lod } else { 0.0 };
+    let c = if c < last { c } else { last };
+    // SAFETY: c lies in [0, last], and last, a level count less one, is small
+    let l0 = unsafe { c.to_int_unchecked::<i32>() };
     (l0 as u32, (l0 + 1).min(last as i32) as u32, lod - l0 as f32)
 }
 
