@@ -483,7 +483,8 @@ pub(super) fn wide_isa() -> bool {
 }
 
 /// [`shade_tile_body`] built for x86-64-v3: the material path is inlined into it (its functions
-/// are `#[inline(always)]`), so all of it runs in the wider instructions.
+/// are `#[inline(always)]`), so all of it runs in the wider instructions; groups of several
+/// materials run theirs in `apart_v3`, built the same way.
 ///
 /// # Safety
 /// The CPU must have the features enabled here ([`wide_isa`]).
