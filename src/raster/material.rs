@@ -758,12 +758,11 @@ impl SurfaceLanes {
         self.uv = v2(f.uv);
         self.duv_dx = v2(f.duv_dx);
         self.duv_dy = v2(f.duv_dy);
-        let [r, g, b, a] = [f.color[0].0, f.color[1].0, f.color[2].0, f.color[3].0];
         self.color = V4 {
-            x: r,
-            y: g,
-            z: b,
-            w: a,
+            x: f.color[0].0,
+            y: f.color[1].0,
+            z: f.color[2].0,
+            w: f.color[3].0,
         };
         self.tangent = v3(f.tangent);
         self.bitangent = v3(f.bitangent);

@@ -562,38 +562,19 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
                 .all(|x| x.is_some_and(|(_, mi, _)| std::ptr::eq(mi, m)))
         });
         if let Some(m) = shared.filter(|_| in_lanes <= LANES) {
-            let tangents = m.normal_texture.is_some();
             let lane = |i: usize| todo[i].expect("every lane has this material");
-            let (d0, _, t0) = lane(0);
-            if todo
-                .iter()
-                .all(|x| x.is_some_and(|(_, _, t)| std::ptr::eq(t, t0)))
-            {
-                // one triangle's pixels (most groups): its surfaces in lanes
-                let c = Corners::of(d0, t0.tri, tangents);
-                let (px, py) = (
-                    std::array::from_fn(|i| pixel(l0 + i).0),
-                    std::array::from_fn(|i| pixel(l0 + i).1),
-                );
-                f.set_all(ms, &c, px, py, t0.front);
-            } else {
-                // each triangle's part once for its run of lanes
-                let mut corners: Option<(&SetupTri, Corners)> = None;
-                for i in 0..LANES {
-                    let (d, _, t) = lane(i);
-                    if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
-                        corners = Some((t, Corners::of(d, t.tri, tangents)));
-                    }
-                    let (_, c) = corners.as_ref().expect("set above");
-                    let (px, py) = pixel(l0 + i);
-                    f.set(i, ms, c, px, py, t.front);
-                }
-            }
+            let lanes = MaterialLanes {
+                m,
+                draw: std::array::from_fn(|i| lane(i).0),
+                tri: std::array::from_fn(|i| lane(i).2),
+                px: std::array::from_fn(|i| pixel(l0 + i).0),
+                py: std::array::from_fn(|i| pixel(l0 + i).1),
+            };
             if !plan.as_ref().is_some_and(|(pm, _)| std::ptr::eq(*pm, m)) {
                 plan = Some((m, SlotPlan::of(m)));
             }
             let p = plan.as_ref().and_then(|(_, p)| p.as_ref());
-            let c = pack_lanes(lut, &ms.shade_lanes(m, p, &f));
+            let c = lanes.shade(ms, p, &mut f, lut);
             for i in 0..LANES {
                 cbuf[l0 + i] = c[i].to_le();
             }
@@ -843,9 +824,9 @@ enum Lanes {
 
 /// [`raster_tri`], with the vector paths `lanes` allows (the tests compare them with the scalar
 /// scan), and `keep(px, py)` asked of every fragment that passes the depth test before it is
-/// recorded (an alpha test; unless `lanes` is [`Lanes::No`] it must keep every fragment). With `ties`, a fragment
-/// at the depth of the pixel's winner also passes when its triangle comes before the winner's
-/// (`j` lower: it is rasterised after triangles submitted after it).
+/// recorded (an alpha test; unless `lanes` is [`Lanes::No`] it must keep every fragment). With
+/// `ties`, a fragment at the depth of the pixel's winner also passes when its triangle comes
+/// before the winner's (`j` lower: it is rasterised after triangles submitted after it).
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn raster_tri_with(
