@@ -447,14 +447,9 @@ impl Texture {
         // the loads lane by lane, the decoding (texel_at's) in lanes where it is arithmetic
         let mut raw = [[0u32; LANES]; 4];
         let l0 = &self.levels[levels[0] as usize];
-        // one level for all lanes (most groups): one bounds check for the 32 places, their
-        // maximum (in lanes), instead of one each
-        let mut top = 0;
-        for k in 0..4 {
-            for i in 0..LANES {
-                top = top.max(p.at[k][i]);
-            }
-        }
+        // one level for all lanes (most groups): one bounds check for the 32 places, of a bound
+        // of them, instead of one each
+        let top = p.bound();
         if levels.iter().all(|&l| l == levels[0]) && (top as usize) < l0.texels.len() {
             for i in 0..LANES {
                 for k in 0..4 {
@@ -507,6 +502,25 @@ struct PlaceLanes {
     at: [[u32; LANES]; 4],
     fx: [f32; LANES],
     fy: [f32; LANES],
+}
+
+impl PlaceLanes {
+    /// A bound of the places: their bitwise or, which is at least the largest of them and
+    /// below the next power of two above it (so below a level's texel count where that is a
+    /// power of two and every place is below it; otherwise it may not be).
+    #[allow(clippy::needless_range_loop)]
+    #[inline(always)]
+    fn bound(&self) -> u32 {
+        // (lane by lane first, in vector instructions: a running maximum of the 32 stayed
+        // scalar, and x86-64's baseline has no vector maximum of unsigned integers)
+        let mut m = self.at[0];
+        for k in 1..4 {
+            for i in 0..LANES {
+                m[i] |= self.at[k][i];
+            }
+        }
+        m.iter().fold(0, |a, &b| a | b)
+    }
 }
 
 /// Where one sample reads: a texel (as an index into its level), or four (as
@@ -903,6 +917,37 @@ mod tests {
             }
         }
         assert_eq!(checked, 5 * 4 * 300 * LANES);
+    }
+
+    #[test]
+    fn places_bound_is_their_or_at_least_each_and_below_the_next_power_of_two() {
+        let mut rng = 99u32;
+        for round in 0..2000 {
+            let mut p = PlaceLanes::default();
+            // places below 2^b, for b from 0 (all 0) to 31; in every other round only one
+            // place not 0 (so that each place is seen to count)
+            let bits = round % 32;
+            let one = (round / 32 % 32) as usize;
+            for k in 0..4 {
+                for i in 0..LANES {
+                    rng = rng.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    let v = (rng >> 1) >> (31 - bits);
+                    p.at[k][i] = if round % 2 == 0 || k * LANES + i == one {
+                        v
+                    } else {
+                        0
+                    };
+                }
+            }
+            let top = p.at.iter().flatten().copied().max().unwrap();
+            let b = p.bound();
+            assert_eq!(b, p.at.iter().flatten().fold(0, |a, &v| a | v));
+            assert!(b >= top, "{b} below {top}");
+            assert!(
+                b as u64 <= (top as u64 + 1).next_power_of_two() - 1,
+                "{b} for {top}"
+            );
+        }
     }
 
     #[test]
