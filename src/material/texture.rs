@@ -944,7 +944,7 @@ mod tests {
             assert_eq!(b, p.at.iter().flatten().fold(0, |a, &v| a | v));
             assert!(b >= top, "{b} below {top}");
             assert!(
-                b as u64 <= (top as u64 + 1).next_power_of_two() - 1,
+                (b as u64) < (top as u64 + 1).next_power_of_two(),
                 "{b} for {top}"
             );
         }
