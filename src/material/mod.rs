@@ -84,11 +84,12 @@ impl TextureRef {
         self.transform == other.transform && self.texture.alike(&other.texture)
     }
 
-    /// [`TextureRef::sample`] of eight pixels ([`Texture::sample_lanes`]).
+    /// [`TextureRef::sample`] of eight pixels ([`Texture::sample_lanes`], the alpha where
+    /// `alpha`).
     #[inline(always)]
-    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
+    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2, alpha: bool) -> V4 {
         let (u, x, y) = self.coords_lanes(uv, dx, dy);
-        self.texture.sample_lanes(&u, &x, &y)
+        self.texture.sample_lanes(&u, &x, &y, alpha)
     }
 
     /// [`TextureRef::coords`] of eight pixels.

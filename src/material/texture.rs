@@ -325,14 +325,15 @@ impl Texture {
         s.mag == Filter::Linear && s.min == Filter::Linear && s.mipmap == Some(Filter::Linear)
     }
 
-    /// [`Texture::sample`] of eight pixels: every lane's value is the one `sample` gives for it.
-    /// With the trilinear sampler the arithmetic runs in lanes (the level choice, the texel
-    /// places and the filter) and only the texel loads lane by lane; any other sampler samples
-    /// lane by lane.
+    /// [`Texture::sample`] of eight pixels: every lane's value is the one `sample` gives for it,
+    /// its alpha only where `alpha` asks for it (else 1: the material path's lanes shade opaque
+    /// colour, and decoding the alpha took a division a texel). With the trilinear sampler the
+    /// arithmetic runs in lanes (the level choice, the texel places and the filter) and only
+    /// the texel loads lane by lane; any other sampler samples lane by lane.
     #[inline(always)]
-    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2) -> V4 {
+    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2, alpha: bool) -> V4 {
         let mut out = [V4::default()];
-        Texture::sample_lanes_alike(&[self], uv, dx, dy, &mut out);
+        Texture::sample_lanes_alike(&[self], uv, dx, dy, alpha, &mut out);
         out[0]
     }
 
@@ -344,12 +345,22 @@ impl Texture {
     // (lane loops index each array by the lane: the form the compiler turns into vectors)
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
-    pub fn sample_lanes_alike(textures: &[&Texture], uv: &V2, dx: &V2, dy: &V2, out: &mut [V4]) {
+    pub fn sample_lanes_alike(
+        textures: &[&Texture],
+        uv: &V2,
+        dx: &V2,
+        dy: &V2,
+        alpha: bool,
+        out: &mut [V4],
+    ) {
         let t = textures[0];
         debug_assert!(textures.iter().all(|o| t.alike(o)) && out.len() == textures.len());
         if !t.trilinear() {
             for (o, t) in out.iter_mut().zip(textures) {
                 *o = t.sample_each(uv, dx, dy);
+                if !alpha {
+                    o.w = [1.0; LANES];
+                }
             }
             return;
         }
@@ -367,7 +378,7 @@ impl Texture {
         }
         let at = t.place_lanes(&first, uv);
         for (o, t) in out.iter_mut().zip(textures) {
-            *o = t.fetch_lanes(&first, &at);
+            *o = t.fetch_lanes(&first, &at, alpha);
         }
         if f == [0.0; LANES] {
             // no lane blends in a second level (all magnified, or at the last level)
@@ -375,7 +386,7 @@ impl Texture {
         }
         let at = t.place_lanes(&second, uv);
         for (o, t) in out.iter_mut().zip(textures) {
-            let b = t.fetch_lanes(&second, &at);
+            let b = t.fetch_lanes(&second, &at, alpha);
             // `a + (b - a).scale(f)` in lanes, where f is not 0 (elsewhere `a` as it is)
             let blend = |a: &F, b: &F| -> F {
                 let mut r = [0.0; LANES];
@@ -440,10 +451,11 @@ impl Texture {
     }
 
     /// Level `levels[i]` filtered bilinearly in each lane `i` at the places `p` (which
-    /// [`Texture::place_lanes`] gave for these levels of this texture or one alike).
+    /// [`Texture::place_lanes`] gave for these levels of this texture or one alike); the alpha
+    /// where `alpha`, else 1.
     #[allow(clippy::needless_range_loop)]
     #[inline(always)]
-    fn fetch_lanes(&self, levels: &[u8; LANES], p: &PlaceLanes) -> V4 {
+    fn fetch_lanes(&self, levels: &[u8; LANES], p: &PlaceLanes, alpha: bool) -> V4 {
         // the loads lane by lane, the decoding (texel_at's) in lanes where it is arithmetic
         let mut raw = [[0u32; LANES]; 4];
         let l0 = &self.levels[levels[0] as usize];
@@ -470,7 +482,11 @@ impl Texture {
         let mut c = [V4::default(); 4];
         for (c, raw) in c.iter_mut().zip(&raw) {
             for i in 0..LANES {
-                c.w[i] = byte(raw[i], 3) as f32 / 255.0;
+                c.w[i] = if alpha {
+                    byte(raw[i], 3) as f32 / 255.0
+                } else {
+                    1.0
+                };
             }
             if self.srgb {
                 let lut = srgb_to_linear_lut();
@@ -896,9 +912,15 @@ mod tests {
                         dx.set(i, Vec2::new(next() - 0.5, next() - 0.5) * scale);
                         dy.set(i, Vec2::new(next() - 0.5, next() - 0.5) * scale);
                     }
-                    let lanes = t.sample_lanes(&uv, &dx, &dy);
+                    let lanes = t.sample_lanes(&uv, &dx, &dy, true);
                     let mut together = [V4::default(); 2];
-                    Texture::sample_lanes_alike(&[&u, &t], &uv, &dx, &dy, &mut together);
+                    Texture::sample_lanes_alike(&[&u, &t], &uv, &dx, &dy, true, &mut together);
+                    // without the alpha: the same colour, alpha 1
+                    let mut rgb = [V4::default(); 2];
+                    Texture::sample_lanes_alike(&[&u, &t], &uv, &dx, &dy, false, &mut rgb);
+                    for (a, b) in rgb.iter().zip(&together) {
+                        assert_eq!((a.x, a.y, a.z, a.w), (b.x, b.y, b.z, [1.0; LANES]));
+                    }
                     for i in 0..LANES {
                         let alone = t.sample(uv.get(i), dx.get(i), dy.get(i));
                         let place = format!(

@@ -567,7 +567,8 @@ fn sample_slots(m: &Material, f: &Surface) -> Texels {
 }
 
 /// [`sample_slots`] of the eight pixels of `f` ([`Texture::sample_lanes_alike`] for the alike
-/// ones).
+/// ones), their alphas 1: the lanes shade opaque colour ([`MaterialShader::shade_lanes`] gives
+/// no alpha; alpha-tested draws are tested in the scan, and blended ones shade pixel by pixel).
 #[inline(always)]
 fn sample_slots_lanes(plan: Option<&SlotPlan>, f: &SurfaceLanes) -> [V4; SLOTS] {
     let mut tex = [V4::splat(Rgba::ONE); SLOTS];
@@ -576,12 +577,12 @@ fn sample_slots_lanes(plan: Option<&SlotPlan>, f: &SurfaceLanes) -> [V4; SLOTS] 
     };
     for (out, t) in tex.iter_mut().zip(&p.alone) {
         if let Some(t) = t {
-            *out = t.sample_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
+            *out = t.sample_lanes(&f.uv, &f.duv_dx, &f.duv_dy, false);
         }
     }
     let (uv, dx, dy) = p.lead.coords_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
     let mut got = [V4::default(); SLOTS];
-    Texture::sample_lanes_alike(&p.set[..p.n], &uv, &dx, &dy, &mut got[..p.n]);
+    Texture::sample_lanes_alike(&p.set[..p.n], &uv, &dx, &dy, false, &mut got[..p.n]);
     for i in 0..p.n {
         tex[p.at[i]] = got[i];
     }
