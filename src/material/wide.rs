@@ -112,9 +112,10 @@ impl Num for f32 {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Wide(pub [f32; LANES]);
 
-/// A truth value per lane of [`Wide`].
+/// A truth value per lane of [`Wide`]: all ones for true, zero for false (the form a vector
+/// compare gives and a vector select takes, so that no lane is narrowed to a byte and back).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct WideMask(pub [bool; LANES]);
+pub struct WideMask(pub [u32; LANES]);
 
 impl Wide {
     // (each loop indexes its arrays by the lane: the form the compiler turns into one vector
@@ -137,9 +138,9 @@ impl Wide {
     }
     #[inline(always)]
     fn test(self, o: Wide, f: impl Fn(f32, f32) -> bool) -> WideMask {
-        let mut r = [false; LANES];
+        let mut r = [0; LANES];
         for i in 0..LANES {
-            r[i] = f(self.0[i], o.0[i]);
+            r[i] = if f(self.0[i], o.0[i]) { !0 } else { 0 };
         }
         WideMask(r)
     }
@@ -175,7 +176,7 @@ macro_rules! mask_op {
             type Output = WideMask;
             #[inline(always)]
             fn $f(self, o: WideMask) -> WideMask {
-                let mut r = [false; LANES];
+                let mut r = [0; LANES];
                 for i in 0..LANES {
                     r[i] = self.0[i] $op o.0[i];
                 }
@@ -191,7 +192,7 @@ impl Not for WideMask {
     type Output = WideMask;
     #[inline(always)]
     fn not(self) -> WideMask {
-        let mut r = [false; LANES];
+        let mut r = [0; LANES];
         for i in 0..LANES {
             r[i] = !self.0[i];
         }
@@ -239,7 +240,8 @@ impl Num for Wide {
     fn select(m: WideMask, a: Wide, b: Wide) -> Wide {
         let mut r = [0.0; LANES];
         for i in 0..LANES {
-            r[i] = if m.0[i] { a.0[i] } else { b.0[i] };
+            // (bitwise: a lane's mask is all ones or zero)
+            r[i] = f32::from_bits(a.0[i].to_bits() & m.0[i] | b.0[i].to_bits() & !m.0[i]);
         }
         Wide(r)
     }
@@ -442,9 +444,14 @@ mod tests {
             bits(Num::abs(a), x.abs());
             bits(Num::clamp(a, 0.0, 1.0), x.clamp(0.0, 1.0));
             bits(Wide::select(m, a, b), if x < y { x } else { y });
-            assert_eq!(Num::is_finite(a).0[i], x.is_finite());
-            assert_eq!(a.eq(b).0[i], x == y);
-            assert_eq!(a.gt(b).0[i], x > y);
+            bits(Wide::select(!m, a, b), if x < y { y } else { x });
+            // a lane's truth is all ones, its falsehood zero
+            let truth = |c: bool| if c { !0u32 } else { 0 };
+            assert_eq!(Num::is_finite(a).0[i], truth(x.is_finite()));
+            assert_eq!(a.eq(b).0[i], truth(x == y));
+            assert_eq!(a.gt(b).0[i], truth(x > y));
+            assert_eq!((m | a.gt(b)).0[i], truth(x < y || x > y));
+            assert_eq!((m & a.gt(b)).0[i], 0);
         }
     }
 }
