@@ -543,26 +543,27 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
         // the group's pixels of material draws
         let mut todo: [Option<(&Draw, &Material, &SetupTri)>; LANES] = [None; LANES];
         let mut plain = [false; LANES];
+        // a visible triangle's draw, material and record (none where its draw has no material)
+        let look = |k: u32| {
+            let t = setup.get(ids[k as usize]);
+            let d = &draws[t.draw as usize];
+            d.material.map(|m| (d, m, t))
+        };
         let w = &win[l0..l0 + LANES];
         let one = w[0] != NONE && w.iter().all(|&k| k == w[0]);
         if one {
             // (all eight of one triangle, 58% of Sponza's groups: it is looked up once)
-            let t = setup.get(ids[w[0] as usize]);
-            let d = &draws[t.draw as usize];
-            match d.material {
-                Some(m) => todo = [Some((d, m, t)); LANES],
+            match look(w[0]) {
+                Some(x) => todo = [Some(x); LANES],
                 None => plain = [true; LANES],
             }
         } else {
             for i in 0..LANES {
-                let k = w[i];
-                if k == NONE {
+                if w[i] == NONE {
                     continue;
                 }
-                let t = setup.get(ids[k as usize]);
-                let d = &draws[t.draw as usize];
-                match d.material {
-                    Some(m) => todo[i] = Some((d, m, t)),
+                match look(w[i]) {
+                    Some(x) => todo[i] = Some(x),
                     None => plain[i] = true,
                 }
             }
