@@ -434,9 +434,9 @@ fn interpolate(t: &SetupTri, l1: f32, l2: f32) -> ([f32; 8], f32) {
 }
 
 /// What the fragment stage reads of one tile: the frame's shaders, triangles and draws, the
-/// tile's place, its visibility buffer and its barycentrics, and from how many pixels of a
-/// material a group of several materials shades them in lanes ([`IN_LANES`]; the tests also
-/// take every material in lanes and every pixel alone).
+/// tile's place, its visibility buffer and its barycentrics, and from how many pixels a
+/// material's queue left at the tile's end is shaded in lanes ([`IN_LANES`]; the tests also take
+/// every queue in lanes and every pixel alone).
 #[derive(Clone, Copy)]
 struct TileShading<'a> {
     fs: &'a FragmentShader<'a>,
@@ -497,9 +497,9 @@ unsafe fn shade_tile_v3(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize
 /// Colours every covered pixel of the tile from its visible triangle. The lit mode goes eight
 /// pixels at a time: those of draws with a material by the material path, in lanes where all
 /// eight share a material ([`MaterialShader::shade_lanes`], the same values as one by one);
-/// in a group of several materials, each material's pixels in lanes where it has at least
-/// `in_lanes` of them ([`MaterialLanes`]), else one by one; the others by the plain lit shader
-/// four at a time. The other modes go pixel by pixel. `WIDE`: this is the x86-64-v3 build.
+/// in a group of several materials, each pixel joins its material's queue ([`Queue`]), which
+/// is shaded in lanes when eight have gathered, and at the tile's end in lanes where it holds
+/// at least `in_lanes`, else one by one; the others by the plain lit shader four at a time. The other modes go pixel by pixel. `WIDE`: this is the x86-64-v3 build.
 #[inline(always)]
 fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
     let TileShading {
@@ -539,6 +539,8 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
     let mut plan: Option<(&Material, Option<SlotPlan>)> = None;
     // the lanes' surfaces (every lane is set before a group reads them)
     let mut f = SurfaceLanes::default();
+    // pixels of groups of several materials, waiting per material
+    let mut queues: [Option<Queue>; QUEUES] = Default::default();
     for l0 in (0..n).step_by(LANES) {
         // the group's pixels of material draws
         let mut todo: [Option<(&Draw, &Material, &SetupTri)>; LANES] = [None; LANES];
@@ -594,65 +596,49 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
             }
         } else {
             // a group of several materials (or with pixels of no material, or none): each
-            // material's pixels in lanes where it has at least `in_lanes` of them (the other
-            // lanes standing in with a copy of one of its pixels, their colours dropped), else
-            // one by one; both in functions of their own (`apart`)
-            let mut left = [false; LANES];
-            for i in 0..LANES {
-                left[i] = todo[i].is_some();
-            }
-            // (a loop of unknown count: one of eight would be unrolled, its body eight times)
-            while let Some(i0) = left.iter().position(|&l| l) {
-                let (d0, m, t0) = todo[i0].expect("lanes left have a material");
-                let mut mine = [false; LANES];
-                for i in i0..LANES {
-                    mine[i] = left[i] && todo[i].is_some_and(|(_, mi, _)| std::ptr::eq(mi, m));
-                    left[i] &= !mine[i];
-                }
-                if mine.iter().filter(|&&b| b).count() < in_lanes {
-                    for i in (i0..LANES).filter(|&i| mine[i]) {
-                        let (d, m, t) = todo[i].expect("lanes of this material have one");
-                        let (px, py) = pixel(l0 + i);
-                        let c = apart::<WIDE, _>(
-                            #[inline(always)]
-                            || pack_with(lut, ms.shade(d, m, t.tri, px, py, t.front).0),
-                        );
-                        cbuf[l0 + i] = c.to_le();
+            // pixel of a material waits in that material's queue, which is shaded in lanes when
+            // eight have gathered (or at the tile's end, or to make room: `shade_queue`)
+            for (i, &x) in todo.iter().enumerate() {
+                let Some((d, m, t)) = x else { continue };
+                let k = match queues
+                    .iter()
+                    .position(|q| q.as_ref().is_some_and(|q| std::ptr::eq(q.m, m)))
+                {
+                    Some(k) => k,
+                    None => {
+                        // a free queue, else the fullest one shaded to make room
+                        let k = queues.iter().position(Option::is_none).unwrap_or_else(|| {
+                            let n = |k: usize| queues[k].as_ref().map_or(0, |q| q.n);
+                            (0..QUEUES).max_by_key(|&k| n(k)).unwrap_or(0)
+                        });
+                        if let Some(q) = queues[k].take() {
+                            apart::<WIDE, _>(
+                                #[inline(always)]
+                                || {
+                                    shade_queue(
+                                        &q, ms, &mut plan, &mut f, lut, in_lanes, tile, cbuf,
+                                    )
+                                },
+                            );
+                        }
+                        k
                     }
-                    continue;
-                }
-                // each lane's pixel: its own where it is this material's, else the one of this
-                // material's lanes before it (the first for those before the first)
-                let (mut px, mut py) = pixel(l0 + i0);
-                let mut lanes = MaterialLanes {
-                    m,
-                    draw: [d0; LANES],
-                    tri: [t0; LANES],
-                    px: [px; LANES],
-                    py: [py; LANES],
                 };
-                for i in i0..LANES {
-                    if mine[i] {
-                        let (d, _, t) = todo[i].expect("lanes of this material have one");
-                        (lanes.draw[i], lanes.tri[i]) = (d, t);
-                        (px, py) = pixel(l0 + i);
-                    } else {
-                        (lanes.draw[i], lanes.tri[i]) = (lanes.draw[i - 1], lanes.tri[i - 1]);
-                    }
-                    (lanes.px[i], lanes.py[i]) = (px, py);
-                }
-                if !plan.as_ref().is_some_and(|(pm, _)| std::ptr::eq(*pm, m)) {
-                    plan = Some((m, SlotPlan::of(m)));
-                }
-                let p = plan.as_ref().and_then(|(_, p)| p.as_ref());
-                let c = apart::<WIDE, _>(
-                    #[inline(always)]
-                    || lanes.shade(ms, p, &mut f, lut),
-                );
-                for i in 0..LANES {
-                    if mine[i] {
-                        cbuf[l0 + i] = c[i].to_le();
-                    }
+                let q = queues[k].get_or_insert(Queue {
+                    m,
+                    n: 0,
+                    l: [0; LANES],
+                    draw: [d; LANES],
+                    tri: [t; LANES],
+                });
+                (q.l[q.n], q.draw[q.n], q.tri[q.n]) = (l0 + i, d, t);
+                q.n += 1;
+                if q.n == LANES {
+                    let q = queues[k].take().expect("the queue just filled");
+                    apart::<WIDE, _>(
+                        #[inline(always)]
+                        || shade_queue(&q, ms, &mut plan, &mut f, lut, in_lanes, tile, cbuf),
+                    );
                 }
             }
         }
@@ -687,13 +673,83 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
             }
         }
     }
+    // what the queues hold at the tile's end
+    for q in queues.iter().flatten() {
+        apart::<WIDE, _>(
+            #[inline(always)]
+            || shade_queue(q, ms, &mut plan, &mut f, lut, in_lanes, tile, cbuf),
+        );
+    }
 }
 
-/// A group of eight pixels of several materials shades a material's pixels in lanes (the other
-/// lanes standing in with copies of them) where it has at least this many, else one by one. On
-/// Sponza at 1280x720, 8,022 of 115,200 groups have several materials; their 64,176 pixels took
-/// 2,900 instructions each one by one, against about 750 a lane in lanes. From 3 on, the
-/// fragment stage's count is least (0.830 G at 3 and 4, 0.836 G at 2, 0.850 G at 1).
+/// How many materials' pixels of groups of several materials wait at once in a tile (Sponza's
+/// lit frame at 1280x720, fragment stage: 0.678 G instructions with 2, 0.667 G with 4, 0.668 G
+/// with 8).
+const QUEUES: usize = 4;
+
+/// Pixels of one material from groups of several materials, waiting to be shaded together: the
+/// first `n` lanes' places in the tile, draws and triangles. (Their colours depend on nothing
+/// but their own pixel, so the order they are shaded in does not change them.)
+struct Queue<'a> {
+    m: &'a Material,
+    n: usize,
+    l: [usize; LANES],
+    draw: [&'a Draw<'a>; LANES],
+    tri: [&'a SetupTri; LANES],
+}
+
+/// The colours of a queue's pixels into `cbuf`: in lanes where it holds at least `in_lanes`
+/// (the lanes past its `n` standing in with copies of its last pixel, their colours dropped),
+/// else one by one. `plan` is the texture plan of the last material shaded in lanes.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn shade_queue<'m>(
+    q: &Queue<'m>,
+    ms: &MaterialShader,
+    plan: &mut Option<(&'m Material, Option<SlotPlan<'m>>)>,
+    f: &mut SurfaceLanes,
+    lut: &[u8; 4096],
+    in_lanes: usize,
+    tile: &TileView,
+    cbuf: &mut [u32; (TILE * TILE) as usize],
+) {
+    let pixel = |l: usize| (tile.tx + (l as u32 % TILE), tile.ty + l as u32 / TILE);
+    if q.n < in_lanes {
+        for j in 0..q.n {
+            let ((px, py), t) = (pixel(q.l[j]), q.tri[j]);
+            let c = pack_with(lut, ms.shade(q.draw[j], q.m, t.tri, px, py, t.front).0);
+            cbuf[q.l[j]] = c.to_le();
+        }
+        return;
+    }
+    let mut lanes = MaterialLanes {
+        m: q.m,
+        draw: q.draw,
+        tri: q.tri,
+        px: [0; LANES],
+        py: [0; LANES],
+    };
+    for j in 0..LANES {
+        let s = j.min(q.n - 1);
+        (lanes.draw[j], lanes.tri[j]) = (q.draw[s], q.tri[s]);
+        (lanes.px[j], lanes.py[j]) = pixel(q.l[s]);
+    }
+    if !plan.as_ref().is_some_and(|(pm, _)| std::ptr::eq(*pm, q.m)) {
+        *plan = Some((q.m, SlotPlan::of(q.m)));
+    }
+    let p = plan.as_ref().and_then(|(_, p)| p.as_ref());
+    let c = lanes.shade(ms, p, f, lut);
+    for j in 0..q.n {
+        cbuf[q.l[j]] = c[j].to_le();
+    }
+}
+
+/// A material's queue of pixels from groups of several materials, when it is shaded before eight
+/// have gathered (at the tile's end, or to make room), goes in lanes (the other lanes standing
+/// in with copies) where it holds at least this many, else one by one. On Sponza at 1280x720,
+/// 8,022 of 115,200 groups have several materials; a pixel alone takes about 2,900
+/// instructions, against about 750 a lane in lanes. The fragment stage's count hardly depends
+/// on it (0.6670 G at 2, 0.6669 G at 3, 0.6675 G at 5).
 const IN_LANES: usize = 3;
 
 /// One material's lanes of a group of pixels: each lane's draw, triangle and pixel.
@@ -1268,8 +1324,9 @@ mod tests {
 
     /// A group of pixels of several materials shades each material in lanes (with stand-in
     /// lanes) or pixel by pixel, as `in_lanes` says: every choice, in both builds, gives the
-    /// colours of the pixels shaded one by one. Four materials (textured with a normal map,
-    /// textured, plain, unlit) on interleaved random triangles, so that most groups mix them.
+    /// colours of the pixels shaded one by one. Five materials (textured with a normal map, two
+    /// textured, plain, unlit) on interleaved random triangles, so that most groups mix them,
+    /// and a tile's queues (fewer than five) make room for one another.
     #[test]
     fn mixed_groups_shade_as_each_pixel_alone() {
         use crate::geometry::{ShadedGeometry, VertexOut};
@@ -1302,12 +1359,17 @@ mod tests {
             unlit: true,
             ..textured.clone()
         };
-        let materials = [&mapped, &textured, &plain, &unlit];
+        let rough = Material {
+            base_color_texture: Some(texture(16, true, 4)),
+            roughness: 0.9,
+            ..Material::default()
+        };
+        let materials = [&mapped, &textured, &plain, &unlit, &rough];
         // one geometry per material, their triangles interleaved in screen space
         let mut geometries: Vec<ShadedGeometry> =
-            (0..4).map(|_| ShadedGeometry::default()).collect();
-        for i in 0..800 {
-            let g = &mut geometries[i % 4];
+            (0..5).map(|_| ShadedGeometry::default()).collect();
+        for i in 0..1000 {
+            let g = &mut geometries[i % 5];
             let (cx, cy, size) = (r() * 2.2 - 1.1, r() * 2.2 - 1.1, 0.15 + r() * 0.3);
             let n = g.vertices.len() as u32;
             for _ in 0..3 {
