@@ -1,6 +1,6 @@
 //! Binning of setup triangles to screen tiles, and the per-tile rasteriser.
 
-use super::material::{Corners, MaterialShader, SlotPlan, SurfaceLanes};
+use super::material::{CornerValues, Corners, MaterialShader, SlotPlan, SurfaceLanes};
 use super::setup::{edge_is_top_left, pixel_centre, Setup, SetupTri, PART_SHIFT, SUBPIXEL_BITS};
 use super::shade::{pack_lanes, pack_srgb, pack_with, srgb_lut, Fragment, FragmentShader};
 use super::{Draw, RasterOutput, RasterSettings, RasterStats};
@@ -778,14 +778,39 @@ impl MaterialLanes<'_> {
             let c = Corners::of(self.draw[0], t0.tri, tangents);
             f.set_all(ms, &c, self.px, self.py, t0.front);
         } else {
-            let mut corners: Option<(&SetupTri, Corners)> = None;
-            for i in 0..LANES {
+            // each lane its own triangle's corner values (the lanes of the first triangle keep
+            // its values), the surfaces worked out in lanes; lane by lane where the triangles'
+            // corners are not of one kind (vertex colours, tangents)
+            let mut values = CornerValues::of(&Corners::of(self.draw[0], t0.tri, tangents));
+            let mut last: Option<(&SetupTri, Corners)> = None;
+            let mut alike = true;
+            for i in 1..LANES {
                 let t = self.tri[i];
-                if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
-                    corners = Some((t, Corners::of(self.draw[i], t.tri, tangents)));
+                if std::ptr::eq(t, t0) {
+                    continue;
                 }
-                let (_, c) = corners.as_ref().expect("set above");
-                f.set(i, ms, c, self.px[i], self.py[i], t.front);
+                if !last.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
+                    last = Some((t, Corners::of(self.draw[i], t.tri, tangents)));
+                }
+                let (_, c) = last.as_ref().expect("set above");
+                alike &= values.set_lane(i, c);
+            }
+            if alike {
+                let mut front = [true; LANES];
+                for (f, t) in front.iter_mut().zip(&self.tri) {
+                    *f = t.front;
+                }
+                f.set_lanes(ms, &values, self.px, self.py, front);
+            } else {
+                let mut corners: Option<(&SetupTri, Corners)> = None;
+                for i in 0..LANES {
+                    let t = self.tri[i];
+                    if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
+                        corners = Some((t, Corners::of(self.draw[i], t.tri, tangents)));
+                    }
+                    let (_, c) = corners.as_ref().expect("set above");
+                    f.set(i, ms, c, self.px[i], self.py[i], t.front);
+                }
             }
         }
         pack_lanes(lut, &ms.shade_lanes(self.m, plan, f))
@@ -1326,7 +1351,8 @@ mod tests {
     /// lanes) or pixel by pixel, as `in_lanes` says: every choice, in both builds, gives the
     /// colours of the pixels shaded one by one. Five materials (textured with a normal map, two
     /// textured, plain, unlit) on interleaved random triangles, so that most groups mix them,
-    /// and a tile's queues (fewer than five) make room for one another.
+    /// and a tile's queues (fewer than five) make room for one another; one material in two
+    /// draws, with vertex colours and without.
     #[test]
     fn mixed_groups_shade_as_each_pixel_alone() {
         use crate::geometry::{ShadedGeometry, VertexOut};
@@ -1364,12 +1390,14 @@ mod tests {
             roughness: 0.9,
             ..Material::default()
         };
-        let materials = [&mapped, &textured, &plain, &unlit, &rough];
-        // one geometry per material, their triangles interleaved in screen space
+        // (the last material twice: its second draw has vertex colours, the first none, so that
+        // groups of both shade lane by lane)
+        let materials = [&mapped, &textured, &plain, &unlit, &rough, &rough];
+        // one geometry per draw, their triangles interleaved in screen space
         let mut geometries: Vec<ShadedGeometry> =
-            (0..5).map(|_| ShadedGeometry::default()).collect();
-        for i in 0..1000 {
-            let g = &mut geometries[i % 5];
+            (0..6).map(|_| ShadedGeometry::default()).collect();
+        for i in 0..1200 {
+            let g = &mut geometries[i % 6];
             let (cx, cy, size) = (r() * 2.2 - 1.1, r() * 2.2 - 1.1, 0.15 + r() * 0.3);
             let n = g.vertices.len() as u32;
             for _ in 0..3 {
@@ -1384,11 +1412,16 @@ mod tests {
             }
             g.triangles.push([n, n + 1, n + 2]);
         }
+        let colors: Vec<Vec4> = (0..geometries[5].vertices.len())
+            .map(|_| Vec4::new(r(), r(), r(), 1.0))
+            .collect();
         let draws: Vec<Draw> = geometries
             .iter()
             .zip(materials)
-            .map(|(g, m)| Draw {
+            .enumerate()
+            .map(|(k, (g, m))| Draw {
                 material: Some(m),
+                colors: (k == 5).then_some(colors.as_slice()),
                 ..Draw::new(g, [1.0; 4])
             })
             .collect();
