@@ -135,97 +135,6 @@ impl<'a> Corners<'a> {
     }
 }
 
-/// A triangle's corner values as [`MaterialShader::surface_of`] reads them, in [`Num`]s: one
-/// triangle's ([`CornerValues::of`]: for one pixel, or the same in eight lanes), or in each lane
-/// its own triangle's ([`CornerValues::set_lane`]).
-pub(super) struct CornerValues<T> {
-    edges: [Xyz<T>; 3],
-    uv: [[T; 2]; 3],
-    world: [Xyz<T>; 3],
-    normal: [Xyz<T>; 3],
-    colors: Option<[[T; 4]; 3]>,
-    tangents: Option<TangentValues<T>>,
-    frame: (Xyz<T>, Xyz<T>),
-}
-
-/// The corners' tangents of [`CornerValues`], the columns of their map to world space and its
-/// handedness.
-pub(super) struct TangentValues<T> {
-    corners: [[T; 4]; 3],
-    axes: [Xyz<T>; 3],
-    handedness: T,
-}
-
-impl<T: Num> CornerValues<T> {
-    /// The values of the triangle of `c`.
-    #[inline(always)]
-    pub(super) fn of(c: &Corners) -> Self {
-        let v2 = |v: Vec2| [T::splat(v.x), T::splat(v.y)];
-        let v4 = |v: Vec4| [T::splat(v.x), T::splat(v.y), T::splat(v.z), T::splat(v.w)];
-        let v3 = Xyz::<T>::splat;
-        CornerValues {
-            edges: [v3(c.edges[0]), v3(c.edges[1]), v3(c.edges[2])],
-            uv: [v2(c.uv[0]), v2(c.uv[1]), v2(c.uv[2])],
-            world: [v3(c.world[0]), v3(c.world[1]), v3(c.world[2])],
-            normal: [v3(c.normal[0]), v3(c.normal[1]), v3(c.normal[2])],
-            colors: c.colors.map(|k| [v4(k[0]), v4(k[1]), v4(k[2])]),
-            tangents: c.tangents.map(|(k, t)| {
-                let m = t.to_world;
-                TangentValues {
-                    corners: [v4(k[0]), v4(k[1]), v4(k[2])],
-                    axes: [v3(m.x_axis), v3(m.y_axis), v3(m.z_axis)],
-                    handedness: T::splat(t.handedness),
-                }
-            }),
-            frame: (v3(c.frame.0), v3(c.frame.1)),
-        }
-    }
-}
-
-impl CornerValues<Wide> {
-    /// Lane `i` set to the values of the triangle of `c`, where they are of the kinds the
-    /// others' are (vertex colours and tangents present or not alike); false where not (and
-    /// lane `i` is then not set).
-    #[inline(always)]
-    pub(super) fn set_lane(&mut self, i: usize, c: &Corners) -> bool {
-        if c.colors.is_some() != self.colors.is_some()
-            || c.tangents.is_some() != self.tangents.is_some()
-        {
-            return false;
-        }
-        let s3 = |d: &mut Xyz<Wide>, v: Vec3| {
-            (d.x.0[i], d.y.0[i], d.z.0[i]) = (v.x, v.y, v.z);
-        };
-        let s4 = |d: &mut [Wide; 4], v: Vec4| {
-            (d[0].0[i], d[1].0[i], d[2].0[i], d[3].0[i]) = (v.x, v.y, v.z, v.w);
-        };
-        for k in 0..3 {
-            s3(&mut self.edges[k], c.edges[k]);
-            (self.uv[k][0].0[i], self.uv[k][1].0[i]) = (c.uv[k].x, c.uv[k].y);
-            s3(&mut self.world[k], c.world[k]);
-            s3(&mut self.normal[k], c.normal[k]);
-        }
-        if let (Some(d), Some(k)) = (&mut self.colors, &c.colors) {
-            for (d, &v) in d.iter_mut().zip(k) {
-                s4(d, v);
-            }
-        }
-        if let (Some(d), Some((k, t))) = (&mut self.tangents, &c.tangents) {
-            for (d, &v) in d.corners.iter_mut().zip(k) {
-                s4(d, v);
-            }
-            let m = t.to_world;
-            s3(&mut d.axes[0], m.x_axis);
-            s3(&mut d.axes[1], m.y_axis);
-            s3(&mut d.axes[2], m.z_axis);
-            d.handedness.0[i] = t.handedness;
-        }
-        s3(&mut self.frame.0, c.frame.0);
-        s3(&mut self.frame.1, c.frame.1);
-        true
-    }
-}
-
 /// The barycentrics at the point `q` (one, or eight in lanes) of the triangle whose edge planes
 /// are `e` ([`Corners`]); a third each where they do not sum to a usable number. (A function,
 /// not a closure, so that it is inlined into the fragment stage's wide build.)
@@ -276,7 +185,7 @@ impl<'a> MaterialShader<'a> {
     /// The surface of the triangle of `c` at pixel (px, py).
     #[inline(always)]
     fn surface_at(&self, c: &Corners, px: u32, py: u32) -> Surface {
-        let f = self.surface_of(&CornerValues::of(c), self.ndc(px as f32, py as f32));
+        let f = self.surface_of(c, self.ndc(px as f32, py as f32));
         Surface {
             world: f.world.into(),
             normal: f.normal.into(),
@@ -302,27 +211,31 @@ impl<'a> MaterialShader<'a> {
     /// The surface of the triangle of `c` at the point `ndc` (one pixel, or eight in lanes:
     /// the same operations, glam's in glam's order, so the same values).
     #[inline(always)]
-    fn surface_of<T: Num>(&self, c: &CornerValues<T>, ndc: [T; 2]) -> SurfaceOf<T> {
+    fn surface_of<T: Num>(&self, c: &Corners, ndc: [T; 2]) -> SurfaceOf<T> {
         let one = T::splat(1.0);
-        let e = &c.edges;
-        let b = bary(e, ndc);
-        let bx = bary(e, [ndc[0] + T::splat(self.step.x), ndc[1] + T::splat(0.0)]);
-        let by = bary(e, [ndc[0] + T::splat(0.0), ndc[1] + T::splat(self.step.y)]);
-        // corner attributes blended by barycentrics b, component by component (arrays written
-        // out rather than `array::map`, which a large caller can leave out of line)
-        let mix = |b: Xyz<T>, a: [T; 3]| a[0] * b.x + a[1] * b.y + a[2] * b.z;
-        let mix2 = |b: Xyz<T>, a: &[[T; 2]; 3]| {
+        // (arrays written out rather than `array::map`, which a large caller can leave out of
+        // line)
+        let e = [
+            Xyz::<T>::splat(c.edges[0]),
+            Xyz::<T>::splat(c.edges[1]),
+            Xyz::<T>::splat(c.edges[2]),
+        ];
+        let b = bary(&e, ndc);
+        let bx = bary(&e, [ndc[0] + T::splat(self.step.x), ndc[1] + T::splat(0.0)]);
+        let by = bary(&e, [ndc[0] + T::splat(0.0), ndc[1] + T::splat(self.step.y)]);
+        // corner attributes blended by barycentrics b, component by component
+        let mix = |b: Xyz<T>, a: [f32; 3]| {
+            T::splat(a[0]) * b.x + T::splat(a[1]) * b.y + T::splat(a[2]) * b.z
+        };
+        let mix2 = |b: Xyz<T>, a: &[Vec2; 3]| {
             let k = |k: usize| mix(b, [a[0][k], a[1][k], a[2][k]]);
             [k(0), k(1)]
         };
-        let mix3 = |b: Xyz<T>, a: &[Xyz<T>; 3]| {
-            Xyz::new(
-                mix(b, [a[0].x, a[1].x, a[2].x]),
-                mix(b, [a[0].y, a[1].y, a[2].y]),
-                mix(b, [a[0].z, a[1].z, a[2].z]),
-            )
+        let mix3 = |b: Xyz<T>, a: &[Vec3; 3]| {
+            let k = |k: usize| mix(b, [a[0][k], a[1][k], a[2][k]]);
+            Xyz::new(k(0), k(1), k(2))
         };
-        let mix4 = |a: &[[T; 4]; 3]| {
+        let mix4 = |a: &[Vec4; 3]| {
             let k = |k: usize| mix(b, [a[0][k], a[1][k], a[2][k]]);
             [k(0), k(1), k(2), k(3)]
         };
@@ -332,20 +245,20 @@ impl<'a> MaterialShader<'a> {
         // the mesh's tangents where it has them (interpolated, to world space: glam's Mat3 *
         // Vec3; the bitangent from the interpolated normal and the sign w), else the
         // triangle's frame from its positions and uvs
-        let (frame_t, frame_b) = c.frame;
+        let (frame_t, frame_b) = (Xyz::splat(c.frame.0), Xyz::splat(c.frame.1));
         let (tangent, bitangent) = match &c.tangents {
-            Some(TangentValues {
-                corners,
-                axes,
-                handedness: h,
-            }) => {
-                let ti = mix4(corners);
-                let tw = Xyz::new(
-                    axes[0].x * ti[0] + axes[1].x * ti[1] + axes[2].x * ti[2],
-                    axes[0].y * ti[0] + axes[1].y * ti[1] + axes[2].y * ti[2],
-                    axes[0].z * ti[0] + axes[1].z * ti[1] + axes[2].z * ti[2],
-                );
-                let sign = T::select(ti[3].lt(T::splat(0.0)), -*h, *h);
+            Some((values, t)) => {
+                let ti = mix4(values);
+                let m = t.to_world;
+                let axis = |a: Vec3, k: usize| T::splat(a[k]);
+                let row = |k: usize| {
+                    axis(m.x_axis, k) * ti[0]
+                        + axis(m.y_axis, k) * ti[1]
+                        + axis(m.z_axis, k) * ti[2]
+                };
+                let tw = Xyz::new(row(0), row(1), row(2));
+                let h = t.handedness;
+                let sign = T::select(ti[3].lt(T::splat(0.0)), T::splat(-h), T::splat(h));
                 let given = tw.dot(tw).gt(T::splat(1e-20));
                 (
                     Xyz::select(given, tw, frame_t),
@@ -823,20 +736,6 @@ impl SurfaceLanes {
         py: [u32; LANES],
         front: bool,
     ) {
-        self.set_lanes(ms, &CornerValues::of(c), px, py, [front; LANES]);
-    }
-
-    /// Every lane `i`: the surface of the triangle whose values lane `i` of `c` holds at pixel
-    /// (px[i], py[i]), seen from its front where `front[i]`, worked out in lanes.
-    #[inline(always)]
-    pub(super) fn set_lanes(
-        &mut self,
-        ms: &MaterialShader,
-        c: &CornerValues<Wide>,
-        px: [u32; LANES],
-        py: [u32; LANES],
-        front: [bool; LANES],
-    ) {
         // (lane loops rather than `array::map`, which can stay out of line)
         let float = |v: [u32; LANES]| {
             let mut r = [0.0; LANES];
@@ -868,7 +767,7 @@ impl SurfaceLanes {
         };
         self.tangent = v3(f.tangent);
         self.bitangent = v3(f.bitangent);
-        self.front = front;
+        self.front = [front; LANES];
     }
 
     /// Lane `i`: the surface of the triangle of `c` ([`Corners::of`] with tangents where the
@@ -1051,82 +950,56 @@ mod tests {
             .collect();
         let model =
             glam::Mat4::from_scale(Vec3::new(-1.0, 0.5, 2.0)) * glam::Mat4::from_rotation_y(0.7);
-        let other_model =
-            glam::Mat4::from_rotation_x(0.4) * glam::Mat4::from_scale(Vec3::splat(1.5));
         let mut compared = 0;
         let all = [&full, &unlit, &plain, &alike, &one_apart];
         for m in all {
-            for with in [false, true] {
+            for tangents in [None, Some(Tangents::new(&tangent_values, model))] {
                 let draw = Draw {
                     material: Some(m),
                     colors: Some(&colors),
-                    tangents: with.then(|| Tangents::new(&tangent_values, model)),
+                    tangents,
                     ..Draw::new(&geometry, [1.0; 4])
-                };
-                // a second draw of the material, its tangents under a model that does not mirror
-                let other = Draw {
-                    tangents: with.then(|| Tangents::new(&tangent_values, other_model)),
-                    ..draw
                 };
                 let with_tangents = m.normal_texture.is_some();
                 for k in 0..200 {
                     // odd rounds: the eight pixels of one triangle, its surfaces in lanes
                     // (SurfaceLanes::set_all); even ones: pixels of any triangles, lane by lane
-                    // (SurfaceLanes::set) and in lanes from each lane's corner values
-                    // (CornerValues::set_lane, SurfaceLanes::set_lanes)
                     let one = k % 2 == 1;
                     let (tri, front) = ((next() * 10.0) as u32, next() < 0.7);
                     let mut f = SurfaceLanes::default();
                     let mut want = [Vec3::ZERO; LANES];
                     let (mut xs, mut ys) = ([0u32; LANES], [0u32; LANES]);
-                    let mut fronts = [true; LANES];
-                    let mut values = CornerValues::<Wide>::of(&Corners::of(&draw, 0, false));
                     for (i, want) in want.iter_mut().enumerate() {
-                        let (tri, front, draw) = match one {
-                            true => (tri, front, &draw),
-                            false => ((next() * 10.0) as u32, next() < 0.7, [&draw, &other][i % 2]),
+                        let (tri, front) = match one {
+                            true => (tri, front),
+                            false => ((next() * 10.0) as u32, next() < 0.7),
                         };
                         let (px, py) = ((next() * 64.0) as u32, (next() * 64.0) as u32);
-                        (xs[i], ys[i], fronts[i]) = (px, py, front);
-                        let c = Corners::of(draw, tri, with_tangents);
-                        f.set(i, &ms, &c, px, py, front);
-                        match i {
-                            0 => values = CornerValues::of(&c),
-                            _ => assert!(values.set_lane(i, &c)),
-                        }
-                        *want = ms.shade(draw, m, tri, px, py, front).0;
-                    }
-                    let mut g = SurfaceLanes::default();
-                    if one {
+                        (xs[i], ys[i]) = (px, py);
                         let c = Corners::of(&draw, tri, with_tangents);
-                        g.set_all(&ms, &c, xs, ys, front);
-                    } else {
-                        g.set_lanes(&ms, &values, xs, ys, fronts);
+                        f.set(i, &ms, &c, px, py, front);
+                        *want = ms.shade(&draw, m, tri, px, py, front).0;
                     }
-                    for (f, path) in [(&f, "lane by lane"), (&g, "in lanes")] {
-                        let got = ms.shade_lanes(m, SlotPlan::of(m).as_ref(), f);
-                        for (i, want) in want.iter().enumerate() {
-                            // compared as bits: NaN where one pixel alone gives NaN too
-                            assert_eq!(
-                                got.get(i).to_array().map(f32::to_bits),
-                                want.to_array().map(f32::to_bits),
-                                "{}: lane {i}, round {k}, {path}",
-                                m.name
-                            );
-                            compared += 1;
-                        }
+                    if one {
+                        f = SurfaceLanes::default();
+                        let c = Corners::of(&draw, tri, with_tangents);
+                        f.set_all(&ms, &c, xs, ys, front);
+                    }
+                    let got = ms.shade_lanes(m, SlotPlan::of(m).as_ref(), &f);
+                    for (i, want) in want.iter().enumerate() {
+                        // compared as bits: NaN where one pixel alone gives NaN too
+                        assert_eq!(
+                            got.get(i).to_array().map(f32::to_bits),
+                            want.to_array().map(f32::to_bits),
+                            "{}: lane {i}, round {k}",
+                            m.name
+                        );
+                        compared += 1;
                     }
                 }
-                // a lane's corners of another kind (no vertex colours) are refused
-                let bare = Draw {
-                    material: Some(m),
-                    ..Draw::new(&geometry, [1.0; 4])
-                };
-                let mut values = CornerValues::<Wide>::of(&Corners::of(&draw, 0, with_tangents));
-                assert!(!values.set_lane(1, &Corners::of(&bare, 1, with_tangents)));
             }
         }
-        assert_eq!(compared, all.len() * 2 * 200 * 2 * LANES);
+        assert_eq!(compared, all.len() * 2 * 200 * LANES);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Binning of setup triangles to screen tiles, and the per-tile rasteriser.
 
-use super::material::{CornerValues, Corners, MaterialShader, SlotPlan, SurfaceLanes};
+use super::material::{Corners, MaterialShader, SlotPlan, SurfaceLanes};
 use super::setup::{edge_is_top_left, pixel_centre, Setup, SetupTri, PART_SHIFT, SUBPIXEL_BITS};
 use super::shade::{pack_lanes, pack_srgb, pack_with, srgb_lut, Fragment, FragmentShader};
 use super::{Draw, RasterOutput, RasterSettings, RasterStats};
@@ -778,39 +778,14 @@ impl MaterialLanes<'_> {
             let c = Corners::of(self.draw[0], t0.tri, tangents);
             f.set_all(ms, &c, self.px, self.py, t0.front);
         } else {
-            // each lane its own triangle's corner values (the lanes of the first triangle keep
-            // its values), the surfaces worked out in lanes; lane by lane where the triangles'
-            // corners are not of one kind (vertex colours, tangents)
-            let mut values = CornerValues::of(&Corners::of(self.draw[0], t0.tri, tangents));
-            let mut last: Option<(&SetupTri, Corners)> = None;
-            let mut alike = true;
-            for i in 1..LANES {
+            let mut corners: Option<(&SetupTri, Corners)> = None;
+            for i in 0..LANES {
                 let t = self.tri[i];
-                if std::ptr::eq(t, t0) {
-                    continue;
+                if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
+                    corners = Some((t, Corners::of(self.draw[i], t.tri, tangents)));
                 }
-                if !last.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
-                    last = Some((t, Corners::of(self.draw[i], t.tri, tangents)));
-                }
-                let (_, c) = last.as_ref().expect("set above");
-                alike &= values.set_lane(i, c);
-            }
-            if alike {
-                let mut front = [true; LANES];
-                for (f, t) in front.iter_mut().zip(&self.tri) {
-                    *f = t.front;
-                }
-                f.set_lanes(ms, &values, self.px, self.py, front);
-            } else {
-                let mut corners: Option<(&SetupTri, Corners)> = None;
-                for i in 0..LANES {
-                    let t = self.tri[i];
-                    if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
-                        corners = Some((t, Corners::of(self.draw[i], t.tri, tangents)));
-                    }
-                    let (_, c) = corners.as_ref().expect("set above");
-                    f.set(i, ms, c, self.px[i], self.py[i], t.front);
-                }
+                let (_, c) = corners.as_ref().expect("set above");
+                f.set(i, ms, c, self.px[i], self.py[i], t.front);
             }
         }
         pack_lanes(lut, &ms.shade_lanes(self.m, plan, f))
@@ -1390,8 +1365,7 @@ mod tests {
             roughness: 0.9,
             ..Material::default()
         };
-        // (the last material twice: its second draw has vertex colours, the first none, so that
-        // groups of both shade lane by lane)
+        // (the last material twice: its second draw has vertex colours, the first none)
         let materials = [&mapped, &textured, &plain, &unlit, &rough, &rough];
         // one geometry per draw, their triangles interleaved in screen space
         let mut geometries: Vec<ShadedGeometry> =
