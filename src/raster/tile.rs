@@ -410,6 +410,14 @@ struct TileView {
     th: usize,
 }
 
+impl TileView {
+    /// The frame pixel at place `l` of the tile's buffers (row by row, TILE to a row).
+    #[inline(always)]
+    fn pixel(&self, l: usize) -> (u32, u32) {
+        (self.tx + (l as u32 % TILE), self.ty + l as u32 / TILE)
+    }
+}
+
 /// No triangle covers the pixel.
 const NONE: u32 = u32::MAX;
 
@@ -499,7 +507,8 @@ unsafe fn shade_tile_v3(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize
 /// eight share a material ([`MaterialShader::shade_lanes`], the same values as one by one);
 /// in a group of several materials, each pixel joins its material's queue ([`Queue`]), which
 /// is shaded in lanes when eight have gathered, and at the tile's end in lanes where it holds
-/// at least `in_lanes`, else one by one; the others by the plain lit shader four at a time. The other modes go pixel by pixel. `WIDE`: this is the x86-64-v3 build.
+/// at least `in_lanes`, else one by one; the others by the plain lit shader four at a time.
+/// The other modes go pixel by pixel. `WIDE`: this is the x86-64-v3 build.
 #[inline(always)]
 fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * TILE) as usize]) {
     let TileShading {
@@ -514,7 +523,6 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
         in_lanes,
     } = *t;
     let n = tile.th * TILE as usize;
-    let pixel = |l: usize| (tile.tx + (l as u32 % TILE), tile.ty + l as u32 / TILE);
     if !fs.lit() {
         for l in 0..n {
             if win[l] == NONE {
@@ -583,14 +591,10 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
                 m,
                 draw: std::array::from_fn(|i| lane(i).0),
                 tri: std::array::from_fn(|i| lane(i).2),
-                px: std::array::from_fn(|i| pixel(l0 + i).0),
-                py: std::array::from_fn(|i| pixel(l0 + i).1),
+                px: std::array::from_fn(|i| tile.pixel(l0 + i).0),
+                py: std::array::from_fn(|i| tile.pixel(l0 + i).1),
             };
-            if !plan.as_ref().is_some_and(|(pm, _)| std::ptr::eq(*pm, m)) {
-                plan = Some((m, SlotPlan::of(m)));
-            }
-            let p = plan.as_ref().and_then(|(_, p)| p.as_ref());
-            let c = lanes.shade(ms, p, &mut f, lut);
+            let c = lanes.shade(ms, plan_for(&mut plan, m), &mut f, lut);
             for i in 0..LANES {
                 cbuf[l0 + i] = c[i].to_le();
             }
@@ -682,6 +686,19 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
     }
 }
 
+/// The texture plan of `m` ([`SlotPlan::of`]), kept in `plan` while the materials shaded in
+/// lanes repeat (neighbouring groups mostly share one), made anew when another comes.
+#[inline(always)]
+fn plan_for<'p, 'm>(
+    plan: &'p mut Option<(&'m Material, Option<SlotPlan<'m>>)>,
+    m: &'m Material,
+) -> Option<&'p SlotPlan<'m>> {
+    if !plan.as_ref().is_some_and(|(pm, _)| std::ptr::eq(*pm, m)) {
+        *plan = Some((m, SlotPlan::of(m)));
+    }
+    plan.as_ref().and_then(|(_, p)| p.as_ref())
+}
+
 /// How many materials' pixels of groups of several materials wait at once in a tile (Sponza's
 /// lit frame at 1280x720, fragment stage: 0.678 G instructions with 2, 0.667 G with 4, 0.668 G
 /// with 8).
@@ -713,10 +730,9 @@ fn shade_queue<'m>(
     tile: &TileView,
     cbuf: &mut [u32; (TILE * TILE) as usize],
 ) {
-    let pixel = |l: usize| (tile.tx + (l as u32 % TILE), tile.ty + l as u32 / TILE);
     if q.n < in_lanes {
         for j in 0..q.n {
-            let ((px, py), t) = (pixel(q.l[j]), q.tri[j]);
+            let ((px, py), t) = (tile.pixel(q.l[j]), q.tri[j]);
             let c = pack_with(lut, ms.shade(q.draw[j], q.m, t.tri, px, py, t.front).0);
             cbuf[q.l[j]] = c.to_le();
         }
@@ -732,13 +748,9 @@ fn shade_queue<'m>(
     for j in 0..LANES {
         let s = j.min(q.n - 1);
         (lanes.draw[j], lanes.tri[j]) = (q.draw[s], q.tri[s]);
-        (lanes.px[j], lanes.py[j]) = pixel(q.l[s]);
+        (lanes.px[j], lanes.py[j]) = tile.pixel(q.l[s]);
     }
-    if !plan.as_ref().is_some_and(|(pm, _)| std::ptr::eq(*pm, q.m)) {
-        *plan = Some((q.m, SlotPlan::of(q.m)));
-    }
-    let p = plan.as_ref().and_then(|(_, p)| p.as_ref());
-    let c = lanes.shade(ms, p, f, lut);
+    let c = lanes.shade(ms, plan_for(plan, q.m), f, lut);
     for j in 0..q.n {
         cbuf[q.l[j]] = c[j].to_le();
     }
@@ -1322,12 +1334,12 @@ mod tests {
         );
     }
 
-    /// A group of pixels of several materials shades each material in lanes (with stand-in
-    /// lanes) or pixel by pixel, as `in_lanes` says: every choice, in both builds, gives the
-    /// colours of the pixels shaded one by one. Five materials (textured with a normal map, two
-    /// textured, plain, unlit) on interleaved random triangles, so that most groups mix them,
-    /// and a tile's queues (fewer than five) make room for one another; one material in two
-    /// draws, with vertex colours and without.
+    /// The pixels of groups of several materials, queued per material, shade in lanes (with
+    /// stand-in lanes) or pixel by pixel, as `in_lanes` says: every choice, in both builds,
+    /// gives the colours of the pixels shaded one by one. Five materials (textured with a
+    /// normal map, two textured, plain, unlit) on interleaved random triangles, so that most
+    /// groups mix them, and a tile's queues (fewer than five) make room for one another; one
+    /// material in two draws, with vertex colours and without.
     #[test]
     fn mixed_groups_shade_as_each_pixel_alone() {
         use crate::geometry::{ShadedGeometry, VertexOut};
