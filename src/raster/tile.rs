@@ -780,9 +780,9 @@ fn shade_queue<'m>(
 /// A material's queue of pixels from groups of several materials, when it is shaded before eight
 /// have gathered (at the tile's end, or to make room), goes in lanes (the other lanes standing
 /// in with copies) where it holds at least this many, else one by one. On Sponza at 1280x720,
-/// 8,022 of 115,200 groups have several materials; a pixel alone takes about 2,900
-/// instructions, against about 750 a lane in lanes. The fragment stage's count hardly depends
-/// on it (0.6670 G at 2, 0.6669 G at 3, 0.6675 G at 5).
+/// about 4,000 of 115,200 groups (2 x 4 blocks) have several materials; a pixel alone took
+/// about 2,900 instructions, against about 750 a lane in lanes. The fragment stage's count
+/// hardly depends on it (0.6079 G at 2 and 3, 0.6084 G at 5).
 const IN_LANES: usize = 3;
 
 /// One material's lanes of a group of pixels: each lane's draw, triangle and pixel.
@@ -796,7 +796,8 @@ struct MaterialLanes<'a> {
 
 impl MaterialLanes<'_> {
     /// The lanes' packed colours: their surfaces (in lanes where they are one triangle's, else
-    /// each triangle's part once for its run of lanes), shaded in lanes.
+    /// pixel by pixel, with each triangle's corners worked out once for all its lanes), shaded in
+    /// lanes.
     #[inline(always)]
     fn shade(
         &self,
@@ -811,14 +812,19 @@ impl MaterialLanes<'_> {
             let c = Corners::of(self.draw[0], t0.tri, tangents);
             f.set_all(ms, &c, self.px, self.py, t0.front);
         } else {
-            let mut corners: Option<(&SetupTri, Corners)> = None;
-            for i in 0..LANES {
+            // each triangle's corners once, for all its lanes (within a block a triangle's
+            // lanes need not be consecutive)
+            let mut left = (1u32 << LANES) - 1;
+            while left != 0 {
+                let i = left.trailing_zeros() as usize;
                 let t = self.tri[i];
-                if !corners.as_ref().is_some_and(|(ct, _)| std::ptr::eq(*ct, t)) {
-                    corners = Some((t, Corners::of(self.draw[i], t.tri, tangents)));
+                let c = Corners::of(self.draw[i], t.tri, tangents);
+                for k in i..LANES {
+                    if left >> k & 1 == 1 && std::ptr::eq(self.tri[k], t) {
+                        f.set(k, ms, &c, self.px[k], self.py[k], t.front);
+                        left &= !(1 << k);
+                    }
                 }
-                let (_, c) = corners.as_ref().expect("set above");
-                f.set(i, ms, c, self.px[i], self.py[i], t.front);
             }
         }
         pack_lanes(lut, &ms.shade_lanes(self.m, plan, f))
