@@ -964,6 +964,7 @@ mod tests {
                 for k in 0..200 {
                     // odd rounds: the eight pixels of one triangle, its surfaces in lanes
                     // (SurfaceLanes::set_all); even ones: pixels of any triangles, lane by lane
+                    // (SurfaceLanes::set)
                     let one = k % 2 == 1;
                     let (tri, front) = ((next() * 10.0) as u32, next() < 0.7);
                     let mut f = SurfaceLanes::default();
