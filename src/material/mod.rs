@@ -85,11 +85,11 @@ impl TextureRef {
     }
 
     /// [`TextureRef::sample`] of eight pixels ([`Texture::sample_lanes`], the alpha where
-    /// `alpha`).
+    /// `alpha`; `WIDE` as there).
     #[inline(always)]
-    pub fn sample_lanes(&self, uv: &V2, dx: &V2, dy: &V2, alpha: bool) -> V4 {
+    pub fn sample_lanes<const WIDE: bool>(&self, uv: &V2, dx: &V2, dy: &V2, alpha: bool) -> V4 {
         let (u, x, y) = self.coords_lanes(uv, dx, dy);
-        self.texture.sample_lanes(&u, &x, &y, alpha)
+        self.texture.sample_lanes::<WIDE>(&u, &x, &y, alpha)
     }
 
     /// [`TextureRef::coords`] of eight pixels.

@@ -455,15 +455,17 @@ impl<'a> MaterialShader<'a> {
     /// [`MaterialShader::shade`]'s colour of eight pixels of material `m` (their surfaces and
     /// sides in `f`, from [`SurfaceLanes::set`] or [`SurfaceLanes::set_all`]; `plan` is
     /// [`SlotPlan::of`] `m`, which the caller keeps while the material repeats): the same
-    /// values, the textures sampled and the colour computed in lanes.
+    /// values, the textures sampled and the colour computed in lanes. `WIDE`: this is the
+    /// fragment stage's x86-64-v3 build (the textures' loads in AVX2 gathers:
+    /// [`Texture::sample_lanes`]).
     #[inline(always)]
-    pub(super) fn shade_lanes(
+    pub(super) fn shade_lanes<const WIDE: bool>(
         &self,
         m: &Material,
         plan: Option<&SlotPlan>,
         f: &SurfaceLanes,
     ) -> V3 {
-        let tex = sample_slots_lanes(plan, f);
+        let tex = sample_slots_lanes::<WIDE>(plan, f);
         // base_color's products in lanes
         let mut base = V4::splat(Rgba::from(m.base_color)).mul(&f.color);
         if m.base_color_texture.is_some() {
@@ -570,19 +572,19 @@ fn sample_slots(m: &Material, f: &Surface) -> Texels {
 /// ones), their alphas 1: the lanes shade opaque colour ([`MaterialShader::shade_lanes`] gives
 /// no alpha; alpha-tested draws are tested in the scan, and blended ones shade pixel by pixel).
 #[inline(always)]
-fn sample_slots_lanes(plan: Option<&SlotPlan>, f: &SurfaceLanes) -> [V4; SLOTS] {
+fn sample_slots_lanes<const WIDE: bool>(plan: Option<&SlotPlan>, f: &SurfaceLanes) -> [V4; SLOTS] {
     let mut tex = [V4::splat(Rgba::ONE); SLOTS];
     let Some(p) = plan else {
         return tex;
     };
     for (out, t) in tex.iter_mut().zip(&p.alone) {
         if let Some(t) = t {
-            *out = t.sample_lanes(&f.uv, &f.duv_dx, &f.duv_dy, false);
+            *out = t.sample_lanes::<WIDE>(&f.uv, &f.duv_dx, &f.duv_dy, false);
         }
     }
     let (uv, dx, dy) = p.lead.coords_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
     let mut got = [V4::default(); SLOTS];
-    Texture::sample_lanes_alike(&p.set[..p.n], &uv, &dx, &dy, false, &mut got[..p.n]);
+    Texture::sample_lanes_alike::<WIDE>(&p.set[..p.n], &uv, &dx, &dy, false, &mut got[..p.n]);
     for i in 0..p.n {
         tex[p.at[i]] = got[i];
     }
@@ -986,21 +988,30 @@ mod tests {
                         let c = Corners::of(&draw, tri, with_tangents);
                         f.set_all(&ms, &c, xs, ys, front);
                     }
-                    let got = ms.shade_lanes(m, SlotPlan::of(m).as_ref(), &f);
-                    for (i, want) in want.iter().enumerate() {
-                        // compared as bits: NaN where one pixel alone gives NaN too
-                        assert_eq!(
-                            got.get(i).to_array().map(f32::to_bits),
-                            want.to_array().map(f32::to_bits),
-                            "{}: lane {i}, round {k}",
-                            m.name
-                        );
-                        compared += 1;
+                    // the baseline build's lane loops, and the x86-64-v3 build's gathers where
+                    // the CPU has them
+                    for wide in [false, crate::raster::tile::wide_isa()] {
+                        let plan = SlotPlan::of(m);
+                        let got = match wide {
+                            false => ms.shade_lanes::<false>(m, plan.as_ref(), &f),
+                            true => ms.shade_lanes::<true>(m, plan.as_ref(), &f),
+                        };
+                        for (i, want) in want.iter().enumerate() {
+                            // compared as bits: NaN where one pixel alone gives NaN too
+                            assert_eq!(
+                                got.get(i).to_array().map(f32::to_bits),
+                                want.to_array().map(f32::to_bits),
+                                "{}: lane {i}, round {k}, v3: {wide}",
+                                m.name
+                            );
+                            compared += 1;
+                        }
                     }
                 }
             }
         }
-        assert_eq!(compared, all.len() * 2 * 200 * LANES);
+        let builds = 1 + crate::raster::tile::wide_isa() as usize;
+        assert_eq!(compared, all.len() * 2 * 200 * LANES * builds);
     }
 
     #[test]

@@ -595,7 +595,7 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
                 px: std::array::from_fn(|i| tile.pixel(ls[i]).0),
                 py: std::array::from_fn(|i| tile.pixel(ls[i]).1),
             };
-            let c = lanes.shade(ms, plan_for(&mut plan, m), &mut f, lut);
+            let c = lanes.shade::<WIDE>(ms, plan_for(&mut plan, m), &mut f, lut);
             for i in 0..LANES {
                 cbuf[ls[i]] = c[i].to_le();
             }
@@ -620,7 +620,7 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
                             apart::<WIDE, _>(
                                 #[inline(always)]
                                 || {
-                                    shade_queue(
+                                    shade_queue::<WIDE>(
                                         &q, ms, &mut plan, &mut f, lut, in_lanes, tile, cbuf,
                                     )
                                 },
@@ -642,7 +642,11 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
                     let q = queues[k].take().expect("the queue just filled");
                     apart::<WIDE, _>(
                         #[inline(always)]
-                        || shade_queue(&q, ms, &mut plan, &mut f, lut, in_lanes, tile, cbuf),
+                        || {
+                            shade_queue::<WIDE>(
+                                &q, ms, &mut plan, &mut f, lut, in_lanes, tile, cbuf,
+                            )
+                        },
                     );
                 }
             }
@@ -682,7 +686,7 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
     for q in queues.iter().flatten() {
         apart::<WIDE, _>(
             #[inline(always)]
-            || shade_queue(q, ms, &mut plan, &mut f, lut, in_lanes, tile, cbuf),
+            || shade_queue::<WIDE>(q, ms, &mut plan, &mut f, lut, in_lanes, tile, cbuf),
         );
     }
 }
@@ -740,10 +744,11 @@ struct Queue<'a> {
 
 /// The colours of a queue's pixels into `cbuf`: in lanes where it holds at least `in_lanes`
 /// (the lanes past its `n` standing in with copies of its last pixel, their colours dropped),
-/// else one by one. `plan` is the texture plan of the last material shaded in lanes.
+/// else one by one. `plan` is the texture plan of the last material shaded in lanes. `WIDE`:
+/// this is the x86-64-v3 build.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn shade_queue<'m>(
+fn shade_queue<'m, const WIDE: bool>(
     q: &Queue<'m>,
     ms: &MaterialShader,
     plan: &mut Option<(&'m Material, Option<SlotPlan<'m>>)>,
@@ -773,7 +778,7 @@ fn shade_queue<'m>(
         (lanes.draw[j], lanes.tri[j]) = (q.draw[s], q.tri[s]);
         (lanes.px[j], lanes.py[j]) = tile.pixel(q.l[s]);
     }
-    let c = lanes.shade(ms, plan_for(plan, q.m), f, lut);
+    let c = lanes.shade::<WIDE>(ms, plan_for(plan, q.m), f, lut);
     for j in 0..q.n {
         cbuf[q.l[j]] = c[j].to_le();
     }
@@ -799,9 +804,9 @@ struct MaterialLanes<'a> {
 impl MaterialLanes<'_> {
     /// The lanes' packed colours: their surfaces (in lanes where they are one triangle's, else
     /// pixel by pixel, with each triangle's corners worked out once for all its lanes), shaded in
-    /// lanes.
+    /// lanes. `WIDE`: this is the x86-64-v3 build.
     #[inline(always)]
-    fn shade(
+    fn shade<const WIDE: bool>(
         &self,
         ms: &MaterialShader,
         plan: Option<&SlotPlan>,
@@ -829,7 +834,7 @@ impl MaterialLanes<'_> {
                 }
             }
         }
-        pack_lanes(lut, &ms.shade_lanes(self.m, plan, f))
+        pack_lanes(lut, &ms.shade_lanes::<WIDE>(self.m, plan, f))
     }
 }
 
