@@ -201,6 +201,12 @@ template <bool MAX> __device__ __forceinline__ double rxdi_sure(const rxdi_box& 
 template <bool MAX> __device__ __forceinline__ bool rxdi_keep(double hope, double bound, double keep) {
     return MAX ? hope * keep >= bound : hope <= bound * keep;
 }
+// whether the least distance's search is over: a pair of triangles measured at 0 (the meshes
+// touch or cross), which nothing can beat (`best`: the key of the best distance measured). Which
+// of several crossing pairs the search answers with then depends on the threads' order.
+template <bool MAX> __device__ __forceinline__ bool rxdi_over(const unsigned long long* best) {
+    return !MAX && *(const volatile unsigned long long*)best == 0ull;
+}
 // the worst distance: what an idle thread offers
 template <bool MAX> __device__ __forceinline__ double rxdi_worst() {
     return MAX ? 0.0 : __longlong_as_double(0x7ff0000000000000ll);
@@ -375,6 +381,8 @@ __device__ void rxdi_expand_as(const float* __restrict__ boxes_a, const float* _
         unsigned long long g = *(volatile unsigned long long*)bound;
         double global = rxdi_unkey<MAX>(g < best ? g : best);
         bool stays = active && rxdi_keep<MAX>(hope, global, keep);
+        // (only a probe measures triangles during the expansions)
+        if (APPROX && rxdi_over<MAX>(best_found)) stays = false;
         if (APPROX && stays)
             stays = rxdi_keep<MAX>(hope, rxdi_unkey<MAX>(*(volatile unsigned long long*)best_found), keep_rel);
         unsigned mask = __ballot_sync(0xffffffffu, stays);
@@ -430,7 +438,7 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
             e = __ldcg(front + i);
             double hope = rxdi_hope<MAX>(rxdi_load_box(boxes_a, e.x), rxdi_load_box(boxes_b, e.y));
             double global = rxdi_unkey<MAX>(*(volatile unsigned long long*)bound);
-            kept = rxdi_keep<MAX>(hope, global, keep);
+            kept = rxdi_keep<MAX>(hope, global, keep) && !rxdi_over<MAX>(best);
             if (APPROX && kept) {
                 double found = rxdi_unkey<MAX>(*(volatile unsigned long long*)best);
                 kept = rxdi_keep<MAX>(hope, found, keep_rel);
@@ -455,6 +463,9 @@ __device__ void rxdi_leaves_as(const uint2* fronts0, const uint2* fronts1, const
                     if (better || (d == dbest && pr < pbest)) { dbest = d; pbest = pr; }
                 }
             }
+            // a crossing pair ends the least distance's search: said at once, so that the
+            // other threads' next rounds stop (rxdi_over)
+            if (!MAX && dbest == 0.0) atomicMin(best, rxdi_key<MAX>(0.0));
         }
         if (i < count) {
             d2[i] = dbest;

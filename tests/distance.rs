@@ -62,7 +62,15 @@ fn alike(a: Answer, b: Answer, what: &str) {
     assert_eq!((a.1, a.2), (b.1, b.2), "{what}");
 }
 
+/// Two least distances alike ([`alike`]); where the meshes cross (distance 0) the search ends at
+/// the first crossing pair it finds, so only that both pairs cross, each at one point.
 fn same(a: &Closest, b: &Closest, what: &str) {
+    if a.distance == 0.0 && b.distance == 0.0 {
+        for c in [a, b] {
+            assert_eq!(c.points[0], c.points[1], "{what}: {:?}", c.triangles);
+        }
+        return;
+    }
     alike(
         (a.distance, a.triangles, a.points),
         (b.distance, b.triangles, b.points),
@@ -139,6 +147,42 @@ fn bvh_search_equals_every_pair() {
     // the overlapping clouds touch
     let (a, b) = &cases()[1];
     assert_eq!(cpu::run(a, b).unwrap().distance, 0.0);
+}
+
+/// Two clouds of `n` triangles each that cross everywhere (about every leaf's box overlaps many
+/// of the other's), and the same clouds apart.
+fn crossing_and_apart(n: usize) -> [(Mesh, Mesh); 2] {
+    let a = soup("a", n, Vec3::ZERO, 2.0, 0.4, 11);
+    let b = soup("b", n, Vec3::new(0.1, 0.0, 0.0), 2.0, 0.4, 12);
+    let apart = moved(b.clone(), Vec3::new(4.0, 0.0, 0.0), 1.0);
+    [(a.clone(), b), (a, apart)]
+}
+
+#[test]
+fn crossing_meshes_end_the_search_at_the_first_crossing_pair() {
+    let [(a, b), (_, apart)] = crossing_and_apart(6000);
+    let crossing = cpu::run(&a, &b).unwrap();
+    assert_eq!(crossing.distance, 0.0);
+    // the pair it answers with crosses, at the point it names
+    let (d2, x, y) = distance::triangle::tri_tri(
+        &distance::corners(&a, crossing.triangles[0]),
+        &distance::corners(&b, crossing.triangles[1]),
+    );
+    assert_eq!((d2, x, y), (0.0, crossing.points[0], crossing.points[1]));
+    // a few pairs, not the 36 M there are, and no more than the same clouds apart take
+    let separated = cpu::run(&a, &apart).unwrap();
+    assert!(separated.distance > 1.0, "{}", separated.distance);
+    assert!(
+        crossing.pairs_tested <= separated.pairs_tested.max(10_000),
+        "crossing: {} pairs measured; apart: {}",
+        crossing.pairs_tested,
+        separated.pairs_tested
+    );
+    // the same within a relative error, and counted for a watcher as it goes
+    let watch = std::sync::atomic::AtomicU64::new(0);
+    let near = cpu::run_watched(&a, &b, 0.5, Some(&watch)).unwrap();
+    assert_eq!(near.distance, 0.0);
+    assert_eq!(watch.into_inner(), near.pairs_tested);
 }
 
 #[test]
@@ -233,7 +277,12 @@ proptest! {
         let want = cpu::brute_force(&a, &b).unwrap();
         let got = cpu::run(&a, &b).unwrap();
         prop_assert_eq!(got.distance.to_bits(), want.distance.to_bits());
-        prop_assert_eq!(got.triangles, want.triangles);
+        if want.distance > 0.0 {
+            prop_assert_eq!(got.triangles, want.triangles);
+        } else {
+            // (crossing: the first crossing pair found, which meets at a point)
+            prop_assert_eq!(got.points[0], got.points[1]);
+        }
         let want = cpu::brute_force_max(&a, &b).unwrap();
         let got = cpu::run_max(&a, &b).unwrap();
         prop_assert_eq!(got.distance.to_bits(), want.distance.to_bits());
@@ -343,6 +392,8 @@ fn gpu_equals_cpu_on_generated_meshes() {
     ));
     let ico = rxpipe::mesh::icosphere(5);
     all.push((ico.clone(), moved(ico.clone(), Vec3::ZERO, 1.3)));
+    // clouds crossing everywhere (the search ends at a crossing pair) and the same apart
+    all.extend(crossing_and_apart(6000));
     gpu_against_cpu(&gpu, &all);
     // the nested spheres' front outgrows the buffers a query starts with (FRONT pairs), so the
     // search above stopped, grew them and went on from where it stopped
@@ -567,6 +618,20 @@ fn the_command_reports_the_distance_and_names_bad_input() {
         "{j}"
     );
     assert_eq!(j["backend"], "cpu");
+    assert_eq!(j["touching"], false);
+    // a and b crossing: said so, with the point where they meet
+    let c = dir.join("c.obj");
+    std::fs::write(&c, tet(0.2)).unwrap();
+    let out = Command::new(common::rxpipe_exe())
+        .args(["distance", "--backend", "cpu"])
+        .args([&a, &c])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("the meshes touch or cross: least distance 0"),
+        "{text}"
+    );
     // the farthest points: (-0.5, 0, 0) of a and (3.5, 0, 0) of b
     let j = report(&["--max"]);
     assert!(near(&j["distance"], 4.0), "{j}");
@@ -1026,4 +1091,21 @@ fn gpu_tolerance_of_many_objects_equals_the_cpus() {
             assert!(q.within_capacity() > 4, "{}", q.within_capacity());
         }
     }
+}
+
+/// Touching and crossing pairs are ordinary input for the distance benchmark: they get their
+/// row, with no capped search (no cap lies below 0).
+#[test]
+fn the_benchmark_measures_crossing_pairs() {
+    let gpu = common::gpu();
+    let r = rxpipe::bench::distance::run(gpu, &["icosphere:3+torus:32"], 0.1, 0, 1, &|_| {})
+        .unwrap();
+    let row = &r.rows[0];
+    assert_eq!(row.distance, 0.0);
+    assert_eq!(row.capped_cpu_ms, None);
+    assert!(row.max.distance > 2.0, "{}", row.max.distance);
+    if row.gpu_ms.is_some() {
+        assert_eq!(row.gpu_equals_cpu, Some(true));
+    }
+    assert!(r.markdown().contains("| icosphere:3+torus:32 | 1280 + 640 | 0.000000 |"));
 }

@@ -118,7 +118,8 @@ fn better(x: Best, y: Best) -> Best {
 
 /// What every thread of a search reads: the goal, the meshes, their trees and the shared bounds
 /// (keys: of the best squared distance surely reached, and of the best measured between two
-/// triangles), and the factor of culling against the measured one ([`super::rel_keep`]).
+/// triangles), the factor of culling against the measured one ([`super::rel_keep`]), and where
+/// the pairs measured are counted for a watcher, if one asked.
 struct Search<'a> {
     goal: Goal,
     a: &'a Mesh,
@@ -128,6 +129,7 @@ struct Search<'a> {
     bound: AtomicU64,
     found: AtomicU64,
     keep_rel: f64,
+    watch: Option<&'a AtomicU64>,
 }
 
 impl<'a> Search<'a> {
@@ -149,14 +151,30 @@ impl<'a> Search<'a> {
             bound: AtomicU64::new(goal.key(start)),
             found: AtomicU64::new(goal.key(goal.worst())),
             keep_rel,
+            watch: None,
         }
+    }
+
+    /// The search with its pairs measured counted into `watch` as it goes.
+    fn watched(mut self, watch: Option<&'a AtomicU64>) -> Search<'a> {
+        self.watch = watch;
+        self
     }
 }
 
 impl Search<'_> {
+    /// Whether the search is over: the least distance found is 0, which nothing can beat (the
+    /// meshes touch or cross). Every thread stops at its next node pair, so crossing meshes
+    /// answer after the first crossing pair of triangles found; which one of several crossing
+    /// pairs that is depends on the threads' order.
+    fn over(&self) -> bool {
+        self.goal == Goal::Least && self.found.load(Ordering::Relaxed) == Goal::Least.key(0.0)
+    }
+
     fn keep(&self, hope: f64) -> bool {
         let value = |k: &AtomicU64| self.goal.value(k.load(Ordering::Relaxed));
-        self.goal.keep(hope, value(&self.bound), 1.0 + SLACK)
+        !self.over()
+            && self.goal.keep(hope, value(&self.bound), 1.0 + SLACK)
             && self.goal.keep(hope, value(&self.found), self.keep_rel)
     }
 
@@ -214,12 +232,16 @@ impl Search<'_> {
             return;
         }
         let Some(kids) = self.children(na, nb) else {
+            let before = best.2;
             for &i in self.ta.leaf(na) {
                 let ca = corners(self.a, i);
                 for &j in self.tb.leaf(nb) {
                     let d = self.goal.pair(&ca, &corners(self.b, j));
                     *best = better(*best, (self.goal.key(d), [i, j], 1));
                 }
+            }
+            if let Some(w) = self.watch {
+                w.fetch_add(best.2 - before, Ordering::Relaxed);
             }
             self.tighten(self.goal.value(best.0));
             self.found.fetch_min(best.0, Ordering::Relaxed);
@@ -297,13 +319,27 @@ pub fn min_distance_rel(
     tb: &Bvh,
     rel: f64,
 ) -> Result<Closest, DistanceError> {
+    min_distance_watched(a, ta, b, tb, rel, None)
+}
+
+/// [`min_distance_rel`] counting the triangle pairs it measures into `watch` as it goes, for a
+/// caller that shows a long search's progress from another thread.
+pub fn min_distance_watched(
+    a: &Mesh,
+    ta: &Bvh,
+    b: &Mesh,
+    tb: &Bvh,
+    rel: f64,
+    watch: Option<&AtomicU64>,
+) -> Result<Closest, DistanceError> {
     let s = Search::new(
         Goal::Least,
         (a, ta),
         (b, tb),
         f64::INFINITY,
         super::rel_keep(rel)?,
-    );
+    )
+    .watched(watch);
     let best = s.run().expect("a search without a cap finds a pair");
     Ok(closest(a, b, best.1, best.2))
 }
@@ -333,7 +369,20 @@ pub fn max_distance_rel(
     tb: &Bvh,
     rel: f64,
 ) -> Result<Farthest, DistanceError> {
-    let s = Search::new(Goal::Greatest, (a, ta), (b, tb), 0.0, super::rel_keep(rel)?);
+    max_distance_watched(a, ta, b, tb, rel, None)
+}
+
+/// [`max_distance_rel`] counting the triangle pairs it measures into `watch` as it goes.
+pub fn max_distance_watched(
+    a: &Mesh,
+    ta: &Bvh,
+    b: &Mesh,
+    tb: &Bvh,
+    rel: f64,
+    watch: Option<&AtomicU64>,
+) -> Result<Farthest, DistanceError> {
+    let s =
+        Search::new(Goal::Greatest, (a, ta), (b, tb), 0.0, super::rel_keep(rel)?).watched(watch);
     let best = s.run().expect("a search from no bound finds a pair");
     Ok(farthest(a, b, best.1, best.2))
 }
@@ -405,16 +454,36 @@ pub fn run_max(a: &Mesh, b: &Mesh) -> Result<Farthest, DistanceError> {
 
 /// [`min_distance_rel`] from the meshes: checked, their BVHs built.
 pub fn run_rel(a: &Mesh, b: &Mesh, rel: f64) -> Result<Closest, DistanceError> {
-    super::rel_keep(rel)?;
-    let (ta, tb) = Bvh::build_pair(a, b)?;
-    min_distance_rel(a, &ta, b, &tb, rel)
+    run_watched(a, b, rel, None)
 }
 
 /// [`max_distance_rel`] from the meshes: checked, their BVHs built.
 pub fn run_max_rel(a: &Mesh, b: &Mesh, rel: f64) -> Result<Farthest, DistanceError> {
+    run_max_watched(a, b, rel, None)
+}
+
+/// [`run_rel`] counting the pairs measured into `watch` ([`min_distance_watched`]).
+pub fn run_watched(
+    a: &Mesh,
+    b: &Mesh,
+    rel: f64,
+    watch: Option<&AtomicU64>,
+) -> Result<Closest, DistanceError> {
     super::rel_keep(rel)?;
     let (ta, tb) = Bvh::build_pair(a, b)?;
-    max_distance_rel(a, &ta, b, &tb, rel)
+    min_distance_watched(a, &ta, b, &tb, rel, watch)
+}
+
+/// [`run_max_rel`] counting the pairs measured into `watch` ([`max_distance_watched`]).
+pub fn run_max_watched(
+    a: &Mesh,
+    b: &Mesh,
+    rel: f64,
+    watch: Option<&AtomicU64>,
+) -> Result<Farthest, DistanceError> {
+    super::rel_keep(rel)?;
+    let (ta, tb) = Bvh::build_pair(a, b)?;
+    max_distance_watched(a, &ta, b, &tb, rel, watch)
 }
 
 /// Every pair of triangles for `goal` (for tests and small meshes): the best and the least pair

@@ -3,6 +3,7 @@
 
 use crate::{spinner, Res};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -65,13 +66,37 @@ pub fn run(a: Args) -> Res {
         mb.triangle_count()
     ));
     let t = std::time::Instant::now();
-    // (distance, triangles, points, pairs) of the goal
+    // (distance, triangles, points, pairs) of the goal. The GPU's search is one launch that
+    // says nothing until it ends; the CPU's runs on its own thread while this one shows the pairs
+    // it has measured
     let rel = a.rel_error;
     let (distance, triangles, points, pairs) = match (&gpu, a.max) {
         (Some(g), false) => least(rxpipe::distance::cuda::run_rel(g, &ma, &mb, rel)?),
-        (None, false) => least(rxpipe::distance::cpu::run_rel(&ma, &mb, rel)?),
         (Some(g), true) => greatest(rxpipe::distance::cuda::run_max_rel(g, &ma, &mb, rel)?),
-        (None, true) => greatest(rxpipe::distance::cpu::run_max_rel(&ma, &mb, rel)?),
+        (None, max) => {
+            let watch = AtomicU64::new(0);
+            let search = || -> Result<Answer, rxpipe::distance::DistanceError> {
+                let w = Some(&watch);
+                Ok(if max {
+                    greatest(rxpipe::distance::cpu::run_max_watched(&ma, &mb, rel, w)?)
+                } else {
+                    least(rxpipe::distance::cpu::run_watched(&ma, &mb, rel, w)?)
+                })
+            };
+            let what = pb.message();
+            std::thread::scope(|s| {
+                let job = s.spawn(search);
+                while !job.is_finished() {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    let secs = t.elapsed().as_secs_f64();
+                    pb.set_message(match watch.load(Ordering::Relaxed) {
+                        0 => format!("{what} ({secs:.0} s)"),
+                        n => format!("{what}: {n} pairs measured ({secs:.0} s)"),
+                    });
+                }
+                job.join().expect("the search does not panic")
+            })?
+        }
     };
     let ms = t.elapsed().as_secs_f64() * 1e3;
     pb.finish_and_clear();
@@ -92,13 +117,26 @@ pub fn run(a: Args) -> Res {
                 "triangles": triangles,
                 "points": points.map(|p| p.to_array()),
                 "pairs_tested": pairs,
+                // (the least distance 0: the meshes touch or cross, at the points given)
+                "touching": !a.max && distance == 0.0,
                 "backend": backend,
                 "ms": ms,
             }))?
         );
     } else {
         let p = |v: glam::DVec3| format!("({:.6}, {:.6}, {:.6})", v.x, v.y, v.z);
-        println!(
+        if !a.max && distance == 0.0 {
+            println!(
+                "the meshes touch or cross: least distance 0, triangle {} of {} and triangle {} \
+                 of {} meet at {}",
+                triangles[0],
+                a.a.display(),
+                triangles[1],
+                a.b.display(),
+                p(points[0])
+            );
+        } else {
+            println!(
             "{goal} distance {distance:.9} between triangle {} of {} at {} and triangle {} of {} at {}",
             triangles[0],
             a.a.display(),
@@ -107,6 +145,7 @@ pub fn run(a: Args) -> Res {
             a.b.display(),
             p(points[1])
         );
+        }
         if rel > 0.0 {
             let bound = if a.max {
                 format!("at least the greatest over {}", 1.0 + rel)
