@@ -46,7 +46,8 @@ fn main() -> ExitCode {
 
 fn run() -> Result<(), rxpipe::Error> {
     let mut args = std::env::args().skip(1);
-    let mut shader_path = "examples/shaders/wave.cu".to_string();
+    // (the wave is built in, so the example runs from any folder; a path replaces it)
+    let mut shader_path: Option<String> = None;
     let mut backend = Backend::Auto;
     let mut png = None;
     while let Some(a) = args.next() {
@@ -57,12 +58,25 @@ fn run() -> Result<(), rxpipe::Error> {
                     .ok_or_else(|| rxpipe::Error::Backend(format!("unknown backend '{b}'")))?;
             }
             "--png" => png = args.next(),
-            _ => shader_path = a,
+            _ => shader_path = Some(a),
         }
     }
-    let shader = CudaShader::from_file(&shader_path)?;
+    let shader = match &shader_path {
+        Some(p) => CudaShader::from_file(p)?,
+        None => {
+            CudaShader::from_source("examples/shaders/wave.cu", include_str!("shaders/wave.cu"))
+        }
+    };
     let renderer = Renderer::new(backend)?;
     eprintln!("{}", renderer.notice);
+    if renderer.kind() == rxpipe::backend::BackendKind::Cpu {
+        // (NVRTC compiles the CUDA source for a device, which the CPU backend does not open)
+        eprintln!(
+            "note: on the CPU the wave is the Rust closure `wave`; {} is not compiled or checked \
+             (it runs, and its errors are reported, with --backend cuda)",
+            shader.name
+        );
+    }
     // the CUDA source runs on the GPU, the closure on the CPU; a broken .cu file fails here
     let pipeline = Pipeline::builder()
         .strategy(Strategy::parse("hash").unwrap())

@@ -3,12 +3,26 @@
 //! a frame is rendered at is `render_into`'s `time`).
 //!
 //! cargo run --release --example headless -- [SCENE_OR_MESH] [FRAMES] [STRATEGY] [SHADING]
+//!
+//! Without a scene it draws the built-in one. The last frame goes to headless.png in the
+//! working folder, or to headless-2.png (-3, ...) where that exists.
 
 use rxpipe::{Backend, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
 
-fn main() -> Result<(), rxpipe::Error> {
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("headless: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), rxpipe::Error> {
     let mut args = std::env::args().skip(1);
-    let path = args.next().unwrap_or_else(|| "scenes/default.toml".into());
+    // (no path: the built-in scene, so the example runs from any folder)
+    let path = args.next();
     let frames: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(10);
     let strategy = args
         .next()
@@ -18,7 +32,10 @@ fn main() -> Result<(), rxpipe::Error> {
         .next()
         .and_then(|s| ShadingMode::parse(&s))
         .unwrap_or_default();
-    let scene = Scene::load(&path)?;
+    let scene = match &path {
+        Some(p) => Scene::load(p)?,
+        None => Scene::builtin(),
+    };
     let renderer = Renderer::new(Backend::Auto)?;
     eprintln!("{}", renderer.notice);
     let pipeline = Pipeline::builder()
@@ -39,7 +56,19 @@ fn main() -> Result<(), rxpipe::Error> {
         )?;
         println!("{}", frame.stats);
     }
-    frame.save_png("headless.png")?;
-    println!("wrote headless.png");
+    let out = unused_name();
+    frame.save_png(&out)?;
+    println!("wrote {out}");
     Ok(())
+}
+
+/// headless.png, or headless-2.png, -3, ... where it exists: a picture already there is kept.
+fn unused_name() -> String {
+    (1..)
+        .map(|k| match k {
+            1 => "headless.png".to_string(),
+            k => format!("headless-{k}.png"),
+        })
+        .find(|n| !std::path::Path::new(n).exists())
+        .expect("some name is free")
 }

@@ -7,6 +7,25 @@
 //!
 //! The CPU implementation of every stage is the reference that defines its result.
 //!
+//! To use it from another crate (the CUDA backend is found at run time: no CUDA is needed to
+//! build, and without a GPU everything runs on the CPU):
+//!
+//! ```toml
+//! [dependencies]
+//! rxpipe = { path = "../rxpipe" }  # this repository's folder, or its git address
+//! ```
+//!
+//! rxpipe's vectors and matrices are [`glam`]'s, re-exported as `rxpipe::glam` so that a user
+//! names the very version rxpipe was built with:
+//!
+//! ```
+//! use rxpipe::glam::Vec3;
+//! let v = rxpipe::geometry::VertexIn { position: Vec3::Y, ..Default::default() };
+//! assert_eq!(v.position.y, 1.0);
+//! ```
+//!
+//! A whole frame on the CPU:
+//!
 //! ```
 //! use rxpipe::{Backend, Pipeline, Renderer, Scene, Strategy};
 //! let scene = Scene::from_meshes("sphere", vec![rxpipe::mesh::icosphere(4)]);
@@ -36,6 +55,9 @@ pub mod pipeline;
 pub mod raster;
 pub mod reindex;
 pub mod viewer;
+
+/// The vector and matrix crate of rxpipe's API ([`geometry::VertexIn`], [`Camera`], ...).
+pub use glam;
 
 pub use backend::{Backend, BackendKind, Renderer};
 pub use geometry::{Strategy, VertexOrder, VertexShader};

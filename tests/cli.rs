@@ -609,3 +609,76 @@ fn render_draws_from_the_camera_asked_for() {
     );
     assert!(!d.join("x.png").exists());
 }
+
+/// What a new user met: `--strategy all` refused, an empty mesh and `rings:0` taken without a
+/// word, a reversed face range called outside the mesh, a GPU method asked for by name falling
+/// back to the CPU, and a sentence where JSON should hold the backend's name.
+#[test]
+fn small_things_a_new_user_met() {
+    let d = common::tmp_dir("newuser");
+    // `all` among the strategies, each measured once
+    let o = rxpipe(&["asr", "icosphere:2", "--backend", "cpu", "--json"])
+        .args(["--strategy", "hash,all"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 7, "{v}");
+    assert_eq!(
+        (v["backend"].as_str(), v["order"].as_str()),
+        (Some("cpu"), Some("input"))
+    );
+    // no triangles: an error, not a table of zeros
+    let empty = d.join("empty.obj");
+    std::fs::write(&empty, "v 0 0 0\n").unwrap();
+    let o = rxpipe(&["asr", empty.to_str().unwrap(), "--backend", "cpu"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no triangles"), "{}", stderr(&o));
+    // a generator asked for less than it makes
+    let png = d.join("r.png");
+    let o = render_small(std::path::Path::new("rings:0"), &png, &[])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("at least 72"), "{}", stderr(&o));
+    assert!(!png.exists());
+    // a reversed range says so
+    let mesh = d.join("m.obj");
+    let o = rxpipe(&["reindex", "icosphere:2", mesh.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sub = d.join("s.obj");
+    let o = rxpipe(&["subset", mesh.to_str().unwrap(), sub.to_str().unwrap()])
+        .args(["--faces", "5..2"])
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains("'5..2' is reversed"), "{}", stderr(&o));
+    // a GPU method by name without a GPU is an error, as --backend cuda is
+    if common::gpu().is_none() {
+        let o = rxpipe(&["reindex", "icosphere:2", sub.to_str().unwrap()])
+            .args(["--method", "cuda-hash"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert!(
+            stderr(&o).contains("--method cuda-hash") && !sub.exists(),
+            "{}",
+            stderr(&o)
+        );
+    }
+    // JSON holds the backend's name, and its reason beside it
+    let o = render_small(std::path::Path::new("icosphere:2"), &png, &["--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["backend"], "cpu", "{v}");
+    assert!(
+        v["backend_notice"].as_str().unwrap().contains("asked for"),
+        "{v}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -1098,8 +1098,8 @@ fn gpu_tolerance_of_many_objects_equals_the_cpus() {
 #[test]
 fn the_benchmark_measures_crossing_pairs() {
     let gpu = common::gpu();
-    let r = rxpipe::bench::distance::run(gpu, &["icosphere:3+torus:32"], 0.1, 0, 1, &|_| {})
-        .unwrap();
+    let r =
+        rxpipe::bench::distance::run(gpu, &["icosphere:3+torus:32"], 0.1, 0, 1, &|_| {}).unwrap();
     let row = &r.rows[0];
     assert_eq!(row.distance, 0.0);
     assert_eq!(row.capped_cpu_ms, None);
@@ -1107,5 +1107,7 @@ fn the_benchmark_measures_crossing_pairs() {
     if row.gpu_ms.is_some() {
         assert_eq!(row.gpu_equals_cpu, Some(true));
     }
-    assert!(r.markdown().contains("| icosphere:3+torus:32 | 1280 + 640 | 0.000000 |"));
+    assert!(r
+        .markdown()
+        .contains("| icosphere:3+torus:32 | 1280 + 640 | 0.000000 |"));
 }

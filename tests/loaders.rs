@@ -1151,3 +1151,33 @@ fn devices_and_folders_are_refused_before_reading() {
     let e = rxpipe::Scene::load(&toml).unwrap_err().to_string();
     assert!(e.contains("a device"), "{e}");
 }
+
+/// A PLY with a colour per face (what `rxpipe patch --out` writes) loads with those colours:
+/// each triangle's corners carry its face's colour.
+#[test]
+fn ply_face_colours_are_read() {
+    let dir = common::tmp_dir("ply-face-colours");
+    let mesh = rxpipe::mesh::icosphere(1);
+    let colors: Vec<[u8; 3]> = (0..mesh.triangle_count())
+        .map(|t| [t as u8 * 3, 255 - t as u8, 128])
+        .collect();
+    let path = dir.join("faces.ply");
+    rxpipe::io::save_mesh_with_face_colors(&mesh, &colors, &path).unwrap();
+    let back = rxpipe::io::load_mesh(&path).unwrap();
+    assert_eq!(back.triangle_count(), mesh.triangle_count());
+    let got = back.colors.as_ref().expect("the face colours are read");
+    for (t, c) in colors.iter().enumerate() {
+        for k in 0..3 {
+            let v = back.indices[3 * t + k] as usize;
+            // (the positions are the triangle's own, the colour its face's)
+            assert_eq!(
+                back.positions[v],
+                mesh.positions[mesh.indices[3 * t + k] as usize]
+            );
+            let [r, g, b] = c.map(|x| x as f32 / 255.0);
+            let want = rxpipe::io::display_color([r, g, b, 1.0]);
+            assert!((got[v] - want).abs().max_element() < 1e-6, "triangle {t}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -314,6 +314,9 @@ fn read_elements(
     let mut uvs: Vec<Vec2> = Vec::new();
     let mut colors: Vec<glam::Vec4> = Vec::new();
     let mut indices: Vec<u32> = Vec::new();
+    // a colour per triangle, where the faces have red, green and blue (`rxpipe patch --out`
+    // writes the patches so)
+    let mut face_colors: Vec<glam::Vec4> = Vec::new();
     let mut faces = 0usize;
     let mut list: Vec<i64> = Vec::new();
     for el in elements {
@@ -349,6 +352,7 @@ fn read_elements(
         let has_n = is_vertex && nx.is_some() && ny.is_some() && nz.is_some();
         let has_uv = is_vertex && u.is_some() && v.is_some();
         let has_color = is_vertex && cr.is_some() && cg.is_some() && cb.is_some();
+        let has_face_color = el.name == "face" && cr.is_some() && cg.is_some() && cb.is_some();
         // guard against absurd counts before reserving memory
         let min_bytes = if format == Format::Ascii {
             1
@@ -377,6 +381,7 @@ fn read_elements(
         let mut vals = vec![0f64; el.props.len()];
         for i in 0..el.count {
             body.index = i;
+            let triangles_before = indices.len() / 3;
             for (k, p) in el.props.iter().enumerate() {
                 match p.list {
                     None => vals[k] = body.read(p.ty)?,
@@ -413,6 +418,18 @@ fn read_elements(
                     }
                 }
             }
+            if has_face_color {
+                let c = |k: usize| (vals[k] / unit(k)) as f32;
+                let color = super::display_color([
+                    c(cr.unwrap()),
+                    c(cg.unwrap()),
+                    c(cb.unwrap()),
+                    ca.map_or(1.0, c),
+                ]);
+                let added = indices.len() / 3 - triangles_before;
+                room(&mut face_colors, added, "face colours", file)?;
+                face_colors.extend(std::iter::repeat_n(color, added));
+            }
             if is_vertex {
                 room(&mut positions, 1, "vertices", file)?;
                 positions.push(Vec3::new(
@@ -446,7 +463,7 @@ fn read_elements(
         }
     }
     let n = positions.len();
-    let mesh = Mesh {
+    let mut mesh = Mesh {
         name: file.to_string(),
         positions,
         normals: (!normals.is_empty()).then_some(normals),
@@ -457,7 +474,42 @@ fn read_elements(
         tangents: None,
         material: None,
     };
+    // (where an index is out of range, the mesh's validation names it; nothing is copied)
+    let in_range = mesh.indices.iter().all(|&i| (i as usize) < n);
+    if !face_colors.is_empty() && face_colors.len() == mesh.triangle_count() && in_range {
+        mesh = with_face_colors(&mesh, &face_colors, file)?;
+    }
     Ok((mesh, SourceCounts { vertices: n, faces }))
+}
+
+/// `mesh` drawn with a colour per triangle: every corner its own vertex, coloured as its
+/// triangle (over any vertex colour: a face's colour is the more specific), its other
+/// attributes copied. Re-indexing merges again the corners that agree in every attribute, so
+/// only vertices on a border between colours stay apart.
+fn with_face_colors(mesh: &Mesh, colors: &[glam::Vec4], file: &str) -> Result<Mesh, IoError> {
+    let corners = mesh.indices.len();
+    // (checked before the copies are made: a position, normal, uv and colour for each corner)
+    crate::limits::check_host(corners as u64 * 48, || {
+        format!("{corners} corners, a vertex each for the face colours")
+    })
+    .map_err(|e| IoError::Unsupported {
+        file: file.to_string(),
+        message: e.to_string(),
+    })?;
+    fn each<T: Copy>(a: &[T], indices: &[u32]) -> Vec<T> {
+        indices.iter().map(|&i| a[i as usize]).collect()
+    }
+    Ok(Mesh {
+        name: mesh.name.clone(),
+        positions: each(&mesh.positions, &mesh.indices),
+        normals: mesh.normals.as_deref().map(|a| each(a, &mesh.indices)),
+        uvs: mesh.uvs.as_deref().map(|a| each(a, &mesh.indices)),
+        indices: (0..corners as u32).collect(),
+        base_color: None,
+        colors: Some(colors.iter().flat_map(|&c| [c; 3]).collect()),
+        tangents: None,
+        material: None,
+    })
 }
 
 fn index_u32(c: i64, body: &Body) -> Result<u32, IoError> {

@@ -57,6 +57,19 @@ impl Generator {
                 "'{arg}' is not a whole number from 0 to 4294967295"
             ))
         })?;
+        // (the generators round a smaller argument up: asked for, it would draw another mesh)
+        let least = match kind {
+            "torus" => 3,
+            "grid" => 1,
+            "rings" => 72,
+            _ => 0,
+        };
+        if n < least {
+            return Err(bad(format!(
+                "{kind}:{n} is too small: {kind} needs at least {least} (the generators are \
+                 {SPECS})"
+            )));
+        }
         Ok(match kind {
             "icosphere" => Generator::Icosphere { level: n },
             "torus" => Generator::Torus {
@@ -182,6 +195,23 @@ mod tests {
                 "{spec}"
             );
         }
+    }
+
+    #[test]
+    fn specs_below_a_generators_least_are_refused() {
+        for (spec, least) in [
+            ("rings:0", 72),
+            ("rings:71", 72),
+            ("torus:2", 3),
+            ("grid:0", 1),
+        ] {
+            let e = from_spec(spec).unwrap_err().to_string();
+            assert!(
+                e.contains("is too small") && e.contains(&format!("at least {least}")),
+                "{e}"
+            );
+        }
+        assert_eq!(from_spec("rings:72").unwrap().triangle_count(), 72);
     }
 
     #[test]

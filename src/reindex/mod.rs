@@ -73,9 +73,10 @@ pub enum ReindexError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
-    /// The fastest available: the serial method for a mesh of fewer than
-    /// [`AUTO_SERIAL_INDICES`] indices, else CUDA (hashing) with a GPU and the parallel CPU
-    /// method without one.
+    /// The fastest available: the serial method for a small mesh, else CUDA (hashing) with a
+    /// GPU and the parallel CPU method without one.
+    ///
+    /// (Small: fewer than [`AUTO_SERIAL_INDICES`] indices.)
     #[default]
     Auto,
     /// The serial hash-map reference.

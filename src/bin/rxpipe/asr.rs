@@ -8,10 +8,12 @@ use std::path::PathBuf;
 pub struct Args {
     /// a mesh file, or a generator: icosphere:LEVEL, torus:N, grid:N, rings:TRIANGLES
     mesh: PathBuf,
-    /// strategies, comma-separated [default: all]
-    #[arg(long, value_enum, value_delimiter = ',')]
-    strategy: Vec<Strategy>,
-    #[arg(long, value_enum, default_value = "forsyth")]
+    /// strategies, comma-separated: naive, warp, sort, hash, phash, multi, patch, or all
+    #[arg(long, value_delimiter = ',', value_parser = strategies, default_value = "all")]
+    strategy: Vec<Vec<Strategy>>,
+    /// the triangle order the strategies see: the file's (as `render` and `view` draw it by
+    /// default), or forsyth as the paper preprocesses every mesh
+    #[arg(long, value_enum, default_value = "input")]
     order: VertexOrder,
     /// where the geometry stage runs
     #[arg(long, value_enum, default_value = "auto")]
@@ -33,15 +35,37 @@ struct Row {
     ideal: f64,
 }
 
+/// One name of `--strategy`: a strategy, or `all` of them.
+fn strategies(name: &str) -> Result<Vec<Strategy>, String> {
+    if name.eq_ignore_ascii_case("all") {
+        return Ok(Strategy::all().to_vec());
+    }
+    Strategy::parse(name).map(|s| vec![s]).ok_or_else(|| {
+        format!(
+            "'{name}' is not a strategy: {}, or all",
+            Strategy::NAMES.join(", ")
+        )
+    })
+}
+
 pub fn run(a: Args) -> Res {
-    let strategies = if a.strategy.is_empty() {
-        Strategy::all().to_vec()
-    } else {
-        a.strategy.clone()
-    };
+    // (each strategy once, in the order named)
+    let mut strategies: Vec<Strategy> = Vec::new();
+    for s in a.strategy.iter().flatten() {
+        if !strategies.contains(s) {
+            strategies.push(*s);
+        }
+    }
     let pb = spinner(format!("loading {}", a.mesh.display()));
     let mesh = rxpipe::io::load_mesh_or_spec(&a.mesh)?;
     let (vertices, triangles) = (mesh.vertex_count(), mesh.triangle_count());
+    if triangles == 0 {
+        return Err(format!(
+            "{}: no triangles ({vertices} vertices): a shading rate needs at least one",
+            a.mesh.display()
+        )
+        .into());
+    }
     let scene = Scene::from_meshes(&a.mesh.display().to_string(), vec![mesh]);
     let renderer = Renderer::new(a.backend)?;
     pb.finish_and_clear();

@@ -17,7 +17,8 @@ pub fn run(a: Args) -> Res {
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "version": env!("CARGO_PKG_VERSION"),
-                "backend": renderer.notice,
+                "backend": renderer.kind(),
+                "backend_notice": renderer.notice,
                 "cuda": cuda,
                 "kernel_cache": rxpipe::gpu::cache::default_dir(),
                 "threads": rayon::current_num_threads(),

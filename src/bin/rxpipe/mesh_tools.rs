@@ -24,7 +24,8 @@ pub struct ToolArgs {
 
 #[derive(clap::Args)]
 pub struct ReindexCmd {
-    /// a mesh file (OBJ, PLY, STL, glTF, optionally gzipped)
+    /// a mesh file (OBJ, PLY, STL, glTF, optionally gzipped), or a generator: icosphere:LEVEL,
+    /// torus:N, grid:N, rings:TRIANGLES
     input: PathBuf,
     /// where to write the result: .obj or .ply (binary)
     out: PathBuf,
@@ -62,7 +63,8 @@ pub struct SubsetCmd {
 
 #[derive(clap::Args)]
 pub struct SimplifyCmd {
-    /// a mesh file (OBJ, PLY, STL, glTF, optionally gzipped)
+    /// a mesh file (OBJ, PLY, STL, glTF, optionally gzipped), or a generator: icosphere:LEVEL,
+    /// torus:N, grid:N, rings:TRIANGLES
     input: PathBuf,
     /// where to write the result: .obj or .ply (binary)
     out: PathBuf,
@@ -91,8 +93,8 @@ pub fn simplify(c: SimplifyCmd) -> Res {
     let a = &c.opts;
     crate::check_output(&c.out, &[c.input.as_path()], a.force)?;
     let pb = spinner(format!("loading and re-indexing {}", c.input.display()));
-    let (gpu, opts) = reindexing(a);
-    let mesh = rxpipe::io::load_mesh(&c.input)?;
+    let (gpu, opts) = reindexing(a)?;
+    let mesh = rxpipe::io::load_mesh_or_spec(&c.input)?;
     let r = reindex::reindex(&mesh, &opts, gpu.as_ref())?;
     let (v0, f0) = (r.mesh.vertex_count(), r.mesh.triangle_count());
     pb.set_message(format!("simplifying {f0} triangles"));
@@ -170,7 +172,12 @@ fn face_ranges(spec: &str, faces: usize) -> Result<Vec<bool>, String> {
                 (a, a + 1)
             }
         };
-        if a > b || b > faces {
+        if a > b {
+            return Err(format!(
+                "face range '{r}' is reversed: the first face comes first ({b}..{a})"
+            ));
+        }
+        if b > faces {
             return Err(format!(
                 "face range '{r}' is outside the mesh's {faces} triangles"
             ));
@@ -180,17 +187,27 @@ fn face_ranges(spec: &str, faces: usize) -> Result<Vec<bool>, String> {
     Ok(keep)
 }
 
-/// The re-indexing the options ask for, and the GPU for it when the method may use one.
-fn reindexing(a: &ToolArgs) -> (Option<std::sync::Arc<rxpipe::gpu::Gpu>>, ReindexOptions) {
+/// The re-indexing the options ask for, and the GPU for it when the method may use one. A GPU
+/// method asked for by name without a usable GPU is an error, as `--backend cuda` is; `auto`
+/// takes the CPU then, and its report says so.
+fn reindexing(
+    a: &ToolArgs,
+) -> Result<(Option<std::sync::Arc<rxpipe::gpu::Gpu>>, ReindexOptions), String> {
     let gpu = match a.method {
-        Method::Auto | Method::CudaSort | Method::CudaHash => rxpipe::gpu::Gpu::new().ok(),
+        Method::Auto => rxpipe::gpu::Gpu::new().ok(),
+        Method::CudaSort | Method::CudaHash => Some(rxpipe::gpu::Gpu::new().map_err(|e| {
+            format!(
+                "--method {}: {e} (or re-index on the CPU: --method parallel)",
+                a.method.name()
+            )
+        })?),
         _ => None,
     };
     let opts = ReindexOptions {
         method: a.method,
         weld: a.weld,
     };
-    (gpu, opts)
+    Ok((gpu, opts))
 }
 
 /// Loads, re-indexes (on the GPU when there is one) and writes.
@@ -202,16 +219,18 @@ fn tool(inputs: &[PathBuf], out: &PathBuf, select: Option<Select>, a: &ToolArgs)
     // never overwrite an input, nor an existing file unless asked
     let ins: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     crate::check_output(out, &ins, a.force)?;
-    let (gpu, opts) = reindexing(a);
+    let (gpu, opts) = reindexing(a)?;
     let pb = spinner(format!("loading and re-indexing {}", inputs[0].display()));
     let r = match select {
-        None if inputs.len() == 1 => {
-            reindex::reindex(&rxpipe::io::load_mesh(&inputs[0])?, &opts, gpu.as_ref())?
-        }
+        None if inputs.len() == 1 => reindex::reindex(
+            &rxpipe::io::load_mesh_or_spec(&inputs[0])?,
+            &opts,
+            gpu.as_ref(),
+        )?,
         None => {
             let meshes = inputs
                 .iter()
-                .map(rxpipe::io::load_mesh)
+                .map(rxpipe::io::load_mesh_or_spec)
                 .collect::<Result<Vec<_>, _>>()?;
             reindex::merge(&meshes, &opts, gpu.as_ref())?
         }

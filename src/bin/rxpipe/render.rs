@@ -92,7 +92,8 @@ pub fn run(a: Args) -> Res {
         println!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
-                "backend": renderer.notice,
+                "backend": renderer.kind(),
+                "backend_notice": renderer.notice,
                 "mesh_stages": prepared.stages,
                 "frame": frame.stats,
                 "notes": frame.notes,
