@@ -1229,6 +1229,8 @@ impl Pipeline {
         let total: u64 = objects.iter().map(|o| o.triangles).sum();
         if let Some(why) = nothing_drawn(&frame.stats, total, self.cull) {
             frame.notes.push(why);
+        } else if let Some(why) = mostly_culled(&frame.stats.raster, self.cull) {
+            frame.notes.push(why);
         }
         Ok(())
     }
@@ -1265,6 +1267,24 @@ fn nothing_drawn(stats: &FrameStats, total: u64, cull: CullMode) -> Option<Strin
             n(staged),
             n(r.culled),
             n(r.rejected)
+        )
+    })
+}
+
+/// What to say when back-face culling drops most of the triangles in view: a closed mesh shows
+/// about half of its faces, so most culled means surfaces seen from their backs, as an open
+/// scan is from behind. rxpipe keeps culling on (and a material's doubleSided draws both
+/// sides): it says so instead of drawing every open surface two-sided.
+fn mostly_culled(r: &raster::RasterStats, cull: CullMode) -> Option<String> {
+    let in_view = r.triangles_in.saturating_sub(r.rejected);
+    (cull == CullMode::Back && in_view >= 16 && r.culled * 4 > in_view * 3).then(|| {
+        format!(
+            "back-face culling dropped {} of the {} triangles in view ({:.0}%): surfaces seen \
+             from their backs (an open mesh from behind?) are not drawn; --cull none draws both \
+             sides",
+            thousands(r.culled),
+            thousands(in_view),
+            100.0 * r.culled as f64 / in_view as f64
         )
     })
 }

@@ -18,22 +18,26 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
-/// An orbit camera around the scene camera's target.
+/// An orbit camera around the scene camera's target, about the camera's up axis (yaw and pitch
+/// are taken in the frame that turns +y onto it).
 #[derive(Clone, Copy)]
 struct Orbit {
     yaw: f32,
     pitch: f32,
     distance: f32,
+    turn: glam::Quat,
 }
 
 impl Orbit {
     fn from_camera(c: &crate::Camera) -> Orbit {
-        let d = c.eye - c.target;
+        let turn = glam::Quat::from_rotation_arc(Vec3::Y, c.up.normalize_or(Vec3::Y));
+        let d = turn.inverse() * (c.eye - c.target);
         let distance = d.length().max(1e-4);
         Orbit {
             yaw: d.x.atan2(d.z),
             pitch: (d.y / distance).clamp(-1.0, 1.0).asin(),
             distance,
+            turn,
         }
     }
     fn apply(&self, base: &crate::Camera) -> crate::Camera {
@@ -43,7 +47,7 @@ impl Orbit {
             self.pitch.cos() * self.yaw.cos(),
         );
         let mut c = *base;
-        c.eye = base.target + dir * self.distance;
+        c.eye = base.target + self.turn * dir * self.distance;
         let scale = self.distance / (base.eye - base.target).length().max(1e-4);
         c.near = base.near * scale;
         c.far = base.far * scale;

@@ -682,3 +682,108 @@ fn small_things_a_new_user_met() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The covered pixels' extent (columns, rows) of a PNG whose background is its corner pixel.
+fn covered_extent(png: &std::path::Path) -> (u32, u32) {
+    let (w, h, rgba) = rxpipe::image::load_png(png).unwrap();
+    let bg = &rgba[0..4];
+    let (mut x0, mut x1, mut y0, mut y1) = (w, 0, h, 0);
+    for y in 0..h {
+        for x in 0..w {
+            let i = 4 * (y * w + x) as usize;
+            if &rgba[i..i + 4] != bg {
+                (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+            }
+        }
+    }
+    (x1.saturating_sub(x0), y1.saturating_sub(y0))
+}
+
+/// `--up` turns the framing so that the axis named points up, and `--azimuth` / `--elevation`
+/// move the camera around the framed scene; a scene file without a camera frames its objects
+/// whatever their size.
+#[test]
+fn the_camera_turns_from_the_command_line() {
+    let d = common::tmp_dir("viewpoint");
+    // a pole along z, 10 times longer than wide
+    let mut pole = rxpipe::mesh::icosphere(3);
+    for p in &mut pole.positions {
+        *p *= rxpipe::glam::Vec3::new(0.1, 0.1, 1.0);
+    }
+    let mesh = d.join("pole.obj");
+    rxpipe::io::save_mesh(&pole, &mesh).unwrap();
+    let png = d.join("p.png");
+    let extent = |extra: &[&str]| {
+        let o = render_small(&mesh, &png, &[&["--force"], extra].concat())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        covered_extent(&png)
+    };
+    // stored Z-up and seen with y up, the pole runs towards the camera; with z up it stands
+    let (w, h) = extent(&["--up", "z"]);
+    assert!(h > 3 * w, "z up: {w} x {h}");
+    let (w, h) = extent(&["--up", "-z", "--azimuth", "90"]);
+    assert!(h > 3 * w, "-z up, from the side: {w} x {h}");
+    let (w, h) = extent(&[]);
+    assert!(h < 2 * w, "y up: {w} x {h}");
+    // looking down the pole from above: a small disc
+    let (w, h) = extent(&["--up", "z", "--elevation", "89"]);
+    assert!(h < 2 * w && w < 20, "from above: {w} x {h}");
+    for bad in [["--elevation", "90"], ["--up", "w"], ["--azimuth", "nan"]] {
+        let o = render_small(&mesh, &png, &bad).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
+    // an object in millimetres in a scene file without a camera is framed as a mesh is
+    let toml = d.join("mm.toml");
+    std::fs::write(
+        &toml,
+        "[[object]]\nmesh = \"pole.obj\"\nscale = 1000.0\nrotate = [-90.0, 0.0, 0.0]\n",
+    )
+    .unwrap();
+    let o = render_small(&toml, &png, &["--force"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (w, h) = covered_extent(&png);
+    assert!(h > 3 * w && h > 30, "the scene file: {w} x {h}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Back-face culling that drops most of what is in view (an open surface from behind) is said,
+/// with the way to draw both sides; a closed mesh, or the surface from its front, says nothing.
+#[test]
+fn culling_most_of_an_open_surface_is_said() {
+    let d = common::tmp_dir("open");
+    let png = d.join("g.png");
+    let note = |scene: &str, extra: &[&str]| {
+        let o = render_small(
+            std::path::Path::new(scene),
+            &png,
+            &[&["--force"], extra].concat(),
+        )
+        .output()
+        .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o).contains("--cull none")
+    };
+    // the grid faces +y: from above it is drawn, from below culled
+    assert!(!note("grid:20", &[]));
+    assert!(note("grid:20", &["--elevation", "-30"]));
+    // most but not all: a bowl seen from below, its far rim turned towards the camera
+    let mut bowl = rxpipe::mesh::grid(40, 40);
+    for p in &mut bowl.positions {
+        p.y = 0.8 * (p.x * p.x + p.z * p.z);
+    }
+    let bowl_obj = d.join("bowl.obj");
+    rxpipe::io::save_mesh(&bowl, &bowl_obj).unwrap();
+    let o = render_small(&bowl_obj, &png, &["--force", "--elevation", "-60"])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("back-face culling dropped") && !stderr(&o).contains("nothing"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!note("grid:20", &["--elevation", "-30", "--cull", "none"]));
+    assert!(!note("icosphere:3", &["--elevation", "-30"]));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -90,6 +90,29 @@ impl Camera {
         }
     }
 
+    /// A camera framing a bounding box as [`Camera::framing`] does, from the direction
+    /// `azimuth` degrees around the `up` axis (0: the front, positive to the right) and
+    /// `elevation` degrees above the plane across it (below at negative degrees; less than 90
+    /// either way), with `up` up. [`FRAMING_AZIMUTH`] and [`FRAMING_ELEVATION`] with `up` +y
+    /// give the framing's own view; +z up sees from the front a scan stored Z-up.
+    ///
+    /// ```
+    /// use rxpipe::glam::Vec3;
+    /// // a box seen from straight to its right (+x), the camera level with its centre
+    /// let c = rxpipe::Camera::orbit(Vec3::ZERO, Vec3::ONE, Vec3::Y, 90.0, 0.0);
+    /// assert!((c.eye.y - 0.5).abs() < 1e-4 && c.eye.x > 1.0 && (c.eye.z - 0.5).abs() < 1e-4);
+    /// ```
+    pub fn orbit(lo: Vec3, hi: Vec3, up: Vec3, azimuth: f32, elevation: f32) -> Camera {
+        let mut c = Camera::framing(lo, hi);
+        let up = up.normalize_or(Vec3::Y);
+        let (az, el) = (azimuth.to_radians(), elevation.to_radians());
+        let local = Vec3::new(el.cos() * az.sin(), el.sin(), el.cos() * az.cos());
+        let turn = glam::Quat::from_rotation_arc(Vec3::Y, up);
+        c.eye = c.target + turn * local * (c.eye - c.target).length();
+        c.up = up;
+        c
+    }
+
     /// A camera looking at a bounding box from the front and a little above, framing it.
     pub fn framing(lo: Vec3, hi: Vec3) -> Camera {
         let c = (lo + hi) * 0.5;
@@ -107,6 +130,11 @@ impl Camera {
         }
     }
 }
+
+/// The azimuth of [`Camera::framing`]'s view in degrees ([`Camera::orbit`]).
+pub const FRAMING_AZIMUTH: f32 = 19.290_046;
+/// The elevation of [`Camera::framing`]'s view in degrees ([`Camera::orbit`]).
+pub const FRAMING_ELEVATION: f32 = 15.809_868;
 
 /// A directional light with an ambient term.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -131,6 +131,74 @@ impl PipelineArgs {
     }
 }
 
+/// Where `view` and `render` look from, around the framed scene, when asked.
+#[derive(clap::Args)]
+pub struct Viewpoint {
+    /// the axis that points up in the mesh's coordinates (scans are often stored Z-up):
+    /// x, y, z, -x, -y or -z; the camera frames the scene from its front with this axis up
+    #[arg(long, value_parser = axis, allow_hyphen_values = true, value_name = "AXIS")]
+    up: Option<glam::Vec3>,
+    /// degrees around the up axis from the front, positive to the right (the framing's view
+    /// is 19.3)
+    #[arg(long, value_name = "DEG", allow_negative_numbers = true, value_parser = degrees)]
+    azimuth: Option<f32>,
+    /// degrees above the plane across the up axis, -89 to 89 (the framing's view is 15.8)
+    #[arg(long, value_name = "DEG", allow_negative_numbers = true, value_parser = elevation)]
+    elevation: Option<f32>,
+}
+
+impl Viewpoint {
+    /// Whether any of the options was given.
+    fn asked(&self) -> bool {
+        self.up.is_some() || self.azimuth.is_some() || self.elevation.is_some()
+    }
+
+    /// Frames `scene` from the viewpoint asked for, if one was ([`rxpipe::Camera::orbit`]
+    /// around its bounding box); the scene's own camera otherwise stays.
+    fn apply(&self, scene: &mut Scene) {
+        if !self.asked() {
+            return;
+        }
+        if let Some((lo, hi)) = scene.bounds() {
+            scene.camera = rxpipe::Camera::orbit(
+                lo,
+                hi,
+                self.up.unwrap_or(glam::Vec3::Y),
+                self.azimuth.unwrap_or(rxpipe::io::scene::FRAMING_AZIMUTH),
+                self.elevation
+                    .unwrap_or(rxpipe::io::scene::FRAMING_ELEVATION),
+            );
+        }
+    }
+}
+
+fn axis(s: &str) -> Result<glam::Vec3, String> {
+    use glam::Vec3;
+    Ok(match s.to_ascii_lowercase().as_str() {
+        "x" | "+x" => Vec3::X,
+        "y" | "+y" => Vec3::Y,
+        "z" | "+z" => Vec3::Z,
+        "-x" => Vec3::NEG_X,
+        "-y" => Vec3::NEG_Y,
+        "-z" => Vec3::NEG_Z,
+        _ => return Err("an axis: x, y, z, -x, -y or -z".into()),
+    })
+}
+
+fn degrees(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(d) if d.is_finite() => Ok(d),
+        _ => Err("a finite number of degrees".into()),
+    }
+}
+
+fn elevation(s: &str) -> Result<f32, String> {
+    match degrees(s)? {
+        d if d.abs() < 89.5 => Ok(d),
+        _ => Err("from -89 to 89 degrees (at 90 the camera looks along the up axis)".into()),
+    }
+}
+
 fn main() -> ExitCode {
     install_panic_hook();
     // this program uses the GPU from one thread: its CUDA frames may hold their stream while

@@ -31,8 +31,10 @@ pub struct Args {
     time: f32,
     /// the glTF file's camera to draw from, counted from 0 in the order the file's nodes are met
     /// (0 is the view it starts from)
-    #[arg(long, value_name = "INDEX")]
+    #[arg(long, value_name = "INDEX", conflicts_with_all = ["up", "azimuth", "elevation"])]
     camera: Option<usize>,
+    #[command(flatten)]
+    viewpoint: crate::Viewpoint,
 }
 
 /// A finite number of seconds.
@@ -64,6 +66,7 @@ pub fn run(a: Args) -> Res {
             )
         })?;
     }
+    a.viewpoint.apply(&mut scene);
     // (the sources hold the files the scene's files refer to: not looked for again)
     let sources: Vec<&std::path::Path> = scene.sources.iter().map(|p| p.as_path()).collect();
     crate::check_output_files(&a.out, &sources, a.force)?;

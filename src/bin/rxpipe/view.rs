@@ -10,10 +10,12 @@ pub struct Args {
     scene: Option<PathBuf>,
     #[command(flatten)]
     pipeline: PipelineArgs,
+    #[command(flatten)]
+    viewpoint: crate::Viewpoint,
 }
 
 pub fn run(a: Args) -> Res {
-    let scene = match &a.scene {
+    let mut scene = match &a.scene {
         Some(path) => {
             let pb = spinner(format!("loading {}", path.display()));
             let scene = Scene::load(path)?;
@@ -22,6 +24,8 @@ pub fn run(a: Args) -> Res {
         }
         None => Scene::builtin(),
     };
+    // (the window's orbit starts there, around the same up axis)
+    a.viewpoint.apply(&mut scene);
     let (renderer, pipeline) = a.pipeline.build(&scene, CullMode::Back)?;
     eprintln!("{}", renderer.notice);
     for l in rxpipe::noted(scene.notes.iter().chain(&pipeline.notices), "") {
