@@ -606,10 +606,27 @@ fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
     mats[bricks]["normalTexture"]["texCoord"] = 1.into();
     mats[leaf]["pbrMetallicRoughness"]["baseColorTexture"]["extensions"] =
         serde_json::json!({"KHR_texture_transform": {"texCoord": 2}});
+    // the glow's emission painted by a texture on TEXCOORD_1, its factor white
+    let glow = named(mats, "glow");
+    mats[glow]["emissiveTexture"] = serde_json::json!({"index": 0, "texCoord": 1});
+    mats[glow]["emissiveFactor"] = serde_json::json!([1.0, 1.0, 1.0]);
     g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform"]);
     let p = write("uv-sets.gltf", g.to_string().as_bytes());
     let scene = rxpipe::Scene::load(&p).unwrap();
-    assert_eq!(scene.notes.len(), 2, "{:?}", scene.notes);
+    assert_eq!(scene.notes.len(), 3, "{:?}", scene.notes);
+    // without its texture the factor would light the whole surface white: no emission, said
+    let glowing = common::scene_material(&scene, "glow");
+    assert_eq!(
+        (glowing.emissive, glowing.emissive_texture.is_none()),
+        (rxpipe::glam::Vec3::ZERO, true)
+    );
+    assert!(
+        scene.notes.iter().any(|n| n.contains("'glow'")
+            && n.contains("emissive texture reads TEXCOORD_1")
+            && n.contains("its emission with it")),
+        "{:?}",
+        scene.notes
+    );
     assert!(
         scene
             .notes
@@ -644,8 +661,8 @@ fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
     g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform", "KHR_materials_sheen"]);
     let p = write("uv-sets-sheen.gltf", g.to_string().as_bytes());
     let notes = rxpipe::Scene::load(&p).unwrap().notes;
-    assert_eq!(notes.len(), 3, "{notes:?}");
-    assert!(notes[2].contains("KHR_materials_sheen"), "{notes:?}");
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    assert!(notes[3].contains("KHR_materials_sheen"), "{notes:?}");
     // the file as it is has none of this
     assert!(rxpipe::Scene::load("scenes/textured/textured.gltf")
         .unwrap()

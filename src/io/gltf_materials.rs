@@ -153,6 +153,14 @@ impl<'a> Materials<'a> {
             if self.reads_first_uvs(&m, "emissive", uv_set(&i)) {
                 out.emissive_texture =
                     Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
+            } else if out.emissive != glam::Vec3::ZERO {
+                // the factor scales the texture: alone it would light the whole surface (a
+                // white glow where the author painted a few lamps), so the material keeps no
+                // emission, which is closer to its look
+                out.emissive = glam::Vec3::ZERO;
+                if let Some(n) = self.notes.last_mut() {
+                    n.push_str(", and its emission with it (the factor alone would light the whole surface)");
+                }
             }
         }
         // (the gltf crate reads KHR_texture_transform of these two from the JSON only)
