@@ -1,6 +1,7 @@
 //! A full CPU frame: the Stanford bunny at 1280x720 with the transform vertex shader, lit
 //! shading, depth test and back-face culling; and the same frame drawn by the `euc` 0.5.3 software
-//! renderer, side by side. Needs ../shared/meshes (or RXPIPE_MESHES); skips with a notice without.
+//! renderer, side by side. Without ../shared/meshes (or RXPIPE_MESHES) it draws the level-6
+//! icosphere instead, and says so.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use euc::{buffer::Buffer2d, rasterizer, Pipeline as EucPipeline, Target};
@@ -39,14 +40,19 @@ impl EucPipeline for EucBunny<'_> {
 }
 
 fn frame(c: &mut Criterion) {
-    let Some(dir) = rxpipe::io::shared_meshes_dir() else {
-        eprintln!("notice: ../shared/meshes not found; skipping the frame benchmark");
-        return;
+    let (name, mesh) = match rxpipe::io::shared_meshes_dir() {
+        Some(dir) => (
+            "bunny",
+            rxpipe::io::load_mesh(dir.join("stanford-bunny.obj")).expect("bunny"),
+        ),
+        None => {
+            eprintln!("notice: ../shared/meshes not found; drawing the level-6 icosphere instead");
+            ("icosphere:6", rxpipe::mesh::icosphere(6))
+        }
     };
-    let mesh = rxpipe::io::load_mesh(dir.join("stanford-bunny.obj")).expect("bunny");
-    let scene = Scene::from_meshes("bunny", vec![mesh]);
+    let scene = Scene::from_meshes(name, vec![mesh]);
     let renderer = Renderer::new(Backend::Cpu).unwrap();
-    let mut g = c.benchmark_group("frame bunny 1280x720");
+    let mut g = c.benchmark_group(format!("frame {name} 1280x720"));
     g.sample_size(30);
     for (name, order) in [
         ("hash", VertexOrder::Forsyth),

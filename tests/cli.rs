@@ -787,3 +787,60 @@ fn culling_most_of_an_open_surface_is_said() {
     assert!(!note("icosphere:3", &["--elevation", "-30"]));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// On a fresh clone (no ../shared/meshes beside it) the benchmarks' defaults still run: the
+/// shared meshes they name are measured as generated meshes of about their size, and a notice
+/// says so.
+#[test]
+fn benchmarks_run_without_the_shared_meshes() {
+    // (two levels below the temporary folder: neither ../shared nor ../../shared is there)
+    let d = common::tmp_dir("fresh-clone").join("a").join("b");
+    std::fs::create_dir_all(&d).unwrap();
+    let run = |args: &[&str]| {
+        rxpipe(args)
+            .current_dir(&d)
+            .env_remove("RXPIPE_MESHES")
+            .output()
+            .unwrap()
+    };
+    let o = run(&[
+        "bench",
+        "frame",
+        "--backend",
+        "cpu",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--strategies",
+        "hash",
+        "--meshes",
+        "bunny,ogre,bunny-grid:2",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("bunny as icosphere:6") && stderr(&o).contains("ogre as torus:430"),
+        "{}",
+        stderr(&o)
+    );
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("icosphere:6") && text.contains("rings:138902"),
+        "{text}"
+    );
+    let o = run(&[
+        "bench",
+        "distance",
+        "--pairs",
+        "sphere_1000,tools_10000",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 2, "{v}");
+    let _ = std::fs::remove_dir_all(d.parent().unwrap().parent().unwrap());
+}

@@ -21,6 +21,57 @@ pub mod simplify;
 /// level 9 (5.2 M triangles) and a grid of 104 bunnies (7.2 M triangles), all in Forsyth order.
 pub const GEOMETRY_MESHES: [&str; 4] = ["bunny", "ogre", "icosphere:9", "bunny-grid:104"];
 
+/// The benchmarks' names on a machine without ../shared/meshes (a fresh clone): each name that
+/// needs a shared mesh becomes a generated mesh of about its size, and a notice says which, so
+/// that every benchmark's defaults run anywhere. Names that need nothing shared stay; a mesh
+/// pair of ../shared/meshes/distance becomes a pair of crossing generated meshes. Where the
+/// shared meshes are found, the names stay as they are and there is no notice.
+pub fn stand_ins(names: &[&str]) -> (Vec<String>, Option<String>) {
+    if crate::io::shared_meshes_dir().is_some() {
+        return (names.iter().map(|n| n.to_string()).collect(), None);
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut said = Vec::new();
+    for &n in names {
+        let stand_in = match n {
+            "bunny" => Some("icosphere:6".to_string()),
+            "ogre" => Some("torus:430".to_string()),
+            n if n.starts_with("bunny-grid:") => n[11..]
+                .parse::<u64>()
+                .ok()
+                .map(|k| format!("rings:{}", (69_451 * k).min(400_000_000))),
+            n if distance::PAIRS.contains(&n) => Some(
+                match n.rsplit('_').next().and_then(|t| t.parse::<u32>().ok()) {
+                    Some(t) if t >= 100_000 => "rings:200000+icosphere:7",
+                    Some(t) if t >= 10_000 => "icosphere:6+torus:200",
+                    _ => "icosphere:4+torus:60",
+                }
+                .to_string(),
+            ),
+            n if n.ends_with(".obj") || n.ends_with(".ply") => Some("torus:200".to_string()),
+            _ => None,
+        };
+        let name = match stand_in {
+            Some(s) => {
+                said.push(format!("{n} as {s}"));
+                s
+            }
+            None => n.to_string(),
+        };
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    let notice = (!said.is_empty()).then(|| {
+        format!(
+            "../shared/meshes was not found (set RXPIPE_MESHES to the folder): measuring {} \
+             instead",
+            said.join(", ")
+        )
+    });
+    (out, notice)
+}
+
 /// Loads a benchmark mesh by name (a shared mesh, a generator spec, or `bunny-grid:N`).
 pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
     let shared = |f: &str| -> Result<Mesh, Error> {

@@ -203,6 +203,17 @@ pub struct ReportArgs {
     markdown: Option<PathBuf>,
 }
 
+/// The names of `--meshes` (or `--pairs`) with generated stand-ins for the shared meshes where
+/// ../shared/meshes is absent ([`rxpipe::bench::stand_ins`], which says which).
+fn stand_ins(names: &[String]) -> Vec<String> {
+    let names: Vec<&str> = names.iter().map(|s| s.trim()).collect();
+    let (names, notice) = rxpipe::bench::stand_ins(&names);
+    if let Some(n) = notice {
+        eprintln!("notice: {n}");
+    }
+    names
+}
+
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
     s.split_once('x')
         .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
@@ -258,7 +269,8 @@ pub fn run(what: What) -> Res {
         }
         What::Geometry { common: c } => {
             let gpu = need_gpu("geometry")?;
-            let names: Vec<&str> = c.meshes.iter().map(|s| s.trim()).collect();
+            let names = stand_ins(&c.meshes);
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
             let pb = spinner("starting".into());
             let r = &c.report;
             let report =
@@ -296,7 +308,8 @@ pub fn run(what: What) -> Res {
                     rxpipe::Renderer::new(rxpipe::Backend::Cpu).map_err(|e| e.to_string())?
                 }
             };
-            let names: Vec<&str> = c.meshes.iter().map(|s| s.trim()).collect();
+            let names = stand_ins(&c.meshes);
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
             let pb = spinner("starting".into());
             let r = &c.report;
             let report = rxpipe::bench::frame::run(
@@ -320,7 +333,8 @@ pub fn run(what: What) -> Res {
             report: r,
         } => {
             let gpu = need_gpu("rxmesh")?;
-            let names: Vec<&str> = meshes.iter().map(|s| s.trim()).collect();
+            let names = stand_ins(&meshes);
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
             let pb = spinner("starting".into());
             let report = rxpipe::bench::rxmesh::run(
                 gpu,
@@ -363,6 +377,8 @@ pub fn run(what: What) -> Res {
                 }
                 None => shared.to_vec(),
             };
+            let names = stand_ins(&names.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
             let pb = spinner("starting".into());
             let report = rxpipe::bench::distance::run(
                 gpu,
@@ -383,7 +399,8 @@ pub fn run(what: What) -> Res {
             json,
             markdown,
         } => {
-            let names: Vec<&str> = meshes.iter().map(|s| s.trim()).collect();
+            let names = stand_ins(&meshes);
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
             let pb = spinner("starting".into());
             let report = rxpipe::bench::simplify::run(
                 &names,
