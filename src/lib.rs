@@ -42,6 +42,7 @@ pub mod animation;
 pub mod backend;
 pub mod bench;
 pub mod distance;
+pub mod footprint;
 pub mod geometry;
 pub mod gpu;
 pub mod image;
@@ -87,6 +88,8 @@ pub enum Error {
     Patch(#[from] patch::PatchError),
     #[error(transparent)]
     Distance(#[from] distance::DistanceError),
+    #[error(transparent)]
+    Memory(#[from] limits::OutOfMemory),
     #[error("{0}")]
     Backend(String),
     #[error("image: {0}")]

@@ -620,6 +620,7 @@ impl Pipeline {
     /// [`Prepared::failures`]) and the others intact; when every object fails, the first
     /// failure is the error.
     pub fn prepare(&self, scene: &Scene) -> Result<Prepared, Error> {
+        self.check_memory(scene)?;
         match &self.engine {
             Engine::Cpu(api) => {
                 let (p, r) = self.prepare_on(api, scene)?;
@@ -636,6 +637,56 @@ impl Pipeline {
                 })
             }
         }
+    }
+
+    /// What preparing and drawing `scene` will take of the host's and the device's memory
+    /// ([`crate::footprint`]).
+    pub fn footprint(&self, scene: &Scene) -> crate::footprint::Footprint {
+        let counts: Vec<_> = scene
+            .objects
+            .iter()
+            .map(|o| crate::footprint::Counts::of(&o.mesh))
+            .collect();
+        crate::footprint::of(
+            &counts,
+            self.renderer.kind(),
+            self.strategy,
+            self.reindex.is_some(),
+        )
+    }
+
+    /// Refuses `scene` before any work where its [`Pipeline::footprint`] does not fit the host's
+    /// memory or the device's, with the figure it needs and the figure available.
+    pub fn check_memory(&self, scene: &Scene) -> Result<(), Error> {
+        let f = self.footprint(scene);
+        let what = |on: &str| {
+            format!(
+                "{} ({} triangles) through the {} strategy on {on}",
+                scene.name,
+                scene.triangle_count(),
+                self.strategy.name()
+            )
+        };
+        let on_host = match self.renderer.kind() {
+            BackendKind::Cpu => "the CPU",
+            BackendKind::Cuda => "the GPU (the host's part)",
+        };
+        crate::limits::check_host(f.host, || what(on_host))?;
+        if let (Some(gpu), true) = (self.renderer.gpu(), f.device > 0) {
+            let (free, _) = gpu
+                .ctx
+                .mem_get_info()
+                .map_err(|e| Error::Backend(format!("querying the GPU's free memory: {e}")))?;
+            if f.device > free as u64 {
+                return Err(crate::limits::OutOfMemory {
+                    what: what("the GPU (its memory)"),
+                    needed: f.device,
+                    available: free as u64,
+                }
+                .into());
+            }
+        }
+        Ok(())
     }
 
     /// Prepares objects `objects` of `scene` again, in `prepared` (which this pipeline prepared
@@ -1229,7 +1280,9 @@ impl Pipeline {
         let total: u64 = objects.iter().map(|o| o.triangles).sum();
         if let Some(why) = nothing_drawn(&frame.stats, total, self.cull) {
             frame.notes.push(why);
-        } else if let Some(why) = mostly_culled(&frame.stats.raster, self.cull) {
+        } else if let Some(why) =
+            mostly_culled(&frame.stats.raster, self.cull, width as u64 * height as u64)
+        {
             frame.notes.push(why);
         }
         Ok(())
@@ -1275,9 +1328,14 @@ fn nothing_drawn(stats: &FrameStats, total: u64, cull: CullMode) -> Option<Strin
 /// about half of its faces, so most culled means surfaces seen from their backs, as an open
 /// scan is from behind. rxpipe keeps culling on (and a material's doubleSided draws both
 /// sides): it says so instead of drawing every open surface two-sided.
-fn mostly_culled(r: &raster::RasterStats, cull: CullMode) -> Option<String> {
+///
+/// The count of culled triangles also holds those of no area, which is most of them where
+/// triangles are smaller than a pixel: said only where the triangles in view average at least
+/// half a pixel of the frame's `pixels`.
+fn mostly_culled(r: &raster::RasterStats, cull: CullMode, pixels: u64) -> Option<String> {
     let in_view = r.triangles_in.saturating_sub(r.rejected);
-    (cull == CullMode::Back && in_view >= 16 && r.culled * 4 > in_view * 3).then(|| {
+    let large = 2 * pixels >= in_view;
+    (cull == CullMode::Back && large && in_view >= 16 && r.culled * 4 > in_view * 3).then(|| {
         format!(
             "back-face culling dropped {} of the {} triangles in view ({:.0}%): surfaces seen \
              from their backs (an open mesh from behind?) are not drawn; --cull none draws both \

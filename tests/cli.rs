@@ -87,7 +87,8 @@ fn huge_generator_specs_are_refused_before_allocating() {
 #[test]
 fn a_memory_limit_is_met_with_an_error_naming_the_size() {
     // 4 M triangles: the mesh fits in 600 MB, the naive geometry stage's 12 M shaded vertices
-    // (about 820 MB) do not; without the check the allocator would abort the process
+    // (about 820 MB) do not; without the check the allocator would abort the process. The
+    // pipeline's footprint refuses it before any stage runs
     let o = with_memory_limit(
         rxpipe(&["asr", "rings:4000000", "--backend", "cpu"]),
         600 << 20,
@@ -95,7 +96,22 @@ fn a_memory_limit_is_met_with_an_error_naming_the_size() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{e}");
     assert!(
-        e.contains("geometry stage") && e.contains("would need"),
+        e.contains("through the naive strategy on the CPU") && e.contains("would need"),
+        "{e}"
+    );
+    // render: the mesh (1.2 GB while generated) fits in 2 GB, the whole pipeline does not; it
+    // is refused before the mesh is generated, with the figure it needs
+    let png = common::tmp_dir("memory-limit").join("x.png");
+    let mut c = rxpipe(&["render", "icosphere:10", "--backend", "cpu", "--out"]);
+    c.arg(&png);
+    let o = with_memory_limit(c, 2 << 30);
+    assert!(!png.exists());
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("icosphere:10 (20971520 triangles) through the hash strategy")
+            && e.contains("would need")
+            && e.contains("available"),
         "{e}"
     );
     // a generator past the limit is refused before generating

@@ -112,6 +112,37 @@ pub struct PipelineArgs {
 }
 
 impl PipelineArgs {
+    /// Refuses a generator spec whose mesh and pipeline would not fit the host's memory, before
+    /// the mesh is generated ([`rxpipe::footprint`]; a file's scene is checked once loaded, by
+    /// [`Pipeline::prepare`]).
+    fn check_spec(&self, path: &std::path::Path) -> Res {
+        let Some(spec) = path
+            .to_str()
+            .filter(|s| !path.exists() && rxpipe::mesh::looks_like_spec(s))
+        else {
+            return Ok(());
+        };
+        let g = rxpipe::mesh::Generator::parse(spec)?;
+        let (vertices, triangles) = g.counts();
+        let counts = rxpipe::footprint::Counts {
+            vertices,
+            triangles,
+            attribute_bytes: 32,
+        };
+        let kind = match self.backend {
+            Backend::Cpu => rxpipe::BackendKind::Cpu,
+            _ => rxpipe::BackendKind::Cuda,
+        };
+        let f = rxpipe::footprint::of(&[counts], kind, self.strategy, true);
+        rxpipe::limits::check_host(f.host.saturating_add(g.bytes()), || {
+            format!(
+                "{spec} ({triangles} triangles) through the {} strategy",
+                self.strategy.name()
+            )
+        })?;
+        Ok(())
+    }
+
     /// The renderer these options ask for and a pipeline on it, with the scene's stages first.
     fn build(
         &self,

@@ -51,6 +51,7 @@ pub fn run(a: Args) -> Res {
     // without --force; once loaded, never over any file the scene was read from
     rxpipe::image::ImageFormat::of(&a.out)?;
     crate::check_output(&a.out, &[&a.scene], a.force)?;
+    a.pipeline.check_spec(&a.scene)?;
     let pb = spinner(format!("loading {}", a.scene.display()));
     let mut scene = Scene::load(&a.scene)?;
     if let Some(k) = a.camera {

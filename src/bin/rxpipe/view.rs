@@ -17,6 +17,7 @@ pub struct Args {
 pub fn run(a: Args) -> Res {
     let mut scene = match &a.scene {
         Some(path) => {
+            a.pipeline.check_spec(path)?;
             let pb = spinner(format!("loading {}", path.display()));
             let scene = Scene::load(path)?;
             pb.finish_and_clear();

@@ -1,0 +1,116 @@
+//! What a pipeline's preparation and frames take of the host's and the device's memory, worked
+//! out from the scene's sizes before any work, so that a scene too large for the machine is
+//! refused with the figure it needs and the figure available instead of growing until the
+//! system kills it.
+//!
+//! The figures are a model, not a measurement: each stage's buffers by the counts that size them
+//! (vertices, triangles, shader invocations), summed over the objects as if every one were
+//! resident at once, as they are once prepared. A stage's scratch (re-indexing's keys, the
+//! vertex order's copy) is counted for the largest object only: objects are prepared one after
+//! another. The model errs towards more than the peak measured (tests/cli.rs compares it with
+//! the process's peak on generated meshes).
+
+use crate::backend::BackendKind;
+use crate::geometry::{Strategy, VertexIn, VertexOut};
+
+/// Bytes a pipeline will take: new host memory (beyond the scene already loaded) and device
+/// memory (the CUDA backend's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Footprint {
+    pub host: u64,
+    pub device: u64,
+}
+
+/// One object's sizes: vertices, triangles and the bytes of its vertex attributes a vertex.
+#[derive(Debug, Clone, Copy)]
+pub struct Counts {
+    pub vertices: u64,
+    pub triangles: u64,
+    pub attribute_bytes: u64,
+}
+
+impl Counts {
+    pub fn of(mesh: &crate::Mesh) -> Counts {
+        let vertices = mesh.vertex_count() as u64;
+        Counts {
+            vertices,
+            triangles: mesh.triangle_count() as u64,
+            attribute_bytes: (mesh.bytes() as u64 - 4 * mesh.indices.len() as u64)
+                / vertices.max(1),
+        }
+    }
+
+    /// The mesh's own bytes: attributes and indices.
+    fn mesh(&self) -> u64 {
+        self.vertices * self.attribute_bytes + 12 * self.triangles
+    }
+}
+
+/// The setup record and tile-bin entries the rasteriser keeps for each triangle it is given
+/// (its edge functions, depth plane, bounds, and its place in the bins of the tiles it covers).
+const RASTER_BYTES_PER_TRIANGLE: u64 = 64;
+
+/// The footprint of preparing and drawing objects of sizes `objects` on `backend` with
+/// `strategy`, re-indexed first where `reindex`.
+pub fn of(
+    objects: &[Counts],
+    backend: BackendKind,
+    strategy: Strategy,
+    reindex: bool,
+) -> Footprint {
+    let vin = std::mem::size_of::<VertexIn>() as u64;
+    let vout = std::mem::size_of::<VertexOut>() as u64 + 4;
+    let mut resident = 0u64;
+    let mut frame = 0u64;
+    let mut scratch = 0u64;
+    for c in objects {
+        let (v, t) = (c.vertices, c.triangles);
+        // the shader's outputs: every index for naive shading, about every vertex once and a
+        // half for the others (a batch shades the vertices it shares with its neighbours again)
+        let invocations = match strategy {
+            Strategy::Naive => 3 * t,
+            _ => (3 * v / 2).min(3 * t),
+        };
+        // the re-indexed mesh replaces the loaded one's copy; its keys and map are scratch
+        let kept = c.mesh();
+        let reindex_scratch = if reindex { c.mesh() + 8 * v } else { 0 };
+        // the vertex order's copy of the mesh, the shader inputs and the dynamic batches
+        scratch = scratch.max(reindex_scratch + c.mesh());
+        resident += kept + vin * v + 16 * t;
+        frame = frame.max(invocations * vout + 12 * t + RASTER_BYTES_PER_TRIANGLE * t);
+    }
+    match backend {
+        BackendKind::Cpu => Footprint {
+            host: resident + scratch + frame,
+            device: 0,
+        },
+        // the host keeps the prepared mesh and its scratch; the device the inputs, batches and
+        // one frame's queue and raster buffers
+        BackendKind::Cuda => Footprint {
+            host: resident + scratch,
+            device: resident + frame,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn larger_scenes_take_more_and_naive_shading_the_most() {
+        let c = |v, t| Counts {
+            vertices: v,
+            triangles: t,
+            attribute_bytes: 32,
+        };
+        let hash = Strategy::parse("hash").unwrap();
+        let small = of(&[c(1000, 2000)], BackendKind::Cpu, hash, true);
+        let large = of(&[c(1_000_000, 2_000_000)], BackendKind::Cpu, hash, true);
+        assert!(large.host > 900 * small.host && small.device == 0);
+        let naive = of(&[c(1000, 2000)], BackendKind::Cpu, Strategy::Naive, true);
+        assert!(naive.host > small.host);
+        let gpu = of(&[c(1000, 2000)], BackendKind::Cuda, hash, true);
+        assert!(gpu.device > 0 && gpu.host < small.host);
+    }
+}
