@@ -1,4 +1,5 @@
-//! The window: winit + pixels. Orbit with the left mouse button, zoom with the wheel; keys switch
+//! The window: winit, and a frame presented through wgpu (`pixels`) or a software surface
+//! ([`present`]). Orbit with the left mouse button, zoom with the wheel; keys switch
 //! strategy (S), shading mode (M), vertex order (O) and culling (C); R resets the camera, P writes
 //! a screenshot PNG into the current folder, V goes to the glTF file's next camera, Space pauses
 //! and resumes the scene's animations (the arrow keys step them a frame back or on), Esc closes. Frame time and ASR (and the animation's time) are in the title.
@@ -6,9 +7,11 @@
 //! A frame is drawn only when something changed (input, a resize, a setting, a playing
 //! animation): a still window costs no CPU.
 
+mod present;
+
 use crate::{CullMode, Error, Pipeline, Prepared, Scene};
 use glam::Vec3;
-use pixels::{Pixels, SurfaceTexture};
+use present::Presenter;
 use std::sync::Arc;
 use std::time::Instant;
 use winit::application::ApplicationHandler;
@@ -122,7 +125,7 @@ struct App {
     pipeline: Pipeline,
     prepared: Option<Prepared>,
     window: Option<Arc<Window>>,
-    pixels: Option<Pixels<'static>>,
+    pixels: Option<Presenter>,
     size: (u32, u32),
     orbit: Orbit,
     home: Orbit,
@@ -210,8 +213,8 @@ impl App {
             self.noted = frame.notes.clone();
         }
         if let (Some(px), Some(win)) = (self.pixels.as_mut(), self.window.as_ref()) {
-            if let Err(e) = px.render() {
-                return self.fail(el, Error::Backend(format!("window: {e}")));
+            if let Err(e) = px.present() {
+                return self.fail(el, e);
             }
             let s = &frame.stats;
             let cameras = match self.scene.cameras.len() {
@@ -347,17 +350,12 @@ impl ApplicationHandler for App {
         };
         let size = window.inner_size();
         let (w, h) = (size.width.max(1), size.height.max(1));
-        let surface = SurfaceTexture::new(w, h, window.clone());
-        match Pixels::new(w, h, surface) {
-            Ok(p) => self.pixels = Some(p),
-            Err(e) => {
-                return self.fail(
-                    el,
-                    Error::Backend(format!(
-                    "cannot present to the window ({e}); use `rxpipe render SCENE --out image.png`"
-                )),
-                )
+        match Presenter::new(window.clone(), w, h) {
+            Ok((p, what)) => {
+                eprintln!("{what}");
+                self.pixels = Some(p);
             }
+            Err(e) => return self.fail(el, e),
         }
         self.size = (w, h);
         self.dirty = true;
@@ -384,8 +382,8 @@ impl App {
                 let (w, h) = (size.width, size.height);
                 if w > 0 && h > 0 {
                     if let Some(px) = self.pixels.as_mut() {
-                        if px.resize_surface(w, h).is_err() || px.resize_buffer(w, h).is_err() {
-                            self.fail(el, Error::Backend("window resize failed".into()));
+                        if let Err(e) = px.resize(w, h) {
+                            self.fail(el, e);
                             return false;
                         }
                     }
