@@ -332,16 +332,21 @@ pub fn min_distance_watched(
     rel: f64,
     watch: Option<&AtomicU64>,
 ) -> Result<Closest, DistanceError> {
-    let s = Search::new(
-        Goal::Least,
-        (a, ta),
-        (b, tb),
-        f64::INFINITY,
-        super::rel_keep(rel)?,
-    )
-    .watched(watch);
-    let best = s.run().expect("a search without a cap finds a pair");
+    let best = whole_search(Goal::Least, (a, ta), (b, tb), rel, watch)?;
     Ok(closest(a, b, best.1, best.2))
+}
+
+/// The whole search for `goal` within the relative error `rel`, from no bound, its pairs
+/// counted into `watch`: the best pair of triangles.
+fn whole_search(
+    goal: Goal,
+    a: (&Mesh, &Bvh),
+    b: (&Mesh, &Bvh),
+    rel: f64,
+    watch: Option<&AtomicU64>,
+) -> Result<Best, DistanceError> {
+    let s = Search::new(goal, a, b, goal.worst(), super::rel_keep(rel)?).watched(watch);
+    Ok(s.run().expect("a search from no bound finds a pair"))
 }
 
 /// [`min_distance`] where it is at most `cap`, else `None` (or, rarely, a distance above `cap`:
@@ -381,9 +386,7 @@ pub fn max_distance_watched(
     rel: f64,
     watch: Option<&AtomicU64>,
 ) -> Result<Farthest, DistanceError> {
-    let s =
-        Search::new(Goal::Greatest, (a, ta), (b, tb), 0.0, super::rel_keep(rel)?).watched(watch);
-    let best = s.run().expect("a search from no bound finds a pair");
+    let best = whole_search(Goal::Greatest, (a, ta), (b, tb), rel, watch)?;
     Ok(farthest(a, b, best.1, best.2))
 }
 
