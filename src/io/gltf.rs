@@ -373,8 +373,10 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 .and_then(|a| read_floats::<3>(a, data, false))
                 .map(|v| v.into_iter().map(Vec3::from_array).collect::<Vec<_>>())
                 .filter(|v| v.len() == positions.len());
+            // (the uv set the material's textures read: TEXCOORD_0 unless they all read another)
+            let set = materials.uv_set(&prim.material());
             let uvs = prim
-                .get(&gltf::Semantic::TexCoords(0))
+                .get(&gltf::Semantic::TexCoords(set))
                 // (the core specification's integer uvs are normalized, whatever the file says)
                 .and_then(|a| read_floats::<2>(a, data, !quantized))
                 .map(|v| v.into_iter().map(Vec2::from_array).collect::<Vec<_>>())
@@ -398,7 +400,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                     .is_some_and(|m| m.textures().next().is_some())
             {
                 out.notes.push(format!(
-                    "{file}: {loc} has textures but no TEXCOORD_0: each is read at (0, 0) only"
+                    "{file}: {loc} has textures but no TEXCOORD_{set}: each is read at (0, 0) only"
                 ));
             }
             // tangents matter only to a normal map: read for a material with one
@@ -954,7 +956,7 @@ fn check_accessors(prim: &gltf::Primitive, quantized: bool) -> Result<(), String
             Semantic::Positions => check("POSITION", a, positions, D::Vec3)?,
             Semantic::Normals => check("NORMAL", a, normals, D::Vec3)?,
             Semantic::Tangents => check("TANGENT", a, normals, D::Vec4)?,
-            Semantic::TexCoords(0) => check("TEXCOORD_0", a, uvs, D::Vec2)?,
+            Semantic::TexCoords(n) => check(&format!("TEXCOORD_{n}"), a, uvs, D::Vec2)?,
             Semantic::Colors(0) => {
                 let d = if a.dimensions() == D::Vec3 {
                     D::Vec3

@@ -93,15 +93,58 @@ impl<'a> Materials<'a> {
         Ok(Some(self.texture_ref(texture, false, transform, scale)?))
     }
 
-    /// Whether material `m`'s `slot` texture reads the uv set rxpipe loads (TEXCOORD_0); when it
-    /// reads another, a note says that the texture is left out (sampled at the wrong uvs, it
-    /// would draw a pattern its author never made).
+    /// The uv set the primitives of material `m` are loaded with: the one every texture of the
+    /// material reads (a material may draw all its textures from TEXCOORD_1), else the base
+    /// colour's, else TEXCOORD_0. rxpipe carries one uv set a vertex; a texture that reads
+    /// another set than the material's is left out ([`Materials::reads_first_uvs`]).
+    pub fn uv_set(&self, m: &gltf::Material) -> u32 {
+        let pbr = m.pbr_metallic_roughness();
+        let json = m.index().map(|i| &self.doc.as_json().materials[i]);
+        // (normal and occlusion textures: KHR_texture_transform's texCoord from the JSON)
+        let json_set = |others: Option<&serde_json::Map<String, serde_json::Value>>| {
+            others
+                .and_then(|o| o.get("KHR_texture_transform"))
+                .and_then(|t| t.get("texCoord"))
+                .and_then(|v| v.as_u64())
+                .map(|v| v as u32)
+        };
+        let base = pbr.base_color_texture().map(|i| uv_set(&i));
+        let mut sets: Vec<u32> = [
+            base,
+            pbr.metallic_roughness_texture().map(|i| uv_set(&i)),
+            m.emissive_texture().map(|i| uv_set(&i)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if let Some(n) = m.normal_texture() {
+            let ext = json.and_then(|j| j.normal_texture.as_ref()?.extensions.as_ref());
+            sets.push(json_set(ext.map(|e| &e.others)).unwrap_or(n.tex_coord()));
+        }
+        if let Some(o) = m.occlusion_texture() {
+            let ext = json.and_then(|j| j.occlusion_texture.as_ref()?.extensions.as_ref());
+            sets.push(json_set(ext.map(|e| &e.others)).unwrap_or(o.tex_coord()));
+        }
+        if let Some(sg) = m.pbr_specular_glossiness() {
+            sets.extend(sg.diffuse_texture().map(|i| uv_set(&i)));
+            sets.extend(sg.specular_glossiness_texture().map(|i| uv_set(&i)));
+        }
+        match sets.first() {
+            Some(&s) if sets.iter().all(|&t| t == s) => s,
+            _ => base.unwrap_or(0),
+        }
+    }
+
+    /// Whether material `m`'s `slot` texture reads the uv set its primitives are loaded with
+    /// ([`Materials::uv_set`]); when it reads another, a note says that the texture is left out
+    /// (sampled at the wrong uvs, it would draw a pattern its author never made).
     fn reads_first_uvs(&mut self, m: &gltf::Material, slot: &str, set: u32) -> bool {
-        if set == 0 {
+        let loaded = self.uv_set(m);
+        if set == loaded {
             return true;
         }
         self.notes.push(format!(
-            "{}: {}: its {slot} texture reads TEXCOORD_{set}, and rxpipe reads TEXCOORD_0 only: the texture is left out",
+            "{}: {}: its {slot} texture reads TEXCOORD_{set}, and its other textures TEXCOORD_{loaded}; rxpipe reads one uv set a material: the texture is left out",
             self.file,
             material_place(m),
         ));
