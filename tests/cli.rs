@@ -860,3 +860,21 @@ fn benchmarks_run_without_the_shared_meshes() {
     assert_eq!(v["rows"].as_array().unwrap().len(), 2, "{v}");
     let _ = std::fs::remove_dir_all(d.parent().unwrap().parent().unwrap());
 }
+
+/// Output into a pipe that closes early (`rxpipe query MESH | head -1`) ends quietly, not as an
+/// internal error.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_ends_the_output_quietly() {
+    use std::io::Read;
+    let mut child = rxpipe(&["query", "icosphere:6", "--query", "vv"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // (the read end is closed here, with most of the output unread)
+    let o = child.wait_with_output().unwrap();
+    assert!(!stderr(&o).contains("internal error"), "{}", stderr(&o));
+}

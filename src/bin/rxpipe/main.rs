@@ -231,6 +231,13 @@ fn elevation(s: &str) -> Result<f32, String> {
 }
 
 fn main() -> ExitCode {
+    // output into a pipe that closes early (`rxpipe passes | head -1`) ends the program quietly,
+    // as other command-line tools do, instead of as a failed print
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to the default, before any thread is started
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     install_panic_hook();
     // this program uses the GPU from one thread: its CUDA frames may hold their stream while
     // they are enqueued (rxpipe::gpu::gate)
