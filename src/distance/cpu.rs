@@ -472,9 +472,14 @@ pub fn run_watched(
     rel: f64,
     watch: Option<&AtomicU64>,
 ) -> Result<Closest, DistanceError> {
-    super::rel_keep(rel)?;
-    let (ta, tb) = Bvh::build_pair(a, b)?;
+    let (ta, tb) = trees(a, b, rel)?;
     min_distance_watched(a, &ta, b, &tb, rel, watch)
+}
+
+/// Both meshes' trees, once `rel` is known to be a relative error (before the work).
+fn trees(a: &Mesh, b: &Mesh, rel: f64) -> Result<(Bvh, Bvh), DistanceError> {
+    super::rel_keep(rel)?;
+    Bvh::build_pair(a, b)
 }
 
 /// [`run_max_rel`] counting the pairs measured into `watch` ([`max_distance_watched`]).
@@ -484,8 +489,7 @@ pub fn run_max_watched(
     rel: f64,
     watch: Option<&AtomicU64>,
 ) -> Result<Farthest, DistanceError> {
-    super::rel_keep(rel)?;
-    let (ta, tb) = Bvh::build_pair(a, b)?;
+    let (ta, tb) = trees(a, b, rel)?;
     max_distance_watched(a, &ta, b, &tb, rel, watch)
 }
 
