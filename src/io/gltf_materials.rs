@@ -86,7 +86,7 @@ impl<'a> Materials<'a> {
     ) -> Result<Option<TextureRef>, IoError> {
         let t = self.extension_transform(m, slot, others)?;
         let set = t.and_then(|t| t.tex_coord).unwrap_or(set);
-        if !self.reads_first_uvs(m, slot, set) {
+        if !self.reads_material_uvs(m, slot, set) {
             return Ok(None);
         }
         let transform = t.map(|t| matrix(t.offset, t.rotation, t.scale));
@@ -96,17 +96,17 @@ impl<'a> Materials<'a> {
     /// The uv set the primitives of material `m` are loaded with: the one every texture of the
     /// material reads (a material may draw all its textures from TEXCOORD_1), else the base
     /// colour's, else TEXCOORD_0. rxpipe carries one uv set a vertex; a texture that reads
-    /// another set than the material's is left out ([`Materials::reads_first_uvs`]).
+    /// another set than the material's is left out ([`Materials::reads_material_uvs`]).
     pub fn uv_set(&self, m: &gltf::Material) -> u32 {
         let pbr = m.pbr_metallic_roughness();
         let json = m.index().map(|i| &self.doc.as_json().materials[i]);
-        // (normal and occlusion textures: KHR_texture_transform's texCoord from the JSON)
-        let json_set = |others: Option<&serde_json::Map<String, serde_json::Value>>| {
-            others
-                .and_then(|o| o.get("KHR_texture_transform"))
-                .and_then(|t| t.get("texCoord"))
-                .and_then(|v| v.as_u64())
-                .map(|v| v as u32)
+        // (normal and occlusion textures: KHR_texture_transform's texCoord from the JSON; a
+        // malformed one is the material's error when it is built, not here)
+        let json_set = |slot: &str, others: Option<&serde_json::Map<String, serde_json::Value>>| {
+            self.extension_transform(m, slot, others)
+                .ok()
+                .flatten()
+                .and_then(|t| t.tex_coord)
         };
         let base = pbr.base_color_texture().map(|i| uv_set(&i));
         let mut sets: Vec<u32> = [
@@ -119,11 +119,11 @@ impl<'a> Materials<'a> {
         .collect();
         if let Some(n) = m.normal_texture() {
             let ext = json.and_then(|j| j.normal_texture.as_ref()?.extensions.as_ref());
-            sets.push(json_set(ext.map(|e| &e.others)).unwrap_or(n.tex_coord()));
+            sets.push(json_set("normal", ext.map(|e| &e.others)).unwrap_or(n.tex_coord()));
         }
         if let Some(o) = m.occlusion_texture() {
             let ext = json.and_then(|j| j.occlusion_texture.as_ref()?.extensions.as_ref());
-            sets.push(json_set(ext.map(|e| &e.others)).unwrap_or(o.tex_coord()));
+            sets.push(json_set("occlusion", ext.map(|e| &e.others)).unwrap_or(o.tex_coord()));
         }
         if let Some(sg) = m.pbr_specular_glossiness() {
             sets.extend(sg.diffuse_texture().map(|i| uv_set(&i)));
@@ -138,7 +138,7 @@ impl<'a> Materials<'a> {
     /// Whether material `m`'s `slot` texture reads the uv set its primitives are loaded with
     /// ([`Materials::uv_set`]); when it reads another, a note says that the texture is left out
     /// (sampled at the wrong uvs, it would draw a pattern its author never made).
-    fn reads_first_uvs(&mut self, m: &gltf::Material, slot: &str, set: u32) -> bool {
+    fn reads_material_uvs(&mut self, m: &gltf::Material, slot: &str, set: u32) -> bool {
         let loaded = self.uv_set(m);
         if set == loaded {
             return true;
@@ -181,19 +181,19 @@ impl<'a> Materials<'a> {
             ..Default::default()
         };
         if let Some(i) = pbr.base_color_texture() {
-            if self.reads_first_uvs(&m, "base colour", uv_set(&i)) {
+            if self.reads_material_uvs(&m, "base colour", uv_set(&i)) {
                 out.base_color_texture =
                     Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
             }
         }
         if let Some(i) = pbr.metallic_roughness_texture() {
-            if self.reads_first_uvs(&m, "metallic-roughness", uv_set(&i)) {
+            if self.reads_material_uvs(&m, "metallic-roughness", uv_set(&i)) {
                 out.metallic_roughness_texture =
                     Some(self.texture_ref(i.texture(), false, transform(&i), 1.0)?);
             }
         }
         if let Some(i) = m.emissive_texture() {
-            if self.reads_first_uvs(&m, "emissive", uv_set(&i)) {
+            if self.reads_material_uvs(&m, "emissive", uv_set(&i)) {
                 out.emissive_texture =
                     Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
             } else if out.emissive != glam::Vec3::ZERO {
@@ -345,10 +345,10 @@ impl<'a> Materials<'a> {
         use super::gltf_specgloss::{convert_material, Converted, Source};
         let diffuse = sg
             .diffuse_texture()
-            .filter(|i| self.reads_first_uvs(m, "diffuse", uv_set(i)));
+            .filter(|i| self.reads_material_uvs(m, "diffuse", uv_set(i)));
         let mut glossy = sg
             .specular_glossiness_texture()
-            .filter(|i| self.reads_first_uvs(m, "specular-glossiness", uv_set(i)));
+            .filter(|i| self.reads_material_uvs(m, "specular-glossiness", uv_set(i)));
         // the conversion reads both at one place: a second texture placed differently is left
         // out (its factors stay)
         if let (Some(d), Some(g)) = (&diffuse, &glossy) {

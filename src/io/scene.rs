@@ -93,8 +93,8 @@ impl Camera {
     /// A camera framing a bounding box as [`Camera::framing`] does, from the direction
     /// `azimuth` degrees around the `up` axis (0: the front, positive to the right) and
     /// `elevation` degrees above the plane across it (below at negative degrees; less than 90
-    /// either way), with `up` up. [`FRAMING_AZIMUTH`] and [`FRAMING_ELEVATION`] with `up` +y
-    /// give the framing's own view; +z up sees from the front a scan stored Z-up.
+    /// either way), with `up` up. [`Camera::framing_angles`] with `up` +y give the framing's
+    /// own view; +z up sees from the front a scan stored Z-up.
     ///
     /// ```
     /// use rxpipe::glam::Vec3;
@@ -104,13 +104,17 @@ impl Camera {
     /// ```
     pub fn orbit(lo: Vec3, hi: Vec3, up: Vec3, azimuth: f32, elevation: f32) -> Camera {
         let mut c = Camera::framing(lo, hi);
-        let up = up.normalize_or(Vec3::Y);
-        let (az, el) = (azimuth.to_radians(), elevation.to_radians());
-        let local = Vec3::new(el.cos() * az.sin(), el.sin(), el.cos() * az.cos());
-        let turn = glam::Quat::from_rotation_arc(Vec3::Y, up);
-        c.eye = c.target + turn * local * (c.eye - c.target).length();
-        c.up = up;
+        let dir = orbit_direction(up, azimuth.to_radians(), elevation.to_radians());
+        c.eye = c.target + dir * (c.eye - c.target).length();
+        c.up = up.normalize_or(Vec3::Y);
         c
+    }
+
+    /// The azimuth and elevation of [`Camera::framing`]'s view around +y, in degrees
+    /// ([`Camera::orbit`]).
+    pub fn framing_angles() -> (f32, f32) {
+        let (azimuth, elevation) = orbit_angles(Vec3::Y, FRAMING_DIRECTION);
+        (azimuth.to_degrees(), elevation.to_degrees())
     }
 
     /// A camera looking at a bounding box from the front and a little above, framing it.
@@ -119,7 +123,7 @@ impl Camera {
         let r = ((hi - lo).length() * 0.5).max(1e-6);
         let fov_y = 40f32;
         let dist = r / (fov_y.to_radians() * 0.5).sin() * 1.05;
-        let dir = Vec3::new(0.35, 0.3, 1.0).normalize();
+        let dir = FRAMING_DIRECTION.normalize();
         Camera {
             eye: c + dir * dist,
             target: c,
@@ -131,10 +135,28 @@ impl Camera {
     }
 }
 
-/// The azimuth of [`Camera::framing`]'s view in degrees ([`Camera::orbit`]).
-pub const FRAMING_AZIMUTH: f32 = 19.290_046;
-/// The elevation of [`Camera::framing`]'s view in degrees ([`Camera::orbit`]).
-pub const FRAMING_ELEVATION: f32 = 15.809_868;
+/// Where [`Camera::framing`] looks from: the front, a little to the right and above.
+const FRAMING_DIRECTION: Vec3 = Vec3::new(0.35, 0.3, 1.0);
+
+/// The unit direction from a target to an eye `azimuth` radians around the `up` axis (0: the
+/// front, positive to the right) and `elevation` radians above the plane across it: the
+/// command line's viewpoint ([`Camera::orbit`]) and the window's orbit both move so.
+pub fn orbit_direction(up: Vec3, azimuth: f32, elevation: f32) -> Vec3 {
+    let local = Vec3::new(
+        elevation.cos() * azimuth.sin(),
+        elevation.sin(),
+        elevation.cos() * azimuth.cos(),
+    );
+    glam::Quat::from_rotation_arc(Vec3::Y, up.normalize_or(Vec3::Y)) * local
+}
+
+/// The azimuth and elevation (radians) of the direction `dir` around the `up` axis: the inverse
+/// of [`orbit_direction`].
+pub fn orbit_angles(up: Vec3, dir: Vec3) -> (f32, f32) {
+    let d = glam::Quat::from_rotation_arc(Vec3::Y, up.normalize_or(Vec3::Y)).inverse() * dir;
+    let length = d.length().max(1e-30);
+    (d.x.atan2(d.z), (d.y / length).clamp(-1.0, 1.0).asin())
+}
 
 /// A directional light with an ambient term.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -21,36 +21,31 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
-/// An orbit camera around the scene camera's target, about the camera's up axis (yaw and pitch
-/// are taken in the frame that turns +y onto it).
+/// An orbit camera around the scene camera's target, about the camera's up axis
+/// ([`crate::io::scene::orbit_direction`]).
 #[derive(Clone, Copy)]
 struct Orbit {
     yaw: f32,
     pitch: f32,
     distance: f32,
-    turn: glam::Quat,
+    up: Vec3,
 }
 
 impl Orbit {
     fn from_camera(c: &crate::Camera) -> Orbit {
-        let turn = glam::Quat::from_rotation_arc(Vec3::Y, c.up.normalize_or(Vec3::Y));
-        let d = turn.inverse() * (c.eye - c.target);
-        let distance = d.length().max(1e-4);
+        let d = c.eye - c.target;
+        let (yaw, pitch) = crate::io::scene::orbit_angles(c.up, d);
         Orbit {
-            yaw: d.x.atan2(d.z),
-            pitch: (d.y / distance).clamp(-1.0, 1.0).asin(),
-            distance,
-            turn,
+            yaw,
+            pitch,
+            distance: d.length().max(1e-4),
+            up: c.up,
         }
     }
     fn apply(&self, base: &crate::Camera) -> crate::Camera {
-        let dir = Vec3::new(
-            self.pitch.cos() * self.yaw.sin(),
-            self.pitch.sin(),
-            self.pitch.cos() * self.yaw.cos(),
-        );
+        let dir = crate::io::scene::orbit_direction(self.up, self.yaw, self.pitch);
         let mut c = *base;
-        c.eye = base.target + self.turn * dir * self.distance;
+        c.eye = base.target + dir * self.distance;
         let scale = self.distance / (base.eye - base.target).length().max(1e-4);
         c.near = base.near * scale;
         c.far = base.far * scale;
@@ -125,7 +120,7 @@ struct App {
     pipeline: Pipeline,
     prepared: Option<Prepared>,
     window: Option<Arc<Window>>,
-    pixels: Option<Presenter>,
+    presenter: Option<Presenter>,
     size: (u32, u32),
     orbit: Orbit,
     home: Orbit,
@@ -188,7 +183,7 @@ impl App {
             self.dirty = true;
         }
         let mut none: [u8; 0] = [];
-        let target = match self.pixels.as_mut() {
+        let target = match self.presenter.as_mut() {
             Some(px) => px.frame_mut(),
             None => &mut none[..],
         };
@@ -212,7 +207,7 @@ impl App {
             }
             self.noted = frame.notes.clone();
         }
-        if let (Some(px), Some(win)) = (self.pixels.as_mut(), self.window.as_ref()) {
+        if let (Some(px), Some(win)) = (self.presenter.as_mut(), self.window.as_ref()) {
             if let Err(e) = px.present() {
                 return self.fail(el, e);
             }
@@ -353,7 +348,7 @@ impl ApplicationHandler for App {
         match Presenter::new(window.clone(), w, h) {
             Ok((p, what)) => {
                 eprintln!("{what}");
-                self.pixels = Some(p);
+                self.presenter = Some(p);
             }
             Err(e) => return self.fail(el, e),
         }
@@ -381,7 +376,7 @@ impl App {
             WindowEvent::Resized(size) => {
                 let (w, h) = (size.width, size.height);
                 if w > 0 && h > 0 {
-                    if let Some(px) = self.pixels.as_mut() {
+                    if let Some(px) = self.presenter.as_mut() {
                         if let Err(e) = px.resize(w, h) {
                             self.fail(el, e);
                             return false;
@@ -518,7 +513,7 @@ pub fn run(scene: Scene, mut pipeline: Pipeline) -> Result<(), Error> {
         pipeline,
         prepared: None,
         window: None,
-        pixels: None,
+        presenter: None,
         size: (0, 0),
         orbit,
         home: orbit,

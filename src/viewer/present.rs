@@ -22,7 +22,6 @@ pub struct Software {
     _context: softbuffer::Context<Arc<Window>>,
     surface: softbuffer::Surface<Arc<Window>, Arc<Window>>,
     rgba: Vec<u8>,
-    size: (u32, u32),
 }
 
 impl Presenter {
@@ -108,7 +107,6 @@ impl Software {
             _context: context,
             surface,
             rgba: Vec::new(),
-            size: (0, 0),
         };
         s.resize(w, h)?;
         Ok(s)
@@ -120,7 +118,6 @@ impl Software {
         };
         self.surface.resize(nw, nh).map_err(|e| e.to_string())?;
         self.rgba = vec![0; 4 * w as usize * h as usize];
-        self.size = (w, h);
         Ok(())
     }
 

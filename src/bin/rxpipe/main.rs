@@ -191,13 +191,13 @@ impl Viewpoint {
             return;
         }
         if let Some((lo, hi)) = scene.bounds() {
+            let (azimuth, elevation) = rxpipe::Camera::framing_angles();
             scene.camera = rxpipe::Camera::orbit(
                 lo,
                 hi,
                 self.up.unwrap_or(glam::Vec3::Y),
-                self.azimuth.unwrap_or(rxpipe::io::scene::FRAMING_AZIMUTH),
-                self.elevation
-                    .unwrap_or(rxpipe::io::scene::FRAMING_ELEVATION),
+                self.azimuth.unwrap_or(azimuth),
+                self.elevation.unwrap_or(elevation),
             );
         }
     }
@@ -216,11 +216,17 @@ fn axis(s: &str) -> Result<glam::Vec3, String> {
     })
 }
 
-fn degrees(s: &str) -> Result<f32, String> {
+/// A finite number of `unit`s, for an option's value parser.
+fn finite(s: &str, unit: &str) -> Result<f32, String> {
     match s.parse::<f32>() {
-        Ok(d) if d.is_finite() => Ok(d),
-        _ => Err("a finite number of degrees".into()),
+        Ok(t) if t.is_finite() => Ok(t),
+        Ok(_) => Err(format!("a finite number of {unit}")),
+        Err(e) => Err(e.to_string()),
     }
+}
+
+fn degrees(s: &str) -> Result<f32, String> {
+    finite(s, "degrees")
 }
 
 fn elevation(s: &str) -> Result<f32, String> {

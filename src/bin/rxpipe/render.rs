@@ -39,11 +39,7 @@ pub struct Args {
 
 /// A finite number of seconds.
 fn seconds(s: &str) -> Result<f32, String> {
-    match s.parse::<f32>() {
-        Ok(t) if t.is_finite() => Ok(t),
-        Ok(_) => Err("a finite number of seconds".into()),
-        Err(e) => Err(e.to_string()),
-    }
+    crate::finite(s, "seconds")
 }
 
 pub fn run(a: Args) -> Res {
