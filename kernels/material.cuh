@@ -44,13 +44,13 @@ struct RxpTexture {
 };
 
 // A material's use of a texture (texture < 0: none) with its KHR_texture_transform (a 2x3
-// matrix) and scale (normal scale, occlusion strength).
+// matrix), scale (normal scale, occlusion strength) and the mesh's uv set it reads (0, 1).
 struct RxpTexUse {
     int texture;
     float scale;
     int transformed;
     float m[6];
-    float pad;
+    int uv_set;
 };
 
 struct RxpMaterial {
@@ -101,6 +101,9 @@ struct RxpDraw {
     unsigned long long ntangents;
     float to_world[9];
     float handedness;
+    // the mesh's second uv set per vertex (null: none), for textures that read it
+    const float2* uvs1;
+    unsigned long long nuvs1;
 };
 
 // Where corner k of the draw's source triangle t lies in its queue (flat: 3t + k); setup
@@ -132,6 +135,10 @@ __device__ __forceinline__ float4 rxm_vertex_color(const RxpDraw& d, unsigned sr
 __device__ __forceinline__ float4 rxm_vertex_tangent(const RxpDraw& d, unsigned src, int k) {
     const unsigned i = d.indices[3 * (size_t)src + k];
     return i < d.ntangents ? d.tangents[i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+__device__ __forceinline__ float2 rxm_vertex_uv1(const RxpDraw& d, unsigned src, int k) {
+    const unsigned i = d.indices[3 * (size_t)src + k];
+    return i < d.nuvs1 ? d.uvs1[i] : make_float2(0.0f, 0.0f);
 }
 
 // A punctual light; directional ones carry the unit vector towards the light in `direction` and
@@ -449,9 +456,11 @@ __device__ __forceinline__ float4 rxm_sample(const RxpMaterials& mt, const RxpTe
 
 // ---- a pixel's surface ----------------------------------------------------------------------
 
+// (uv, duv_dx and duv_dy by uv set: RxpTexUse::uv_set indexes them; the second is the first's
+// where the draw has one set)
 struct RxmSurface {
     float3 world, normal;
-    float2 uv, duv_dx, duv_dy;
+    float2 uv[2], duv_dx[2], duv_dy[2];
     float4 color;
     float3 tangent, bitangent;
 };
@@ -513,10 +522,15 @@ __device__ __forceinline__ float3 rxm_pixel_uv(const float3 e[3], const float2 u
 #ifndef RXM_CLEARCOAT
 #define RXM_CLEARCOAT 0
 #endif
+// Whether a texture of the frame reads a mesh's second uv set: built in only then
+#ifndef RXM_UV1
+#define RXM_UV1 0
+#endif
 
-// The surface of the draw's triangle `t` (its place in the draw) at pixel (px, py).
+// The surface of the draw's triangle `t` (its place in the draw) at pixel (px, py); the tangent
+// frame from uv set `frame_set`'s coordinates where it is not the mesh's.
 __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int height, int px,
-                                  int py, bool with_tangents) {
+                                  int py, bool with_tangents, int frame_set) {
     const unsigned src = rxp_source(d, t);
     float3 c[3], world[3], normal[3];
     float2 uvs[3];
@@ -531,7 +545,20 @@ __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int h
     }
     const float3 e[3] = {rxm_cross(c[1], c[2]), rxm_cross(c[2], c[0]), rxm_cross(c[0], c[1])};
     RxmSurface f;
-    const float3 b = rxm_pixel_uv(e, uvs, width, height, px, py, f.uv, f.duv_dx, f.duv_dy);
+    const float3 b =
+        rxm_pixel_uv(e, uvs, width, height, px, py, f.uv[0], f.duv_dx[0], f.duv_dy[0]);
+    f.uv[1] = f.uv[0];
+    f.duv_dx[1] = f.duv_dx[0];
+    f.duv_dy[1] = f.duv_dy[0];
+#if RXM_UV1
+    if (d.uvs1) {
+        float2 uvs1[3];
+        for (int k = 0; k < 3; k++) uvs1[k] = rxm_vertex_uv1(d, src, k);
+        rxm_pixel_uv(e, uvs1, width, height, px, py, f.uv[1], f.duv_dx[1], f.duv_dy[1]);
+        if (frame_set == 1)
+            for (int k = 0; k < 3; k++) uvs[k] = uvs1[k];
+    }
+#endif
     f.world = rxm_mix3(b, world);
     f.normal = rxm_mix3(b, normal);
     f.color = d.colors ? make_float4(col[0].x * b.x + col[1].x * b.y + col[2].x * b.z,
@@ -580,6 +607,25 @@ __device__ RxmSurface rxm_surface(const RxpDraw& d, unsigned t, int width, int h
     return f;
 }
 
+// The coordinates texture use `u` samples at on the surface: its uv set's (always the first in a
+// module built without RXM_UV1; chosen, not indexed, so that the surface stays in registers).
+__device__ __forceinline__ void rxm_set_coords(const RxmSurface& f, const RxpTexUse& u, float2& uv,
+                                               float2& dx, float2& dy) {
+    const bool second = RXM_UV1 && u.uv_set == 1;
+    uv = second ? f.uv[1] : f.uv[0];
+    dx = second ? f.duv_dx[1] : f.duv_dx[0];
+    dy = second ? f.duv_dy[1] : f.duv_dy[0];
+}
+
+// A material's use of a texture at the surface (rxm_sample at its uv set's coordinates).
+template <bool kAlpha = false>
+__device__ __forceinline__ float4 rxm_sample_at(const RxpMaterials& mt, const RxpTexUse& u,
+                                                const RxmSurface& f) {
+    float2 uv, dx, dy;
+    rxm_set_coords(f, u, uv, dx, dy);
+    return rxm_sample<kAlpha>(mt, u, uv, dx, dy);
+}
+
 // The base colour, metallic-roughness and normal textures of `m` at the surface (those it has;
 // the base colour's alone when `only_base`) into out[RXM_BASE, RXM_MR, RXM_NORMAL]: those the
 // host marked as sampling alike the first one present (`m.alike`: alike textures, the same
@@ -596,11 +642,13 @@ __device__ __forceinline__ void rxm_sample_main(const RxpMaterials& mt, const Rx
         const int tex = m.tex[k].texture;
         slots.id[k] = (group >> k) & 1u ? tex : -1;
         if (tex >= 0 && !((group >> k) & 1u) && (k == 0 || !only_base))
-            out[k] = rxm_sample(mt, m.tex[k], f.uv, f.duv_dx, f.duv_dy);
+            out[k] = rxm_sample_at(mt, m.tex[k], f);
     }
     if (!group) return;
-    float2 uv = f.uv, dx = f.duv_dx, dy = f.duv_dy;
-    rxm_coords(m.tex[__ffs(group) - 1], uv, dx, dy);
+    const RxpTexUse& lead = m.tex[__ffs(group) - 1];
+    float2 uv, dx, dy;
+    rxm_set_coords(f, lead, uv, dx, dy);
+    rxm_coords(lead, uv, dx, dy);
     const RxmTexels<3> got = rxm_sample_alike<3, false>(mt.texels, mt.levels, mt.to_linear,
                                                         mt.textures, slots, uv, dx, dy);
 #pragma unroll
@@ -626,17 +674,19 @@ __device__ void rxm_mask_setup(const RxpMaterials& mt, const RxpDraw& d, unsigne
                                RxmMaskTri& m) {
     const unsigned src = rxp_source(d, t);
     float3 c[3];
+    const RxpMaterial& mat = mt.materials[d.material];
+    // (the base colour texture's uv set)
+    const bool second = RXM_UV1 && d.uvs1 && mat.tex[RXM_BASE].uv_set == 1;
     for (int k = 0; k < 3; k++) {
         const VertexOut& v = rxm_vertex(d, src, k);
         c[k] = make_float3(v.clip.x, v.clip.y, v.clip.w);
-        m.uv[k] = v.uv;
+        m.uv[k] = second ? rxm_vertex_uv1(d, src, k) : v.uv;
         m.ca[k] = rxm_vertex_color(d, src, k).w;
     }
     m.e[0] = rxm_cross(c[1], c[2]);
     m.e[1] = rxm_cross(c[2], c[0]);
     m.e[2] = rxm_cross(c[0], c[1]);
     m.colors = d.colors != nullptr;
-    const RxpMaterial& mat = mt.materials[d.material];
     m.alpha = mat.base[3];
     m.cutoff = mat.cutoff;
     m.texture = mat.tex[RXM_BASE].texture;
@@ -751,7 +801,8 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
                             float ambient, const float light_color[3]) {
     const RxpMaterial& m = mt.materials[d.material];
     const bool normal_map = m.tex[RXM_NORMAL].texture >= 0;
-    const RxmSurface f = rxm_surface(d, t, width, height, px, py, normal_map);
+    const RxmSurface f =
+        rxm_surface(d, t, width, height, px, py, normal_map, m.tex[RXM_NORMAL].uv_set);
     const bool unlit = (m.flags & RXM_UNLIT) != 0;
     const float4 white = make_float4(1.0f, 1.0f, 1.0f, 1.0f);
     float4 main[3] = {white, white, white};
@@ -790,11 +841,11 @@ __device__ float4 rxm_shade(const RxpMaterials& mt, const RxpDraw& d, unsigned t
     float occlusion = 1.0f;
     if (m.tex[RXM_OCCLUSION].texture >= 0) {
         const RxpTexUse& u = m.tex[RXM_OCCLUSION];
-        occlusion = 1.0f + u.scale * (rxm_sample(mt, u, f.uv, f.duv_dx, f.duv_dy).x - 1.0f);
+        occlusion = 1.0f + u.scale * (rxm_sample_at(mt, u, f).x - 1.0f);
     }
     float3 emissive = make_float3(m.emissive[0], m.emissive[1], m.emissive[2]);
     if (m.tex[RXM_EMISSIVE].texture >= 0) {
-        const float4 e = rxm_sample(mt, m.tex[RXM_EMISSIVE], f.uv, f.duv_dx, f.duv_dy);
+        const float4 e = rxm_sample_at(mt, m.tex[RXM_EMISSIVE], f);
         emissive = rxm_mul(emissive, make_float3(e.x, e.y, e.z));
     }
     const float3 rgb = make_float3(base.x, base.y, base.z);

@@ -114,7 +114,7 @@ extern "C" __global__ void rxsd_rings(const unsigned* __restrict__ ev, unsigned 
                                       double* __restrict__ sum, unsigned* __restrict__ creases,
                                       unsigned* __restrict__ crease_ends,
                                       unsigned* __restrict__ crease_edges, unsigned level,
-                                      int has_uv, const float* __restrict__ uv,
+                                      int uv_dim, const float* __restrict__ uv,
                                       double* __restrict__ uv_sum) {
     const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
     if (x >= edges) return;
@@ -125,11 +125,9 @@ extern "C" __global__ void rxsd_rings(const unsigned* __restrict__ ev, unsigned 
     atomicAdd(&n[b], 1u);
     rxsd_add(sum, a, pos, b);
     rxsd_add(sum, b, pos, a);
-    if (has_uv) {
-        atomicAdd(&uv_sum[2 * a], (double)uv[2 * b]);
-        atomicAdd(&uv_sum[2 * a + 1], (double)uv[2 * b + 1]);
-        atomicAdd(&uv_sum[2 * b], (double)uv[2 * a]);
-        atomicAdd(&uv_sum[2 * b + 1], (double)uv[2 * a + 1]);
+    for (int j = 0; j < uv_dim; ++j) {
+        atomicAdd(&uv_sum[uv_dim * a + j], (double)uv[uv_dim * b + j]);
+        atomicAdd(&uv_sum[uv_dim * b + j], (double)uv[uv_dim * a + j]);
     }
     if (count[x] != 2) {
         const unsigned sa = atomicAdd(&creases[a], 1u), sb = atomicAdd(&creases[b], 1u);
@@ -168,7 +166,8 @@ __device__ __forceinline__ void rxsd_value(const float* __restrict__ x,
 }
 
 // out[0 .. v): the old vertices moved; out[v .. v + edges): the edges' new vertices; the same
-// for the texture coordinates where the mesh has them (has_uv).
+// for the texture coordinates where the mesh has them (uv_dim floats a vertex: 2 for one set, 4
+// for two interleaved, 0 for none).
 extern "C" __global__ void rxsd_points(const float* __restrict__ pos, unsigned v, unsigned edges,
                                        const unsigned* __restrict__ n,
                                        const double* __restrict__ sum,
@@ -179,7 +178,7 @@ extern "C" __global__ void rxsd_points(const float* __restrict__ pos, unsigned v
                                        const unsigned* __restrict__ ev,
                                        const unsigned* __restrict__ count,
                                        const unsigned* __restrict__ opposite,
-                                       float* __restrict__ out, int has_uv,
+                                       float* __restrict__ out, int uv_dim,
                                        const float* __restrict__ uv,
                                        const double* __restrict__ uv_sum,
                                        float* __restrict__ uv_out) {
@@ -217,7 +216,8 @@ extern "C" __global__ void rxsd_points(const float* __restrict__ pos, unsigned v
         d = opposite[2 * x + 1];
     }
     rxsd_value(pos, sum, 3, i, v, rule, k, beta, ea, eb, a, b, inner, c, d, out);
-    if (has_uv) rxsd_value(uv, uv_sum, 2, i, v, rule, k, beta, ea, eb, a, b, inner, c, d, uv_out);
+    if (uv_dim)
+        rxsd_value(uv, uv_sum, uv_dim, i, v, rule, k, beta, ea, eb, a, b, inner, c, d, uv_out);
 }
 
 // Triangle t of `idx` (edges fe) becomes triangles 4t to 4t + 3 (as split_triangle in mod.rs).

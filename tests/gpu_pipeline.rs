@@ -245,6 +245,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
             material: None,
             colors: None,
             tangents: None,
+            uvs1: None,
             mirrored: false,
         })
         .collect();
@@ -272,6 +273,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
             material: None,
             colors: None,
             tangents: None,
+            uvs1: None,
             mirrored: false,
         })
         .collect();
@@ -334,6 +336,7 @@ fn gpu_setup_rejects_corners_outside_the_queue() {
             material: None,
             colors: None,
             tangents: None,
+            uvs1: None,
             mirrored: false,
         }
     }
@@ -368,6 +371,43 @@ fn materials_on_the_gpu_equal_the_cpu_with_every_strategy() {
     for s in Strategy::all() {
         frames_agree(&scene, (320, 180), s, ShadingMode::Lit);
     }
+}
+
+/// A material reading two uv sets (the bricks' emission on TEXCOORD_1) draws on the GPU as on
+/// the CPU with every strategy, and after subdivision and flat normals (the second set carried
+/// through the GPU stages); the GPU's frame equals its frame of the same texture on TEXCOORD_0
+/// scaled by KHR_texture_transform, bit for bit.
+#[test]
+fn two_uv_sets_on_the_gpu_equal_the_cpu() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let (two, one) = common::two_uv_sets("gpu-uv-two");
+    let (a, b) = (Scene::load(&two).unwrap(), Scene::load(&one).unwrap());
+    for s in Strategy::all() {
+        frames_agree(&a, (320, 180), s, ShadingMode::Lit);
+    }
+    let frame = |backend: Backend, s: &Scene, stages: &[&str]| {
+        let r = Renderer::new(backend).unwrap();
+        let mut p = Pipeline::builder()
+            .stages(stages)
+            .unwrap()
+            .build(&r)
+            .unwrap();
+        p.render(s, &s.camera, (320, 180)).unwrap()
+    };
+    let (fa, fb) = (frame(Backend::Cuda, &a, &[]), frame(Backend::Cuda, &b, &[]));
+    assert!(
+        fa.color == fb.color,
+        "{:?}",
+        common::compare(&fa.color, &fb.color)
+    );
+    let stages = ["subdivide", "normals:flat"];
+    common::assert_frames_agree(
+        &frame(Backend::Cpu, &a, &stages),
+        &frame(Backend::Cuda, &a, &stages),
+        "two uv sets, subdivided, flat normals",
+    );
 }
 
 /// The viewer's double-buffered frames on `backend`: each frame reaches the window's buffer one

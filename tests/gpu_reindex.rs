@@ -82,6 +82,13 @@ fn random_mesh(seed: u64, n: usize, copies: usize, attrs: bool) -> Mesh {
             .map(|&s| glam::Vec4::new(base[s].2.y, 0.5, base[s].2.x, base[s].2.x.signum()))
             .collect()
     });
+    // a second uv set on seeds divisible by 3 (keys of up to 18 words)
+    let uvs1 = (attrs && seed % 3 == 0).then(|| {
+        slots
+            .iter()
+            .map(|&s| Vec2::new(base[s].1.x, base[s].2.y))
+            .collect()
+    });
     // triangles over the first 90% of the slots: the rest are unused
     let used = (slots.len() * 9 / 10).max(1) as u64;
     let indices = (0..3 * n).map(|_| (r.next() % used) as u32).collect();
@@ -90,6 +97,7 @@ fn random_mesh(seed: u64, n: usize, copies: usize, attrs: bool) -> Mesh {
         positions,
         normals,
         uvs,
+        uvs1,
         colors,
         tangents,
         indices,
@@ -133,6 +141,9 @@ fn generated_and_random_meshes_match_the_cpu() {
         (3, 5000, 4, false),
         (4, 5000, 2, true),
         (5, 70_000, 3, true),
+        // two uv sets (14 words), and with tangents too (18 words)
+        (9, 4000, 3, true),
+        (12, 3000, 2, true),
     ] {
         check(&gpu, &random_mesh(seed, n, copies, attrs), None);
     }

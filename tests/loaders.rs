@@ -595,62 +595,67 @@ fn gzipped_files_load_exactly_like_plain_ones() {
 }
 
 #[test]
-fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
+fn gltf_textures_on_a_third_uv_set_are_left_out_with_a_note() {
     // the project's textured scene (its images are data URIs), with the bricks' normal map on
-    // TEXCOORD_1 and the leaf's base colour moved to TEXCOORD_2 by KHR_texture_transform
+    // TEXCOORD_1 (which the cube is given) and their emission painted by a texture on
+    // TEXCOORD_2, its factor white: a third set; the leaf's base colour moved to TEXCOORD_2 by
+    // KHR_texture_transform; the glow's emission on TEXCOORD_1, which its ring lacks
     let mut g = textured_json();
+    let named = |g: &serde_json::Value, n: &str| common::gltf_material(g, n);
+    let (bricks, leaf, glow) = (named(&g, "bricks"), named(&g, "leaf"), named(&g, "glow"));
     let mats = g["materials"].as_array_mut().unwrap();
-    let named =
-        |mats: &Vec<serde_json::Value>, n: &str| mats.iter().position(|m| m["name"] == n).unwrap();
-    let (bricks, leaf) = (named(mats, "bricks"), named(mats, "leaf"));
     mats[bricks]["normalTexture"]["texCoord"] = 1.into();
+    mats[bricks]["emissiveTexture"] = serde_json::json!({"index": 1, "texCoord": 2});
+    mats[bricks]["emissiveFactor"] = serde_json::json!([1.0, 1.0, 1.0]);
     mats[leaf]["pbrMetallicRoughness"]["baseColorTexture"]["extensions"] =
         serde_json::json!({"KHR_texture_transform": {"texCoord": 2}});
-    // the glow's emission painted by a texture on TEXCOORD_1, its factor white, beside a base
-    // colour texture on TEXCOORD_0
-    let glow = named(mats, "glow");
     mats[glow]["emissiveTexture"] = serde_json::json!({"index": 0, "texCoord": 1});
     mats[glow]["emissiveFactor"] = serde_json::json!([1.0, 1.0, 1.0]);
     mats[glow]["pbrMetallicRoughness"]["baseColorTexture"] = serde_json::json!({"index": 0});
+    let cube = &mut g["meshes"][1]["primitives"][0]["attributes"];
+    cube["TEXCOORD_1"] = cube["TEXCOORD_0"].clone();
     g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform"]);
     let p = write("uv-sets.gltf", g.to_string().as_bytes());
     let scene = rxpipe::Scene::load(&p).unwrap();
     assert_eq!(scene.notes.len(), 3, "{:?}", scene.notes);
+    let said = |what: &[&str]| {
+        assert!(
+            scene
+                .notes
+                .iter()
+                .any(|n| what.iter().all(|w| n.contains(w))),
+            "{what:?} in {:?}",
+            scene.notes
+        )
+    };
     // the leaf's only texture reads TEXCOORD_2, which its primitive lacks: read at (0, 0), said
-    assert!(
-        scene
-            .notes
-            .iter()
-            .any(|n| n.contains("has textures but no TEXCOORD_2")),
-        "{:?}",
-        scene.notes
-    );
-    // without its texture the factor would light the whole surface white: no emission, said
+    said(&["has textures but no TEXCOORD_2"]);
+    // the glow's emissive texture is kept; its ring has no TEXCOORD_1, said
+    said(&["has textures that read TEXCOORD_1 but no such coordinates"]);
     let glowing = common::scene_material(&scene, "glow");
+    assert_eq!(glowing.emissive_texture.as_ref().unwrap().uv_set, 1);
+    // the bricks read two sets; the third is left out, and its emission with it (the factor
+    // alone would light the whole surface white)
+    said(&[
+        "'bricks'",
+        "emissive texture reads TEXCOORD_2",
+        "its emission with it",
+    ]);
+    let material = |n: &str| common::scene_material(&scene, n);
+    let bricks = material("bricks");
     assert_eq!(
-        (glowing.emissive, glowing.emissive_texture.is_none()),
+        (bricks.emissive, bricks.emissive_texture.is_none()),
         (rxpipe::glam::Vec3::ZERO, true)
     );
-    assert!(
-        scene.notes.iter().any(|n| n.contains("'glow'")
-            && n.contains("emissive texture reads TEXCOORD_1")
-            && n.contains("its emission with it")),
-        "{:?}",
-        scene.notes
-    );
-    assert!(
-        scene
-            .notes
-            .iter()
-            .any(|n| n.contains("'bricks'") && n.contains("normal texture reads TEXCOORD_1")),
-        "{:?}",
-        scene.notes
-    );
-    let material = |n: &str| common::scene_material(&scene, n);
-    // left out where they read another set; the bricks keep their base colour texture
-    assert!(material("bricks").normal_texture.is_none());
-    assert!(material("bricks").base_color_texture.is_some());
+    assert_eq!(bricks.normal_texture.as_ref().unwrap().uv_set, 1);
+    assert_eq!(bricks.base_color_texture.as_ref().unwrap().uv_set, 0);
     assert!(material("leaf").base_color_texture.is_some());
+    let cube = scene
+        .objects
+        .iter()
+        .find(|o| o.mesh.name.ends_with(": cube"))
+        .unwrap();
+    assert_eq!(cube.mesh.uvs1, cube.mesh.uvs);
     // a scene file naming the glTF twice says each thing once
     let toml = p.with_file_name("uv-sets.toml");
     std::fs::write(
@@ -671,6 +676,38 @@ fn gltf_textures_on_other_uv_sets_are_left_out_with_a_note() {
         .unwrap()
         .notes
         .is_empty());
+}
+
+/// A material whose textures read two uv sets draws each from its own: the bricks' emissive
+/// texture on TEXCOORD_1 (their uvs times two) draws the picture that the same texture on
+/// TEXCOORD_0 scaled by two with KHR_texture_transform draws, bit for bit, and not the picture
+/// of the first set read twice.
+#[test]
+fn gltf_materials_read_two_uv_sets() {
+    let (two, one) = common::two_uv_sets("uv-two");
+    let (a, b) = (
+        rxpipe::Scene::load(&two).unwrap(),
+        rxpipe::Scene::load(&one).unwrap(),
+    );
+    assert!(a.notes.is_empty(), "{:?}", a.notes);
+    let draw = |s: &rxpipe::Scene| {
+        let r = rxpipe::Renderer::new(rxpipe::Backend::Cpu).unwrap();
+        let mut p = rxpipe::Pipeline::builder().build(&r).unwrap();
+        p.render(s, &s.camera, (320, 180)).unwrap().color
+    };
+    let (fa, fb) = (draw(&a), draw(&b));
+    assert!(fa == fb, "{:?}", common::compare(&fa, &fb));
+    // the first set read in its place draws another picture (the test can tell)
+    let mut first = a.clone();
+    for o in &mut first.objects {
+        o.mesh.uvs1 = o.mesh.uvs.clone().filter(|_| o.mesh.uvs1.is_some());
+    }
+    let f1 = draw(&first);
+    assert!(
+        common::compare(&f1, &fb).0 > 100,
+        "{:?}",
+        common::compare(&f1, &fb)
+    );
 }
 
 /// A material whose textures all read TEXCOORD_1 is drawn from its primitives' TEXCOORD_1: the
@@ -1060,12 +1097,12 @@ fn gltf_normal_textures_take_their_texture_transform() {
     assert!(scene.notes.is_empty(), "{:?}", scene.notes);
     let t = normal(&scene).expect("the normal map is kept").transform;
     assert_eq!(t, Some([4.0, -0.0, 0.0, 2.0, 0.5, 0.25]));
-    // its texCoord override to another set leaves it out with a note
+    // its texCoord override names the set it reads (which the cube lacks: said)
     let p = with(&g, serde_json::json!({ "texCoord": 1 }));
     let scene = rxpipe::Scene::load(&p).unwrap();
-    assert!(normal(&scene).is_none());
+    assert_eq!(normal(&scene).expect("kept").uv_set, 1);
     assert!(
-        scene.notes[0].contains("normal texture reads TEXCOORD_1"),
+        scene.notes[0].contains("read TEXCOORD_1 but no such coordinates"),
         "{:?}",
         scene.notes
     );

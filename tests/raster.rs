@@ -90,6 +90,7 @@ fn coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32> {
             material: None,
             colors: None,
             tangents: None,
+            uvs1: None,
             mirrored: false,
         }],
         &s,
@@ -155,6 +156,7 @@ fn frame_pixels_are_where_the_coverage_is() {
             material: None,
             colors: None,
             tangents: None,
+            uvs1: None,
             mirrored: false,
         }];
         let mut s = RasterSettings::new(w, h);
@@ -201,6 +203,7 @@ fn many_small_draws_render_as_one_draw() {
         material: None,
         colors: None,
         tangents: None,
+        uvs1: None,
         mirrored: false,
     };
     // spans of 1 to 2,500 triangles: single triangles, spans across a 2,048-triangle chunk
@@ -302,6 +305,7 @@ fn near_plane_and_guard_band_clipping() {
             material: None,
             colors: None,
             tangents: None,
+            uvs1: None,
             mirrored: false,
         }],
         &s,
@@ -382,6 +386,7 @@ fn hidden_triangles_skipped_give_the_same_frame() {
         material,
         colors: None,
         tangents: None,
+        uvs1: None,
         mirrored: false,
     };
     // (the alpha-tested pass wins ties against triangles submitted after it)
@@ -442,6 +447,7 @@ fn corners_at_the_clip_space_origin_are_rejected() {
                 material: None,
                 colors: None,
                 tangents: None,
+                uvs1: None,
                 mirrored: false,
             }],
             &s,
@@ -471,6 +477,7 @@ fn bad_frame_sizes_are_errors() {
                 material: None,
                 colors: None,
                 tangents: None,
+                uvs1: None,
                 mirrored: false,
             }],
             &RasterSettings::new(w, h)

@@ -138,17 +138,23 @@ fn random_mesh() -> impl Strategy<Value = Mesh> {
                     }
                 }
             }
-            // colours follow the uvs (so duplicates stay duplicates): keys of 3 to 16 words
+            // colours follow the uvs (so duplicates stay duplicates)
             let colors = uv.as_ref().map(|u: &Vec<glam::Vec2>| {
                 u.iter()
                     .map(|t| glam::Vec4::new(t.x, 0.5, t.y, 1.0))
                     .collect()
             });
+            // a second uv set on even seeds, from the first too: keys of up to 18 words
+            let uvs1 = uv
+                .as_ref()
+                .filter(|_| seed % 2 == 0)
+                .map(|u| u.iter().map(|t| Vec2::new(t.y, -t.x)).collect());
             Mesh {
                 name: "random".into(),
                 positions,
                 normals: nrm,
                 uvs: uv,
+                uvs1,
                 colors,
                 tangents,
                 indices,

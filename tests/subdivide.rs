@@ -213,7 +213,9 @@ fn attributes_follow_the_new_vertices() {
         p.z += 0.05 * (5.0 * i as f32).cos();
     }
     let affine = |p: Vec3| Vec2::new(0.5 * p.x + 0.25 * p.z + 0.5, 2.0 * p.z - p.x);
+    let affine1 = |p: Vec3| Vec2::new(p.z - 0.5 * p.x, 3.0 * p.x + 1.0);
     m.uvs = Some(m.positions.iter().map(|&p| affine(p)).collect());
+    m.uvs1 = Some(m.positions.iter().map(|&p| affine1(p)).collect());
     let n = m.positions.len();
     m.colors = Some((0..n).map(|i| Vec4::splat(i as f32 / n as f32)).collect());
     m.tangents = Some(vec![Vec4::new(1.0, 0.0, 0.0, -1.0); n]);
@@ -233,6 +235,12 @@ fn attributes_follow_the_new_vertices() {
             "{p}: {q} against {}",
             affine(*p)
         );
+    }
+    // and so does the second set, by its own function
+    let uv1 = s.uvs1.as_ref().unwrap();
+    assert_eq!(uv1.len(), v);
+    for (p, q) in s.positions.iter().zip(uv1) {
+        assert!((affine1(*p) - *q).length() < 1e-5, "{p}: {q}");
     }
     // vertex colours: level 1's edge vertex of old vertices a and b carries their mean
     let one = subdivide(&m, levels(1));
@@ -342,6 +350,14 @@ fn gpu_subdivision_equals_the_cpu() {
             .collect(),
     );
     g.colors = Some((0..n).map(|i| Vec4::splat(i as f32 / n as f32)).collect());
+    meshes.push(g.clone());
+    // a second uv set rides beside the first on the device
+    g.name = "grid with two uv sets".into();
+    g.uvs1 = Some(
+        (0..n)
+            .map(|i| Vec2::new(1.0 - i as f32 * 0.03, 0.5))
+            .collect(),
+    );
     meshes.push(g);
     if let Some(dir) = common::meshes() {
         for f in ["stanford-bunny.obj", "fandisk.obj", "cow.obj"] {
@@ -377,6 +393,7 @@ fn gpu_subdivision_equals_the_cpu() {
                 );
             }
             assert_eq!(g.uvs, c.uvs, "{what}");
+            assert_eq!(g.uvs1, c.uvs1, "{what}");
             assert_eq!(g.colors, c.colors, "{what}");
         }
     }

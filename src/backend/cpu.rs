@@ -28,6 +28,8 @@ pub struct CpuMesh {
     pub colors: Option<Arc<[glam::Vec4]>>,
     /// tangents, for normal maps
     pub tangents: Option<Arc<[glam::Vec4]>>,
+    /// the second uv set, for materials whose textures read two
+    pub uvs1: Option<Arc<[glam::Vec2]>>,
 }
 
 /// The CPU backend with one vertex shader.
@@ -63,6 +65,7 @@ impl Api for CpuApi {
         let vertices: Arc<[VertexIn]> = VertexIn::from_mesh(m).into();
         let colors = m.colors.as_deref().map(Arc::from);
         let tangents = m.tangents.as_deref().map(Arc::from);
+        let uvs1 = m.uvs1.as_deref().map(Arc::from);
         let indices = std::mem::take(&mut m.indices);
         let batches = match layout.batches {
             Some((mi, mv)) => Some(Batches::build(&indices, vertices.len(), mi, mv)?),
@@ -76,6 +79,7 @@ impl Api for CpuApi {
             faces,
             colors,
             tangents,
+            uvs1,
         })
     }
 
@@ -112,6 +116,7 @@ impl Api for CpuApi {
             faces,
             colors: mesh.colors.clone(),
             tangents: mesh.tangents.clone(),
+            uvs1: mesh.uvs1.clone(),
         })
     }
 
@@ -177,6 +182,7 @@ impl Api for CpuApi {
                 faces: d.mesh.faces.as_deref(),
                 material: d.material,
                 colors: d.mesh.colors.as_deref(),
+                uvs1: d.mesh.uvs1.as_deref(),
                 tangents: d
                     .mesh
                     .tangents

@@ -76,6 +76,7 @@ impl Api for CudaApi {
         let floats = |a: &[glam::Vec4]| -> Vec<f32> { bytemuck::cast_slice(a).to_vec() };
         let colors = mesh.colors().map(floats);
         let tangents = mesh.tangents().map(floats);
+        let uvs1: Option<Vec<f32>> = mesh.uvs1().map(|u| bytemuck::cast_slice(u).to_vec());
         let mut dm = match mesh.take_device() {
             Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
             None => {
@@ -110,6 +111,9 @@ impl Api for CudaApi {
         }
         if let Some(t) = tangents {
             dm.tangents = Some(Arc::new(self.gpu.upload(&t, "tangents")?));
+        }
+        if let Some(u) = uvs1 {
+            dm.uvs1 = Some(Arc::new(self.gpu.upload(&u, "second texture coordinates")?));
         }
         Ok(dm)
     }
@@ -201,6 +205,7 @@ impl Api for CudaApi {
                     .tangents
                     .as_deref()
                     .map(|t| (&*d.mesh.indices, t, d.model)),
+                uvs1: d.mesh.uvs1.as_deref().map(|u| (&*d.mesh.indices, u)),
                 mirrored: crate::raster::mirrors(d.model),
             })
             .collect();

@@ -373,14 +373,24 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 .and_then(|a| read_floats::<3>(a, data, false))
                 .map(|v| v.into_iter().map(Vec3::from_array).collect::<Vec<_>>())
                 .filter(|v| v.len() == positions.len());
-            // (the uv set the material's textures read: TEXCOORD_0 unless they all read another)
-            let set = materials.uv_set(&prim.material());
-            let uvs = prim
-                .get(&gltf::Semantic::TexCoords(set))
-                // (the core specification's integer uvs are normalized, whatever the file says)
-                .and_then(|a| read_floats::<2>(a, data, !quantized))
-                .map(|v| v.into_iter().map(Vec2::from_array).collect::<Vec<_>>())
-                .filter(|v| v.len() == positions.len());
+            // (the uv sets the material's textures read: the base colour's, and a second one
+            // where another texture reads another)
+            let (set, second) = materials.uv_sets(&prim.material());
+            let read_uvs = |set: u32| {
+                prim.get(&gltf::Semantic::TexCoords(set))
+                    // (the core specification's integer uvs are normalized, whatever the file
+                    // says)
+                    .and_then(|a| read_floats::<2>(a, data, !quantized))
+                    .map(|v| v.into_iter().map(Vec2::from_array).collect::<Vec<_>>())
+                    .filter(|v| v.len() == positions.len())
+            };
+            let mut uvs = read_uvs(set);
+            let uvs1 = second.and_then(read_uvs);
+            if let (Some(second), None) = (second, &uvs1) {
+                out.notes.push(format!(
+                    "{file}: {loc} has textures that read TEXCOORD_{second} but no such coordinates: each is read at (0, 0) only"
+                ));
+            }
             let colors = reader
                 .read_colors(0)
                 .map(|it| it.into_rgba_f32().map(Vec4::from_array).collect::<Vec<_>>())
@@ -402,6 +412,10 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 out.notes.push(format!(
                     "{file}: {loc} has textures but no TEXCOORD_{set}: each is read at (0, 0) only"
                 ));
+            }
+            // (a second set goes beside a first: a mesh without the first reads it as zeros)
+            if uvs1.is_some() && uvs.is_none() {
+                uvs = Some(vec![Vec2::ZERO; positions.len()]);
             }
             // tangents matter only to a normal map: read for a material with one
             let mut tangents = material
@@ -490,6 +504,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                 positions,
                 normals,
                 uvs,
+                uvs1,
                 colors,
                 tangents,
                 indices,

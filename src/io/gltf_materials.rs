@@ -74,7 +74,7 @@ impl<'a> Materials<'a> {
     }
 
     /// A texture use whose KHR_texture_transform is among its extensions `others` (normal and
-    /// occlusion textures): its reference, or none where it reads a uv set other than the first.
+    /// occlusion textures): its reference, or none where it reads a third uv set.
     fn json_transformed_ref(
         &mut self,
         m: &gltf::Material,
@@ -86,18 +86,20 @@ impl<'a> Materials<'a> {
     ) -> Result<Option<TextureRef>, IoError> {
         let t = self.extension_transform(m, slot, others)?;
         let set = t.and_then(|t| t.tex_coord).unwrap_or(set);
-        if !self.reads_material_uvs(m, slot, set) {
+        let Some(uv) = self.uv_slot(m, slot, set) else {
             return Ok(None);
-        }
+        };
         let transform = t.map(|t| matrix(t.offset, t.rotation, t.scale));
-        Ok(Some(self.texture_ref(texture, false, transform, scale)?))
+        Ok(Some(
+            self.texture_ref(texture, false, transform, scale, uv)?,
+        ))
     }
 
-    /// The uv set the primitives of material `m` are loaded with: the one every texture of the
-    /// material reads (a material may draw all its textures from TEXCOORD_1), else the base
-    /// colour's, else TEXCOORD_0. rxpipe carries one uv set a vertex; a texture that reads
-    /// another set than the material's is left out ([`Materials::reads_material_uvs`]).
-    pub fn uv_set(&self, m: &gltf::Material) -> u32 {
+    /// The uv sets (TEXCOORD_n) the primitives of material `m` are loaded with: the base
+    /// colour texture's (else the first texture's, else 0) as the mesh's `uvs`, and the first
+    /// other set a texture of the material reads (metallic-roughness, normal, occlusion,
+    /// emissive in that order) as its `uvs1`.
+    pub fn uv_sets(&self, m: &gltf::Material) -> (u32, Option<u32>) {
         let pbr = m.pbr_metallic_roughness();
         let json = m.index().map(|i| &self.doc.as_json().materials[i]);
         // (normal and occlusion textures: KHR_texture_transform's texCoord from the JSON; a
@@ -108,15 +110,18 @@ impl<'a> Materials<'a> {
                 .flatten()
                 .and_then(|t| t.tex_coord)
         };
-        let base = pbr.base_color_texture().map(|i| uv_set(&i));
+        // (in the order their sets are taken: where three are read, the last ones' lose)
         let mut sets: Vec<u32> = [
-            base,
+            pbr.base_color_texture().map(|i| uv_set(&i)),
             pbr.metallic_roughness_texture().map(|i| uv_set(&i)),
-            m.emissive_texture().map(|i| uv_set(&i)),
         ]
         .into_iter()
         .flatten()
         .collect();
+        if let Some(sg) = m.pbr_specular_glossiness() {
+            sets.extend(sg.diffuse_texture().map(|i| uv_set(&i)));
+            sets.extend(sg.specular_glossiness_texture().map(|i| uv_set(&i)));
+        }
         if let Some(n) = m.normal_texture() {
             let ext = json.and_then(|j| j.normal_texture.as_ref()?.extensions.as_ref());
             sets.push(json_set("normal", ext.map(|e| &e.others)).unwrap_or(n.tex_coord()));
@@ -125,30 +130,35 @@ impl<'a> Materials<'a> {
             let ext = json.and_then(|j| j.occlusion_texture.as_ref()?.extensions.as_ref());
             sets.push(json_set("occlusion", ext.map(|e| &e.others)).unwrap_or(o.tex_coord()));
         }
-        if let Some(sg) = m.pbr_specular_glossiness() {
-            sets.extend(sg.diffuse_texture().map(|i| uv_set(&i)));
-            sets.extend(sg.specular_glossiness_texture().map(|i| uv_set(&i)));
-        }
-        match sets.first() {
-            Some(&s) if sets.iter().all(|&t| t == s) => s,
-            _ => base.unwrap_or(0),
-        }
+        sets.extend(m.emissive_texture().map(|i| uv_set(&i)));
+        // (the diffuse texture of specular-glossiness replaces the base colour's)
+        let base = match m.pbr_specular_glossiness() {
+            Some(sg) => sg.diffuse_texture().map(|i| uv_set(&i)),
+            None => pbr.base_color_texture().map(|i| uv_set(&i)),
+        };
+        let first = base.or(sets.first().copied()).unwrap_or(0);
+        (first, sets.into_iter().find(|&s| s != first))
     }
 
-    /// Whether material `m`'s `slot` texture reads the uv set its primitives are loaded with
-    /// ([`Materials::uv_set`]); when it reads another, a note says that the texture is left out
-    /// (sampled at the wrong uvs, it would draw a pattern its author never made).
-    fn reads_material_uvs(&mut self, m: &gltf::Material, slot: &str, set: u32) -> bool {
-        let loaded = self.uv_set(m);
-        if set == loaded {
-            return true;
+    /// Which of the mesh's uv sets ([`Materials::uv_sets`]) material `m`'s `slot` texture reads
+    /// (TEXCOORD_`set`); none, with a note saying the texture is left out, where the material's
+    /// textures read more than two sets (sampled at the wrong uvs, it would draw a pattern its
+    /// author never made).
+    fn uv_slot(&mut self, m: &gltf::Material, slot: &str, set: u32) -> Option<usize> {
+        let (first, second) = self.uv_sets(m);
+        if set == first {
+            return Some(0);
+        }
+        if Some(set) == second {
+            return Some(1);
         }
         self.notes.push(format!(
-            "{}: {}: its {slot} texture reads TEXCOORD_{set}, and its other textures TEXCOORD_{loaded}; rxpipe reads one uv set a material: the texture is left out",
+            "{}: {}: its {slot} texture reads TEXCOORD_{set}, and its other textures TEXCOORD_{first} and TEXCOORD_{}; rxpipe reads two uv sets a material: the texture is left out",
             self.file,
             material_place(m),
+            second.unwrap_or(first),
         ));
-        false
+        None
     }
 
     fn err(&self, location: String, message: String) -> IoError {
@@ -181,21 +191,21 @@ impl<'a> Materials<'a> {
             ..Default::default()
         };
         if let Some(i) = pbr.base_color_texture() {
-            if self.reads_material_uvs(&m, "base colour", uv_set(&i)) {
+            if let Some(uv) = self.uv_slot(&m, "base colour", uv_set(&i)) {
                 out.base_color_texture =
-                    Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
+                    Some(self.texture_ref(i.texture(), true, transform(&i), 1.0, uv)?);
             }
         }
         if let Some(i) = pbr.metallic_roughness_texture() {
-            if self.reads_material_uvs(&m, "metallic-roughness", uv_set(&i)) {
+            if let Some(uv) = self.uv_slot(&m, "metallic-roughness", uv_set(&i)) {
                 out.metallic_roughness_texture =
-                    Some(self.texture_ref(i.texture(), false, transform(&i), 1.0)?);
+                    Some(self.texture_ref(i.texture(), false, transform(&i), 1.0, uv)?);
             }
         }
         if let Some(i) = m.emissive_texture() {
-            if self.reads_material_uvs(&m, "emissive", uv_set(&i)) {
+            if let Some(uv) = self.uv_slot(&m, "emissive", uv_set(&i)) {
                 out.emissive_texture =
-                    Some(self.texture_ref(i.texture(), true, transform(&i), 1.0)?);
+                    Some(self.texture_ref(i.texture(), true, transform(&i), 1.0, uv)?);
             } else if out.emissive != glam::Vec3::ZERO {
                 // the factor scales the texture: alone it would light the whole surface (a
                 // white glow where the author painted a few lamps), so the material keeps no
@@ -345,16 +355,16 @@ impl<'a> Materials<'a> {
         use super::gltf_specgloss::{convert_material, Converted, Source};
         let diffuse = sg
             .diffuse_texture()
-            .filter(|i| self.reads_material_uvs(m, "diffuse", uv_set(i)));
+            .and_then(|i| Some((self.uv_slot(m, "diffuse", uv_set(&i))?, i)));
         let mut glossy = sg
             .specular_glossiness_texture()
-            .filter(|i| self.reads_material_uvs(m, "specular-glossiness", uv_set(i)));
+            .and_then(|i| Some((self.uv_slot(m, "specular-glossiness", uv_set(&i))?, i)));
         // the conversion reads both at one place: a second texture placed differently is left
         // out (its factors stay)
         if let (Some(d), Some(g)) = (&diffuse, &glossy) {
-            if transform(d) != transform(g) {
+            if transform(&d.1) != transform(&g.1) || d.0 != g.0 {
                 self.notes.push(format!(
-                    "{}: {}: its diffuse and specular-glossiness textures have different texture transforms, which the conversion to metallic-roughness cannot combine: the specular-glossiness texture is left out",
+                    "{}: {}: its diffuse and specular-glossiness textures have different texture transforms or uv sets, which the conversion to metallic-roughness cannot combine: the specular-glossiness texture is left out",
                     self.file,
                     material_place(m)
                 ));
@@ -362,11 +372,11 @@ impl<'a> Materials<'a> {
             }
         }
         let diffuse_image = match &diffuse {
-            Some(i) => Some(self.texture_image(&i.texture())?),
+            Some((_, i)) => Some(self.texture_image(&i.texture())?),
             None => None,
         };
         let glossy_image = match &glossy {
-            Some(i) => Some(self.texture_image(&i.texture())?),
+            Some((_, i)) => Some(self.texture_image(&i.texture())?),
             None => None,
         };
         fn view(img: &Option<Arc<(u32, u32, Vec<u8>)>>) -> Option<(u32, u32, &[u8])> {
@@ -408,7 +418,7 @@ impl<'a> Materials<'a> {
                 base,
                 metallic_roughness,
             } => {
-                let info = diffuse.as_ref().or(glossy.as_ref()).expect("a texture");
+                let (uv_set, info) = diffuse.as_ref().or(glossy.as_ref()).expect("a texture");
                 let s = sampler(info.texture().sampler());
                 let place = material_place(m);
                 let texture = |what: &str, texels: &[u8], srgb: bool| {
@@ -424,6 +434,7 @@ impl<'a> Materials<'a> {
                         texture: Arc::new(t),
                         transform: transform(info),
                         scale: 1.0,
+                        uv_set: *uv_set,
                     })
                     .map_err(|e| self.err(place.clone(), e.to_string()))
                 };
@@ -451,11 +462,13 @@ impl<'a> Materials<'a> {
         srgb: bool,
         transform: Option<[f32; 6]>,
         scale: f32,
+        uv_set: usize,
     ) -> Result<TextureRef, IoError> {
         Ok(TextureRef {
             texture: self.texture(t, srgb)?,
             transform,
             scale,
+            uv_set,
         })
     }
 

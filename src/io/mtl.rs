@@ -207,6 +207,7 @@ fn part(
                 uv
             }
         }),
+        uvs1: None,
         colors: mesh.colors.as_ref().map(|c| gather(c, &old_of)),
         indices,
         base_color: mesh.base_color,

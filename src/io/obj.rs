@@ -227,6 +227,7 @@ pub fn parse_with_materials(
             indices: indices.iter().map(|&i| remap[i as usize]).collect(),
             base_color: None,
             colors: colors_of(&col, 0..pos.len()),
+            uvs1: None,
             tangents: None,
             material: None,
         }
@@ -261,6 +262,7 @@ pub fn parse_with_materials(
             indices,
             base_color: None,
             colors: colors_of(&col, corners.iter().map(|c| c.0 as usize)),
+            uvs1: None,
             tangents: None,
             material: None,
         }

@@ -471,6 +471,7 @@ fn read_elements(
         indices,
         base_color: None,
         colors: (!colors.is_empty()).then_some(colors),
+        uvs1: None,
         tangents: None,
         material: None,
     };
@@ -504,6 +505,7 @@ fn with_face_colors(mesh: &Mesh, colors: &[glam::Vec4], file: &str) -> Result<Me
         positions: each(&mesh.positions, &mesh.indices),
         normals: mesh.normals.as_deref().map(|a| each(a, &mesh.indices)),
         uvs: mesh.uvs.as_deref().map(|a| each(a, &mesh.indices)),
+        uvs1: mesh.uvs1.as_deref().map(|a| each(a, &mesh.indices)),
         indices: (0..corners as u32).collect(),
         base_color: None,
         colors: Some(colors.iter().flat_map(|&c| [c; 3]).collect()),

@@ -38,6 +38,9 @@ pub struct TextureRef {
     pub texture: Arc<Texture>,
     pub transform: Option<[f32; 6]>,
     pub scale: f32,
+    /// the mesh's uv set it reads: 0 [`crate::Mesh::uvs`], 1 [`crate::Mesh::uvs1`] (a mesh
+    /// without that set reads its first)
+    pub uv_set: usize,
 }
 
 impl TextureRef {
@@ -47,6 +50,7 @@ impl TextureRef {
             texture,
             transform: None,
             scale: 1.0,
+            uv_set: 0,
         }
     }
 
@@ -77,11 +81,13 @@ impl TextureRef {
     }
 
     /// Whether `self` and `other` sample alike: alike textures ([`texture::Texture::alike`])
-    /// under the same transform, so that the same coordinates choose the same levels and texel
+    /// read through the same uv set and transform, so that the same coordinates choose the same levels and texel
     /// places in both (what lets the fragment stage, on the CPU and the GPU, sample them
     /// together).
     pub fn samples_alike(&self, other: &TextureRef) -> bool {
-        self.transform == other.transform && self.texture.alike(&other.texture)
+        self.uv_set == other.uv_set
+            && self.transform == other.transform
+            && self.texture.alike(&other.texture)
     }
 
     /// [`TextureRef::sample`] of eight pixels ([`Texture::sample_lanes`], the alpha where

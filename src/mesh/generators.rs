@@ -69,6 +69,7 @@ pub fn icosphere(level: u32) -> Mesh {
         indices,
         base_color: None,
         colors: None,
+        uvs1: None,
         tangents: None,
         material: None,
     }
@@ -111,6 +112,7 @@ pub fn torus(major: f32, minor: f32, segments: u32, sides: u32) -> Mesh {
         indices,
         base_color: None,
         colors: None,
+        uvs1: None,
         tangents: None,
         material: None,
     }
@@ -146,6 +148,7 @@ pub fn grid(nx: u32, nz: u32) -> Mesh {
         indices,
         base_color: None,
         colors: None,
+        uvs1: None,
         tangents: None,
         material: None,
     }

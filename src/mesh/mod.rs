@@ -63,6 +63,10 @@ pub struct Mesh {
     pub positions: Vec<Vec3>,
     pub normals: Option<Vec<Vec3>>,
     pub uvs: Option<Vec<Vec2>>,
+    /// A second texture coordinate set, for materials whose textures read two (glTF: a base
+    /// colour on TEXCOORD_0 and an emissive map on TEXCOORD_1). A texture reads this set where
+    /// its [`crate::material::TextureRef::uv_set`] is 1. Present only beside `uvs`.
+    pub uvs1: Option<Vec<Vec2>>,
     /// Three indices per triangle, counter-clockwise front faces.
     pub indices: Vec<u32>,
     /// Base colour (linear RGBA) where the source gives one (glTF materials).
@@ -98,6 +102,7 @@ impl Mesh {
         let per_vertex = 12
             + self.normals.as_ref().map_or(0, |_| 12)
             + self.uvs.as_ref().map_or(0, |_| 8)
+            + self.uvs1.as_ref().map_or(0, |_| 8)
             + self.colors.as_ref().map_or(0, |_| 16)
             + self.tangents.as_ref().map_or(0, |_| 16);
         n * per_vertex + 4 * self.indices.len()
@@ -139,6 +144,17 @@ impl Mesh {
         }
         if let Some(uv) = &self.uvs {
             check_len("uvs", uv.len())?;
+        }
+        if let Some(uv) = &self.uvs1 {
+            check_len("uvs1", uv.len())?;
+            if self.uvs.is_none() {
+                return Err(MeshError::AttributeLength {
+                    mesh: self.name.clone(),
+                    attribute: "uvs (beside uvs1)",
+                    len: 0,
+                    vertices: n,
+                });
+            }
         }
         if let Some(c) = &self.colors {
             check_len("colors", c.len())?;
@@ -230,6 +246,9 @@ impl Mesh {
         if let Some(uv) = &mut self.uvs {
             *uv = gather(uv, old_of);
         }
+        if let Some(uv) = &mut self.uvs1 {
+            *uv = gather(uv, old_of);
+        }
         if let Some(c) = &mut self.colors {
             *c = gather(c, old_of);
         }
@@ -263,6 +282,7 @@ impl Mesh {
         }
         merge(&mut self.normals, &other.normals, n0, n1, Vec3::ZERO);
         merge(&mut self.uvs, &other.uvs, n0, n1, Vec2::ZERO);
+        merge(&mut self.uvs1, &other.uvs1, n0, n1, Vec2::ZERO);
         merge(&mut self.colors, &other.colors, n0, n1, Vec4::ONE);
         merge(&mut self.tangents, &other.tangents, n0, n1, Vec4::ZERO);
         self.positions.extend_from_slice(&other.positions);

@@ -45,6 +45,15 @@ impl DeviceAttributes {
     }
 }
 
+/// The attributes of a mesh that stay on the host while GPU stages work on it (the draw reads
+/// them per source vertex): vertex colours, tangents, the second uv set.
+#[derive(Debug, Clone, Default)]
+pub struct HostAttributes {
+    pub colors: Option<Vec<glam::Vec4>>,
+    pub tangents: Option<Vec<glam::Vec4>>,
+    pub uvs1: Option<Vec<glam::Vec2>>,
+}
+
 /// One object's mesh while it passes through the stages.
 pub struct WorkingMesh {
     host: Mesh,
@@ -84,16 +93,23 @@ impl WorkingMesh {
         self.host.tangents.as_deref().filter(|t| t.len() == n)
     }
 
-    /// Whether the mesh has host-only attributes (colours, tangents) that follow its vertices.
-    pub fn has_host_attributes(&self) -> bool {
-        self.colors().is_some() || self.tangents().is_some()
+    /// The second uv set, where it still belongs to the vertices (as [`WorkingMesh::colors`]).
+    pub fn uvs1(&self) -> Option<&[glam::Vec2]> {
+        let n = self.vertex_count();
+        self.host.uvs1.as_deref().filter(|t| t.len() == n)
     }
 
-    /// Re-maps the vertex colours and tangents through `corners` (new vertex `i` takes old vertex
+    /// Whether the mesh has host-only attributes (colours, tangents, a second uv set) that
+    /// follow its vertices.
+    pub fn has_host_attributes(&self) -> bool {
+        self.colors().is_some() || self.tangents().is_some() || self.uvs1().is_some()
+    }
+
+    /// Re-maps the host-only attributes through `corners` (new vertex `i` takes old vertex
     /// `corners[i]`'s) for a stage that rebuilt the vertices on the device (flat normals: one
     /// vertex per triangle corner). They stay on the host, where the draw reads them.
     pub fn remap_host_attributes(&mut self, corners: &[u32]) {
-        fn remap(a: &mut Option<Vec<glam::Vec4>>, corners: &[u32], none: glam::Vec4) {
+        fn remap<T: Copy>(a: &mut Option<Vec<T>>, corners: &[u32], none: T) {
             if let Some(c) = a.as_ref() {
                 let remapped = corners
                     .iter()
@@ -104,17 +120,24 @@ impl WorkingMesh {
         }
         remap(&mut self.host.colors, corners, glam::Vec4::ONE);
         remap(&mut self.host.tangents, corners, glam::Vec4::ZERO);
+        remap(&mut self.host.uvs1, corners, glam::Vec2::ZERO);
     }
 
-    /// Replaces the host-side vertex colours and tangents (a GPU stage that made new vertices
-    /// computes theirs on the host; they must have one value per vertex of the current side).
-    pub fn set_host_attributes(
-        &mut self,
-        colors: Option<Vec<glam::Vec4>>,
-        tangents: Option<Vec<glam::Vec4>>,
-    ) {
-        self.host.colors = colors;
-        self.host.tangents = tangents;
+    /// Replaces the host-only attributes (a GPU stage that made new vertices computes theirs on
+    /// the host; they must have one value per vertex of the current side).
+    pub fn set_host_attributes(&mut self, a: HostAttributes) {
+        self.host.colors = a.colors;
+        self.host.tangents = a.tangents;
+        self.host.uvs1 = a.uvs1;
+    }
+
+    /// The host-only attributes that still belong to the vertices, copied.
+    pub fn host_attributes(&self) -> HostAttributes {
+        HostAttributes {
+            colors: self.colors().map(<[_]>::to_vec),
+            tangents: self.tangents().map(<[_]>::to_vec),
+            uvs1: self.uvs1().map(<[_]>::to_vec),
+        }
     }
 
     /// The patching of the index buffer as it is now, when the patch order made one.
@@ -195,7 +218,7 @@ impl WorkingMesh {
             let gpu_err = || GpuError::Limit("the mesh is on no side".into());
             let d = self.device.as_ref().ok_or_else(gpu_err)?;
             let mut m = std::mem::take(&mut self.host);
-            let had = (m.colors.is_some(), m.tangents.is_some());
+            let had = (m.colors.is_some(), m.tangents.is_some(), m.uvs1.is_some());
             download(d, &mut m)?;
             self.host = m;
             self.host_current = true;
@@ -203,6 +226,11 @@ impl WorkingMesh {
             for (had, has, what) in [
                 (had.0, self.host.colors.is_some(), "vertex colours"),
                 (had.1, self.host.tangents.is_some(), "tangents"),
+                (
+                    had.2,
+                    self.host.uvs1.is_some(),
+                    "second texture coordinates",
+                ),
             ] {
                 if had && !has {
                     self.moves.push(format!(
@@ -305,13 +333,16 @@ fn download(d: &DeviceAttributes, m: &mut Mesh) -> Result<(), GpuError> {
         None => None,
     };
     m.indices = get(&stream, &d.indices, d.index_count)?;
-    // vertex colours and tangents stay on the host (the GPU stages keep every vertex in place,
+    // vertex colours, tangents and second uvs stay on the host (the GPU stages keep every vertex in place,
     // or they change the vertex count, and then these no longer belong to the vertices)
     if m.colors.as_ref().is_some_and(|c| c.len() != n) {
         m.colors = None;
     }
     if m.tangents.as_ref().is_some_and(|t| t.len() != n) {
         m.tangents = None;
+    }
+    if m.uvs1.as_ref().is_some_and(|t| t.len() != n) {
+        m.uvs1 = None;
     }
     stream.synchronize().ctx("waiting for the GPU")
 }

@@ -120,6 +120,9 @@ pub struct GpuDraw<'a> {
     /// tangents for the material's normal map: the mesh's indices (as for the colours), four
     /// floats per vertex (xyz and the bitangent's sign) and the object's model matrix
     pub tangents: Option<(&'a CudaSlice<u32>, &'a CudaSlice<f32>, glam::Mat4)>,
+    /// the second uv set for the textures that read it: the mesh's indices (as for the
+    /// colours), two floats per vertex
+    pub uvs1: Option<(&'a CudaSlice<u32>, &'a CudaSlice<f32>)>,
     /// the model matrix mirrors: culling and two-sided shading take clockwise as the front (as
     /// the CPU's [`super::Draw::mirrored`])
     pub mirrored: bool,
@@ -151,13 +154,15 @@ struct Kernels {
 /// What a frame's material path needs beyond the plain raster module's: mesh tangents (a draw
 /// with them has a normal map; kernels/material.cuh, RXM_TANGENTS), and a dielectric
 /// reflectance or specular weight of a material's own (KHR_materials_ior and _specular,
-/// RXM_SPECULAR), and a clear coat (KHR_materials_clearcoat, RXM_CLEARCOAT). The raster module
-/// is built for each combination a frame needs.
+/// RXM_SPECULAR), a clear coat (KHR_materials_clearcoat, RXM_CLEARCOAT), and a texture that
+/// reads a mesh's second uv set (RXM_UV1). The raster module is built for each combination a
+/// frame needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 struct Variant {
     tangents: bool,
     specular: bool,
     clearcoat: bool,
+    uv1: bool,
 }
 
 impl Variant {
@@ -174,6 +179,11 @@ impl Variant {
             clearcoat: draws
                 .iter()
                 .any(|d| d.material.is_some_and(|m| m.clearcoat > 0.0)),
+            uv1: draws.iter().any(|d| {
+                d.uvs1.is_some()
+                    && d.material
+                        .is_some_and(|m| m.textures().any(|t| t.uv_set == 1))
+            }),
         }
     }
 }
@@ -189,6 +199,9 @@ fn raster_module(gpu: &Gpu, v: Variant) -> Result<Arc<cudarc::driver::CudaModule
     }
     if v.clearcoat {
         defines.push(("RXM_CLEARCOAT", "1".to_string()));
+    }
+    if v.uv1 {
+        defines.push(("RXM_UV1", "1".to_string()));
     }
     gpu.module(
         "raster",
@@ -687,11 +700,13 @@ impl CudaRaster {
                 }),
                 None => -1,
             };
-            // the mesh's indices, for the vertex colours, tangents or shading-rate counts
+            // the mesh's indices, for the vertex colours, tangents, second uvs or shading-rate
+            // counts
             let indices = d
                 .colors
                 .map(|(i, _)| i)
                 .or(d.tangents.map(|(i, _, _)| i))
+                .or(d.uvs1.map(|(i, _)| i))
                 .or(d.rate.map(|(m, _)| &*m.indices));
             let frame = d
                 .tangents
@@ -724,6 +739,8 @@ impl CudaRaster {
                 ntangents: frame.map_or(0, |(t, _)| t.len() as u64 / 4),
                 to_world: frame.map_or([0.0; 9], |(_, (m, _))| m.to_cols_array()),
                 handedness: frame.map_or(1.0, |(_, (_, h))| h),
+                uvs1: d.uvs1.map_or(0, |(_, u)| addr(u.device_ptr(&stream))),
+                nuvs1: d.uvs1.map_or(0, |(_, u)| u.len() as u64 / 2),
             });
             base += d.triangles as u32;
         }

@@ -43,7 +43,8 @@ struct TexUse {
     scale: f32,
     transformed: i32,
     m: [f32; 6],
-    pad: f32,
+    /// the mesh's uv set it reads (0 or 1)
+    uv_set: i32,
 }
 
 /// `RxpMaterial`
@@ -93,6 +94,9 @@ pub(super) struct DrawDesc {
     /// the model matrix's linear part, by columns
     pub to_world: [f32; 9],
     pub handedness: f32,
+    /// the mesh's second uvs (two floats per vertex; 0: none) and how many vertices they cover
+    pub uvs1: u64,
+    pub nuvs1: u64,
 }
 
 /// `RxpLight`
@@ -311,14 +315,14 @@ fn tex_use(t: &Option<TextureRef>, known: &HashMap<usize, i32>) -> TexUse {
             scale: t.scale,
             transformed: t.transform.is_some() as i32,
             m: t.transform.unwrap_or([1.0, 0.0, 0.0, 1.0, 0.0, 0.0]),
-            pad: 0.0,
+            uv_set: t.uv_set.min(1) as i32,
         },
         None => TexUse {
             texture: -1,
             scale: 1.0,
             transformed: 0,
             m: [1.0, 0.0, 0.0, 1.0, 0.0, 0.0],
-            pad: 0.0,
+            uv_set: 0,
         },
     }
 }
@@ -403,7 +407,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<TextureDesc>(), 16);
         assert_eq!(std::mem::size_of::<TexUse>(), 40);
         assert_eq!(std::mem::size_of::<MaterialDesc>(), 48 + 5 * 40 + 16 + 8);
-        assert_eq!(std::mem::size_of::<DrawDesc>(), 152);
+        assert_eq!(std::mem::size_of::<DrawDesc>(), 168);
         assert_eq!(std::mem::size_of::<LightDesc>(), 56);
         assert_eq!(std::mem::size_of::<Tables>(), 64);
     }

@@ -65,9 +65,11 @@ impl Lights {
 struct Surface {
     world: Vec3,
     normal: Vec3,
-    uv: Vec2,
-    duv_dx: Vec2,
-    duv_dy: Vec2,
+    /// each uv set's coordinates and their derivatives ([`TextureRef::uv_set`] indexes them;
+    /// the second is the first's where the draw has one set)
+    uv: [Vec2; 2],
+    duv_dx: [Vec2; 2],
+    duv_dy: [Vec2; 2],
     color: Rgba,
     /// the tangent and bitangent (unnormalised): the mesh's, or the triangle's from its uvs (zero
     /// when they are degenerate)
@@ -81,14 +83,16 @@ pub(super) struct Corners<'a> {
     /// barycentric k at a point p of the screen is p . edges[k] over their sum
     edges: [Vec3; 3],
     uv: [Vec2; 3],
+    /// the corners' second uvs where the draw has them
+    uv1: Option<[Vec2; 3]>,
     world: [Vec3; 3],
     normal: [Vec3; 3],
     /// the corners' vertex colours where the draw has them
     colors: Option<[Vec4; 3]>,
     /// the corners' tangents where a normal map wants the mesh's
     tangents: Option<([Vec4; 3], &'a Tangents<'a>)>,
-    /// the triangle's tangent frame from its uvs where a normal map wants one and the mesh has
-    /// no tangents, else zero
+    /// the triangle's tangent frame from the normal map's uvs where it wants one and the mesh
+    /// has no tangents, else zero
     frame: (Vec3, Vec3),
 }
 
@@ -113,20 +117,39 @@ impl<'a> Corners<'a> {
             })
         };
         let uv = v.map(|v| v.uv);
+        let uv1 = d.uvs1.map(|u1| {
+            idx.map(|i| {
+                g.sources
+                    .get(i as usize)
+                    .and_then(|&s| u1.get(s as usize))
+                    .copied()
+                    .unwrap_or_default()
+            })
+        });
         let world = v.map(|v| v.world);
         let tangents = d
             .tangents
             .as_ref()
             .filter(|_| with_tangents)
             .map(|t| (corners(t.values, Vec4::ZERO), t));
+        // (the frame follows the uv set the normal map reads)
+        let normal_set = d
+            .material
+            .and_then(|m| m.normal_texture.as_ref())
+            .map_or(0, |t| t.uv_set);
+        let frame_uv = match uv1 {
+            Some(u1) if normal_set == 1 => u1,
+            _ => uv,
+        };
         Corners {
             edges,
             uv,
+            uv1,
             world,
             normal: v.map(|v| v.normal),
             colors: d.colors.map(|c| corners(c, Vec4::ONE)),
             frame: if with_tangents {
-                uv_frame(world, uv)
+                uv_frame(world, frame_uv)
             } else {
                 (Vec3::ZERO, Vec3::ZERO)
             },
@@ -153,9 +176,10 @@ fn bary<T: Num>(e: &[Xyz<T>; 3], q: [T; 2]) -> Xyz<T> {
 struct SurfaceOf<T> {
     world: Xyz<T>,
     normal: Xyz<T>,
-    uv: [T; 2],
-    duv_dx: [T; 2],
-    duv_dy: [T; 2],
+    /// by uv set, as [`Surface`]'s
+    uv: [[T; 2]; 2],
+    duv_dx: [[T; 2]; 2],
+    duv_dy: [[T; 2]; 2],
     color: [T; 4],
     tangent: Xyz<T>,
     bitangent: Xyz<T>,
@@ -189,9 +213,9 @@ impl<'a> MaterialShader<'a> {
         Surface {
             world: f.world.into(),
             normal: f.normal.into(),
-            uv: Vec2::from_array(f.uv),
-            duv_dx: Vec2::from_array(f.duv_dx),
-            duv_dy: Vec2::from_array(f.duv_dy),
+            uv: [Vec2::from_array(f.uv[0]), Vec2::from_array(f.uv[1])],
+            duv_dx: [Vec2::from_array(f.duv_dx[0]), Vec2::from_array(f.duv_dx[1])],
+            duv_dy: [Vec2::from_array(f.duv_dy[0]), Vec2::from_array(f.duv_dy[1])],
             color: Rgba::new(f.color[0], f.color[1], f.color[2], f.color[3]),
             tangent: f.tangent.into(),
             bitangent: f.bitangent.into(),
@@ -268,12 +292,20 @@ impl<'a> MaterialShader<'a> {
             None => (frame_t, frame_b),
         };
         let minus = |a: [T; 2], b: [T; 2]| [a[0] - b[0], a[1] - b[1]];
+        let (dx, dy) = (minus(mix2(bx, &c.uv), uv), minus(mix2(by, &c.uv), uv));
+        let (uv1, dx1, dy1) = match &c.uv1 {
+            Some(u1) => {
+                let w = mix2(b, u1);
+                (w, minus(mix2(bx, u1), w), minus(mix2(by, u1), w))
+            }
+            None => (uv, dx, dy),
+        };
         SurfaceOf {
             world: mix3(b, &c.world),
             normal,
-            uv,
-            duv_dx: minus(mix2(bx, &c.uv), uv),
-            duv_dy: minus(mix2(by, &c.uv), uv),
+            uv: [uv, uv1],
+            duv_dx: [dx, dx1],
+            duv_dy: [dy, dy1],
             color,
             tangent,
             bitangent,
@@ -285,7 +317,8 @@ impl<'a> MaterialShader<'a> {
     fn base(&self, m: &Material, f: &Surface) -> Rgba {
         let mut base = Rgba::from(m.base_color) * f.color;
         if let Some(t) = &m.base_color_texture {
-            base = base * t.sample_rgba(f.uv, f.duv_dx, f.duv_dy);
+            let k = t.uv_set.min(1);
+            base = base * t.sample_rgba(f.uv[k], f.duv_dx[k], f.duv_dy[k]);
         }
         base
     }
@@ -556,10 +589,12 @@ fn sample_slots(m: &Material, f: &Surface) -> Texels {
     };
     for (out, t) in tex.iter_mut().zip(&p.alone) {
         if let Some(t) = t {
-            *out = t.sample_rgba(f.uv, f.duv_dx, f.duv_dy);
+            let k = t.uv_set.min(1);
+            *out = t.sample_rgba(f.uv[k], f.duv_dx[k], f.duv_dy[k]);
         }
     }
-    let (uv, dx, dy) = p.lead.coords(f.uv, f.duv_dx, f.duv_dy);
+    let k = p.lead.uv_set.min(1);
+    let (uv, dx, dy) = p.lead.coords(f.uv[k], f.duv_dx[k], f.duv_dy[k]);
     let mut got = [Rgba::ONE; SLOTS];
     Texture::sample_alike(&p.set[..p.n], uv, dx, dy, &mut got[..p.n]);
     for i in 0..p.n {
@@ -579,10 +614,12 @@ fn sample_slots_lanes<const WIDE: bool>(plan: Option<&SlotPlan>, f: &SurfaceLane
     };
     for (out, t) in tex.iter_mut().zip(&p.alone) {
         if let Some(t) = t {
-            *out = t.sample_lanes::<WIDE>(&f.uv, &f.duv_dx, &f.duv_dy, false);
+            let k = t.uv_set.min(1);
+            *out = t.sample_lanes::<WIDE>(&f.uv[k], &f.duv_dx[k], &f.duv_dy[k], false);
         }
     }
-    let (uv, dx, dy) = p.lead.coords_lanes(&f.uv, &f.duv_dx, &f.duv_dy);
+    let k = p.lead.uv_set.min(1);
+    let (uv, dx, dy) = p.lead.coords_lanes(&f.uv[k], &f.duv_dx[k], &f.duv_dy[k]);
     let mut got = [V4::default(); SLOTS];
     Texture::sample_lanes_alike::<WIDE>(&p.set[..p.n], &uv, &dx, &dy, false, &mut got[..p.n]);
     for i in 0..p.n {
@@ -717,9 +754,10 @@ impl<T: Copy> Copy for Lit<T> {}
 pub(super) struct SurfaceLanes {
     world: V3,
     normal: V3,
-    uv: V2,
-    duv_dx: V2,
-    duv_dy: V2,
+    /// by uv set, as [`Surface`]'s
+    uv: [V2; 2],
+    duv_dx: [V2; 2],
+    duv_dy: [V2; 2],
     color: V4,
     tangent: V3,
     bitangent: V3,
@@ -758,9 +796,9 @@ impl SurfaceLanes {
         };
         self.world = v3(f.world);
         self.normal = v3(f.normal);
-        self.uv = v2(f.uv);
-        self.duv_dx = v2(f.duv_dx);
-        self.duv_dy = v2(f.duv_dy);
+        self.uv = [v2(f.uv[0]), v2(f.uv[1])];
+        self.duv_dx = [v2(f.duv_dx[0]), v2(f.duv_dx[1])];
+        self.duv_dy = [v2(f.duv_dy[0]), v2(f.duv_dy[1])];
         self.color = V4 {
             x: f.color[0].0,
             y: f.color[1].0,
@@ -787,9 +825,11 @@ impl SurfaceLanes {
         let f = ms.surface_at(c, px, py);
         self.world.set(i, f.world);
         self.normal.set(i, f.normal);
-        self.uv.set(i, f.uv);
-        self.duv_dx.set(i, f.duv_dx);
-        self.duv_dy.set(i, f.duv_dy);
+        for k in 0..2 {
+            self.uv[k].set(i, f.uv[k]);
+            self.duv_dx[k].set(i, f.duv_dx[k]);
+            self.duv_dy[k].set(i, f.duv_dy[k]);
+        }
         self.color.set(i, f.color);
         self.tangent.set(i, f.tangent);
         self.bitangent.set(i, f.bitangent);

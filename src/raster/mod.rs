@@ -92,6 +92,9 @@ pub struct Draw<'a> {
     pub colors: Option<&'a [glam::Vec4]>,
     /// the mesh's tangents, for a normal map
     pub tangents: Option<Tangents<'a>>,
+    /// the mesh's second uv set (per source vertex, as `colors`), for textures that read it
+    /// ([`crate::material::TextureRef::uv_set`]); without it they read the shaded vertices' uvs
+    pub uvs1: Option<&'a [glam::Vec2]>,
     /// the model matrix mirrors (negative determinant): the mesh's front faces then wind
     /// clockwise on screen, so culling and two-sided shading take that winding as the front
     /// ([`mirrors`]), as an application sets a mirrored object's front face in OpenGL
@@ -144,6 +147,7 @@ impl<'a> Draw<'a> {
             material: None,
             colors: None,
             tangents: None,
+            uvs1: None,
             mirrored: false,
         }
     }

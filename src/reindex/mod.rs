@@ -275,9 +275,9 @@ pub fn subset(
     reindex(&part, opts, gpu)
 }
 
-/// The largest number of 32-bit words of a vertex key (position 3, normal 3, uv 2, colour 4,
-/// tangent 4).
-pub const MAX_WORDS: usize = 16;
+/// The largest number of 32-bit words of a vertex key (position 3, normal 3, two uv sets 2 each,
+/// colour 4, tangent 4).
+pub const MAX_WORDS: usize = 18;
 
 /// A float's bits mapped so that unsigned integer order is float order, with `-0.0` taken as
 /// `+0.0` (the one policy on signed zeros).
@@ -353,6 +353,12 @@ impl<'a> Keys<'a> {
         if let Some(t) = &mesh.uvs {
             nan("texture coordinate", t.iter().position(|v| v.is_nan()))?;
         }
+        if let Some(t) = &mesh.uvs1 {
+            nan(
+                "second texture coordinate",
+                t.iter().position(|v| v.is_nan()),
+            )?;
+        }
         if let Some(c) = &mesh.colors {
             nan("colour", c.iter().position(|v| v.is_nan()))?;
         }
@@ -393,11 +399,12 @@ impl<'a> Keys<'a> {
     }
 }
 
-/// How many floats a vertex of `mesh` has: position 3, then normal 3, uv 2, colour 4 and
-/// tangent 4 where present (the words of its key, and of the GPU methods' vertices).
+/// How many floats a vertex of `mesh` has: position 3, then normal 3, uv 2, second uv 2, colour
+/// 4 and tangent 4 where present (the words of its key, and of the GPU methods' vertices).
 pub(crate) fn vertex_floats(mesh: &Mesh) -> usize {
     3 + 3 * mesh.normals.is_some() as usize
         + 2 * mesh.uvs.is_some() as usize
+        + 2 * mesh.uvs1.is_some() as usize
         + 4 * mesh.colors.is_some() as usize
         + 4 * mesh.tangents.is_some() as usize
 }
@@ -416,13 +423,16 @@ pub(crate) fn vertex_words(mesh: &Mesh, i: usize) -> [f32; MAX_WORDS] {
 }
 
 /// Each float of vertex `i`'s attributes after its position, in [`vertex_floats`]' order:
-/// normal, uv, colour and tangent where present.
+/// normal, uv, second uv, colour and tangent where present.
 #[inline(always)]
 fn attribute_floats(mesh: &Mesh, i: usize, mut f: impl FnMut(f32)) {
     if let Some(n) = &mesh.normals {
         n[i].to_array().into_iter().for_each(&mut f);
     }
     if let Some(t) = &mesh.uvs {
+        t[i].to_array().into_iter().for_each(&mut f);
+    }
+    if let Some(t) = &mesh.uvs1 {
         t[i].to_array().into_iter().for_each(&mut f);
     }
     if let Some(c) = &mesh.colors {
@@ -449,15 +459,18 @@ pub(crate) fn mesh_from_words(like: &Mesh, vert: &[f32], floats: usize, indices:
     };
     let normal = take(like.normals.is_some(), 3);
     let uv = take(like.uvs.is_some(), 2);
+    let uv1 = take(like.uvs1.is_some(), 2);
     let color = take(like.colors.is_some(), 4);
     let tangent = take(like.tangents.is_some(), 4);
     let v3 = |o: usize| chunks().map(|c| Vec3::from_slice(&c[o..])).collect();
     let v4 = |o: usize| chunks().map(|c| Vec4::from_slice(&c[o..])).collect();
+    let v2 = |o: usize| chunks().map(|c| Vec2::from_slice(&c[o..])).collect();
     Mesh {
         name: like.name.clone(),
         positions: v3(0),
         normals: normal.map(v3),
-        uvs: uv.map(|o| chunks().map(|c| Vec2::from_slice(&c[o..])).collect()),
+        uvs: uv.map(v2),
+        uvs1: uv1.map(v2),
         colors: color.map(v4),
         tangents: tangent.map(v4),
         indices,
@@ -480,6 +493,7 @@ pub(crate) fn gather_mesh(mesh: &Mesh, src: &[u32], indices: Vec<u32>) -> Mesh {
         positions: pick(&mesh.positions, src),
         normals: mesh.normals.as_deref().map(|n| pick(n, src)),
         uvs: mesh.uvs.as_deref().map(|t| pick(t, src)),
+        uvs1: mesh.uvs1.as_deref().map(|t| pick(t, src)),
         colors: mesh.colors.as_deref().map(|t| pick(t, src)),
         tangents: mesh.tangents.as_deref().map(|t| pick(t, src)),
         indices,

@@ -193,3 +193,66 @@ pub fn scene_material(
         .find(|m| m.name == name)
         .unwrap()
 }
+
+/// The project's textured scene twice, its bricks glowing with their own texture at twice its
+/// scale beside their base colour: in the first file the emissive texture reads TEXCOORD_1,
+/// which holds the cube's uvs times two; in the second it reads TEXCOORD_0 through
+/// KHR_texture_transform's scale of 2. One picture, bit for bit (a scale of two is exact in
+/// every step), where the second uv set is read; another where it is not.
+pub fn two_uv_sets(name: &str) -> (PathBuf, PathBuf) {
+    use serde_json::json;
+    let dir = tmp_dir(name);
+    let plain = rxpipe::Scene::load("scenes/textured/textured.gltf").unwrap();
+    let cube = plain
+        .objects
+        .iter()
+        .find(|o| o.mesh.name.ends_with(": cube"))
+        .unwrap();
+    let bytes: Vec<u8> = cube
+        .mesh
+        .uvs
+        .as_ref()
+        .unwrap()
+        .iter()
+        .flat_map(|t| (*t * 2.0).to_array())
+        .flat_map(f32::to_le_bytes)
+        .collect();
+    std::fs::write(dir.join("uv1.bin"), &bytes).unwrap();
+    let mut two = textured_json();
+    let bricks = gltf_material(&two, "bricks");
+    let mut one = two.clone();
+    let at = |g: &serde_json::Value, k: &str| g[k].as_array().unwrap().len();
+    let (buffer, view, accessor) = (
+        at(&two, "buffers"),
+        at(&two, "bufferViews"),
+        at(&two, "accessors"),
+    );
+    two["buffers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"uri": "uv1.bin", "byteLength": bytes.len()}));
+    two["bufferViews"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"buffer": buffer, "byteLength": bytes.len()}));
+    two["accessors"].as_array_mut().unwrap().push(json!({
+        "bufferView": view, "componentType": 5126, "count": bytes.len() / 8, "type": "VEC2"
+    }));
+    let cube_mesh = two["meshes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|m| m["name"] == "cube")
+        .unwrap();
+    two["meshes"][cube_mesh]["primitives"][0]["attributes"]["TEXCOORD_1"] = accessor.into();
+    two["materials"][bricks]["emissiveTexture"] = json!({"index": 1, "texCoord": 1});
+    two["materials"][bricks]["emissiveFactor"] = json!([1.0, 1.0, 1.0]);
+    one["materials"][bricks]["emissiveTexture"] = json!({"index": 1, "extensions":
+        {"KHR_texture_transform": {"scale": [2.0, 2.0]}}});
+    one["materials"][bricks]["emissiveFactor"] = json!([1.0, 1.0, 1.0]);
+    one["extensionsUsed"] = json!(["KHR_texture_transform"]);
+    let (a, b) = (dir.join("two-sets.gltf"), dir.join("one-set.gltf"));
+    std::fs::write(&a, two.to_string()).unwrap();
+    std::fs::write(&b, one.to_string()).unwrap();
+    (a, b)
+}

@@ -43,6 +43,9 @@ pub struct DeviceMesh {
     /// tangents (four floats per vertex: xyz and the bitangent's sign) for normal maps, shared
     /// as the colours
     pub tangents: Option<Arc<CudaSlice<f32>>>,
+    /// the second uv set (two floats per vertex) for textures that read it, shared as the
+    /// colours
+    pub uvs1: Option<Arc<CudaSlice<f32>>>,
     /// set on a view ([`DeviceMesh::view`]): which of the whole mesh's triangles it holds. Its
     /// indices, patch corners and triangle values are then the whole mesh's, read through these
     /// runs; `index_count` counts the kept triangles' indices.
@@ -164,6 +167,7 @@ impl DeviceMesh {
             faces: None,
             colors: None,
             tangents: None,
+            uvs1: None,
             view: None,
         })
     }
@@ -223,6 +227,7 @@ impl DeviceMesh {
             faces: None,
             colors: None,
             tangents: None,
+            uvs1: None,
             view: None,
         })
     }
@@ -409,6 +414,7 @@ impl DeviceMesh {
             faces,
             colors: self.colors.clone(),
             tangents: self.tangents.clone(),
+            uvs1: self.uvs1.clone(),
             view: None,
         })
     }
@@ -464,6 +470,7 @@ impl DeviceMesh {
             faces: self.faces.clone(),
             colors: self.colors.clone(),
             tangents: self.tangents.clone(),
+            uvs1: self.uvs1.clone(),
             view: Some(TriangleRuns {
                 runs: gpu.upload(&host, "the kept triangles")?,
                 host,

@@ -128,6 +128,7 @@ pub fn flat(mesh: &mut Mesh) {
             .map(|a| corners.iter().map(|&i| a[i as usize]).collect())
     }
     mesh.uvs = at_corners(&mesh.uvs, corners);
+    mesh.uvs1 = at_corners(&mesh.uvs1, corners);
     mesh.colors = at_corners(&mesh.colors, corners);
     mesh.tangents = at_corners(&mesh.tangents, corners);
     mesh.positions = positions;

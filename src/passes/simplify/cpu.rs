@@ -733,6 +733,7 @@ impl State<'_> {
             positions: order.iter().map(|&v| mesh.positions[v as usize]).collect(),
             normals: pick(mesh.normals.as_ref(), n, &order),
             uvs: pick(mesh.uvs.as_ref(), n, &order),
+            uvs1: pick(mesh.uvs1.as_ref(), n, &order),
             indices,
             base_color: mesh.base_color,
             colors: pick(mesh.colors.as_ref(), n, &order),

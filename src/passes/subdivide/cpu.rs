@@ -224,6 +224,7 @@ pub(crate) fn level_bytes(m: &Mesh, v2: usize, e2: usize, f2: usize) -> u64 {
         + 12
         + 24
         + if m.uvs.is_some() { 8 + 16 } else { 0 }
+        + if m.uvs1.is_some() { 8 + 16 } else { 0 }
         + if m.colors.is_some() { 16 } else { 0 }
         + if m.tangents.is_some() { 16 } else { 0 };
     // per edge: its ends, and the old edges' triangle counts and opposite corners (12)
@@ -262,7 +263,10 @@ pub fn run(
         );
         mesh.positions = bytemuck::cast_slice(&next).to_vec();
         drop(next);
-        if let Some(uv) = mesh.uvs.as_mut() {
+        for uv in [mesh.uvs.as_mut(), mesh.uvs1.as_mut()]
+            .into_iter()
+            .flatten()
+        {
             let next: Vec<[f32; 2]> = loop_values(
                 bytemuck::cast_slice(uv),
                 &rules,

@@ -1,6 +1,7 @@
 //! Loop subdivision on the GPU (kernels/subdivide.cu): the input's edge table and every level on
 //! the device, the mesh staying there. Vertex colours and tangents, which live on the host,
-//! follow on the host from each level's edges.
+//! follow on the host from each level's edges; a second uv set goes to the device beside the
+//! first (four floats a vertex) and takes the same rules there.
 
 use super::cpu::host_attributes;
 use super::{beta, last_level_sizes, next_sizes, SubdivideError, BETA_TABLE};
@@ -15,8 +16,9 @@ pub const KERNELS: Source<'static> = crate::kernel_source!("subdivide.cu");
 
 /// Device bytes at the peak of making a level of `v` vertices, `e` edges and `f` triangles: its
 /// arrays beside the level before (about a quarter of its size) and that level's temporaries.
-pub fn level_bytes(v: usize, e: usize, f: usize, uvs: bool) -> u64 {
-    let per_vertex = 12 + if uvs { 8 } else { 0 };
+/// `uv_dim` is the uv floats a vertex (0, 2 or 4).
+pub fn level_bytes(v: usize, e: usize, f: usize, uv_dim: usize) -> u64 {
+    let per_vertex = 12 + 4 * uv_dim;
     let new = per_vertex * v + 8 * e + 24 * f;
     // the level before: a quarter of the triangles, about half the edges and vertices; its
     // temporaries (edge counts and corners, rings) on its edges and vertices
@@ -92,6 +94,7 @@ fn device_edges(
 /// One level's mesh on the device.
 struct Level {
     positions: CudaSlice<f32>,
+    /// `uv_dim` floats a vertex: the uvs, and the second set's after each vertex's first
     uvs: Option<CudaSlice<f32>>,
     indices: CudaSlice<u32>,
     ev: CudaSlice<u32>,
@@ -119,16 +122,22 @@ pub fn run(
         function("rxsd_split")?,
         function("rxsd_halves")?,
     );
-    let mut colors = mesh.colors().map(<[_]>::to_vec);
-    let mut tangents = mesh.tangents().map(<[_]>::to_vec);
-    let host_side = colors.is_some() || tangents.is_some();
+    let mut host = mesh.host_attributes();
+    let uvs1 = host.uvs1.take();
+    let host_side = host.colors.is_some() || host.tangents.is_some();
     let d = mesh.device(gpu)?;
+    // (a second uv set rides beside the first: 4 floats a vertex)
+    let uv_dim: usize = match (&d.uvs, &uvs1) {
+        (None, _) => 0,
+        (Some(_), None) => 2,
+        (Some(_), Some(_)) => 4,
+    };
     let (v0, f0) = (d.vertex_count, d.index_count / 3);
     let (ev, fe, e0) = device_edges(gpu, &module, &d.indices, 3 * f0)?;
     // every level's sizes, and the last one's memory, before the first level
     let (v2, e2, f2) =
         last_level_sizes(v0, e0, f0, levels).map_err(|level| SubdivideError::TooLarge { level })?;
-    let bytes = level_bytes(v2, e2, f2, d.uvs.is_some());
+    let bytes = level_bytes(v2, e2, f2, uv_dim);
     if bytes > gpu.memory_bytes as u64 {
         return Err(SubdivideError::Device(format!(
             "level {levels} ({f2} triangles) would need {} of device memory; the device has {}",
@@ -148,11 +157,19 @@ pub fn run(
     };
     let mut cur = Level {
         positions: copy(&d.positions, "positions")?,
-        uvs: d
-            .uvs
-            .as_ref()
-            .map(|u| copy(u, "texture coordinates"))
-            .transpose()?,
+        uvs: match (&d.uvs, &uvs1) {
+            (Some(u), None) => Some(copy(u, "texture coordinates")?),
+            (Some(u), Some(u1)) => {
+                let first: Vec<f32> = gpu.download(u, 2 * v0)?;
+                let both: Vec<f32> = first
+                    .chunks_exact(2)
+                    .zip(u1)
+                    .flat_map(|(a, b)| [a[0], a[1], b.x, b.y])
+                    .collect();
+                Some(gpu.upload(&both, "both texture coordinate sets")?)
+            }
+            (None, _) => None,
+        },
         indices: {
             let mut c: CudaSlice<u32> = gpu.zeros(d.indices.len(), "indices")?;
             stream.memcpy_dtod(&d.indices, &mut c).ctx("indices")?;
@@ -184,12 +201,12 @@ pub fn run(
         let creases: CudaSlice<u32> = gpu.zeros(v, "crease counts")?;
         let sum: CudaSlice<f64> = gpu.zeros(3 * v, "neighbour sums")?;
         let crease_ends: CudaSlice<u32> = gpu.zeros(2 * v, "crease neighbours")?;
-        let has_uv = cur.uvs.is_some() as i32;
+        let uv_arg = uv_dim as i32;
         // (a mesh without uvs passes one-element stand-ins, never read or written)
-        let uv_sum: CudaSlice<f64> = gpu.zeros(if has_uv == 1 { 2 * v } else { 1 }, "uv sums")?;
+        let uv_sum: CudaSlice<f64> = gpu.zeros((uv_dim * v).max(1), "uv sums")?;
         let mut uvs: CudaSlice<f32> = match &cur.uvs {
-            // SAFETY: rxsd_points writes every new vertex's uv
-            Some(_) => unsafe { gpu.alloc_uninit(2 * v2, "subdivided texture coordinates") }?,
+            // SAFETY: rxsd_points writes every new vertex's uvs
+            Some(_) => unsafe { gpu.alloc_uninit(uv_dim * v2, "subdivided texture coordinates") }?,
             None => gpu.zeros(1, "no texture coordinates")?,
         };
         let no_uv: CudaSlice<f32>;
@@ -212,11 +229,11 @@ pub fn run(
             .arg(&crease_ends)
             .arg(&crease_edges)
             .arg(&level_index)
-            .arg(&has_uv)
+            .arg(&uv_arg)
             .arg(uv_in)
             .arg(&uv_sum);
         // SAFETY: a thread per edge; every vertex id in ev is below v; level - 1 < levels; with
-        // uvs, uv_in and uv_sum hold two values per vertex.
+        // uvs, uv_in and uv_sum hold uv_dim values per vertex.
         unsafe { launch_1d(l, eu, "rxsd_rings") }?;
         // SAFETY: rxsd_points writes every new vertex's position
         let mut positions: CudaSlice<f32> =
@@ -236,13 +253,13 @@ pub fn run(
             .arg(&count)
             .arg(&opposite)
             .arg(&mut positions)
-            .arg(&has_uv)
+            .arg(&uv_arg)
             .arg(uv_in)
             .arg(&uv_sum)
             .arg(&mut uvs);
         // SAFETY: a thread per new vertex (v2 = v + e); betas holds nbetas weights; an edge with
         // two triangles has both opposite corners written, a vertex on two crease edges both
-        // crease neighbours; with uvs, uvs holds two values per new vertex.
+        // crease neighbours; with uvs, uvs holds uv_dim values per new vertex.
         unsafe { launch_1d(l, v2 as u32, "rxsd_points") }?;
         drop((n, sum, creases, crease_ends, opposite, uv_sum));
         // SAFETY (allocations): rxsd_split writes every index, every triangle edge and the
@@ -271,11 +288,15 @@ pub fn run(
         unsafe { launch_1d(l, eu, "rxsd_halves") }?;
         if host_side {
             let ev: Vec<u32> = gpu.download(&cur.ev, e * 2)?;
-            host_attributes(&mut colors, &mut tangents, bytemuck::cast_slice(&ev));
+            host_attributes(
+                &mut host.colors,
+                &mut host.tangents,
+                bytemuck::cast_slice(&ev),
+            );
         }
         cur = Level {
             positions,
-            uvs: (has_uv == 1).then_some(uvs),
+            uvs: (uv_dim > 0).then_some(uvs),
             indices,
             ev: ev2,
             fe: fe2,
@@ -285,15 +306,29 @@ pub fn run(
         };
     }
     let creases = gpu.download(&crease_edges, 1)?[0] as usize;
+    // (two uv sets part again: the first stays on the device, the second goes to the host)
+    let uvs = match cur.uvs {
+        Some(both) if uv_dim == 4 => {
+            let all: Vec<f32> = gpu.download(&both, 4 * cur.vertices)?;
+            let first: Vec<f32> = all.chunks_exact(4).flat_map(|c| [c[0], c[1]]).collect();
+            host.uvs1 = Some(
+                all.chunks_exact(4)
+                    .map(|c| glam::Vec2::new(c[2], c[3]))
+                    .collect(),
+            );
+            Some(gpu.upload(&first, "texture coordinates")?)
+        }
+        u => u,
+    };
     stream.synchronize().ctx("subdividing")?;
     mesh.set_device(DeviceAttributes {
         positions: cur.positions,
         normals: None,
-        uvs: cur.uvs,
+        uvs,
         indices: cur.indices,
         vertex_count: cur.vertices,
         index_count: 3 * cur.triangles,
     });
-    mesh.set_host_attributes(colors, tangents);
+    mesh.set_host_attributes(host);
     Ok(creases)
 }

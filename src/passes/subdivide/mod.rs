@@ -18,12 +18,12 @@
 //! its hard edges (a cube with a normal per face: six separate squares) keeps its edges and
 //! corners.
 //!
-//! Texture coordinates take the positions' rules, vertex by vertex (a uv seam, where the
-//! re-indexed mesh has two vertices, is a crease on each side): where the uvs are an affine
-//! function of the position, as on a textured flat wall or floor, they stay so, and the texture
-//! does not swim over a surface that smoothing moves within its plane. Vertex colours and
-//! tangents of an edge vertex are the mean of its ends'; the normals are dropped and recomputed
-//! by the normals stage. Triangles keep their order and orientation:
+//! Texture coordinates (both sets, where a mesh has two) take the positions' rules, vertex by
+//! vertex (a uv seam, where the re-indexed mesh has two vertices, is a crease on each side):
+//! where the uvs are an affine function of the position, as on a textured flat wall or floor,
+//! they stay so, and the texture does not swim over a surface that smoothing moves within its
+//! plane. Vertex colours and tangents of an edge vertex are the mean of its ends'; the normals
+//! are dropped and recomputed by the normals stage. Triangles keep their order and orientation:
 //! triangle f becomes triangles 4f to 4f + 3.
 //!
 //! The input's edges are numbered in the order the index buffer first names them ([`Edges`]: a
