@@ -146,6 +146,7 @@ fn boundaries_are_creases_and_sharp_corners_stay() {
         Subdivide {
             levels: 1,
             corner: 0.0,
+            ..Default::default()
         },
     );
     assert!((m.positions[0] - Vec3::new(0.125, 0.125, 0.0)).length() < 1e-7);
@@ -371,6 +372,7 @@ fn gpu_subdivision_equals_the_cpu() {
             Subdivide {
                 levels: 2,
                 corner: 0.0,
+                ..Default::default()
             },
         ] {
             let c = subdivide(&m, s);
@@ -399,6 +401,71 @@ fn gpu_subdivision_equals_the_cpu() {
     }
 }
 
+/// Loop subdivision on the geometry stage's strategies (every new vertex one run of the rules
+/// through the strategy) equals the stage's own result bit for bit, for every strategy, on
+/// closed, open, degenerate and non-manifold meshes, with both uv sets; the strategies that reuse
+/// run fewer times than naive's three a triangle, multi once a vertex.
+#[test]
+fn subdivision_on_every_strategy_equals_the_reference() {
+    let mut g = rxpipe::mesh::grid(12, 9);
+    let n = g.positions.len();
+    g.uvs1 = Some((0..n).map(|i| Vec2::new(0.5, i as f32 * 0.01)).collect());
+    g.colors = Some((0..n).map(|i| Vec4::splat(i as f32 / n as f32)).collect());
+    let mut meshes = vec![
+        rxpipe::mesh::icosphere(3),
+        rxpipe::mesh::torus(1.0, 0.3, 24, 12),
+        g,
+        awkward(),
+        bicone(1500),
+    ];
+    if let Some(dir) = common::meshes() {
+        meshes.push(rxpipe::io::load_mesh(dir.join("fandisk.obj")).unwrap());
+    }
+    for m in &meshes {
+        for levels in [1, 2] {
+            let reference = subdivide(
+                m,
+                Subdivide {
+                    levels,
+                    ..Default::default()
+                },
+            );
+            for s in rxpipe::geometry::Strategy::all() {
+                let mut w = WorkingMesh::new(m.clone());
+                let report = Subdivide {
+                    levels,
+                    strategy: Some(s),
+                    ..Default::default()
+                }
+                .run(&mut w, &mut PassContext::new(BackendKind::Cpu, None, 0))
+                .unwrap();
+                let got = w.into_host().unwrap();
+                let what = format!("{} levels {levels} {s}", m.name);
+                assert_eq!(got.indices, reference.indices, "{what}");
+                for (k, (a, b)) in got.positions.iter().zip(&reference.positions).enumerate() {
+                    assert!(a == b, "{what}: vertex {k}: {a} against {b}");
+                }
+                assert!(got == reference, "{what}: differs from the reference");
+                // the runs: three a triangle for naive, one a vertex for multi, between for the
+                // others
+                let runs: u64 = report
+                    .split("; ")
+                    .nth(1)
+                    .and_then(|r| r.split(' ').next())
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or_else(|| panic!("{what}: no runs in '{report}'"));
+                let tris: u64 = (1..=levels)
+                    .map(|l| (m.indices.len() / 3 * 4usize.pow(l)) as u64)
+                    .sum();
+                match s.name() {
+                    "naive" => assert_eq!(runs, 3 * tris, "{what}"),
+                    _ => assert!(runs < 3 * tris, "{what}: {runs} runs for {tris} triangles"),
+                }
+            }
+        }
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     /// Random index buffers over a few vertices (fans, fins, repeats and degenerate triangles
@@ -419,11 +486,11 @@ proptest::proptest! {
         let positions: Vec<Vec3> =
             (0..nv).map(|i| Vec3::from_slice(&coords[3 * i..3 * i + 3])).collect();
         let m = Mesh::new("random", positions, indices);
-        let one = subdivide(&m, Subdivide { levels: 1, corner });
+        let one = subdivide(&m, Subdivide { levels: 1, corner, ..Default::default() });
         let e = Edges::build(&m.indices).ev.len();
         proptest::prop_assert_eq!(one.positions.len(), nv + e);
         proptest::prop_assert_eq!(one.indices.len(), 4 * m.indices.len());
-        let two = subdivide(&m, Subdivide { levels: 2, corner });
+        let two = subdivide(&m, Subdivide { levels: 2, corner, ..Default::default() });
         proptest::prop_assert_eq!(two.indices.len(), 16 * m.indices.len());
         proptest::prop_assert!(two.indices.iter().all(|&i| (i as usize) < two.positions.len()));
         let (lo, hi) = m

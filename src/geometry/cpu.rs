@@ -4,8 +4,8 @@
 //! in input order.
 
 use super::{
-    Batches, GeometryError, GeometryStats, PatchBatches, ShadedGeometry, Strategy, Uniforms,
-    VertexIn, VertexOut, VertexShader,
+    Batches, GeometryError, GeometryStats, PatchBatches, ShadedGeometry, Strategy, Streamed,
+    Uniforms, VertexIn, VertexOut, VertexShader,
 };
 use rayon::prelude::*;
 
@@ -19,16 +19,42 @@ pub const WARP: usize = 32;
 /// the kernel faulting their pages in).
 const GROUP: usize = 64;
 
-/// The output of consecutive batches: their shaded vertices, sources and triangles (indices into
-/// these vertices).
-#[derive(Default)]
-struct BatchOut {
-    vertices: Vec<VertexOut>,
+/// What the strategies run once per invocation: a vertex shader over a mesh's vertices
+/// ([`run`]), or the per-vertex work of a mesh pass ([`process`]: a Loop subdivision level's new
+/// vertices, an envelope's offsets). The strategies decide which vertex ids run and how often
+/// (a vertex shared within a batch runs once); the program decides what a run computes, from the
+/// id and whatever auxiliary inputs it holds.
+pub trait Program: Sync {
+    /// one invocation's record
+    type Out: Copy + Send + Sync;
+    /// The record of vertex `id`.
+    fn run(&self, id: u32) -> Self::Out;
+}
+
+/// A vertex shader as the strategies run it.
+struct Shading<'a> {
+    vin: &'a [VertexIn],
+    vs: &'a dyn VertexShader,
+    u: &'a Uniforms,
+}
+
+impl Program for Shading<'_> {
+    type Out = VertexOut;
+    #[inline]
+    fn run(&self, id: u32) -> VertexOut {
+        self.vs.shade(&self.vin[id as usize], self.u)
+    }
+}
+
+/// The output of consecutive batches: their records, sources and triangles (indices into these
+/// records).
+struct BatchOut<T> {
+    vertices: Vec<T>,
     sources: Vec<u32>,
     triangles: Vec<[u32; 3]>,
 }
 
-impl BatchOut {
+impl<T> BatchOut<T> {
     fn with_capacity(v: usize, t: usize) -> Self {
         BatchOut {
             vertices: Vec::with_capacity(v),
@@ -36,11 +62,39 @@ impl BatchOut {
             triangles: Vec::with_capacity(t),
         }
     }
-    fn shade(&mut self, id: u32, vin: &[VertexIn], vs: &dyn VertexShader, u: &Uniforms) -> u32 {
-        self.vertices.push(vs.shade(&vin[id as usize], u));
+    fn run<P: Program<Out = T>>(&mut self, id: u32, p: &P) -> u32 {
+        self.vertices.push(p.run(id));
         self.sources.push(id);
         self.vertices.len() as u32 - 1
     }
+}
+
+/// Runs `program` over the triangles of `indices` (vertex ids below `vertex_count`) with
+/// `strategy`, as the geometry stage shades them: the same batches, the same invocations (and so
+/// the same counts and ASR), the records streamed out instead of rasterised. `batches` as for
+/// [`run`]; the patch strategy patches the index buffer here.
+pub fn process<P: Program>(
+    strategy: Strategy,
+    vertex_count: usize,
+    indices: &[u32],
+    batches: Option<&Batches>,
+    program: &P,
+) -> Result<Streamed<P::Out>, GeometryError> {
+    let mut out = Streamed::default();
+    let patches = match strategy {
+        Strategy::Patch => Some(PatchBatches::of_indices(indices, vertex_count)?),
+        _ => None,
+    };
+    run_program_into(
+        strategy,
+        vertex_count,
+        indices,
+        batches,
+        patches.as_ref(),
+        program,
+        &mut out,
+    )?;
+    Ok(out)
 }
 
 /// Runs the geometry stage. `batches` are the dynamic batches for the dynamic strategies (built
@@ -77,12 +131,12 @@ pub fn run(
 /// multi, the patches' lists for patch, and at least one per vertex for the batching strategies)
 /// and three corners per triangle. Buffers `out` already holds from an earlier frame need no new
 /// memory, and then the host is not asked (no /proc reads per frame).
-fn check_memory(
+fn check_memory<T>(
     strategy: Strategy,
     n: usize,
     t: usize,
     patches: Option<&PatchBatches>,
-    out: &ShadedGeometry,
+    out: &Streamed<T>,
 ) -> Result<(), GeometryError> {
     let invocations = match strategy {
         Strategy::Naive => 3 * t as u64,
@@ -92,7 +146,7 @@ fn check_memory(
     if out.vertices.capacity() as u64 >= invocations && out.triangles.capacity() >= t {
         return Ok(());
     }
-    let per = (std::mem::size_of::<VertexOut>() + 4) as u64;
+    let per = (std::mem::size_of::<T>() + 4) as u64;
     let needed = invocations
         .saturating_mul(per)
         .saturating_add(12 * t as u64);
@@ -116,38 +170,63 @@ pub fn run_into(
     uniforms: &Uniforms,
     out: &mut ShadedGeometry,
 ) -> Result<(), GeometryError> {
+    let program = Shading {
+        vin: vertices,
+        vs: shader,
+        u: uniforms,
+    };
+    run_program_into(
+        strategy,
+        vertices.len(),
+        indices,
+        batches,
+        patches,
+        &program,
+        out,
+    )
+}
+
+/// [`run_into`] of any [`Program`] over `n` vertices.
+fn run_program_into<P: Program>(
+    strategy: Strategy,
+    n: usize,
+    indices: &[u32],
+    batches: Option<&Batches>,
+    patches: Option<&PatchBatches>,
+    p: &P,
+    out: &mut Streamed<P::Out>,
+) -> Result<(), GeometryError> {
     out.vertices.clear();
     out.sources.clear();
     out.triangles.clear();
     out.stats = GeometryStats::default();
-    let n = vertices.len();
     let indices = super::whole_triangles(indices, n)?;
     let t = indices.len() / 3;
     check_memory(strategy, n, t, patches, out)?;
     match strategy {
-        Strategy::Naive => naive(vertices, indices, shader, uniforms, out),
-        Strategy::Multi => multi(vertices, indices, shader, uniforms, out),
+        Strategy::Naive => naive(p, indices, out),
+        Strategy::Multi => multi(p, n, indices, out),
         Strategy::Patch => {
-            let p = patches.ok_or(GeometryError::NoPatches)?;
-            if p.patch_of_face.len() != t {
+            let pb = patches.ok_or(GeometryError::NoPatches)?;
+            if pb.patch_of_face.len() != t {
                 return Err(GeometryError::Patches(format!(
                     "the patches cover {} triangles, the index buffer has {t}",
-                    p.patch_of_face.len()
+                    pb.patch_of_face.len()
                 )));
             }
-            patch(p, vertices, shader, uniforms, out)
+            patch(pb, p, out)
         }
         Strategy::WarpVote { batch } => {
             if batch < 3 || batch % 3 != 0 {
                 return Err(GeometryError::WarpBatch(batch));
             }
             let b = batch as usize;
-            let parts: Vec<BatchOut> = indices
+            let parts: Vec<BatchOut<P::Out>> = indices
                 .par_chunks(b * GROUP)
                 .map(|group| {
                     let mut part = BatchOut::with_capacity(group.len(), group.len() / 3);
                     for chunk in group.chunks(b) {
-                        warp_vote_batch(chunk, vertices, shader, uniforms, &mut part);
+                        warp_vote_batch(chunk, p, &mut part);
                     }
                     part
                 })
@@ -160,7 +239,7 @@ pub fn run_into(
             let b = Batches::for_strategy(strategy, batches, indices, n)?
                 .expect("a dynamic strategy has batch limits");
             let table = super::hash_table_size(b.max_vertices) as usize;
-            let parts: Vec<BatchOut> = (0..b.len().div_ceil(GROUP))
+            let parts: Vec<BatchOut<P::Out>> = (0..b.len().div_ceil(GROUP))
                 .into_par_iter()
                 .map(|g| {
                     let ks = g * GROUP..((g + 1) * GROUP).min(b.len());
@@ -171,14 +250,10 @@ pub fn run_into(
                         let chunk = &indices[r.start * 3..r.end * 3];
                         let (o, fp) = (&mut part, u32::MAX);
                         match strategy {
-                            Strategy::DynamicSort { .. } => {
-                                sort_batch(chunk, vertices, shader, uniforms, o)
-                            }
-                            Strategy::DynamicHash { .. } => {
-                                hash_batch(chunk, table, fp, vertices, shader, uniforms, o)
-                            }
+                            Strategy::DynamicSort { .. } => sort_batch(chunk, p, o),
+                            Strategy::DynamicHash { .. } => hash_batch(chunk, table, fp, p, o),
                             Strategy::ParallelHash { fast_probes, .. } => {
-                                hash_batch(chunk, table, fast_probes, vertices, shader, uniforms, o)
+                                hash_batch(chunk, table, fast_probes, p, o)
                             }
                             _ => unreachable!(),
                         }
@@ -209,7 +284,7 @@ pub fn unique_count(indices: &[u32], vertex_count: usize) -> usize {
     c
 }
 
-fn concat(parts: Vec<BatchOut>, g: &mut ShadedGeometry) {
+fn concat<T: Copy>(parts: Vec<BatchOut<T>>, g: &mut Streamed<T>) {
     let nv: usize = parts.iter().map(|p| p.vertices.len()).sum();
     let nt: usize = parts.iter().map(|p| p.triangles.len()).sum();
     g.vertices.reserve(nv);
@@ -224,32 +299,21 @@ fn concat(parts: Vec<BatchOut>, g: &mut ShadedGeometry) {
     }
 }
 
-fn naive(
-    vin: &[VertexIn],
-    idx: &[u32],
-    vs: &dyn VertexShader,
-    u: &Uniforms,
-    out: &mut ShadedGeometry,
-) {
+fn naive<P: Program>(p: &P, idx: &[u32], out: &mut Streamed<P::Out>) {
     idx.par_iter()
-        .map(|&i| vs.shade(&vin[i as usize], u))
+        .map(|&i| p.run(i))
         .collect_into_vec(&mut out.vertices);
     out.sources.extend_from_slice(idx);
     out.triangles
         .extend((0..idx.len() as u32 / 3).map(|t| [3 * t, 3 * t + 1, 3 * t + 2]));
 }
 
-fn multi(
-    vin: &[VertexIn],
-    idx: &[u32],
-    vs: &dyn VertexShader,
-    u: &Uniforms,
-    out: &mut ShadedGeometry,
-) {
-    vin.par_iter()
-        .map(|v| vs.shade(v, u))
+fn multi<P: Program>(p: &P, n: usize, idx: &[u32], out: &mut Streamed<P::Out>) {
+    (0..n as u32)
+        .into_par_iter()
+        .map(|i| p.run(i))
         .collect_into_vec(&mut out.vertices);
-    out.sources.extend(0..vin.len() as u32);
+    out.sources.extend(0..n as u32);
     out.triangles
         .extend(idx.chunks_exact(3).map(|t| [t[0], t[1], t[2]]));
 }
@@ -257,20 +321,14 @@ fn multi(
 /// The patch strategy: every patch shades its vertex list once (the lists laid end to end in
 /// patch order, their entries shaded in parallel, as the GPU's one thread per entry), and
 /// triangle t's corners are its local indices past its patch's place.
-fn patch(
-    p: &PatchBatches,
-    vin: &[VertexIn],
-    vs: &dyn VertexShader,
-    u: &Uniforms,
-    out: &mut ShadedGeometry,
-) {
-    p.vertices
+fn patch<P: Program>(pb: &PatchBatches, p: &P, out: &mut Streamed<P::Out>) {
+    pb.vertices
         .par_iter()
-        .map(|&i| vs.shade(&vin[i as usize], u))
+        .map(|&i| p.run(i))
         .collect_into_vec(&mut out.vertices);
-    out.sources.extend_from_slice(&p.vertices);
+    out.sources.extend_from_slice(&pb.vertices);
     out.triangles
-        .extend((0..p.patch_of_face.len()).map(|t| [0, 1, 2].map(|k| p.corner(t, k))));
+        .extend((0..pb.patch_of_face.len()).map(|t| [0, 1, 2].map(|k| pb.corner(t, k))));
 }
 
 /// Algorithm 1 for one static batch, lane by lane as the warp executes it.
@@ -280,13 +338,7 @@ fn patch(
 /// or the batch is exhausted. `done` counts the leading indices that found a lane; the round
 /// shades `fill` vertices and emits `done / 3` whole triangles; the next round restarts at the
 /// first index not emitted, without the previous round's vertices.
-fn warp_vote_batch(
-    batch: &[u32],
-    vin: &[VertexIn],
-    vs: &dyn VertexShader,
-    u: &Uniforms,
-    out: &mut BatchOut,
-) {
+fn warp_vote_batch<P: Program>(batch: &[u32], p: &P, out: &mut BatchOut<P::Out>) {
     let end = batch.len();
     let mut c_start = 0;
     let mut lanes = [0u32; WARP];
@@ -326,7 +378,7 @@ fn warp_vote_batch(
         // shade the lanes of this round; their results are not kept for the next round
         let base = out.vertices.len() as u32;
         for &id in &lanes[..fill] {
-            out.shade(id, vin, vs, u);
+            out.run(id, p);
         }
         for t in 0..tris {
             out.triangles
@@ -338,13 +390,7 @@ fn warp_vote_batch(
 
 /// Algorithm 2 for one dynamic batch: sort (index, position) pairs, mark first occurrences, scan,
 /// shade the unique vertices in ascending order, assemble through the inverse map.
-fn sort_batch(
-    batch: &[u32],
-    vin: &[VertexIn],
-    vs: &dyn VertexShader,
-    u: &Uniforms,
-    out: &mut BatchOut,
-) {
+fn sort_batch<P: Program>(batch: &[u32], p: &P, out: &mut BatchOut<P::Out>) {
     let mut pairs: Vec<(u32, u32)> = batch
         .iter()
         .enumerate()
@@ -355,7 +401,7 @@ fn sort_batch(
     let mut prev = None;
     for &(id, lin) in &pairs {
         if prev != Some(id) {
-            out.shade(id, vin, vs, u);
+            out.run(id, p);
             prev = Some(id);
         }
         map[lin as usize] = out.vertices.len() as u32 - 1;
@@ -369,14 +415,12 @@ fn sort_batch(
 /// thread first tries that many slots alone; the indices still unplaced are then inserted by the
 /// warp-cooperative slow path, which continues the same probe sequence. Shading then runs over
 /// the occupied slots.
-fn hash_batch(
+fn hash_batch<P: Program>(
     batch: &[u32],
     table: usize,
     fast_probes: u32,
-    vin: &[VertexIn],
-    vs: &dyn VertexShader,
-    u: &Uniforms,
-    out: &mut BatchOut,
+    p: &P,
+    out: &mut BatchOut<P::Out>,
 ) {
     const EMPTY: u32 = u32::MAX;
     let mask = table - 1;
@@ -412,7 +456,7 @@ fn hash_batch(
     let mut local = vec![0u32; table];
     for (s, &id) in slots.iter().enumerate() {
         if id != EMPTY {
-            local[s] = out.shade(id, vin, vs, u);
+            local[s] = out.run(id, p);
         }
     }
     out.triangles.extend(slot_of.chunks_exact(3).map(|t| {

@@ -267,23 +267,48 @@ impl GeometryStats {
     }
 }
 
-/// The output of the geometry stage: every shader invocation's result, and per input triangle
-/// (in input order) the three invocations that make it up.
-#[derive(Debug, Clone, Default)]
-pub struct ShadedGeometry {
-    /// one entry per shader invocation
-    pub vertices: Vec<VertexOut>,
-    /// the input vertex each invocation shaded
+/// What the strategies stream out: every invocation's record (a shaded vertex, or a processing
+/// program's result: [`cpu::Program`]), and per input triangle (in input order) the three
+/// invocations that make it up.
+#[derive(Debug, Clone)]
+pub struct Streamed<T> {
+    /// one entry per invocation
+    pub vertices: Vec<T>,
+    /// the input vertex each invocation ran for
     pub sources: Vec<u32>,
     /// per input triangle, indices into `vertices`
     pub triangles: Vec<[u32; 3]>,
     pub stats: GeometryStats,
 }
 
-impl ShadedGeometry {
-    /// The assembled triangle `t` (clip positions and varyings of its three corners).
-    pub fn triangle(&self, t: usize) -> [VertexOut; 3] {
+impl<T> Default for Streamed<T> {
+    fn default() -> Self {
+        Streamed {
+            vertices: Vec::new(),
+            sources: Vec::new(),
+            triangles: Vec::new(),
+            stats: GeometryStats::default(),
+        }
+    }
+}
+
+/// The output of the geometry stage: every shader invocation's shaded vertex.
+pub type ShadedGeometry = Streamed<VertexOut>;
+
+impl<T: Copy> Streamed<T> {
+    /// The assembled triangle `t` (the records of its three corners).
+    pub fn triangle(&self, t: usize) -> [T; 3] {
         self.triangles[t].map(|i| self.vertices[i as usize])
+    }
+
+    /// Each input vertex's record, starting from `out` (one entry per input vertex): where a
+    /// vertex ran more than once, any of its records (a program gives one vertex one result).
+    pub fn scatter(&self, out: &mut [T]) {
+        for (&s, &v) in self.sources.iter().zip(&self.vertices) {
+            if let Some(o) = out.get_mut(s as usize) {
+                *o = v;
+            }
+        }
     }
 
     /// How many times each input vertex was shaded.

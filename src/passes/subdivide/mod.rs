@@ -37,6 +37,7 @@
 
 pub mod cpu;
 pub mod cuda;
+pub mod streamed;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
@@ -51,6 +52,10 @@ pub struct Subdivide {
     /// a vertex where two crease edges meet at less than this angle (degrees) is a corner and
     /// stays where it is (0: none)
     pub corner: f32,
+    /// where given, every level runs on the geometry stage's strategies ([`streamed`]: each new
+    /// vertex one run of Loop's rules through this strategy, the same result); `None`: the
+    /// stage's own kernels, on the edges
+    pub strategy: Option<crate::geometry::Strategy>,
 }
 
 impl Default for Subdivide {
@@ -58,6 +63,7 @@ impl Default for Subdivide {
         Subdivide {
             levels: 1,
             corner: 120.0,
+            strategy: None,
         }
     }
 }
@@ -82,6 +88,12 @@ pub(crate) const INFO: StageInfo = StageInfo {
             values: "0..=180",
             default: "120",
             about: "degrees: where two crease edges (boundaries, non-manifold edges) meet at less, the vertex stays",
+        },
+        ArgInfo {
+            name: "strategy",
+            values: "naive, warp, sort, hash, phash, multi, patch",
+            default: "none",
+            about: "run each level on the geometry stage's strategies (every new vertex one run of Loop's rules through it; the same result; on the CPU for now)",
         },
     ],
     backends: &[BackendKind::Cpu, BackendKind::Cuda],
@@ -117,7 +129,23 @@ impl Subdivide {
                     )
                 })?,
         };
-        Ok(Subdivide { levels, corner })
+        let strategy = match a.get("strategy") {
+            None => None,
+            Some(v) => Some(crate::geometry::Strategy::parse(v).ok_or_else(|| {
+                bad(
+                    format!("strategy={v}"),
+                    format!(
+                        "expected one of {}",
+                        crate::geometry::Strategy::NAMES.join(", ")
+                    ),
+                )
+            })?),
+        };
+        Ok(Subdivide {
+            levels,
+            corner,
+            strategy,
+        })
     }
 }
 
@@ -283,7 +311,11 @@ impl MeshPass for Subdivide {
     }
 
     fn backends(&self) -> &'static [BackendKind] {
-        INFO.backends
+        // (on the strategies: the CPU's so far)
+        match self.strategy {
+            Some(_) => &[BackendKind::Cpu],
+            None => INFO.backends,
+        }
     }
 
     fn invalidates(&self) -> Derived {
@@ -306,8 +338,9 @@ impl MeshPass for Subdivide {
             message,
         };
         let cos_corner = (self.corner as f64).to_radians().cos();
+        let mut counted = None;
         let creases = match (ctx.backend, ctx.gpu) {
-            (BackendKind::Cuda, Some(gpu)) => {
+            (BackendKind::Cuda, Some(gpu)) if self.strategy.is_none() => {
                 cuda::run(gpu, mesh, self.levels, cos_corner).map_err(|e| failed(e.to_string()))?
             }
             _ => {
@@ -324,11 +357,29 @@ impl MeshPass for Subdivide {
                 })
                 .map_err(|e| failed(e.to_string()))?;
                 let host = mesh.host_mut().map_err(PassError::gpu("subdivide"))?;
-                cpu::run(host, self.levels, edges, cos_corner).map_err(|e| failed(e.to_string()))?
+                match self.strategy {
+                    None => cpu::run(host, self.levels, edges, cos_corner),
+                    Some(s) => streamed::run(host, self.levels, edges, cos_corner, s).map(
+                        |(creases, stats)| {
+                            counted = Some((s, stats));
+                            creases
+                        },
+                    ),
+                }
+                .map_err(|e| failed(e.to_string()))?
             }
         };
+        let runs = match counted {
+            Some((s, st)) => format!(
+                "; {} runs of Loop's rules through {s} ({:.3} a triangle, the least {:.3})",
+                st.invocations,
+                st.asr(),
+                st.ideal_asr()
+            ),
+            None => String::new(),
+        };
         Ok(format!(
-            "{} levels: {v0} -> {} vertices, {f0} -> {} triangles ({creases} crease edges in the input)",
+            "{} levels: {v0} -> {} vertices, {f0} -> {} triangles ({creases} crease edges in the input){runs}",
             self.levels,
             mesh.vertex_count(),
             mesh.triangle_count()
