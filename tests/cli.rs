@@ -879,3 +879,56 @@ fn a_closed_pipe_ends_the_output_quietly() {
     // (neither an internal error nor "Broken pipe": nothing at all)
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }
+
+/// `rxpipe subdivide` writes the stage's result, the same bytes on a reuse strategy as on the
+/// stage's own path, reports the strategy's runs, and refuses a bad strategy and an existing
+/// output.
+#[test]
+fn subdivide_writes_the_same_mesh_on_every_path() {
+    let d = common::tmp_dir("cli-subdivide");
+    let (plain, hashed) = (d.join("plain.ply"), d.join("hash.ply"));
+    let run = |out: &std::path::Path, extra: &[&str]| {
+        let mut args = vec![
+            "subdivide",
+            "torus:24",
+            out.to_str().unwrap(),
+            "--levels",
+            "2",
+        ];
+        args.extend(["--backend", "cpu", "--force"]);
+        args.extend(extra);
+        rxpipe(&args).output().unwrap()
+    };
+    let o = run(&plain, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&hashed, &["--strategy", "hash", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        json["triangles"],
+        json["triangles_in"].as_u64().unwrap() * 16
+    );
+    assert!(
+        json["report"]
+            .as_str()
+            .unwrap()
+            .contains("runs of Loop's rules through hash"),
+        "{json}"
+    );
+    assert_eq!(
+        std::fs::read(&plain).unwrap(),
+        std::fs::read(&hashed).unwrap()
+    );
+    let o = run(&hashed, &["--strategy", "bogus"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("expected one of naive"),
+        "{}",
+        stderr(&o)
+    );
+    let o = rxpipe(&["subdivide", "torus:24", plain.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
+}

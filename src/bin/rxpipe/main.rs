@@ -9,6 +9,7 @@ mod passes;
 mod patch;
 mod query;
 mod render;
+mod subdivide;
 mod view;
 
 use clap::{Parser, Subcommand};
@@ -43,6 +44,9 @@ enum Command {
     /// Simplify a mesh within an envelope: the result within ε of the input and the input within
     /// ε of the result (the `simplify` stage), written as OBJ or PLY
     Simplify(mesh_tools::SimplifyCmd),
+    /// Loop subdivision of a mesh (the `subdivide` stage, optionally on a reuse strategy),
+    /// written as OBJ or PLY
+    Subdivide(subdivide::Args),
     /// List the pipeline's stages (mesh passes and frame stages) with their arguments
     Passes(passes::Args),
     /// Partition a mesh into RXMesh patches and report them (CPU or CUDA)
@@ -263,6 +267,7 @@ fn main() -> ExitCode {
         Command::Merge(a) => mesh_tools::merge(a),
         Command::Subset(a) => mesh_tools::subset(a),
         Command::Simplify(a) => mesh_tools::simplify(a),
+        Command::Subdivide(a) => subdivide::run(a),
         Command::Passes(a) => passes::run(a),
         Command::Patch(a) => patch::run(a),
         Command::Query(a) => query::run(a),
