@@ -375,11 +375,160 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     rxp_dyn_hash<true>(blockIdx.x, vin, idx, tri_start, fast_probes, u, out, corners, counts);
 }
 
-// Dynamically-batched sorting (Algorithm 2). One block per batch, blockDim a power of two of at
-// least the batch's indices. Sort (id, position) pairs in shared memory (bitonic), flag the first
-// of every id, scan the flags for the rank of each unique id, shade the unique ids in ascending
-// order, write them to out[b * max_vertices ...] for batch b, and every index's corner through its
-// rank.
+// Dynamically-batched sorting (Algorithm 2). One block of RXP_SORT_BLOCK threads per batch (the
+// paper's 256 for its 768 indices), each thread taking RXP_SORT_KEYS / RXP_SORT_BLOCK
+// consecutive places. Sort (id, position) keys (rxp_sort_keys: mostly in registers, 32 bits
+// where the batch's ids allow), flag the first of every id, scan the flags for the rank of each
+// unique id (each thread its run of sorted entries), and write each position's rank; then every
+// thread shades a unique id (in ascending order: vertex k of batch b, the k-th smallest id, goes
+// to out[b * max_vertices + k]) and stores it straight from its registers, and every index's
+// corner is its rank. With a thread per unique vertex rather than per index, every warp of the
+// block shades (with a thread per index, three quarters of the block waited while a quarter
+// shaded).
+//
+// Shared memory: RXP_SORT_KEYS keys (8 bytes each) and as many ranks, `max_vertices` ids.
+#ifndef RXP_SORT_BLOCK
+#define RXP_SORT_BLOCK 256
+#endif
+#define RXP_SORT_KEYS 1024
+
+// The batch's (id, position) pairs as sort keys: 32 bits, (id - base) above the 10 bits of the
+// position, where the batch's ids span less than 2^22 (as a batch of neighbouring triangles'
+// ids do), else 64 bits, the id above the position.
+template <typename K>
+struct RxpSortKey;
+template <>
+struct RxpSortKey<unsigned> {
+    unsigned base;
+    static constexpr unsigned none = RXP_EMPTY;
+    __device__ unsigned make(unsigned id, unsigned pos) const { return (id - base) << 10 | pos; }
+    __device__ unsigned id(unsigned k) const { return (k >> 10) + base; }
+    __device__ static unsigned pos(unsigned k) { return k & 1023u; }
+};
+template <>
+struct RxpSortKey<unsigned long long> {
+    unsigned base;
+    static constexpr unsigned long long none = ~0ull;
+    __device__ unsigned long long make(unsigned id, unsigned pos) const {
+        return (unsigned long long)id << 32 | pos;
+    }
+    __device__ unsigned id(unsigned long long k) const { return (unsigned)(k >> 32); }
+    __device__ static unsigned pos(unsigned long long k) { return (unsigned)k; }
+};
+
+// Sorts the block's E * RXP_SORT_BLOCK keys ascending, element e of thread t (k[e]) at position
+// t * E + e, and leaves them in order in `sorted` (shared memory), the block synchronised. A
+// bitonic network whose steps between positions less than E apart are exchanges within a
+// thread's registers, those less than 32 E apart warp shuffles, and only the others (6 of the 55
+// steps for 1024 keys over 256 threads) a round trip through shared memory with its barriers. At
+// each step an element keeps the lesser of itself and its partner where it is the lower of the
+// two in an ascending run or the upper in a descending one, else the greater.
+template <unsigned E, typename K>
+__device__ __forceinline__ void rxp_sort_keys(K (&k)[E], K* __restrict__ sorted, unsigned t) {
+    constexpr unsigned T = RXP_SORT_BLOCK, P = E * T;
+    static_assert(T % 32 == 0 && (T & (T - 1)) == 0 && (E & (E - 1)) == 0, "RXP_SORT_BLOCK");
+#pragma unroll
+    for (unsigned size = 2; size <= P; size <<= 1) {
+#pragma unroll
+        for (unsigned j = size >> 1; j > 0; j >>= 1) {
+            if (j < E) {
+                // the partner is another element of this thread
+#pragma unroll
+                for (unsigned e = 0; e < E; ++e) {
+                    if (e & j) continue;
+                    const unsigned f = e | j;
+                    const bool up = ((t * E + e) & size) == 0;
+                    const K a = k[e], b = k[f];
+                    const bool swap = (a > b) == up;
+                    k[e] = swap ? b : a;
+                    k[f] = swap ? a : b;
+                }
+            } else {
+                K other[E];
+                if (j < 32 * E) {
+#pragma unroll
+                    for (unsigned e = 0; e < E; ++e)
+                        other[e] = __shfl_xor_sync(RXP_FULL, k[e], j / E);
+                } else {
+#pragma unroll
+                    for (unsigned e = 0; e < E; ++e) sorted[t * E + e] = k[e];
+                    __syncthreads();
+#pragma unroll
+                    for (unsigned e = 0; e < E; ++e) other[e] = sorted[(t * E + e) ^ j];
+                    __syncthreads();
+                }
+                // (j >= E: the bits of i that decide are those of t)
+                const unsigned i = t * E;
+                const bool keep_min = ((i & size) == 0) == ((i & j) == 0);
+#pragma unroll
+                for (unsigned e = 0; e < E; ++e) {
+                    const K a = k[e], b = other[e];
+                    k[e] = keep_min == (a < b) ? a : b;
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (unsigned e = 0; e < E; ++e) sorted[t * E + e] = k[e];
+    __syncthreads();
+}
+
+// The sorting strategy's batch with keys of type K (rxp_dyn_sort).
+template <typename K>
+__device__ __forceinline__ void rxp_dyn_sort_keys(RxpSortKey<K> key, const VertexIn* __restrict__ vin,
+                                                  const unsigned* __restrict__ bidx, unsigned n,
+                                                  unsigned max_vertices, const Uniforms& u,
+                                                  VertexOut* __restrict__ out, unsigned long long vbase,
+                                                  unsigned* __restrict__ bcorners, unsigned* counts,
+                                                  unsigned char* smem) {
+    constexpr unsigned T = RXP_SORT_BLOCK, E = RXP_SORT_KEYS / T;
+    K* keys = reinterpret_cast<K*>(smem);
+    unsigned* rank = reinterpret_cast<unsigned*>(smem + RXP_SORT_KEYS * sizeof(unsigned long long));
+    unsigned* uid = rank + RXP_SORT_KEYS;
+    const unsigned t = threadIdx.x;
+    K k[E];
+#pragma unroll
+    for (unsigned e = 0; e < E; ++e) {
+        const unsigned i = t * E + e;
+        k[e] = i < n ? key.make(bidx[i], i) : key.none;
+    }
+    rxp_sort_keys<E>(k, keys, t);
+    // this thread's run of consecutive sorted entries, and the first of each id among them
+    const unsigned s0 = t * E;
+    unsigned firsts = 0, count = 0;
+#pragma unroll
+    for (unsigned e = 0; e < E; ++e) {
+        const unsigned s = s0 + e;
+        if (s < n && (s == 0 || key.id(keys[s - 1]) != key.id(keys[s]))) {
+            firsts |= 1u << e;
+            ++count;
+        }
+    }
+    // the rank of the run's first unique id: an exclusive block scan of the counts
+    unsigned unique_all;
+    unsigned r = rxp_block_scan(count, &unique_all);
+#pragma unroll
+    for (unsigned e = 0; e < E; ++e) {
+        const unsigned s = s0 + e;
+        if (s < n) {
+            if ((firsts >> e) & 1u) {
+                if (r < max_vertices) uid[r] = key.id(keys[s]);
+                ++r;
+            }
+            // position -> rank (the rank of this entry's id)
+            rank[key.pos(keys[s])] = r - 1;
+        }
+    }
+    __syncthreads();
+    const unsigned unique = min(unique_all, max_vertices);
+    for (unsigned v = t; v < unique; v += T) {
+        const unsigned id = uid[v];
+        rxp_store_vertex(out + vbase + v, vs_main(rxp_fetch(vin, id), u));
+        RXP_COUNTED(id);
+    }
+    for (unsigned i = t; i < n; i += T) bcorners[i] = (unsigned)(vbase + rank[i]);
+}
+
 __device__ __forceinline__ void rxp_dyn_sort(unsigned block, const VertexIn* __restrict__ vin,
                                             const unsigned* __restrict__ idx,
                                             const unsigned* __restrict__ tri_start,
@@ -387,49 +536,45 @@ __device__ __forceinline__ void rxp_dyn_sort(unsigned block, const VertexIn* __r
                                             VertexOut* __restrict__ out,
                                             unsigned* __restrict__ corners, unsigned* counts) {
     extern __shared__ __align__(16) unsigned char smem[];
-    const unsigned P = blockDim.x;
-    VertexOut* sv = reinterpret_cast<VertexOut*>(smem);
-    unsigned long long* keys = reinterpret_cast<unsigned long long*>(sv + max_vertices);
-    unsigned* rank = reinterpret_cast<unsigned*>(keys + P);
-    unsigned* uid = rank + P;
+    __shared__ unsigned span[2];
     const unsigned long long i0 = 3ull * tri_start[block];
-    const unsigned n = 3 * (tri_start[block + 1] - tri_start[block]);
-    const unsigned t = threadIdx.x;
-    keys[t] = t < n ? ((unsigned long long)idx[i0 + t] << 32) | t : ~0ull;
-    __syncthreads();
-    rxp_bitonic_sort(keys, P, t, P);
-    const unsigned id = (unsigned)(keys[t] >> 32);
-    const bool first = t < n && (t == 0 || (unsigned)(keys[t - 1] >> 32) != id);
-    // the rank of this sorted entry's id among the unique ids: an inclusive block scan of the
-    // flags, minus one
-    unsigned unique_all;
-    const unsigned r = rxp_block_scan(first, &unique_all) + first - 1;
-    // gather the unique ids in rank order, so that the first threads of the block shade them
-    // (shading where the flags happen to be would keep every warp busy at a quarter of its lanes)
-    if (first) uid[r] = id;
-    const unsigned unique = min(unique_all, max_vertices);
-    __syncthreads();
-    for (unsigned s = t; s < unique; s += P) {
-        const unsigned v = uid[s];
-        sv[s] = vs_main(rxp_fetch(vin, v), u);
-        RXP_COUNTED(v);
+    // (the host allows at most RXP_SORT_KEYS indices per batch)
+    const unsigned n = min(3 * (tri_start[block + 1] - tri_start[block]), RXP_SORT_KEYS);
+    const unsigned* bidx = idx + i0;
+    // the batch's least and greatest ids, which choose the keys' width
+    unsigned lo = RXP_EMPTY, hi = 0;
+    for (unsigned i = threadIdx.x; i < n; i += RXP_SORT_BLOCK) {
+        const unsigned id = bidx[i];
+        lo = min(lo, id);
+        hi = max(hi, id);
+    }
+    lo = __reduce_min_sync(RXP_FULL, lo);
+    hi = __reduce_max_sync(RXP_FULL, hi);
+    if (threadIdx.x == 0) {
+        span[0] = RXP_EMPTY;
+        span[1] = 0;
     }
     __syncthreads();
-    // reuse the rank array as the inverse map: position -> rank
-    const unsigned pos = (unsigned)(keys[t] & 0xffffffffu);
+    if ((threadIdx.x & 31) == 0) {
+        atomicMin(&span[0], lo);
+        atomicMax(&span[1], hi);
+    }
     __syncthreads();
-    if (t < n) rank[pos] = r;
-    __syncthreads();
+    lo = span[0];
+    hi = span[1];
     const unsigned long long vbase = (unsigned long long)block * max_vertices;
-    rxp_copy_records(out + vbase, unique, t, P, [&](unsigned k) { return &sv[k]; });
-    if (t < n) corners[i0 + t] = (unsigned)(vbase + rank[t]);
+    if (n == 0 || hi - lo < (1u << 22))
+        rxp_dyn_sort_keys<unsigned>({lo}, vin, bidx, n, max_vertices, u, out, vbase, corners + i0,
+                                    counts, smem);
+    else
+        rxp_dyn_sort_keys<unsigned long long>({lo}, vin, bidx, n, max_vertices, u, out, vbase,
+                                              corners + i0, counts, smem);
 }
 
-extern "C" __global__ void dyn_sort(const VertexIn* __restrict__ vin,
-                                    const unsigned* __restrict__ idx,
-                                    const unsigned* __restrict__ tri_start, unsigned max_vertices,
-                                    Uniforms u, VertexOut* __restrict__ out,
-                                    unsigned* __restrict__ corners, unsigned* counts) {
+extern "C" __global__ void __launch_bounds__(RXP_SORT_BLOCK)
+    dyn_sort(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
+             const unsigned* __restrict__ tri_start, unsigned max_vertices, Uniforms u,
+             VertexOut* __restrict__ out, unsigned* __restrict__ corners, unsigned* counts) {
     rxp_dyn_sort(blockIdx.x, vin, idx, tri_start, max_vertices, u, out, corners, counts);
 }
 
@@ -550,8 +695,7 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     rxp_dyn_hash<true>(b, d.vin, d.idx, d.aux, fast_probes, d.u, d.out, d.corners, d.counts);
 }
 
-// (blocks of up to 1024 threads: the bound keeps the table lookup's registers within them)
-extern "C" __global__ void __launch_bounds__(1024)
+extern "C" __global__ void __launch_bounds__(RXP_SORT_BLOCK)
     dyn_sort_draws(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned max_vertices) {
     rxp_after_prior();
     unsigned b;

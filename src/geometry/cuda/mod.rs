@@ -83,6 +83,11 @@ fn borrowed(defines: &[(String, String)]) -> Vec<(&str, String)> {
 /// Shared memory a block may use without opting in.
 const SHARED_LIMIT: usize = 48 * 1024;
 
+/// Threads per block (per batch) of sorting (RXP_SORT_BLOCK in kernels/geometry.cu), and the
+/// most keys a block sorts (RXP_SORT_KEYS: the dynamic batches' index limit).
+const SORT_BLOCK: u32 = 256;
+const SORT_KEYS: u32 = 1024;
+
 /// A strategy's launch over one mesh: the elements it covers (indices, vertices or list entries)
 /// and its grid.
 #[derive(Debug, Clone, Copy)]
@@ -185,6 +190,7 @@ impl CudaGeometry {
         let mut d = shader.defines.clone();
         d.push(("RXP_BLOCK".into(), blocks.elementwise.to_string()));
         d.push(("RXP_HASH_BLOCK".into(), blocks.hash.to_string()));
+        d.push(("RXP_SORT_BLOCK".into(), SORT_BLOCK.to_string()));
         d.push(("RXP_HASH_VERTICES".into(), max_vertices.to_string()));
         d.push((
             "RXP_HASH_TABLE".into(),
@@ -386,17 +392,16 @@ impl CudaGeometry {
                     return Ok(None);
                 }
                 if let Strategy::DynamicSort { .. } = strategy {
-                    let p = max_indices.next_power_of_two().max(32);
-                    // shaded vertices and their ids, (id, position) keys and ranks
-                    let out = size_of::<GpuVertexOut>();
-                    let smem = max_vertices as usize * (out + 4) + p as usize * 12;
+                    // (id, position) keys and ranks for the most indices a batch holds
+                    // (RXP_SORT_KEYS), and the unique ids
+                    let smem = SORT_KEYS as usize * 12 + max_vertices as usize * 4;
                     if smem > SHARED_LIMIT {
                         return Err(GpuError::Limit(format!("sorting batches of {max_indices} indices and {max_vertices} vertices needs {smem} bytes of shared memory (at most {SHARED_LIMIT})")).into());
                     }
                     Plan {
                         n: ni,
                         blocks: nb,
-                        threads: p,
+                        threads: SORT_BLOCK,
                         smem: smem as u32,
                     }
                 } else {
