@@ -932,3 +932,44 @@ fn subdivide_writes_the_same_mesh_on_every_path() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
 }
+
+/// `rxpipe bench processing`: a row per strategy and the stage's own path, each strategy's runs
+/// a triangle (naive's exactly three, multi's one a vertex), and `NAME@N` subdivides first.
+#[test]
+fn the_processing_benchmark_measures_every_strategy() {
+    let o = rxpipe(&[
+        "bench",
+        "processing",
+        "--meshes",
+        "icosphere:2,icosphere:1@1",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ])
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    let cpu: Vec<_> = rows.iter().filter(|r| r["backend"] == "cpu").collect();
+    assert_eq!(cpu.len(), 2 * 8, "{json}");
+    let row = |mesh: &str, path: &str| {
+        cpu.iter()
+            .find(|r| r["mesh"] == mesh && r["path"] == path)
+            .unwrap_or_else(|| panic!("{mesh} {path} in {json}"))
+    };
+    // icosphere:1 subdivided once is the same size as icosphere:2
+    assert_eq!(row("icosphere:1@1", "stage")["triangles"], 320);
+    assert_eq!(row("icosphere:2", "naive")["runs_per_triangle"], 3.0);
+    let multi = row("icosphere:2", "multi")["runs_per_triangle"]
+        .as_f64()
+        .unwrap();
+    // one run a vertex of the level: 162 + 480 vertices over 1280 triangles
+    assert!((multi - 642.0 / 1280.0).abs() < 1e-3, "{multi}");
+    let hash = row("icosphere:2", "hash")["runs_per_triangle"]
+        .as_f64()
+        .unwrap();
+    assert!(hash > multi && hash < 3.0, "{hash}");
+}

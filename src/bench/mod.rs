@@ -1,5 +1,6 @@
 //! `rxpipe bench`: the paper's tables measured on this machine, one module per benchmark
-//! ([`geometry`], [`frame`], [`frustum`], [`reindex`], [`rxmesh`], [`distance`], [`simplify`]). GPU inputs stay on the device; every GPU time is the
+//! ([`geometry`], [`frame`], [`frustum`], [`reindex`], [`rxmesh`], [`distance`], [`simplify`],
+//! [`processing`]). GPU inputs stay on the device; every GPU time is the
 //! median of CUDA-event timings after a warm-up. This module holds what they share: the
 //! benchmark meshes, the machine a report was measured on, and the date.
 
@@ -13,6 +14,7 @@ pub mod distance;
 pub mod frame;
 pub mod frustum;
 pub mod geometry;
+pub mod processing;
 pub mod reindex;
 pub mod rxmesh;
 pub mod simplify;

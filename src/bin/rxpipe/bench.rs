@@ -109,6 +109,20 @@ pub enum What {
     },
     /// Simplification within an envelope: triangles, time and the measured distance both ways,
     /// beside meshoptimizer's simplifier at the same triangle count (CPU only)
+    /// Geometry processing on the reuse strategies: one level of Loop subdivision per strategy
+    /// (CPU), beside the subdivision stage's own path (CPU, and the GPU where there is one)
+    Processing {
+        /// comma-separated: bunny, ogre, a file name of ../shared/meshes, or a generator spec;
+        /// NAME@N for it subdivided N times first (bunny@2: 1.1 M triangles)
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "bunny,icosphere:6,bunny@2"
+        )]
+        meshes: Vec<String>,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
     Simplify {
         /// comma-separated: bunny, ogre, a file name of ../shared/meshes (fandisk.obj), or a
         /// generator spec
@@ -390,6 +404,34 @@ pub fn run(what: What) -> Res {
             )?;
             pb.finish_and_clear();
             out(&report, report.markdown(), &r)
+        }
+        What::Processing { meshes, report } => {
+            // (stand-ins for the shared meshes keep their @N)
+            let names: Vec<String> = meshes
+                .iter()
+                .map(|m| match m.split_once('@') {
+                    Some((base, n)) => format!("{}@{n}", stand_ins(&[base.to_string()])[0]),
+                    None => stand_ins(std::slice::from_ref(m)).remove(0),
+                })
+                .collect();
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let gpu = match rxpipe::gpu::Gpu::new() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!("notice: {e}; measuring the CPU rows only");
+                    None
+                }
+            };
+            let pb = spinner("starting".into());
+            let r = rxpipe::bench::processing::run(
+                &names,
+                report.runs as usize,
+                report.warmup,
+                gpu.as_ref(),
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            out(&r, r.markdown(), &report)
         }
         What::Simplify {
             meshes,
