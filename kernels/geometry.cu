@@ -16,6 +16,16 @@
 #define RXP_COUNTED(id) ((void)counts)
 #endif
 
+// What every strategy runs for a vertex id: the vertex shader on the vertex's inputs, or, in
+// the processing mode (RXP_PROGRAM), the program spliced in before this file
+// (`VertexOut rxp_program(const void* table, unsigned id)`), given the launch's input table in the
+// vertex buffer's place; its record is a VertexOut whose fields are the program's to use.
+#ifdef RXP_PROGRAM
+#define RXP_RUN(vin, id, u) rxp_program((const void*)(vin), (id))
+#else
+#define RXP_RUN(vin, id, u) vs_main(rxp_fetch((vin), (id)), (u))
+#endif
+
 #define RXP_EMPTY 0xffffffffu
 #define RXP_FULL 0xffffffffu
 // Threads per block of the one-thread-per-element kernels (naive, multi); the host defines it
@@ -92,7 +102,7 @@ __device__ __forceinline__ void rxp_shade_each(unsigned block, const VertexIn* _
     VertexOut v;
     if (i < n) {
         const unsigned id = idx ? idx[i] : i;
-        v = vs_main(rxp_fetch(vin, id), u);
+        v = RXP_RUN(vin, id, u);
         RXP_COUNTED(id);
     }
     rxp_warp_store(out + warp0, v, min(32u, n - warp0), stage + (threadIdx.x & ~31u));
@@ -181,7 +191,7 @@ __device__ __forceinline__ void rxp_warp_vote(unsigned block, const VertexIn* __
         const unsigned tris = done / 3;
         if (lane < fill) {
             const unsigned id = held[lane];
-            rxp_store_vertex(out + vbase + written + lane, vs_main(rxp_fetch(vin, id), u));
+            rxp_store_vertex(out + vbase + written + lane, RXP_RUN(vin, id, u));
             RXP_COUNTED(id);
         }
         for (unsigned r = lane; r < 3 * tris; r += 32)
@@ -356,7 +366,7 @@ __device__ __forceinline__ void rxp_dyn_hash(unsigned block, const VertexIn* __r
         if (threadIdx.x + r * P < n) dst[r * P] = (unsigned)(vbase + num[slot[r]]);
     for (unsigned r = threadIdx.x; r < unique; r += P) {
         const unsigned id = uid[r];
-        rxp_store_vertex(out + vbase + r, vs_main(rxp_fetch(vin, id), u));
+        rxp_store_vertex(out + vbase + r, RXP_RUN(vin, id, u));
         RXP_COUNTED(id);
     }
 }
@@ -523,7 +533,7 @@ __device__ __forceinline__ void rxp_dyn_sort_keys(RxpSortKey<K> key, const Verte
     const unsigned unique = min(unique_all, max_vertices);
     for (unsigned v = t; v < unique; v += T) {
         const unsigned id = uid[v];
-        rxp_store_vertex(out + vbase + v, vs_main(rxp_fetch(vin, id), u));
+        rxp_store_vertex(out + vbase + v, RXP_RUN(vin, id, u));
         RXP_COUNTED(id);
     }
     for (unsigned i = t; i < n; i += T) bcorners[i] = (unsigned)(vbase + rank[i]);
@@ -600,7 +610,7 @@ __device__ __forceinline__ void rxp_patch_shade(unsigned block, const VertexIn* 
     if (k >= total) return;
     const unsigned i = rxp_run_source_in(runs, lo, hi, k);
     const unsigned id = vids[i];
-    rxp_store_vertex(out + i, vs_main(rxp_fetch(vin, id), u));
+    rxp_store_vertex(out + i, RXP_RUN(vin, id, u));
     RXP_COUNTED(id);
 }
 

@@ -466,6 +466,72 @@ fn subdivision_on_every_strategy_equals_the_reference() {
     }
 }
 
+/// The runs of Loop's rules a subdivision report counts ("...; N runs of Loop's rules ...").
+fn runs_in(report: &str) -> u64 {
+    report
+        .split("; ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|r| r.parse().ok())
+        .unwrap_or_else(|| panic!("no runs in '{report}'"))
+}
+
+/// On the GPU the strategies' kernels run Loop's rules (kernels/programs/loop.cu in the geometry
+/// stage's processing mode): the mesh is the CPU's (the same indices, positions and both uv sets
+/// within float rounding of the diagonal, bit for bit on ordinary meshes) and every strategy runs
+/// exactly as many times as on the CPU.
+#[test]
+fn gpu_subdivision_on_every_strategy_equals_the_cpu() {
+    let Some(gpu) = common::gpu() else { return };
+    let mut g = rxpipe::mesh::grid(12, 9);
+    let n = g.positions.len();
+    g.uvs1 = Some((0..n).map(|i| Vec2::new(0.5, i as f32 * 0.01)).collect());
+    let mut meshes = vec![rxpipe::mesh::icosphere(3), g, awkward(), bicone(1500)];
+    if let Some(dir) = common::meshes() {
+        meshes.push(rxpipe::io::load_mesh(dir.join("fandisk.obj")).unwrap());
+    }
+    for m in &meshes {
+        for s in rxpipe::geometry::Strategy::all() {
+            let run = |backend: BackendKind, gpu: Option<&std::sync::Arc<rxpipe::gpu::Gpu>>| {
+                let mut w = WorkingMesh::new(m.clone());
+                let report = Subdivide {
+                    levels: 2,
+                    strategy: Some(s),
+                    ..Default::default()
+                }
+                .run(&mut w, &mut PassContext::new(backend, gpu, 0))
+                .unwrap();
+                (w.into_host().unwrap(), runs_in(&report))
+            };
+            let (c, c_runs) = run(BackendKind::Cpu, None);
+            let (g, g_runs) = run(BackendKind::Cuda, Some(&gpu));
+            let what = format!("{} {s}", m.name);
+            assert_eq!(g_runs, c_runs, "{what}: runs");
+            assert_eq!(g.indices, c.indices, "{what}");
+            let close = |a: &[f32], b: &[f32], what: &str| {
+                assert_eq!(a.len(), b.len(), "{what}");
+                for (k, (x, y)) in a.iter().zip(b).enumerate() {
+                    assert!(
+                        (x - y).abs() <= 1e-6 * y.abs().max(1.0),
+                        "{what}: {k}: {x} {y}"
+                    );
+                }
+            };
+            close(
+                bytemuck::cast_slice(&g.positions),
+                bytemuck::cast_slice(&c.positions),
+                &what,
+            );
+            for (a, b) in [(&g.uvs, &c.uvs), (&g.uvs1, &c.uvs1)] {
+                assert_eq!(a.is_some(), b.is_some(), "{what}");
+                if let (Some(a), Some(b)) = (a, b) {
+                    close(bytemuck::cast_slice(a), bytemuck::cast_slice(b), &what);
+                }
+            }
+        }
+    }
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     /// Random index buffers over a few vertices (fans, fins, repeats and degenerate triangles

@@ -173,6 +173,34 @@ impl DeviceMesh {
     }
 }
 
+impl DeviceMesh {
+    /// The input of a processing program ([`super::CudaGeometry::process`]): its table in the
+    /// vertex buffer's place, `indices` over `n` vertex ids.
+    pub fn for_program(
+        gpu: &Gpu,
+        table: CudaSlice<VertexIn>,
+        indices: &[u32],
+        n: usize,
+    ) -> Result<DeviceMesh, GpuError> {
+        Ok(DeviceMesh {
+            id: next_id(),
+            vertices: Arc::new(table),
+            indices: Arc::new(gpu.upload(indices, "indices")?),
+            vertex_count: n,
+            index_count: indices.len() / 3 * 3,
+            unique_vertices: crate::geometry::cpu::unique_count(indices, n),
+            unique_pending: None,
+            batches: None,
+            patches: None,
+            faces: None,
+            colors: None,
+            tangents: None,
+            uvs1: None,
+            view: None,
+        })
+    }
+}
+
 /// The dynamic batching preprocess (the batch starts of the CPU's front-to-back scan).
 pub const BATCHING: Source<'static> = crate::kernel_source!("batching.cu");
 

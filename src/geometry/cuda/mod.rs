@@ -542,14 +542,42 @@ impl CudaGeometry {
         // given batches are used when they fit the strategy; otherwise the GPU builds them
         let limits = strategy.dynamic_limits();
         let given = batches.filter(|b| Some((b.max_indices, b.max_vertices)) == limits);
-        let mut mesh = DeviceMesh::upload(&self.gpu, vertices, indices, given)?;
-        if let (None, Some((mi, mv))) = (given, limits) {
+        let mesh = DeviceMesh::upload(&self.gpu, vertices, indices, given)?;
+        self.run_mesh(strategy, mesh, indices, given.is_some(), uniforms)
+    }
+
+    /// Runs a processing program (the kernels compiled with [`CudaShader::program`]) over the
+    /// triangles of `indices` (ids below `n`) with `strategy`, as [`CudaGeometry::run`] runs a
+    /// vertex shader: `table` is the program's input, in the vertex buffer's place. The queue
+    /// holds each run's record, per triangle corner.
+    pub fn process(
+        &self,
+        strategy: Strategy,
+        table: cudarc::driver::CudaSlice<VertexIn>,
+        n: usize,
+        indices: &[u32],
+    ) -> Result<GpuGeometry, crate::Error> {
+        let mesh = DeviceMesh::for_program(&self.gpu, table, indices, n)?;
+        self.run_mesh(strategy, mesh, indices, false, &Uniforms::default())
+    }
+
+    /// [`CudaGeometry::run`] from the uploaded `mesh` (of `indices`) on; `batched`: its dynamic
+    /// batches are there already.
+    fn run_mesh(
+        &self,
+        strategy: Strategy,
+        mut mesh: DeviceMesh,
+        indices: &[u32],
+        batched: bool,
+        uniforms: &Uniforms,
+    ) -> Result<GpuGeometry, crate::Error> {
+        if let (false, Some((mi, mv))) = (batched, strategy.dynamic_limits()) {
             mesh.build_batches(&self.gpu, mi, mv)?;
         }
         if strategy == Strategy::Patch {
             mesh.patches = Some(DevicePatches::upload(
                 &self.gpu,
-                PatchBatches::of_indices(indices, vertices.len())?,
+                PatchBatches::of_indices(indices, mesh.vertex_count)?,
             )?);
         }
         let mut q = self.queue(&mesh, strategy)?;

@@ -31,6 +31,13 @@ impl CudaShader {
         CudaShader::builtin(SHADER_FMA, vec![("FMA_N".into(), n.to_string())])
     }
 
+    /// A processing program instead of a vertex shader (kernels/geometry.cu, RXP_PROGRAM): CUDA C
+    /// that defines `__device__ VertexOut rxp_program(const void* table, unsigned id)`, the
+    /// record of vertex `id` given the launch's input table ([`super::CudaGeometry::process`]).
+    pub fn program(s: Source) -> CudaShader {
+        CudaShader::builtin(s, vec![("RXP_PROGRAM".into(), "1".into())])
+    }
+
     fn builtin(s: Source, defines: Vec<(String, String)>) -> CudaShader {
         CudaShader {
             name: s.name.into(),

@@ -311,11 +311,7 @@ impl MeshPass for Subdivide {
     }
 
     fn backends(&self) -> &'static [BackendKind] {
-        // (on the strategies: the CPU's so far)
-        match self.strategy {
-            Some(_) => &[BackendKind::Cpu],
-            None => INFO.backends,
-        }
+        INFO.backends
     }
 
     fn invalidates(&self) -> Derived {
@@ -357,9 +353,12 @@ impl MeshPass for Subdivide {
                 })
                 .map_err(|e| failed(e.to_string()))?;
                 let host = mesh.host_mut().map_err(PassError::gpu("subdivide"))?;
+                // (on the strategies a level is prepared on the host; its runs are the GPU's
+                // with the CUDA backend)
+                let gpu = ctx.gpu.filter(|_| ctx.backend == BackendKind::Cuda);
                 match self.strategy {
                     None => cpu::run(host, self.levels, edges, cos_corner),
-                    Some(s) => streamed::run(host, self.levels, edges, cos_corner, s).map(
+                    Some(s) => streamed::run(host, self.levels, edges, cos_corner, s, gpu).map(
                         |(creases, stats)| {
                             counted = Some((s, stats));
                             creases

@@ -1,14 +1,17 @@
-//! Loop subdivision on the geometry stage's strategies (Kenzel et al. 2018, section 5.1), on the
-//! CPU: each level is seen from its output triangles. The next level's index buffer (every
-//! triangle split in four, [`super::cpu::split`]) is the index stream; every output vertex (an
-//! input vertex moved by its rule, or an edge's new vertex) is one run of [`LoopProgram`]
-//! through the chosen strategy, so a vertex that a batch shares is computed once. The program
-//! walks the vertex's ring of neighbours itself ([`Ring`], the level's adjacency): the per-vertex
-//! work the strategies save.
+//! Loop subdivision on the geometry stage's strategies (Kenzel et al. 2018, section 5.1): each
+//! level is seen from its output triangles. The next level's index buffer (every triangle split
+//! in four, as [`super::cpu`] splits it) is the index stream; every output vertex (an input
+//! vertex moved by its rule, or an edge's new vertex) is one run of [`LoopProgram`] through the
+//! chosen strategy, so a vertex that a batch shares is computed once. The program walks the
+//! vertex's ring of neighbours itself ([`Ring`], the level's adjacency): the per-vertex work the
+//! strategies save. On the CPU the strategies are [`crate::geometry::cpu::process`]; on the GPU
+//! the geometry stage's kernels in the processing mode run the same program in CUDA C
+//! (kernels/programs/loop.cu), each level prepared on the host.
 //!
-//! The result equals the reference's ([`super::cpu`]) bit for bit whatever the strategy: the
-//! same rules, each neighbour sum added in the same (edge) order, and a vertex's every run gives
-//! the same record, which is scattered back to its place.
+//! The result equals the reference's ([`super::cpu`]) bit for bit whatever the strategy on the
+//! CPU, and within float rounding on the GPU (bit for bit but where a vertex has more than
+//! [`super::BETA_TABLE`] edges): the same rules, each neighbour sum added in the same (edge)
+//! order, and a vertex's every run gives the same record, which is scattered back to its place.
 
 use super::cpu::{edge_faces, host_attributes, split};
 use super::{beta, beta_of, next_sizes, Edges, SubdivideError, BETA_TABLE};
@@ -213,15 +216,153 @@ pub fn level_bytes(v: usize, e: usize, f2: usize) -> u64 {
     Ring::bytes(v, e) + 12 * e as u64 + 36 * 3 * f2 as u64 + 12 * f2 as u64 + 32 * (v + e) as u64
 }
 
-/// Subdivides `mesh` `levels` times through `strategy`; `edges` are its edges, `cos_corner` the
-/// cosine of the corner angle. Returns how many crease edges the input has and the strategies'
-/// counts over all levels.
+/// The Loop program in CUDA C (kernels/programs/loop.cu).
+pub const LOOP_PROGRAM: crate::gpu::kernels::Source<'static> =
+    crate::kernel_source!("programs/loop.cu");
+
+/// The GPU's `RxlInput` (kernels/programs/loop.cu): a level's input table, byte for byte.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct LoopInput {
+    positions: u64,
+    uvs: u64,
+    ev: u64,
+    count: u64,
+    opposite: u64,
+    ring_offsets: u64,
+    ring: u64,
+    crease: u64,
+    betas: u64,
+    nbetas: u32,
+    v: u32,
+    uv_dim: u32,
+    pad: u32,
+    cos_corner: f64,
+}
+
+/// Runs `program`'s level through `strategy` on the GPU: its inputs uploaded, the runs made by
+/// the geometry stage's kernels in the processing mode; every run's record scattered to its
+/// vertex in `records`, and `ran` set for the vertices that ran.
+fn level_on_gpu(
+    gpu: &std::sync::Arc<crate::gpu::Gpu>,
+    program: &LoopProgram,
+    strategy: Strategy,
+    tris: &[u32],
+    records: &mut [Record],
+    ran: &mut [bool],
+) -> Result<GeometryStats, SubdivideError> {
+    use crate::geometry::cuda::{CudaGeometry, CudaShader};
+    use crate::geometry::VertexIn;
+    use cudarc::driver::DevicePtr;
+    let v = program.positions.len();
+    let dim = match (program.uvs, program.uvs1) {
+        (None, _) => 0,
+        (Some(_), None) => 2,
+        (Some(_), Some(_)) => 4,
+    };
+    let uvs: Vec<f32> = match (program.uvs, program.uvs1) {
+        (Some(u), None) => bytemuck::cast_slice(u).to_vec(),
+        (Some(u), Some(u1)) => u
+            .iter()
+            .zip(u1)
+            .flat_map(|(a, b)| [a.x, a.y, b.x, b.y])
+            .collect(),
+        _ => vec![0.0],
+    };
+    let crease: Vec<u32> = program
+        .ring
+        .neighbours
+        .iter()
+        .map(|&(_, c)| c as u32)
+        .collect();
+    let ring: Vec<u32> = program.ring.neighbours.iter().map(|&(j, _)| j).collect();
+    let up32 = |x: &[u32], what| gpu.upload(if x.is_empty() { &[0] } else { x }, what);
+    let positions = gpu.upload(
+        bytemuck::cast_slice::<_, f32>(program.positions),
+        "positions",
+    )?;
+    let uvs = gpu.upload(&uvs, "texture coordinates")?;
+    let ev = up32(bytemuck::cast_slice(program.ev), "edges")?;
+    let count = up32(program.count, "edge triangle counts")?;
+    let opposite = up32(bytemuck::cast_slice(program.opposite), "opposite corners")?;
+    let offsets = up32(&program.ring.offsets, "ring offsets")?;
+    let ring = up32(&ring, "rings")?;
+    let crease = up32(&crease, "crease flags")?;
+    let betas = gpu.upload(program.betas, "Loop's weights")?;
+    let s = &gpu.stream;
+    let addr = |p: (u64, _)| p.0;
+    let table = LoopInput {
+        positions: addr(positions.device_ptr(s)),
+        uvs: if dim == 0 { 0 } else { addr(uvs.device_ptr(s)) },
+        ev: addr(ev.device_ptr(s)),
+        count: addr(count.device_ptr(s)),
+        opposite: addr(opposite.device_ptr(s)),
+        ring_offsets: addr(offsets.device_ptr(s)),
+        ring: addr(ring.device_ptr(s)),
+        crease: addr(crease.device_ptr(s)),
+        betas: addr(betas.device_ptr(s)),
+        nbetas: program.betas.len() as u32,
+        v: v as u32,
+        uv_dim: dim,
+        pad: 0,
+        cos_corner: program.cos_corner,
+    };
+    // the table's bytes as the 32-byte entries of the vertex buffer it stands in (bits kept: no
+    // arithmetic touches them)
+    let words: Vec<u32> = {
+        let mut w = vec![0u32; std::mem::size_of::<LoopInput>().div_ceil(32) * 8];
+        // SAFETY: LoopInput is repr(C) plain integers and a float, its bytes all initialised
+        // (explicit padding); w holds at least as many bytes.
+        let bytes = unsafe {
+            std::slice::from_raw_parts(
+                (&table as *const LoopInput).cast::<u8>(),
+                std::mem::size_of::<LoopInput>(),
+            )
+        };
+        bytemuck::cast_slice_mut::<u32, u8>(&mut w)[..bytes.len()].copy_from_slice(bytes);
+        w
+    };
+    let entries: Vec<VertexIn> = words
+        .chunks_exact(8)
+        .map(|c| {
+            let f = |k: usize| f32::from_bits(c[k]);
+            VertexIn {
+                position: glam::Vec3::new(f(0), f(1), f(2)),
+                normal: glam::Vec3::new(f(3), f(4), f(5)),
+                uv: glam::Vec2::new(f(6), f(7)),
+            }
+        })
+        .collect();
+    let table = gpu.upload(&entries, "the program's input")?;
+    let geometry = CudaGeometry::new(gpu.clone(), CudaShader::program(LOOP_PROGRAM), true)
+        .map_err(|e| SubdivideError::Device(e.to_string()))?;
+    let out = geometry
+        .process(strategy, table, records.len(), tris)
+        .map_err(|e| SubdivideError::Device(e.to_string()))?;
+    for (&id, r) in tris.iter().zip(&out.queue) {
+        let i = id as usize;
+        records[i] = [
+            r.world.x, r.world.y, r.world.z, r.uv.x, r.uv.y, r.normal.x, r.normal.y, 0.0,
+        ];
+        ran[i] = true;
+    }
+    // (the buffers the table points at live until here, past the launch and its download)
+    drop((
+        positions, uvs, ev, count, opposite, offsets, ring, crease, betas,
+    ));
+    Ok(out.stats)
+}
+
+/// Subdivides `mesh` `levels` times through `strategy` (on the GPU where `gpu` is given, else on
+/// the CPU); `edges` are its edges, `cos_corner` the cosine of the corner angle. Returns how many
+/// crease edges the input has and the strategies' counts over all levels.
 pub fn run(
     mesh: &mut Mesh,
     levels: u32,
     mut edges: Edges,
     cos_corner: f64,
     strategy: Strategy,
+    gpu: Option<&std::sync::Arc<crate::gpu::Gpu>>,
 ) -> Result<(usize, GeometryStats), SubdivideError> {
     let betas: Vec<f64> = (0..=BETA_TABLE).map(beta).collect();
     let mut input_creases = 0;
@@ -250,19 +391,31 @@ pub fn run(
             betas: &betas,
             cos_corner,
         };
-        let streamed = process(strategy, v2, &tris, None, &program)
-            .map_err(|e| SubdivideError::Device(e.to_string()))?;
-        stats.add(&streamed.stats);
         let mut records = vec![[0f32; 8]; v2];
-        streamed.scatter(&mut records);
+        let mut ran = vec![false; v2];
+        match gpu {
+            Some(g) => stats.add(&level_on_gpu(
+                g,
+                &program,
+                strategy,
+                &tris,
+                &mut records,
+                &mut ran,
+            )?),
+            None => {
+                let streamed = process(strategy, v2, &tris, None, &program)
+                    .map_err(|e| SubdivideError::Device(e.to_string()))?;
+                stats.add(&streamed.stats);
+                streamed.scatter(&mut records);
+                for &s in &streamed.sources {
+                    ran[s as usize] = true;
+                }
+            }
+        }
         // a vertex no new triangle names (an old one that none named, the vertex of a
         // duplicate edge that degenerate triangles leave) is no primitive's: it runs once here,
-        // outside the strategies and their counts, so that the mesh is the reference's
-        let mut ran = vec![false; v2];
-        for &s in &streamed.sources {
-            ran[s as usize] = true;
-        }
-        drop(streamed);
+        // on the CPU, outside the strategies and their counts, so that the mesh is the
+        // reference's
         for (id, r) in records.iter_mut().enumerate().filter(|(id, _)| !ran[*id]) {
             *r = program.run(id as u32);
         }
