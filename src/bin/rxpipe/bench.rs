@@ -107,10 +107,8 @@ pub enum What {
         #[command(flatten)]
         report: ReportArgs,
     },
-    /// Simplification within an envelope: triangles, time and the measured distance both ways,
-    /// beside meshoptimizer's simplifier at the same triangle count (CPU only)
     /// Geometry processing on the reuse strategies: one level of Loop subdivision per strategy
-    /// (CPU), beside the subdivision stage's own path (CPU, and the GPU where there is one)
+    /// (CPU, and the GPU where there is one), beside the subdivision stage's own path
     Processing {
         /// comma-separated: bunny, ogre, a file name of ../shared/meshes, or a generator spec;
         /// NAME@N for it subdivided N times first (bunny@2: 1.1 M triangles)
@@ -123,6 +121,8 @@ pub enum What {
         #[command(flatten)]
         report: ReportArgs,
     },
+    /// Simplification within an envelope: triangles, time and the measured distance both ways,
+    /// beside meshoptimizer's simplifier at the same triangle count (CPU only)
     Simplify {
         /// comma-separated: bunny, ogre, a file name of ../shared/meshes (fandisk.obj), or a
         /// generator spec

@@ -21,8 +21,7 @@ pub struct Args {
     #[arg(long, default_value_t = 120.0)]
     corner: f32,
     /// run each level on a strategy of the geometry stage (naive, warp, sort, hash, phash,
-    /// multi, patch): every new vertex one run of Loop's rules through it, the same result (on
-    /// the CPU for now)
+    /// multi, patch): every new vertex one run of Loop's rules through it, the same result
     #[arg(long)]
     strategy: Option<String>,
     /// where to subdivide

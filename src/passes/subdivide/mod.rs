@@ -93,7 +93,7 @@ pub(crate) const INFO: StageInfo = StageInfo {
             name: "strategy",
             values: "naive, warp, sort, hash, phash, multi, patch",
             default: "none",
-            about: "run each level on the geometry stage's strategies (every new vertex one run of Loop's rules through it; the same result; on the CPU for now)",
+            about: "run each level on the geometry stage's strategies (every new vertex one run of Loop's rules through it; the same result)",
         },
     ],
     backends: &[BackendKind::Cpu, BackendKind::Cuda],
