@@ -536,8 +536,8 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
     /// Random index buffers over a few vertices (fans, fins, repeats and degenerate triangles
     /// all occur) and random positions: two levels always give V + E vertices and four times
-    /// the triangles per level, every index in range, and every new position inside the input's
-    /// bounding box (Loop's rules are convex combinations).
+    /// the triangles per level, every index in range, every new position inside the input's
+    /// bounding box (Loop's rules are convex combinations), and the same mesh on the strategies.
     #[test]
     fn random_meshes_subdivide_within_their_bounds(
         nv in 3usize..24,
@@ -566,6 +566,15 @@ proptest::proptest! {
         let slack = Vec3::splat(1e-3);
         for p in &two.positions {
             proptest::prop_assert!(p.cmpge(lo - slack).all() && p.cmple(hi + slack).all(), "{p}");
+        }
+        // on the strategies (a reusing one of each kind), the same two levels bit for bit
+        for s in ["warp", "hash", "patch"] {
+            let streamed = subdivide(&m, Subdivide {
+                levels: 2,
+                corner,
+                strategy: rxpipe::geometry::Strategy::parse(s),
+            });
+            proptest::prop_assert!(streamed == two, "{s}");
         }
     }
 }
