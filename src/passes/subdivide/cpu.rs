@@ -26,20 +26,90 @@ pub(crate) fn edge_faces(indices: &[u32], edges: &Edges) -> (Vec<u32>, Vec<[u32;
 }
 
 /// What an old vertex does at the next level: Loop's smooth rule over its `n` neighbours, the
-/// crease rule with its two crease neighbours, or stay (no edge, or a corner).
+/// crease rule with its two crease neighbours, or stay (no edge, or a corner). Both CPU paths
+/// (the edge sums here and the strategies' program, [`super::streamed`]) take their values
+/// through it and [`edge_value`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Rule {
+pub(crate) enum Rule {
     Smooth { n: u32 },
     Crease { a: u32, b: u32 },
     Keep,
 }
 
-/// Whether a vertex at `x` on two crease edges to `a` and `b` is a corner: the creases meet at an
-/// angle whose cosine is above `cos_corner` (the same operations as the kernel's).
+impl Rule {
+    /// The rule of vertex `i` (of positions `p`) with `n` edges, `creases` of them crease edges,
+    /// the first two ending at `ends`: a vertex on two creases that meet at an angle whose cosine
+    /// is above `cos_corner` is a corner (the same operations as the kernel's).
+    #[inline]
+    pub(crate) fn of(
+        p: &[Vec3],
+        i: usize,
+        n: u32,
+        creases: u32,
+        ends: [u32; 2],
+        cos_corner: f64,
+    ) -> Rule {
+        match creases {
+            0 if n > 0 => Rule::Smooth { n },
+            2 => {
+                let at = |k: u32| p[k as usize].as_dvec3();
+                let [a, b] = ends;
+                let x: DVec3 = p[i].as_dvec3();
+                let (u, w) = (at(a) - x, at(b) - x);
+                if u.dot(w) > cos_corner * (u.dot(u) * w.dot(w)).sqrt() {
+                    Rule::Keep
+                } else {
+                    Rule::Crease { a, b }
+                }
+            }
+            _ => Rule::Keep,
+        }
+    }
+
+    /// The next level's value of an attribute of `D` floats at a vertex whose value is `v`,
+    /// under this rule: `sum` gives its neighbours' sum (asked for the smooth rule only), `at`
+    /// any vertex's value; in double precision, rounded once.
+    #[inline]
+    pub(crate) fn apply<const D: usize>(
+        self,
+        v: [f32; D],
+        sum: impl FnOnce() -> [f64; D],
+        at: impl Fn(u32) -> [f64; D],
+        betas: &[f64],
+    ) -> [f32; D] {
+        match self {
+            Rule::Smooth { n } => {
+                let (s, beta) = (sum(), beta_of(betas, n));
+                std::array::from_fn(|d| {
+                    (v[d] as f64 * (1.0 - n as f64 * beta) + s[d] * beta) as f32
+                })
+            }
+            Rule::Crease { a, b } => {
+                let (xa, xb) = (at(a), at(b));
+                std::array::from_fn(|d| (v[d] as f64 * 0.75 + (xa[d] + xb[d]) * 0.125) as f32)
+            }
+            Rule::Keep => v,
+        }
+    }
+}
+
+/// The value of an attribute of `D` floats at the new vertex of the edge joining `ends`, with
+/// `count` triangles and (with two) the opposite corners `opposite`: 3/8 of its ends and 1/8 of
+/// the opposite corners, else the midpoint; `at` gives any vertex's value.
 #[inline]
-fn is_corner(x: DVec3, a: DVec3, b: DVec3, cos_corner: f64) -> bool {
-    let (u, w) = (a - x, b - x);
-    u.dot(w) > cos_corner * (u.dot(u) * w.dot(w)).sqrt()
+pub(crate) fn edge_value<const D: usize>(
+    at: impl Fn(u32) -> [f64; D],
+    [a, b]: [u32; 2],
+    count: u32,
+    [o0, o1]: [u32; 2],
+) -> [f32; D] {
+    let (xa, xb) = (at(a), at(b));
+    if count == 2 {
+        let (xc, xd) = (at(o0), at(o1));
+        std::array::from_fn(|d| ((xa[d] + xb[d]) * 0.375 + (xc[d] + xd[d]) * 0.125) as f32)
+    } else {
+        std::array::from_fn(|d| ((xa[d] + xb[d]) * 0.5) as f32)
+    }
 }
 
 /// Every old vertex's rule, from the edges (`count`: each edge's triangles) and the positions
@@ -64,24 +134,13 @@ fn rules(p: &[Vec3], ev: &[[u32; 2]], count: &[u32], cos_corner: f64) -> Vec<Rul
     }
     ring.par_iter()
         .enumerate()
-        .map(|(i, &(n, creases, [a, b]))| match creases {
-            0 if n > 0 => Rule::Smooth { n },
-            2 => {
-                let at = |k: u32| p[k as usize].as_dvec3();
-                if is_corner(at(i as u32), at(a), at(b), cos_corner) {
-                    Rule::Keep
-                } else {
-                    Rule::Crease { a, b }
-                }
-            }
-            _ => Rule::Keep,
-        })
+        .map(|(i, &(n, creases, ends))| Rule::of(p, i, n, creases, ends, cos_corner))
         .collect()
 }
 
 /// The next level of a per-vertex attribute of `D` floats (positions, texture coordinates): the
-/// old vertices by their rules, then one value per edge (3/8 of its ends and 1/8 of the
-/// opposite corners with two triangles, else the midpoint), in double precision, rounded once.
+/// old vertices by their rules, then one value per edge ([`edge_value`]), in double precision,
+/// rounded once.
 fn loop_values<const D: usize>(
     x: &[[f32; D]],
     rules: &[Rule],
@@ -107,35 +166,13 @@ fn loop_values<const D: usize>(
         x.par_iter()
             .zip(rules)
             .zip(&sum)
-            .map(|((&v, &rule), s)| match rule {
-                Rule::Smooth { n } => {
-                    let beta = beta_of(betas, n);
-                    std::array::from_fn(|d| {
-                        (v[d] as f64 * (1.0 - n as f64 * beta) + s[d] * beta) as f32
-                    })
-                }
-                Rule::Crease { a, b } => {
-                    let (xa, xb) = (at(a), at(b));
-                    std::array::from_fn(|d| (v[d] as f64 * 0.75 + (xa[d] + xb[d]) * 0.125) as f32)
-                }
-                Rule::Keep => v,
-            }),
+            .map(|((&v, &rule), &s)| rule.apply(v, || s, at, betas)),
     );
     out.par_extend(
         ev.par_iter()
             .zip(count)
             .zip(opposite)
-            .map(|((&[a, b], &c), &[o0, o1])| {
-                let (xa, xb) = (at(a), at(b));
-                if c == 2 {
-                    let (xc, xd) = (at(o0), at(o1));
-                    std::array::from_fn(|d| {
-                        ((xa[d] + xb[d]) * 0.375 + (xc[d] + xd[d]) * 0.125) as f32
-                    })
-                } else {
-                    std::array::from_fn(|d| ((xa[d] + xb[d]) * 0.5) as f32)
-                }
-            }),
+            .map(|((&e, &c), &o)| edge_value(at, e, c, o)),
     );
     out
 }

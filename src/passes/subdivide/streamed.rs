@@ -13,12 +13,12 @@
 //! [`super::BETA_TABLE`] edges): the same rules, each neighbour sum added in the same (edge)
 //! order, and a vertex's every run gives the same record, which is scattered back to its place.
 
-use super::cpu::{edge_faces, host_attributes, split};
-use super::{beta, beta_of, next_sizes, Edges, SubdivideError, BETA_TABLE};
+use super::cpu::{edge_faces, edge_value, host_attributes, split, Rule};
+use super::{beta, next_sizes, Edges, SubdivideError, BETA_TABLE};
 use crate::geometry::cpu::{process, Program};
 use crate::geometry::{GeometryStats, Strategy};
 use crate::mesh::Mesh;
-use glam::{DVec3, Vec2, Vec3};
+use glam::{Vec2, Vec3};
 
 /// One output vertex's record: position (3), uv (2), second uv (2), unused (1).
 pub type Record = [f32; 8];
@@ -84,17 +84,9 @@ pub struct LoopProgram<'a> {
     pub cos_corner: f64,
 }
 
-/// What an old vertex does: Loop's smooth rule over its `n` neighbours, the crease rule with its
-/// two crease neighbours, or stay.
-#[derive(Clone, Copy)]
-enum Rule {
-    Smooth { n: u32 },
-    Crease { a: u32, b: u32 },
-    Keep,
-}
-
 impl LoopProgram<'_> {
-    /// Old vertex `i`'s rule, from its ring (the reference's, operation for operation).
+    /// Old vertex `i`'s rule, from its ring (the reference's: its edges, and the first two of
+    /// its crease edges, in edge order).
     fn rule(&self, i: usize) -> Rule {
         let ring = self.ring.of(i);
         let (mut creases, mut ends) = (0u32, [u32::MAX; 2]);
@@ -106,71 +98,38 @@ impl LoopProgram<'_> {
                 creases += 1;
             }
         }
-        match creases {
-            0 if !ring.is_empty() => Rule::Smooth {
-                n: ring.len() as u32,
-            },
-            2 => {
-                let at = |k: u32| self.positions[k as usize].as_dvec3();
-                let (x, a, b) = (self.positions[i].as_dvec3(), at(ends[0]), at(ends[1]));
-                let (u, w): (DVec3, DVec3) = (a - x, b - x);
-                if u.dot(w) > self.cos_corner * (u.dot(u) * w.dot(w)).sqrt() {
-                    Rule::Keep
-                } else {
-                    Rule::Crease {
-                        a: ends[0],
-                        b: ends[1],
-                    }
-                }
-            }
-            _ => Rule::Keep,
-        }
+        Rule::of(
+            self.positions,
+            i,
+            ring.len() as u32,
+            creases,
+            ends,
+            self.cos_corner,
+        )
     }
 
-    /// Attribute `x` (`D` floats a vertex) of old vertex `i` under `rule`, into `out`.
+    /// Attribute `x` (`D` floats a vertex) of old vertex `i` under `rule`, into `out`; the
+    /// neighbours' sum walks the ring in edge order, as the reference adds it.
     fn old<const D: usize>(&self, x: &[[f32; D]], i: usize, rule: Rule, out: &mut [f32]) {
         let at = |k: u32| x[k as usize].map(f64::from);
-        let v = x[i];
-        match rule {
-            Rule::Smooth { n } => {
-                let mut s = [0f64; D];
-                for &(j, _) in self.ring.of(i) {
-                    let xj = at(j);
-                    for d in 0..D {
-                        s[d] += xj[d];
-                    }
-                }
-                let beta = beta_of(self.betas, n);
+        let sum = || {
+            let mut s = [0f64; D];
+            for &(j, _) in self.ring.of(i) {
+                let xj = at(j);
                 for d in 0..D {
-                    out[d] = (v[d] as f64 * (1.0 - n as f64 * beta) + s[d] * beta) as f32;
+                    s[d] += xj[d];
                 }
             }
-            Rule::Crease { a, b } => {
-                let (xa, xb) = (at(a), at(b));
-                for d in 0..D {
-                    out[d] = (v[d] as f64 * 0.75 + (xa[d] + xb[d]) * 0.125) as f32;
-                }
-            }
-            Rule::Keep => out[..D].copy_from_slice(&v),
-        }
+            s
+        };
+        out[..D].copy_from_slice(&rule.apply(x[i], sum, at, self.betas));
     }
 
     /// Attribute `x` of edge `e`'s new vertex, into `out`.
     fn edge<const D: usize>(&self, x: &[[f32; D]], e: usize, out: &mut [f32]) {
         let at = |k: u32| x[k as usize].map(f64::from);
-        let [a, b] = self.ev[e];
-        let (xa, xb) = (at(a), at(b));
-        if self.count[e] == 2 {
-            let [o0, o1] = self.opposite[e];
-            let (xc, xd) = (at(o0), at(o1));
-            for d in 0..D {
-                out[d] = ((xa[d] + xb[d]) * 0.375 + (xc[d] + xd[d]) * 0.125) as f32;
-            }
-        } else {
-            for d in 0..D {
-                out[d] = ((xa[d] + xb[d]) * 0.5) as f32;
-            }
-        }
+        let v = edge_value(at, self.ev[e], self.count[e], self.opposite[e]);
+        out[..D].copy_from_slice(&v);
     }
 }
 
