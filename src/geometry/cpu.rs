@@ -12,8 +12,6 @@ use rayon::prelude::*;
 /// Lanes of an emulated warp.
 pub const WARP: usize = 32;
 
-/// One batch's share of the output: shaded vertices (with their source ids) and triangles
-/// referring to them by batch-local index.
 /// Batches a task of the parallel strategies runs one after another into one output: a task
 /// per batch allocated three vectors per batch and frame (a fifth of the bunny's CPU frame was
 /// the kernel faulting their pages in).
