@@ -954,12 +954,29 @@ fn the_processing_benchmark_measures_every_strategy() {
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let rows = json["rows"].as_array().unwrap();
     let cpu: Vec<_> = rows.iter().filter(|r| r["backend"] == "cpu").collect();
-    assert_eq!(cpu.len(), 2 * 8, "{json}");
-    let row = |mesh: &str, path: &str| {
-        cpu.iter()
-            .find(|r| r["mesh"] == mesh && r["path"] == path)
-            .unwrap_or_else(|| panic!("{mesh} {path} in {json}"))
+    // per mesh: the stage and 7 strategies for each task
+    assert_eq!(cpu.len(), 2 * 2 * 8, "{json}");
+    let of = |task: &str, mesh: &str, path: &str| {
+        *cpu.iter()
+            .find(|r| r["task"] == task && r["mesh"] == mesh && r["path"] == path)
+            .unwrap_or_else(|| panic!("{task} {mesh} {path} in {json}"))
     };
+    let row = |mesh: &str, path: &str| of("subdivide", mesh, path);
+    // the envelope: naive runs every corner, each vertex once is one run a vertex
+    assert_eq!(
+        of("envelope", "icosphere:2", "naive")["runs_per_triangle"],
+        3.0
+    );
+    let once = of("envelope", "icosphere:2", "each vertex")["runs_per_triangle"]
+        .as_f64()
+        .unwrap();
+    assert!((once - 162.0 / 320.0).abs() < 1e-3, "{once}");
+    assert!(
+        of("envelope", "icosphere:2", "hash")["check_ms"]
+            .as_f64()
+            .unwrap()
+            >= 0.0
+    );
     // icosphere:1 subdivided once is the same size as icosphere:2
     assert_eq!(row("icosphere:1@1", "stage")["triangles"], 320);
     assert_eq!(row("icosphere:2", "naive")["runs_per_triangle"], 3.0);

@@ -114,6 +114,28 @@ impl Bvh {
         &self.order[leaf_start(n, self.depth, i)..leaf_start(n, self.depth, i + 1)]
     }
 
+    /// Calls `f` with every triangle of every leaf whose box meets box `b` (closed boxes:
+    /// touching counts), walking down from the root.
+    pub fn visit(&self, b: &Aabb, mut f: impl FnMut(u32)) {
+        let meets = |n: usize| {
+            let nb = &self.boxes[n];
+            (0..3).all(|k| nb[0][k] <= b[1][k] && b[0][k] <= nb[1][k])
+        };
+        let first_leaf = (1usize << self.depth) - 1;
+        let mut stack = vec![0usize];
+        while let Some(n) = stack.pop() {
+            if !meets(n) {
+                continue;
+            }
+            if n >= first_leaf {
+                self.leaf(n).iter().for_each(|&t| f(t));
+            } else {
+                stack.push(2 * n + 2);
+                stack.push(2 * n + 1);
+            }
+        }
+    }
+
     /// The level of node `node` (the root's is 0).
     pub fn level(node: usize) -> u32 {
         usize::BITS - 1 - (node + 1).leading_zeros()

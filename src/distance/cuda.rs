@@ -21,6 +21,10 @@ use std::sync::Arc;
 /// The stage's kernels.
 pub const KERNELS: Source<'static> = crate::kernel_source!("distance.cu");
 
+/// The triangle functions the search and other kernels share, operation for operation as
+/// [`super::triangle`] (kernels/triangle.cuh).
+pub const TRIANGLE: Source<'static> = crate::kernel_source!("triangle.cuh");
+
 /// How many pairs an expansion aims to make at most (gDist's C, 1024 x 256): the front of n
 /// pairs is expanded by the most levels k with n 4^k <= FRONT.
 pub const FRONT: u64 = 1 << 18;
@@ -151,7 +155,7 @@ impl Distance {
     /// to take that path whatever the order in which the device finds objects.
     pub fn with_within_front(gpu: &Arc<Gpu>, entries: usize) -> Result<Distance, DistanceError> {
         let entries = entries.max(4);
-        let module: Arc<CudaModule> = gpu.module("distance", &[KERNELS], &[])?;
+        let module: Arc<CudaModule> = gpu.module("distance", &[TRIANGLE, KERNELS], &[])?;
         // (FRONT pairs fit from the first: most searches never grow the fronts)
         let capacity = FRONT as usize;
         let sms = gpu

@@ -56,6 +56,7 @@
 pub mod bvh;
 pub mod cpu;
 pub mod cuda;
+pub mod intersect;
 pub mod placed;
 pub mod triangle;
 

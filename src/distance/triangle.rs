@@ -82,7 +82,7 @@ fn dist2(a: DVec3, b: DVec3) -> f64 {
 
 /// The (unnormalised) normal of `t`; zero for a degenerate triangle.
 #[inline]
-fn normal(t: &Tri) -> DVec3 {
+pub fn normal(t: &Tri) -> DVec3 {
     cross(t[1] - t[0], t[2] - t[0])
 }
 
@@ -94,7 +94,7 @@ fn clamp01(x: f64) -> f64 {
 
 /// Where segment pq crosses triangle `t` of normal `n` (non-zero), if it does and is not in its
 /// plane.
-fn crossing(p: DVec3, q: DVec3, t: &Tri, n: DVec3) -> Option<DVec3> {
+pub fn crossing(p: DVec3, q: DVec3, t: &Tri, n: DVec3) -> Option<DVec3> {
     if n == DVec3::ZERO {
         return None;
     }
@@ -189,6 +189,22 @@ pub fn point_tri(p: DVec3, t: &Tri) -> DVec3 {
     }
     let denom = 1.0 / (va + vb + vc);
     a + ab * (vb * denom) + ac * (vc * denom)
+}
+
+/// The squared distance from `p` to triangle `t` (one with no area is the union of its edges).
+pub fn point_dist2(p: DVec3, t: &Tri) -> f64 {
+    let n = (t[1] - t[0]).cross(t[2] - t[0]);
+    if n.length_squared() > 0.0 {
+        return (point_tri(p, t) - p).length_squared();
+    }
+    (0..3)
+        .map(|k| point_segment_dist2(p, t[k], t[(k + 1) % 3]))
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// The squared distance from `p` to segment ab (a point, as a segment, against it).
+pub fn point_segment_dist2(p: DVec3, a: DVec3, b: DVec3) -> f64 {
+    seg_seg(p, p, a, b).0
 }
 
 /// An axis-aligned box: least and greatest corner.

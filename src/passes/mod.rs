@@ -28,6 +28,7 @@
 
 mod derived;
 pub mod distance_cull;
+pub mod envelope;
 pub mod frustum;
 pub mod normals;
 mod order;
@@ -39,6 +40,7 @@ mod working;
 
 pub use derived::VertexFaces;
 pub use distance_cull::DistanceCull;
+pub use envelope::Envelope;
 pub use frustum::Frustum;
 pub use normals::{Normals, NormalsMode, NormalsVia};
 pub use order::Order;
@@ -445,6 +447,7 @@ pub fn registry() -> &'static [StageInfo] {
     &[
         simplify::INFO,
         subdivide::INFO,
+        envelope::INFO,
         smooth::INFO,
         normals::INFO,
         order::INFO,
@@ -584,6 +587,7 @@ pub fn parse(spec: &str) -> Result<Stage, PassError> {
         "simplify" => Ok(Stage::Mesh(Arc::new(Simplify::from_args(&args)?))),
         "smooth" => Ok(Stage::Mesh(Arc::new(Smooth::from_args(&args)?))),
         "subdivide" => Ok(Stage::Mesh(Arc::new(Subdivide::from_args(&args)?))),
+        "envelope" => Ok(Stage::Mesh(Arc::new(Envelope::from_args(&args)?))),
         "order" => Ok(Stage::Order(Order::from_args(&args)?.0)),
         "frustum" => Ok(Stage::Frame(Arc::new(Frustum::from_args(&args)?))),
         "patch-cull" => Ok(Stage::Frame(Arc::new(PatchCull))),

@@ -107,8 +107,9 @@ pub enum What {
         #[command(flatten)]
         report: ReportArgs,
     },
-    /// Geometry processing on the reuse strategies: one level of Loop subdivision per strategy
-    /// (CPU, and the GPU where there is one), beside the subdivision stage's own path
+    /// Geometry processing on the reuse strategies: one level of Loop subdivision and the outer
+    /// envelope per strategy (CPU, and the GPU where there is one), beside the subdivision
+    /// stage's own path and the envelope's program run once a vertex
     Processing {
         /// comma-separated: bunny, ogre, a file name of ../shared/meshes, or a generator spec;
         /// NAME@N for it subdivided N times first (bunny@2: 1.1 M triangles)

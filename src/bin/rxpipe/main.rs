@@ -3,6 +3,7 @@
 mod asr;
 mod bench;
 mod distance;
+mod envelope;
 mod info;
 mod mesh_tools;
 mod passes;
@@ -44,6 +45,9 @@ enum Command {
     /// Simplify a mesh within an envelope: the result within ε of the input and the input within
     /// ε of the result (the `simplify` stage), written as OBJ or PLY
     Simplify(mesh_tools::SimplifyCmd),
+    /// A mesh's inner and outer simplification envelopes (the `envelope` stage: every vertex
+    /// moved along its normal by the largest safe offset, checked exactly), written as OBJ or PLY
+    Envelope(envelope::Args),
     /// Loop subdivision of a mesh (the `subdivide` stage, optionally on a reuse strategy),
     /// written as OBJ or PLY
     Subdivide(subdivide::Args),
@@ -267,6 +271,7 @@ fn main() -> ExitCode {
         Command::Merge(a) => mesh_tools::merge(a),
         Command::Subset(a) => mesh_tools::subset(a),
         Command::Simplify(a) => mesh_tools::simplify(a),
+        Command::Envelope(a) => envelope::run(a),
         Command::Subdivide(a) => subdivide::run(a),
         Command::Passes(a) => passes::run(a),
         Command::Patch(a) => patch::run(a),

@@ -548,15 +548,32 @@ impl CudaGeometry {
 
     /// Runs a processing program (the kernels compiled with [`CudaShader::program`]) over the
     /// triangles of `indices` (ids below `n`) with `strategy`, as [`CudaGeometry::run`] runs a
-    /// vertex shader: `table` is the program's input, in the vertex buffer's place. The queue
-    /// holds each run's record, per triangle corner.
-    pub fn process(
+    /// vertex shader: `table` is the program's input (a `repr(C)` struct the program reads as
+    /// its own, device pointers and constants), uploaded in the vertex buffer's place, its bytes
+    /// as they are. The queue holds each run's record, per triangle corner.
+    pub fn process<T: bytemuck::Pod>(
         &self,
         strategy: Strategy,
-        table: cudarc::driver::CudaSlice<VertexIn>,
+        table: &T,
         n: usize,
         indices: &[u32],
     ) -> Result<GpuGeometry, crate::Error> {
+        // the table's bytes as 32-byte vertex entries (bits kept: no arithmetic touches them)
+        let bytes = bytemuck::bytes_of(table);
+        let mut words = vec![0u32; bytes.len().div_ceil(32) * 8];
+        bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        let entries: Vec<VertexIn> = words
+            .chunks_exact(8)
+            .map(|c| {
+                let f = |k: usize| f32::from_bits(c[k]);
+                VertexIn {
+                    position: glam::Vec3::new(f(0), f(1), f(2)),
+                    normal: glam::Vec3::new(f(3), f(4), f(5)),
+                    uv: glam::Vec2::new(f(6), f(7)),
+                }
+            })
+            .collect();
+        let table = self.gpu.upload(&entries, "the program's input")?;
         let mesh = DeviceMesh::for_program(&self.gpu, table, indices, n)?;
         self.run_mesh(strategy, mesh, indices, false, &Uniforms::default())
     }

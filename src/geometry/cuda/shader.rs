@@ -38,6 +38,16 @@ impl CudaShader {
         CudaShader::builtin(s, vec![("RXP_PROGRAM".into(), "1".into())])
     }
 
+    /// [`CudaShader::program`] from several pieces, built in order (shared helpers first),
+    /// called `name` in messages.
+    pub fn program_of(name: &str, parts: &[Source]) -> CudaShader {
+        CudaShader {
+            name: name.into(),
+            source: crate::gpu::kernels::assemble(parts),
+            defines: vec![("RXP_PROGRAM".into(), "1".into())],
+        }
+    }
+
     fn builtin(s: Source, defines: Vec<(String, String)>) -> CudaShader {
         CudaShader {
             name: s.name.into(),

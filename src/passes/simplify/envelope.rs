@@ -14,7 +14,8 @@
 //! gives up (a triangle that touches the border of the envelope along a curve may need more
 //! levels than it is given): [`Cover::Undecided`] is treated as not covered.
 
-use crate::distance::triangle::{point_tri, seg_seg, Aabb, Tri};
+pub use crate::distance::triangle::point_dist2;
+use crate::distance::triangle::{point_segment_dist2, Aabb, Tri};
 use glam::DVec3;
 
 /// How many times a piece may be split in four before the test gives up.
@@ -33,22 +34,6 @@ pub enum Cover {
     Outside,
     /// neither shown within the test's depth and piece budget
     Undecided,
-}
-
-/// The squared distance from `p` to triangle `t` (one with no area is the union of its edges).
-pub fn point_dist2(p: DVec3, t: &Tri) -> f64 {
-    let n = (t[1] - t[0]).cross(t[2] - t[0]);
-    if n.length_squared() > 0.0 {
-        return (point_tri(p, t) - p).length_squared();
-    }
-    (0..3)
-        .map(|k| point_segment_dist2(p, t[k], t[(k + 1) % 3]))
-        .fold(f64::INFINITY, f64::min)
-}
-
-/// The squared distance from `p` to segment ab (a point, as a segment, against it).
-fn point_segment_dist2(p: DVec3, a: DVec3, b: DVec3) -> f64 {
-    seg_seg(p, p, a, b).0
 }
 
 /// Whether `t` lies within `eps2.sqrt()` of the union of `candidates` ([`Cover`]). The caller

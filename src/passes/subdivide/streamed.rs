@@ -181,7 +181,7 @@ pub const LOOP_PROGRAM: crate::gpu::kernels::Source<'static> =
 
 /// The GPU's `RxlInput` (kernels/programs/loop.cu): a level's input table, byte for byte.
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct LoopInput {
     positions: u64,
     uvs: u64,
@@ -211,7 +211,6 @@ fn level_on_gpu(
     ran: &mut [bool],
 ) -> Result<GeometryStats, SubdivideError> {
     use crate::geometry::cuda::{CudaGeometry, CudaShader};
-    use crate::geometry::VertexIn;
     use cudarc::driver::DevicePtr;
     let v = program.positions.len();
     let dim = match (program.uvs, program.uvs1) {
@@ -266,37 +265,10 @@ fn level_on_gpu(
         pad: 0,
         cos_corner: program.cos_corner,
     };
-    // the table's bytes as the 32-byte entries of the vertex buffer it stands in (bits kept: no
-    // arithmetic touches them)
-    let words: Vec<u32> = {
-        let mut w = vec![0u32; std::mem::size_of::<LoopInput>().div_ceil(32) * 8];
-        // SAFETY: LoopInput is repr(C) plain integers and a float, its bytes all initialised
-        // (explicit padding); w holds at least as many bytes.
-        let bytes = unsafe {
-            std::slice::from_raw_parts(
-                (&table as *const LoopInput).cast::<u8>(),
-                std::mem::size_of::<LoopInput>(),
-            )
-        };
-        bytemuck::cast_slice_mut::<u32, u8>(&mut w)[..bytes.len()].copy_from_slice(bytes);
-        w
-    };
-    let entries: Vec<VertexIn> = words
-        .chunks_exact(8)
-        .map(|c| {
-            let f = |k: usize| f32::from_bits(c[k]);
-            VertexIn {
-                position: glam::Vec3::new(f(0), f(1), f(2)),
-                normal: glam::Vec3::new(f(3), f(4), f(5)),
-                uv: glam::Vec2::new(f(6), f(7)),
-            }
-        })
-        .collect();
-    let table = gpu.upload(&entries, "the program's input")?;
     let geometry = CudaGeometry::new(gpu.clone(), CudaShader::program(LOOP_PROGRAM), true)
         .map_err(|e| SubdivideError::Device(e.to_string()))?;
     let out = geometry
-        .process(strategy, table, records.len(), tris)
+        .process(strategy, &table, records.len(), tris)
         .map_err(|e| SubdivideError::Device(e.to_string()))?;
     for (&id, r) in tris.iter().zip(&out.queue) {
         let i = id as usize;
