@@ -12,7 +12,7 @@ use rxpipe::distance::intersect::triangles_meet;
 use rxpipe::geometry::Strategy;
 use rxpipe::mesh::Mesh;
 use rxpipe::passes::envelope::{build, Side};
-use rxpipe::passes::{self, MeshPass, PassContext, Stage, WorkingMesh};
+use rxpipe::passes::{self, PassContext, Stage, WorkingMesh};
 
 fn corners(m: &Mesh, t: u32) -> [Vec3; 3] {
     [0, 1, 2].map(|k| m.positions[m.indices[3 * t as usize + k] as usize])

@@ -34,6 +34,9 @@ pub struct ProcessingRow {
     /// of an envelope, its program's runs (on the GPU the inputs' upload, the launch and the
     /// records' download), the exact check apart
     pub ms: f64,
+    /// on the GPU, the strategy's kernels alone (CUDA events), median
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_ms: Option<f64>,
     /// an envelope's exact check and repair (CPU), once
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check_ms: Option<f64>,
@@ -111,7 +114,7 @@ pub fn run(
                 strategy,
                 ..Default::default()
             };
-            let mut times = Vec::new();
+            let (mut times, mut kernels) = (Vec::new(), Vec::new());
             let mut asr = None;
             for k in 0..warmup + runs {
                 progress(&format!("{name}: {path} on the {backend}, run {}", k + 1));
@@ -129,6 +132,7 @@ pub fn run(
                     .map_err(|e| Error::Backend(e.to_string()))?;
                 if k >= warmup {
                     times.push(t.elapsed().as_secs_f64() * 1e3);
+                    kernels.extend(kernels_ms(&said));
                 }
                 asr = runs_per_triangle(&said);
             }
@@ -141,6 +145,7 @@ pub fn run(
                 path,
                 runs_per_triangle: asr,
                 ms: median(&times),
+                kernel_ms: (!kernels.is_empty()).then(|| median(&kernels)),
                 check_ms: None,
                 runs,
             });
@@ -170,6 +175,7 @@ fn envelope_rows(
     for (backend, strategy) in paths {
         let path = strategy.map_or("each vertex".to_string(), |s| s.name().to_string());
         let (mut times, mut checks, mut asr) = (Vec::new(), Vec::new(), None);
+        let mut kernels = Vec::new();
         for k in 0..warmup + runs {
             progress(&format!(
                 "{name}: envelope {path} on the {backend}, run {}",
@@ -184,6 +190,7 @@ fn envelope_rows(
             }
             if k >= warmup {
                 times.push(r.program_ms);
+                kernels.extend(r.kernel_ms);
             }
             asr = Some(r.runs as f64 / r.triangles.max(1) as f64);
         }
@@ -196,6 +203,7 @@ fn envelope_rows(
             path,
             runs_per_triangle: asr,
             ms: median(&times),
+            kernel_ms: (!kernels.is_empty()).then(|| median(&kernels)),
             check_ms: Some(median(&checks)),
             runs,
         });
@@ -205,6 +213,12 @@ fn envelope_rows(
 
 /// The envelopes' distance: 2% of the diagonal, the paper's Figure 1c.
 pub const ENVELOPE_DISTANCE: f64 = 0.02;
+
+/// The kernels' milliseconds in a subdivision report ("; its kernels 0.123 ms").
+fn kernels_ms(report: &str) -> Option<f64> {
+    let (_, after) = report.split_once("its kernels ")?;
+    after.split(' ').next()?.parse().ok()
+}
 
 /// The runs a triangle in a subdivision report ("(0.675 a triangle, ...").
 fn runs_per_triangle(report: &str) -> Option<f64> {
@@ -216,7 +230,7 @@ fn runs_per_triangle(report: &str) -> Option<f64> {
 impl ProcessingReport {
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "# Geometry processing on the reuse strategies\n\n{}. Medians of {} runs of wall time after a warm-up.\n\n## One level of Loop subdivision\n\nEach strategy runs Loop's rules once for every new vertex its batches hold (src/passes/subdivide/streamed.rs; on the GPU the geometry stage's kernels in the processing mode, each level prepared on the host and its time counted); `stage` is the subdivision stage's own path on the edges. The patch strategy's time includes patching the new triangles (RXMesh), which each level does anew. Runs a triangle: of the level's new triangles. The copy of the input is excluded (on the GPU its mesh is on the device and the time ends synchronised). Every path makes the same mesh, bit for bit on the CPU and within float rounding on the GPU (tests/subdivide.rs). The paper (GTX 1080 Ti, CUDA): the bunny in 0.57 ms, its 1.1 M-triangle buddha in 8.15 ms, every reuse strategy faster than naive.\n\n",
+            "# Geometry processing on the reuse strategies\n\n{}. Medians of {} runs of wall time after a warm-up.\n\n## One level of Loop subdivision\n\nEach strategy runs Loop's rules once for every new vertex its batches hold (src/passes/subdivide/streamed.rs; on the GPU the geometry stage's kernels in the processing mode, each level prepared on the host and its time counted); `stage` is the subdivision stage's own path on the edges; `kernels ms` is the strategy's kernels alone on the GPU (CUDA events: what the paper times), `ms` the whole level with its preparation on the host and the copies. The patch strategy's time includes patching the new triangles (RXMesh), which each level does anew. Runs a triangle: of the level's new triangles. The copy of the input is excluded (on the GPU its mesh is on the device and the time ends synchronised). Every path makes the same mesh, bit for bit on the CPU and within float rounding on the GPU (tests/subdivide.rs). The paper (GTX 1080 Ti, CUDA): the bunny in 0.57 ms, its 1.1 M-triangle buddha in 8.15 ms, every reuse strategy faster than naive.\n\n",
             self.machine,
             self.rows.first().map_or(0, |r| r.runs),
         );
@@ -228,11 +242,11 @@ impl ProcessingReport {
 
     fn table(&self, task: &str) -> String {
         let mut s = String::from(
-            "| mesh | vertices | triangles | backend | path | runs a triangle | ms | check ms |\n|---|---:|---:|---|---|---:|---:|---:|\n",
+            "| mesh | vertices | triangles | backend | path | runs a triangle | ms | kernels ms | check ms |\n|---|---:|---:|---|---|---:|---:|---:|---:|\n",
         );
         for r in self.rows.iter().filter(|r| r.task == task) {
             s += &format!(
-                "| {} | {} | {} | {} | {} | {} | {:.2} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {:.2} | {} | {} |\n",
                 r.mesh,
                 r.vertices,
                 r.triangles,
@@ -240,6 +254,7 @@ impl ProcessingReport {
                 r.path,
                 r.runs_per_triangle.map_or("".into(), |a| format!("{a:.3}")),
                 r.ms,
+                r.kernel_ms.map_or("".into(), |c| format!("{c:.3}")),
                 r.check_ms.map_or("".into(), |c| format!("{c:.1}")),
             );
         }

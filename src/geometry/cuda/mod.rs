@@ -598,8 +598,9 @@ impl CudaGeometry {
             )?);
         }
         let mut q = self.queue(&mesh, strategy)?;
-        self.enqueue(strategy, &mesh, uniforms, &mut q)?;
-        self.gpu.sync()?;
+        let kernel_ms = self
+            .gpu
+            .time(0, 1, || self.enqueue(strategy, &mesh, uniforms, &mut q))?[0];
         let queue = q.download(&self.gpu, &mesh)?;
         let counts = if self.counting {
             Some(self.gpu.download(&q.counts, mesh.vertex_count)?)
@@ -618,6 +619,7 @@ impl CudaGeometry {
             queue,
             counts,
             stats,
+            kernel_ms,
         })
     }
 }

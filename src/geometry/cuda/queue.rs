@@ -149,4 +149,6 @@ pub struct GpuGeometry {
     /// invocations per input vertex (with counting)
     pub counts: Option<Vec<u32>>,
     pub stats: GeometryStats,
+    /// the strategy's kernels, timed with CUDA events (batches built and buffers made before)
+    pub kernel_ms: f64,
 }

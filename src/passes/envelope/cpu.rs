@@ -60,11 +60,22 @@ pub struct SafeOffset<'a> {
     pub distance: f64,
 }
 
+/// The least float above finite `f`.
+fn float_after(f: f32) -> f32 {
+    if f == 0.0 {
+        f32::from_bits(1)
+    } else if f > 0.0 {
+        f32::from_bits(f.to_bits() + 1)
+    } else {
+        f32::from_bits(f.to_bits() - 1)
+    }
+}
+
 /// `x` rounded to a float towards minus infinity.
 pub fn f32_down(x: f64) -> f32 {
     let f = x as f32;
     if f as f64 > x {
-        f.next_down()
+        -float_after(-f)
     } else {
         f
     }
@@ -74,7 +85,7 @@ pub fn f32_down(x: f64) -> f32 {
 fn f32_up(x: f64) -> f32 {
     let f = x as f32;
     if (f as f64) < x {
-        f.next_up()
+        float_after(f)
     } else {
         f
     }

@@ -28,12 +28,13 @@ struct EnvelopeInput {
 }
 
 /// Runs `program` for every vertex the triangles name through `strategy` on `gpu`; a vertex no
-/// triangle names stays. Returns every vertex's record and the strategy's counts.
+/// triangle names stays. Returns every vertex's record, the strategy's counts and its kernels'
+/// milliseconds (CUDA events).
 pub fn run(
     gpu: &Arc<crate::gpu::Gpu>,
     program: &SafeOffset,
     strategy: Strategy,
-) -> Result<(Vec<Record>, GeometryStats), EnvelopeError> {
+) -> Result<(Vec<Record>, GeometryStats, f64), EnvelopeError> {
     use crate::geometry::cuda::{CudaGeometry, CudaShader};
     use cudarc::driver::DevicePtr;
     let v = program.positions.len();
@@ -78,5 +79,5 @@ pub fn run(
     }
     // (the buffers the table points at live until here, past the launch and its download)
     drop((positions, indices, offsets, corners, boxes, order));
-    Ok((records, out.stats))
+    Ok((records, out.stats, out.kernel_ms))
 }

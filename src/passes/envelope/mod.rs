@@ -103,6 +103,8 @@ pub struct EnvelopeReport {
     /// milliseconds: the program's runs, and the exact check with its repair
     pub program_ms: f64,
     pub check_ms: f64,
+    /// on the GPU, the strategy's kernels alone (CUDA events)
+    pub kernel_ms: Option<f64>,
 }
 
 /// Why an envelope could not be made.
@@ -191,8 +193,13 @@ pub fn build_checked(
         (s, _) => s,
     };
     let start = std::time::Instant::now();
+    let mut kernel_ms = None;
     let (mut records, stats) = match (strategy, gpu) {
-        (Some(s), Some(g)) => cuda::run(g, &program, s)?,
+        (Some(s), Some(g)) => {
+            let (records, stats, ms) = cuda::run(g, &program, s)?;
+            kernel_ms = Some(ms);
+            (records, stats)
+        }
         (Some(s), None) => {
             let streamed = crate::geometry::cpu::process(s, v, &mesh.indices, None, &program)
                 .map_err(|e| EnvelopeError::Device(e.to_string()))?;
@@ -227,10 +234,11 @@ pub fn build_checked(
     };
     let check_ms = start.elapsed().as_secs_f64() * 1e3;
     let named: Vec<bool> = faces.offsets.windows(2).map(|w| w[1] > w[0]).collect();
-    let report = report(
+    let mut report = report(
         &records, &named, side, distance, fraction, strategy, gpu, &stats, repaired, program_ms,
         check_ms,
     );
+    report.kernel_ms = kernel_ms;
     let mut out = mesh.clone();
     out.positions = records
         .iter()
@@ -288,6 +296,7 @@ fn report(
         repaired,
         program_ms,
         check_ms,
+        kernel_ms: None,
     }
 }
 

@@ -359,8 +359,8 @@ impl MeshPass for Subdivide {
                 match self.strategy {
                     None => cpu::run(host, self.levels, edges, cos_corner),
                     Some(s) => streamed::run(host, self.levels, edges, cos_corner, s, gpu).map(
-                        |(creases, stats)| {
-                            counted = Some((s, stats));
+                        |(creases, stats, ms)| {
+                            counted = Some((s, stats, ms));
                             creases
                         },
                     ),
@@ -369,11 +369,12 @@ impl MeshPass for Subdivide {
             }
         };
         let runs = match counted {
-            Some((s, st)) => format!(
-                "; {} runs of Loop's rules through {s} ({:.3} a triangle, the least {:.3})",
+            Some((s, st, ms)) => format!(
+                "; {} runs of Loop's rules through {s} ({:.3} a triangle, the least {:.3}){}",
                 st.invocations,
                 st.asr(),
-                st.ideal_asr()
+                st.ideal_asr(),
+                ms.map_or(String::new(), |ms| format!("; its kernels {ms:.3} ms"))
             ),
             None => String::new(),
         };

@@ -209,7 +209,7 @@ fn level_on_gpu(
     tris: &[u32],
     records: &mut [Record],
     ran: &mut [bool],
-) -> Result<GeometryStats, SubdivideError> {
+) -> Result<(GeometryStats, f64), SubdivideError> {
     use crate::geometry::cuda::{CudaGeometry, CudaShader};
     use cudarc::driver::DevicePtr;
     let v = program.positions.len();
@@ -281,12 +281,13 @@ fn level_on_gpu(
     drop((
         positions, uvs, ev, count, opposite, offsets, ring, crease, betas,
     ));
-    Ok(out.stats)
+    Ok((out.stats, out.kernel_ms))
 }
 
 /// Subdivides `mesh` `levels` times through `strategy` (on the GPU where `gpu` is given, else on
 /// the CPU); `edges` are its edges, `cos_corner` the cosine of the corner angle. Returns how many
-/// crease edges the input has and the strategies' counts over all levels.
+/// crease edges the input has, the strategies' counts over all levels and, on the GPU, their
+/// kernels' milliseconds (CUDA events).
 pub fn run(
     mesh: &mut Mesh,
     levels: u32,
@@ -294,10 +295,11 @@ pub fn run(
     cos_corner: f64,
     strategy: Strategy,
     gpu: Option<&std::sync::Arc<crate::gpu::Gpu>>,
-) -> Result<(usize, GeometryStats), SubdivideError> {
+) -> Result<(usize, GeometryStats, Option<f64>), SubdivideError> {
     let betas: Vec<f64> = (0..=BETA_TABLE).map(beta).collect();
     let mut input_creases = 0;
     let mut stats = GeometryStats::default();
+    let mut kernel_ms = gpu.map(|_| 0.0);
     for level in 1..=levels {
         let (v, e, f) = (mesh.positions.len(), edges.ev.len(), mesh.indices.len() / 3);
         let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
@@ -325,14 +327,11 @@ pub fn run(
         let mut records = vec![[0f32; 8]; v2];
         let mut ran = vec![false; v2];
         match gpu {
-            Some(g) => stats.add(&level_on_gpu(
-                g,
-                &program,
-                strategy,
-                &tris,
-                &mut records,
-                &mut ran,
-            )?),
+            Some(g) => {
+                let (st, ms) = level_on_gpu(g, &program, strategy, &tris, &mut records, &mut ran)?;
+                stats.add(&st);
+                kernel_ms = kernel_ms.map(|k| k + ms);
+            }
             None => {
                 let streamed = process(strategy, v2, &tris, None, &program)
                     .map_err(|e| SubdivideError::Device(e.to_string()))?;
@@ -365,5 +364,5 @@ pub fn run(
         mesh.normals = None;
         edges = next_edges;
     }
-    Ok((input_creases, stats))
+    Ok((input_creases, stats, kernel_ms))
 }
