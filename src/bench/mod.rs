@@ -138,7 +138,7 @@ pub struct MeshRow {
 }
 
 /// Where and when a report was measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Machine {
     pub device: String,
     pub driver: String,

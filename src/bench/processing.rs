@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 /// One mesh on one path.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ProcessingRow {
     /// `subdivide` or `envelope`
     pub task: String,
@@ -43,7 +43,7 @@ pub struct ProcessingRow {
     pub runs: usize,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct ProcessingReport {
     #[serde(flatten)]
     pub machine: Machine,

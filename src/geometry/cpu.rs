@@ -17,6 +17,15 @@ pub const WARP: usize = 32;
 /// the kernel faulting their pages in).
 const GROUP: usize = 64;
 
+/// Batches a task runs for `batches` batches: [`GROUP`] at most, fewer where that would leave
+/// fewer than four tasks a thread (an expensive program over a few hundred batches would
+/// otherwise keep most cores idle).
+fn group(batches: usize) -> usize {
+    batches
+        .div_ceil(4 * rayon::current_num_threads())
+        .clamp(1, GROUP)
+}
+
 /// What the strategies run once per invocation: a vertex shader over a mesh's vertices
 /// ([`run`]), or the per-vertex work of a mesh pass ([`process`]: a Loop subdivision level's new
 /// vertices, an envelope's offsets). The strategies decide which vertex ids run and how often
@@ -219,8 +228,9 @@ fn run_program_into<P: Program>(
                 return Err(GeometryError::WarpBatch(batch));
             }
             let b = batch as usize;
+            let g = group(indices.len().div_ceil(b));
             let parts: Vec<BatchOut<P::Out>> = indices
-                .par_chunks(b * GROUP)
+                .par_chunks(b * g)
                 .map(|group| {
                     let mut part = BatchOut::with_capacity(group.len(), group.len() / 3);
                     for chunk in group.chunks(b) {
@@ -237,10 +247,11 @@ fn run_program_into<P: Program>(
             let b = Batches::for_strategy(strategy, batches, indices, n)?
                 .expect("a dynamic strategy has batch limits");
             let table = super::hash_table_size(b.max_vertices) as usize;
-            let parts: Vec<BatchOut<P::Out>> = (0..b.len().div_ceil(GROUP))
+            let group = group(b.len());
+            let parts: Vec<BatchOut<P::Out>> = (0..b.len().div_ceil(group))
                 .into_par_iter()
                 .map(|g| {
-                    let ks = g * GROUP..((g + 1) * GROUP).min(b.len());
+                    let ks = g * group..((g + 1) * group).min(b.len());
                     let (first, last) = (b.range(ks.start).start, b.range(ks.end - 1).end);
                     let mut part = BatchOut::with_capacity(3 * (last - first), last - first);
                     for k in ks {
