@@ -545,6 +545,22 @@ impl<'a> Args<'a> {
         )
     }
 
+    /// The `strategy=S` argument of a stage that can run on the geometry stage's strategies
+    /// (`None` when not given).
+    pub fn strategy(&self) -> Result<Option<crate::geometry::Strategy>, PassError> {
+        use crate::geometry::Strategy;
+        let Some(v) = self.get("strategy") else {
+            return Ok(None);
+        };
+        Strategy::parse(v)
+            .map(Some)
+            .ok_or_else(|| PassError::Argument {
+                stage: self.stage.name.into(),
+                arg: format!("strategy={v}"),
+                message: format!("expected one of {}", Strategy::NAMES.join(", ")),
+            })
+    }
+
     /// A yes/no argument.
     pub fn flag(&self, key: &str, default: bool) -> Result<bool, PassError> {
         self.choice(

@@ -413,15 +413,7 @@ impl Envelope {
                     )
                 })?,
         };
-        let strategy = match a.get("strategy") {
-            None => None,
-            Some(v) => Some(Strategy::parse(v).ok_or_else(|| {
-                bad(
-                    format!("strategy={v}"),
-                    format!("expected one of {}", Strategy::NAMES.join(", ")),
-                )
-            })?),
-        };
+        let strategy = a.strategy()?;
         Ok(Envelope {
             side,
             distance,

@@ -129,18 +129,7 @@ impl Subdivide {
                     )
                 })?,
         };
-        let strategy = match a.get("strategy") {
-            None => None,
-            Some(v) => Some(crate::geometry::Strategy::parse(v).ok_or_else(|| {
-                bad(
-                    format!("strategy={v}"),
-                    format!(
-                        "expected one of {}",
-                        crate::geometry::Strategy::NAMES.join(", ")
-                    ),
-                )
-            })?),
-        };
+        let strategy = a.strategy()?;
         Ok(Subdivide {
             levels,
             corner,
