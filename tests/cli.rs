@@ -933,6 +933,67 @@ fn subdivide_writes_the_same_mesh_on_every_path() {
     assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
 }
 
+/// `rxpipe envelope`: both envelopes written, the same bytes through a strategy as without one,
+/// the report as JSON, and clear refusals (nothing to write, one file for both, a distance out
+/// of range, a bad strategy, an existing output).
+#[test]
+fn envelope_writes_both_sides_alike_on_every_path() {
+    let d = common::tmp_dir("cli-envelope");
+    let (inner, outer, hashed) = (d.join("in.ply"), d.join("out.ply"), d.join("hash.ply"));
+    let run = |extra: &[&str]| {
+        let mut args = vec!["envelope", "torus:24", "--backend", "cpu", "--force"];
+        args.extend(extra);
+        rxpipe(&args).output().unwrap()
+    };
+    let o = run(&[
+        "--inner",
+        inner.to_str().unwrap(),
+        "--outer",
+        outer.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&[
+        "--outer",
+        hashed.to_str().unwrap(),
+        "--strategy",
+        "hash",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &json[0]["report"];
+    assert_eq!(r["side"], "outer");
+    assert_eq!(r["strategy"], "hash");
+    assert!(r["offsets"]["max"].as_f64().unwrap() <= r["distance"].as_f64().unwrap());
+    assert_eq!(
+        std::fs::read(&outer).unwrap(),
+        std::fs::read(&hashed).unwrap()
+    );
+    assert_ne!(
+        std::fs::read(&inner).unwrap(),
+        std::fs::read(&outer).unwrap()
+    );
+    let same = outer.to_str().unwrap();
+    for (extra, says) in [
+        (vec![], "nothing to write"),
+        (vec!["--inner", same, "--outer", same], "same file"),
+        (vec!["--outer", same, "--distance", "1.5"], "fraction"),
+        (
+            vec!["--outer", same, "--strategy", "bogus"],
+            "expected one of naive",
+        ),
+    ] {
+        let o = run(&extra);
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        assert!(stderr(&o).contains(says), "{extra:?}: {}", stderr(&o));
+    }
+    let o = rxpipe(&["envelope", "torus:24", "--outer", same])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
+}
+
 /// `rxpipe bench processing`: a row per strategy and the stage's own path, each strategy's runs
 /// a triangle (naive's exactly three, multi's one a vertex), and `NAME@N` subdivides first.
 #[test]

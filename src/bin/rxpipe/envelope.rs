@@ -43,6 +43,9 @@ pub fn run(a: Args) -> Res {
     if outs.is_empty() {
         return Err("nothing to write: give --inner OUT, --outer OUT or both".into());
     }
+    if a.inner.is_some() && a.inner == a.outer {
+        return Err("--inner and --outer name the same file: give each envelope its own".into());
+    }
     for (_, out) in &outs {
         let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("");
         if !ext.eq_ignore_ascii_case("obj") && !ext.eq_ignore_ascii_case("ply") {
