@@ -295,3 +295,51 @@ fn the_pass_parses_and_runs() {
         assert!(passes::parse(bad).is_err(), "{bad}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Random triangles over a few vertices (fins, repeats, degenerate and crossing triangles
+    /// all occur): an envelope comes back free of crossings, or the input is said to cross
+    /// itself; nothing else, and no panic.
+    #[test]
+    fn random_meshes_give_an_envelope_or_say_where_they_cross(
+        nv in 3usize..16,
+        tris in proptest::collection::vec((0u32..16, 0u32..16, 0u32..16), 1..24),
+        coords in proptest::collection::vec(-10.0f32..10.0, 48),
+        inner in proptest::bool::ANY,
+        fraction in 0.0f64..0.3,
+    ) {
+        let indices: Vec<u32> = tris
+            .iter()
+            .flat_map(|&(a, b, c)| [a % nv as u32, b % nv as u32, c % nv as u32])
+            .collect();
+        let positions: Vec<Vec3> =
+            (0..nv).map(|i| Vec3::from_slice(&coords[3 * i..3 * i + 3])).collect();
+        let m = Mesh::new("random", positions, indices);
+        let side = if inner { Side::Inner } else { Side::Outer };
+        match build(&m, side, fraction, None, None) {
+            Ok((env, r)) => check(&m, &env, side, r.distance, "random"),
+            Err(e) => proptest::prop_assert!(e.to_string().contains("crosses itself"), "{e}"),
+        }
+    }
+
+    /// A height field (a grid whose heights are random) never crosses itself: its envelopes
+    /// always come back, free of crossings, on a strategy as on none.
+    #[test]
+    fn height_fields_always_get_an_envelope(
+        heights in proptest::collection::vec(-0.5f32..0.5, 49),
+        fraction in 0.0f64..0.2,
+        inner in proptest::bool::ANY,
+    ) {
+        let mut m = rxpipe::mesh::grid(6, 6);
+        for (p, h) in m.positions.iter_mut().zip(&heights) {
+            p.y = *h;
+        }
+        m.normals = None;
+        let side = if inner { Side::Inner } else { Side::Outer };
+        let (env, r) = build(&m, side, fraction, None, None).unwrap();
+        check(&m, &env, side, r.distance, "height field");
+        let (hashed, _) = build(&m, side, fraction, Strategy::parse("hash"), None).unwrap();
+        proptest::prop_assert_eq!(hashed.positions, env.positions);
+    }
+}
