@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     outer: Option<PathBuf>,
     /// run the per-vertex program through a strategy of the geometry stage (naive, warp, sort,
-    /// hash, phash, multi, patch); by default each vertex once on the CPU, hashing on the GPU
+    /// hash, phash, multi, patch); by default each vertex once (multi on the GPU, its fastest)
     #[arg(long)]
     strategy: Option<String>,
     /// where to run the program (the exact check runs on the CPU)

@@ -136,8 +136,8 @@ pub fn bytes(v: usize, f: usize) -> u64 {
 }
 
 /// The envelope of `mesh` on `side` at `fraction` of its bounding box's diagonal, its program
-/// run through `strategy` (`None`: each vertex once) on the GPU where `gpu` is given (then
-/// `strategy` `None` means hashing), else on the CPU; then checked exactly and repaired
+/// run through `strategy` (`None`: each vertex once, with no batches: the multi strategy on the
+/// GPU) on the GPU where `gpu` is given, else on the CPU; then checked exactly and repaired
 /// ([`repair`]). Returns the envelope (the input's topology and attributes, moved positions, no
 /// normals) and the report.
 pub fn build(
@@ -189,7 +189,7 @@ pub fn build_checked(
         distance,
     };
     let strategy = match (strategy, gpu) {
-        (None, Some(_)) => Some(Strategy::parse("hash").expect("hash is a strategy")),
+        (None, Some(_)) => Some(Strategy::Multi),
         (s, _) => s,
     };
     let start = std::time::Instant::now();
@@ -344,8 +344,8 @@ pub struct Envelope {
     pub side: Side,
     /// D, as a fraction of the bounding box's diagonal
     pub distance: f64,
-    /// the strategy the program runs through (`None`: each vertex once on the CPU, hashing on
-    /// the GPU)
+    /// the strategy the program runs through (`None`: each vertex once, no batches; on the GPU
+    /// the multi strategy, its fastest)
     pub strategy: Option<Strategy>,
 }
 
