@@ -203,16 +203,9 @@ pub fn build_checked(
         (Some(s), None) => {
             let streamed = crate::geometry::cpu::process(s, v, &mesh.indices, None, &program)
                 .map_err(|e| EnvelopeError::Device(e.to_string()))?;
-            let mut records = vec![[f32::NAN; 8]; v];
+            // (a vertex no triangle names is no run of the strategy: it stays)
+            let mut records: Vec<Record> = (0..v as u32).map(|i| program.pinned(i)).collect();
             streamed.scatter(&mut records);
-            // a vertex no triangle names runs here, outside the strategy (it stays)
-            for (id, r) in records
-                .iter_mut()
-                .enumerate()
-                .filter(|(_, r)| r[0].is_nan())
-            {
-                *r = program.pinned(id as u32);
-            }
             (records, streamed.stats)
         }
         (None, _) => {

@@ -154,12 +154,12 @@ pub fn repair(
             let r = &mut records[v as usize];
             touched[v as usize] = true;
             halved[v as usize] += 1;
-            *r = if halved[v as usize] > SHRINKS {
-                program.pinned(v)
-            } else {
-                let dir = glam::DVec3::new(r[4] as f64, r[5] as f64, r[6] as f64);
-                let dir = program.direction(v).unwrap_or(dir);
-                program.record(v, dir, r[3] * 0.5, Limit::Blocked)
+            // (a vertex that moved has a direction: the program's, recomputed in full precision)
+            *r = match program.direction(v) {
+                Some(dir) if halved[v as usize] <= SHRINKS => {
+                    program.record(v, dir, r[3] * 0.5, Limit::Blocked)
+                }
+                _ => program.pinned(v),
             };
             env.positions[v as usize] = Vec3::new(r[0], r[1], r[2]);
         }
