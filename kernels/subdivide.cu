@@ -18,6 +18,9 @@
 //   rxsd_split         per triangle: its four triangles, their edges, its three inside edges
 //   rxsd_halves        per edge: its two halves
 //
+// On the geometry stage's strategies, rxsd_rings and rxsd_points give way to the rings below and
+// the Loop program (kernels/programs/loop.cu) run through the strategy.
+//
 // Positions are computed in double precision with the CPU's operations in its order (NVRTC runs
 // with --fmad=false) and rounded to float once. The neighbour sums are added by atomics in any
 // order: exact in double precision for float inputs of similar size, so the result is the CPU's.
@@ -262,4 +265,78 @@ extern "C" __global__ void rxsd_halves(const unsigned* __restrict__ ev, unsigned
     ev2[4 * x + 1] = m;
     ev2[4 * x + 2] = m;
     ev2[4 * x + 3] = b;
+}
+
+// The rings that Loop's program on the geometry stage's strategies walks
+// (kernels/programs/loop.cu): every vertex's edges in edge order, an edge from a vertex to
+// itself in none. Four steps:
+//
+//   rxsd_ring_count    per edge: one more entry at each end; crease_edges[level] counts creases
+//   (scan)             the counts' exclusive prefix: each vertex's first entry
+//   rxsd_ring_fill     per edge: its id into each end's ring, at a slot an atomic hands out
+//   rxsd_ring_order    per vertex: its ring sorted by edge id, so that the program adds the
+//                      neighbours in the order the CPU adds them (the same bits)
+extern "C" __global__ void rxsd_ring_count(const unsigned* __restrict__ ev, unsigned edges,
+                                           const unsigned* __restrict__ count,
+                                           unsigned* __restrict__ entries,
+                                           unsigned* __restrict__ crease_edges, unsigned level) {
+    const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= edges) return;
+    if (count[x] != 2) atomicAdd(&crease_edges[level], 1u);
+    const unsigned a = ev[2 * x], b = ev[2 * x + 1];
+    if (a == b) return;
+    atomicAdd(&entries[a], 1u);
+    atomicAdd(&entries[b], 1u);
+}
+
+extern "C" __global__ void rxsd_ring_fill(const unsigned* __restrict__ ev, unsigned edges,
+                                          const unsigned* __restrict__ offsets,
+                                          unsigned* __restrict__ filled,
+                                          unsigned* __restrict__ ring) {
+    const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+    if (x >= edges) return;
+    const unsigned a = ev[2 * x], b = ev[2 * x + 1];
+    if (a == b) return;
+    ring[offsets[a] + atomicAdd(&filled[a], 1u)] = x;
+    ring[offsets[b] + atomicAdd(&filled[b], 1u)] = x;
+}
+
+// Moves a[root] down the max-heap a[0 .. n).
+__device__ __forceinline__ void rxsd_sift(unsigned* a, unsigned root, unsigned n) {
+    for (;;) {
+        unsigned c = 2 * root + 1;
+        if (c >= n) return;
+        if (c + 1 < n && a[c + 1] > a[c]) ++c;
+        if (a[root] >= a[c]) return;
+        const unsigned t = a[root];
+        a[root] = a[c];
+        a[c] = t;
+        root = c;
+    }
+}
+
+// A ring's entries are distinct edge ids: insertion sort for the usual few, heapsort (in place,
+// n log n) for a vertex of many edges.
+extern "C" __global__ void rxsd_ring_order(const unsigned* __restrict__ offsets, unsigned v,
+                                           unsigned* __restrict__ ring) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= v) return;
+    unsigned* a = ring + offsets[i];
+    const unsigned n = offsets[i + 1] - offsets[i];
+    if (n <= 32) {
+        for (unsigned k = 1; k < n; ++k) {
+            const unsigned x = a[k];
+            unsigned j = k;
+            for (; j > 0 && a[j - 1] > x; --j) a[j] = a[j - 1];
+            a[j] = x;
+        }
+        return;
+    }
+    for (unsigned r = n / 2; r-- > 0;) rxsd_sift(a, r, n);
+    for (unsigned end = n - 1; end > 0; --end) {
+        const unsigned t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        rxsd_sift(a, 0, end);
+    }
 }

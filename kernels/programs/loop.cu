@@ -2,8 +2,9 @@
 // of the next level's vertex `id`, operation for operation as the CPU's LoopProgram
 // (src/passes/subdivide/streamed.rs), in a VertexOut: `world` the position, `uv` the first uv
 // set, `normal.x` and `normal.y` the second. `in` is the level's table (RxlInput; the host's
-// LoopInput, byte for byte). The module is built with --fmad=false, so every sum and product
-// rounds as the CPU's do.
+// LoopInput in src/passes/subdivide/cuda.rs, byte for byte), everything in it made on the device
+// (kernels/subdivide.cu). The module is built with --fmad=false, so every sum and product rounds
+// as the CPU's do.
 
 struct RxlInput {
     const float* positions;        // 3 a vertex
@@ -12,8 +13,7 @@ struct RxlInput {
     const unsigned* count;         // the triangles of each edge
     const unsigned* opposite;      // 2 an edge
     const unsigned* ring_offsets;  // v + 1
-    const unsigned* ring;          // each vertex's neighbours in edge order
-    const unsigned* crease;        // per ring entry: 1 where the edge between is a crease
+    const unsigned* ring;          // each vertex's edges, by id (rxsd_ring_order)
     const double* betas;           // Loop's weights by edge count
     unsigned nbetas;
     unsigned v;                    // old vertices
@@ -28,6 +28,12 @@ __device__ __forceinline__ double rxl_beta(const RxlInput& in, unsigned n) {
     return (0.625 - c * c) / (double)n;
 }
 
+// The far end of ring entry k of vertex i (an edge from i to another vertex)
+__device__ __forceinline__ unsigned rxl_far(const RxlInput& in, unsigned k, unsigned i) {
+    const unsigned e = in.ring[k];
+    return in.ev[2 * e] ^ in.ev[2 * e + 1] ^ i;
+}
+
 // Attribute x (dim floats a vertex) of old vertex i by its rule into out[0 .. dim): 0 smooth (n
 // neighbours in the ring b .. e), 1 crease (ends ea, eb), 2 stay.
 __device__ __forceinline__ void rxl_old(const RxlInput& in, const float* x, unsigned dim,
@@ -38,7 +44,7 @@ __device__ __forceinline__ void rxl_old(const RxlInput& in, const float* x, unsi
         double r;
         if (rule == 0) {
             double s = 0.0;
-            for (unsigned k = b; k < e; ++k) s = s + (double)x[dim * in.ring[k] + d];
+            for (unsigned k = b; k < e; ++k) s = s + (double)x[dim * rxl_far(in, k, i) + d];
             r = xi * (1.0 - (double)(e - b) * beta) + s * beta;
         } else if (rule == 1) {
             r = xi * 0.75 + ((double)x[dim * ea + d] + (double)x[dim * eb + d]) * 0.125;
@@ -73,8 +79,8 @@ __device__ VertexOut rxp_program(const void* table, unsigned id) {
         const unsigned b = in.ring_offsets[id], e = in.ring_offsets[id + 1];
         unsigned creases = 0, ends[2] = {0xffffffffu, 0xffffffffu};
         for (unsigned k = b; k < e; ++k) {
-            if (in.crease[k]) {
-                if (creases < 2) ends[creases] = in.ring[k];
+            if (in.count[in.ring[k]] != 2) {
+                if (creases < 2) ends[creases] = rxl_far(in, k, id);
                 ++creases;
             }
         }
@@ -110,4 +116,24 @@ __device__ VertexOut rxp_program(const void* table, unsigned id) {
     o.uv = make_float2(r[3], r[4]);
     o.extra = 0.0f;
     return o;
+}
+
+// Records to the level's arrays: positions (3 floats a vertex) and uvs (uv_dim a vertex).
+extern "C" __global__ void rxl_unpack(const VertexOut* __restrict__ records, unsigned n,
+                                      unsigned uv_dim, float* __restrict__ positions,
+                                      float* __restrict__ uvs) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const VertexOut r = records[i];
+    positions[3 * i] = r.world.x;
+    positions[3 * i + 1] = r.world.y;
+    positions[3 * i + 2] = r.world.z;
+    if (uv_dim >= 2) {
+        uvs[uv_dim * i] = r.uv.x;
+        uvs[uv_dim * i + 1] = r.uv.y;
+    }
+    if (uv_dim == 4) {
+        uvs[4 * i + 2] = r.normal.x;
+        uvs[4 * i + 3] = r.normal.y;
+    }
 }

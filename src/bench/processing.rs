@@ -81,10 +81,21 @@ pub fn processing_mesh(name: &str) -> Result<Mesh, Error> {
     Ok(m)
 }
 
-/// One level of subdivision of each mesh on every strategy (CPU) and on the stage's own path
-/// (CPU, and `gpu`'s), `runs` timed runs after `warmup`.
+/// The tasks [`run`] measures.
+#[derive(Debug, Clone, Copy)]
+pub struct Tasks {
+    /// one level of Loop subdivision
+    pub subdivide: bool,
+    /// the outer envelope
+    pub envelope: bool,
+}
+
+/// The `tasks` of each mesh: one level of subdivision on every strategy and on the stage's own
+/// path, and the outer envelope on every strategy and each vertex once (CPU, and `gpu`'s),
+/// `runs` timed runs after `warmup`.
 pub fn run(
     names: &[&str],
+    tasks: Tasks,
     runs: usize,
     warmup: usize,
     gpu: Option<&Arc<Gpu>>,
@@ -103,7 +114,9 @@ pub fn run(
         let m = processing_mesh(name)?;
         let mut paths: Vec<(BackendKind, Option<Strategy>)> = vec![(BackendKind::Cpu, None)];
         paths.extend(Strategy::all().map(|s| (BackendKind::Cpu, Some(s))));
-        if gpu.is_some() {
+        if !tasks.subdivide {
+            paths.clear();
+        } else if gpu.is_some() {
             paths.push((BackendKind::Cuda, None));
             paths.extend(Strategy::all().map(|s| (BackendKind::Cuda, Some(s))));
         }
@@ -150,7 +163,9 @@ pub fn run(
                 runs,
             });
         }
-        envelope_rows(&m, name, runs, warmup, gpu, progress, &mut report.rows)?;
+        if tasks.envelope {
+            envelope_rows(&m, name, runs, warmup, gpu, progress, &mut report.rows)?;
+        }
     }
     Ok(report)
 }

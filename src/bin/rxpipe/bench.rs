@@ -119,6 +119,10 @@ pub enum What {
             default_value = "bunny,icosphere:6,bunny@2"
         )]
         meshes: Vec<String>,
+        /// comma-separated: which tasks to measure (subdivide, envelope)
+        #[arg(long, value_delimiter = ',', default_value = "subdivide,envelope",
+              value_parser = ["subdivide", "envelope"])]
+        tasks: Vec<String>,
         #[command(flatten)]
         report: ReportArgs,
     },
@@ -406,7 +410,11 @@ pub fn run(what: What) -> Res {
             pb.finish_and_clear();
             out(&report, report.markdown(), &r)
         }
-        What::Processing { meshes, report } => {
+        What::Processing {
+            meshes,
+            tasks,
+            report,
+        } => {
             // (stand-ins for the shared meshes keep their @N)
             let names: Vec<String> = meshes
                 .iter()
@@ -424,8 +432,13 @@ pub fn run(what: What) -> Res {
                 }
             };
             let pb = spinner("starting".into());
+            let tasks = rxpipe::bench::processing::Tasks {
+                subdivide: tasks.iter().any(|t| t == "subdivide"),
+                envelope: tasks.iter().any(|t| t == "envelope"),
+            };
             let r = rxpipe::bench::processing::run(
                 &names,
+                tasks,
                 report.runs as usize,
                 report.warmup,
                 gpu.as_ref(),

@@ -201,6 +201,35 @@ impl DeviceMesh {
     }
 }
 
+impl DeviceMesh {
+    /// The input of a processing program whose triangles are on the device already: the first
+    /// `index_count` entries of `indices`, over `n` vertex ids (the distinct ones are counted
+    /// by the program's stream-out, not here).
+    pub fn for_device_program(
+        table: CudaSlice<VertexIn>,
+        indices: Arc<CudaSlice<u32>>,
+        index_count: usize,
+        n: usize,
+    ) -> DeviceMesh {
+        DeviceMesh {
+            id: next_id(),
+            vertices: Arc::new(table),
+            indices,
+            vertex_count: n,
+            index_count: index_count / 3 * 3,
+            unique_vertices: 0,
+            unique_pending: None,
+            batches: None,
+            patches: None,
+            faces: None,
+            colors: None,
+            tangents: None,
+            uvs1: None,
+            view: None,
+        }
+    }
+}
+
 /// The dynamic batching preprocess (the batch starts of the CPU's front-to-back scan).
 pub const BATCHING: Source<'static> = crate::kernel_source!("batching.cu");
 

@@ -18,7 +18,7 @@ pub use abi::{GpuUniforms, GpuVertexOut};
 pub use draws::{DrawLaunch, ShadeDraw};
 pub use mesh::{DeviceMesh, DevicePatches, TriangleRuns, BATCHING, VERTEX_INPUT};
 use queue::{no_corners, queue_capacity, vcap_per_batch};
-pub use queue::{DeviceQueue, GpuGeometry};
+pub use queue::{DeviceQueue, DeviceRecords, GpuGeometry};
 pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
 
 /// The geometry stage's kernels; a vertex shader (`vs_main`) precedes them.
@@ -29,7 +29,7 @@ use crate::geometry::{
 };
 use crate::gpu::kernels::{self, Source};
 use crate::gpu::{launch, Context, Gpu, GpuError};
-use cudarc::driver::{CudaFunction, CudaModule, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, PushKernelArg};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -168,6 +168,12 @@ impl CudaGeometry {
         })
     }
 
+    /// A kernel of the compiled module by name: a processing program's own kernels (those its
+    /// source defines beside `rxp_program`).
+    pub fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
+        self.gpu.function(&self.module, name)
+    }
+
     fn parts(shader: &CudaShader) -> [Source<'_>; 4] {
         [
             kernels::COMMON,
@@ -212,10 +218,6 @@ impl CudaGeometry {
         );
         self.gpu
             .module_origin(&Self::parts(&self.shader), &borrowed(&defines))
-    }
-
-    fn function(&self, name: &str) -> Result<CudaFunction, GpuError> {
-        self.gpu.function(&self.module, name)
     }
 
     /// Hashing kernel `name` for batches of at most `max_vertices` vertices: from the main
@@ -558,7 +560,14 @@ impl CudaGeometry {
         n: usize,
         indices: &[u32],
     ) -> Result<GpuGeometry, crate::Error> {
-        // the table's bytes as 32-byte vertex entries (bits kept: no arithmetic touches them)
+        let table = self.upload_table(table)?;
+        let mesh = DeviceMesh::for_program(&self.gpu, table, indices, n)?;
+        self.run_mesh(strategy, mesh, indices, false, &Uniforms::default())
+    }
+
+    /// A program's input table on the device: its bytes as 32-byte vertex entries (bits kept:
+    /// no arithmetic touches them), in the vertex buffer's place.
+    fn upload_table<T: bytemuck::Pod>(&self, table: &T) -> Result<CudaSlice<VertexIn>, GpuError> {
         let bytes = bytemuck::bytes_of(table);
         let mut words = vec![0u32; bytes.len().div_ceil(32) * 8];
         bytemuck::cast_slice_mut::<u32, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
@@ -573,9 +582,99 @@ impl CudaGeometry {
                 }
             })
             .collect();
-        let table = self.gpu.upload(&entries, "the program's input")?;
-        let mesh = DeviceMesh::for_program(&self.gpu, table, indices, n)?;
-        self.run_mesh(strategy, mesh, indices, false, &Uniforms::default())
+        self.gpu.upload(&entries, "the program's input")
+    }
+
+    /// [`CudaGeometry::process`] with everything on the device: the triangles of the first
+    /// `index_count` entries of `indices` (ids below `n`), and every vertex's record left there
+    /// (stream-out to device memory). A vertex the indices name gets its runs' record (they are
+    /// all the same); one they do not name runs once afterwards, outside the strategy and its
+    /// counts. The program's table must stay valid until this returns.
+    pub fn process_on_device<T: bytemuck::Pod>(
+        &self,
+        strategy: Strategy,
+        table: &T,
+        n: usize,
+        indices: &Arc<CudaSlice<u32>>,
+        index_count: usize,
+    ) -> Result<DeviceRecords, crate::Error> {
+        let n32 = u32::try_from(n)
+            .map_err(|_| GpuError::Limit(format!("{n} vertices are more than a program takes")))?;
+        let index_count = index_count / 3 * 3;
+        let table = self.upload_table(table)?;
+        let mut mesh = DeviceMesh::for_device_program(table, indices.clone(), index_count, n);
+        // (the patch strategy patches the triangles on the host)
+        let host = match strategy {
+            Strategy::Patch => self.gpu.download(&**indices, index_count)?,
+            _ => Vec::new(),
+        };
+        let (queue, kernel_ms) =
+            self.shade_mesh(strategy, &mut mesh, &host, false, &Uniforms::default())?;
+        let mut records: CudaSlice<GpuVertexOut> = self.gpu.zeros(n.max(1), "the records")?;
+        let mut named: CudaSlice<u32> = self.gpu.zeros(n.max(1), "the vertices named")?;
+        let mut totals: CudaSlice<u64> = self.gpu.zeros(2, "the run totals")?;
+        let s = &self.gpu.stream;
+        let ni = index_count as u32;
+        let null = 0u64;
+        let scatter = self.gpu.function(&self.module, "rxp_scatter")?;
+        let mut l = s.launch_builder(&scatter);
+        l.arg(&**indices).arg(&ni);
+        match queue.corners_for(&mesh) {
+            Some(c) => l.arg(c),
+            None => l.arg(&null),
+        };
+        l.arg(&queue.vertices).arg(&mut records).arg(&mut named);
+        // SAFETY: a thread per index; every index is below n (the caller's triangles name
+        // vertices below n), every corner within the queue the strategy wrote.
+        unsafe { crate::gpu::launch_1d(l, ni, "rxp_scatter") }?;
+        let finish = self.gpu.function(&self.module, "rxp_finish")?;
+        let mut l = s.launch_builder(&finish);
+        l.arg(&*mesh.vertices)
+            .arg(&named)
+            .arg(&n32)
+            .arg(&queue.counts)
+            .arg(&mut records)
+            .arg(&mut totals);
+        // SAFETY: a thread per vertex below n, the length of named and records (and of counts
+        // when counting, the only time they are read).
+        unsafe { crate::gpu::launch_1d(l, n32, "rxp_finish") }?;
+        let totals = self.gpu.download(&totals, 2)?;
+        Ok(DeviceRecords {
+            records,
+            stats: GeometryStats {
+                invocations: if self.counting { totals[1] } else { 0 },
+                triangles: (index_count / 3) as u64,
+                unique_vertices: totals[0],
+            },
+            kernel_ms,
+        })
+    }
+
+    /// Builds what `strategy` needs over `mesh` (of `indices`: the patch strategy patches them
+    /// on the host; `batched`: its dynamic batches are there already) and runs its kernels into
+    /// a new queue; returns the queue and the kernels' milliseconds (CUDA events).
+    fn shade_mesh(
+        &self,
+        strategy: Strategy,
+        mesh: &mut DeviceMesh,
+        indices: &[u32],
+        batched: bool,
+        uniforms: &Uniforms,
+    ) -> Result<(DeviceQueue, f64), crate::Error> {
+        if let (false, Some((mi, mv))) = (batched, strategy.dynamic_limits()) {
+            mesh.build_batches(&self.gpu, mi, mv)?;
+        }
+        if strategy == Strategy::Patch {
+            mesh.patches = Some(DevicePatches::upload(
+                &self.gpu,
+                PatchBatches::of_indices(indices, mesh.vertex_count)?,
+            )?);
+        }
+        let mut q = self.queue(mesh, strategy)?;
+        let kernel_ms = self
+            .gpu
+            .time(0, 1, || self.enqueue(strategy, mesh, uniforms, &mut q))?[0];
+        Ok((q, kernel_ms))
     }
 
     /// [`CudaGeometry::run`] from the uploaded `mesh` (of `indices`) on; `batched`: its dynamic
@@ -588,19 +687,7 @@ impl CudaGeometry {
         batched: bool,
         uniforms: &Uniforms,
     ) -> Result<GpuGeometry, crate::Error> {
-        if let (false, Some((mi, mv))) = (batched, strategy.dynamic_limits()) {
-            mesh.build_batches(&self.gpu, mi, mv)?;
-        }
-        if strategy == Strategy::Patch {
-            mesh.patches = Some(DevicePatches::upload(
-                &self.gpu,
-                PatchBatches::of_indices(indices, mesh.vertex_count)?,
-            )?);
-        }
-        let mut q = self.queue(&mesh, strategy)?;
-        let kernel_ms = self
-            .gpu
-            .time(0, 1, || self.enqueue(strategy, &mesh, uniforms, &mut q))?[0];
+        let (q, kernel_ms) = self.shade_mesh(strategy, &mut mesh, indices, batched, uniforms)?;
         let queue = q.download(&self.gpu, &mesh)?;
         let counts = if self.counting {
             Some(self.gpu.download(&q.counts, mesh.vertex_count)?)

@@ -152,3 +152,14 @@ pub struct GpuGeometry {
     /// the strategy's kernels, timed with CUDA events (batches built and buffers made before)
     pub kernel_ms: f64,
 }
+
+/// A processing program's records left on the device
+/// ([`super::CudaGeometry::process_on_device`]).
+pub struct DeviceRecords {
+    /// vertex i's record at i
+    pub records: CudaSlice<GpuVertexOut>,
+    /// the strategy's counts (the vertices no index named, run afterwards, are not in them)
+    pub stats: GeometryStats,
+    /// the strategy's kernels, timed with CUDA events
+    pub kernel_ms: f64,
+}

@@ -35,7 +35,7 @@ pub fn run(
     program: &SafeOffset,
     strategy: Strategy,
 ) -> Result<(Vec<Record>, GeometryStats, f64), EnvelopeError> {
-    use crate::geometry::cuda::{CudaGeometry, CudaShader};
+    use crate::geometry::cuda::{BlockSizes, CudaGeometry, CudaShader};
     use cudarc::driver::DevicePtr;
     let v = program.positions.len();
     let bvh = program.bvh;
@@ -66,7 +66,13 @@ pub fn run(
         ENVELOPE_PROGRAM.name,
         &[crate::distance::cuda::TRIANGLE, ENVELOPE_PROGRAM],
     );
-    let geometry = CudaGeometry::new(gpu.clone(), shader, true)
+    // (the program's runs are long walks bound by dependent loads: hashing's batches get 256
+    // threads rather than the shading default's 128, more walks in flight)
+    let blocks = BlockSizes {
+        hash: 256,
+        ..Default::default()
+    };
+    let geometry = CudaGeometry::with_blocks(gpu.clone(), shader, true, blocks)
         .map_err(|e| EnvelopeError::Device(e.to_string()))?;
     let out = geometry
         .process(strategy, &table, v, program.indices)

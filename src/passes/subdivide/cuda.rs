@@ -2,14 +2,23 @@
 //! the device, the mesh staying there. Vertex colours and tangents, which live on the host,
 //! follow on the host from each level's edges; a second uv set goes to the device beside the
 //! first (four floats a vertex) and takes the same rules there.
+//!
+//! A level's new vertices are made either by the stage's own kernels (the neighbour sums over
+//! the edges, then one thread per new vertex) or, given a strategy, by Loop's program
+//! (kernels/programs/loop.cu) run through the geometry stage's strategies in the processing
+//! mode (Kenzel et al. 2018, section 5.1): the next level's triangles are the index stream,
+//! the rings the program walks are built here, and the records stay on the device.
 
 use super::cpu::host_attributes;
 use super::{beta, last_level_sizes, next_sizes, SubdivideError, BETA_TABLE};
+use crate::geometry::cuda::{CudaGeometry, CudaShader};
+use crate::geometry::{GeometryStats, Strategy};
 use crate::gpu::kernels::{Source, BLOCKS, SORT};
 use crate::gpu::scan::Scan;
 use crate::gpu::{launch_1d, Context, Gpu, GpuError};
 use crate::passes::{DeviceAttributes, WorkingMesh};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
+use std::sync::Arc;
 
 /// The stage's kernels.
 pub const KERNELS: Source<'static> = crate::kernel_source!("subdivide.cu");
@@ -24,6 +33,14 @@ pub fn level_bytes(v: usize, e: usize, f: usize, uv_dim: usize) -> u64 {
     // temporaries (edge counts and corners, rings) on its edges and vertices
     let old = per_vertex * v / 4 + 8 * e / 2 + 24 * f / 4 + 12 * e / 2 + 40 * v / 4;
     (new + old) as u64
+}
+
+/// Device bytes a level of `v` vertices, `e` edges and `f` triangles takes on top of
+/// [`level_bytes`] when a strategy makes it: the queue (at most one 64-byte record and two
+/// words a new triangle corner, naive's), the batches, a 64-byte record, a mark and a count a
+/// vertex, and the rings (two entries an edge of the level before).
+pub fn strategy_bytes(v: usize, e: usize, f: usize) -> u64 {
+    (3 * f) as u64 * (64 + 8) + 4 * f as u64 + 72 * v as u64 + 4 * e as u64
 }
 
 /// The edges of the `corners / 3` triangles of `indices` on the device, numbered as
@@ -96,7 +113,8 @@ struct Level {
     positions: CudaSlice<f32>,
     /// `uv_dim` floats a vertex: the uvs, and the second set's after each vertex's first
     uvs: Option<CudaSlice<f32>>,
-    indices: CudaSlice<u32>,
+    /// (shared with the strategies' kernels while they read it)
+    indices: Arc<CudaSlice<u32>>,
     ev: CudaSlice<u32>,
     fe: CudaSlice<u32>,
     vertices: usize,
@@ -104,24 +122,220 @@ struct Level {
     triangles: usize,
 }
 
+/// The Loop program in CUDA C (kernels/programs/loop.cu).
+pub const LOOP_PROGRAM: Source<'static> = crate::kernel_source!("programs/loop.cu");
+
+/// The GPU's `RxlInput` (kernels/programs/loop.cu): a level's input table, byte for byte.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct LoopInput {
+    positions: u64,
+    uvs: u64,
+    ev: u64,
+    count: u64,
+    opposite: u64,
+    ring_offsets: u64,
+    ring: u64,
+    betas: u64,
+    nbetas: u32,
+    v: u32,
+    uv_dim: u32,
+    pad: u32,
+    cos_corner: f64,
+}
+
+/// A level's new vertices made by Loop's program through a strategy: the geometry kernels
+/// compiled with the program, and the kernels that build the rings it walks.
+struct OnStrategy {
+    strategy: Strategy,
+    geometry: CudaGeometry,
+    unpack: CudaFunction,
+    ring_count: CudaFunction,
+    ring_fill: CudaFunction,
+    ring_order: CudaFunction,
+    scan: Scan,
+}
+
+/// What one level's new vertices are made from: the level, its edges' triangle counts and
+/// opposite corners, the next level's triangles, the constants.
+struct LevelInput<'a> {
+    cur: &'a Level,
+    count: &'a CudaSlice<u32>,
+    opposite: &'a CudaSlice<u32>,
+    next: &'a Arc<CudaSlice<u32>>,
+    betas: &'a CudaSlice<f64>,
+    uv_dim: usize,
+    cos_corner: f64,
+}
+
+/// A level's new positions and uvs (`uv_dim` floats a vertex), and with a strategy its counts
+/// and kernels' milliseconds.
+type Points = (
+    CudaSlice<f32>,
+    Option<CudaSlice<f32>>,
+    Option<(GeometryStats, f64)>,
+);
+
+impl OnStrategy {
+    fn new(
+        gpu: &Arc<Gpu>,
+        module: &Arc<cudarc::driver::CudaModule>,
+        strategy: Strategy,
+    ) -> Result<OnStrategy, SubdivideError> {
+        let geometry = CudaGeometry::new(gpu.clone(), CudaShader::program(LOOP_PROGRAM), true)?;
+        let f = |name: &str| gpu.function(module, name);
+        Ok(OnStrategy {
+            strategy,
+            unpack: geometry.function("rxl_unpack")?,
+            geometry,
+            ring_count: f("rxsd_ring_count")?,
+            ring_fill: f("rxsd_ring_fill")?,
+            ring_order: f("rxsd_ring_order")?,
+            scan: Scan::new(gpu, module)?,
+        })
+    }
+
+    /// Every vertex's edges in edge order (kernels/subdivide.cu: rxsd_ring_*): the offsets
+    /// (v + 1) and the edge ids. Counts the level's crease edges into
+    /// `crease_edges[level_index]`.
+    fn rings(
+        &self,
+        gpu: &Gpu,
+        x: &LevelInput,
+        crease_edges: &CudaSlice<u32>,
+        level_index: u32,
+    ) -> Result<(CudaSlice<u32>, CudaSlice<u32>), SubdivideError> {
+        let (v, e) = (x.cur.vertices, x.cur.edges);
+        let (vu, eu) = (v as u32, e as u32);
+        let s = &gpu.stream;
+        // (one more count than vertices, left 0: its prefix is the total)
+        let entries: CudaSlice<u32> = gpu.zeros(v + 1, "ring sizes")?;
+        let mut l = s.launch_builder(&self.ring_count);
+        l.arg(&x.cur.ev)
+            .arg(&eu)
+            .arg(x.count)
+            .arg(&entries)
+            .arg(crease_edges)
+            .arg(&level_index);
+        // SAFETY: a thread per edge; every vertex id in ev is below v; level_index is below the
+        // levels crease_edges counts.
+        unsafe { launch_1d(l, eu, "rxsd_ring_count") }?;
+        let mut offsets: CudaSlice<u32> = gpu.zeros(v + 1, "ring offsets")?;
+        let mut sums: CudaSlice<u32> = gpu.zeros(Scan::sums_len(v + 1), "scan sums")?;
+        let mut total: CudaSlice<u32> = gpu.zeros(1, "the ring total")?;
+        self.scan.run(
+            gpu,
+            &entries,
+            v + 1,
+            0,
+            &mut offsets,
+            &mut sums,
+            &mut total.slice_mut(0..1),
+        )?;
+        drop((entries, sums, total));
+        // every edge but one from a vertex to itself has an entry at each end: at most 2e
+        // SAFETY (allocation): rxsd_ring_fill writes every entry the offsets count
+        let ring: CudaSlice<u32> = unsafe { gpu.alloc_uninit((2 * e).max(1), "rings") }?;
+        let filled: CudaSlice<u32> = gpu.zeros(v.max(1), "ring fills")?;
+        let mut l = s.launch_builder(&self.ring_fill);
+        l.arg(&x.cur.ev)
+            .arg(&eu)
+            .arg(&offsets)
+            .arg(&filled)
+            .arg(&ring);
+        // SAFETY: a thread per edge; each vertex's entries go to its own range of the ring, as
+        // many as rxsd_ring_count counted.
+        unsafe { launch_1d(l, eu, "rxsd_ring_fill") }?;
+        let mut l = s.launch_builder(&self.ring_order);
+        l.arg(&offsets).arg(&vu).arg(&ring);
+        // SAFETY: a thread per vertex, sorting its own range of the ring.
+        unsafe { launch_1d(l, vu, "rxsd_ring_order") }?;
+        Ok((offsets, ring))
+    }
+
+    /// The next level's vertices: Loop's program run through the strategy over the next
+    /// level's triangles, every record unpacked into the new positions and uvs.
+    fn points(
+        &self,
+        gpu: &Gpu,
+        x: &LevelInput,
+        crease_edges: &CudaSlice<u32>,
+        level_index: u32,
+    ) -> Result<Points, SubdivideError> {
+        let (offsets, ring) = self.rings(gpu, x, crease_edges, level_index)?;
+        let (v, e) = (x.cur.vertices, x.cur.edges);
+        let v2 = v + e;
+        let s = &gpu.stream;
+        let addr = |b: &CudaSlice<u32>| b.device_ptr(s).0;
+        let table = LoopInput {
+            positions: x.cur.positions.device_ptr(s).0,
+            uvs: x.cur.uvs.as_ref().map_or(0, |u| u.device_ptr(s).0),
+            ev: addr(&x.cur.ev),
+            count: addr(x.count),
+            opposite: addr(x.opposite),
+            ring_offsets: addr(&offsets),
+            ring: addr(&ring),
+            betas: x.betas.device_ptr(s).0,
+            nbetas: x.betas.len() as u32,
+            v: v as u32,
+            uv_dim: x.uv_dim as u32,
+            pad: 0,
+            cos_corner: x.cos_corner,
+        };
+        let out = self
+            .geometry
+            .process_on_device(self.strategy, &table, v2, x.next, 3 * 4 * x.cur.triangles)
+            .map_err(|e| SubdivideError::Device(e.to_string()))?;
+        // SAFETY (allocations): rxl_unpack writes every vertex's position and uvs
+        let mut positions: CudaSlice<f32> =
+            unsafe { gpu.alloc_uninit(3 * v2, "subdivided positions") }?;
+        let mut uvs: CudaSlice<f32> = match x.uv_dim {
+            0 => gpu.zeros(1, "no texture coordinates")?,
+            d => unsafe { gpu.alloc_uninit(d * v2, "subdivided texture coordinates") }?,
+        };
+        let (n, dim) = (v2 as u32, x.uv_dim as u32);
+        let mut l = s.launch_builder(&self.unpack);
+        l.arg(&out.records)
+            .arg(&n)
+            .arg(&dim)
+            .arg(&mut positions)
+            .arg(&mut uvs);
+        // SAFETY: a thread per new vertex; records, positions and (with uvs) uvs hold v2 of
+        // theirs.
+        unsafe { launch_1d(l, n, "rxl_unpack") }?;
+        // (the buffers the table points at live until the unpack is enqueued after the
+        // strategy's kernels, which have run: process_on_device synchronised to read its totals)
+        drop((offsets, ring));
+        Ok((
+            positions,
+            (x.uv_dim > 0).then_some(uvs),
+            Some((out.stats, out.kernel_ms)),
+        ))
+    }
+}
+
 /// Subdivides `mesh` `levels` times on the device, where a crease vertex whose creases meet at
-/// an angle of cosine above `cos_corner` is a corner; returns how many crease edges the input
-/// has.
+/// an angle of cosine above `cos_corner` is a corner, each level's new vertices made by the
+/// stage's own kernels or, given `strategy`, by Loop's program through it. Returns how many
+/// crease edges the input has and, with a strategy, its counts over all levels and its kernels'
+/// milliseconds (CUDA events).
 pub fn run(
-    gpu: &Gpu,
+    gpu: &Arc<Gpu>,
     mesh: &mut WorkingMesh,
     levels: u32,
     cos_corner: f64,
-) -> Result<usize, SubdivideError> {
+    strategy: Option<Strategy>,
+) -> Result<(usize, Option<(GeometryStats, f64)>), SubdivideError> {
     let module = gpu.module("subdivide", &[BLOCKS, SORT, KERNELS], &[])?;
     let function = |name: &str| gpu.function(&module, name);
-    let (edge_faces, rings, points, split, halves) = (
+    let (edge_faces, split, halves) = (
         function("rxsd_edge_faces")?,
-        function("rxsd_rings")?,
-        function("rxsd_points")?,
         function("rxsd_split")?,
         function("rxsd_halves")?,
     );
+    let on_strategy = strategy
+        .map(|s| OnStrategy::new(gpu, &module, s))
+        .transpose()?;
     let mut host = mesh.host_attributes();
     let uvs1 = host.uvs1.take();
     let host_side = host.colors.is_some() || host.tangents.is_some();
@@ -137,7 +351,12 @@ pub fn run(
     // every level's sizes, and the last one's memory, before the first level
     let (v2, e2, f2) =
         last_level_sizes(v0, e0, f0, levels).map_err(|level| SubdivideError::TooLarge { level })?;
-    let bytes = level_bytes(v2, e2, f2, uv_dim);
+    let bytes = level_bytes(v2, e2, f2, uv_dim)
+        + if strategy.is_some() {
+            strategy_bytes(v2, e2, f2)
+        } else {
+            0
+        };
     if bytes > gpu.memory_bytes as u64 {
         return Err(SubdivideError::Device(format!(
             "level {levels} ({f2} triangles) would need {} of device memory; the device has {}",
@@ -147,7 +366,6 @@ pub fn run(
     }
     let table: Vec<f64> = (0..=BETA_TABLE).map(beta).collect();
     let betas = gpu.upload(&table, "Loop's weights")?;
-    let nbetas = BETA_TABLE + 1;
     let crease_edges: CudaSlice<u32> = gpu.zeros(levels as usize, "crease edge counts")?;
     let stream = &gpu.stream;
     let copy = |b: &CudaSlice<f32>, what: &str| -> Result<CudaSlice<f32>, GpuError> {
@@ -173,7 +391,7 @@ pub fn run(
         indices: {
             let mut c: CudaSlice<u32> = gpu.zeros(d.indices.len(), "indices")?;
             stream.memcpy_dtod(&d.indices, &mut c).ctx("indices")?;
-            c
+            Arc::new(c)
         },
         ev,
         fe,
@@ -181,6 +399,7 @@ pub fn run(
         edges: e0,
         triangles: f0,
     };
+    let mut counted: Option<(GeometryStats, f64)> = None;
     for level in 1..=levels {
         let (v, e, f) = (cur.vertices, cur.edges, cur.triangles);
         let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
@@ -189,7 +408,7 @@ pub fn run(
         let opposite: CudaSlice<u32> = gpu.zeros(2 * e, "opposite corners")?;
         let mut l = stream.launch_builder(&edge_faces);
         let corners = 3 * fu;
-        l.arg(&cur.indices)
+        l.arg(&*cur.indices)
             .arg(&cur.fe)
             .arg(&corners)
             .arg(&count)
@@ -197,71 +416,6 @@ pub fn run(
         // SAFETY: a thread per corner; every edge id in fe is below e, the length of count and
         // half that of opposite.
         unsafe { launch_1d(l, corners, "rxsd_edge_faces") }?;
-        let n: CudaSlice<u32> = gpu.zeros(v, "valences")?;
-        let creases: CudaSlice<u32> = gpu.zeros(v, "crease counts")?;
-        let sum: CudaSlice<f64> = gpu.zeros(3 * v, "neighbour sums")?;
-        let crease_ends: CudaSlice<u32> = gpu.zeros(2 * v, "crease neighbours")?;
-        let uv_arg = uv_dim as i32;
-        // (a mesh without uvs passes one-element stand-ins, never read or written)
-        let uv_sum: CudaSlice<f64> = gpu.zeros((uv_dim * v).max(1), "uv sums")?;
-        let mut uvs: CudaSlice<f32> = match &cur.uvs {
-            // SAFETY: rxsd_points writes every new vertex's uvs
-            Some(_) => unsafe { gpu.alloc_uninit(uv_dim * v2, "subdivided texture coordinates") }?,
-            None => gpu.zeros(1, "no texture coordinates")?,
-        };
-        let no_uv: CudaSlice<f32>;
-        let uv_in = match &cur.uvs {
-            Some(u) => u,
-            None => {
-                no_uv = gpu.zeros(1, "no texture coordinates")?;
-                &no_uv
-            }
-        };
-        let level_index = level - 1;
-        let mut l = stream.launch_builder(&rings);
-        l.arg(&cur.ev)
-            .arg(&eu)
-            .arg(&count)
-            .arg(&cur.positions)
-            .arg(&n)
-            .arg(&sum)
-            .arg(&creases)
-            .arg(&crease_ends)
-            .arg(&crease_edges)
-            .arg(&level_index)
-            .arg(&uv_arg)
-            .arg(uv_in)
-            .arg(&uv_sum);
-        // SAFETY: a thread per edge; every vertex id in ev is below v; level - 1 < levels; with
-        // uvs, uv_in and uv_sum hold uv_dim values per vertex.
-        unsafe { launch_1d(l, eu, "rxsd_rings") }?;
-        // SAFETY: rxsd_points writes every new vertex's position
-        let mut positions: CudaSlice<f32> =
-            unsafe { gpu.alloc_uninit(3 * v2, "subdivided positions") }?;
-        let mut l = stream.launch_builder(&points);
-        l.arg(&cur.positions)
-            .arg(&vu)
-            .arg(&eu)
-            .arg(&n)
-            .arg(&sum)
-            .arg(&creases)
-            .arg(&crease_ends)
-            .arg(&cos_corner)
-            .arg(&betas)
-            .arg(&nbetas)
-            .arg(&cur.ev)
-            .arg(&count)
-            .arg(&opposite)
-            .arg(&mut positions)
-            .arg(&uv_arg)
-            .arg(uv_in)
-            .arg(&uv_sum)
-            .arg(&mut uvs);
-        // SAFETY: a thread per new vertex (v2 = v + e); betas holds nbetas weights; an edge with
-        // two triangles has both opposite corners written, a vertex on two crease edges both
-        // crease neighbours; with uvs, uvs holds uv_dim values per new vertex.
-        unsafe { launch_1d(l, v2 as u32, "rxsd_points") }?;
-        drop((n, sum, creases, crease_ends, opposite, uv_sum));
         // SAFETY (allocations): rxsd_split writes every index, every triangle edge and the
         // inside edges (2e .. e2); rxsd_halves the halves (0 .. 2e).
         let mut indices: CudaSlice<u32> =
@@ -270,7 +424,7 @@ pub fn run(
             unsafe { gpu.alloc_uninit(3 * f2, "subdivided triangle edges") }?;
         let mut ev2: CudaSlice<u32> = unsafe { gpu.alloc_uninit(2 * e2, "subdivided edges") }?;
         let mut l = stream.launch_builder(&split);
-        l.arg(&cur.indices)
+        l.arg(&*cur.indices)
             .arg(&cur.fe)
             .arg(&cur.ev)
             .arg(&fu)
@@ -286,6 +440,26 @@ pub fn run(
         l.arg(&cur.ev).arg(&eu).arg(&vu).arg(&mut ev2);
         // SAFETY: a thread per old edge, writing its two halves (4 words at 4x).
         unsafe { launch_1d(l, eu, "rxsd_halves") }?;
+        let indices = Arc::new(indices);
+        let input = LevelInput {
+            cur: &cur,
+            count: &count,
+            opposite: &opposite,
+            next: &indices,
+            betas: &betas,
+            uv_dim,
+            cos_corner,
+        };
+        let (positions, uvs, runs) = match &on_strategy {
+            Some(p) => p.points(gpu, &input, &crease_edges, level - 1)?,
+            None => stage_points(gpu, &module, &input, &crease_edges, level - 1)?,
+        };
+        if let Some((st, ms)) = runs {
+            let c = counted.get_or_insert((GeometryStats::default(), 0.0));
+            c.0.add(&st);
+            c.1 += ms;
+        }
+        drop((count, opposite));
         if host_side {
             let ev: Vec<u32> = gpu.download(&cur.ev, e * 2)?;
             host_attributes(
@@ -296,7 +470,7 @@ pub fn run(
         }
         cur = Level {
             positions,
-            uvs: (uv_dim > 0).then_some(uvs),
+            uvs,
             indices,
             ev: ev2,
             fe: fe2,
@@ -321,14 +495,101 @@ pub fn run(
         u => u,
     };
     stream.synchronize().ctx("subdividing")?;
+    let indices = Arc::try_unwrap(cur.indices)
+        .map_err(|_| SubdivideError::Device("the subdivided indices are still shared".into()))?;
     mesh.set_device(DeviceAttributes {
         positions: cur.positions,
         normals: None,
         uvs,
-        indices: cur.indices,
+        indices,
         vertex_count: cur.vertices,
         index_count: 3 * cur.triangles,
     });
     mesh.set_host_attributes(host);
-    Ok(creases)
+    Ok((creases, counted))
+}
+
+/// The next level's vertices by the stage's own kernels: each vertex's neighbour sums over the
+/// edges (rxsd_rings, counting the level's crease edges into `crease_edges[level_index]`), then
+/// a thread per new vertex (rxsd_points).
+fn stage_points(
+    gpu: &Gpu,
+    module: &Arc<cudarc::driver::CudaModule>,
+    x: &LevelInput,
+    crease_edges: &CudaSlice<u32>,
+    level_index: u32,
+) -> Result<Points, SubdivideError> {
+    let (rings, points) = (
+        gpu.function(module, "rxsd_rings")?,
+        gpu.function(module, "rxsd_points")?,
+    );
+    let stream = &gpu.stream;
+    let (v, e, uv_dim) = (x.cur.vertices, x.cur.edges, x.uv_dim);
+    let v2 = v + e;
+    let (vu, eu) = (v as u32, e as u32);
+    let n: CudaSlice<u32> = gpu.zeros(v, "valences")?;
+    let creases: CudaSlice<u32> = gpu.zeros(v, "crease counts")?;
+    let sum: CudaSlice<f64> = gpu.zeros(3 * v, "neighbour sums")?;
+    let crease_ends: CudaSlice<u32> = gpu.zeros(2 * v, "crease neighbours")?;
+    let uv_arg = uv_dim as i32;
+    // (a mesh without uvs passes one-element stand-ins, never read or written)
+    let uv_sum: CudaSlice<f64> = gpu.zeros((uv_dim * v).max(1), "uv sums")?;
+    let mut uvs: CudaSlice<f32> = match &x.cur.uvs {
+        // SAFETY: rxsd_points writes every new vertex's uvs
+        Some(_) => unsafe { gpu.alloc_uninit(uv_dim * v2, "subdivided texture coordinates") }?,
+        None => gpu.zeros(1, "no texture coordinates")?,
+    };
+    let no_uv: CudaSlice<f32>;
+    let uv_in = match &x.cur.uvs {
+        Some(u) => u,
+        None => {
+            no_uv = gpu.zeros(1, "no texture coordinates")?;
+            &no_uv
+        }
+    };
+    let mut l = stream.launch_builder(&rings);
+    l.arg(&x.cur.ev)
+        .arg(&eu)
+        .arg(x.count)
+        .arg(&x.cur.positions)
+        .arg(&n)
+        .arg(&sum)
+        .arg(&creases)
+        .arg(&crease_ends)
+        .arg(crease_edges)
+        .arg(&level_index)
+        .arg(&uv_arg)
+        .arg(uv_in)
+        .arg(&uv_sum);
+    // SAFETY: a thread per edge; every vertex id in ev is below v; level_index is below the
+    // levels crease_edges counts; with uvs, uv_in and uv_sum hold uv_dim values per vertex.
+    unsafe { launch_1d(l, eu, "rxsd_rings") }?;
+    // SAFETY: rxsd_points writes every new vertex's position
+    let mut positions: CudaSlice<f32> =
+        unsafe { gpu.alloc_uninit(3 * v2, "subdivided positions") }?;
+    let nbetas = x.betas.len() as u32;
+    let mut l = stream.launch_builder(&points);
+    l.arg(&x.cur.positions)
+        .arg(&vu)
+        .arg(&eu)
+        .arg(&n)
+        .arg(&sum)
+        .arg(&creases)
+        .arg(&crease_ends)
+        .arg(&x.cos_corner)
+        .arg(x.betas)
+        .arg(&nbetas)
+        .arg(&x.cur.ev)
+        .arg(x.count)
+        .arg(x.opposite)
+        .arg(&mut positions)
+        .arg(&uv_arg)
+        .arg(uv_in)
+        .arg(&uv_sum)
+        .arg(&mut uvs);
+    // SAFETY: a thread per new vertex (v2 = v + e); betas holds nbetas weights; an edge with
+    // two triangles has both opposite corners written, a vertex on two crease edges both
+    // crease neighbours; with uvs, uvs holds uv_dim values per new vertex.
+    unsafe { launch_1d(l, v2 as u32, "rxsd_points") }?;
+    Ok((positions, x.cur.uvs.as_ref().map(|_| uvs), None))
 }

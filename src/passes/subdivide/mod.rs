@@ -325,8 +325,14 @@ impl MeshPass for Subdivide {
         let cos_corner = (self.corner as f64).to_radians().cos();
         let mut counted = None;
         let creases = match (ctx.backend, ctx.gpu) {
-            (BackendKind::Cuda, Some(gpu)) if self.strategy.is_none() => {
-                cuda::run(gpu, mesh, self.levels, cos_corner).map_err(|e| failed(e.to_string()))?
+            (BackendKind::Cuda, Some(gpu)) => {
+                let (creases, runs) = cuda::run(gpu, mesh, self.levels, cos_corner, self.strategy)
+                    .map_err(|e| failed(e.to_string()))?;
+                counted = self
+                    .strategy
+                    .zip(runs)
+                    .map(|(s, (st, ms))| (s, st, Some(ms)));
+                creases
             }
             _ => {
                 // the input's edges; every level's sizes and the last one's memory, first
@@ -342,14 +348,11 @@ impl MeshPass for Subdivide {
                 })
                 .map_err(|e| failed(e.to_string()))?;
                 let host = mesh.host_mut().map_err(PassError::gpu("subdivide"))?;
-                // (on the strategies a level is prepared on the host; its runs are the GPU's
-                // with the CUDA backend)
-                let gpu = ctx.gpu.filter(|_| ctx.backend == BackendKind::Cuda);
                 match self.strategy {
                     None => cpu::run(host, self.levels, edges, cos_corner),
-                    Some(s) => streamed::run(host, self.levels, edges, cos_corner, s, gpu).map(
-                        |(creases, stats, ms)| {
-                            counted = Some((s, stats, ms));
+                    Some(s) => streamed::run(host, self.levels, edges, cos_corner, s).map(
+                        |(creases, stats)| {
+                            counted = Some((s, stats, None));
                             creases
                         },
                     ),

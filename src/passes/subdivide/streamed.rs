@@ -4,9 +4,9 @@
 //! vertex moved by its rule, or an edge's new vertex) is one run of [`LoopProgram`] through the
 //! chosen strategy, so a vertex that a batch shares is computed once. The program walks the
 //! vertex's ring of neighbours itself ([`Ring`], the level's adjacency): the per-vertex work the
-//! strategies save. On the CPU the strategies are [`crate::geometry::cpu::process`]; on the GPU
-//! the geometry stage's kernels in the processing mode run the same program in CUDA C
-//! (kernels/programs/loop.cu), each level prepared on the host.
+//! strategies save. Here the strategies are the CPU's ([`crate::geometry::cpu::process`]); on
+//! the GPU ([`super::cuda`]) the geometry stage's kernels in the processing mode run the same
+//! program in CUDA C (kernels/programs/loop.cu), every level made on the device.
 //!
 //! The result equals the reference's ([`super::cpu`]) bit for bit whatever the strategy on the
 //! CPU, and within float rounding on the GPU (bit for bit but where a vertex has more than
@@ -175,131 +175,19 @@ pub fn level_bytes(v: usize, e: usize, f2: usize) -> u64 {
     Ring::bytes(v, e) + 12 * e as u64 + 36 * 3 * f2 as u64 + 12 * f2 as u64 + 32 * (v + e) as u64
 }
 
-/// The Loop program in CUDA C (kernels/programs/loop.cu).
-pub const LOOP_PROGRAM: crate::gpu::kernels::Source<'static> =
-    crate::kernel_source!("programs/loop.cu");
-
-/// The GPU's `RxlInput` (kernels/programs/loop.cu): a level's input table, byte for byte.
-#[repr(C)]
-#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-struct LoopInput {
-    positions: u64,
-    uvs: u64,
-    ev: u64,
-    count: u64,
-    opposite: u64,
-    ring_offsets: u64,
-    ring: u64,
-    crease: u64,
-    betas: u64,
-    nbetas: u32,
-    v: u32,
-    uv_dim: u32,
-    pad: u32,
-    cos_corner: f64,
-}
-
-/// Runs `program`'s level through `strategy` on the GPU: its inputs uploaded, the runs made by
-/// the geometry stage's kernels in the processing mode; every run's record scattered to its
-/// vertex in `records`, and `ran` set for the vertices that ran.
-fn level_on_gpu(
-    gpu: &std::sync::Arc<crate::gpu::Gpu>,
-    program: &LoopProgram,
-    strategy: Strategy,
-    tris: &[u32],
-    records: &mut [Record],
-    ran: &mut [bool],
-) -> Result<(GeometryStats, f64), SubdivideError> {
-    use crate::geometry::cuda::{CudaGeometry, CudaShader};
-    use cudarc::driver::DevicePtr;
-    let v = program.positions.len();
-    let dim = match (program.uvs, program.uvs1) {
-        (None, _) => 0,
-        (Some(_), None) => 2,
-        (Some(_), Some(_)) => 4,
-    };
-    let uvs: Vec<f32> = match (program.uvs, program.uvs1) {
-        (Some(u), None) => bytemuck::cast_slice(u).to_vec(),
-        (Some(u), Some(u1)) => u
-            .iter()
-            .zip(u1)
-            .flat_map(|(a, b)| [a.x, a.y, b.x, b.y])
-            .collect(),
-        _ => vec![0.0],
-    };
-    let crease: Vec<u32> = program
-        .ring
-        .neighbours
-        .iter()
-        .map(|&(_, c)| c as u32)
-        .collect();
-    let ring: Vec<u32> = program.ring.neighbours.iter().map(|&(j, _)| j).collect();
-    let up32 = |x: &[u32], what| gpu.upload(if x.is_empty() { &[0] } else { x }, what);
-    let positions = gpu.upload(
-        bytemuck::cast_slice::<_, f32>(program.positions),
-        "positions",
-    )?;
-    let uvs = gpu.upload(&uvs, "texture coordinates")?;
-    let ev = up32(bytemuck::cast_slice(program.ev), "edges")?;
-    let count = up32(program.count, "edge triangle counts")?;
-    let opposite = up32(bytemuck::cast_slice(program.opposite), "opposite corners")?;
-    let offsets = up32(&program.ring.offsets, "ring offsets")?;
-    let ring = up32(&ring, "rings")?;
-    let crease = up32(&crease, "crease flags")?;
-    let betas = gpu.upload(program.betas, "Loop's weights")?;
-    let s = &gpu.stream;
-    let addr = |p: (u64, _)| p.0;
-    let table = LoopInput {
-        positions: addr(positions.device_ptr(s)),
-        uvs: if dim == 0 { 0 } else { addr(uvs.device_ptr(s)) },
-        ev: addr(ev.device_ptr(s)),
-        count: addr(count.device_ptr(s)),
-        opposite: addr(opposite.device_ptr(s)),
-        ring_offsets: addr(offsets.device_ptr(s)),
-        ring: addr(ring.device_ptr(s)),
-        crease: addr(crease.device_ptr(s)),
-        betas: addr(betas.device_ptr(s)),
-        nbetas: program.betas.len() as u32,
-        v: v as u32,
-        uv_dim: dim,
-        pad: 0,
-        cos_corner: program.cos_corner,
-    };
-    let geometry = CudaGeometry::new(gpu.clone(), CudaShader::program(LOOP_PROGRAM), true)
-        .map_err(|e| SubdivideError::Device(e.to_string()))?;
-    let out = geometry
-        .process(strategy, &table, records.len(), tris)
-        .map_err(|e| SubdivideError::Device(e.to_string()))?;
-    for (&id, r) in tris.iter().zip(&out.queue) {
-        let i = id as usize;
-        records[i] = [
-            r.world.x, r.world.y, r.world.z, r.uv.x, r.uv.y, r.normal.x, r.normal.y, 0.0,
-        ];
-        ran[i] = true;
-    }
-    // (the buffers the table points at live until here, past the launch and its download)
-    drop((
-        positions, uvs, ev, count, opposite, offsets, ring, crease, betas,
-    ));
-    Ok((out.stats, out.kernel_ms))
-}
-
-/// Subdivides `mesh` `levels` times through `strategy` (on the GPU where `gpu` is given, else on
-/// the CPU); `edges` are its edges, `cos_corner` the cosine of the corner angle. Returns how many
-/// crease edges the input has, the strategies' counts over all levels and, on the GPU, their
-/// kernels' milliseconds (CUDA events).
+/// Subdivides `mesh` `levels` times through `strategy` on the CPU; `edges` are its edges,
+/// `cos_corner` the cosine of the corner angle. Returns how many crease edges the input has and
+/// the strategy's counts over all levels.
 pub fn run(
     mesh: &mut Mesh,
     levels: u32,
     mut edges: Edges,
     cos_corner: f64,
     strategy: Strategy,
-    gpu: Option<&std::sync::Arc<crate::gpu::Gpu>>,
-) -> Result<(usize, GeometryStats, Option<f64>), SubdivideError> {
+) -> Result<(usize, GeometryStats), SubdivideError> {
     let betas: Vec<f64> = (0..=BETA_TABLE).map(beta).collect();
     let mut input_creases = 0;
     let mut stats = GeometryStats::default();
-    let mut kernel_ms = gpu.map(|_| 0.0);
     for level in 1..=levels {
         let (v, e, f) = (mesh.positions.len(), edges.ev.len(), mesh.indices.len() / 3);
         let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
@@ -326,26 +214,16 @@ pub fn run(
         };
         let mut records = vec![[0f32; 8]; v2];
         let mut ran = vec![false; v2];
-        match gpu {
-            Some(g) => {
-                let (st, ms) = level_on_gpu(g, &program, strategy, &tris, &mut records, &mut ran)?;
-                stats.add(&st);
-                kernel_ms = kernel_ms.map(|k| k + ms);
-            }
-            None => {
-                let streamed = process(strategy, v2, &tris, None, &program)
-                    .map_err(|e| SubdivideError::Device(e.to_string()))?;
-                stats.add(&streamed.stats);
-                streamed.scatter(&mut records);
-                for &s in &streamed.sources {
-                    ran[s as usize] = true;
-                }
-            }
+        let streamed = process(strategy, v2, &tris, None, &program)
+            .map_err(|e| SubdivideError::Device(e.to_string()))?;
+        stats.add(&streamed.stats);
+        streamed.scatter(&mut records);
+        for &s in &streamed.sources {
+            ran[s as usize] = true;
         }
         // a vertex no new triangle names (an old one that none named, the vertex of a
         // duplicate edge that degenerate triangles leave) is no primitive's: it runs once here,
-        // on the CPU, outside the strategies and their counts, so that the mesh is the
-        // reference's
+        // outside the strategies and their counts, so that the mesh is the reference's
         for (id, r) in records.iter_mut().enumerate().filter(|(id, _)| !ran[*id]) {
             *r = program.run(id as u32);
         }
@@ -364,5 +242,5 @@ pub fn run(
         mesh.normals = None;
         edges = next_edges;
     }
-    Ok((input_creases, stats, kernel_ms))
+    Ok((input_creases, stats))
 }
