@@ -275,7 +275,8 @@ extern "C" __global__ void rxsd_halves(const unsigned* __restrict__ ev, unsigned
 //   (scan)             the counts' exclusive prefix: each vertex's first entry
 //   rxsd_ring_fill     per edge: its id into each end's ring, at a slot an atomic hands out
 //   rxsd_ring_order    per vertex: its ring sorted by edge id, so that the program adds the
-//                      neighbours in the order the CPU adds them (the same bits)
+//                      neighbours in the order the CPU adds them (the same bits), then each
+//                      entry turned into the edge's far end, its crease flag beside it
 extern "C" __global__ void rxsd_ring_count(const unsigned* __restrict__ ev, unsigned edges,
                                            const unsigned* __restrict__ count,
                                            unsigned* __restrict__ entries,
@@ -316,9 +317,14 @@ __device__ __forceinline__ void rxsd_sift(unsigned* a, unsigned root, unsigned n
 }
 
 // A ring's entries are distinct edge ids: insertion sort for the usual few, heapsort (in place,
-// n log n) for a vertex of many edges.
+// n log n) for a vertex of many edges. The program reads neighbours, not edges: each entry then
+// becomes the far end of its edge, and crease[entry] whether the edge is a crease (not exactly
+// two triangles).
 extern "C" __global__ void rxsd_ring_order(const unsigned* __restrict__ offsets, unsigned v,
-                                           unsigned* __restrict__ ring) {
+                                           const unsigned* __restrict__ ev,
+                                           const unsigned* __restrict__ count,
+                                           unsigned* __restrict__ ring,
+                                           unsigned* __restrict__ crease) {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= v) return;
     unsigned* a = ring + offsets[i];
@@ -330,13 +336,18 @@ extern "C" __global__ void rxsd_ring_order(const unsigned* __restrict__ offsets,
             for (; j > 0 && a[j - 1] > x; --j) a[j] = a[j - 1];
             a[j] = x;
         }
-        return;
+    } else {
+        for (unsigned r = n / 2; r-- > 0;) rxsd_sift(a, r, n);
+        for (unsigned end = n - 1; end > 0; --end) {
+            const unsigned t = a[0];
+            a[0] = a[end];
+            a[end] = t;
+            rxsd_sift(a, 0, end);
+        }
     }
-    for (unsigned r = n / 2; r-- > 0;) rxsd_sift(a, r, n);
-    for (unsigned end = n - 1; end > 0; --end) {
-        const unsigned t = a[0];
-        a[0] = a[end];
-        a[end] = t;
-        rxsd_sift(a, 0, end);
+    for (unsigned k = 0; k < n; ++k) {
+        const unsigned e = a[k];
+        a[k] = ev[2 * e] ^ ev[2 * e + 1] ^ i;
+        crease[offsets[i] + k] = count[e] != 2;
     }
 }

@@ -994,6 +994,36 @@ fn envelope_writes_both_sides_alike_on_every_path() {
     assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
 }
 
+/// `rxpipe bench processing --tasks` measures the tasks named and no others.
+#[test]
+fn the_processing_benchmark_measures_the_tasks_asked() {
+    let o = rxpipe(&[
+        "bench",
+        "processing",
+        "--meshes",
+        "icosphere:1",
+        "--tasks",
+        "envelope",
+        "--runs",
+        "1",
+        "--warmup",
+        "0",
+        "--json",
+    ])
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert!(!rows.is_empty(), "{json}");
+    assert!(rows.iter().all(|r| r["task"] == "envelope"), "{json}");
+    let o = rxpipe(&["bench", "processing", "--tasks", "smooth"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("smooth"), "{}", stderr(&o));
+}
+
 /// `rxpipe bench processing`: a row per strategy and the stage's own path, each strategy's runs
 /// a triangle (naive's exactly three, multi's one a vertex), and `NAME@N` subdivides first.
 #[test]

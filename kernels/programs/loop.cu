@@ -13,7 +13,8 @@ struct RxlInput {
     const unsigned* count;         // the triangles of each edge
     const unsigned* opposite;      // 2 an edge
     const unsigned* ring_offsets;  // v + 1
-    const unsigned* ring;          // each vertex's edges, by id (rxsd_ring_order)
+    const unsigned* ring;          // each vertex's neighbours in edge order (rxsd_ring_order)
+    const unsigned* crease;        // per ring entry: 1 where the edge between is a crease
     const double* betas;           // Loop's weights by edge count
     unsigned nbetas;
     unsigned v;                    // old vertices
@@ -28,12 +29,6 @@ __device__ __forceinline__ double rxl_beta(const RxlInput& in, unsigned n) {
     return (0.625 - c * c) / (double)n;
 }
 
-// The far end of ring entry k of vertex i (an edge from i to another vertex)
-__device__ __forceinline__ unsigned rxl_far(const RxlInput& in, unsigned k, unsigned i) {
-    const unsigned e = in.ring[k];
-    return in.ev[2 * e] ^ in.ev[2 * e + 1] ^ i;
-}
-
 // Attribute x (dim floats a vertex) of old vertex i by its rule into out[0 .. dim): 0 smooth (n
 // neighbours in the ring b .. e), 1 crease (ends ea, eb), 2 stay.
 __device__ __forceinline__ void rxl_old(const RxlInput& in, const float* x, unsigned dim,
@@ -44,7 +39,7 @@ __device__ __forceinline__ void rxl_old(const RxlInput& in, const float* x, unsi
         double r;
         if (rule == 0) {
             double s = 0.0;
-            for (unsigned k = b; k < e; ++k) s = s + (double)x[dim * rxl_far(in, k, i) + d];
+            for (unsigned k = b; k < e; ++k) s = s + (double)x[dim * in.ring[k] + d];
             r = xi * (1.0 - (double)(e - b) * beta) + s * beta;
         } else if (rule == 1) {
             r = xi * 0.75 + ((double)x[dim * ea + d] + (double)x[dim * eb + d]) * 0.125;
@@ -79,8 +74,8 @@ __device__ VertexOut rxp_program(const void* table, unsigned id) {
         const unsigned b = in.ring_offsets[id], e = in.ring_offsets[id + 1];
         unsigned creases = 0, ends[2] = {0xffffffffu, 0xffffffffu};
         for (unsigned k = b; k < e; ++k) {
-            if (in.count[in.ring[k]] != 2) {
-                if (creases < 2) ends[creases] = rxl_far(in, k, id);
+            if (in.crease[k]) {
+                if (creases < 2) ends[creases] = in.ring[k];
                 ++creases;
             }
         }

@@ -38,9 +38,10 @@ pub fn level_bytes(v: usize, e: usize, f: usize, uv_dim: usize) -> u64 {
 /// Device bytes a level of `v` vertices, `e` edges and `f` triangles takes on top of
 /// [`level_bytes`] when a strategy makes it: the queue (at most one 64-byte record and two
 /// words a new triangle corner, naive's), the batches, a 64-byte record, a mark and a count a
-/// vertex, and the rings (two entries an edge of the level before).
+/// vertex, and the rings (two entries an edge of the level before, about one an edge of this
+/// level: a neighbour and a flag each).
 pub fn strategy_bytes(v: usize, e: usize, f: usize) -> u64 {
-    (3 * f) as u64 * (64 + 8) + 4 * f as u64 + 72 * v as u64 + 4 * e as u64
+    (3 * f) as u64 * (64 + 8) + 4 * f as u64 + 72 * v as u64 + 8 * e as u64
 }
 
 /// The edges of the `corners / 3` triangles of `indices` on the device, numbered as
@@ -136,6 +137,7 @@ struct LoopInput {
     opposite: u64,
     ring_offsets: u64,
     ring: u64,
+    crease: u64,
     betas: u64,
     nbetas: u32,
     v: u32,
@@ -195,16 +197,16 @@ impl OnStrategy {
         })
     }
 
-    /// Every vertex's edges in edge order (kernels/subdivide.cu: rxsd_ring_*): the offsets
-    /// (v + 1) and the edge ids. Counts the level's crease edges into
-    /// `crease_edges[level_index]`.
+    /// Every vertex's neighbours in edge order (kernels/subdivide.cu: rxsd_ring_*): the offsets
+    /// (v + 1), the neighbours and their edges' crease flags. Counts the level's crease edges
+    /// into `crease_edges[level_index]`.
     fn rings(
         &self,
         gpu: &Gpu,
         x: &LevelInput,
         crease_edges: &CudaSlice<u32>,
         level_index: u32,
-    ) -> Result<(CudaSlice<u32>, CudaSlice<u32>), SubdivideError> {
+    ) -> Result<[CudaSlice<u32>; 3], SubdivideError> {
         let (v, e) = (x.cur.vertices, x.cur.edges);
         let (vu, eu) = (v as u32, e as u32);
         let s = &gpu.stream;
@@ -246,11 +248,19 @@ impl OnStrategy {
         // SAFETY: a thread per edge; each vertex's entries go to its own range of the ring, as
         // many as rxsd_ring_count counted.
         unsafe { launch_1d(l, eu, "rxsd_ring_fill") }?;
+        // SAFETY (allocation): rxsd_ring_order writes a flag for every entry
+        let crease: CudaSlice<u32> = unsafe { gpu.alloc_uninit((2 * e).max(1), "crease flags") }?;
         let mut l = s.launch_builder(&self.ring_order);
-        l.arg(&offsets).arg(&vu).arg(&ring);
-        // SAFETY: a thread per vertex, sorting its own range of the ring.
+        l.arg(&offsets)
+            .arg(&vu)
+            .arg(&x.cur.ev)
+            .arg(x.count)
+            .arg(&ring)
+            .arg(&crease);
+        // SAFETY: a thread per vertex, sorting and rewriting its own range of the ring and of
+        // the flags; every entry is an edge id below e.
         unsafe { launch_1d(l, vu, "rxsd_ring_order") }?;
-        Ok((offsets, ring))
+        Ok([offsets, ring, crease])
     }
 
     /// The next level's vertices: Loop's program run through the strategy over the next
@@ -262,7 +272,7 @@ impl OnStrategy {
         crease_edges: &CudaSlice<u32>,
         level_index: u32,
     ) -> Result<Points, SubdivideError> {
-        let (offsets, ring) = self.rings(gpu, x, crease_edges, level_index)?;
+        let [offsets, ring, crease] = self.rings(gpu, x, crease_edges, level_index)?;
         let (v, e) = (x.cur.vertices, x.cur.edges);
         let v2 = v + e;
         let s = &gpu.stream;
@@ -275,6 +285,7 @@ impl OnStrategy {
             opposite: addr(x.opposite),
             ring_offsets: addr(&offsets),
             ring: addr(&ring),
+            crease: addr(&crease),
             betas: x.betas.device_ptr(s).0,
             nbetas: x.betas.len() as u32,
             v: v as u32,
@@ -305,7 +316,7 @@ impl OnStrategy {
         unsafe { launch_1d(l, n, "rxl_unpack") }?;
         // (the buffers the table points at live until the unpack is enqueued after the
         // strategy's kernels, which have run: process_on_device synchronised to read its totals)
-        drop((offsets, ring));
+        drop((offsets, ring, crease));
         Ok((
             positions,
             (x.uv_dim > 0).then_some(uvs),
