@@ -38,6 +38,15 @@ pub trait Program: Sync {
     fn run(&self, id: u32) -> Self::Out;
 }
 
+/// Any function of the vertex id is a program: a closure over its auxiliary inputs.
+impl<T: Copy + Send + Sync, F: Fn(u32) -> T + Sync> Program for F {
+    type Out = T;
+    #[inline]
+    fn run(&self, id: u32) -> T {
+        self(id)
+    }
+}
+
 /// A vertex shader as the strategies run it.
 struct Shading<'a> {
     vin: &'a [VertexIn],
