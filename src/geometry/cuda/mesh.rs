@@ -135,6 +135,34 @@ impl DevicePatches {
 }
 
 impl DeviceMesh {
+    /// A mesh of `vertex_count` vertices and the first `index_count` entries of `indices`
+    /// (whole triangles), `unique_vertices` of them referenced, with nothing else attached
+    /// (no batches, patches, per-face values or view): what every constructor starts from.
+    fn bare(
+        vertices: Arc<CudaSlice<VertexIn>>,
+        indices: Arc<CudaSlice<u32>>,
+        vertex_count: usize,
+        index_count: usize,
+        unique_vertices: usize,
+    ) -> DeviceMesh {
+        DeviceMesh {
+            id: next_id(),
+            vertices,
+            indices,
+            vertex_count,
+            index_count: index_count / 3 * 3,
+            unique_vertices,
+            unique_pending: None,
+            batches: None,
+            patches: None,
+            faces: None,
+            colors: None,
+            tangents: None,
+            uvs1: None,
+            view: None,
+        }
+    }
+
     /// Validates and uploads a mesh's shader inputs and index buffer, and the dynamic batches when
     /// given.
     pub fn upload(
@@ -155,20 +183,14 @@ impl DeviceMesh {
             None => None,
         };
         Ok(DeviceMesh {
-            id: next_id(),
-            vertices: Arc::new(gpu.upload(vertices, "vertices")?),
-            indices: Arc::new(gpu.upload(indices, "indices")?),
-            vertex_count: n,
-            index_count: indices.len(),
-            unique_vertices: crate::geometry::cpu::unique_count(indices, n),
-            unique_pending: None,
             batches,
-            patches: None,
-            faces: None,
-            colors: None,
-            tangents: None,
-            uvs1: None,
-            view: None,
+            ..DeviceMesh::bare(
+                Arc::new(gpu.upload(vertices, "vertices")?),
+                Arc::new(gpu.upload(indices, "indices")?),
+                n,
+                indices.len(),
+                crate::geometry::cpu::unique_count(indices, n),
+            )
         })
     }
 }
@@ -182,22 +204,13 @@ impl DeviceMesh {
         indices: &[u32],
         n: usize,
     ) -> Result<DeviceMesh, GpuError> {
-        Ok(DeviceMesh {
-            id: next_id(),
-            vertices: Arc::new(table),
-            indices: Arc::new(gpu.upload(indices, "indices")?),
-            vertex_count: n,
-            index_count: indices.len() / 3 * 3,
-            unique_vertices: crate::geometry::cpu::unique_count(indices, n),
-            unique_pending: None,
-            batches: None,
-            patches: None,
-            faces: None,
-            colors: None,
-            tangents: None,
-            uvs1: None,
-            view: None,
-        })
+        Ok(DeviceMesh::bare(
+            Arc::new(table),
+            Arc::new(gpu.upload(indices, "indices")?),
+            n,
+            indices.len(),
+            crate::geometry::cpu::unique_count(indices, n),
+        ))
     }
 }
 
@@ -211,22 +224,7 @@ impl DeviceMesh {
         index_count: usize,
         n: usize,
     ) -> DeviceMesh {
-        DeviceMesh {
-            id: next_id(),
-            vertices: Arc::new(table),
-            indices,
-            vertex_count: n,
-            index_count: index_count / 3 * 3,
-            unique_vertices: 0,
-            unique_pending: None,
-            batches: None,
-            patches: None,
-            faces: None,
-            colors: None,
-            tangents: None,
-            uvs1: None,
-            view: None,
-        }
+        DeviceMesh::bare(Arc::new(table), indices, n, index_count, 0)
     }
 }
 
@@ -271,22 +269,13 @@ impl DeviceMesh {
         let unique = used_vertices(gpu, &module, &d.indices, index_count, d.vertex_count)?;
         let unique = gpu.download(&unique, 1)?[0] as usize;
         // the passes' index buffer becomes the mesh's (only whole triangles are ever read)
-        Ok(DeviceMesh {
-            id: next_id(),
-            vertices: Arc::new(vertices),
-            indices: Arc::new(d.indices),
-            vertex_count: d.vertex_count,
+        Ok(DeviceMesh::bare(
+            Arc::new(vertices),
+            Arc::new(d.indices),
+            d.vertex_count,
             index_count,
-            unique_vertices: unique,
-            unique_pending: None,
-            batches: None,
-            patches: None,
-            faces: None,
-            colors: None,
-            tangents: None,
-            uvs1: None,
-            view: None,
-        })
+            unique,
+        ))
     }
 
     /// The distinct vertices the mesh's indices reference (read from the device when still
@@ -459,20 +448,19 @@ impl DeviceMesh {
         };
         let unique = used_vertices(gpu, &module, &indices, index_count, self.vertex_count)?;
         Ok(DeviceMesh {
-            id: next_id(),
-            vertices: self.vertices.clone(),
-            indices: Arc::new(indices),
-            vertex_count: self.vertex_count,
-            index_count,
-            unique_vertices: 0,
             unique_pending: Some(unique),
-            batches: None,
             patches,
             faces,
             colors: self.colors.clone(),
             tangents: self.tangents.clone(),
             uvs1: self.uvs1.clone(),
-            view: None,
+            ..DeviceMesh::bare(
+                self.vertices.clone(),
+                Arc::new(indices),
+                self.vertex_count,
+                index_count,
+                0,
+            )
         })
     }
 
@@ -515,14 +503,7 @@ impl DeviceMesh {
         };
         let unique = listed_vertices(gpu, &patches.counting, &patches, self.vertex_count)?;
         Ok(DeviceMesh {
-            id: next_id(),
-            vertices: self.vertices.clone(),
-            indices: self.indices.clone(),
-            vertex_count: self.vertex_count,
-            index_count: 3 * count as usize,
-            unique_vertices: 0,
             unique_pending: Some(unique),
-            batches: None,
             patches: Some(patches),
             faces: self.faces.clone(),
             colors: self.colors.clone(),
@@ -532,6 +513,13 @@ impl DeviceMesh {
                 runs: gpu.upload(&host, "the kept triangles")?,
                 host,
             }),
+            ..DeviceMesh::bare(
+                self.vertices.clone(),
+                self.indices.clone(),
+                self.vertex_count,
+                3 * count as usize,
+                0,
+            )
         })
     }
 }
