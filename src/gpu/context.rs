@@ -422,9 +422,8 @@ impl Gpu {
         unsafe { self.stream.alloc::<T>(n.max(1)) }.map_err(|e| self.alloc_error(e, what, bytes))
     }
 
-    /// The device address of `buffer`, as a processing program's input table holds it
-    /// ([`crate::geometry::cuda::CudaGeometry::process_on_device`]): valid while the buffer
-    /// lives.
+    /// The device address of `buffer`, as a processing program's input table holds it: valid
+    /// while the buffer lives.
     pub fn address<T>(&self, buffer: &CudaSlice<T>) -> u64 {
         use cudarc::driver::DevicePtr;
         buffer.device_ptr(&self.stream).0
