@@ -41,6 +41,7 @@
 pub mod animation;
 pub mod backend;
 pub mod bench;
+pub mod color;
 pub mod distance;
 pub mod footprint;
 pub mod geometry;

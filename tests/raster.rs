@@ -164,7 +164,7 @@ fn frame_pixels_are_where_the_coverage_is() {
         s.background = [1.0, 0.0, 1.0];
         let fresh = raster::rasterize(&draws, &s).unwrap();
         let cov = brute_coverage(&g, w, h, CullMode::Back);
-        let bg = raster::pack_srgb(Vec3::from_array(s.background)).to_le_bytes();
+        let bg = rxpipe::color::pack_srgb(Vec3::from_array(s.background)).to_le_bytes();
         for (i, &c) in cov.iter().enumerate() {
             let rgba = &fresh.color[4 * i..4 * i + 4];
             if c == 0 {

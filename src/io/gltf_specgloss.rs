@@ -102,7 +102,7 @@ pub enum Converted {
 /// Converts a material. With textures, the output has the larger of their sizes in each
 /// direction, and each output texel reads the nearest texel of each image at its place.
 pub fn convert_material(s: &Source) -> Converted {
-    let lut = crate::material::texture::srgb_to_linear_lut();
+    let lut = crate::color::srgb_to_linear_lut();
     let at = |img: &Image, x: u32, y: u32, w: u32, h: u32| -> [u8; 4] {
         let (iw, ih, px) = *img;
         let sx = (x as u64 * iw as u64 / w as u64) as usize;
@@ -157,9 +157,9 @@ pub fn convert_material(s: &Source) -> Converted {
                 let t = texel(d, g);
                 let k = 4 * x as usize;
                 base[k..k + 4].copy_from_slice(&[
-                    crate::raster::srgb_byte(t.base.x),
-                    crate::raster::srgb_byte(t.base.y),
-                    crate::raster::srgb_byte(t.base.z),
+                    crate::color::srgb_byte(t.base.x),
+                    crate::color::srgb_byte(t.base.y),
+                    crate::color::srgb_byte(t.base.z),
                     byte(t.base.w),
                 ]);
                 mr[k..k + 4].copy_from_slice(&[0, byte(t.roughness), byte(t.metallic), 255]);

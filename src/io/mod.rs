@@ -228,9 +228,8 @@ pub fn sniff(data: &[u8], name: &str) -> Option<Format> {
 /// A vertex colour as files store it (sRGB-encoded display values in [0, 1], alpha linear) in
 /// linear RGBA, as materials use it; out-of-range values are clamped, NaN reads as 0.
 pub fn display_color(c: [f32; 4]) -> glam::Vec4 {
-    let lin = |v: f32| {
-        crate::material::texture::srgb_to_linear(if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) })
-    };
+    let lin =
+        |v: f32| crate::color::srgb_to_linear(if v.is_nan() { 0.0 } else { v.clamp(0.0, 1.0) });
     let a = if c[3].is_nan() {
         1.0
     } else {

@@ -2,8 +2,8 @@
 //! sampler (the CPU reference of the fragment stage; the GPU repeats these operations).
 
 use super::lanes::{Rgba, F, LANES, V2, V4};
+use crate::color::srgb_to_linear_lut;
 use glam::{Vec2, Vec4};
-use std::sync::OnceLock;
 
 /// How texture coordinates outside [0, 1] are read (glTF `wrapS` / `wrapT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,27 +85,12 @@ pub struct Texture {
     pub sampler: Sampler,
 }
 
-/// sRGB-encoded byte to linear value.
-pub fn srgb_to_linear_lut() -> &'static [f32; 256] {
-    static LUT: OnceLock<[f32; 256]> = OnceLock::new();
-    LUT.get_or_init(|| std::array::from_fn(|i| srgb_to_linear(i as f32 / 255.0)))
-}
-
-/// An sRGB-encoded value in [0, 1] to linear light (the sRGB transfer function).
-pub fn srgb_to_linear(c: f32) -> f32 {
-    if c <= 0.040_45 {
-        c / 12.92
-    } else {
-        ((c + 0.055) / 1.055).powf(2.4)
-    }
-}
-
 /// Linear value in [0, 1] to an sRGB-encoded byte (for building the levels of sRGB textures):
 /// the raster stage's 4096-entry table (what the frame's colours are encoded with), instead of a
 /// power per channel.
 #[inline]
 fn linear_to_srgb_byte(c: f32) -> u8 {
-    crate::raster::srgb_byte(c)
+    crate::color::srgb_byte(c)
 }
 
 impl Texture {

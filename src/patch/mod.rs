@@ -250,6 +250,6 @@ pub fn fit(
 /// ([`crate::raster::patch_value_color`]).
 pub fn patch_color(p: u32) -> [u8; 3] {
     let c = crate::raster::patch_value_color(crate::raster::patch_value(p, false));
-    let [r, g, b, _] = crate::raster::pack_srgb(c).to_le_bytes();
+    let [r, g, b, _] = crate::color::pack_srgb(c).to_le_bytes();
     [r, g, b]
 }

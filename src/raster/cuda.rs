@@ -7,9 +7,9 @@
 //! checked after the frame: when a count exceeded its buffer, the buffer grows to fit and the
 //! frame is rasterised again, and [`CudaRaster::grown`] says so. Nothing overflows silently.
 
-use super::shade::srgb_lut;
 use super::tile::TILE;
 use super::{CullMode, RasterError, RasterOutput, RasterSettings, RasterStats, ShadingMode};
+use crate::color::srgb_lut;
 use crate::geometry::cuda::{DeviceMesh, DeviceQueue, TriangleRuns};
 use crate::gpu::kernels::{self, Source};
 
@@ -469,7 +469,7 @@ impl CudaRaster {
             eye: s.eye.to_array(),
             near_z: s.depth_range.0,
             far_z: s.depth_range.1,
-            background: super::shade::pack_with(lut, Vec3::from_array(s.background)),
+            background: crate::color::pack_with(lut, Vec3::from_array(s.background)),
             record_capacity: self.record_capacity as u32,
             bin_capacity: self.bin_capacity as u32,
             split: 0,

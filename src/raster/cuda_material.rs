@@ -191,7 +191,7 @@ pub(super) struct DeviceMaterials {
 impl DeviceMaterials {
     pub fn new(gpu: &Gpu) -> Result<DeviceMaterials, GpuError> {
         // sRGB bytes to linear, then bytes to unsigned normalised values (kernels/material.cuh)
-        let to_linear: Vec<f32> = crate::material::texture::srgb_to_linear_lut()
+        let to_linear: Vec<f32> = crate::color::srgb_to_linear_lut()
             .iter()
             .copied()
             .chain((0..256).map(|i| i as f32 / 255.0))

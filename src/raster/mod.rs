@@ -16,7 +16,7 @@ pub use material::{pbr_neutral, Lights, MaterialShader, MAX_LIGHTS};
 
 pub use setup::{snap, SetupTri, Varyings, SUBPIXEL_BITS};
 pub use shade::ShadingMode;
-pub use shade::{normalize_depth, pack_srgb, patch_value, patch_value_color, srgb_byte, Fragment};
+pub use shade::{normalize_depth, patch_value, patch_value_color, Fragment};
 
 use crate::geometry::ShadedGeometry;
 use crate::io::scene::Light;

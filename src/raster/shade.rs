@@ -1,9 +1,9 @@
-//! Fragment shading modes and the linear-to-sRGB conversion.
+//! Fragment shading modes and the packing of lanes of colours.
 
 use super::RasterSettings;
+use crate::color::{pack_with, srgb_lut};
 use crate::material::lanes::{LANES, V3};
 use glam::Vec3;
-use std::sync::OnceLock;
 
 /// How fragments are coloured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -127,43 +127,7 @@ pub fn normalize_depth(color: &mut [u8], depth: &[f32], near: f32, far: f32) {
     }
 }
 
-pub(super) fn srgb_lut() -> &'static [u8; 4096] {
-    static LUT: OnceLock<[u8; 4096]> = OnceLock::new();
-    LUT.get_or_init(|| {
-        let mut l = [0u8; 4096];
-        for (i, o) in l.iter_mut().enumerate() {
-            let c = i as f32 / 4095.0;
-            let s = if c <= 0.003_130_8 {
-                12.92 * c
-            } else {
-                1.055 * c.powf(1.0 / 2.4) - 0.055
-            };
-            *o = (s * 255.0 + 0.5) as u8;
-        }
-        l
-    })
-}
-
-/// A linear value in [0, 1] (clamped; NaN as 0) to its sRGB-encoded byte, through the frame's
-/// table.
-#[inline]
-pub fn srgb_byte(c: f32) -> u8 {
-    srgb_lut()[(c.clamp(0.0, 1.0) * 4095.0 + 0.5) as usize]
-}
-
-/// Linear RGB in [0, 1] to packed sRGB RGBA8 (alpha 255), little-endian u32.
-#[inline]
-pub fn pack_srgb(c: Vec3) -> u32 {
-    pack_with(srgb_lut(), c)
-}
-
-#[inline]
-pub(super) fn pack_with(lut: &[u8; 4096], c: Vec3) -> u32 {
-    let q = |x: f32| lut[(x.clamp(0.0, 1.0) * 4095.0 + 0.5) as usize] as u32;
-    q(c.x) | q(c.y) << 8 | q(c.z) << 16 | 0xff00_0000
-}
-
-/// [`pack_with`] of each lane: the table's places worked out in lanes, the same operations as
+/// [`crate::color::pack_with`] of each lane: the table's places worked out in lanes, the same operations as
 /// one by one (a NaN takes place 0, as the saturating cast gives it).
 #[inline(always)]
 pub(super) fn pack_lanes(lut: &[u8; 4096], c: &V3) -> [u32; LANES] {

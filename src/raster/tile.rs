@@ -2,8 +2,9 @@
 
 use super::material::{Corners, MaterialShader, SlotPlan, SurfaceLanes};
 use super::setup::{edge_is_top_left, pixel_centre, Setup, SetupTri, PART_SHIFT, SUBPIXEL_BITS};
-use super::shade::{pack_lanes, pack_srgb, pack_with, srgb_lut, Fragment, FragmentShader};
+use super::shade::{pack_lanes, Fragment, FragmentShader};
 use super::{Draw, RasterOutput, RasterSettings, RasterStats};
+use crate::color::{pack_srgb, pack_with, srgb_lut};
 use crate::material::lanes::LANES;
 use crate::material::{AlphaMode, Material};
 use glam::Vec3;
@@ -886,7 +887,7 @@ fn blend_tile(
     cbuf: &mut [u32; (TILE * TILE) as usize],
 ) -> u64 {
     let lut = srgb_lut();
-    let to_linear = crate::material::texture::srgb_to_linear_lut();
+    let to_linear = crate::color::srgb_to_linear_lut();
     let mut frags = 0;
     for (j, &id) in ids.iter().enumerate() {
         let t = setup.get(id);
