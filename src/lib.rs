@@ -56,6 +56,7 @@ pub mod patch;
 pub mod pipeline;
 pub mod raster;
 pub mod reindex;
+pub mod scene;
 pub mod viewer;
 
 /// The vector and matrix crate of rxpipe's API ([`geometry::VertexIn`], [`Camera`], ...).
@@ -63,10 +64,10 @@ pub use glam;
 
 pub use backend::{Backend, BackendKind, Renderer};
 pub use geometry::{Strategy, VertexOrder, VertexShader};
-pub use io::scene::{Camera, Light, Scene};
 pub use mesh::Mesh;
 pub use pipeline::{Frame, FrameStats, Pipeline, PipelineBuilder, Prepared};
 pub use raster::{CullMode, ShadingMode};
+pub use scene::{Camera, Light, Scene};
 
 /// Any error rxpipe returns.
 #[derive(Debug, thiserror::Error)]

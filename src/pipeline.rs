@@ -12,13 +12,13 @@ use crate::backend::{Api, BackendKind, DrawRef, Renderer, ShadeJob};
 use crate::geometry::cuda::CudaShader;
 use crate::geometry::VertexShader;
 use crate::geometry::{self, GeometryStats, Strategy, Transform, Uniforms, VertexOrder};
-use crate::io::scene::{Camera, Scene};
 use crate::passes::{
     Derived, FrameContext, FrameStage, FrameStageStats, MeshPass, Normals, ObjectBounds, Order,
     PassContext, PassError, Stage, StageReport, Visibility, WorkingMesh,
 };
 use crate::raster::{self, CullMode, RasterSettings, RasterStats, ShadingMode};
 use crate::reindex::{self, ReindexOptions, ReindexReport};
+use crate::scene::{Camera, Scene};
 use crate::Error;
 use crate::Mesh;
 use glam::Vec3;
@@ -785,7 +785,7 @@ impl Pipeline {
         &self,
         api: &A,
         k: usize,
-        o: &crate::io::scene::Object,
+        o: &crate::scene::Object,
         prepared: &mut Prepared,
     ) -> Result<(PreparedObject, Resident<A>), Error> {
         o.mesh.validate()?;

@@ -692,9 +692,9 @@ fn the_command_reports_the_distance_and_names_bad_input() {
 use glam::{Mat4, Quat};
 use rxpipe::backend::BackendKind;
 use rxpipe::distance::placed::transform_point;
-use rxpipe::io::scene::{Camera, Scene};
 use rxpipe::passes::distance_cull::{DistanceCull, Placement, Reach};
 use rxpipe::passes::{FrameContext, FrameStage, ObjectBounds, Visibility};
+use rxpipe::scene::{Camera, Scene};
 use rxpipe::{Backend, Pipeline, Renderer};
 use std::sync::Arc;
 

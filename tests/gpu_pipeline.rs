@@ -5,7 +5,7 @@
 
 mod common;
 
-use rxpipe::io::scene::Camera;
+use rxpipe::scene::Camera;
 use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
 
 fn frames_agree(scene: &Scene, size: (u32, u32), strategy: Strategy, shading: ShadingMode) {

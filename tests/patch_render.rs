@@ -6,7 +6,7 @@ mod common;
 
 use glam::{Mat4, Vec3};
 use rxpipe::geometry::PatchBatches;
-use rxpipe::io::scene::Camera;
+use rxpipe::scene::Camera;
 use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene, Strategy, VertexOrder};
 
 /// The renderers to check: the CPU, and CUDA when a GPU is there.

@@ -401,7 +401,7 @@ fn stage_rows(gpu: Option<&Arc<Gpu>>, warmup: usize, runs: usize) -> Result<Vec<
         Arc::new(crate::mesh::icosphere(6)),
         Arc::new(crate::mesh::torus(0.3, 0.08, 128, 32)),
     ];
-    let camera = crate::io::scene::Camera {
+    let camera = crate::scene::Camera {
         eye: glam::Vec3::new(0.0, 3.0, 8.0),
         target: glam::Vec3::ZERO,
         up: glam::Vec3::Y,

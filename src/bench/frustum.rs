@@ -5,9 +5,9 @@
 use super::Machine;
 use crate::backend::BackendKind;
 use crate::gpu::{median, Gpu};
-use crate::io::scene::Camera;
 use crate::passes::frustum::{Frustum, Placement};
 use crate::passes::{FrameContext, FrameStage, ObjectBounds, Visibility};
+use crate::scene::Camera;
 use crate::Error;
 use glam::{Mat4, Vec3};
 use serde::Serialize;

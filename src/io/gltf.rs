@@ -4,9 +4,9 @@
 //! (`gltf_skin.rs`), and the scene's punctual lights and camera.
 
 use super::{gltf_draco, gltf_instancing, gltf_meshopt, gltf_skin, IoError};
-use crate::io::scene::Camera;
 use crate::material::{LightKind, PunctualLight};
 use crate::mesh::Mesh;
+use crate::scene::Camera;
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use gltf::mesh::Mode;
 use std::path::Path;
@@ -454,8 +454,9 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
                         let place = format!("skin {s}");
                         let (joints, ib) =
                             gltf_skin::joints(&skin, data).map_err(|m| err(&place, m))?;
-                        let matrices = gltf_skin::joint_matrices(&joints, &ib, &skin_pose)
-                            .ok_or_else(|| err(&place, "a joint is not a node".into()))?;
+                        let matrices =
+                            crate::animation::skin::joint_matrices(&joints, &ib, &skin_pose)
+                                .ok_or_else(|| err(&place, "a joint is not a node".into()))?;
                         &*slot.insert((joints, ib, matrices))
                     }
                 };
@@ -473,18 +474,23 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             let kept = (morph_moves || skin_moves) && !soup && instances.is_none();
             frozen += usize::from((morph_moves || skin_moves) && !kept);
             let base = kept.then(|| (positions.clone(), normals.clone(), tangents.clone()));
-            let mut attributes = gltf_skin::Attributes {
+            let mut attributes = crate::animation::skin::Attributes {
                 positions: &mut positions,
                 normals: normals.as_deref_mut(),
                 tangents: tangents.as_deref_mut(),
             };
-            gltf_skin::morph(
+            crate::animation::skin::morph(
                 &targets,
                 animated_weights.as_deref().unwrap_or(&weights),
                 &mut attributes,
             );
             if let Some((_, _, matrices, sets, _)) = &skin_parts {
-                gltf_skin::pose(sets, matrices, skin_pose[node.index()], &mut attributes);
+                crate::animation::skin::pose(
+                    sets,
+                    matrices,
+                    skin_pose[node.index()],
+                    &mut attributes,
+                );
             }
             let keep = base.map(|(p, nr, tg)| crate::animation::Deformed {
                 object: out.meshes.len(),

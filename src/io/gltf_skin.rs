@@ -1,26 +1,16 @@
-//! Morph targets and skins: a primitive's vertices take the shape its morph weights give and,
-//! where its node has a skin, the pose its joints hold (glTF 2.0, sections 3.7.2.2 "Morph
-//! Targets" and 3.7.3 "Skins"), at time 0 when the file is loaded.
+//! Morph targets and skins read from glTF (sections 3.7.2.2 "Morph Targets" and 3.7.3
+//! "Skins"): every accessor checked against its primitive, so that the maths of
+//! [`crate::animation::skin`] can pose the vertices at time 0 when the file is loaded.
 //!
 //! Both are host work. The posed vertices are what every backend then draws, as it draws any
 //! mesh, so the CPU and the GPU see the same triangles. Where an animation moves the joints or
 //! drives the weights, the loader keeps what posing again takes ([`crate::animation::Deformed`]),
-//! and [`morph`] and [`pose`] shape the mesh at another time.
+//! and the same maths shape the mesh at another time.
 
 use super::gltf::{check_accessor, read_floats};
-use glam::{Mat3, Mat4, Vec3, Vec4};
+use crate::animation::skin::{JointSets, MorphTarget};
+use glam::{Mat4, Vec3};
 use gltf::accessor::{DataType as T, Dimensions as D};
-
-/// A primitive's vertex attributes that morphing and skinning move.
-pub(crate) struct Attributes<'v> {
-    pub positions: &'v mut [Vec3],
-    pub normals: Option<&'v mut [Vec3]>,
-    pub tangents: Option<&'v mut [Vec4]>,
-}
-
-/// One morph target's displacements of positions, normals and tangents (each where it has
-/// them).
-pub type MorphTarget = [Option<Vec<Vec3>>; 3];
 
 /// A primitive's morph targets, every accessor checked against its `n` vertices; target `t`'s
 /// displacements are read only where `read(t)` (the others are empty).
@@ -67,45 +57,6 @@ pub(super) fn morph_targets<'a, 's>(
     Ok(targets)
 }
 
-/// Adds each morph target's displacements, times its weight (a target without one weighs 0),
-/// to the positions, normals and tangents (normals and tangents renormalised).
-pub(crate) fn morph(targets: &[MorphTarget], weights: &[f32], v: &mut Attributes) {
-    let mut moved = (false, false);
-    for (t, [dp, dn, dt]) in targets.iter().enumerate() {
-        let w = weights.get(t).copied().unwrap_or(0.0);
-        if w == 0.0 {
-            continue;
-        }
-        for (p, d) in v.positions.iter_mut().zip(dp.iter().flatten()) {
-            *p += w * *d;
-        }
-        if let (Some(ns), Some(d)) = (v.normals.as_deref_mut(), dn) {
-            for (nv, d) in ns.iter_mut().zip(d) {
-                *nv += w * *d;
-            }
-            moved.0 = true;
-        }
-        if let (Some(ts), Some(d)) = (v.tangents.as_deref_mut(), dt) {
-            for (tv, d) in ts.iter_mut().zip(d) {
-                *tv += (w * *d).extend(0.0);
-            }
-            moved.1 = true;
-        }
-    }
-    // (a displaced normal or tangent is a direction again once renormalised; one that the
-    // displacements cancelled becomes zero, as `Mesh::transform` leaves a flattened one)
-    if moved.0 {
-        for nv in v.normals.iter_mut().flat_map(|n| n.iter_mut()) {
-            *nv = nv.normalize_or_zero();
-        }
-    }
-    if moved.1 {
-        for tv in v.tangents.iter_mut().flat_map(|t| t.iter_mut()) {
-            *tv = tv.truncate().normalize_or_zero().extend(tv.w);
-        }
-    }
-}
-
 /// A skin's joints (their nodes) and each one's inverse bind matrix (the identity where the
 /// skin has none), checked.
 pub(super) fn joints<'a, 's>(
@@ -137,24 +88,6 @@ pub(super) fn joints<'a, 's>(
     };
     Ok((joints, inverse_bind))
 }
-
-/// The joint matrices of a skin whose joints are the nodes `joints`, in a pose (`world`: every
-/// node's world matrix): each joint's world matrix times its inverse bind matrix. `None` where
-/// a joint is not a node of the pose.
-pub(crate) fn joint_matrices(
-    joints: &[usize],
-    inverse_bind: &[Mat4],
-    world: &[Mat4],
-) -> Option<Vec<Mat4>> {
-    joints
-        .iter()
-        .zip(inverse_bind)
-        .map(|(&j, ib)| world.get(j).map(|w| *w * *ib))
-        .collect()
-}
-
-/// Each JOINTS_n / WEIGHTS_n pair of a primitive, read whole (24 bytes a vertex a pair).
-pub type JointSets = Vec<(Vec<[u16; 4]>, Vec<[f32; 4]>)>;
 
 /// A skinned primitive's JOINTS_n / WEIGHTS_n pairs (none: not skinned), checked against its
 /// `n` vertices and its skin's `joints` joints: every weight finite, every joint a vertex weighs
@@ -232,46 +165,4 @@ pub(super) fn joint_sets<'a, 's>(
         }
     }
     Ok(sets)
-}
-
-/// Moves skinned vertices by their joints: each vertex by the weighted sum of the matrices of
-/// the joints it names in `sets` (weights normalised to sum 1), normals by that sum's inverse
-/// transpose, tangents by the sum itself. The result is in world space: the skinned node's own
-/// transform is ignored, as the specification says. A vertex whose weights are all 0 is placed
-/// by `node` (its node's world matrix) instead. `sets` must have passed [`joint_sets`]'s checks
-/// for `joints`.
-pub(crate) fn pose(sets: &JointSets, joints: &[Mat4], node: Mat4, v: &mut Attributes) {
-    for k in 0..v.positions.len() {
-        // the sum of the matrices the vertex names, by weight, and of its weights
-        let (mut sum, mut total) = (Mat4::ZERO, 0f32);
-        for (ids, weights) in sets {
-            for (&id, &wt) in ids[k].iter().zip(&weights[k]) {
-                if let Some(m) = joints.get(id as usize).filter(|_| wt != 0.0) {
-                    sum += *m * wt;
-                    total += wt;
-                }
-            }
-        }
-        let m = if total != 0.0 {
-            sum * total.recip()
-        } else {
-            node
-        };
-        v.positions[k] = m.transform_point3(v.positions[k]);
-        let linear = Mat3::from_mat4(m);
-        // (the cofactor matrix is the inverse transpose times the determinant: no division, so
-        // a flattening joint gives a zero normal instead of infinities)
-        let det = linear.determinant();
-        let sign = if det < 0.0 { -1.0 } else { 1.0 };
-        if let Some(nv) = v.normals.as_deref_mut().map(|ns| &mut ns[k]) {
-            let (c0, c1, c2) = (linear.x_axis, linear.y_axis, linear.z_axis);
-            let cof = c1.cross(c2) * nv.x + c2.cross(c0) * nv.y + c0.cross(c1) * nv.z;
-            *nv = (cof * sign).normalize_or_zero();
-        }
-        if let Some(tv) = v.tangents.as_deref_mut().map(|ts| &mut ts[k]) {
-            let xyz = (linear * tv.truncate()).normalize_or_zero();
-            // (a mirroring matrix turns the bitangent's handedness)
-            *tv = xyz.extend(tv.w * sign);
-        }
-    }
 }

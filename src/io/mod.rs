@@ -10,7 +10,6 @@ mod gltf_instancing;
 mod gltf_materials;
 mod gltf_meshopt;
 pub(crate) mod gltf_skin;
-pub use gltf_skin::{JointSets, MorphTarget};
 mod gltf_specgloss;
 pub mod mtl;
 pub mod obj;

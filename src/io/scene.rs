@@ -1,4 +1,4 @@
-//! Scenes: a camera, a light and objects, from a small TOML format, a glTF file or a single mesh.
+//! Scenes ([`crate::scene`]) read from a small TOML format, a glTF file or a single mesh.
 //!
 //! ```toml
 //! [camera]
@@ -20,197 +20,11 @@
 //! ```
 
 use super::IoError;
-use crate::mesh::{self, Mesh};
+use crate::mesh;
+use crate::scene::{Camera, Light, Object, Scene};
 use glam::{EulerRot, Mat4, Vec3};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-
-/// A perspective camera.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Camera {
-    pub eye: Vec3,
-    pub target: Vec3,
-    pub up: Vec3,
-    /// vertical field of view in degrees
-    pub fov_y: f32,
-    pub near: f32,
-    pub far: f32,
-}
-
-impl Camera {
-    pub fn view(&self) -> Mat4 {
-        Mat4::look_at_rh(self.eye, self.target, self.up)
-    }
-    /// Projection to clip space with depth in [0, 1] (z = 0 at the near plane).
-    pub fn projection(&self, aspect: f32) -> Mat4 {
-        Mat4::perspective_rh(self.fov_y.to_radians(), aspect, self.near, self.far)
-    }
-    pub fn view_projection(&self, aspect: f32) -> Mat4 {
-        self.projection(aspect) * self.view()
-    }
-    /// Why the camera sees nothing, if it does not: a field of view outside (0, 180) degrees,
-    /// the eye on the target, an up vector along the line of sight, or near and far planes out
-    /// of order; any of them not finite.
-    pub fn check(&self) -> Result<(), String> {
-        let finite = self.eye.is_finite()
-            && self.target.is_finite()
-            && self.up.is_finite()
-            && self.fov_y.is_finite()
-            && self.near.is_finite()
-            && self.far.is_finite();
-        let dir = self.target - self.eye;
-        let problem = if !finite {
-            Some("has a coordinate that is not a finite number".to_string())
-        } else if !(self.fov_y > 0.01 && self.fov_y < 179.0) {
-            Some(format!(
-                "has a vertical field of view of {} degrees (it must lie between 0 and 179)",
-                self.fov_y
-            ))
-        } else if dir.length() <= 1e-6 * self.eye.abs().max_element().max(1.0) {
-            Some(format!(
-                "has its eye on its target ({:?}): it looks nowhere",
-                self.eye.to_array()
-            ))
-        } else if dir.normalize().cross(self.up.normalize_or_zero()).length() < 1e-4 {
-            Some(format!(
-                "has its up vector {:?} along its line of sight",
-                self.up.to_array()
-            ))
-        } else if !(self.near > 0.0 && self.far > self.near) {
-            Some(format!(
-                "has near {} and far {}: they must satisfy 0 < near < far",
-                self.near, self.far
-            ))
-        } else {
-            None
-        };
-        match problem {
-            Some(p) => Err(format!("the camera {p}")),
-            None => Ok(()),
-        }
-    }
-
-    /// A camera framing a bounding box as [`Camera::framing`] does, from the direction
-    /// `azimuth` degrees around the `up` axis (0: the front, positive to the right) and
-    /// `elevation` degrees above the plane across it (below at negative degrees; less than 90
-    /// either way), with `up` up. [`Camera::framing_angles`] with `up` +y give the framing's
-    /// own view; +z up sees from the front a scan stored Z-up.
-    ///
-    /// ```
-    /// use rxpipe::glam::Vec3;
-    /// // a box seen from straight to its right (+x), the camera level with its centre
-    /// let c = rxpipe::Camera::orbit(Vec3::ZERO, Vec3::ONE, Vec3::Y, 90.0, 0.0);
-    /// assert!((c.eye.y - 0.5).abs() < 1e-4 && c.eye.x > 1.0 && (c.eye.z - 0.5).abs() < 1e-4);
-    /// ```
-    pub fn orbit(lo: Vec3, hi: Vec3, up: Vec3, azimuth: f32, elevation: f32) -> Camera {
-        let mut c = Camera::framing(lo, hi);
-        let dir = orbit_direction(up, azimuth.to_radians(), elevation.to_radians());
-        c.eye = c.target + dir * (c.eye - c.target).length();
-        c.up = up.normalize_or(Vec3::Y);
-        c
-    }
-
-    /// The azimuth and elevation of [`Camera::framing`]'s view around +y, in degrees
-    /// ([`Camera::orbit`]).
-    pub fn framing_angles() -> (f32, f32) {
-        let (azimuth, elevation) = orbit_angles(Vec3::Y, FRAMING_DIRECTION);
-        (azimuth.to_degrees(), elevation.to_degrees())
-    }
-
-    /// A camera looking at a bounding box from the front and a little above, framing it.
-    pub fn framing(lo: Vec3, hi: Vec3) -> Camera {
-        let c = (lo + hi) * 0.5;
-        let r = ((hi - lo).length() * 0.5).max(1e-6);
-        let fov_y = 40f32;
-        let dist = r / (fov_y.to_radians() * 0.5).sin() * 1.05;
-        let dir = FRAMING_DIRECTION.normalize();
-        Camera {
-            eye: c + dir * dist,
-            target: c,
-            up: Vec3::Y,
-            fov_y,
-            near: (dist - r * 1.5).max(dist * 0.01),
-            far: dist + r * 1.5,
-        }
-    }
-}
-
-/// Where [`Camera::framing`] looks from: the front, a little to the right and above.
-const FRAMING_DIRECTION: Vec3 = Vec3::new(0.35, 0.3, 1.0);
-
-/// The unit direction from a target to an eye `azimuth` radians around the `up` axis (0: the
-/// front, positive to the right) and `elevation` radians above the plane across it: the
-/// command line's viewpoint ([`Camera::orbit`]) and the window's orbit both move so.
-pub fn orbit_direction(up: Vec3, azimuth: f32, elevation: f32) -> Vec3 {
-    let local = Vec3::new(
-        elevation.cos() * azimuth.sin(),
-        elevation.sin(),
-        elevation.cos() * azimuth.cos(),
-    );
-    glam::Quat::from_rotation_arc(Vec3::Y, up.normalize_or(Vec3::Y)) * local
-}
-
-/// The azimuth and elevation (radians) of the direction `dir` around the `up` axis: the inverse
-/// of [`orbit_direction`].
-pub fn orbit_angles(up: Vec3, dir: Vec3) -> (f32, f32) {
-    let d = glam::Quat::from_rotation_arc(Vec3::Y, up.normalize_or(Vec3::Y)).inverse() * dir;
-    let length = d.length().max(1e-30);
-    (d.x.atan2(d.z), (d.y / length).clamp(-1.0, 1.0).asin())
-}
-
-/// A directional light with an ambient term.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Light {
-    /// the direction light travels (towards the scene)
-    pub direction: Vec3,
-    pub color: Vec3,
-    pub ambient: f32,
-}
-
-impl Default for Light {
-    fn default() -> Self {
-        Light {
-            direction: Vec3::new(-0.4, -1.0, -0.6).normalize(),
-            color: Vec3::ONE,
-            ambient: 0.15,
-        }
-    }
-}
-
-/// One mesh placed in the scene.
-#[derive(Debug, Clone)]
-pub struct Object {
-    pub mesh: Mesh,
-    pub transform: Mat4,
-    /// linear RGBA
-    pub color: [f32; 4],
-}
-
-/// Everything a frame needs besides the pipeline settings.
-#[derive(Debug, Clone)]
-pub struct Scene {
-    pub name: String,
-    pub camera: Camera,
-    pub light: Light,
-    pub objects: Vec<Object>,
-    pub background: [f32; 3],
-    /// the stages the scene asks for (`passes = ["normals:angle"]`), as
-    /// [`crate::passes::parse`] takes them; checked when a pipeline is built
-    pub passes: Vec<String>,
-    /// every file the scene was read from: the scene file, its meshes, and the buffers and
-    /// images they refer to (what an output must never replace)
-    pub sources: Vec<PathBuf>,
-    /// punctual lights (a glTF's KHR_lights_punctual) shading materials; none: `light` is the
-    /// key light
-    pub lights: Vec<crate::material::PunctualLight>,
-    /// what the user should know about how the files were read (a glTF texture left out)
-    pub notes: Vec<String>,
-    /// the glTF animations that move objects (played by the frame at its time)
-    pub animation: crate::animation::SceneAnimation,
-    /// the views a glTF file offers (its perspective cameras; the first is `camera` as loaded),
-    /// which `render --camera` and the viewer's V key choose from; none for other scenes
-    pub cameras: Vec<Camera>,
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -358,19 +172,13 @@ impl Scene {
     /// Refuses a scene that cannot draw anything: no triangles at all, or a camera that sees
     /// nothing (what would otherwise be a blank image without a word).
     pub fn check_drawable(&self) -> Result<(), IoError> {
-        let unsupported = |message: String| IoError::Unsupported {
-            file: self.name.clone(),
-            message,
-        };
-        if self.triangle_count() == 0 {
-            let vertices: usize = self.objects.iter().map(|o| o.mesh.vertex_count()).sum();
-            return Err(unsupported(if self.objects.is_empty() {
-                "the scene has no objects to draw".into()
-            } else {
-                format!("nothing to draw: {vertices} vertices and no triangles")
-            }));
+        match self.undrawable() {
+            Some(message) => Err(IoError::Unsupported {
+                file: self.name.clone(),
+                message,
+            }),
+            None => Ok(()),
         }
-        self.camera.check().map_err(unsupported)
     }
 
     /// Parses scene TOML; mesh paths are relative to `dir`.
@@ -486,7 +294,7 @@ impl Scene {
                 });
             }
             for (mesh, own) in meshes {
-                let mut mesh = colored(mesh);
+                let mut mesh = crate::scene::colored(mesh);
                 // `color` overrides the file's colours only when given (a material's base
                 // colour and its texture too)
                 let color = match o.color {
@@ -544,67 +352,6 @@ impl Scene {
         }
         Ok(scene)
     }
-
-    /// A scene of meshes already in world space, with a camera that frames them.
-    pub fn from_meshes(name: &str, meshes: Vec<Mesh>) -> Scene {
-        let objects = meshes
-            .into_iter()
-            .map(colored)
-            .map(|m| Object {
-                color: m.base_color.unwrap_or([0.8, 0.8, 0.8, 1.0]),
-                mesh: m,
-                transform: Mat4::IDENTITY,
-            })
-            .collect();
-        let mut s = Scene {
-            name: name.into(),
-            camera: Camera::framing(Vec3::splat(-1.0), Vec3::splat(1.0)),
-            light: Light::default(),
-            objects,
-            background: [0.06, 0.07, 0.09],
-            passes: Vec::new(),
-            sources: Vec::new(),
-            lights: Vec::new(),
-            notes: Vec::new(),
-            animation: Default::default(),
-            cameras: Vec::new(),
-        };
-        s.frame_all();
-        s
-    }
-
-    /// World-space bounds of all objects.
-    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
-        let mut b: Option<(Vec3, Vec3)> = None;
-        for o in &self.objects {
-            for p in &o.mesh.positions {
-                let w = o.transform.transform_point3(*p);
-                b = Some(match b {
-                    None => (w, w),
-                    Some((lo, hi)) => (lo.min(w), hi.max(w)),
-                });
-            }
-        }
-        b
-    }
-
-    /// Poses the objects whose shapes the animations change (skins whose joints they move,
-    /// morph target weights they drive) at time `t`: their meshes' vertices. Returns those it
-    /// posed, for [`crate::Pipeline::prepare_again`].
-    pub fn pose_meshes(&mut self, t: f32) -> Vec<usize> {
-        self.animation.pose_meshes(t, &mut self.objects)
-    }
-
-    /// Points the camera at the whole scene.
-    pub fn frame_all(&mut self) {
-        if let Some((lo, hi)) = self.bounds() {
-            self.camera = Camera::framing(lo, hi);
-        }
-    }
-
-    pub fn triangle_count(&self) -> usize {
-        self.objects.iter().map(|o| o.mesh.triangle_count()).sum()
-    }
 }
 
 /// A mesh file as a scene takes it, and the files it was read from (itself and what it refers
@@ -622,16 +369,4 @@ fn load_file(path: &Path) -> Result<(super::gltf::GltfScene, Vec<PathBuf>), IoEr
         super::gltf::GltfScene::of_meshes(super::load_meshes(path)?.0, Vec::new())
     };
     Ok((g, sources))
-}
-
-/// A mesh with vertex colours and no material (PLY, OBJ) gets a plain white dielectric, so that
-/// its colours show (the lit mode has no vertex colours).
-fn colored(mut m: Mesh) -> Mesh {
-    if m.colors.is_some() && m.material.is_none() {
-        m.material = Some(std::sync::Arc::new(crate::material::Material::plain(
-            m.name.clone(),
-            glam::Vec4::ONE,
-        )));
-    }
-    m
 }

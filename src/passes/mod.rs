@@ -52,7 +52,7 @@ pub use working::{DeviceAttributes, WorkingMesh};
 
 use crate::backend::BackendKind;
 use crate::gpu::Gpu;
-use crate::io::scene::Camera;
+use crate::scene::Camera;
 use glam::{Mat4, Vec3};
 use std::sync::Arc;
 

@@ -45,7 +45,7 @@ impl Lights {
 
     /// The key light of a scene without lights: the scene's directional light, with an irradiance
     /// of pi, so that a white Lambertian surface facing it reflects 1.
-    pub fn key(light: &crate::io::scene::Light) -> Lights {
+    pub fn key(light: &crate::scene::Light) -> Lights {
         Lights::new(&[PunctualLight {
             kind: crate::material::LightKind::Directional,
             color: light.color,

@@ -19,7 +19,7 @@ pub use shade::ShadingMode;
 pub use shade::{normalize_depth, patch_value, patch_value_color, Fragment};
 
 use crate::geometry::ShadedGeometry;
-use crate::io::scene::Light;
+use crate::scene::Light;
 use glam::Vec3;
 use std::time::Instant;
 

@@ -22,7 +22,7 @@ use winit::keyboard::{Key, NamedKey};
 use winit::window::{Window, WindowId};
 
 /// An orbit camera around the scene camera's target, about the camera's up axis
-/// ([`crate::io::scene::orbit_direction`]).
+/// ([`crate::scene::orbit_direction`]).
 #[derive(Clone, Copy)]
 struct Orbit {
     yaw: f32,
@@ -34,7 +34,7 @@ struct Orbit {
 impl Orbit {
     fn from_camera(c: &crate::Camera) -> Orbit {
         let d = c.eye - c.target;
-        let (yaw, pitch) = crate::io::scene::orbit_angles(c.up, d);
+        let (yaw, pitch) = crate::scene::orbit_angles(c.up, d);
         Orbit {
             yaw,
             pitch,
@@ -43,7 +43,7 @@ impl Orbit {
         }
     }
     fn apply(&self, base: &crate::Camera) -> crate::Camera {
-        let dir = crate::io::scene::orbit_direction(self.up, self.yaw, self.pitch);
+        let dir = crate::scene::orbit_direction(self.up, self.yaw, self.pitch);
         let mut c = *base;
         c.eye = base.target + dir * self.distance;
         let scale = self.distance / (base.eye - base.target).length().max(1e-4);

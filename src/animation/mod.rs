@@ -15,6 +15,8 @@
 //! first value. Animation is host work: it gives each object a model matrix, which both backends
 //! take as they take a static one.
 
+pub mod skin;
+
 use glam::{Mat4, Quat, Vec3, Vec4};
 use std::sync::Arc;
 
@@ -315,10 +317,10 @@ pub struct Deformed {
     pub normals: Option<Vec<Vec3>>,
     pub tangents: Option<Vec<Vec4>>,
     /// the morph targets and their weights where no animation drives them
-    pub morph: Option<(Vec<crate::io::MorphTarget>, Vec<f32>)>,
+    pub morph: Option<(Vec<skin::MorphTarget>, Vec<f32>)>,
     /// the skin's joints (nodes of the rig), their inverse bind matrices, and each vertex's
     /// joints and weights per JOINTS_n / WEIGHTS_n pair (checked at load)
-    pub skin: Option<(Vec<usize>, Vec<Mat4>, crate::io::JointSets)>,
+    pub skin: Option<(Vec<usize>, Vec<Mat4>, skin::JointSets)>,
 }
 
 /// A scene's animations: the rigs of its files, the objects bound to their nodes and the
@@ -341,7 +343,7 @@ impl SceneAnimation {
     /// tangents) in `objects`' meshes, from its vertices before morph targets and skin. Returns
     /// the objects it posed (one whose vertex counts no longer match, as when the mesh was
     /// edited, is left).
-    pub fn pose_meshes(&self, t: f32, objects: &mut [crate::io::scene::Object]) -> Vec<usize> {
+    pub fn pose_meshes(&self, t: f32, objects: &mut [crate::scene::object::Object]) -> Vec<usize> {
         let poses: Vec<Vec<Mat4>> = self.rigs.iter().map(|r| r.pose(t)).collect();
         let mut posed = Vec::new();
         for d in &self.deformed {
@@ -350,12 +352,10 @@ impl SceneAnimation {
             };
             let joints = match &d.skin {
                 None => None,
-                Some((joints, ib, _)) => {
-                    match crate::io::gltf_skin::joint_matrices(joints, ib, world) {
-                        Some(j) => Some(j),
-                        None => continue,
-                    }
-                }
+                Some((joints, ib, _)) => match skin::joint_matrices(joints, ib, world) {
+                    Some(j) => Some(j),
+                    None => continue,
+                },
             };
             let Some(mesh) = objects.get_mut(d.object).map(|o| &mut o.mesh) else {
                 continue;
@@ -381,22 +381,18 @@ impl SceneAnimation {
             if let (Some(to), Some(from)) = (&mut mesh.tangents, &d.tangents) {
                 to.copy_from_slice(from);
             }
-            let mut v = crate::io::gltf_skin::Attributes {
+            let mut v = skin::Attributes {
                 positions: &mut mesh.positions,
                 normals: mesh.normals.as_deref_mut(),
                 tangents: mesh.tangents.as_deref_mut(),
             };
             if let Some((targets, weights)) = &d.morph {
                 let animated = rig.weights(t, d.node);
-                crate::io::gltf_skin::morph(
-                    targets,
-                    animated.as_deref().unwrap_or(weights),
-                    &mut v,
-                );
+                skin::morph(targets, animated.as_deref().unwrap_or(weights), &mut v);
             }
             if let (Some((_, _, sets)), Some(joints)) = (&d.skin, &joints) {
                 let node = world.get(d.node).copied().unwrap_or(Mat4::IDENTITY);
-                crate::io::gltf_skin::pose(sets, joints, node, &mut v);
+                skin::pose(sets, joints, node, &mut v);
             }
             posed.push(d.object);
         }
