@@ -1,5 +1,6 @@
 //! Colour encodings shared by every layer: the sRGB transfer function both ways (exact, and
-//! the 4096-entry table the frame's colours are encoded with) and linear RGB packed as RGBA8.
+//! the 4096-entry table the frame's colours are encoded with), linear RGB packed as RGBA8, and
+//! the palette that tells patches apart.
 
 use glam::Vec3;
 use std::sync::OnceLock;
@@ -55,4 +56,41 @@ pub fn pack_srgb(c: Vec3) -> u32 {
 pub fn pack_with(lut: &[u8; 4096], c: Vec3) -> u32 {
     let q = |x: f32| lut[(x.clamp(0.0, 1.0) * 4095.0 + 0.5) as usize] as u32;
     q(c.x) | q(c.y) << 8 | q(c.z) << 16 | 0xff00_0000
+}
+
+/// The per-triangle value of the patch mode, which the raster stage carries to its fragments:
+/// the patch's hue in [0, 1) (stepped by the golden ratio, so neighbouring patch numbers differ),
+/// plus 2 when the triangle lies in another patch's ribbon. A small value, so that interpolating
+/// it (it is the same at the three corners) and rounding nothing keeps it exact enough.
+pub fn patch_value(patch: u32, ribbon: bool) -> f32 {
+    let hue = (patch as f64 * 0.618_033_988_749_895).fract() as f32;
+    hue + if ribbon { 2.0 } else { 0.0 }
+}
+
+/// The colour (linear RGB) of a [`patch_value`]: the hue at saturation 0.85 and value 0.9,
+/// halfway to white for a ribbon triangle (as the paper's Figure 4 draws ribbons).
+pub fn patch_value_color(v: f32) -> Vec3 {
+    let ribbon = v >= 1.5;
+    let h = (if ribbon { v - 2.0 } else { v }).clamp(0.0, 1.0) * 6.0;
+    let (s, val) = (0.85, 0.9);
+    let i = h.floor().min(5.0);
+    let f = h - i;
+    let (a, b, c) = (
+        val * (1.0 - s),
+        val * (1.0 - s * f),
+        val * (1.0 - s * (1.0 - f)),
+    );
+    let rgb = match i as u32 {
+        0 => Vec3::new(val, c, a),
+        1 => Vec3::new(b, val, a),
+        2 => Vec3::new(a, val, c),
+        3 => Vec3::new(a, b, val),
+        4 => Vec3::new(c, a, val),
+        _ => Vec3::new(val, a, b),
+    };
+    if ribbon {
+        (rgb + 1.0) * 0.5
+    } else {
+        rgb
+    }
 }

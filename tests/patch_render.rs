@@ -247,7 +247,7 @@ fn patch_shading_gives_each_patch_its_colour_and_shows_the_ribbons() {
     let ribbon = patching.in_ribbons(&m.indices);
     let mut want = std::collections::HashSet::new();
     for (f, &p) in patching.patch_of_face.iter().enumerate() {
-        let c = rxpipe::raster::patch_value_color(rxpipe::raster::patch_value(p, ribbon[f]));
+        let c = rxpipe::color::patch_value_color(rxpipe::color::patch_value(p, ribbon[f]));
         want.insert(rxpipe::color::pack_srgb(c).to_le_bytes());
     }
     assert!(ribbon.iter().any(|&r| r) && !ribbon.iter().all(|&r| r));

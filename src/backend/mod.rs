@@ -151,7 +151,7 @@ pub fn patch_lists(
     }
 }
 
-/// The patch shading mode's value of every triangle of the mesh ([`crate::raster::patch_value`]):
+/// The patch shading mode's value of every triangle of the mesh ([`crate::color::patch_value`]):
 /// its patch in the patching the patch order made, or in one made now with the default options.
 pub fn patch_values(
     mesh: &mut crate::passes::WorkingMesh,
@@ -174,7 +174,7 @@ pub fn patch_values(
         p.patch_of_face
             .iter()
             .zip(ribbon)
-            .map(|(&q, r)| crate::raster::patch_value(q, r))
+            .map(|(&q, r)| crate::color::patch_value(q, r))
             .collect(),
     ))
 }

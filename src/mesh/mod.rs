@@ -1,9 +1,11 @@
 //! The mesh model: positions, optional normals and texture coordinates, and `u32` triangle
 //! indices, plus validation and procedural generators.
 
+mod adjacency;
 mod generators;
 mod spec;
 
+pub use adjacency::VertexFaces;
 pub use generators::{grid, icosphere, rings, torus};
 pub use spec::{from_spec, looks_like_spec, Generator, SPECS};
 

@@ -26,7 +26,6 @@
 //! # Ok::<(), rxpipe::passes::PassError>(())
 //! ```
 
-mod derived;
 pub mod distance_cull;
 pub mod envelope;
 pub mod frustum;
@@ -38,7 +37,6 @@ pub mod smooth;
 pub mod subdivide;
 mod working;
 
-pub use derived::VertexFaces;
 pub use distance_cull::DistanceCull;
 pub use envelope::Envelope;
 pub use frustum::Frustum;
@@ -148,7 +146,7 @@ pub struct PassContext<'a> {
     pub gpu: Option<&'a Arc<Gpu>>,
     /// the object's index in the scene, for messages
     pub object: usize,
-    adjacency: Option<Arc<VertexFaces>>,
+    adjacency: Option<Arc<crate::mesh::VertexFaces>>,
     patches: Option<Arc<crate::patch::PatchData>>,
 }
 
@@ -165,9 +163,14 @@ impl<'a> PassContext<'a> {
     }
 
     /// The vertex-face adjacency of `mesh` (built now, or the cached one).
-    pub fn adjacency(&mut self, mesh: &crate::Mesh) -> Arc<VertexFaces> {
+    pub fn adjacency(&mut self, mesh: &crate::Mesh) -> Arc<crate::mesh::VertexFaces> {
         self.adjacency
-            .get_or_insert_with(|| Arc::new(VertexFaces::build(&mesh.indices, mesh.vertex_count())))
+            .get_or_insert_with(|| {
+                Arc::new(crate::mesh::VertexFaces::build(
+                    &mesh.indices,
+                    mesh.vertex_count(),
+                ))
+            })
             .clone()
     }
 

@@ -187,7 +187,7 @@ impl PatchData {
             }
         }
         // the faces around every vertex, to find ribbons
-        let vf = crate::passes::VertexFaces::build(idx, nv);
+        let vf = crate::mesh::VertexFaces::build(idx, nv);
         let owned = patching.faces_of_patches();
         let patches: Vec<Patch> = owned
             .par_iter()
@@ -237,7 +237,7 @@ fn build_patch(
     own: &[u32],
     idx: &[u32],
     owner_f: &[u32],
-    vf: &crate::passes::VertexFaces,
+    vf: &crate::mesh::VertexFaces,
     edges: &[[u32; 2]],
     edge_of_corner: &[u32],
     vertex_owner: &[u32],

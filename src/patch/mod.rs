@@ -247,9 +247,9 @@ pub fn fit(
 }
 
 /// The colour of patch `p` (sRGB bytes): the patch shading mode's colour of the patch
-/// ([`crate::raster::patch_value_color`]).
+/// ([`crate::color::patch_value_color`]).
 pub fn patch_color(p: u32) -> [u8; 3] {
-    let c = crate::raster::patch_value_color(crate::raster::patch_value(p, false));
+    let c = crate::color::patch_value_color(crate::color::patch_value(p, false));
     let [r, g, b, _] = crate::color::pack_srgb(c).to_le_bytes();
     [r, g, b]
 }

@@ -106,7 +106,7 @@ pub struct GpuDraw<'a> {
     /// queue entry's source vertex) and the per-vertex invocation counts
     pub rate: Option<(&'a DeviceMesh, &'a CudaSlice<u32>)>,
     /// a value per triangle that its fragments see unchanged, as f32 bits (the patch mode's
-    /// [`super::patch_value`]); `None`: 0
+    /// [`crate::color::patch_value`]); `None`: 0
     pub faces: Option<&'a CudaSlice<u32>>,
     /// for a view of a mesh's triangles: the triangles it keeps (the corners, values and rate
     /// indices above are then the whole mesh's, read through the runs)

@@ -16,7 +16,7 @@ pub use material::{pbr_neutral, Lights, MaterialShader, MAX_LIGHTS};
 
 pub use setup::{snap, SetupTri, Varyings, SUBPIXEL_BITS};
 pub use shade::ShadingMode;
-pub use shade::{normalize_depth, patch_value, patch_value_color, Fragment};
+pub use shade::{normalize_depth, Fragment};
 
 use crate::geometry::ShadedGeometry;
 use crate::scene::Light;
@@ -82,7 +82,7 @@ pub struct Draw<'a> {
     /// linear RGBA
     pub color: [f32; 4],
     /// a value per triangle that its fragments see unchanged (the patch mode's
-    /// [`patch_value`]); `None`: 0
+    /// [`crate::color::patch_value`]); `None`: 0
     pub faces: Option<&'a [f32]>,
     /// the material (`None`: the lit mode with `color`); in the lit mode it is shaded by
     /// [`MaterialShader`], in every mode its double-sidedness and alpha mask apply

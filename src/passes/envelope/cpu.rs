@@ -7,7 +7,7 @@
 use crate::distance::bvh::Bvh;
 use crate::distance::triangle::{crossing, normal, point_dist2, Aabb, Tri};
 use crate::geometry::cpu::Program;
-use crate::passes::VertexFaces;
+use crate::mesh::VertexFaces;
 use glam::{DVec3, Vec3};
 
 /// One vertex's record: the moved position (3), the offset it moved by (0: it stays), and the

@@ -179,7 +179,7 @@ pub fn build_checked(
     let diagonal = (hi - lo).as_dvec3().length();
     let distance = fraction * diagonal;
     let tree = Bvh::of_checked(mesh);
-    let faces = super::VertexFaces::build(&mesh.indices, v);
+    let faces = crate::mesh::VertexFaces::build(&mesh.indices, v);
     let program = SafeOffset {
         positions: &mesh.positions,
         indices: &mesh.indices,

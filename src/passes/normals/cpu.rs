@@ -7,7 +7,7 @@
 
 use super::NormalsMode;
 use crate::mesh::Mesh;
-use crate::passes::VertexFaces;
+use crate::mesh::VertexFaces;
 use crate::patch::PatchData;
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;

@@ -188,7 +188,7 @@ impl Normals {
             (m, NormalsVia::Indices) => cpu::smooth(
                 mesh,
                 m,
-                &super::VertexFaces::build(&mesh.indices, mesh.vertex_count()),
+                &crate::mesh::VertexFaces::build(&mesh.indices, mesh.vertex_count()),
             ),
             (m, via) => {
                 let p = crate::patch::cpu::patch(mesh, &Default::default())?;

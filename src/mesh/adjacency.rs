@@ -1,4 +1,5 @@
-//! Derived data the passes build on first use and cache in their [`super::PassContext`].
+//! Vertex-face adjacency, derived from a mesh's indices (the passes build it on first use and
+//! cache it in their context; patching reads it too).
 
 /// Vertex-face adjacency in compressed rows: for vertex `v`, the corners `3 * t + k` (triangle
 /// `t`, corner `k`) that refer to it are `corners[offsets[v]..offsets[v + 1]]`, in increasing
