@@ -10,7 +10,7 @@
 //! another. The model errs towards more than the peak measured (tests/cli.rs compares it with
 //! the process's peak on generated meshes).
 
-use crate::backend::BackendKind;
+use crate::execution::BackendKind;
 use crate::geometry::{Strategy, VertexIn, VertexOut};
 
 /// Bytes a pipeline will take: new host memory (beyond the scene already loaded) and device

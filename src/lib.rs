@@ -43,6 +43,7 @@ pub mod backend;
 pub mod bench;
 pub mod color;
 pub mod distance;
+pub mod execution;
 pub mod footprint;
 pub mod geometry;
 pub mod gpu;

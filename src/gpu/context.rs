@@ -3,6 +3,7 @@
 //! for buffers and event timing.
 
 use super::cache;
+use super::error::{Context, GpuError};
 use super::kernels::{assemble, Source};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
@@ -12,30 +13,6 @@ use std::collections::HashMap;
 use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-
-/// Errors of the GPU backend.
-#[derive(Debug, thiserror::Error)]
-pub enum GpuError {
-    #[error("CUDA is not available: {0}")]
-    Unavailable(String),
-    /// NVRTC rejected a program; `log` is its message, with file names and lines of the sources
-    #[error("CUDA compilation of {program} failed:\n{log}")]
-    Compile { program: String, log: String },
-    #[error("out of GPU memory allocating {what} ({bytes} bytes; the device has {total} bytes)")]
-    OutOfMemory {
-        what: String,
-        bytes: usize,
-        total: usize,
-    },
-    #[error("CUDA error in {what}: {source}")]
-    Driver {
-        what: String,
-        #[source]
-        source: DriverError,
-    },
-    #[error("{0}")]
-    Limit(String),
-}
 
 /// Bytes a download moves per chunk ([`Gpu::start_download`]): small enough that copying the
 /// last chunk out adds little to the copy engine's time, large enough that a frame's colour
@@ -88,20 +65,6 @@ impl<T> Drop for PendingDownload<'_, T> {
         for (_, done) in &self.chunks {
             let _ = done.synchronize();
         }
-    }
-}
-
-/// Wraps a driver error with what was being done.
-pub trait Context<T> {
-    fn ctx(self, what: &str) -> Result<T, GpuError>;
-}
-
-impl<T> Context<T> for Result<T, DriverError> {
-    fn ctx(self, what: &str) -> Result<T, GpuError> {
-        self.map_err(|source| GpuError::Driver {
-            what: what.into(),
-            source,
-        })
     }
 }
 

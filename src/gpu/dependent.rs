@@ -15,7 +15,7 @@
 //! cudarc's launch builder keeps its arguments to itself, so this one collects its own: values
 //! by reference ([`Dependent::val`]) and buffers by device address ([`Dependent::buf`]).
 
-use super::context::GpuError;
+use super::error::GpuError;
 use cudarc::driver::sys;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr};
 use std::ffi::c_void;

@@ -18,7 +18,8 @@
 //! from one thread calls [`enable`] (the rxpipe program does: its viewer, `render` and the
 //! benchmarks). `RXPIPE_STREAM_GATE=1` or `0` overrides either way.
 
-use super::context::{Context, Gpu, GpuError};
+use super::context::Gpu;
+use super::error::{Context, GpuError};
 use cudarc::driver::sys;
 use cudarc::driver::PinnedHostSlice;
 

@@ -7,12 +7,16 @@
 pub mod cache;
 pub mod context;
 pub mod dependent;
+pub mod error;
 pub mod gate;
 pub mod kernels;
+pub mod mesh;
 pub mod scan;
 
-pub use context::{launch, launch_1d, median, Context, Gpu, GpuError, ModuleOrigin, BLOCK_1D};
+pub use context::{launch, launch_1d, median, Gpu, ModuleOrigin, BLOCK_1D};
 pub use dependent::Dependent;
+pub use error::{Context, GpuError};
+pub use mesh::DeviceAttributes;
 
 use std::fmt;
 

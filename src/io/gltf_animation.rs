@@ -3,7 +3,7 @@
 //! ([`crate::animation`] samples them).
 //!
 //! Indices are checked on the JSON before the gltf crate's accessors are used (they unwrap), and
-//! every accessor as the meshes' are ([`super::gltf::check_accessor`]). A channel that cannot be
+//! every accessor as the meshes' are ([`super::gltf_accessor::check_accessor`]). A channel that cannot be
 //! played (a bad accessor, unordered key times, weights for a mesh without morph targets) is
 //! left out with a note naming the animation and the channel; the file's geometry is drawn
 //! either way.
@@ -122,7 +122,13 @@ fn weights_channels<'a, 's>(
         .nth(s.output.value())
         .ok_or_else(|| format!("accessor {} does not exist", s.output.value()))?;
     let types = [T::F32, T::I8, T::U8, T::I16, T::U16];
-    super::gltf::check_accessor("weights output", output.clone(), &types, D::Scalar, false)?;
+    super::gltf_accessor::check_accessor(
+        "weights output",
+        output.clone(),
+        &types,
+        D::Scalar,
+        false,
+    )?;
     // (integer weights are normalized, as the specification says)
     let flat: Vec<f32> = match output.data_type() {
         T::F32 => gltf::accessor::Iter::<f32>::new(output, data).map(|i| i.collect()),
@@ -206,7 +212,7 @@ fn keys<'a, 's>(
             .ok_or_else(|| format!("accessor {i} does not exist"))
     };
     let input = accessor(s.input.value())?;
-    super::gltf::check_accessor("input", input.clone(), &[T::F32], D::Scalar, false)?;
+    super::gltf_accessor::check_accessor("input", input.clone(), &[T::F32], D::Scalar, false)?;
     let times: Vec<f32> = gltf::accessor::Iter::<f32>::new(input, data.clone())
         .ok_or("its input's buffer is missing")?
         .collect();
@@ -233,17 +239,29 @@ fn channel<'a, 's>(
     let values: Vec<Vec4> = match property {
         Property::Rotation => {
             let types = [T::F32, T::I8, T::U8, T::I16, T::U16];
-            super::gltf::check_accessor("rotation output", output.clone(), &types, D::Vec4, false)?;
+            super::gltf_accessor::check_accessor(
+                "rotation output",
+                output.clone(),
+                &types,
+                D::Vec4,
+                false,
+            )?;
             // (integer rotations are normalized, whatever the accessor says)
-            super::gltf::read_floats::<4>(output, data, true)
+            super::gltf_accessor::read_floats::<4>(output, data, true)
                 .ok_or("its output's buffer is missing")?
                 .into_iter()
                 .map(Vec4::from_array)
                 .collect()
         }
         _ => {
-            super::gltf::check_accessor("output", output.clone(), &[T::F32], D::Vec3, false)?;
-            super::gltf::read_floats::<3>(output, data, false)
+            super::gltf_accessor::check_accessor(
+                "output",
+                output.clone(),
+                &[T::F32],
+                D::Vec3,
+                false,
+            )?;
+            super::gltf_accessor::read_floats::<3>(output, data, false)
                 .ok_or("its output's buffer is missing")?
                 .into_iter()
                 .map(|v| Vec3::from_array(v).extend(0.0))

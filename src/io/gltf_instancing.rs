@@ -4,7 +4,7 @@
 //! instance's matrix applied to the copy), so both backends and the frame stages see them as
 //! any placed objects.
 
-use super::gltf::{check_accessor, read_floats};
+use super::gltf_accessor::{check_accessor, read_floats};
 use glam::{Mat4, Quat, Vec3};
 use gltf::accessor::{DataType as T, Dimensions as D};
 use serde_json::Value;

@@ -588,10 +588,10 @@ impl<'a> Materials<'a> {
                             format!("refers to the file '{uri}', but the data has no folder to find it in"),
                         )
                     })?;
-                    if !super::gltf::percent_decodes_to_utf8(uri) {
+                    if !super::gltf_accessor::percent_decodes_to_utf8(uri) {
                         return Err(self.err(loc, "its uri does not decode to UTF-8 text".into()));
                     }
-                    let path = dir.join(super::gltf::percent_decode(uri));
+                    let path = dir.join(super::gltf_accessor::percent_decode(uri));
                     std::borrow::Cow::Owned(super::read_file(&path).map_err(|e| {
                         self.err(
                             loc.clone(),

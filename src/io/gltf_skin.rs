@@ -7,7 +7,7 @@
 //! drives the weights, the loader keeps what posing again takes ([`crate::animation::Deformed`]),
 //! and the same maths shape the mesh at another time.
 
-use super::gltf::{check_accessor, read_floats};
+use super::gltf_accessor::{check_accessor, read_floats};
 use crate::animation::skin::{JointSets, MorphTarget};
 use glam::{Mat4, Vec3};
 use gltf::accessor::{DataType as T, Dimensions as D};

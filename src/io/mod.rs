@@ -4,6 +4,7 @@
 //! file extension only as a tie-breaker between text formats.
 
 pub mod gltf;
+mod gltf_accessor;
 mod gltf_animation;
 mod gltf_draco;
 mod gltf_instancing;

@@ -19,10 +19,10 @@
 
 pub use super::Placement;
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
-use crate::backend::BackendKind;
 use crate::distance::bvh::Bvh;
 use crate::distance::placed::{box_gap, check_model, world_box, Placed};
 use crate::distance::{cpu, cuda, DistanceError};
+use crate::execution::BackendKind;
 use crate::Mesh;
 use glam::Mat4;
 use rayon::prelude::*;

@@ -48,7 +48,7 @@ pub use smooth::{Smooth, SmoothMethod};
 pub use subdivide::Subdivide;
 pub use working::{DeviceAttributes, WorkingMesh};
 
-use crate::backend::BackendKind;
+use crate::execution::BackendKind;
 use crate::gpu::Gpu;
 use crate::scene::Camera;
 use glam::{Mat4, Vec3};

@@ -6,7 +6,7 @@
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::backend::BackendKind;
+use crate::execution::BackendKind;
 use crate::geometry::VertexOrder;
 
 /// The vertex-order stage.

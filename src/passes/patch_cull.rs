@@ -20,7 +20,7 @@
 //! ([`crate::raster::Draw::mirrored`]). With culling off, only the outside test runs.
 
 use super::{FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
-use crate::backend::BackendKind;
+use crate::execution::BackendKind;
 use crate::patch::PatchBounds;
 use crate::raster::CullMode;
 use glam::{Mat4, Vec3, Vec4};

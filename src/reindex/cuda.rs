@@ -5,7 +5,7 @@
 //! needs, sized before anything runs, so one can be timed over and over without allocating.
 
 use super::{report, Keys, Method, ReindexError, Reindexed};
-use crate::gpu::context::Context;
+use crate::gpu::Context;
 use crate::gpu::{kernels, launch, Gpu, GpuError};
 use crate::mesh::Mesh;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};

@@ -167,8 +167,8 @@ pub struct Reindexed {
 }
 
 /// Below this many indices [`Method::Auto`] re-indexes on one thread: handing a small mesh to
-/// the thread pool or to the GPU costs more than the work ([`crate::backend::SMALL_MESH_INDICES`]).
-pub const AUTO_SERIAL_INDICES: usize = crate::backend::SMALL_MESH_INDICES;
+/// the thread pool or to the GPU costs more than the work ([`crate::execution::SMALL_MESH_INDICES`]).
+pub const AUTO_SERIAL_INDICES: usize = crate::execution::SMALL_MESH_INDICES;
 
 /// Re-indexes `mesh` with the method of `opts` (`Auto`: serial for a small mesh, else on `gpu`
 /// when given, else the parallel CPU method). A GPU method without a GPU, or one the GPU's memory cannot hold, falls back to
@@ -449,7 +449,7 @@ pub(crate) fn mesh_from_words(like: &Mesh, vert: &[f32], floats: usize, indices:
     use rayon::prelude::*;
     let chunks = || {
         vert.par_chunks_exact(floats)
-            .with_min_len(crate::backend::GRAIN)
+            .with_min_len(crate::execution::GRAIN)
     };
     let mut at = 3;
     let mut take = |present: bool, n: usize| {
@@ -484,7 +484,7 @@ pub(crate) fn gather_mesh(mesh: &Mesh, src: &[u32], indices: Vec<u32>) -> Mesh {
     use rayon::prelude::*;
     fn pick<T: Copy + Send + Sync>(a: &[T], src: &[u32]) -> Vec<T> {
         src.par_iter()
-            .with_min_len(crate::backend::GRAIN)
+            .with_min_len(crate::execution::GRAIN)
             .map(|&s| a[s as usize])
             .collect()
     }

@@ -239,10 +239,7 @@ impl DeviceMesh {
     /// and the index buffer is taken over, not copied);
     /// the distinct referenced vertices are counted on the device too. The indices must be in
     /// range (the mesh was validated before its passes).
-    pub fn from_device(
-        gpu: &Gpu,
-        d: crate::passes::DeviceAttributes,
-    ) -> Result<DeviceMesh, GpuError> {
+    pub fn from_device(gpu: &Gpu, d: crate::gpu::DeviceAttributes) -> Result<DeviceMesh, GpuError> {
         let n = d.vertex_count as u32;
         let index_count = d.index_count / 3 * 3;
         let module = gpu.module(

@@ -33,8 +33,8 @@ pub mod repair;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::backend::BackendKind;
 use crate::distance::bvh::Bvh;
+use crate::execution::BackendKind;
 use crate::geometry::{GeometryStats, Strategy};
 use crate::mesh::Mesh;
 use cpu::{Limit, Record, SafeOffset};

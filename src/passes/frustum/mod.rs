@@ -12,7 +12,7 @@ pub mod cuda;
 
 pub use super::Placement;
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
-use crate::backend::BackendKind;
+use crate::execution::BackendKind;
 use std::sync::Mutex;
 
 /// The relative margin by which every corner must be outside a plane (against rounding: the

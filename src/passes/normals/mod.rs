@@ -16,7 +16,7 @@ pub mod cuda;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::backend::BackendKind;
+use crate::execution::BackendKind;
 use crate::mesh::Mesh;
 
 /// Which normals to compute.

@@ -48,7 +48,7 @@ pub mod envelope;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::backend::BackendKind;
+use crate::execution::BackendKind;
 
 /// The simplification stage.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -11,7 +11,7 @@ pub mod cuda;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::backend::BackendKind;
+use crate::execution::BackendKind;
 use crate::patch::PatchData;
 
 /// The weights of the one-ring.

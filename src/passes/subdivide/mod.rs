@@ -41,7 +41,7 @@ pub mod streamed;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::backend::BackendKind;
+use crate::execution::BackendKind;
 use rayon::prelude::*;
 
 /// The subdivision stage.
