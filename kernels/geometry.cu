@@ -595,7 +595,7 @@ extern "C" __global__ void __launch_bounds__(RXP_SORT_BLOCK)
 // runs of consecutive list entries: run r is entries runs[3r] .. + runs[3r + 1], the
 // runs[3r + 2]-th onwards of the `total` entries shaded. One thread per entry shaded, consecutive
 // threads on consecutive entries, so every warp is full whatever the patches' sizes (a warp per
-// patch, tried first, was slower on the H100: benches/results/h100-geometry.md); a thread finds
+// patch leaves lanes idle on patches of fewer vertices than 32 times a round); a thread finds
 // its run by binary search over the runs' places: the block's first and last entries' runs are
 // found once, each thread searches between them (one run when every patch is shaded).
 __device__ __forceinline__ void rxp_patch_shade(unsigned block, const VertexIn* __restrict__ vin,

@@ -412,8 +412,8 @@ __device__ __forceinline__ RxmTexels<N> rxm_sample_alike(const unsigned* __restr
         l0 = (unsigned)lf;
         l1 = min(l0 + 1u, t.levels - 1u);
     }
-    // (the levels worked out first and two calls after: with a call in each case, as the
-    // single-texture code had them, Sponza's raster + shade took 0.429 ms instead of 0.417)
+    // (the levels worked out first and two calls after, not a call in each case: one copy of
+    // the filter's code in the kernel instead of two)
     RxmTexels<N> a = rxm_filtered<N, kAlpha>(texels, levels, lut, textures, slots, l0, uv.x, uv.y,
                                              linear);
     if (f == 0.0f) return a;
@@ -442,9 +442,8 @@ __device__ __forceinline__ void rxm_coords(const RxpTexUse& u, float2& uv, float
 }
 
 // A material's use of a texture (TextureRef::sample): transformed coordinates, then the texture
-// (kAlpha: its alpha only). (The alpha test's sampling inlined into the tile kernel, the level
-// choice with it: kept out of line as a whole, Sponza's normals frame took 0.254-0.257 ms
-// instead of 0.251.)
+// (kAlpha: its alpha only). Inlined, the level choice with it: the alpha test's sampling sits
+// in the tile kernel's inner loop, where a call costs.
 template <bool kAlpha = false>
 __device__ __forceinline__ float4 rxm_sample(const RxpMaterials& mt, const RxpTexUse& u,
                                              float2 uv, float2 dx, float2 dy) {
@@ -506,15 +505,15 @@ __device__ __forceinline__ float3 rxm_pixel_uv(const float3 e[3], const float2 u
 
 // Whether the surface reads the meshes' tangents: the raster module is built both ways, and a
 // frame with no normal-mapped draw that has tangents runs the one without (the code slows the
-// tile and resolve kernels even where it is not taken: benches/results/h100-tangents.md).
+// tile and resolve kernels even where it is not taken: its registers).
 #ifndef RXM_TANGENTS
 #define RXM_TANGENTS 0
 #endif
 
 // Whether a material of the frame has a dielectric reflectance other than 0.04 or a specular
 // weight other than 1 (KHR_materials_ior, KHR_materials_specular): the module built without it
-// keeps the constant 0.04, as most frames need (reading the values cost Sponza's raster 5 us on
-// the H100; the raster module is built for each combination a frame needs)
+// keeps the constant 0.04, as most frames need (reading the values costs every fragment; the
+// raster module is built for each combination a frame needs)
 #ifndef RXM_SPECULAR
 #define RXM_SPECULAR 0
 #endif

@@ -52,8 +52,7 @@ extern "C" __global__ void rxn_accumulate(const float* __restrict__ pos, const u
 
 // Each owned face's FE row and its edges' EV rows are read where they are, as the FV query
 // reads them (query.cu): no copy of the patch's matrices into shared memory, none of the
-// ribbon's rows, no barrier (with the copy: 1.08-1.11x the hardwired kernel's time on the big
-// meshes, benches/results/h100-rxmesh.md).
+// ribbon's rows, no barrier (the copy cost more than the reads it saved).
 extern "C" __global__ void rxn_patch_fv(const RxqPatch* __restrict__ patches,
                                         const unsigned* __restrict__ lv,
                                         const unsigned* __restrict__ le,

@@ -615,10 +615,9 @@ __device__ __forceinline__ void rxq_query_body(RXQ_QUERY_PARAMS) {
     }
 }
 
-// A kernel per kind of query, so that no query pays another's registers or code: the manifold
-// path of EF and FF cost the others registers (EV 0.084 -> 0.097 ms on icosphere:9), EF's
-// staging in FF's kernel made FF slower (0.106 -> 0.12 ms) though FF did not stage, and the
-// staged transposes in the fixed-length queries' kernel made FV, FE and EV 12-20% slower.
+// A kernel per kind of query, so that no query pays another's registers or code: in a shared
+// kernel, the manifold path of EF and FF, EF's staging and the staged transposes each slowed
+// the queries that did not use them.
 // Each query has its kernel, with the query a constant, so that every warp's set-up (which
 // maps, rows and sizes the query reads) folds away at compile time.
 // All are held to 32 registers, 8 blocks of 256 threads on an SM: they wait on memory, and more

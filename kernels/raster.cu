@@ -28,10 +28,9 @@
 // threads per block of every raster kernel
 #define RXP_RBLOCK 256
 // triangles covering at most RXP_SMALL pixels of a tile (their box within it) are rasterised by
-// RXP_SMALL_LANES lanes each, which take the box's pixels in turn, larger ones by a warp (chosen
-// by measurement: benches/results/h100-sponza-frame.md; Sponza's raster + shade with 1, 2, 4 and
-// 8 lanes 0.413, 0.407-0.409, 0.409 and 0.416 ms; the whole block for boxes over 512 pixels was
-// slower)
+// RXP_SMALL_LANES lanes each, which take the box's pixels in turn, larger ones by a warp (a few
+// lanes share a small box's work without leaving most of a warp idle; giving the whole block
+// to the largest boxes was slower)
 #ifndef RXP_SMALL
 #define RXP_SMALL 32
 #endif
@@ -1252,9 +1251,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_RESOLVE_BLOCKS)
     rxp_after_prior();
 #if RXP_RESOLVE_2D
     // four blocks per tile, a quarter (32 x 8 pixels) each, a warp per 4 x 8 pixels: a warp's
-    // pixels lie together on the screen, on fewer triangles and closer in their textures
-    // (raster + shade of Sponza lit on the H100: by rows of the frame 0.477-0.481 ms; warps of
-    // 16 x 2, 8 x 4 and 4 x 8 pixels 0.447, 0.443-0.444 and 0.438-0.441)
+    // pixels lie together on the screen, on fewer triangles and closer in their textures than a
+    // row's (the squarest warp shape, 4 x 8, resolves fastest)
     const unsigned tile = blockIdx.x >> 2, quarter = blockIdx.x & 3;
     if (tile >= (unsigned)(p.tiles_x * p.tiles_y) || !deferred[tile]) return;
     const unsigned w = threadIdx.x >> 5, lane = threadIdx.x & 31, wh = 32 / RXP_RESOLVE_WX;

@@ -4,14 +4,13 @@
 
 /// Below this many indices a mesh that is on the host is processed there, whatever the backend:
 /// its mesh stages run on the CPU and the CUDA backend builds its batches on the CPU, because
-/// handing a small mesh to the thread pool or the GPU costs more than the work (per object on
-/// the H100 host, benches/results/many-objects.md: re-indexing 1,089 vertices took 0.84 ms on
-/// the pool and 0.60 ms on the GPU, 0.14-0.19 ms on one thread).
+/// handing a small mesh to the thread pool or the GPU costs more than the work (a scene of
+/// thousands of small objects would spend its time starting work, not doing it).
 pub const SMALL_MESH_INDICES: usize = 16_384;
 
 /// The fewest elements (vertices, triangles) a parallel loop over a mesh hands a thread: a small
 /// mesh's loop runs where it is called instead of waking idle threads for a few elements each,
-/// which with 16 threads cost more than the work (benches/results/many-objects.md).
+/// which with many threads costs more than the work.
 pub const GRAIN: usize = 4096;
 
 /// Where stages should run, as a user asks for it.

@@ -770,9 +770,9 @@ impl Pipeline {
             }
         };
         // On a worker of the thread pool: the stages' parallel loops over a small object then
-        // run mostly inline; from this thread each such loop hands its work to the pool and
-        // waits, about 200 us an object in a scene of 20,000 one-triangle objects
-        // (benches/results/many-objects.md). Large objects take as long either way.
+        // run mostly inline; from this thread each such loop would hand its work to the pool
+        // and wait, which for a scene of many small objects costs more than the work. Large
+        // objects take as long either way.
         rayon::scope(|_| (0..objects.len()).for_each(&mut step));
         if let (true, Some(e)) = (prepared.objects.is_empty(), first_error) {
             return Err(e);

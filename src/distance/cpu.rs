@@ -19,8 +19,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many node pairs the breadth-first start aims for per thread before the threads take
 /// them: enough for the threads to share the work, few enough that the start, which measures no
-/// triangles and computes a sure bound for most pairs, stays short (benches/results/
-/// h100-distance.md, the thirty-ninth session).
+/// triangles and computes a sure bound for most pairs, stays short.
 const START_PER_THREAD: usize = 32;
 
 /// What a search looks for.

@@ -30,8 +30,8 @@ pub const TRIANGLE: Source<'static> = crate::kernel_source!("triangle.cuh");
 pub const FRONT: u64 = 1 << 18;
 
 /// How many levels of boxes under the root one block a tree refits in one launch (2^9 nodes on
-/// the widest): the levels below take a launch each, for all trees placed together. On the H100 a launch costs a few microseconds,
-/// more than such a level's work.
+/// the widest): the levels below take a launch each, for all trees placed together. A launch
+/// costs more than such a level's work.
 const TOP_LEVELS: u32 = 10;
 const TOP_THREADS: u32 = 512;
 

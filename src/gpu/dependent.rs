@@ -3,8 +3,8 @@
 //! still finishing, instead of after it, and waits for it where it must, in its first statement
 //! (`rxp_after_prior()`, kernels/common.cuh: `griddepcontrol.wait`, which returns once the kernel
 //! before has completed and its memory is visible). What that hides is the device's time from one
-//! kernel's end to the next one's start, about a microsecond a launch on the H100: much of a
-//! frame's small kernels (benches/results/h100-sponza-frame.md).
+//! kernel's end to the next one's start, about a microsecond a launch: much of a frame of small
+//! kernels.
 //!
 //! Every kernel launched this way must call `rxp_after_prior()` before it touches memory, since
 //! it cannot know what the kernel before it writes or reads. None of them lets its dependents

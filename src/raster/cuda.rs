@@ -29,12 +29,12 @@ use std::sync::Arc;
 /// Threads per block of every raster kernel (RXP_RBLOCK).
 const BLOCK: u32 = 256;
 /// The most blocks of the kernels whose grids stride over a count only the device knows (the
-/// surviving triangles, the records): 16 per SM of an H100, enough to fill any GPU.
+/// surviving triangles, the records): 16 for each of 132 SMs, enough to fill any GPU.
 const SETUP_BLOCKS: u32 = 2112;
 /// Blocks of rxp_bin_big, whose warps stride over the frame's big boxes (setup's list of boxes
 /// over 8 tiles), 8 warp slices a box
 const BIG_BLOCKS: u32 = 264;
-/// The same for the clipper, whose lists are short (two blocks per SM of an H100).
+/// The same for the clipper, whose lists are short (two blocks for each of 132 SMs).
 const CLIP_BLOCKS: u32 = 264;
 /// A setup record (`SetupTri` in kernels/raster.cu) is 168 bytes: 21 eight-byte words.
 const RECORD_WORDS: usize = 21;

@@ -322,8 +322,9 @@ fn behind(t: &SetupTri, zmax: f32, ties: bool) -> bool {
 }
 
 /// How often a tile's depth bound is taken again once its fragments could cover it: after this
-/// many fragments or this many triangles since the last time (on Sponza at 1280x720 this skips
-/// 3.28 M of 13.8 M scanned pixels; once per tile's worth of fragments skipped 2.25 M).
+/// many fragments or this many triangles since the last time: often enough that hidden
+/// triangles are skipped soon after the tile fills, rarely enough that the bound's scan of the
+/// tile stays cheap.
 const ZMAX_FRAGS: u64 = 64;
 const ZMAX_TRIANGLES: u32 = 16;
 
@@ -695,11 +696,8 @@ fn shade_tile_body<const WIDE: bool>(t: &TileShading, cbuf: &mut [u32; (TILE * T
 /// The width of a group of pixels that the fragment stage shades together in lanes; its height
 /// is `LANES / GROUP_W`. A compact block meets fewer triangle edges than a run of eight along
 /// a row, so more of its pixels share one triangle (whose surface is then worked out in lanes)
-/// and one material. On Sponza at 1280x720, 76% of the groups are one triangle's as 2 x 4
-/// blocks (96% one material's), 70% as 4 x 2 and 58% as rows of eight (93%); the fragment stage
-/// counted 621 M, 639 M and 667 M instructions (606 M since a group works out each triangle's
-/// corners once). The other shared scenes gain less and differ by a few percent between the two
-/// blocks.
+/// and one material. Of the compact shapes, 2 x 4 holds one triangle most often on the shared
+/// scenes (their measurements are in the commit that chose it).
 const GROUP_W: usize = 2;
 
 /// The tile's groups of pixels (see [`GROUP_W`]), each as its lanes' places in the tile's

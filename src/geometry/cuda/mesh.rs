@@ -104,7 +104,7 @@ pub struct DevicePatches {
     /// the host's copy, to find the patches of a subset
     pub host: Arc<PatchBatches>,
     /// the kernels that count a view's vertices (vertex_input.cu with blocks.cuh), looked up
-    /// once: finding a module hashes its sources, 0.04 ms a frame
+    /// once (finding a module hashes its sources, which would cost every frame)
     pub counting: Arc<cudarc::driver::CudaModule>,
 }
 
