@@ -1,8 +1,9 @@
-// The test program quoted in benches/results/h100-sponza-frame.md (fifteenth session): ten
-// dependent kernels of 256-thread blocks in a row, launched plain, as programmatic dependents
-// (with and without an early trigger), with event records and with joins of another stream
-// between them; each chain enqueued behind a 1-block spin kernel (as the stream gate holds a
-// frame), timed by CUDA events; medians of 50 chains after 10. Build on the device:
+// The test program behind the programmatic-dependent launch measurements (the earlier report
+// h100-sponza-frame.md, benches/results/README.md): ten dependent kernels of 256-thread blocks
+// in a row, launched plain, as programmatic dependents (with and without an early trigger),
+// with event records and with joins of another stream between them; each chain enqueued
+// behind a 1-block spin kernel (as the stream gate holds a frame), timed by CUDA events;
+// medians of 50 chains after 10. Build on the device:
 // nvcc -O2 -arch=sm_90 -o pdl dependent_launch.cu && ./pdl
 #include <cstdio>
 #include <cuda_runtime.h>
