@@ -14,7 +14,8 @@ pub const SMALL_MESH_INDICES: usize = 16_384;
 pub const GRAIN: usize = 4096;
 
 /// Where stages should run, as a user asks for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "app", derive(clap::ValueEnum))]
 pub enum Backend {
     /// CUDA when a device and NVRTC load, otherwise the CPU (and it says why)
     #[default]
@@ -22,14 +23,19 @@ pub enum Backend {
     /// the CPU reference (rayon)
     Cpu,
     /// the CUDA backend; an error when no device or NVRTC can be used
-    #[value(alias = "gpu")]
+    #[cfg_attr(feature = "app", value(alias = "gpu"))]
     Cuda,
 }
 
 impl Backend {
     /// Parses `auto`, `cpu`, `cuda` (or `gpu`).
     pub fn parse(s: &str) -> Option<Backend> {
-        <Backend as clap::ValueEnum>::from_str(s, true).ok()
+        Some(match s.to_ascii_lowercase().as_str() {
+            "auto" => Backend::Auto,
+            "cpu" => Backend::Cpu,
+            "cuda" | "gpu" => Backend::Cuda,
+            _ => return None,
+        })
     }
 }
 

@@ -40,6 +40,7 @@
 
 pub mod animation;
 pub mod backend;
+#[cfg(feature = "app")]
 pub mod bench;
 pub mod color;
 pub mod distance;
@@ -58,6 +59,7 @@ pub mod pipeline;
 pub mod raster;
 pub mod reindex;
 pub mod scene;
+#[cfg(feature = "app")]
 pub mod viewer;
 
 /// The vector and matrix crate of rxpipe's API ([`geometry::VertexIn`], [`Camera`], ...).
@@ -140,5 +142,31 @@ mod tests {
             lines[super::NOTES_SHOWN],
             "note: ... and 5 more notes (--json lists them all)"
         );
+    }
+}
+
+/// The command line (clap, with the application) and the library's own parsers (`parse`, used
+/// by pass and scene arguments) take the same names.
+#[cfg(all(test, feature = "app"))]
+mod names {
+    use clap::ValueEnum;
+
+    fn agree<T: ValueEnum + PartialEq + std::fmt::Debug>(parse: fn(&str) -> Option<T>) {
+        for v in T::value_variants() {
+            let p = v.to_possible_value().expect("every value has a name");
+            for name in p.get_name_and_aliases() {
+                assert_eq!(parse(name).as_ref(), Some(v), "{name}");
+                assert_eq!(parse(&name.to_uppercase()).as_ref(), Some(v), "{name}");
+            }
+        }
+        assert!(parse("no-such-name").is_none());
+    }
+
+    #[test]
+    fn the_command_line_and_the_library_parse_alike() {
+        agree(crate::Backend::parse);
+        agree(crate::ShadingMode::parse);
+        agree(crate::geometry::Strategy::parse);
+        agree(crate::geometry::VertexOrder::parse);
     }
 }

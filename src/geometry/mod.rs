@@ -109,6 +109,7 @@ const DEFAULTS: [Strategy; 7] = [
 ];
 
 /// Strategies by their short names, with their default parameters (`--strategy hash`).
+#[cfg(feature = "app")]
 impl clap::ValueEnum for Strategy {
     fn value_variants<'a>() -> &'a [Self] {
         &DEFAULTS
@@ -135,7 +136,13 @@ impl Strategy {
 
     /// Parses a short name: naive, warp, sort, hash, phash, multi, patch.
     pub fn parse(name: &str) -> Option<Strategy> {
-        <Strategy as clap::ValueEnum>::from_str(name, true).ok()
+        let name = name.to_ascii_lowercase();
+        let name = match name.as_str() {
+            "warpvote" | "warp-vote" => "warp",
+            "parallel-hash" => "phash",
+            n => n,
+        };
+        DEFAULTS.into_iter().find(|s| s.name() == name)
     }
 
     pub fn name(&self) -> &'static str {

@@ -28,6 +28,7 @@ pub const PATCH_FACES: u32 = 512;
 /// The seed of the random order the command line and the viewer use.
 pub const RANDOM_SEED: u64 = 0x5eed;
 
+#[cfg(feature = "app")]
 impl clap::ValueEnum for VertexOrder {
     fn value_variants<'a>() -> &'a [Self] {
         &[
@@ -52,7 +53,13 @@ impl VertexOrder {
     /// Parses `input`, `forsyth`, `random` (seeded with [`RANDOM_SEED`]) or `patch` (patches of
     /// [`PATCH_FACES`] faces).
     pub fn parse(s: &str) -> Option<VertexOrder> {
-        <VertexOrder as clap::ValueEnum>::from_str(s, true).ok()
+        Some(match s.to_ascii_lowercase().as_str() {
+            "input" | "file" => VertexOrder::Input,
+            "forsyth" | "tomf" => VertexOrder::Forsyth,
+            "random" => VertexOrder::Random(RANDOM_SEED),
+            "patch" | "patches" => VertexOrder::Patch(PATCH_FACES),
+            _ => return None,
+        })
     }
 
     pub fn next(self) -> VertexOrder {

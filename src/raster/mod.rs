@@ -24,7 +24,8 @@ use glam::Vec3;
 use std::time::Instant;
 
 /// Which faces to drop before rasterisation. Front faces are counter-clockwise in NDC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "app", derive(clap::ValueEnum))]
 pub enum CullMode {
     None,
     #[default]

@@ -6,31 +6,42 @@ use crate::material::lanes::{LANES, V3};
 use glam::Vec3;
 
 /// How fragments are coloured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "app", derive(clap::ValueEnum))]
 pub enum ShadingMode {
     /// glTF materials (metallic-roughness, textures) under the scene's lights; Blinn-Phong
     /// with the object's colour for meshes without a material
     #[default]
-    #[value(alias = "lambert", alias = "phong")]
+    #[cfg_attr(feature = "app", value(alias = "lambert", alias = "phong"))]
     Lit,
     /// world-space normal as colour
-    #[value(alias = "normal")]
+    #[cfg_attr(feature = "app", value(alias = "normal"))]
     Normals,
     /// view depth from near (white) to far (black)
     Depth,
     /// each vertex coloured by how many times it was shaded: green once, red six or more times
-    #[value(name = "rate", alias = "shading-rate", alias = "shadingrate")]
+    #[cfg_attr(
+        feature = "app",
+        value(name = "rate", alias = "shading-rate", alias = "shadingrate")
+    )]
     ShadingRate,
     /// each RXMesh patch its own colour, faces in another patch's ribbon paler (the paper's
     /// Figure 5c; the patches of the patch order, or made for the mode)
-    #[value(alias = "patch")]
+    #[cfg_attr(feature = "app", value(alias = "patch"))]
     Patches,
 }
 
 impl ShadingMode {
     pub const NAMES: [&'static str; 5] = ["lit", "normals", "depth", "rate", "patches"];
     pub fn parse(s: &str) -> Option<ShadingMode> {
-        <ShadingMode as clap::ValueEnum>::from_str(s, true).ok()
+        Some(match s.to_ascii_lowercase().as_str() {
+            "lit" | "lambert" | "phong" => ShadingMode::Lit,
+            "normals" | "normal" => ShadingMode::Normals,
+            "depth" => ShadingMode::Depth,
+            "rate" | "shading-rate" | "shadingrate" => ShadingMode::ShadingRate,
+            "patches" | "patch" => ShadingMode::Patches,
+            _ => return None,
+        })
     }
     pub fn name(self) -> &'static str {
         match self {

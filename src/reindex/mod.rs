@@ -70,7 +70,8 @@ pub enum ReindexError {
 }
 
 /// Which implementation re-indexes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[cfg_attr(feature = "app", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// The fastest available: the serial method for a small mesh, else CUDA (hashing) with a

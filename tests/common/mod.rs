@@ -77,7 +77,8 @@ pub fn gpu_with_cache(dir: Option<PathBuf>) -> Option<std::sync::Arc<rxpipe::gpu
 }
 
 /// The rxpipe program: cargo's build of it here, or on the GPU host the bundle's (`.gpu/bin`,
-/// beside the test binaries' `.gpu/tests`).
+/// beside the test binaries' `.gpu/tests`). The program is the application's (feature `app`).
+#[cfg(feature = "app")]
 pub fn rxpipe_exe() -> PathBuf {
     let built = PathBuf::from(env!("CARGO_BIN_EXE_rxpipe"));
     if built.exists() {

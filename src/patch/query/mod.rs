@@ -24,32 +24,33 @@ pub mod pde;
 use std::fmt;
 
 /// One of the eight queries: the source kind, then the result kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[cfg_attr(feature = "app", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Query {
     /// vertex to vertices (the one-ring)
-    #[value(name = "vv")]
+    #[cfg_attr(feature = "app", value(name = "vv"))]
     VV,
     /// vertex to edges
-    #[value(name = "ve")]
+    #[cfg_attr(feature = "app", value(name = "ve"))]
     VE,
     /// vertex to faces
-    #[value(name = "vf")]
+    #[cfg_attr(feature = "app", value(name = "vf"))]
     VF,
     /// edge to its two vertices
-    #[value(name = "ev")]
+    #[cfg_attr(feature = "app", value(name = "ev"))]
     EV,
     /// edge to faces
-    #[value(name = "ef")]
+    #[cfg_attr(feature = "app", value(name = "ef"))]
     EF,
     /// face to its three vertices
-    #[value(name = "fv")]
+    #[cfg_attr(feature = "app", value(name = "fv"))]
     FV,
     /// face to its three edges
-    #[value(name = "fe")]
+    #[cfg_attr(feature = "app", value(name = "fe"))]
     FE,
     /// face to the faces sharing an edge with it
-    #[value(name = "ff")]
+    #[cfg_attr(feature = "app", value(name = "ff"))]
     FF,
 }
 
