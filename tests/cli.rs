@@ -994,26 +994,20 @@ fn envelope_writes_both_sides_alike_on_every_path() {
     assert!(stderr(&o).contains("exists"), "{}", stderr(&o));
 }
 
+/// `rxpipe bench processing` once on `meshes` with `more` arguments: its JSON report.
+fn processing_report(meshes: &str, more: &[&str]) -> serde_json::Value {
+    let mut args = vec!["bench", "processing", "--meshes", meshes];
+    args.extend(more);
+    args.extend(["--runs", "1", "--warmup", "0", "--json"]);
+    let o = rxpipe(&args).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 /// `rxpipe bench processing --tasks` measures the tasks named and no others.
 #[test]
 fn the_processing_benchmark_measures_the_tasks_asked() {
-    let o = rxpipe(&[
-        "bench",
-        "processing",
-        "--meshes",
-        "icosphere:1",
-        "--tasks",
-        "envelope",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-    ])
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let json = processing_report("icosphere:1", &["--tasks", "envelope"]);
     let rows = json["rows"].as_array().unwrap();
     assert!(!rows.is_empty(), "{json}");
     assert!(rows.iter().all(|r| r["task"] == "envelope"), "{json}");
@@ -1028,21 +1022,7 @@ fn the_processing_benchmark_measures_the_tasks_asked() {
 /// a triangle (naive's exactly three, multi's one a vertex), and `NAME@N` subdivides first.
 #[test]
 fn the_processing_benchmark_measures_every_strategy() {
-    let o = rxpipe(&[
-        "bench",
-        "processing",
-        "--meshes",
-        "icosphere:2,icosphere:1@1",
-        "--runs",
-        "1",
-        "--warmup",
-        "0",
-        "--json",
-    ])
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let json = processing_report("icosphere:2,icosphere:1@1", &[]);
     let rows = json["rows"].as_array().unwrap();
     let cpu: Vec<_> = rows.iter().filter(|r| r["backend"] == "cpu").collect();
     // per mesh: the stage and 7 strategies for each task
