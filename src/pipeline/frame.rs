@@ -1,0 +1,160 @@
+//! A rendered frame and its statistics.
+
+use crate::backend::BackendKind;
+use crate::geometry::GeometryStats;
+use crate::passes::FrameStageStats;
+use crate::raster::{self, RasterStats};
+use crate::Error;
+use std::path::Path;
+
+/// Per-frame statistics: which backend ran it, frame-stage results, geometry invocations, raster
+/// counts and stage times.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FrameStats {
+    /// the backend of the geometry and raster stages
+    pub backend: Option<BackendKind>,
+    /// the geometry stage's strategy
+    pub strategy: &'static str,
+    /// what each frame stage did
+    pub stages: Vec<FrameStageStats>,
+    /// shader invocations and triangles of the geometry stage
+    pub geometry: GeometryStats,
+    /// counts and times of the raster stage
+    pub raster: RasterStats,
+    /// the geometry stage's time in milliseconds (device time with CUDA)
+    pub geometry_ms: f64,
+    /// host wall time of the whole frame in milliseconds
+    pub total_ms: f64,
+    /// where the host's time of the frame went
+    pub host: HostTimes,
+}
+
+/// Host wall times of a frame's parts, in milliseconds: what the host does for the device (on
+/// the CPU backend, the work itself).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct HostTimes {
+    /// the objects' model matrices (posed) and bounds, and the frame stages (each also in
+    /// [`FrameStats::stages`])
+    pub stages_ms: f64,
+    /// the drawn objects' list and uniforms and the geometry stage's preparation (on the CPU,
+    /// the geometry stage itself)
+    pub draws_ms: f64,
+    /// the raster stage's call: on the GPU its tables, its launches with the geometry stage's,
+    /// the wait for the device and the download ([`RasterStats`]'s host times split it)
+    pub raster_ms: f64,
+    /// the frame's statistics and notes
+    pub stats_ms: f64,
+}
+
+impl FrameStats {
+    /// Objects and triangles the frame stages dropped.
+    pub fn culled(&self) -> (u64, u64) {
+        self.stages.iter().fold((0, 0), |(o, t), s| {
+            (o + s.culled_objects, t + s.culled_triangles)
+        })
+    }
+}
+
+impl std::fmt::Display for FrameStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        for s in &self.stages {
+            write!(
+                f,
+                "{} ({}): {} objects / {} triangles culled in {:.3} ms; ",
+                s.stage,
+                s.backend.map_or("-", |b| b.name()),
+                s.culled_objects,
+                s.culled_triangles,
+                s.ms
+            )?;
+        }
+        write!(
+            f,
+            "{} triangles, {} invocations (ASR {:.3}, ideal {:.3}, strategy {}, {}), {} rasterised, {} fragments; geometry {:.2} ms, setup {:.2} ms, binning {:.2} ms, raster {:.2} ms, total {:.2} ms",
+            self.geometry.triangles,
+            self.geometry.invocations,
+            self.geometry.asr(),
+            self.geometry.ideal_asr(),
+            self.strategy,
+            self.backend.map_or("-", |b| b.name()),
+            self.raster.rasterized,
+            self.raster.fragments,
+            self.geometry_ms,
+            self.raster.setup_ms,
+            self.raster.bin_ms,
+            self.raster.raster_ms,
+            self.total_ms
+        )
+    }
+}
+
+/// A rendered image: RGBA8 (sRGB) colour, f32 depth (NDC, 1 = far) and statistics.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// pixels across
+    pub width: u32,
+    /// pixels down
+    pub height: u32,
+    /// RGBA8, sRGB, row by row from the top
+    pub color: Vec<u8>,
+    /// NDC depth per pixel, 1 = far
+    pub depth: Vec<f32>,
+    /// fragments covering each pixel before the depth test, when requested
+    pub coverage: Option<Vec<u32>>,
+    /// what the frame's stages did and cost
+    pub stats: FrameStats,
+    /// what the renderer had to adapt for this frame (GPU buffers that grew), for the user
+    pub notes: Vec<String>,
+    /// the raster stage's working memory, reused by the next frame rendered into this one
+    pub(super) scratch: raster::Scratch,
+}
+
+impl Frame {
+    /// A frame with no pixels; rendering sizes it.
+    pub fn empty() -> Frame {
+        Frame {
+            width: 0,
+            height: 0,
+            color: Vec::new(),
+            depth: Vec::new(),
+            coverage: None,
+            stats: FrameStats::default(),
+            notes: Vec::new(),
+            scratch: raster::Scratch::default(),
+        }
+    }
+
+    /// Writes the colour buffer as PNG (to a temporary name first, then renamed into place).
+    pub fn save_png(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        crate::image::save_png(path.as_ref(), self.width, self.height, &self.color)
+    }
+
+    /// Writes the colour image in the format the path's extension names (PNG or JPEG; see
+    /// [`crate::image::ImageFormat`]).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        crate::image::save(path.as_ref(), self.width, self.height, &self.color)
+    }
+
+    /// The frame's buffers as a raster target (given back with [`Frame::put_output`]).
+    pub(super) fn take_output(&mut self) -> raster::RasterOutput {
+        raster::RasterOutput {
+            width: self.width,
+            height: self.height,
+            color: std::mem::take(&mut self.color),
+            depth: std::mem::take(&mut self.depth),
+            coverage: self.coverage.take(),
+            stats: Default::default(),
+            scratch: std::mem::take(&mut self.scratch),
+        }
+    }
+
+    pub(super) fn put_output(&mut self, out: raster::RasterOutput) {
+        self.width = out.width;
+        self.height = out.height;
+        self.color = out.color;
+        self.depth = out.depth;
+        self.coverage = out.coverage;
+        self.scratch = out.scratch;
+        self.stats.raster = out.stats;
+    }
+}

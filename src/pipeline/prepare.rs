@@ -1,0 +1,339 @@
+//! Preparing a scene for a pipeline: the mesh stages on every object, then each made resident
+//! on the pipeline's backend.
+
+use super::prepared::{Prepared, PreparedObject, Resident, Residents};
+use super::{Engine, Pipeline};
+use crate::backend::{Api, BackendKind};
+use crate::passes::{
+    Derived, MeshPass, Normals, Order, PassContext, PassError, StageReport, WorkingMesh,
+};
+use crate::reindex::{self};
+use crate::scene::Scene;
+use crate::Error;
+use crate::Mesh;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+impl Pipeline {
+    /// Runs the mesh stages on every object (re-indexing, the passes, normals where missing, the
+    /// vertex order) and makes the results resident on the backend, with the dynamic batches. A
+    /// stage that fails on one object leaves that object out (named in
+    /// [`Prepared::failures`]) and the others intact; when every object fails, the first
+    /// failure is the error.
+    pub fn prepare(&self, scene: &Scene) -> Result<Prepared, Error> {
+        self.check_memory(scene)?;
+        match &self.engine {
+            Engine::Cpu(api) => {
+                let (p, r) = self.prepare_on(api, scene)?;
+                Ok(Prepared {
+                    residents: Residents::Cpu(r),
+                    ..p
+                })
+            }
+            Engine::Cuda(api) => {
+                let (p, r) = self.prepare_on(&**api, scene)?;
+                Ok(Prepared {
+                    residents: Residents::Cuda(r),
+                    ..p
+                })
+            }
+        }
+    }
+
+    /// What preparing and drawing `scene` will take of the host's and the device's memory
+    /// ([`crate::footprint`]).
+    pub fn footprint(&self, scene: &Scene) -> crate::footprint::Footprint {
+        let counts: Vec<_> = scene
+            .objects
+            .iter()
+            .map(|o| crate::footprint::Counts::of(&o.mesh))
+            .collect();
+        crate::footprint::of(
+            &counts,
+            self.renderer.kind(),
+            self.strategy,
+            self.reindex.is_some(),
+        )
+    }
+
+    /// Refuses `scene` before any work where its [`Pipeline::footprint`] does not fit the host's
+    /// memory or the device's, with the figure it needs and the figure available.
+    pub fn check_memory(&self, scene: &Scene) -> Result<(), Error> {
+        let f = self.footprint(scene);
+        let what = |on: &str| {
+            format!(
+                "{} ({} triangles) through the {} strategy on {on}",
+                scene.name,
+                scene.triangle_count(),
+                self.strategy.name()
+            )
+        };
+        let on_host = match self.renderer.kind() {
+            BackendKind::Cpu => "the CPU",
+            BackendKind::Cuda => "the GPU (the host's part)",
+        };
+        crate::limits::check_host(f.host, || what(on_host))?;
+        if let (Some(gpu), true) = (self.renderer.gpu(), f.device > 0) {
+            let (free, _) = gpu
+                .ctx
+                .mem_get_info()
+                .map_err(|e| Error::Backend(format!("querying the GPU's free memory: {e}")))?;
+            if f.device > free as u64 {
+                return Err(crate::limits::OutOfMemory {
+                    what: what("the GPU (its memory)"),
+                    needed: f.device,
+                    available: free as u64,
+                }
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Prepares objects `objects` of `scene` again, in `prepared` (which this pipeline prepared
+    /// from `scene`), after their meshes changed: a skinned or morphed object posed at a new time
+    /// ([`Scene::pose_meshes`]). Each goes through the mesh stages onto the backend as
+    /// [`Pipeline::prepare`] takes it, and replaces its old self; the stage reports stay those
+    /// of the first preparation.
+    pub fn prepare_again(
+        &self,
+        prepared: &mut Prepared,
+        scene: &Scene,
+        objects: &[usize],
+    ) -> Result<(), Error> {
+        if !self.is_prepared_for(prepared) {
+            return Err(Error::Backend(
+                "the scene was prepared for another backend, order or layout".into(),
+            ));
+        }
+        let mut scratch = self.empty_prepared(prepared.backend);
+        for &k in objects {
+            let (Some(o), Some(slot)) = (
+                scene.objects.get(k),
+                prepared.objects.iter().position(|p| p.object == k),
+            ) else {
+                continue;
+            };
+            match (&self.engine, &mut prepared.residents) {
+                (Engine::Cpu(api), Residents::Cpu(r)) => {
+                    let (obj, res) = self.prepare_object(api, k, o, &mut scratch)?;
+                    (prepared.objects[slot], r[slot]) = (obj, res);
+                }
+                (Engine::Cuda(api), Residents::Cuda(r)) => {
+                    let (obj, res) = self.prepare_object(&**api, k, o, &mut scratch)?;
+                    (prepared.objects[slot], r[slot]) = (obj, res);
+                }
+                _ => {
+                    return Err(Error::Backend(
+                        "the scene was prepared on another backend: prepare it again".into(),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A prepared scene of no objects yet, for this pipeline on `backend`.
+    fn empty_prepared(&self, backend: BackendKind) -> Prepared {
+        Prepared {
+            objects: Vec::new(),
+            residents: Residents::Cpu(Vec::new()),
+            stages: Vec::new(),
+            failures: Vec::new(),
+            order: self.order,
+            layout: self.layout(),
+            backend,
+        }
+    }
+
+    fn prepare_on<A: Api>(
+        &self,
+        api: &A,
+        scene: &Scene,
+    ) -> Result<(Prepared, Vec<Resident<A>>), Error> {
+        let mut prepared = self.empty_prepared(api.kind());
+        let mut residents = Vec::new();
+        let mut first_error = None;
+        let objects = &scene.objects;
+        let mut step = |k: usize| {
+            let o = &objects[k];
+            match self.prepare_object(api, k, o, &mut prepared) {
+                Ok((obj, r)) => {
+                    prepared.objects.push(obj);
+                    residents.push(r);
+                }
+                Err(e) => {
+                    prepared
+                        .failures
+                        .push(format!("object {k} ('{}'): {e}", o.mesh.name));
+                    first_error.get_or_insert(e);
+                }
+            }
+        };
+        // On a worker of the thread pool: the stages' parallel loops over a small object then
+        // run mostly inline; from this thread each such loop would hand its work to the pool
+        // and wait, which for a scene of many small objects costs more than the work. Large
+        // objects take as long either way.
+        rayon::scope(|_| (0..objects.len()).for_each(&mut step));
+        if let (true, Some(e)) = (prepared.objects.is_empty(), first_error) {
+            return Err(e);
+        }
+        Ok((prepared, residents))
+    }
+
+    /// One object through the mesh stages onto the backend.
+    fn prepare_object<A: Api>(
+        &self,
+        api: &A,
+        k: usize,
+        o: &crate::scene::Object,
+        prepared: &mut Prepared,
+    ) -> Result<(PreparedObject, Resident<A>), Error> {
+        o.mesh.validate()?;
+        let kind = api.kind();
+        let gpu = self.renderer.gpu();
+        let (mesh, reindexed) = match &self.reindex {
+            Some(opts) if !o.mesh.indices.is_empty() => {
+                let t = Instant::now();
+                let r = reindex::reindex(&o.mesh, opts, gpu)?;
+                let mut changed = format!(
+                    "{} -> {} vertices",
+                    r.report.vertices_in, r.report.vertices_out
+                );
+                if let Some(why) = &r.report.fallback {
+                    changed += &format!("; {why}");
+                }
+                prepared.stages.push(StageReport {
+                    stage: "reindex".into(),
+                    object: k,
+                    backend: if r.report.method.is_gpu() {
+                        BackendKind::Cuda
+                    } else {
+                        BackendKind::Cpu
+                    },
+                    ms: t.elapsed().as_secs_f64() * 1e3,
+                    changed,
+                    moved: None,
+                });
+                (r.mesh, Some(r.report))
+            }
+            _ => (o.mesh.clone(), None),
+        };
+        let mut bounds = mesh.bounds();
+        let mut wm = WorkingMesh::new(mesh);
+        let mut ctx = PassContext::new(kind, gpu, k);
+        let normals = Normals::default();
+        let order = Order(self.order);
+        let user = self.passes.len();
+        let defaults: [&dyn MeshPass; 2] = [&normals, &order];
+        let passes = self.passes.iter().map(|p| &**p).chain(defaults);
+        for (i, pass) in passes.enumerate() {
+            // the default normals stage runs only where the mesh has none (lighting needs them)
+            if i == user && wm.has_normals() {
+                continue;
+            }
+            // a small mesh on the host stays there (SMALL_MESH_INDICES)
+            let small = !wm.on_device()
+                && 3 * wm.triangle_count() < crate::backend::SMALL_MESH_INDICES
+                && pass.backends().contains(&BackendKind::Cpu);
+            let runs_on = if pass.backends().contains(&kind) && !small {
+                kind
+            } else {
+                BackendKind::Cpu
+            };
+            ctx.backend = runs_on;
+            let moves = wm.move_count();
+            let t = Instant::now();
+            let changed = pass.run(&mut wm, &mut ctx).map_err(|e| match e {
+                PassError::Failed { .. } => e,
+                other => PassError::Failed {
+                    stage: pass.name().into(),
+                    object: k,
+                    mesh: o.mesh.name.clone(),
+                    message: other.to_string(),
+                },
+            })?;
+            let inv = pass.invalidates();
+            ctx.invalidate(inv);
+            if inv.contains(Derived::NORMALS) {
+                wm.clear_normals();
+            }
+            if inv.contains(Derived::BOUNDS) {
+                bounds = None;
+            }
+            prepared.stages.push(StageReport {
+                stage: pass.name().into(),
+                object: k,
+                backend: runs_on,
+                ms: t.elapsed().as_secs_f64() * 1e3,
+                changed,
+                moved: wm.moves_since(moves).map(|m| {
+                    if runs_on != kind {
+                        format!("{m} (the stage has no {kind} implementation)")
+                    } else {
+                        m
+                    }
+                }),
+            });
+        }
+        if bounds.is_none() {
+            bounds = wm.host().map_err(crate::Error::from)?.bounds();
+        }
+        let (vertices, triangles) = (wm.vertex_count(), wm.triangle_count());
+        // the patches' bounds, for per-patch culling (the patch order ran on the host)
+        // (asked only with a patching, so a mesh the passes left on the device stays there)
+        let patches = if wm.patching().is_some() {
+            match wm.host_with_patching()? {
+                (m, Some(p)) => crate::patch::PatchBounds::build(m, p).map(Arc::new),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        // the triangles, for frame stages that measure them (host copies of positions and
+        // indices alone)
+        let triangles_copy = if self.frame_stages().any(|s| s.needs_meshes()) {
+            let m = wm.host()?;
+            Some(Arc::new(Mesh::new(
+                m.name.clone(),
+                m.positions.clone(),
+                m.indices.clone(),
+            )))
+        } else {
+            None
+        };
+        let t = Instant::now();
+        let layout = self.layout();
+        let moves = wm.move_count();
+        let mesh = api.resident(&mut wm, layout)?;
+        prepared.stages.push(StageReport {
+            stage: "resident".into(),
+            object: k,
+            backend: kind,
+            ms: t.elapsed().as_secs_f64() * 1e3,
+            changed: match (layout.batches, layout.patches) {
+                (None, false) => "shader inputs".into(),
+                _ => format!("shader inputs and {layout}"),
+            },
+            moved: wm.moves_since(moves),
+        });
+        Ok((
+            PreparedObject {
+                object: k,
+                model: o.transform,
+                color: o.color,
+                material: o.mesh.material.clone(),
+                bounds,
+                vertices,
+                triangles,
+                reindexed,
+                patches,
+                mesh: triangles_copy,
+            },
+            Resident {
+                mesh,
+                queue: Mutex::new(None),
+            },
+        ))
+    }
+}

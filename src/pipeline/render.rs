@@ -1,0 +1,395 @@
+//! One frame of a prepared scene: the frame stages, the geometry stage over every object,
+//! the raster stage, and what the frame says about itself.
+
+use super::diagnostics::{mostly_culled, nothing_drawn};
+use super::frame::{Frame, FrameStats, HostTimes};
+use super::prepared::{Prepared, Resident, Residents};
+use super::{Engine, Pipeline};
+use crate::backend::{Api, DrawRef, ShadeJob};
+use crate::geometry::{GeometryStats, Uniforms};
+use crate::passes::{FrameContext, FrameStageStats, ObjectBounds, PassError, Visibility};
+use crate::raster::{self, RasterSettings, ShadingMode};
+use crate::scene::{Camera, Scene};
+use crate::Error;
+use std::time::Instant;
+
+/// One drawn object of a frame: its resident mesh, or the subset a frame stage left of it, with
+/// the object's queue.
+pub(super) enum Slot<'a, A: Api> {
+    Resident(usize, std::sync::MutexGuard<'a, Option<A::Queue>>),
+    Subset(usize, A::Mesh, std::sync::MutexGuard<'a, Option<A::Queue>>),
+}
+
+/// Checks what a frame stage left: one entry per object, ranges sorted, disjoint and within the
+/// object's triangles.
+pub(super) fn check_visibility(
+    stage: &str,
+    visibility: &[Visibility],
+    objects: &[ObjectBounds],
+) -> Result<(), PassError> {
+    let bad = |message: String| PassError::Argument {
+        stage: stage.into(),
+        arg: "(its result)".into(),
+        message,
+    };
+    if visibility.len() != objects.len() {
+        return Err(bad(format!(
+            "{} entries for {} objects",
+            visibility.len(),
+            objects.len()
+        )));
+    }
+    for (k, (v, o)) in visibility.iter().zip(objects).enumerate() {
+        let Some(keep) = &v.keep else { continue };
+        let mut end = 0u32;
+        for r in keep {
+            if r.start < end || r.start > r.end || r.end as u64 > o.triangles {
+                return Err(bad(format!(
+                    "object {k}: triangle range {r:?} is not sorted, disjoint and within its {} triangles",
+                    o.triangles
+                )));
+            }
+            end = r.end;
+        }
+    }
+    Ok(())
+}
+
+impl Pipeline {
+    fn raster_settings(
+        &self,
+        scene: &Scene,
+        camera: &Camera,
+        (width, height): (u32, u32),
+    ) -> RasterSettings {
+        RasterSettings {
+            width,
+            height,
+            cull: self.cull,
+            shading: self.shading,
+            light: scene.light,
+            eye: camera.eye,
+            background: scene.background,
+            depth_range: (camera.near, camera.far),
+            count_coverage: false,
+            lights: if scene.lights.is_empty() {
+                raster::Lights::key(&scene.light)
+            } else {
+                raster::Lights::new(&scene.lights)
+            },
+            // (the depth mode's colours are made from the depth on the host)
+            color_only: self.color_only && self.shading != ShadingMode::Depth,
+            baseline_isa: self.baseline_isa,
+        }
+    }
+
+    /// Prepares and renders a scene; the frame's notes say what re-indexing removed.
+    pub fn render(
+        &mut self,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+    ) -> Result<Frame, Error> {
+        let prepared = self.prepare(scene)?;
+        let mut f = self.render_prepared(&prepared, scene, camera, size, 0.0)?;
+        f.notes.extend(prepared.reindex_notes());
+        Ok(f)
+    }
+
+    /// Renders a prepared scene into a new frame.
+    pub fn render_prepared(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+        time: f32,
+    ) -> Result<Frame, Error> {
+        let mut frame = Frame::empty();
+        self.render_into(prepared, scene, camera, size, time, &mut frame)?;
+        Ok(frame)
+    }
+
+    /// Renders a prepared scene into an existing frame, reusing its memory (the viewer prepares
+    /// once and renders every frame this way). A scene prepared for another backend, order or
+    /// layout is an error: prepare it again.
+    pub fn render_into(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+        time: f32,
+        frame: &mut Frame,
+    ) -> Result<(), Error> {
+        if !self.is_prepared_for(prepared) {
+            return Err(Error::Backend(format!(
+                "the scene was prepared for the {} backend, {} order and {}; this pipeline needs {}, {} and {}: prepare it again",
+                prepared.backend,
+                prepared.order,
+                prepared.layout,
+                self.renderer.kind(),
+                self.order,
+                self.layout()
+            )));
+        }
+        match (&self.engine, &prepared.residents) {
+            (Engine::Cpu(api), Residents::Cpu(r)) => {
+                self.frame(api, r, prepared, scene, camera, size, time, frame)
+            }
+            (Engine::Cuda(api), Residents::Cuda(r)) => {
+                self.frame(&**api, r, prepared, scene, camera, size, time, frame)
+            }
+            _ => Err(Error::Backend(
+                "the scene was prepared on another backend: prepare it again".into(),
+            )),
+        }
+    }
+
+    /// Runs the geometry stage alone once over every object of a prepared scene (identity
+    /// transforms) and returns the invocation statistics: the shading rates, on the backend.
+    pub fn geometry_stats(&self, prepared: &Prepared) -> Result<GeometryStats, Error> {
+        if !self.is_prepared_for(prepared) {
+            return Err(Error::Backend(
+                "the scene was prepared for another backend, order or layout".into(),
+            ));
+        }
+        match (&self.engine, &prepared.residents) {
+            (Engine::Cpu(api), Residents::Cpu(r)) => self.shade_all(api, r),
+            (Engine::Cuda(api), Residents::Cuda(r)) => self.shade_all(&**api, r),
+            _ => Err(Error::Backend(
+                "the scene was prepared on another backend: prepare it again".into(),
+            )),
+        }
+    }
+
+    fn shade_all<A: Api>(
+        &self,
+        api: &A,
+        residents: &[Resident<A>],
+    ) -> Result<GeometryStats, Error> {
+        let mut queues: Vec<_> = residents
+            .iter()
+            .map(|r| r.queue.lock().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+        let mut jobs: Vec<ShadeJob<A>> = residents
+            .iter()
+            .zip(queues.iter_mut())
+            .map(|(r, q)| ShadeJob {
+                mesh: &r.mesh,
+                uniforms: Uniforms::default(),
+                queue: &mut **q,
+            })
+            .collect();
+        api.shade(self.strategy, &mut jobs, false)?;
+        drop(jobs);
+        let shaded: Vec<_> = residents
+            .iter()
+            .zip(&queues)
+            .map(|(r, q)| (&r.mesh, q.as_ref().expect("shaded above")))
+            .collect();
+        api.stats(&shaded)
+    }
+
+    /// The frame, on any backend: frame stages, then every visible object's geometry stage into
+    /// its queue, then the raster stage over all of them.
+    #[allow(clippy::too_many_arguments)]
+    fn frame<A: Api>(
+        &self,
+        api: &A,
+        residents: &[Resident<A>],
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        (width, height): (u32, u32),
+        time: f32,
+        frame: &mut Frame,
+    ) -> Result<(), Error> {
+        frame.notes.clear();
+        let start = Instant::now();
+        let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
+        // each object's model matrix: as prepared, or where the scene's animation puts it now
+        let mut models: Vec<glam::Mat4> = prepared.objects.iter().map(|o| o.model).collect();
+        if !scene.animation.is_empty() {
+            let posed = scene.animation.poses(time, scene.objects.len());
+            for (m, o) in models.iter_mut().zip(&prepared.objects) {
+                if let Some(Some(p)) = posed.get(o.object) {
+                    *m = *p;
+                }
+            }
+        }
+        let objects: Vec<ObjectBounds> = prepared
+            .objects
+            .iter()
+            .zip(&models)
+            .map(|(o, &model)| ObjectBounds {
+                object: o.object,
+                bounds: o.bounds.filter(|_| o.triangles > 0),
+                model,
+                triangles: o.triangles as u64,
+                patches: o.patches.clone(),
+                mesh: o.mesh.clone(),
+            })
+            .collect();
+        let mut visibility = vec![Visibility::default(); objects.len()];
+        let mut stages = Vec::new();
+        for s in self.frame_stages() {
+            let runs_on = s.runs_on(api.kind(), objects.len());
+            let ctx = FrameContext {
+                backend: runs_on,
+                gpu: self.renderer.gpu(),
+                camera,
+                view_proj,
+                objects: &objects,
+                cull: self.cull,
+            };
+            let before: Vec<u64> = visibility
+                .iter()
+                .zip(&objects)
+                .map(|(v, o)| v.drawn(o.triangles))
+                .collect();
+            let t = Instant::now();
+            s.run(&ctx, &mut visibility)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            check_visibility(s.name(), &visibility, &objects)?;
+            let (mut co, mut ct) = (0, 0);
+            for ((v, o), b) in visibility.iter().zip(&objects).zip(&before) {
+                co += (*b > 0 && !v.visible) as u64;
+                ct += b - v.drawn(o.triangles).min(*b);
+            }
+            stages.push(FrameStageStats {
+                stage: s.name().into(),
+                backend: Some(runs_on),
+                ms,
+                culled_objects: co,
+                culled_triangles: ct,
+            });
+        }
+        let stages_ms = start.elapsed().as_secs_f64() * 1e3;
+        let t_draws = Instant::now();
+        api.begin_frame()?;
+        let layout = self.layout();
+        let rate = self.shading == ShadingMode::ShadingRate;
+        // each drawn object: its resident mesh and queue, or a subset of this frame's own
+        let mut slots: Vec<Slot<A>> = Vec::new();
+        for (k, r) in residents.iter().enumerate() {
+            let v = &visibility[k];
+            if !v.visible {
+                continue;
+            }
+            let q = r.queue.lock().unwrap_or_else(|p| p.into_inner());
+            match &v.keep {
+                None => slots.push(Slot::Resident(k, q)),
+                Some(keep) => slots.push(Slot::Subset(k, api.subset(&r.mesh, keep, layout)?, q)),
+            }
+        }
+        // every drawn object's geometry stage at once
+        let mut jobs: Vec<ShadeJob<A>> = slots
+            .iter_mut()
+            .map(|s| {
+                let (k, mesh, queue) = match s {
+                    Slot::Resident(k, q) => (*k, &residents[*k].mesh, &mut **q),
+                    Slot::Subset(k, mesh, q) => (*k, &*mesh, &mut **q),
+                };
+                let model = models[k];
+                ShadeJob {
+                    mesh,
+                    uniforms: Uniforms::new(model, view_proj, camera.eye, time),
+                    queue,
+                }
+            })
+            .collect();
+        api.shade(self.strategy, &mut jobs, rate)?;
+        drop(jobs);
+        // blended objects after the opaque ones, far to near (by their bounds' centres), as
+        // the raster stage composites them in submission order
+        let blended = |k: usize| {
+            prepared.objects[k]
+                .material
+                .as_ref()
+                .is_some_and(|m| m.alpha == crate::material::AlphaMode::Blend)
+        };
+        let slot_object = |s: &Slot<A>| match s {
+            Slot::Resident(k, _) | Slot::Subset(k, _, _) => *k,
+        };
+        if slots.iter().any(|s| blended(slot_object(s))) {
+            let distance = |k: usize| {
+                let o = &prepared.objects[k];
+                o.bounds.map_or(0.0, |(lo, hi)| {
+                    models[k]
+                        .transform_point3((lo + hi) * 0.5)
+                        .distance(camera.eye)
+                })
+            };
+            slots.sort_by(|a, b| {
+                let (ka, kb) = (slot_object(a), slot_object(b));
+                match (blended(ka), blended(kb)) {
+                    (false, false) => std::cmp::Ordering::Equal,
+                    (false, true) => std::cmp::Ordering::Less,
+                    (true, false) => std::cmp::Ordering::Greater,
+                    (true, true) => distance(kb).total_cmp(&distance(ka)),
+                }
+            });
+        }
+        let draws: Vec<DrawRef<A>> = slots
+            .iter()
+            .map(|s| match s {
+                Slot::Resident(k, q) => DrawRef {
+                    mesh: &residents[*k].mesh,
+                    queue: q.as_ref().expect("shaded above"),
+                    color: prepared.objects[*k].color,
+                    material: prepared.objects[*k].material.as_deref(),
+                    model: models[*k],
+                },
+                Slot::Subset(k, mesh, q) => DrawRef {
+                    mesh,
+                    queue: q.as_ref().expect("shaded above"),
+                    color: prepared.objects[*k].color,
+                    material: prepared.objects[*k].material.as_deref(),
+                    model: models[*k],
+                },
+            })
+            .collect();
+        let settings = self.raster_settings(scene, camera, (width, height));
+        let draws_ms = t_draws.elapsed().as_secs_f64() * 1e3;
+        let t_raster = Instant::now();
+        let mut out = frame.take_output();
+        let r = api.raster(&draws, &settings, &mut out);
+        frame.put_output(out);
+        let geometry_ms = r?;
+        let raster_ms = t_raster.elapsed().as_secs_f64() * 1e3;
+        let t_stats = Instant::now();
+        if self.shading == ShadingMode::Depth {
+            raster::normalize_depth(&mut frame.color, &frame.depth, camera.near, camera.far);
+        }
+        let shaded: Vec<_> = draws.iter().map(|d| (d.mesh, d.queue)).collect();
+        let geometry = api.stats(&shaded)?;
+        frame.notes = api.notes();
+        // one end for the total and the last part, so that the parts lie within the total
+        let end = Instant::now();
+        frame.stats = FrameStats {
+            backend: Some(api.kind()),
+            strategy: self.strategy.name(),
+            stages,
+            geometry,
+            raster: frame.stats.raster,
+            geometry_ms,
+            total_ms: (end - start).as_secs_f64() * 1e3,
+            host: HostTimes {
+                stages_ms,
+                draws_ms,
+                raster_ms,
+                stats_ms: (end - t_stats).as_secs_f64() * 1e3,
+            },
+        };
+        let total: u64 = objects.iter().map(|o| o.triangles).sum();
+        if let Some(why) = nothing_drawn(&frame.stats, total, self.cull) {
+            frame.notes.push(why);
+        } else if let Some(why) =
+            mostly_culled(&frame.stats.raster, self.cull, width as u64 * height as u64)
+        {
+            frame.notes.push(why);
+        }
+        Ok(())
+    }
+}
