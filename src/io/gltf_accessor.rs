@@ -183,3 +183,42 @@ pub(crate) fn check_accessor(
     }
     Ok(())
 }
+
+/// Checks the accessors this loader reads against the types the specification allows for them:
+/// the gltf crate's readers assume them (an indices accessor of floats reaches an
+/// `unreachable!`, found by fuzz/ gltf), and an empty accessor has no last element.
+pub(crate) fn check_accessors(prim: &gltf::Primitive, quantized: bool) -> Result<(), String> {
+    use gltf::accessor::{DataType as T, Dimensions as D};
+    use gltf::Semantic;
+    let check = |what: &str, a: gltf::Accessor, types: &[T], dims: D| {
+        check_accessor(what, a, types, dims, quantized)
+    };
+    if let Some(a) = prim.indices() {
+        check("indices", a, &[T::U8, T::U16, T::U32], D::Scalar)?;
+    }
+    // the component types the core specification allows, and those KHR_mesh_quantization adds
+    let (positions, normals, uvs): (&[T], &[T], &[T]) = if quantized {
+        let all = &[T::F32, T::I8, T::U8, T::I16, T::U16];
+        (all, &[T::F32, T::I8, T::I16], all)
+    } else {
+        (&[T::F32], &[T::F32], &[T::F32, T::U8, T::U16])
+    };
+    for (semantic, a) in prim.attributes() {
+        match semantic {
+            Semantic::Positions => check("POSITION", a, positions, D::Vec3)?,
+            Semantic::Normals => check("NORMAL", a, normals, D::Vec3)?,
+            Semantic::Tangents => check("TANGENT", a, normals, D::Vec4)?,
+            Semantic::TexCoords(n) => check(&format!("TEXCOORD_{n}"), a, uvs, D::Vec2)?,
+            Semantic::Colors(0) => {
+                let d = if a.dimensions() == D::Vec3 {
+                    D::Vec3
+                } else {
+                    D::Vec4
+                };
+                check("COLOR_0", a, &[T::F32, T::U8, T::U16], d)?
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
