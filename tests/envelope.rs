@@ -309,13 +309,7 @@ proptest::proptest! {
         inner in proptest::bool::ANY,
         fraction in 0.0f64..0.3,
     ) {
-        let indices: Vec<u32> = tris
-            .iter()
-            .flat_map(|&(a, b, c)| [a % nv as u32, b % nv as u32, c % nv as u32])
-            .collect();
-        let positions: Vec<Vec3> =
-            (0..nv).map(|i| Vec3::from_slice(&coords[3 * i..3 * i + 3])).collect();
-        let m = Mesh::new("random", positions, indices);
+        let m = common::random_mesh(nv, &tris, &coords);
         let side = if inner { Side::Inner } else { Side::Outer };
         match build(&m, side, fraction, None, None) {
             Ok((env, r)) => check(&m, &env, side, r.distance, "random"),

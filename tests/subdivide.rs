@@ -559,13 +559,7 @@ proptest::proptest! {
         coords in proptest::collection::vec(-100.0f32..100.0, 72),
         corner in 0.0f32..180.0,
     ) {
-        let indices: Vec<u32> = tris
-            .iter()
-            .flat_map(|&(a, b, c)| [a % nv as u32, b % nv as u32, c % nv as u32])
-            .collect();
-        let positions: Vec<Vec3> =
-            (0..nv).map(|i| Vec3::from_slice(&coords[3 * i..3 * i + 3])).collect();
-        let m = Mesh::new("random", positions, indices);
+        let m = common::random_mesh(nv, &tris, &coords);
         let one = subdivide(&m, Subdivide { levels: 1, corner, ..Default::default() });
         let e = Edges::build(&m.indices).ev.len();
         proptest::prop_assert_eq!(one.positions.len(), nv + e);

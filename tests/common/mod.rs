@@ -257,3 +257,18 @@ pub fn two_uv_sets(name: &str) -> (PathBuf, PathBuf) {
     std::fs::write(&b, one.to_string()).unwrap();
     (a, b)
 }
+
+/// A mesh of `nv` vertices (positions three at a time from `coords`) and the triangles `tris`,
+/// every index taken modulo `nv`: what the property tests draw at random (fans, fins, repeats,
+/// degenerate and crossing triangles all occur).
+pub fn random_mesh(nv: usize, tris: &[(u32, u32, u32)], coords: &[f32]) -> rxpipe::mesh::Mesh {
+    let n = nv as u32;
+    let indices: Vec<u32> = tris
+        .iter()
+        .flat_map(|&(a, b, c)| [a % n, b % n, c % n])
+        .collect();
+    let positions: Vec<glam::Vec3> = (0..nv)
+        .map(|i| glam::Vec3::from_slice(&coords[3 * i..3 * i + 3]))
+        .collect();
+    rxpipe::mesh::Mesh::new("random", positions, indices)
+}

@@ -36,7 +36,6 @@ pub fn run(
     strategy: Strategy,
 ) -> Result<(Vec<Record>, GeometryStats, f64), EnvelopeError> {
     use crate::geometry::cuda::{BlockSizes, CudaGeometry, CudaShader};
-    use cudarc::driver::DevicePtr;
     let v = program.positions.len();
     let bvh = program.bvh;
     let positions = gpu.upload(
@@ -48,15 +47,13 @@ pub fn run(
     let corners = gpu.upload(&program.faces.corners, "vertex-face corners")?;
     let boxes = gpu.upload(bytemuck::cast_slice::<_, f32>(&bvh.boxes), "BVH boxes")?;
     let order = gpu.upload(&bvh.order, "BVH order")?;
-    let s = &gpu.stream;
-    let addr = |p: (u64, _)| p.0;
     let table = EnvelopeInput {
-        positions: addr(positions.device_ptr(s)),
-        indices: addr(indices.device_ptr(s)),
-        vf_offsets: addr(offsets.device_ptr(s)),
-        vf_corners: addr(corners.device_ptr(s)),
-        boxes: addr(boxes.device_ptr(s)),
-        order: addr(order.device_ptr(s)),
+        positions: gpu.address(&positions),
+        indices: gpu.address(&indices),
+        vf_offsets: gpu.address(&offsets),
+        vf_corners: gpu.address(&corners),
+        boxes: gpu.address(&boxes),
+        order: gpu.address(&order),
         triangles: bvh.triangles() as u32,
         depth: bvh.depth,
         side: program.side,

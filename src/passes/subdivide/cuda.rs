@@ -17,7 +17,7 @@ use crate::gpu::kernels::{Source, BLOCKS, SORT};
 use crate::gpu::scan::Scan;
 use crate::gpu::{launch_1d, Context, Gpu, GpuError};
 use crate::passes::{DeviceAttributes, WorkingMesh};
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use std::sync::Arc;
 
 /// The stage's kernels.
@@ -276,17 +276,16 @@ impl OnStrategy {
         let (v, e) = (x.cur.vertices, x.cur.edges);
         let v2 = v + e;
         let s = &gpu.stream;
-        let addr = |b: &CudaSlice<u32>| b.device_ptr(s).0;
         let table = LoopInput {
-            positions: x.cur.positions.device_ptr(s).0,
-            uvs: x.cur.uvs.as_ref().map_or(0, |u| u.device_ptr(s).0),
-            ev: addr(&x.cur.ev),
-            count: addr(x.count),
-            opposite: addr(x.opposite),
-            ring_offsets: addr(&offsets),
-            ring: addr(&ring),
-            crease: addr(&crease),
-            betas: x.betas.device_ptr(s).0,
+            positions: gpu.address(&x.cur.positions),
+            uvs: x.cur.uvs.as_ref().map_or(0, |u| gpu.address(u)),
+            ev: gpu.address(&x.cur.ev),
+            count: gpu.address(x.count),
+            opposite: gpu.address(x.opposite),
+            ring_offsets: gpu.address(&offsets),
+            ring: gpu.address(&ring),
+            crease: gpu.address(&crease),
+            betas: gpu.address(x.betas),
             nbetas: x.betas.len() as u32,
             v: v as u32,
             uv_dim: x.uv_dim as u32,
@@ -344,6 +343,8 @@ pub fn run(
         function("rxsd_split")?,
         function("rxsd_halves")?,
     );
+    // (the stage's own kernels for the new vertices, when no strategy makes them)
+    let stage = (function("rxsd_rings")?, function("rxsd_points")?);
     let on_strategy = strategy
         .map(|s| OnStrategy::new(gpu, &module, s))
         .transpose()?;
@@ -463,7 +464,7 @@ pub fn run(
         };
         let (positions, uvs, runs) = match &on_strategy {
             Some(p) => p.points(gpu, &input, &crease_edges, level - 1)?,
-            None => stage_points(gpu, &module, &input, &crease_edges, level - 1)?,
+            None => stage_points(gpu, &stage, &input, &crease_edges, level - 1)?,
         };
         if let Some((st, ms)) = runs {
             let c = counted.get_or_insert((GeometryStats::default(), 0.0));
@@ -521,19 +522,15 @@ pub fn run(
 }
 
 /// The next level's vertices by the stage's own kernels: each vertex's neighbour sums over the
-/// edges (rxsd_rings, counting the level's crease edges into `crease_edges[level_index]`), then
-/// a thread per new vertex (rxsd_points).
+/// edges (`rings`: rxsd_rings, counting the level's crease edges into
+/// `crease_edges[level_index]`), then a thread per new vertex (`points`: rxsd_points).
 fn stage_points(
     gpu: &Gpu,
-    module: &Arc<cudarc::driver::CudaModule>,
+    (rings, points): &(CudaFunction, CudaFunction),
     x: &LevelInput,
     crease_edges: &CudaSlice<u32>,
     level_index: u32,
 ) -> Result<Points, SubdivideError> {
-    let (rings, points) = (
-        gpu.function(module, "rxsd_rings")?,
-        gpu.function(module, "rxsd_points")?,
-    );
     let stream = &gpu.stream;
     let (v, e, uv_dim) = (x.cur.vertices, x.cur.edges, x.uv_dim);
     let v2 = v + e;
@@ -558,7 +555,7 @@ fn stage_points(
             &no_uv
         }
     };
-    let mut l = stream.launch_builder(&rings);
+    let mut l = stream.launch_builder(rings);
     l.arg(&x.cur.ev)
         .arg(&eu)
         .arg(x.count)
@@ -579,7 +576,7 @@ fn stage_points(
     let mut positions: CudaSlice<f32> =
         unsafe { gpu.alloc_uninit(3 * v2, "subdivided positions") }?;
     let nbetas = x.betas.len() as u32;
-    let mut l = stream.launch_builder(&points);
+    let mut l = stream.launch_builder(points);
     l.arg(&x.cur.positions)
         .arg(&vu)
         .arg(&eu)
