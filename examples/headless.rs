@@ -7,7 +7,7 @@
 //! Without a scene it draws the built-in one. The last frame goes to headless.png in the
 //! working folder, or to headless-2.png (-3, ...) where that exists.
 
-use rxpipe::{Backend, Pipeline, Renderer, Scene, ShadingMode, Strategy, VertexOrder};
+use rxpipe::{Backend, Pipeline, Renderer, ShadingMode, Strategy, VertexOrder};
 
 fn main() -> std::process::ExitCode {
     match run() {
@@ -33,8 +33,8 @@ fn run() -> Result<(), rxpipe::Error> {
         .and_then(|s| ShadingMode::parse(&s))
         .unwrap_or_default();
     let scene = match &path {
-        Some(p) => Scene::load(p)?,
-        None => Scene::builtin(),
+        Some(p) => rxpipe::io::load_scene(p)?,
+        None => rxpipe::io::builtin_scene(),
     };
     let renderer = Renderer::new(Backend::Auto)?;
     eprintln!("{}", renderer.notice);

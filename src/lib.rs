@@ -38,135 +38,46 @@
 //! # Ok::<(), rxpipe::Error>(())
 //! ```
 
-pub mod animation;
 pub mod backend;
-#[cfg(feature = "app")]
-pub mod bench;
-pub mod color;
 pub mod distance;
-pub mod execution;
+pub mod error;
 pub mod footprint;
 pub mod geometry;
-pub mod gpu;
-pub mod image;
-pub mod io;
-pub mod limits;
-pub mod material;
-pub mod mesh;
 pub mod passes;
 pub mod patch;
 pub mod pipeline;
 pub mod raster;
 pub mod reindex;
-pub mod scene;
-#[cfg(feature = "app")]
-pub mod viewer;
+
+// the layers below, under the names the library has always given them
+pub use rxpipe_core::{animation, color, execution, limits, material, mesh, named, scene};
+pub use rxpipe_gpu as gpu;
+pub use rxpipe_io as io;
+pub use rxpipe_io::image;
 
 /// The vector and matrix crate of rxpipe's API ([`geometry::VertexIn`], [`Camera`], ...).
 pub use glam;
 
 pub use backend::{Backend, BackendKind, Renderer};
+pub use error::Error;
 pub use geometry::{Strategy, VertexOrder, VertexShader};
 pub use mesh::Mesh;
 pub use pipeline::{Frame, FrameStats, Pipeline, PipelineBuilder, Prepared};
 pub use raster::{CullMode, ShadingMode};
 pub use scene::{Camera, Light, Scene};
 
-/// Any error rxpipe returns.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error(transparent)]
-    Io(#[from] io::IoError),
-    #[error(transparent)]
-    Mesh(#[from] mesh::MeshError),
-    #[error(transparent)]
-    Geometry(#[from] geometry::GeometryError),
-    #[error(transparent)]
-    Raster(#[from] raster::RasterError),
-    #[error(transparent)]
-    Pass(#[from] passes::PassError),
-    #[error(transparent)]
-    Gpu(#[from] gpu::GpuError),
-    #[error(transparent)]
-    Reindex(#[from] reindex::ReindexError),
-    #[error(transparent)]
-    Patch(#[from] patch::PatchError),
-    #[error(transparent)]
-    Distance(#[from] distance::DistanceError),
-    #[error(transparent)]
-    Memory(#[from] limits::OutOfMemory),
-    #[error("{0}")]
-    Backend(String),
-    #[error("image: {0}")]
-    Image(String),
-}
-
-/// How many notes a command prints before it counts the rest ([`noted`]).
-pub const NOTES_SHOWN: usize = 20;
-
-/// The lines `note: ...` a command prints for `notes`: the first [`NOTES_SHOWN`], then how many
-/// more there are and where to find them (`more`), so that a scene with thousands of missing
-/// textures does not bury the output.
-pub fn noted<'a>(notes: impl IntoIterator<Item = &'a String>, more: &str) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut rest = 0usize;
-    for n in notes {
-        if lines.len() < NOTES_SHOWN {
-            lines.push(format!("note: {n}"));
-        } else {
-            rest += 1;
-        }
-    }
-    if rest > 0 {
-        lines.push(format!("note: ... and {rest} more notes{more}"));
-    }
-    lines
-}
-
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn notes_beyond_the_shown_are_counted() {
-        let few: Vec<String> = (0..3).map(|i| format!("n{i}")).collect();
-        assert_eq!(super::noted(&few, ""), ["note: n0", "note: n1", "note: n2"]);
-        let many: Vec<String> = (0..super::NOTES_SHOWN + 5)
-            .map(|i| format!("n{i}"))
-            .collect();
-        let lines = super::noted(&many, " (--json lists them all)");
-        assert_eq!(lines.len(), super::NOTES_SHOWN + 1);
-        assert_eq!(
-            lines[super::NOTES_SHOWN - 1],
-            format!("note: n{}", super::NOTES_SHOWN - 1)
-        );
-        assert_eq!(
-            lines[super::NOTES_SHOWN],
-            "note: ... and 5 more notes (--json lists them all)"
-        );
-    }
-}
-
-/// The command line (clap, with the application) and the library's own parsers (`parse`, used
-/// by pass and scene arguments) take the same names.
-#[cfg(all(test, feature = "app"))]
 mod names {
-    use clap::ValueEnum;
-
-    fn agree<T: ValueEnum + PartialEq + std::fmt::Debug>(parse: fn(&str) -> Option<T>) {
-        for v in T::value_variants() {
-            let p = v.to_possible_value().expect("every value has a name");
-            for name in p.get_name_and_aliases() {
-                assert_eq!(parse(name).as_ref(), Some(v), "{name}");
-                assert_eq!(parse(&name.to_uppercase()).as_ref(), Some(v), "{name}");
-            }
-        }
-        assert!(parse("no-such-name").is_none());
-    }
+    use crate::named::check_names;
 
     #[test]
-    fn the_command_line_and_the_library_parse_alike() {
-        agree(crate::Backend::parse);
-        agree(crate::ShadingMode::parse);
-        agree(crate::geometry::Strategy::parse);
-        agree(crate::geometry::VertexOrder::parse);
+    fn every_named_value_parses_by_each_of_its_names() {
+        check_names::<crate::Backend>().unwrap();
+        check_names::<crate::CullMode>().unwrap();
+        check_names::<crate::ShadingMode>().unwrap();
+        check_names::<crate::Strategy>().unwrap();
+        check_names::<crate::VertexOrder>().unwrap();
+        check_names::<crate::reindex::Method>().unwrap();
+        check_names::<crate::patch::query::Query>().unwrap();
     }
 }

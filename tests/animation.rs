@@ -67,7 +67,7 @@ fn near(a: &[Vec3], b: &[Vec3]) -> bool {
 
 #[test]
 fn animated_nodes_move_their_meshes_and_broken_channels_are_named() {
-    let scene = Scene::load(two_triangles("moves")).unwrap();
+    let scene = rxpipe::io::load_scene(two_triangles("moves")).unwrap();
     assert_eq!(scene.objects.len(), 2);
     let a = &scene.animation;
     assert_eq!((a.rigs.len(), a.bindings.len(), a.clips()), (1, 1, 1));
@@ -123,7 +123,7 @@ fn scene_files_place_animated_files() {
                 [[object]]\nmesh = \"moving.gltf\"\nscale = [-1.0, 1.0, 1.0]\n";
     let p = file.with_file_name("moving.toml");
     std::fs::write(&p, toml).unwrap();
-    let scene = Scene::load(&p).unwrap();
+    let scene = rxpipe::io::load_scene(&p).unwrap();
     assert_eq!(scene.objects.len(), 4);
     let a = &scene.animation;
     assert_eq!((a.rigs.len(), a.bindings.len()), (2, 2));
@@ -187,7 +187,7 @@ fn covered_x(f: &rxpipe::Frame, rows: std::ops::Range<u32>) -> f32 {
 
 #[test]
 fn frames_draw_the_animation_at_their_time() {
-    let mut scene = Scene::load(two_triangles("frames")).unwrap();
+    let mut scene = rxpipe::io::load_scene(two_triangles("frames")).unwrap();
     scene.camera = Camera {
         eye: Vec3::new(1.0, -1.0, 8.0),
         target: Vec3::new(1.0, -1.0, 0.0),
@@ -209,7 +209,7 @@ fn frames_draw_the_animation_at_their_time() {
 #[test]
 fn the_truck_turns_its_wheels_in_place() {
     let Some(dir) = common::scenes() else { return };
-    let scene = Scene::load(dir.join("CesiumMilkTruck/CesiumMilkTruck.gltf")).unwrap();
+    let scene = rxpipe::io::load_scene(dir.join("CesiumMilkTruck/CesiumMilkTruck.gltf")).unwrap();
     let a = &scene.animation;
     assert!(!a.is_empty() && a.duration() > 0.0);
     assert!(

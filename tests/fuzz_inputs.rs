@@ -21,7 +21,7 @@ fn run_target(target: &str, data: &[u8]) {
         "gltf" => drop(rxpipe::io::gltf::parse(data, "input.gltf", None)),
         "scene" => {
             if let Ok(text) = std::str::from_utf8(data) {
-                drop(rxpipe::Scene::parse(
+                drop(rxpipe::io::parse_scene(
                     text,
                     "input.toml",
                     Path::new("/nonexistent"),

@@ -68,7 +68,7 @@ fn default_scene_on_the_gpu_equals_the_cpu() {
     if common::gpu().is_none() {
         return;
     }
-    let scene = Scene::load("scenes/default.toml").unwrap();
+    let scene = rxpipe::io::load_scene("scenes/default.toml").unwrap();
     for s in Strategy::all() {
         frames_agree(&scene, (320, 180), s, ShadingMode::Lit);
     }
@@ -110,7 +110,7 @@ fn every_shading_and_cull_mode_on_the_gpu_equals_the_cpu() {
     if common::gpu().is_none() {
         return;
     }
-    let scene = Scene::load("scenes/default.toml").unwrap();
+    let scene = rxpipe::io::load_scene("scenes/default.toml").unwrap();
     let hash = Strategy::parse("hash").unwrap();
     for shading in [
         ShadingMode::Normals,
@@ -139,7 +139,7 @@ fn frames_in_a_row_count_only_their_own_invocations() {
     if common::gpu().is_none() {
         return;
     }
-    let scene = Scene::load("scenes/default.toml").unwrap();
+    let scene = rxpipe::io::load_scene("scenes/default.toml").unwrap();
     for (strategy, shading) in [
         ("warp", ShadingMode::ShadingRate),
         ("hash", ShadingMode::Lit),
@@ -176,7 +176,7 @@ fn near_plane_and_guard_band_clipping_on_the_gpu_equal_the_cpu() {
     if common::gpu().is_none() {
         return;
     }
-    let scene = Scene::load("scenes/default.toml").unwrap();
+    let scene = rxpipe::io::load_scene("scenes/default.toml").unwrap();
     // just above the floor, looking along it: floor triangles cross the near plane
     let mut low = scene.camera;
     low.eye = glam::Vec3::new(0.05, -0.43, 2.5);
@@ -200,7 +200,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
     use rxpipe::geometry::cuda::{CudaGeometry, CudaShader, DeviceMesh};
     use rxpipe::raster::cuda::{CudaRaster, GpuDraw};
     use rxpipe::raster::{rasterize, Draw, RasterOutput, RasterSettings};
-    let scene = Scene::load("scenes/default.toml").unwrap();
+    let scene = rxpipe::io::load_scene("scenes/default.toml").unwrap();
     let s = RasterSettings {
         eye: scene.camera.eye,
         light: scene.light,
@@ -367,7 +367,7 @@ fn materials_on_the_gpu_equal_the_cpu_with_every_strategy() {
     if common::gpu().is_none() {
         return;
     }
-    let scene = Scene::load("scenes/textured/textured.gltf").unwrap();
+    let scene = rxpipe::io::load_scene("scenes/textured/textured.gltf").unwrap();
     for s in Strategy::all() {
         frames_agree(&scene, (320, 180), s, ShadingMode::Lit);
     }
@@ -383,7 +383,10 @@ fn two_uv_sets_on_the_gpu_equal_the_cpu() {
         return;
     }
     let (two, one) = common::two_uv_sets("gpu-uv-two");
-    let (a, b) = (Scene::load(&two).unwrap(), Scene::load(&one).unwrap());
+    let (a, b) = (
+        rxpipe::io::load_scene(&two).unwrap(),
+        rxpipe::io::load_scene(&one).unwrap(),
+    );
     for s in Strategy::all() {
         frames_agree(&a, (320, 180), s, ShadingMode::Lit);
     }
@@ -408,81 +411,4 @@ fn two_uv_sets_on_the_gpu_equal_the_cpu() {
         &frame(Backend::Cuda, &a, &stages),
         "two uv sets, subdivided, flat normals",
     );
-}
-
-/// The viewer's double-buffered frames on `backend`: each frame reaches the window's buffer one
-/// draw later (copied while the next renders), or on a draw without a new frame, equal to the
-/// frame rendered on its own. Returns the pipeline and its preparation.
-fn window_frames(backend: Backend, scene: &Scene) -> (Pipeline, rxpipe::Prepared) {
-    let r = Renderer::new(backend).unwrap();
-    let mut p = Pipeline::builder().build(&r).unwrap();
-    let prepared = p.prepare(scene).unwrap();
-    let full = p
-        .render_prepared(&prepared, scene, &scene.camera, (320, 180), 0.0)
-        .unwrap();
-    p.color_only = true;
-    let mut frames = rxpipe::viewer::FrameLoop::default();
-    let mut window = vec![0u8; 320 * 180 * 4];
-    let job = || rxpipe::viewer::FrameJob {
-        pipeline: &p,
-        prepared: &prepared,
-        scene,
-        camera: &scene.camera,
-        size: (320, 180),
-        time: 0.0,
-    };
-    assert!(frames.draw(Some(job()), &mut window).unwrap());
-    assert!(
-        window.iter().all(|&b| b == 0),
-        "the first frame waits for the next draw"
-    );
-    for _ in 0..2 {
-        assert!(frames.draw(Some(job()), &mut window).unwrap());
-        let f = frames.latest();
-        if backend == Backend::Cuda {
-            assert!(f.depth.is_empty(), "a window frame downloads no depth");
-        }
-        assert_eq!(f.color, full.color);
-        assert_eq!(window, full.color);
-    }
-    window.fill(0);
-    assert!(!frames.draw(None, &mut window).unwrap());
-    assert_eq!(
-        window, full.color,
-        "the last frame arrives without a new one"
-    );
-    assert!(
-        full.color.chunks(4).any(|c| c != [0, 0, 0, 255]),
-        "something was drawn"
-    );
-    (p, prepared)
-}
-
-#[test]
-fn window_frames_on_the_cpu_arrive_one_draw_later_and_unchanged() {
-    let scene = Scene::load("scenes/textured/textured.gltf").unwrap();
-    window_frames(Backend::Cpu, &scene);
-}
-
-#[test]
-fn a_window_frame_downloads_only_its_colour_and_the_same_colour() {
-    if common::gpu().is_none() {
-        return;
-    }
-    let scene = Scene::load("scenes/textured/textured.gltf").unwrap();
-    let (mut p, _) = window_frames(Backend::Cuda, &scene);
-    let mut frame = rxpipe::Frame::empty();
-    // the depth mode makes its colours from the depth: it still downloads it
-    p.shading = ShadingMode::Depth;
-    let prepared = p.prepare(&scene).unwrap();
-    p.render_into(
-        &prepared,
-        &scene,
-        &scene.camera,
-        (320, 180),
-        0.0,
-        &mut frame,
-    )
-    .unwrap();
-    assert_eq!(frame.depth.len(), 320 * 180);
 }

@@ -5,6 +5,7 @@
 mod common;
 
 use glam::{Vec2, Vec3};
+use rxpipe::mesh::weld::WeldError;
 use rxpipe::mesh::{self, Mesh};
 use rxpipe::reindex::cuda::{self, DeviceInput, GpuMethod, Reindexer};
 use rxpipe::reindex::{self, cpu, Method, ReindexError, ReindexOptions};
@@ -184,12 +185,15 @@ fn bad_input_on_the_gpu_path_is_a_clear_error() {
         weld: None,
     };
     let e = reindex::reindex(&m, &opts, Some(&gpu)).unwrap_err();
-    assert!(matches!(e, ReindexError::NaN { vertex: 17, .. }), "{e}");
+    assert!(
+        matches!(e, ReindexError::Weld(WeldError::NaN { vertex: 17, .. })),
+        "{e}"
+    );
     assert!(DeviceInput::upload(&gpu, &m, None).is_err());
     let empty = Mesh::new("empty", vec![Vec3::ZERO], vec![]);
     assert!(matches!(
         reindex::reindex(&empty, &opts, Some(&gpu)).unwrap_err(),
-        ReindexError::Empty { .. }
+        ReindexError::Weld(WeldError::Empty { .. })
     ));
     // a workspace that cannot fit is refused before anything is allocated
     let r = Reindexer::new(&gpu).unwrap();

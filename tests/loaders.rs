@@ -295,7 +295,7 @@ fn gltf_embedded_external_and_glb() {
     glb.extend(&bin);
     assert_eq!(io::load_meshes(write("m.glb", &glb)).unwrap().0.len(), 2);
     // a scene opens directly from glTF
-    let s = rxpipe::Scene::load(write("scene.gltf", json.as_bytes())).unwrap();
+    let s = rxpipe::io::load_scene(write("scene.gltf", json.as_bytes())).unwrap();
     assert_eq!(s.objects.len(), 2);
     // a scene file referencing the glTF keeps its primitives apart, each with its colour and
     // material; `color` replaces them only when given
@@ -310,7 +310,7 @@ fn gltf_embedded_external_and_glb() {
             format!("[[object]]\nmesh = \"scene.gltf\"\nscale = 2.0\n{color}\n"),
         )
         .unwrap();
-        rxpipe::Scene::load(&p).unwrap()
+        rxpipe::io::load_scene(&p).unwrap()
     };
     let kept = toml("");
     assert_eq!(kept.objects.len(), 2);
@@ -422,10 +422,10 @@ fn writers_round_trip_and_never_clobber_on_failure() {
 
 #[test]
 fn scene_files_parse_and_report_errors_with_lines() {
-    let s = rxpipe::Scene::load("scenes/default.toml").unwrap();
+    let s = rxpipe::io::load_scene("scenes/default.toml").unwrap();
     assert!(s.objects.len() >= 3 && s.triangle_count() > 10_000);
     // the built-in copy (what `rxpipe view` opens from any folder) is the same scene
-    let b = rxpipe::Scene::builtin();
+    let b = rxpipe::io::builtin_scene();
     assert_eq!(b.objects.len(), s.objects.len());
     assert_eq!(b.triangle_count(), s.triangle_count());
     assert_eq!(b.camera, s.camera);
@@ -440,13 +440,13 @@ fn scene_files_parse_and_report_errors_with_lines() {
         "[camera]\neye = [0, 0, 1]\ntarget = [0, 0, 0]\n\n[[object]]\ngenerator = \"cube\"\n",
     )
     .unwrap();
-    let e = rxpipe::Scene::load(&p).unwrap_err().to_string();
+    let e = rxpipe::io::load_scene(&p).unwrap_err().to_string();
     assert!(e.contains("object 1") && e.contains("cube"), "{e}");
     std::fs::write(&p, "[camera]\neye = [0, 0]\n").unwrap();
-    let e = rxpipe::Scene::load(&p).unwrap_err().to_string();
+    let e = rxpipe::io::load_scene(&p).unwrap_err().to_string();
     assert!(e.contains("bad.toml") && e.contains("line 2"), "{e}");
     std::fs::write(&p, "[[object]]\nmesh = \"does-not-exist.obj\"\n").unwrap();
-    let e = rxpipe::Scene::load(&p).unwrap_err().to_string();
+    let e = rxpipe::io::load_scene(&p).unwrap_err().to_string();
     assert!(e.contains("does-not-exist.obj"), "{e}");
 }
 
@@ -616,7 +616,7 @@ fn gltf_textures_on_a_third_uv_set_are_left_out_with_a_note() {
     cube["TEXCOORD_1"] = cube["TEXCOORD_0"].clone();
     g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform"]);
     let p = write("uv-sets.gltf", g.to_string().as_bytes());
-    let scene = rxpipe::Scene::load(&p).unwrap();
+    let scene = rxpipe::io::load_scene(&p).unwrap();
     assert_eq!(scene.notes.len(), 3, "{:?}", scene.notes);
     let said = |what: &[&str]| {
         assert!(
@@ -663,16 +663,16 @@ fn gltf_textures_on_a_third_uv_set_are_left_out_with_a_note() {
         "[[object]]\nmesh = \"uv-sets.gltf\"\n[[object]]\nmesh = \"uv-sets.gltf\"\n",
     )
     .unwrap();
-    let twice = rxpipe::Scene::load(&toml).unwrap();
+    let twice = rxpipe::io::load_scene(&toml).unwrap();
     assert_eq!(twice.notes, scene.notes);
     // an extension the file uses and rxpipe does not draw is named
     g["extensionsUsed"] = serde_json::json!(["KHR_texture_transform", "KHR_materials_sheen"]);
     let p = write("uv-sets-sheen.gltf", g.to_string().as_bytes());
-    let notes = rxpipe::Scene::load(&p).unwrap().notes;
+    let notes = rxpipe::io::load_scene(&p).unwrap().notes;
     assert_eq!(notes.len(), 4, "{notes:?}");
     assert!(notes[3].contains("KHR_materials_sheen"), "{notes:?}");
     // the file as it is has none of this
-    assert!(rxpipe::Scene::load("scenes/textured/textured.gltf")
+    assert!(rxpipe::io::load_scene("scenes/textured/textured.gltf")
         .unwrap()
         .notes
         .is_empty());
@@ -686,8 +686,8 @@ fn gltf_textures_on_a_third_uv_set_are_left_out_with_a_note() {
 fn gltf_materials_read_two_uv_sets() {
     let (two, one) = common::two_uv_sets("uv-two");
     let (a, b) = (
-        rxpipe::Scene::load(&two).unwrap(),
-        rxpipe::Scene::load(&one).unwrap(),
+        rxpipe::io::load_scene(&two).unwrap(),
+        rxpipe::io::load_scene(&one).unwrap(),
     );
     assert!(a.notes.is_empty(), "{:?}", a.notes);
     let draw = |s: &rxpipe::Scene| {
@@ -725,8 +725,8 @@ fn gltf_materials_on_another_uv_set_read_it() {
     let uv1 = write("uv1.gltf", g.to_string().as_bytes());
     let uv0 = write("uv0.gltf", plain.to_string().as_bytes());
     let (a, b) = (
-        rxpipe::Scene::load(&uv1).unwrap(),
-        rxpipe::Scene::load(&uv0).unwrap(),
+        rxpipe::io::load_scene(&uv1).unwrap(),
+        rxpipe::io::load_scene(&uv0).unwrap(),
     );
     assert!(a.notes.is_empty(), "{:?}", a.notes);
     assert!(common::scene_material(&a, "floor")
@@ -750,8 +750,8 @@ fn gzipped_gltf_loads_as_the_same_scene() {
     let bricks = mats.iter().position(|m| m["name"] == "bricks").unwrap();
     mats[bricks]["normalTexture"]["texCoord"] = 1.into();
     let bytes = g.to_string().into_bytes();
-    let plain = rxpipe::Scene::load(write("gz-scene.gltf", &bytes)).unwrap();
-    let gz = rxpipe::Scene::load(write("gz-scene.gltf.gz", &gzip(&bytes))).unwrap();
+    let plain = rxpipe::io::load_scene(write("gz-scene.gltf", &bytes)).unwrap();
+    let gz = rxpipe::io::load_scene(write("gz-scene.gltf.gz", &gzip(&bytes))).unwrap();
     assert_eq!(plain.notes.len(), 1, "{:?}", plain.notes);
     assert_eq!(
         gz.notes[0].replace("gz-scene.gltf.gz", "gz-scene.gltf"),
@@ -766,7 +766,7 @@ fn gzipped_gltf_loads_as_the_same_scene() {
         "gz-scene.toml",
         b"[[object]]\nmesh = \"gz-scene.gltf.gz\"\n",
     );
-    assert_eq!(rxpipe::Scene::load(&toml).unwrap().notes, gz.notes);
+    assert_eq!(rxpipe::io::load_scene(&toml).unwrap().notes, gz.notes);
     // the files a gzipped glTF refers to are its inputs, as a plain one's are
     let tri = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],
         "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
@@ -777,7 +777,7 @@ fn gzipped_gltf_loads_as_the_same_scene() {
         .flat_map(|f| f.to_le_bytes())
         .collect();
     let bin = write("gz-tri.bin", &corners);
-    let scene = rxpipe::Scene::load(write("gz-tri.gltf.gz", &gzip(tri.as_bytes()))).unwrap();
+    let scene = rxpipe::io::load_scene(write("gz-tri.gltf.gz", &gzip(tri.as_bytes()))).unwrap();
     assert_eq!(scene.triangle_count(), 1);
     assert!(scene.sources.contains(&bin), "{:?}", scene.sources);
 }
@@ -832,7 +832,7 @@ fn gltf_quantized_attributes_load_as_floats() {
     assert_eq!(m.normals.as_deref(), Some(&[glam::Vec3::Z; 3][..]));
     let uvs = [glam::Vec2::ZERO, glam::Vec2::X, glam::Vec2::Y];
     assert_eq!(m.uvs.as_deref(), Some(&uvs[..]));
-    assert!(rxpipe::Scene::load(&p).unwrap().notes.is_empty());
+    assert!(rxpipe::io::load_scene(&p).unwrap().notes.is_empty());
     // sparse quantized positions: the base values with one replaced
     let sparse = gltf(ext, true).replacen(
         r#""max":[2,2,0]}"#,
@@ -955,7 +955,7 @@ fn gltf_textures_without_coordinates_are_named_in_a_note() {
         .as_object_mut()
         .unwrap()
         .remove("TEXCOORD_0");
-    let scene = rxpipe::Scene::load(write("no-uvs.gltf", g.to_string().as_bytes())).unwrap();
+    let scene = rxpipe::io::load_scene(write("no-uvs.gltf", g.to_string().as_bytes())).unwrap();
     assert_eq!(scene.notes.len(), 1, "{:?}", scene.notes);
     assert!(
         scene.notes[0].contains("('floor') primitive 0 has textures but no TEXCOORD_0"),
@@ -973,7 +973,7 @@ fn gltf_files_requiring_an_extension_not_implemented_are_refused_by_name() {
         "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
         "bufferViews":[{"buffer":0,"byteLength":36}],
         "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#;
-    let e = rxpipe::Scene::load(write("basisu.gltf", gltf.as_bytes()))
+    let e = rxpipe::io::load_scene(write("basisu.gltf", gltf.as_bytes()))
         .unwrap_err()
         .to_string();
     assert!(
@@ -995,7 +995,7 @@ fn gltf_cameras_are_offered_in_the_order_met_the_first_the_starting_view() {
         "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}],
         "bufferViews":[{"buffer":0,"byteLength":36}],
         "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}]}"#;
-    let scene = rxpipe::Scene::load(write("cameras.gltf", gltf.as_bytes())).unwrap();
+    let scene = rxpipe::io::load_scene(write("cameras.gltf", gltf.as_bytes())).unwrap();
     let eyes: Vec<glam::Vec3> = scene.cameras.iter().map(|c| c.eye).collect();
     assert_eq!(
         eyes,
@@ -1010,7 +1010,7 @@ fn gltf_cameras_are_offered_in_the_order_met_the_first_the_starting_view() {
         .iter()
         .any(|n| n.contains("camera 1 is orthographic")));
     // a scene without a glTF camera offers none
-    assert!(rxpipe::Scene::load("icosphere:1")
+    assert!(rxpipe::io::load_scene("icosphere:1")
         .unwrap()
         .cameras
         .is_empty());
@@ -1038,7 +1038,7 @@ fn gltf_parts_not_drawn_are_named_in_notes() {
     let floats = [0f32, 0., 0., 1., 0., 0., 0., 1., 0., 0., 0., 0., 0.];
     let bin: Vec<u8> = floats.iter().flat_map(|f| f.to_le_bytes()).collect();
     write("parts.bin", &bin);
-    let scene = rxpipe::Scene::load(write("parts.gltf", gltf.as_bytes())).unwrap();
+    let scene = rxpipe::io::load_scene(write("parts.gltf", gltf.as_bytes())).unwrap();
     assert_eq!(scene.triangle_count(), 1);
     let said = |what: &str| scene.notes.iter().any(|n| n.contains(what));
     assert_eq!(scene.notes.len(), 4, "{:?}", scene.notes);
@@ -1093,13 +1093,13 @@ fn gltf_normal_textures_take_their_texture_transform() {
         &g,
         serde_json::json!({ "scale": [4.0, 2.0], "offset": [0.5, 0.25] }),
     );
-    let scene = rxpipe::Scene::load(&p).unwrap();
+    let scene = rxpipe::io::load_scene(&p).unwrap();
     assert!(scene.notes.is_empty(), "{:?}", scene.notes);
     let t = normal(&scene).expect("the normal map is kept").transform;
     assert_eq!(t, Some([4.0, -0.0, 0.0, 2.0, 0.5, 0.25]));
     // its texCoord override names the set it reads (which the cube lacks: said)
     let p = with(&g, serde_json::json!({ "texCoord": 1 }));
-    let scene = rxpipe::Scene::load(&p).unwrap();
+    let scene = rxpipe::io::load_scene(&p).unwrap();
     assert_eq!(normal(&scene).expect("kept").uv_set, 1);
     assert!(
         scene.notes[0].contains("read TEXCOORD_1 but no such coordinates"),
@@ -1108,7 +1108,7 @@ fn gltf_normal_textures_take_their_texture_transform() {
     );
     // a malformed one is an error naming the material
     let p = with(&g, serde_json::json!({ "rotation": "a quarter turn" }));
-    let e = rxpipe::Scene::load(&p).unwrap_err().to_string();
+    let e = rxpipe::io::load_scene(&p).unwrap_err().to_string();
     assert!(
         e.contains(&format!("material {bricks}")) && e.contains("KHR_texture_transform"),
         "{e}"
@@ -1159,7 +1159,7 @@ fn gltf_tangents_are_read_for_normal_maps() {
         write(name, g.to_string().as_bytes())
     };
     let check = |p: &std::path::Path| {
-        let scene = rxpipe::Scene::load(p).unwrap();
+        let scene = rxpipe::io::load_scene(p).unwrap();
         let mesh = |name: &str| {
             &scene
                 .objects
@@ -1199,7 +1199,7 @@ fn gltf_tangents_are_read_for_normal_maps() {
     // without the extension, 8-bit tangents are an error naming the accessor
     g["extensionsUsed"].as_array_mut().unwrap().pop();
     g.as_object_mut().unwrap().remove("extensionsRequired");
-    let e = rxpipe::Scene::load(with(&g, &bytes, 5120, "tangents-8bit.gltf"))
+    let e = rxpipe::io::load_scene(with(&g, &bytes, 5120, "tangents-8bit.gltf"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("TANGENT accessor"), "{e}");
@@ -1228,7 +1228,7 @@ fn devices_and_folders_are_refused_before_reading() {
         "zero.obj",
         b"mtllib /dev/zero\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl a\nf 1 2 3\n",
     );
-    let s = rxpipe::Scene::load(&obj).unwrap();
+    let s = rxpipe::io::load_scene(&obj).unwrap();
     assert!(
         s.notes.iter().any(|n| n.contains("a device, not a file")),
         "{:?}",
@@ -1236,7 +1236,7 @@ fn devices_and_folders_are_refused_before_reading() {
     );
     // a scene file naming a device
     let toml = write("zero.toml", b"[[object]]\nmesh = \"/dev/zero\"\n");
-    let e = rxpipe::Scene::load(&toml).unwrap_err().to_string();
+    let e = rxpipe::io::load_scene(&toml).unwrap_err().to_string();
     assert!(e.contains("a device"), "{e}");
 }
 

@@ -530,7 +530,7 @@ fn shared_scenes_render_with_their_materials() {
     };
     let mut seen = 0;
     for (name, file) in shared_scene_files(&dir) {
-        let scene = Scene::load(&file).unwrap();
+        let scene = rxpipe::io::load_scene(&file).unwrap();
         assert!(
             scene.objects.iter().any(|o| o.mesh.material.is_some()),
             "{}",
@@ -592,7 +592,7 @@ fn shared_scenes_render_with_their_materials() {
 /// blended pane.
 #[test]
 fn the_textured_scene_renders_with_its_lights_and_camera() {
-    let scene = Scene::load("scenes/textured/textured.gltf").unwrap();
+    let scene = rxpipe::io::load_scene("scenes/textured/textured.gltf").unwrap();
     assert_eq!(scene.lights.len(), 2);
     assert!((scene.camera.eye - Vec3::new(0.0, 2.6, 6.0)).length() < 1e-4);
     let ms: Vec<&Material> = scene
@@ -636,7 +636,7 @@ fn the_fragment_stages_two_builds_give_the_same_bytes() {
     }
     let r = Renderer::new(Backend::Cpu).unwrap();
     for file in &files {
-        let scene = Scene::load(file).unwrap();
+        let scene = rxpipe::io::load_scene(file).unwrap();
         let camera = scene.camera;
         let mut p = Pipeline::builder().build(&r).unwrap();
         let wide = p.render(&scene, &camera, (320, 180)).unwrap();
@@ -680,7 +680,13 @@ fn ply_and_obj_vertex_colours_show() {
             c[0]
         );
         let f = render(
-            vec![Scene::load(&file).unwrap().objects.remove(0).mesh],
+            vec![
+                rxpipe::io::load_scene(&file)
+                    .unwrap()
+                    .objects
+                    .remove(0)
+                    .mesh,
+            ],
             2.0,
         );
         let p = px(&f, W / 2, H / 2);
@@ -788,7 +794,7 @@ fn obj_files_draw_with_their_mtl_materials() {
          usemtl lost\nusemtl nowhere\nf 4/1/1 3/2/1 6/3/1\n",
     )
     .unwrap();
-    let scene = Scene::load(&obj).unwrap();
+    let scene = rxpipe::io::load_scene(&obj).unwrap();
     // one object per material; the triangle of the undefined material on its own
     let names: Vec<&str> = scene.objects.iter().map(|o| o.mesh.name.as_str()).collect();
     assert_eq!(names.len(), 3, "{names:?}");
@@ -866,7 +872,7 @@ fn gltf_specular_glossiness_materials_are_converted_to_metallic_roughness() {
     g["extensionsUsed"] = serde_json::json!(["KHR_materials_pbrSpecularGlossiness"]);
     let p = common::tmp_dir("spec-gloss").join("spec-gloss.gltf");
     std::fs::write(&p, g.to_string()).unwrap();
-    let scene = Scene::load(&p).unwrap();
+    let scene = rxpipe::io::load_scene(&p).unwrap();
     assert_eq!(scene.notes.len(), 1, "{:?}", scene.notes);
     assert!(
         scene.notes[0].contains("converted to metallic-roughness"),
@@ -889,7 +895,7 @@ fn gltf_specular_glossiness_materials_are_converted_to_metallic_roughness() {
     // roughness 0.9 and metallic 0 everywhere
     let b = material(&scene, "bricks");
     let original = material(
-        &Scene::load("scenes/textured/textured.gltf").unwrap(),
+        &rxpipe::io::load_scene("scenes/textured/textured.gltf").unwrap(),
         "bricks",
     );
     let (was, now) = (
@@ -924,7 +930,7 @@ fn gltf_specular_glossiness_materials_are_converted_to_metallic_roughness() {
     // drawn (on both backends), the scene looks as it did: the gold metal and the bricks'
     // dielectric convert to what the file's metallic-roughness materials said
     let frame = |s: &Scene| on_both(Pipeline::builder, s, (160, 120), "specular-glossiness");
-    let original = frame(&Scene::load("scenes/textured/textured.gltf").unwrap());
+    let original = frame(&rxpipe::io::load_scene("scenes/textured/textured.gltf").unwrap());
     let converted = frame(&scene);
     let differing = original
         .color
@@ -952,7 +958,7 @@ fn dielectric_specular_follows_the_index_of_refraction_and_the_specular_extensio
     g["extensionsUsed"] = serde_json::json!(["KHR_materials_ior", "KHR_materials_specular"]);
     let p = common::tmp_dir("dielectric-specular").join("specular.gltf");
     std::fs::write(&p, g.to_string()).unwrap();
-    let scene = Scene::load(&p).unwrap();
+    let scene = rxpipe::io::load_scene(&p).unwrap();
     let material = |n: &str| common::scene_material(&scene, n);
     // ((3 - 1) / (3 + 1))^2 = 0.25, times the colour, at most 1
     let f = material("floor");
@@ -968,7 +974,10 @@ fn dielectric_specular_follows_the_index_of_refraction_and_the_specular_extensio
     // a negative index of refraction is an error naming the material
     g["materials"][floor]["extensions"]["KHR_materials_ior"]["ior"] = serde_json::json!(-2.0);
     std::fs::write(&p, g.to_string()).unwrap();
-    let e = Scene::load(&p).map(|_| ()).unwrap_err().to_string();
+    let e = rxpipe::io::load_scene(&p)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains(&format!("material {floor}")) && e.contains("ior"),
         "{e}"
@@ -1018,7 +1027,7 @@ fn gltf_webp_textures_are_read_through_ext_texture_webp() {
         )
         .unwrap();
     let uri = format!("data:image/webp;base64,{}", base64::encode(&webp));
-    let was = Scene::load("scenes/textured/textured.gltf").unwrap();
+    let was = rxpipe::io::load_scene("scenes/textured/textured.gltf").unwrap();
     let texels = |s: &Scene| {
         common::scene_material(s, "bricks")
             .base_color_texture
@@ -1048,7 +1057,7 @@ fn gltf_webp_textures_are_read_through_ext_texture_webp() {
         g["extensionsUsed"] = serde_json::json!(["EXT_texture_webp"]);
         let p = common::tmp_dir("webp").join("webp.gltf");
         std::fs::write(&p, g.to_string()).unwrap();
-        let scene = Scene::load(&p).unwrap();
+        let scene = rxpipe::io::load_scene(&p).unwrap();
         assert!(scene.notes.is_empty(), "{:?}", scene.notes);
         assert!(texels(&scene) == texels(&was), "fallback {fallback:?}");
         let frame = |s: &Scene| on_both(Pipeline::builder, s, (160, 120), "webp");
@@ -1062,7 +1071,7 @@ fn gltf_webp_textures_are_read_through_ext_texture_webp() {
         .remove("source");
     let p = common::tmp_dir("webp").join("no-source.gltf");
     std::fs::write(&p, g.to_string()).unwrap();
-    let e = Scene::load(&p).unwrap_err().to_string();
+    let e = rxpipe::io::load_scene(&p).unwrap_err().to_string();
     assert!(
         e.contains(&format!("texture {texture}: has no source image")),
         "{e}"
@@ -1082,7 +1091,7 @@ fn clear_coats_add_a_sharp_highlight_on_both_backends() {
     g["extensionsUsed"] = serde_json::json!(["KHR_materials_clearcoat"]);
     let p = common::tmp_dir("clearcoat").join("clearcoat.gltf");
     std::fs::write(&p, g.to_string()).unwrap();
-    let scene = Scene::load(&p).unwrap();
+    let scene = rxpipe::io::load_scene(&p).unwrap();
     let f = common::scene_material(&scene, "floor");
     assert_eq!((f.clearcoat, f.clearcoat_roughness), (0.75, 0.25));
     assert_eq!(common::scene_material(&scene, "bricks").clearcoat, 0.0);
@@ -1090,12 +1099,15 @@ fn clear_coats_add_a_sharp_highlight_on_both_backends() {
     assert!(scene.notes[0].contains("clearcoat textures are left out"));
     // drawn on both backends (on_both compares them)
     let frame = |s: &Scene| on_both(Pipeline::builder, s, (160, 120), "clear coat");
-    let was = Scene::load("scenes/textured/textured.gltf").unwrap();
+    let was = rxpipe::io::load_scene("scenes/textured/textured.gltf").unwrap();
     assert_ne!(frame(&scene).color, frame(&was).color);
     g["materials"][floor]["extensions"]["KHR_materials_clearcoat"]["clearcoatFactor"] =
         serde_json::json!(1.5);
     std::fs::write(&p, g.to_string()).unwrap();
-    let e = Scene::load(&p).map(|_| ()).unwrap_err().to_string();
+    let e = rxpipe::io::load_scene(&p)
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains(&format!("material {floor}")) && e.contains("clearcoatFactor is 1.5"),
         "{e}"
@@ -1126,7 +1138,10 @@ fn clear_coats_add_a_sharp_highlight_on_both_backends() {
     none["materials"][floor]["extensions"] =
         serde_json::json!({"KHR_materials_clearcoat": {"clearcoatFactor": 0.0}});
     std::fs::write(&p, none.to_string()).unwrap();
-    assert_eq!(frame(&Scene::load(&p).unwrap()).color, frame(&was).color);
+    assert_eq!(
+        frame(&rxpipe::io::load_scene(&p).unwrap()).color,
+        frame(&was).color
+    );
     // the glow at the rim: the outermost lit pixel of the middle row, against the centre's
     let (glow, glow_coated) = (sphere(0.0, 0.5), sphere(1.0, 0.5));
     let row = |f: &rxpipe::Frame| {

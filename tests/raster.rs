@@ -6,7 +6,7 @@ mod common;
 use glam::{Mat4, Vec3, Vec4};
 use rxpipe::geometry::{cpu, ShadedGeometry, Transform, Uniforms, VertexIn};
 use rxpipe::raster::{self, CullMode, Draw, RasterSettings, SUBPIXEL_BITS};
-use rxpipe::{Backend, Camera, Pipeline, Renderer, Scene, Strategy};
+use rxpipe::{Backend, Camera, Pipeline, Renderer, Strategy};
 
 fn shade(m: &rxpipe::Mesh, model: Mat4, cam: &Camera, aspect: f32) -> ShadedGeometry {
     let v: Vec<VertexIn> = m
@@ -488,7 +488,7 @@ fn bad_frame_sizes_are_errors() {
 
 #[test]
 fn strategies_render_identical_images() {
-    let scene = Scene::load("scenes/default.toml").unwrap();
+    let scene = rxpipe::io::load_scene("scenes/default.toml").unwrap();
     let renderer = Renderer::new(Backend::Cpu).unwrap();
     let mut images = Vec::new();
     for s in Strategy::all() {
@@ -502,7 +502,7 @@ fn strategies_render_identical_images() {
 /// made. Regenerate with RXPIPE_UPDATE_GOLDEN=1 after an intended change.
 #[test]
 fn default_scene_matches_the_golden_image() {
-    let scene = Scene::load("scenes/default.toml").unwrap();
+    let scene = rxpipe::io::load_scene("scenes/default.toml").unwrap();
     let renderer = Renderer::new(Backend::Cpu).unwrap();
     let mut p = Pipeline::builder().build(&renderer).unwrap();
     let frame = p.render(&scene, &scene.camera, (320, 180)).unwrap();

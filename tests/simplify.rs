@@ -5,86 +5,14 @@
 
 mod common;
 
-use glam::{DVec3, Vec2, Vec3, Vec4};
+use common::surface::{diagonal, dist2, roughen, sampled_distance, triangles};
+
+use glam::{Vec2, Vec3, Vec4};
 use rxpipe::backend::BackendKind;
 use rxpipe::passes::simplify::{cpu, Simplify};
 use rxpipe::passes::{self, MeshPass, PassContext, PassError, WorkingMesh};
 use rxpipe::{Backend, Mesh, Pipeline, Renderer, Scene};
 use std::collections::HashMap;
-
-/// The squared distance from `p` to triangle `t`, written for this test: the point projected
-/// on the plane when that lands inside, else the nearest point of the three edges.
-fn dist2(p: DVec3, t: &[DVec3; 3]) -> f64 {
-    let seg = |a: DVec3, b: DVec3| {
-        let d = b - a;
-        let s = if d.length_squared() > 0.0 {
-            ((p - a).dot(d) / d.length_squared()).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        (a + d * s).distance_squared(p)
-    };
-    let edges = seg(t[0], t[1]).min(seg(t[1], t[2])).min(seg(t[2], t[0]));
-    let n = (t[1] - t[0]).cross(t[2] - t[0]);
-    if n.length_squared() == 0.0 {
-        return edges;
-    }
-    let q = p - n * ((p - t[0]).dot(n) / n.length_squared());
-    // barycentric signs of the projection
-    let inside = (0..3).all(|k| (t[(k + 1) % 3] - t[k]).cross(q - t[k]).dot(n) >= 0.0);
-    if inside {
-        q.distance_squared(p)
-    } else {
-        edges
-    }
-}
-
-fn triangles(m: &Mesh) -> Vec<[DVec3; 3]> {
-    m.indices
-        .chunks_exact(3)
-        .map(|c| [0, 1, 2].map(|k| m.positions[c[k] as usize].as_dvec3()))
-        .collect()
-}
-
-/// The greatest distance from a dense sample of `from`'s triangles (a barycentric grid of 66
-/// points each: corners, edges and inside) to the nearest triangle of `to`, by brute force.
-fn sampled_distance(from: &Mesh, to: &Mesh) -> f64 {
-    use rayon::prelude::*;
-    let to = triangles(to);
-    const N: usize = 10;
-    triangles(from)
-        .par_iter()
-        .map(|t| {
-            let mut worst = 0.0f64;
-            for i in 0..=N {
-                for j in 0..=N - i {
-                    let (a, b) = (i as f64 / N as f64, j as f64 / N as f64);
-                    let p = t[0] * (1.0 - a - b) + t[1] * a + t[2] * b;
-                    let d = to.iter().map(|u| dist2(p, u)).fold(f64::INFINITY, f64::min);
-                    worst = worst.max(d);
-                }
-            }
-            worst.sqrt()
-        })
-        .reduce(|| 0.0, f64::max)
-}
-
-fn diagonal(m: &Mesh) -> f64 {
-    let (lo, hi) = m.bounds().unwrap();
-    (hi - lo).as_dvec3().length()
-}
-
-/// Moves every vertex along its direction from the origin by up to `amount` of its length,
-/// pseudo-randomly (a scan's noise: a surface with no two faces in one plane).
-fn roughen(mut m: Mesh, amount: f32, seed: u32) -> Mesh {
-    let mut state = seed;
-    for p in &mut m.positions {
-        state = state.wrapping_mul(1664525).wrapping_add(1013904223);
-        *p *= 1.0 + amount * ((state >> 8) as f32 / (1u32 << 24) as f32 - 0.5);
-    }
-    m.normals = None;
-    m
-}
 
 /// A height field over the grid: an open surface with a border, smooth hills and one ridge.
 fn hills(n: u32) -> Mesh {
@@ -361,60 +289,6 @@ fn a_shared_mesh_with_sharp_features_keeps_them() {
 }
 
 #[test]
-fn the_command_line_lists_the_stage_and_renders_with_it() {
-    let exe = common::rxpipe_exe();
-    let o = std::process::Command::new(&exe)
-        .arg("passes")
-        .output()
-        .unwrap();
-    let listed = String::from_utf8_lossy(&o.stdout);
-    assert!(
-        listed.contains("simplify (mesh stage; backends: cpu") && listed.contains("eps="),
-        "{listed}"
-    );
-    let dir = common::tmp_dir("simplify-cli");
-    let out = dir.join("ball.png");
-    let o = std::process::Command::new(&exe)
-        .args(["render", "icosphere:4", "--backend", "cpu", "--pass"])
-        .args([
-            "simplify:eps=0.01",
-            "--width",
-            "64",
-            "--height",
-            "48",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let said =
-        String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{said}");
-    assert!(
-        said.contains("stage simplify (cpu)") && said.contains("5120 -> "),
-        "{said}"
-    );
-    assert!(out.is_file());
-    let o = std::process::Command::new(&exe)
-        .args([
-            "render",
-            "icosphere:2",
-            "--backend",
-            "cpu",
-            "--pass",
-            "simplify:eps=3",
-        ])
-        .arg("--out")
-        .arg(dir.join("never.png"))
-        .output()
-        .unwrap();
-    let e = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{e}");
-    assert!(e.contains("eps=3") && e.contains("at most 1"), "{e}");
-    std::fs::remove_dir_all(dir).ok();
-}
-
-#[test]
 fn every_width_of_the_rounds_gives_the_one_at_a_time_result() {
     for (m, rel) in cases() {
         let eps = rel * diagonal(&m);
@@ -425,52 +299,4 @@ fn every_width_of_the_rounds_gives_the_one_at_a_time_result() {
             assert_eq!(ow, o1, "{} at width {width}", m.name);
         }
     }
-}
-
-#[test]
-fn the_simplify_tool_writes_a_mesh_and_spares_existing_files() {
-    let exe = common::rxpipe_exe();
-    let dir = common::tmp_dir("simplify-tool");
-    let input = dir.join("ball.obj");
-    let m = roughen(rxpipe::mesh::icosphere(4), 0.02, 9);
-    rxpipe::io::save_mesh(&m, &input).unwrap();
-    let out = dir.join("small.ply");
-    let run = |args: &[&str]| {
-        let o = std::process::Command::new(&exe)
-            .arg("simplify")
-            .args(args)
-            .output()
-            .unwrap();
-        let said =
-            String::from_utf8_lossy(&o.stderr).into_owned() + &String::from_utf8_lossy(&o.stdout);
-        (o.status.code(), said)
-    };
-    let (input_s, out_s) = (input.to_str().unwrap(), out.to_str().unwrap());
-    let (code, said) = run(&[input_s, out_s, "--eps", "0.01"]);
-    assert_eq!(code, Some(0), "{said}");
-    let written = rxpipe::io::load_mesh(&out).unwrap();
-    assert!(written.triangle_count() * 2 < m.triangle_count(), "{said}");
-    assert!(
-        said.contains(&format!("{} triangles", written.triangle_count())),
-        "{said}"
-    );
-    // the promise holds for what was written
-    let eps = 0.01 * diagonal(&m);
-    assert!(sampled_distance(&written, &m) <= eps * (1.0 + 1e-6));
-    assert!(sampled_distance(&m, &written) <= eps * (1.0 + 1e-6));
-    // an existing file needs --force; an input never is an output
-    let (code, said) = run(&[input_s, out_s]);
-    assert_eq!(code, Some(1));
-    assert!(said.contains("--force"), "{said}");
-    let (code, said) = run(&[input_s, input_s, "--force"]);
-    assert_eq!(code, Some(1));
-    assert!(said.contains("is an input"), "{said}");
-    assert_eq!(
-        rxpipe::io::load_mesh(&input).unwrap().triangle_count(),
-        5120
-    );
-    let (code, said) = run(&[input_s, out_s, "--force", "--target", "2"]);
-    assert_eq!(code, Some(1));
-    assert!(said.contains("target=2"), "{said}");
-    std::fs::remove_dir_all(dir).ok();
 }

@@ -217,7 +217,7 @@ fn animated_joints_pose_the_skin_again_at_any_time() {
     assert!(near(g.meshes[0].positions[5], Vec3::new(-1.0, 2.0, 0.0)));
     assert!(g.notes.is_empty(), "{:?}", g.notes);
     assert_eq!(g.deformed.len(), 1);
-    let mut scene = rxpipe::Scene::load(&path).unwrap();
+    let mut scene = rxpipe::io::load_scene(&path).unwrap();
     assert!(!scene.animation.is_empty());
     let top = |s: &rxpipe::Scene| s.objects[0].mesh.positions[5];
     // time 1: no turn; time 0.5: an eighth of a turn, (1, 1) about (0, 1) to (0, 1 + sqrt 2)
@@ -243,7 +243,7 @@ fn animated_joints_pose_the_skin_again_at_any_time() {
 fn a_prepared_scene_takes_a_new_pose_when_prepared_again() {
     let mut bin = Bin::default();
     let doc = animated_arm(&mut bin);
-    let mut scene = rxpipe::Scene::load(bin.write("arm-again.gltf", doc)).unwrap();
+    let mut scene = rxpipe::io::load_scene(bin.write("arm-again.gltf", doc)).unwrap();
     let mut backends = vec![rxpipe::Backend::Cpu];
     if common::gpu().is_some() {
         backends.push(rxpipe::Backend::Cuda);
@@ -508,7 +508,7 @@ fn animated_morph_weights_shape_the_mesh_at_any_time() {
     assert!(g.notes.is_empty(), "{:?}", g.notes);
     assert_eq!(g.deformed.len(), 1);
     assert!(near(g.meshes[0].positions[2], Vec3::new(0.0, 1.0, 0.0)));
-    let mut scene = rxpipe::Scene::load(&path).unwrap();
+    let mut scene = rxpipe::io::load_scene(&path).unwrap();
     assert_eq!(scene.pose_meshes(0.5), [0]);
     let m = &scene.objects[0].mesh;
     assert!(

@@ -734,7 +734,7 @@ fn a_scene_prepared_for_another_configuration_is_refused() {
 #[test]
 fn scene_files_name_their_stages() {
     let dir = std::path::Path::new(".");
-    let s = Scene::parse(
+    let s = rxpipe::io::parse_scene(
         "passes = [\"normals:angle\", \"frustum\"]\n[[object]]\ngenerator = \"icosphere\"\n",
         "t.toml",
         dir,
@@ -743,7 +743,7 @@ fn scene_files_name_their_stages() {
     assert_eq!(s.passes, ["normals:angle", "frustum"]);
     let renderer = Renderer::new(Backend::Cpu).unwrap();
     assert!(Pipeline::builder().stages(&s.passes).is_ok());
-    let bad = Scene::parse("passes = [\"nope\"]\n", "t.toml", dir).unwrap();
+    let bad = rxpipe::io::parse_scene("passes = [\"nope\"]\n", "t.toml", dir).unwrap();
     let e = Pipeline::builder()
         .stages(&bad.passes)
         .err()

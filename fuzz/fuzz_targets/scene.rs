@@ -7,6 +7,6 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     // when the machine was busy: the fuzzer's budget, not a hang)
     rxpipe::limits::cap_host(256 << 20);
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = rxpipe::Scene::parse(text, "input.toml", std::path::Path::new("/nonexistent"));
+        let _ = rxpipe::io::parse_scene(text, "input.toml", std::path::Path::new("/nonexistent"));
     }
 });

@@ -19,11 +19,11 @@ use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DevicePtrMu
 use std::sync::Arc;
 
 /// The stage's kernels.
-pub const KERNELS: Source<'static> = crate::kernel_source!("distance.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("distance.cu");
 
 /// The triangle functions the search and other kernels share, operation for operation as
 /// [`super::triangle`] (kernels/triangle.cuh).
-pub const TRIANGLE: Source<'static> = crate::kernel_source!("triangle.cuh");
+pub const TRIANGLE: Source<'static> = rxpipe_gpu::kernel_source!("triangle.cuh");
 
 /// How many pairs an expansion aims to make at most (gDist's C, 1024 x 256): the front of n
 /// pairs is expanded by the most levels k with n 4^k <= FRONT.

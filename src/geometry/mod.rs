@@ -109,18 +109,18 @@ const DEFAULTS: [Strategy; 7] = [
 ];
 
 /// Strategies by their short names, with their default parameters (`--strategy hash`).
-#[cfg(feature = "app")]
-impl clap::ValueEnum for Strategy {
-    fn value_variants<'a>() -> &'a [Self] {
-        &DEFAULTS
-    }
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        let v = clap::builder::PossibleValue::new(self.name());
-        Some(match self {
-            Strategy::WarpVote { .. } => v.alias("warpvote").alias("warp-vote"),
-            Strategy::ParallelHash { .. } => v.alias("parallel-hash"),
-            _ => v,
-        })
+impl crate::named::Named for Strategy {
+    const NAMES: &'static [&'static [&'static str]] = &[
+        &["naive"],
+        &["warp", "warpvote", "warp-vote"],
+        &["sort"],
+        &["hash"],
+        &["phash", "parallel-hash"],
+        &["multi"],
+        &["patch"],
+    ];
+    fn from_name(name: &str) -> Option<Strategy> {
+        Strategy::parse(name)
     }
 }
 

@@ -28,24 +28,15 @@ pub const PATCH_FACES: u32 = 512;
 /// The seed of the random order the command line and the viewer use.
 pub const RANDOM_SEED: u64 = 0x5eed;
 
-#[cfg(feature = "app")]
-impl clap::ValueEnum for VertexOrder {
-    fn value_variants<'a>() -> &'a [Self] {
-        &[
-            VertexOrder::Input,
-            VertexOrder::Forsyth,
-            VertexOrder::Random(RANDOM_SEED),
-            VertexOrder::Patch(PATCH_FACES),
-        ]
-    }
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        use clap::builder::PossibleValue;
-        Some(match self {
-            VertexOrder::Input => PossibleValue::new("input").alias("file"),
-            VertexOrder::Forsyth => PossibleValue::new("forsyth").alias("tomf"),
-            VertexOrder::Random(_) => PossibleValue::new("random"),
-            VertexOrder::Patch(_) => PossibleValue::new("patch").alias("patches"),
-        })
+impl crate::named::Named for VertexOrder {
+    const NAMES: &'static [&'static [&'static str]] = &[
+        &["input", "file"],
+        &["forsyth", "tomf"],
+        &["random"],
+        &["patch", "patches"],
+    ];
+    fn from_name(name: &str) -> Option<VertexOrder> {
+        VertexOrder::parse(name)
     }
 }
 

@@ -16,7 +16,7 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 use std::time::Instant;
 
 /// The patching kernels.
-pub const KERNELS: Source<'static> = crate::kernel_source!("patching.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("patching.cu");
 
 /// Neighbours stored per face (RXPT_DEG).
 const DEG: usize = 6;

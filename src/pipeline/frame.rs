@@ -126,13 +126,23 @@ impl Frame {
 
     /// Writes the colour buffer as PNG (to a temporary name first, then renamed into place).
     pub fn save_png(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        crate::image::save_png(path.as_ref(), self.width, self.height, &self.color)
+        Ok(crate::image::save_png(
+            path.as_ref(),
+            self.width,
+            self.height,
+            &self.color,
+        )?)
     }
 
     /// Writes the colour image in the format the path's extension names (PNG or JPEG; see
     /// [`crate::image::ImageFormat`]).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        crate::image::save(path.as_ref(), self.width, self.height, &self.color)
+        Ok(crate::image::save(
+            path.as_ref(),
+            self.width,
+            self.height,
+            &self.color,
+        )?)
     }
 
     /// The frame's buffers as a raster target (given back with [`Frame::put_output`]).

@@ -14,9 +14,9 @@ use crate::geometry::cuda::{DeviceMesh, DeviceQueue, TriangleRuns};
 use crate::gpu::kernels::{self, Source};
 
 /// The raster stage's kernels (setup, binning, tile rasterisation and shading).
-pub const KERNELS: Source<'static> = crate::kernel_source!("raster.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("raster.cu");
 /// The material path the shading reads (surfaces, textures, the BRDF; needs [`kernels::BLOCKS`]).
-pub const MATERIAL: Source<'static> = crate::kernel_source!("material.cuh");
+pub const MATERIAL: Source<'static> = rxpipe_gpu::kernel_source!("material.cuh");
 use super::cuda_material::{alpha_class, DeviceMaterials, DrawDesc};
 use crate::gpu::gate::StreamGate;
 use crate::gpu::{Context, Dependent, Gpu, GpuError};

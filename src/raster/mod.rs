@@ -25,12 +25,30 @@ use std::time::Instant;
 
 /// Which faces to drop before rasterisation. Front faces are counter-clockwise in NDC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "app", derive(clap::ValueEnum))]
 pub enum CullMode {
     None,
     #[default]
     Back,
     Front,
+}
+
+impl CullMode {
+    /// Parses `none`, `back` or `front`.
+    pub fn parse(s: &str) -> Option<CullMode> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "none" => CullMode::None,
+            "back" => CullMode::Back,
+            "front" => CullMode::Front,
+            _ => return None,
+        })
+    }
+}
+
+impl crate::named::Named for CullMode {
+    const NAMES: &'static [&'static [&'static str]] = &[&["none"], &["back"], &["front"]];
+    fn from_name(name: &str) -> Option<CullMode> {
+        CullMode::parse(name)
+    }
 }
 
 /// Raster stage settings.

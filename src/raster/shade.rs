@@ -7,28 +7,33 @@ use glam::Vec3;
 
 /// How fragments are coloured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[cfg_attr(feature = "app", derive(clap::ValueEnum))]
 pub enum ShadingMode {
     /// glTF materials (metallic-roughness, textures) under the scene's lights; Blinn-Phong
     /// with the object's colour for meshes without a material
     #[default]
-    #[cfg_attr(feature = "app", value(alias = "lambert", alias = "phong"))]
     Lit,
     /// world-space normal as colour
-    #[cfg_attr(feature = "app", value(alias = "normal"))]
     Normals,
     /// view depth from near (white) to far (black)
     Depth,
     /// each vertex coloured by how many times it was shaded: green once, red six or more times
-    #[cfg_attr(
-        feature = "app",
-        value(name = "rate", alias = "shading-rate", alias = "shadingrate")
-    )]
     ShadingRate,
     /// each RXMesh patch its own colour, faces in another patch's ribbon paler (the paper's
     /// Figure 5c; the patches of the patch order, or made for the mode)
-    #[cfg_attr(feature = "app", value(alias = "patch"))]
     Patches,
+}
+
+impl crate::named::Named for ShadingMode {
+    const NAMES: &'static [&'static [&'static str]] = &[
+        &["lit", "lambert", "phong"],
+        &["normals", "normal"],
+        &["depth"],
+        &["rate", "shading-rate", "shadingrate"],
+        &["patches", "patch"],
+    ];
+    fn from_name(name: &str) -> Option<ShadingMode> {
+        ShadingMode::parse(name)
+    }
 }
 
 impl ShadingMode {

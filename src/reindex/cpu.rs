@@ -1,6 +1,7 @@
 //! The CPU implementations: the serial hash-map reference and the paper's method with rayon.
 
-use super::{gather_mesh, report, Keys, Method, ReindexError, Reindexed, MAX_WORDS};
+use super::{report, Method, ReindexError, Reindexed};
+use crate::mesh::weld::{gather_mesh, Keys, MAX_WORDS};
 use crate::mesh::Mesh;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
@@ -22,46 +23,15 @@ macro_rules! by_width {
 }
 
 /// The serial reference (the paper's `std::map` version, with a hash map): every index of every
-/// triangle, in order, looks its vertex value up and appends it when new. New vertices come in
-/// order of their first reference.
+/// triangle, in order, looks its vertex value up and appends it when new
+/// ([`crate::mesh::weld::weld`]). New vertices come in order of their first reference.
 pub fn serial(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexError> {
-    let keys = Keys::new(mesh, weld)?;
-    // (at least 12 words: FxHash mixes the high bits of the last words poorly, and floats
-    // differ there; a grid's 3-word positions made the map 25 times slower)
-    Ok(if keys.words <= 12 {
-        serial_w::<12>(mesh, &keys)
-    } else {
-        serial_w::<MAX_WORDS>(mesh, &keys)
+    let w = crate::mesh::weld::weld(mesh, weld)?;
+    let report = report(Method::Serial, mesh, w.used, w.mesh.vertex_count());
+    Ok(Reindexed {
+        mesh: w.mesh,
+        report,
     })
-}
-
-fn serial_w<const W: usize>(mesh: &Mesh, keys: &Keys) -> Reindexed {
-    let mut map: rustc_hash::FxHashMap<[u32; W], u32> = Default::default();
-    // vertex index -> new index, so a vertex referenced again is not hashed again
-    let mut seen = vec![u32::MAX; mesh.vertex_count()];
-    let mut src = Vec::new();
-    let mut used = 0usize;
-    let indices = mesh
-        .indices
-        .iter()
-        .map(|&i| {
-            let s = &mut seen[i as usize];
-            if *s == u32::MAX {
-                used += 1;
-                *s = *map.entry(keys.key_n::<W>(i as usize)).or_insert_with(|| {
-                    src.push(i);
-                    src.len() as u32 - 1
-                });
-            }
-            *s
-        })
-        .collect();
-    let out = gather_mesh(mesh, &src, indices);
-    let r = report(Method::Serial, mesh, used, src.len());
-    Reindexed {
-        mesh: out,
-        report: r,
-    }
 }
 
 /// The paper's method, step by step, in parallel: mark used vertices; give unused ones the key of

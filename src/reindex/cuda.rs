@@ -4,16 +4,17 @@
 //! Inputs stay on the device ([`DeviceInput`]); a [`Workspace`] holds every buffer a method
 //! needs, sized before anything runs, so one can be timed over and over without allocating.
 
-use super::{report, Keys, Method, ReindexError, Reindexed};
+use super::{report, Method, ReindexError, Reindexed};
 use crate::gpu::Context;
 use crate::gpu::{kernels, launch, Gpu, GpuError};
+use crate::mesh::weld::{mesh_from_words, vertex_floats, vertex_words, Keys, MAX_WORDS};
 use crate::mesh::Mesh;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use rayon::prelude::*;
 use std::sync::Arc;
 
 /// The re-indexing stage's kernels (need the shared scan and sort before them).
-pub const SOURCE: kernels::Source<'static> = crate::kernel_source!("reindex.cu");
+pub const SOURCE: kernels::Source<'static> = rxpipe_gpu::kernel_source!("reindex.cu");
 
 /// The two GPU methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +68,7 @@ impl DeviceInput {
         // interleaved as the keys: position, then normal, uv, colour and tangent where present
         let vert: Vec<f32> = (0..mesh.vertex_count())
             .into_par_iter()
-            .flat_map_iter(|i| super::vertex_words(mesh, i).into_iter().take(floats))
+            .flat_map_iter(|i| vertex_words(mesh, i).into_iter().take(floats))
             .collect();
         Ok(DeviceInput {
             vert: gpu.upload(&vert, "re-indexing vertices")?,
@@ -201,7 +202,7 @@ impl Reindexer {
             offsets: z(if sort { 256 * tiles } else { 1 }, "digit offsets")?,
             sums: z(n.max(256 * tiles).div_ceil(RXS_TILE) + 1, "scan sums")?,
             // the scans' totals, and each key word's varying bits at 1..1 + floats
-            small: z(2 + super::MAX_WORDS, "scan totals")?,
+            small: z(2 + MAX_WORDS, "scan totals")?,
             out_vert: g.zeros::<f32>(n * fl, "re-indexed vertices")?,
             out_idx: z(m, "re-indexed indices")?,
             vertices_out: 0,
@@ -417,16 +418,16 @@ impl Reindexer {
         like: &Mesh,
     ) -> Result<Mesh, GpuError> {
         let fl = input.floats;
-        if super::vertex_floats(like) != fl {
+        if vertex_floats(like) != fl {
             return Err(GpuError::Limit(format!(
                 "re-indexing '{}': the device vertices have {fl} floats, the mesh's {}",
                 like.name,
-                super::vertex_floats(like)
+                vertex_floats(like)
             )));
         }
         let vert = self.gpu.download(&ws.out_vert, ws.vertices_out * fl)?;
         let indices = self.gpu.download(&ws.out_idx, input.indices)?;
-        Ok(super::mesh_from_words(like, &vert, fl, indices))
+        Ok(mesh_from_words(like, &vert, fl, indices))
     }
 }
 

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod surface;
+
 use std::path::PathBuf;
 
 /// The shared meshes folder, or `None` with a printed notice (the test then returns early).
@@ -51,6 +53,20 @@ pub const SHARED: [&str; 10] = [
     "igea.ply",
 ];
 
+/// A file of this repository by its path from the top: the tests of the application crate run
+/// in its folder, the others (and every test on the GPU host) at the top.
+pub fn repo(path: &str) -> PathBuf {
+    let mut d = std::env::current_dir().expect("the current folder");
+    loop {
+        if d.join("scenes/default.toml").is_file() {
+            return d.join(path);
+        }
+        if !d.pop() {
+            return PathBuf::from(path);
+        }
+    }
+}
+
 pub fn tmp_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rxpipe-test-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -74,21 +90,6 @@ pub fn gpu_with_cache(dir: Option<PathBuf>) -> Option<std::sync::Arc<rxpipe::gpu
             None
         }
     }
-}
-
-/// The rxpipe program: cargo's build of it here, or on the GPU host the bundle's (`.gpu/bin`,
-/// beside the test binaries' `.gpu/tests`). The program is the application's (feature `app`).
-#[cfg(feature = "app")]
-pub fn rxpipe_exe() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_rxpipe"));
-    if built.exists() {
-        return built;
-    }
-    let exe = std::env::current_exe().expect("the test binary's path");
-    exe.parent()
-        .and_then(|d| d.parent())
-        .map(|d| d.join("bin").join("rxpipe"))
-        .expect("the bundle's bin folder")
 }
 
 /// A limit a child process runs under.
@@ -203,7 +204,7 @@ pub fn scene_material(
 pub fn two_uv_sets(name: &str) -> (PathBuf, PathBuf) {
     use serde_json::json;
     let dir = tmp_dir(name);
-    let plain = rxpipe::Scene::load("scenes/textured/textured.gltf").unwrap();
+    let plain = rxpipe::io::load_scene("scenes/textured/textured.gltf").unwrap();
     let cube = plain
         .objects
         .iter()

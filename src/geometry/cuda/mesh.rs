@@ -229,10 +229,10 @@ impl DeviceMesh {
 }
 
 /// The dynamic batching preprocess (the batch starts of the CPU's front-to-back scan).
-pub const BATCHING: Source<'static> = crate::kernel_source!("batching.cu");
+pub const BATCHING: Source<'static> = rxpipe_gpu::kernel_source!("batching.cu");
 
 /// Builds the geometry stage's input on the device (kernels/vertex_input.cu).
-pub const VERTEX_INPUT: Source<'static> = crate::kernel_source!("vertex_input.cu");
+pub const VERTEX_INPUT: Source<'static> = rxpipe_gpu::kernel_source!("vertex_input.cu");
 
 impl DeviceMesh {
     /// The shader inputs of a mesh the passes left on the device, packed there (no transfer,

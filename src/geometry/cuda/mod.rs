@@ -22,7 +22,7 @@ pub use queue::{DeviceQueue, DeviceRecords, GpuGeometry};
 pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
 
 /// The geometry stage's kernels; a vertex shader (`vs_main`) precedes them.
-pub const KERNELS: Source<'static> = crate::kernel_source!("geometry.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("geometry.cu");
 
 use crate::geometry::{
     Batches, GeometryError, GeometryStats, PatchBatches, Strategy, Uniforms, VertexIn,

@@ -4,8 +4,8 @@ use crate::gpu::kernels::Source;
 use std::path::Path;
 
 /// The built-in vertex shaders.
-pub const SHADER_TRANSFORM: Source<'static> = crate::kernel_source!("shaders/transform.cu");
-pub const SHADER_FMA: Source<'static> = crate::kernel_source!("shaders/fma.cu");
+pub const SHADER_TRANSFORM: Source<'static> = rxpipe_gpu::kernel_source!("shaders/transform.cu");
+pub const SHADER_FMA: Source<'static> = rxpipe_gpu::kernel_source!("shaders/fma.cu");
 
 /// A vertex shader for the GPU: CUDA C source that defines
 /// `__device__ VertexOut vs_main(const VertexIn& v, const Uniforms& u)` (the types are in

@@ -9,7 +9,7 @@ use crate::gpu::kernels::Source;
 use std::sync::Arc;
 
 /// The envelope program in CUDA C.
-pub const ENVELOPE_PROGRAM: Source<'static> = crate::kernel_source!("programs/envelope.cu");
+pub const ENVELOPE_PROGRAM: Source<'static> = rxpipe_gpu::kernel_source!("programs/envelope.cu");
 
 /// The GPU's `RxeInput` (kernels/programs/envelope.cu), byte for byte.
 #[repr(C)]

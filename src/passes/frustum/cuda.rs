@@ -10,7 +10,7 @@ use crate::gpu::{launch_1d, Context, Gpu, GpuError};
 use cudarc::driver::{CudaSlice, PinnedHostSlice, PushKernelArg};
 
 /// The stage's kernels.
-pub const KERNELS: Source<'static> = crate::kernel_source!("frustum.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("frustum.cu");
 
 /// Device and page-locked host buffers kept from frame to frame (grown as needed).
 pub struct Buffers {

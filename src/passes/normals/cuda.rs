@@ -13,7 +13,7 @@ use cudarc::driver::{CudaModule, CudaSlice, PushKernelArg};
 use std::sync::Arc;
 
 /// The stage's kernels.
-pub const KERNELS: Source<'static> = crate::kernel_source!("normals.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("normals.cu");
 
 /// The stage's compiled kernels.
 pub fn module(gpu: &Gpu) -> Result<Arc<CudaModule>, GpuError> {

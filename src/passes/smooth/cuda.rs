@@ -10,7 +10,7 @@ use crate::patch::PatchData;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 /// The stage's kernels.
-pub const KERNELS: Source<'static> = crate::kernel_source!("smooth.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("smooth.cu");
 
 /// Threads per patch block.
 const BLOCK: u32 = 256;

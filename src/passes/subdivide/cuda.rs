@@ -21,7 +21,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use std::sync::Arc;
 
 /// The stage's kernels.
-pub const KERNELS: Source<'static> = crate::kernel_source!("subdivide.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("subdivide.cu");
 
 /// Device bytes at the peak of making a level of `v` vertices, `e` edges and `f` triangles: its
 /// arrays beside the level before (about a quarter of its size) and that level's temporaries.
@@ -124,7 +124,7 @@ struct Level {
 }
 
 /// The Loop program in CUDA C (kernels/programs/loop.cu).
-pub const LOOP_PROGRAM: Source<'static> = crate::kernel_source!("programs/loop.cu");
+pub const LOOP_PROGRAM: Source<'static> = rxpipe_gpu::kernel_source!("programs/loop.cu");
 
 /// The GPU's `RxlInput` (kernels/programs/loop.cu): a level's input table, byte for byte.
 #[repr(C)]

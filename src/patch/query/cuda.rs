@@ -18,10 +18,10 @@ use cudarc::driver::{CudaModule, CudaSlice, DeviceRepr, PushKernelArg};
 use std::sync::Arc;
 
 /// The query kernels.
-pub const KERNELS: Source<'static> = crate::kernel_source!("query.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("query.cu");
 
 /// The patch layout every patch kernel reads (`RxqPatch`, the matrices in shared memory).
-pub const PATCH: Source<'static> = crate::kernel_source!("patch.cuh");
+pub const PATCH: Source<'static> = rxpipe_gpu::kernel_source!("patch.cuh");
 
 /// The user computation compiled when none is given: a list's length (a vertex's valence for VV).
 pub const USER_LENGTH: &str = "__device__ void rxq_user(unsigned element, const unsigned* list, unsigned n,\n                         const float* in, float* out) {\n    out[element] = (float)n;\n}\n";

@@ -25,32 +25,23 @@ use std::fmt;
 
 /// One of the eight queries: the source kind, then the result kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[cfg_attr(feature = "app", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Query {
     /// vertex to vertices (the one-ring)
-    #[cfg_attr(feature = "app", value(name = "vv"))]
     VV,
     /// vertex to edges
-    #[cfg_attr(feature = "app", value(name = "ve"))]
     VE,
     /// vertex to faces
-    #[cfg_attr(feature = "app", value(name = "vf"))]
     VF,
     /// edge to its two vertices
-    #[cfg_attr(feature = "app", value(name = "ev"))]
     EV,
     /// edge to faces
-    #[cfg_attr(feature = "app", value(name = "ef"))]
     EF,
     /// face to its three vertices
-    #[cfg_attr(feature = "app", value(name = "fv"))]
     FV,
     /// face to its three edges
-    #[cfg_attr(feature = "app", value(name = "fe"))]
     FE,
     /// face to the faces sharing an edge with it
-    #[cfg_attr(feature = "app", value(name = "ff"))]
     FF,
 }
 
@@ -80,6 +71,22 @@ impl Element {
     }
 }
 
+impl crate::named::Named for Query {
+    const NAMES: &'static [&'static [&'static str]] = &[
+        &["vv"],
+        &["ve"],
+        &["vf"],
+        &["ev"],
+        &["ef"],
+        &["fv"],
+        &["fe"],
+        &["ff"],
+    ];
+    fn from_name(name: &str) -> Option<Query> {
+        Query::parse(name)
+    }
+}
+
 impl Query {
     pub const ALL: [Query; 8] = [
         Query::VV,
@@ -91,6 +98,12 @@ impl Query {
         Query::FE,
         Query::FF,
     ];
+
+    /// Parses a query's two letters (`vv`, `ef`, ...).
+    pub fn parse(s: &str) -> Option<Query> {
+        let s = s.to_ascii_lowercase();
+        Query::ALL.into_iter().find(|q| q.name() == s)
+    }
 
     pub fn name(self) -> &'static str {
         match self {

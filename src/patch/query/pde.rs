@@ -206,7 +206,7 @@ impl DirectedEdges {
 }
 
 /// The PDE kernels.
-pub const KERNELS: Source<'static> = crate::kernel_source!("pde.cu");
+pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("pde.cu");
 
 /// The structure on the device.
 pub struct CudaPde {

@@ -1,0 +1,334 @@
+//! The frame benchmark: whole frames, per-stage times: device times (CUDA events) on the GPU,
+//! host wall times on the CPU backend.
+
+use super::{bench_mesh, Machine, MeshRow, GEOMETRY_MESHES};
+use glam::Vec3;
+use rxpipe::geometry::{Strategy, VertexOrder};
+use rxpipe::gpu::median;
+use rxpipe::Error;
+use serde::Serialize;
+
+/// The meshes of the frame benchmark (those of the geometry benchmark).
+pub const FRAME_MESHES: [&str; 4] = GEOMETRY_MESHES;
+
+/// One mesh and strategy of the frame benchmark: medians of stage times in ms (CUDA events on
+/// the GPU, host wall time on the CPU).
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameRow {
+    pub mesh: String,
+    pub strategy: String,
+    pub triangles: u64,
+    /// triangles left after setup (binned)
+    pub rasterized: u64,
+    pub asr: f64,
+    pub geometry_ms: f64,
+    pub setup_ms: f64,
+    pub bin_ms: f64,
+    pub raster_ms: f64,
+    /// the device time of the whole frame (median of the per-frame sums)
+    pub frame_ms: f64,
+    /// host wall time of a frame including the download of colour and depth
+    pub with_download_ms: f64,
+    /// host wall time of the viewer's frame ([`crate::viewer::FrameLoop`]): colour only,
+    /// downloaded into page-locked memory, while the frame before it is copied into a
+    /// window-sized buffer
+    pub window_ms: f64,
+    /// host wall time of the frame stages (the frustum test, with its download on the GPU)
+    pub frame_stages_ms: f64,
+    /// objects the frame stages dropped in the last frame
+    pub culled_objects: u64,
+    /// triangles the frame stages dropped in the last frame
+    pub culled_triangles: u64,
+    /// where the host's time of a frame goes (medians of each part)
+    pub host: HostRow,
+    pub runs: usize,
+}
+
+/// Medians of the host wall times of a frame's parts ([`rxpipe::pipeline::HostTimes`], with the
+/// GPU rasteriser's call split into its tables, launches and wait), in ms.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HostRow {
+    pub stages_ms: f64,
+    pub draws_ms: f64,
+    pub raster_ms: f64,
+    pub tables_ms: f64,
+    pub launch_ms: f64,
+    pub wait_ms: f64,
+    pub stats_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FrameReport {
+    #[serde(flatten)]
+    pub machine: Machine,
+    /// `cpu` or `cuda`
+    pub backend: String,
+    pub width: u32,
+    pub height: u32,
+    /// where the frustum stage ran (`None`: it did not)
+    pub frustum: Option<String>,
+    pub meshes: Vec<MeshRow>,
+    pub rows: Vec<FrameRow>,
+}
+
+/// Whether a benchmark "mesh" names a scene file (glTF or rxpipe's TOML), drawn as the file has
+/// it, from its own camera.
+pub fn is_scene_file(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [".gltf", ".glb", ".toml"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
+/// A camera looking at the bounds from the front and above, at the distance where the bounding
+/// sphere's diameter spans `fraction` of the screen height.
+pub fn camera_spanning(lo: Vec3, hi: Vec3, fraction: f32) -> rxpipe::Camera {
+    let mut c = rxpipe::Camera::framing(lo, hi);
+    let centre = (lo + hi) * 0.5;
+    let r = ((hi - lo).length() * 0.5).max(1e-6);
+    let dist = r / (fraction * (c.fov_y.to_radians() * 0.5).tan());
+    c.eye = centre + (c.eye - centre).normalize() * dist;
+    c.near = (dist - r).max(dist * 1e-3);
+    c.far = dist + 2.0 * r;
+    c
+}
+
+/// Runs the frame benchmark: whole frames (geometry, setup, binning, rasterisation and shading,
+/// lit) of each mesh with each strategy at `size` on `renderer`'s backend, the mesh framed so
+/// that its bounds span 60% of the screen height. The patch strategy runs in patch order, without and (with
+/// `patch_cull`) also with the per-patch culling stage. Each strategy runs in each of `shadings`
+/// (a row each; rows not lit name their mode after the strategy).
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    renderer: rxpipe::Renderer,
+    meshes: &[&str],
+    strategies: &[Strategy],
+    size: (u32, u32),
+    frustum: Option<rxpipe::passes::frustum::Placement>,
+    patch_cull: bool,
+    shadings: &[rxpipe::ShadingMode],
+    warmup: usize,
+    runs: usize,
+    progress: &dyn Fn(&str),
+) -> Result<FrameReport, Error> {
+    let mut report = FrameReport {
+        machine: match renderer.gpu() {
+            Some(gpu) => Machine::of(gpu, &rxpipe::gpu::probe()),
+            None => Machine::host(),
+        },
+        backend: renderer.kind().name().into(),
+        width: size.0,
+        height: size.1,
+        frustum: frustum.map(|p| format!("{p:?}").to_lowercase()),
+        meshes: vec![],
+        rows: vec![],
+    };
+    for &name in meshes {
+        progress(&format!("{name}: loading"));
+        let (scene, order) = if is_scene_file(name) {
+            // a scene as its file has it: objects, materials, lights and its own camera
+            let scene = rxpipe::io::load_scene(name)?;
+            (scene, VertexOrder::Forsyth)
+        } else {
+            let m = bench_mesh(name)?;
+            // the grid is already in Forsyth order, copy by copy
+            let order = if name.starts_with("bunny-grid") {
+                VertexOrder::Input
+            } else {
+                VertexOrder::Forsyth
+            };
+            let mut scene = rxpipe::Scene::from_meshes(name, vec![m]);
+            let (lo, hi) = scene.bounds().unwrap_or((Vec3::splat(-1.0), Vec3::ONE));
+            scene.camera = camera_spanning(lo, hi, 0.6);
+            (scene, order)
+        };
+        report.meshes.push(MeshRow {
+            mesh: name.into(),
+            vertices: scene.objects.iter().map(|o| o.mesh.vertex_count()).sum(),
+            triangles: scene.objects.iter().map(|o| o.mesh.triangle_count()).sum(),
+        });
+        let mut prepared: Option<rxpipe::Prepared> = None;
+        let runs_of: Vec<(Strategy, bool, rxpipe::ShadingMode)> = strategies
+            .iter()
+            .flat_map(|&s| {
+                let with_cull = s == Strategy::Patch && patch_cull;
+                std::iter::once((s, false)).chain(with_cull.then_some((s, true)))
+            })
+            .flat_map(|(s, cull)| shadings.iter().map(move |&m| (s, cull, m)))
+            .collect();
+        for (s, cull, shading) in runs_of {
+            let mut label = if cull {
+                format!("{} + patch-cull", s.name())
+            } else {
+                s.name().to_string()
+            };
+            if shading != rxpipe::ShadingMode::Lit {
+                label += &format!(" ({})", shading.name());
+            }
+            progress(&format!("{name}: {label}"));
+            let order = match s {
+                Strategy::Patch => VertexOrder::Patch(rxpipe::geometry::order::PATCH_FACES),
+                _ => order,
+            };
+            let p = rxpipe::Pipeline::builder()
+                .strategy(s)
+                .order(order)
+                .shading(shading)
+                .default_stages(false);
+            let p = match frustum {
+                Some(place) => p.frame_stage(rxpipe::passes::Frustum::new(place)),
+                None => p,
+            };
+            let p = if cull {
+                p.frame_stage(rxpipe::passes::PatchCull)
+            } else {
+                p
+            }
+            .build(&renderer)?;
+            let mut p = p;
+            if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
+                prepared = Some(p.prepare(&scene)?);
+            }
+            let pr = prepared.as_ref().expect("prepared above");
+            let mut f = rxpipe::Frame::empty();
+            for _ in 0..warmup {
+                p.render_into(pr, &scene, &scene.camera, size, 0.0, &mut f)?;
+            }
+            let mut stages: [Vec<f64>; 7] = Default::default();
+            let mut host: [Vec<f64>; 7] = Default::default();
+            for _ in 0..runs {
+                p.render_into(pr, &scene, &scene.camera, size, 0.0, &mut f)?;
+                let st = &f.stats;
+                let r = &st.raster;
+                let dev = st.geometry_ms + r.setup_ms + r.bin_ms + r.raster_ms;
+                for (v, x) in stages.iter_mut().zip([
+                    st.geometry_ms,
+                    r.setup_ms,
+                    r.bin_ms,
+                    r.raster_ms,
+                    dev,
+                    st.total_ms,
+                    st.stages.iter().fold(0.0, |a, s| a + s.ms),
+                ]) {
+                    v.push(x);
+                }
+                let h = &st.host;
+                for (v, x) in host.iter_mut().zip([
+                    h.stages_ms,
+                    h.draws_ms,
+                    h.raster_ms,
+                    r.host_tables_ms,
+                    r.host_launch_ms,
+                    r.host_wait_ms,
+                    h.stats_ms,
+                ]) {
+                    v.push(x);
+                }
+            }
+            // the viewer's frames, headless: the same code the window runs, a new frame each
+            // time (a moving camera) while the one before it is copied into the window's buffer
+            p.color_only = true;
+            let mut target = vec![0u8; 4 * size.0 as usize * size.1 as usize];
+            let mut frames = crate::viewer::FrameLoop::default();
+            let mut window = Vec::with_capacity(runs);
+            for k in 0..warmup + runs {
+                let t = std::time::Instant::now();
+                let job = crate::viewer::FrameJob {
+                    pipeline: &p,
+                    prepared: pr,
+                    scene: &scene,
+                    camera: &scene.camera,
+                    size,
+                    time: 0.0,
+                };
+                frames.draw(Some(job), &mut target)?;
+                if k >= warmup {
+                    window.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            report.rows.push(FrameRow {
+                mesh: name.into(),
+                strategy: label,
+                triangles: f.stats.geometry.triangles,
+                rasterized: f.stats.raster.rasterized,
+                asr: f.stats.geometry.asr(),
+                geometry_ms: median(&stages[0]),
+                setup_ms: median(&stages[1]),
+                bin_ms: median(&stages[2]),
+                raster_ms: median(&stages[3]),
+                frame_ms: median(&stages[4]),
+                with_download_ms: median(&stages[5]),
+                window_ms: median(&window),
+                frame_stages_ms: median(&stages[6]),
+                culled_objects: f.stats.culled().0,
+                culled_triangles: f.stats.culled().1,
+                host: HostRow {
+                    stages_ms: median(&host[0]),
+                    draws_ms: median(&host[1]),
+                    raster_ms: median(&host[2]),
+                    tables_ms: median(&host[3]),
+                    launch_ms: median(&host[4]),
+                    wait_ms: median(&host[5]),
+                    stats_ms: median(&host[6]),
+                },
+                runs,
+            });
+        }
+    }
+    Ok(report)
+}
+
+impl FrameReport {
+    pub fn markdown(&self) -> String {
+        let (title, times) = if self.backend == "cpu" {
+            ("the CPU backend", "host wall times of the stages")
+        } else {
+            ("the GPU", "CUDA-event stage times")
+        };
+        let mut s = format!(
+            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame in motion (the same code, headless: a new frame, colour only, on the GPU downloaded into page-locked memory, while another thread copies the frame before it into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            self.machine,
+            self.width,
+            self.height,
+            match &self.frustum {
+                Some(p) => format!("the frustum test, on={p}"),
+                None => "none".into(),
+            }
+        );
+        for r in &self.rows {
+            s += &format!(
+                "| {} | {} | {} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | **{:.3}** | {:.2} | {:.2} |\n",
+                r.mesh,
+                r.triangles,
+                r.strategy,
+                r.asr,
+                r.rasterized,
+                r.frame_stages_ms,
+                r.geometry_ms,
+                r.setup_ms,
+                r.bin_ms,
+                r.raster_ms,
+                r.frame_ms,
+                r.with_download_ms,
+                r.window_ms
+            );
+        }
+        s += "\nWhere the host's time of a frame goes ('with download' above), medians in ms: the objects' matrices and the frame stages; the drawn objects' list, uniforms and geometry preparation (on the CPU, the geometry stage); the raster call, and within it on the GPU its tables, launches and the wait for the device with the download; the statistics.\n\n| mesh | strategy | stages | draws | raster | tables | launches | wait + download | statistics |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+        for r in &self.rows {
+            let h = &r.host;
+            s += &format!(
+                "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |\n",
+                r.mesh,
+                r.strategy,
+                h.stages_ms,
+                h.draws_ms,
+                h.raster_ms,
+                h.tables_ms,
+                h.launch_ms,
+                h.wait_ms,
+                h.stats_ms
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,206 @@
+//! `rxpipe bench`: the paper's tables measured on this machine, one module per benchmark
+//! ([`geometry`], [`frame`], [`frustum`], [`reindex`], [`rxmesh`], [`distance`], [`simplify`],
+//! [`processing`]). GPU inputs stay on the device; every GPU time is the
+//! median of CUDA-event timings after a warm-up. This module holds what they share: the
+//! benchmark meshes, the machine a report was measured on, and the date.
+
+use glam::{Mat4, Vec3};
+use rxpipe::geometry::VertexOrder;
+use rxpipe::gpu::Gpu;
+use rxpipe::{Error, Mesh};
+use serde::Serialize;
+
+pub mod distance;
+pub mod frame;
+pub mod frustum;
+pub mod geometry;
+pub mod processing;
+pub mod reindex;
+pub mod rxmesh;
+pub mod simplify;
+
+/// The meshes of the geometry benchmark, by name: the shared bunny and ogre, the icosphere of
+/// level 9 (5.2 M triangles) and a grid of 104 bunnies (7.2 M triangles), all in Forsyth order.
+pub const GEOMETRY_MESHES: [&str; 4] = ["bunny", "ogre", "icosphere:9", "bunny-grid:104"];
+
+/// The benchmarks' names on a machine without ../shared/meshes (a fresh clone): each name that
+/// needs a shared mesh becomes a generated mesh of about its size, and a notice says which, so
+/// that every benchmark's defaults run anywhere. Names that need nothing shared stay; a mesh
+/// pair of ../shared/meshes/distance becomes a pair of crossing generated meshes. Where the
+/// shared meshes are found, the names stay as they are and there is no notice.
+pub fn stand_ins(names: &[&str]) -> (Vec<String>, Option<String>) {
+    if rxpipe::io::shared_meshes_dir().is_some() {
+        return (names.iter().map(|n| n.to_string()).collect(), None);
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut said = Vec::new();
+    for &n in names {
+        let stand_in = match n {
+            "bunny" => Some("icosphere:6".to_string()),
+            "ogre" => Some("torus:430".to_string()),
+            n if n.starts_with("bunny-grid:") => n[11..]
+                .parse::<u64>()
+                .ok()
+                .map(|k| format!("rings:{}", (69_451 * k).min(400_000_000))),
+            n if distance::PAIRS.contains(&n) => Some(
+                match n.rsplit('_').next().and_then(|t| t.parse::<u32>().ok()) {
+                    Some(t) if t >= 100_000 => "rings:200000+icosphere:7",
+                    Some(t) if t >= 10_000 => "icosphere:6+torus:200",
+                    _ => "icosphere:4+torus:60",
+                }
+                .to_string(),
+            ),
+            n if n.ends_with(".obj") || n.ends_with(".ply") => Some("torus:200".to_string()),
+            _ => None,
+        };
+        let name = match stand_in {
+            Some(s) => {
+                said.push(format!("{n} as {s}"));
+                s
+            }
+            None => n.to_string(),
+        };
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    let notice = (!said.is_empty()).then(|| {
+        format!(
+            "../shared/meshes was not found (set RXPIPE_MESHES to the folder): measuring {} \
+             instead",
+            said.join(", ")
+        )
+    });
+    (out, notice)
+}
+
+/// Loads a benchmark mesh by name (a shared mesh, a generator spec, or `bunny-grid:N`).
+pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
+    let shared = |f: &str| -> Result<Mesh, Error> {
+        let dir = rxpipe::io::shared_meshes_dir().ok_or_else(|| {
+            Error::Backend(format!(
+                "the benchmark needs {f} from ../shared/meshes (or set RXPIPE_MESHES)"
+            ))
+        })?;
+        Ok(rxpipe::io::load_mesh(dir.join(f))?)
+    };
+    Ok(match name {
+        "bunny" => shared("stanford-bunny.obj")?,
+        "ogre" => shared("ogre.obj")?,
+        n if n.starts_with("bunny-grid:") => {
+            let count: usize = n[11..]
+                .parse()
+                .map_err(|_| Error::Backend(format!("bad grid size in '{n}'")))?;
+            bunny_grid(&shared("stanford-bunny.obj")?, count)
+        }
+        n if rxpipe::mesh::looks_like_spec(n) => rxpipe::mesh::from_spec(n)?,
+        // a file of the shared meshes by its name (fandisk.obj, igea.ply)
+        n if rxpipe::io::shared_meshes_dir().is_some_and(|d| d.join(n).is_file()) => shared(n)?,
+        n => {
+            return Err(Error::Backend(format!(
+                "unknown benchmark mesh '{n}' (bunny, ogre, bunny-grid:N, a file name of \
+                 ../shared/meshes, or a generator: {})",
+                rxpipe::mesh::SPECS
+            )))
+        }
+    })
+}
+
+/// `count` copies of `m` on a square-ish grid in the xz plane, in Forsyth order copy by copy.
+pub fn bunny_grid(m: &Mesh, count: usize) -> Mesh {
+    let mut base = m.clone();
+    VertexOrder::Forsyth.arrange(&mut base);
+    let (lo, hi) = base.bounds().unwrap_or((Vec3::ZERO, Vec3::ONE));
+    let step = (hi - lo) * 1.1;
+    let cols = (count as f64).sqrt().ceil() as usize;
+    let mut out = Mesh {
+        name: format!("{} grid of {count}", m.name),
+        ..Default::default()
+    };
+    for k in 0..count {
+        let mut c = base.clone();
+        let (i, j) = ((k % cols) as f32, (k / cols) as f32);
+        c.transform(Mat4::from_translation(Vec3::new(
+            i * step.x,
+            0.0,
+            j * step.z,
+        )));
+        out.append(&c);
+    }
+    out
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MeshRow {
+    pub mesh: String,
+    pub vertices: usize,
+    pub triangles: usize,
+}
+
+/// Where and when a report was measured.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct Machine {
+    pub device: String,
+    pub driver: String,
+    pub nvrtc: String,
+    pub date: String,
+}
+
+impl Machine {
+    pub(crate) fn of(gpu: &Gpu, info: &rxpipe::gpu::CudaInfo) -> Machine {
+        Machine {
+            device: gpu.name.clone(),
+            driver: info
+                .driver_version
+                .map_or("?".into(), |v| format!("{}.{}", v / 1000, (v % 1000) / 10)),
+            nvrtc: format!("{}.{}", gpu.nvrtc_version.0, gpu.nvrtc_version.1),
+            date: today(),
+        }
+    }
+
+    /// The host's processor, for benchmarks of the CPU backend (driver and NVRTC empty).
+    pub(crate) fn host() -> Machine {
+        Machine {
+            device: format!(
+                "{}, {} threads, fragment stage {}",
+                reindex::cpu_name(),
+                rayon::current_num_threads(),
+                rxpipe::raster::fragment_isa()
+            ),
+            driver: String::new(),
+            nvrtc: String::new(),
+            date: today(),
+        }
+    }
+}
+
+impl std::fmt::Display for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        if self.driver.is_empty() {
+            return write!(f, "{}, {}", self.device, self.date);
+        }
+        write!(
+            f,
+            "{} (driver {}, NVRTC {}), {}",
+            self.device, self.driver, self.nvrtc, self.date
+        )
+    }
+}
+
+/// Today's date (UTC) as YYYY-MM-DD, from the system clock.
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    // civil-from-days (Howard Hinnant's algorithm)
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    format!("{y:04}-{m:02}-{d:02}")
+}

@@ -1,0 +1,512 @@
+//! `rxpipe bench`: the paper-style tables measured on this machine.
+
+use crate::{spinner, Res};
+use rxpipe::passes::frustum::Placement;
+use rxpipe::Strategy;
+use std::path::PathBuf;
+
+#[derive(clap::Subcommand)]
+pub enum What {
+    /// Re-indexing (Wald's Table 1): CPU serial, CPU parallel, meshopt, GPU sort and hash
+    Reindex {
+        /// comma-separated grid sizes N (5 N² vertices each) [default: 8,64,1024,4096,8192;
+        /// without a GPU 8,64,1024]
+        #[arg(long, value_delimiter = ',',
+              value_parser = clap::value_parser!(u32).range(1..=29308))]
+        sizes: Option<Vec<u32>>,
+        /// skip the serial CPU method where the last size predicts more than this many seconds
+        #[arg(long, default_value_t = 60.0)]
+        serial_limit: f64,
+        /// GPU columns only
+        #[arg(long)]
+        no_cpu: bool,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Geometry stage: ms per strategy and shader load (Table 2), shading rates (Table 1), roofline
+    /// (needs an NVIDIA GPU)
+    Geometry {
+        #[command(flatten)]
+        common: MeshArgs,
+    },
+    /// The frustum stage's cost on the host and on the GPU for a range of object counts (needs an
+    /// NVIDIA GPU)
+    Frustum {
+        /// comma-separated object counts
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "1,100,1000,10000,20000,100000,1000000"
+        )]
+        objects: Vec<usize>,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Whole frames: per-stage times of frame stages, geometry, setup, binning, raster (on the
+    /// GPU, which it needs, or with --backend cpu on the CPU)
+    Frame {
+        /// the backend measured: cuda (CUDA-event device times) or cpu (host wall times)
+        #[arg(long, value_enum, default_value = "cuda")]
+        backend: FrameBackend,
+        #[arg(
+            long,
+            value_parser = rxpipe_app::named::<Strategy>(),
+            value_delimiter = ',',
+            default_value = "naive,warp,hash,phash"
+        )]
+        strategies: Vec<Strategy>,
+        /// WIDTHxHEIGHT
+        #[arg(long, default_value = "1920x1080", value_parser = parse_size)]
+        size: (u32, u32),
+        /// where the frustum stage runs, or off (its cost is the difference)
+        #[arg(long, value_enum, default_value = "auto")]
+        frustum: FrustumArg,
+        /// also run the patch strategy with per-patch culling (a second row)
+        #[arg(long)]
+        patch_cull: bool,
+        /// shading modes, a row each (normals and depth leave out the materials: what lit costs
+        /// more is shading)
+        #[arg(long, value_parser = rxpipe_app::named::<rxpipe::ShadingMode>(), value_delimiter = ',', default_value = "lit")]
+        shading: Vec<rxpipe::ShadingMode>,
+        #[command(flatten)]
+        common: MeshArgs,
+    },
+    /// RXMesh (Table 2): the eight queries against Parallel Directed Edges on the default,
+    /// sorted and shuffled orders; normals through the FV and VF queries against the hardwired
+    /// kernel; patching time and bytes per face (needs an NVIDIA GPU)
+    Rxmesh {
+        /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "bunny,icosphere:9,bunny-grid:104"
+        )]
+        meshes: Vec<String>,
+        /// the most faces a patch holds
+        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..=65535))]
+        patch_faces: u32,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// The least and greatest distance between the shared mesh pairs (gDist): CPU search and GPU front
+    /// expansion (the GPU column needs an NVIDIA GPU)
+    Distance {
+        /// comma-separated: NAME of ../shared/meshes/distance/NAME_{A,B}.obj.gz, or A+B (two
+        /// mesh files or generator specs) [default: every shared pair; without a GPU all but
+        /// sphere_100000, minutes of CPU time]
+        #[arg(long, value_delimiter = ',')]
+        pairs: Option<Vec<String>>,
+        /// also both searches within this relative error (0: not measured)
+        #[arg(
+            long,
+            value_name = "E",
+            default_value_t = 0.1,
+            allow_negative_numbers = true
+        )]
+        rel_error: f64,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Geometry processing on the reuse strategies: one level of Loop subdivision and the outer
+    /// envelope per strategy (CPU, and the GPU where there is one), beside the subdivision
+    /// stage's own path and the envelope's program run once a vertex
+    Processing {
+        /// comma-separated: bunny, ogre, a file name of ../shared/meshes, or a generator spec;
+        /// NAME@N for it subdivided N times first (bunny@2: 1.1 M triangles)
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "bunny,icosphere:6,bunny@2"
+        )]
+        meshes: Vec<String>,
+        /// comma-separated: which tasks to measure (subdivide, envelope)
+        #[arg(long, value_delimiter = ',', default_value = "subdivide,envelope",
+              value_parser = ["subdivide", "envelope"])]
+        tasks: Vec<String>,
+        #[command(flatten)]
+        report: ReportArgs,
+    },
+    /// Simplification within an envelope: triangles, time and the measured distance both ways,
+    /// beside meshoptimizer's simplifier at the same triangle count (CPU only)
+    Simplify {
+        /// comma-separated: bunny, ogre, a file name of ../shared/meshes (fandisk.obj), or a
+        /// generator spec
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "bunny,fandisk.obj,rocker-arm.obj"
+        )]
+        meshes: Vec<String>,
+        /// comma-separated envelope widths, fractions of each mesh's bounding-box diagonal
+        #[arg(long, value_delimiter = ',', default_value = "0.001,0.005",
+              value_parser = parse_fraction)]
+        eps: Vec<f64>,
+        /// candidate collapses tested at once (1: one at a time; the result is the same)
+        /// [default: twice the threads]
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        width: Option<u64>,
+        /// runs per mesh and width (each takes seconds)
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+        runs: u64,
+        /// print JSON instead of markdown
+        #[arg(long)]
+        json: bool,
+        /// also write the markdown report to this file (never over an existing one)
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+    },
+}
+
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|&x| x > 0.0 && x <= 1.0)
+        .ok_or_else(|| format!("bad width '{s}' (expected a fraction above 0 and at most 1)"))
+}
+
+/// The backend `bench frame` measures.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum FrameBackend {
+    Cuda,
+    Cpu,
+}
+
+/// Where `bench frame` runs the frustum stage.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum FrustumArg {
+    Auto,
+    Cpu,
+    Cuda,
+    Off,
+}
+
+impl FrustumArg {
+    fn placement(self) -> Option<Placement> {
+        match self {
+            FrustumArg::Auto => Some(Placement::Auto),
+            FrustumArg::Cpu => Some(Placement::Cpu),
+            FrustumArg::Cuda => Some(Placement::Cuda),
+            FrustumArg::Off => None,
+        }
+    }
+}
+
+/// Options of the benchmarks that run on meshes.
+#[derive(clap::Args)]
+pub struct MeshArgs {
+    /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec; `bench
+    /// frame` also takes scene files (.gltf, .glb, .toml), drawn from their own cameras
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "bunny,ogre,icosphere:9,bunny-grid:104"
+    )]
+    meshes: Vec<String>,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// Options every benchmark takes: runs and the report.
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    runs: u64,
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// print JSON instead of markdown
+    #[arg(long)]
+    json: bool,
+    /// also write the markdown report to this file (never over an existing one)
+    #[arg(long)]
+    markdown: Option<PathBuf>,
+}
+
+/// The names of `--meshes` (or `--pairs`) with generated stand-ins for the shared meshes where
+/// ../shared/meshes is absent ([`rxpipe_app::bench::stand_ins`], which says which).
+fn stand_ins(names: &[String]) -> Vec<String> {
+    let names: Vec<&str> = names.iter().map(|s| s.trim()).collect();
+    let (names, notice) = rxpipe_app::bench::stand_ins(&names);
+    if let Some(n) = notice {
+        eprintln!("notice: {n}");
+    }
+    names
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    s.split_once('x')
+        .and_then(|(w, h)| Some((w.trim().parse().ok()?, h.trim().parse().ok()?)))
+        .filter(|&(w, h): &(u32, u32)| w > 0 && h > 0)
+        .ok_or_else(|| format!("bad size '{s}' (expected WIDTHxHEIGHT, e.g. 1920x1080)"))
+}
+
+pub fn run(what: What) -> Res {
+    match what {
+        What::Reindex {
+            sizes,
+            serial_limit,
+            no_cpu,
+            report: c,
+        } => {
+            const DEFAULT: [u32; 5] = [8, 64, 1024, 4096, 8192];
+            let gpu = match rxpipe::gpu::Gpu::new() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!("notice: {e}; measuring the CPU columns only");
+                    None
+                }
+            };
+            let sizes = match sizes {
+                Some(s) => s,
+                // without a GPU the large grids are the CPU's alone: minutes each, and gigabytes
+                None if gpu.is_none() => {
+                    let (keep, skip): (Vec<u32>, Vec<u32>) =
+                        DEFAULT.iter().partition(|&&n| n <= 1024);
+                    let first = skip[0] as u64;
+                    eprintln!(
+                        "notice: without a GPU, sizes {} only; skipped {} (the {first}x{first} grid alone takes {:.1} GB, and the CPU methods need minutes for it; pass --sizes to measure them)",
+                        list(&keep),
+                        list(&skip),
+                        (84 * first * first) as f64 / 1e9
+                    );
+                    keep
+                }
+                None => DEFAULT.to_vec(),
+            };
+            let pb = spinner("starting".into());
+            let report = rxpipe_app::bench::reindex::run(
+                gpu,
+                &sizes,
+                c.warmup,
+                c.runs as usize,
+                !no_cpu,
+                serial_limit,
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), &c)
+        }
+        What::Geometry { common: c } => {
+            let gpu = need_gpu("geometry")?;
+            let names = stand_ins(&c.meshes);
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let pb = spinner("starting".into());
+            let r = &c.report;
+            let report =
+                rxpipe_app::bench::geometry::run(gpu, &names, r.warmup, r.runs as usize, &|m| {
+                    pb.set_message(m.to_string())
+                })?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), r)
+        }
+        What::Frustum { objects, report: r } => {
+            let gpu = need_gpu("frustum")?;
+            let pb = spinner("starting".into());
+            let report =
+                rxpipe_app::bench::frustum::run(gpu, &objects, r.warmup, r.runs as usize, &|m| {
+                    pb.set_message(m.to_string())
+                })?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), &r)
+        }
+        What::Frame {
+            backend,
+            strategies,
+            size,
+            frustum,
+            patch_cull,
+            shading,
+            common: c,
+        } => {
+            let renderer = match backend {
+                FrameBackend::Cuda => rxpipe::Renderer::from_gpu(
+                    need_gpu("frame")
+                        .map_err(|e| format!("{e} (or measure the CPU backend: --backend cpu)"))?,
+                ),
+                FrameBackend::Cpu => {
+                    rxpipe::Renderer::new(rxpipe::Backend::Cpu).map_err(|e| e.to_string())?
+                }
+            };
+            let names = stand_ins(&c.meshes);
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let pb = spinner("starting".into());
+            let r = &c.report;
+            let report = rxpipe_app::bench::frame::run(
+                renderer,
+                &names,
+                &strategies,
+                size,
+                frustum.placement(),
+                patch_cull,
+                &shading,
+                r.warmup,
+                r.runs as usize,
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), r)
+        }
+        What::Rxmesh {
+            meshes,
+            patch_faces,
+            report: r,
+        } => {
+            let gpu = need_gpu("rxmesh")?;
+            let names = stand_ins(&meshes);
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let pb = spinner("starting".into());
+            let report = rxpipe_app::bench::rxmesh::run(
+                gpu,
+                &names,
+                patch_faces,
+                r.warmup,
+                r.runs as usize,
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), &r)
+        }
+        What::Distance {
+            pairs,
+            rel_error,
+            report: r,
+        } => {
+            rxpipe::distance::rel_keep(rel_error)?;
+            let gpu = match rxpipe::gpu::Gpu::new() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!("notice: {e}; measuring the CPU column only");
+                    None
+                }
+            };
+            let shared = rxpipe_app::bench::distance::PAIRS;
+            let names: Vec<&str> = match &pairs {
+                Some(p) => p.iter().map(|s| s.trim()).collect(),
+                // the nested spheres of 200 K triangles take minutes on a few cores (265 M
+                // triangle pairs)
+                None if gpu.is_none() => {
+                    eprintln!(
+                        "notice: without a GPU, sphere_100000 is skipped (minutes on the CPU; \
+                         pass --pairs sphere_100000 to measure it)"
+                    );
+                    shared
+                        .into_iter()
+                        .filter(|&p| p != "sphere_100000")
+                        .collect()
+                }
+                None => shared.to_vec(),
+            };
+            let names = stand_ins(&names.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let pb = spinner("starting".into());
+            let report = rxpipe_app::bench::distance::run(
+                gpu,
+                &names,
+                rel_error,
+                r.warmup,
+                r.runs as usize,
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            out(&report, report.markdown(), &r)
+        }
+        What::Processing {
+            meshes,
+            tasks,
+            report,
+        } => {
+            // (stand-ins for the shared meshes keep their @N)
+            let names: Vec<String> = meshes
+                .iter()
+                .map(|m| match m.split_once('@') {
+                    Some((base, n)) => format!("{}@{n}", stand_ins(&[base.to_string()])[0]),
+                    None => stand_ins(std::slice::from_ref(m)).remove(0),
+                })
+                .collect();
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let gpu = match rxpipe::gpu::Gpu::new() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    eprintln!("notice: {e}; measuring the CPU rows only");
+                    None
+                }
+            };
+            let pb = spinner("starting".into());
+            let tasks = rxpipe_app::bench::processing::Tasks {
+                subdivide: tasks.iter().any(|t| t == "subdivide"),
+                envelope: tasks.iter().any(|t| t == "envelope"),
+            };
+            let r = rxpipe_app::bench::processing::run(
+                &names,
+                tasks,
+                report.runs as usize,
+                report.warmup,
+                gpu.as_ref(),
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            out(&r, r.markdown(), &report)
+        }
+        What::Simplify {
+            meshes,
+            eps,
+            width,
+            runs,
+            json,
+            markdown,
+        } => {
+            let names = stand_ins(&meshes);
+            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+            let pb = spinner("starting".into());
+            let report = rxpipe_app::bench::simplify::run(
+                &names,
+                &eps,
+                width.map(|w| w as usize),
+                runs as usize,
+                &|m| pb.set_message(m.to_string()),
+            )?;
+            pb.finish_and_clear();
+            let r = ReportArgs {
+                runs,
+                warmup: 0,
+                json,
+                markdown,
+            };
+            out(&report, report.markdown(), &r)
+        }
+    }
+}
+
+/// The GPU a benchmark measures, or an error saying that it needs one and why none can be used.
+fn need_gpu(bench: &str) -> Result<std::sync::Arc<rxpipe::gpu::Gpu>, String> {
+    rxpipe::gpu::Gpu::new().map_err(|e| {
+        format!("`rxpipe bench {bench}` measures the CUDA backend and needs an NVIDIA GPU: {e}")
+    })
+}
+
+/// Numbers as "8, 64 and 1024".
+fn list(v: &[u32]) -> String {
+    let s: Vec<String> = v.iter().map(u32::to_string).collect();
+    match s.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => s.join(""),
+    }
+}
+
+/// Prints a benchmark report as markdown or JSON, and writes the markdown to a file when asked.
+fn out(report: &impl serde::Serialize, md: String, a: &ReportArgs) -> Res {
+    if let Some(p) = &a.markdown {
+        if p.exists() {
+            return Err(format!("{} exists; choose another file", p.display()).into());
+        }
+        rxpipe::io::write_atomically(p, |w| {
+            std::io::Write::write_all(w, md.as_bytes()).map_err(rxpipe::io::IoError::at(p))
+        })?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print!("{md}");
+    }
+    Ok(())
+}

@@ -1,0 +1,71 @@
+//! Where and how finely work runs: the backend a user asks for ([`Backend`]), the one that ran a
+//! stage ([`BackendKind`]), and the sizes below which a mesh's work stays where it is. Plain
+//! values every layer may name (the backends themselves are a layer above).
+
+/// Below this many indices a mesh that is on the host is processed there, whatever the backend:
+/// its mesh stages run on the CPU and the CUDA backend builds its batches on the CPU, because
+/// handing a small mesh to the thread pool or the GPU costs more than the work (a scene of
+/// thousands of small objects would spend its time starting work, not doing it).
+pub const SMALL_MESH_INDICES: usize = 16_384;
+
+/// The fewest elements (vertices, triangles) a parallel loop over a mesh hands a thread: a small
+/// mesh's loop runs where it is called instead of waking idle threads for a few elements each,
+/// which with many threads costs more than the work.
+pub const GRAIN: usize = 4096;
+
+/// Where stages should run, as a user asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backend {
+    /// CUDA when a device and NVRTC load, otherwise the CPU (and it says why)
+    #[default]
+    Auto,
+    /// the CPU reference (rayon)
+    Cpu,
+    /// the CUDA backend; an error when no device or NVRTC can be used
+    Cuda,
+}
+
+impl Backend {
+    /// Parses `auto`, `cpu`, `cuda` (or `gpu`).
+    pub fn parse(s: &str) -> Option<Backend> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "auto" => Backend::Auto,
+            "cpu" => Backend::Cpu,
+            "cuda" | "gpu" => Backend::Cuda,
+            _ => return None,
+        })
+    }
+}
+
+impl crate::named::Named for Backend {
+    const NAMES: &'static [&'static [&'static str]] = &[&["auto"], &["cpu"], &["cuda", "gpu"]];
+    fn from_name(name: &str) -> Option<Backend> {
+        Backend::parse(name)
+    }
+}
+
+/// The backend that ran a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// the CPU reference
+    Cpu,
+    /// CUDA through cudarc and NVRTC
+    Cuda,
+}
+
+impl BackendKind {
+    /// The backend's name: `cpu` or `cuda`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+        }
+    }
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
