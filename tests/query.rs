@@ -402,7 +402,7 @@ fn gpu_directed_edges_equal_the_host_walks() {
 
 #[test]
 fn patches_too_large_for_shared_memory_are_split_until_they_fit() {
-    use rxpipe::patch::query::cuda::fits_shared;
+    use rxpipe::patch::query::shared::fits_shared;
     // patches of up to 4096 faces: the largest need more shared memory than a block has
     let m = rxpipe::mesh::icosphere(6);
     let o = rxpipe::patch::PatchOptions {

@@ -10,6 +10,7 @@
 //! back silently afterwards (a combination that cannot run where asked is an error naming why).
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 
 pub use crate::execution::{Backend, BackendKind, GRAIN, SMALL_MESH_INDICES};
@@ -18,6 +19,10 @@ use crate::gpu::Gpu;
 use crate::raster::{RasterOutput, RasterSettings};
 use crate::Error;
 use std::sync::Arc;
+
+/// Why a build without the `cuda` feature has no CUDA backend.
+#[cfg(not(feature = "cuda"))]
+pub const NO_CUDA: &str = "rxpipe was built without its `cuda` feature";
 
 /// The chosen backend, made once and shared by pipelines.
 #[derive(Debug, Clone)]
@@ -35,6 +40,7 @@ impl Renderer {
     pub fn new(backend: Backend) -> Result<Renderer, Error> {
         match backend {
             Backend::Cpu => Ok(Renderer::cpu("backend: cpu (asked for)".into())),
+            #[cfg(feature = "cuda")]
             Backend::Auto => match Gpu::new() {
                 Ok(gpu) => {
                     let mut r = Renderer::from_gpu(gpu);
@@ -43,7 +49,12 @@ impl Renderer {
                 }
                 Err(e) => Ok(Renderer::cpu(format!("backend: cpu (auto: {e})"))),
             },
+            #[cfg(feature = "cuda")]
             Backend::Cuda => Ok(Renderer::from_gpu(Gpu::new()?)),
+            #[cfg(not(feature = "cuda"))]
+            Backend::Auto => Ok(Renderer::cpu(format!("backend: cpu (auto: {NO_CUDA})"))),
+            #[cfg(not(feature = "cuda"))]
+            Backend::Cuda => Err(Error::Backend(format!("the CUDA backend: {NO_CUDA}"))),
         }
     }
 
@@ -57,11 +68,14 @@ impl Renderer {
 
     /// The CUDA backend on a device already opened.
     pub fn from_gpu(gpu: Arc<Gpu>) -> Renderer {
-        Renderer {
+        #[cfg(feature = "cuda")]
+        return Renderer {
             kind: BackendKind::Cuda,
             notice: format!("backend: cuda, {}", gpu.name),
             gpu: Some(gpu),
-        }
+        };
+        #[cfg(not(feature = "cuda"))]
+        match *gpu {}
     }
 
     /// The device, with the CUDA backend.

@@ -55,6 +55,7 @@
 
 pub mod bvh;
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod intersect;
 pub mod placed;

@@ -7,6 +7,7 @@
 
 pub mod batching;
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod order;
 pub mod patches;

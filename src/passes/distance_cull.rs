@@ -19,9 +19,14 @@
 
 pub use super::Placement;
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
+#[cfg(feature = "cuda")]
 use crate::distance::bvh::Bvh;
-use crate::distance::placed::{box_gap, check_model, world_box, Placed};
-use crate::distance::{cpu, cuda, DistanceError};
+#[cfg(feature = "cuda")]
+use crate::distance::placed::check_model;
+use crate::distance::placed::{box_gap, world_box, Placed};
+#[cfg(feature = "cuda")]
+use crate::distance::cuda;
+use crate::distance::{cpu, DistanceError};
 use crate::execution::BackendKind;
 use crate::Mesh;
 use glam::Mat4;
@@ -71,7 +76,9 @@ pub(crate) const INFO: StageInfo = StageInfo {
 struct Entry {
     /// the mesh the tree was built for (its identity tells when the object was prepared again)
     mesh: Arc<Mesh>,
-    /// its bounds ([`Mesh::bounds`]), kept for checking each transform
+    /// its bounds ([`Mesh::bounds`]), kept for checking each transform on the device (the host
+    /// checks in [`Placed::place`])
+    #[cfg(feature = "cuda")]
     bounds: Option<(glam::Vec3, glam::Vec3)>,
     at: Where,
     /// bumped each time the object moves
@@ -83,6 +90,7 @@ impl Entry {
     fn model(&self) -> Mat4 {
         match &self.at {
             Where::Host(p) => p.model,
+            #[cfg(feature = "cuda")]
             Where::Device { model, .. } => *model,
         }
     }
@@ -90,6 +98,7 @@ impl Entry {
 
 enum Where {
     Host(Placed),
+    #[cfg(feature = "cuda")]
     Device { mesh: cuda::DeviceMesh, model: Mat4 },
 }
 
@@ -119,6 +128,7 @@ struct State {
     last: Vec<Option<Reach>>,
     next_version: u64,
     /// the GPU's kernels and buffers, kept from frame to frame
+    #[cfg(feature = "cuda")]
     gpu: Option<cuda::Distance>,
 }
 
@@ -225,6 +235,7 @@ impl FrameStage for DistanceCull {
                 ),
             });
         };
+        #[cfg(feature = "cuda")]
         let gpu = match ctx.backend {
             BackendKind::Cuda => Some(ctx.gpu.ok_or_else(|| PassError::Gpu {
                 stage: INFO.name.into(),
@@ -234,6 +245,8 @@ impl FrameStage for DistanceCull {
             })?),
             BackendKind::Cpu => None,
         };
+        #[cfg(not(feature = "cuda"))]
+        let gpu: Option<()> = None;
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let state = &mut *guard;
         state.entries.resize_with(n, || None);
@@ -250,6 +263,7 @@ impl FrameStage for DistanceCull {
                 DistanceError::Empty(format!("object {} (the stage's reference)", self.to)),
             ));
         }
+        #[cfg(feature = "cuda")]
         if let (Some(g), None) = (gpu, &state.gpu) {
             state.gpu = Some(cuda::Distance::new(g).map_err(|e| failed(r, e))?);
         }
@@ -300,6 +314,9 @@ impl FrameStage for DistanceCull {
             if stale {
                 let at = match gpu {
                     None => Where::Host(Placed::new(mesh.clone()).map_err(|e| failed(k, e))?),
+                    #[cfg(not(feature = "cuda"))]
+                    Some(()) => unreachable!("no GPU without the cuda feature"),
+                    #[cfg(feature = "cuda")]
                     Some(g) => {
                         let tree = Bvh::build(mesh).map_err(|e| failed(k, e))?;
                         Where::Device {
@@ -312,6 +329,7 @@ impl FrameStage for DistanceCull {
                 state.next_version += 1;
                 *entry = Some(Entry {
                     mesh: mesh.clone(),
+                    #[cfg(feature = "cuda")]
                     bounds: mesh.bounds(),
                     at,
                     version: state.next_version,
@@ -329,14 +347,22 @@ impl FrameStage for DistanceCull {
             .filter(|(k, e)| near[*k] && e.as_ref().is_some_and(|e| e.model() != models[*k]))
             .collect();
         let moved: Vec<usize> = moving.iter().map(|(k, _)| *k).collect();
-        match state.gpu.as_mut() {
+        #[cfg(not(feature = "cuda"))]
+        let device: Option<()> = None;
+        #[cfg(feature = "cuda")]
+        let device = state.gpu.as_mut();
+        match device {
             None => moving
                 .into_par_iter()
                 .map(|(k, e)| match &mut e.as_mut().expect("made above").at {
                     Where::Host(p) => p.place(models[k]).map(|_| ()).map_err(|x| failed(k, x)),
+                    #[cfg(feature = "cuda")]
                     Where::Device { .. } => unreachable!("a device entry has a GPU"),
                 })
                 .collect::<Result<(), _>>()?,
+            #[cfg(not(feature = "cuda"))]
+            Some(()) => unreachable!("no GPU without the cuda feature"),
+            #[cfg(feature = "cuda")]
             Some(d) => {
                 let (mut jobs, mut placed_at) = (Vec::new(), Vec::new());
                 for (k, e) in moving {
@@ -372,7 +398,11 @@ impl FrameStage for DistanceCull {
             .filter(|&k| !matches!(state.measured[k], Some(m) if m.versions == (rv, version(k))))
             .collect();
         let at = |k: usize| &state.entries[k].as_ref().expect("placed above").at;
-        let reaches: Vec<Reach> = match (at(r), &mut state.gpu) {
+        #[cfg(not(feature = "cuda"))]
+        let device: Option<()> = None;
+        #[cfg(feature = "cuda")]
+        let device = &mut state.gpu;
+        let reaches: Vec<Reach> = match (at(r), device) {
             _ if stale.is_empty() => Vec::new(),
             (Where::Host(a), _) => stale
                 .par_iter()
@@ -384,9 +414,11 @@ impl FrameStage for DistanceCull {
                             Reach::Beyond
                         }
                     }
+                    #[cfg(feature = "cuda")]
                     Where::Device { .. } => unreachable!("every entry is on this frame's side"),
                 })
                 .collect(),
+            #[cfg(feature = "cuda")]
             (Where::Device { mesh: a, .. }, Some(g)) => {
                 let objects: Vec<&cuda::DeviceMesh> = stale
                     .iter()
@@ -401,6 +433,7 @@ impl FrameStage for DistanceCull {
                     .map(|w| if w { Reach::Within } else { Reach::Beyond })
                     .collect()
             }
+            #[cfg(feature = "cuda")]
             (Where::Device { .. }, None) => unreachable!("a device entry has a GPU"),
         };
         for (&k, reach) in stale.iter().zip(reaches) {

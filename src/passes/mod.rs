@@ -46,7 +46,9 @@ pub use patch_cull::PatchCull;
 pub use simplify::Simplify;
 pub use smooth::{Smooth, SmoothMethod};
 pub use subdivide::Subdivide;
-pub use working::{DeviceAttributes, WorkingMesh};
+#[cfg(feature = "cuda")]
+pub use working::DeviceAttributes;
+pub use working::WorkingMesh;
 
 use crate::execution::BackendKind;
 use crate::gpu::Gpu;
@@ -195,7 +197,7 @@ impl<'a> PassContext<'a> {
             }
         };
         // (patches a block's shared memory cannot hold are split, on both backends alike)
-        let (_, data) = crate::patch::fit(mesh, patching, crate::patch::query::cuda::fits_shared)?;
+        let (_, data) = crate::patch::fit(mesh, patching, crate::patch::query::shared::fits_shared)?;
         let data = Arc::new(data);
         self.patches = Some(data.clone());
         Ok(data)

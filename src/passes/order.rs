@@ -75,6 +75,7 @@ impl MeshPass for Order {
         let gpu = ctx.gpu.filter(|_| ctx.backend == BackendKind::Cuda);
         let m = mesh.host_mut().map_err(PassError::gpu("order"))?;
         let patching = match (self.0, gpu) {
+            #[cfg(feature = "cuda")]
             (VertexOrder::Patch(max_faces), Some(gpu)) if m.validate().is_ok() => {
                 let opts = crate::geometry::order::patch_options(max_faces);
                 let p =

@@ -2,11 +2,12 @@
 //! current or stale, so that a mesh stays on the device from one GPU pass to the next and moves
 //! only when a pass needs the other side (each move is recorded for the stage reports).
 
+#[cfg(feature = "cuda")]
 pub use crate::gpu::DeviceAttributes;
-use crate::gpu::{Context, Gpu, GpuError};
+use crate::gpu::GpuError;
+#[cfg(feature = "cuda")]
+use crate::gpu::{Context, Gpu};
 use crate::mesh::Mesh;
-use cudarc::driver::CudaSlice;
-use glam::Vec3;
 
 /// The attributes of a mesh that stay on the host while GPU stages work on it (the draw reads
 /// them per source vertex): vertex colours, tangents, the second uv set.
@@ -21,6 +22,7 @@ pub struct HostAttributes {
 pub struct WorkingMesh {
     host: Mesh,
     host_current: bool,
+    #[cfg(feature = "cuda")]
     device: Option<DeviceAttributes>,
     device_current: bool,
     /// the moves between host and device, in order
@@ -36,6 +38,7 @@ impl WorkingMesh {
         WorkingMesh {
             host: mesh,
             host_current: true,
+            #[cfg(feature = "cuda")]
             device: None,
             device_current: false,
             moves: Vec::new(),
@@ -129,34 +132,38 @@ impl WorkingMesh {
 
     /// Vertices, on whichever side is current.
     pub fn vertex_count(&self) -> usize {
-        match (&self.device, self.host_current) {
-            (Some(d), false) => d.vertex_count,
-            _ => self.host.vertex_count(),
+        #[cfg(feature = "cuda")]
+        if let (Some(d), false) = (&self.device, self.host_current) {
+            return d.vertex_count;
         }
+        self.host.vertex_count()
     }
 
     /// Triangles, on whichever side is current.
     pub fn triangle_count(&self) -> usize {
-        match (&self.device, self.host_current) {
-            (Some(d), false) => d.index_count / 3,
-            _ => self.host.triangle_count(),
+        #[cfg(feature = "cuda")]
+        if let (Some(d), false) = (&self.device, self.host_current) {
+            return d.index_count / 3;
         }
+        self.host.triangle_count()
     }
 
     /// Whether the mesh has normals (on whichever side is current).
     pub fn has_normals(&self) -> bool {
-        match (&self.device, self.host_current) {
-            (Some(d), false) => d.normals.is_some(),
-            _ => self.host.normals.is_some(),
+        #[cfg(feature = "cuda")]
+        if let (Some(d), false) = (&self.device, self.host_current) {
+            return d.normals.is_some();
         }
+        self.host.normals.is_some()
     }
 
     /// Whether the mesh has texture coordinates (on whichever side is current).
     pub fn has_uvs(&self) -> bool {
-        match (&self.device, self.host_current) {
-            (Some(d), false) => d.uvs.is_some(),
-            _ => self.host.uvs.is_some(),
+        #[cfg(feature = "cuda")]
+        if let (Some(d), false) = (&self.device, self.host_current) {
+            return d.uvs.is_some();
         }
+        self.host.uvs.is_some()
     }
 
     /// Drops the normals (a pass moved the positions), on the side that is current.
@@ -164,6 +171,7 @@ impl WorkingMesh {
         if self.host_current {
             self.host.normals = None;
         }
+        #[cfg(feature = "cuda")]
         if let (Some(d), true) = (self.device.as_mut(), self.device_current) {
             d.normals = None;
         }
@@ -176,6 +184,7 @@ impl WorkingMesh {
 
     /// The host mesh, read-only; downloaded first when the device copy is newer.
     pub fn host(&mut self) -> Result<&Mesh, GpuError> {
+        #[cfg(feature = "cuda")]
         if !self.host_current {
             // the device is current whenever the host is not
             let gpu_err = || GpuError::Limit("the mesh is on no side".into());
@@ -214,6 +223,7 @@ impl WorkingMesh {
     }
 
     /// The device copy, read-only; uploaded first when the host copy is newer.
+    #[cfg(feature = "cuda")]
     pub fn device(&mut self, gpu: &Gpu) -> Result<&DeviceAttributes, GpuError> {
         if !self.device_current {
             self.device = None;
@@ -225,6 +235,7 @@ impl WorkingMesh {
     }
 
     /// The device copy for changing: the host copy becomes stale.
+    #[cfg(feature = "cuda")]
     pub fn device_mut(&mut self, gpu: &Gpu) -> Result<&mut DeviceAttributes, GpuError> {
         self.device(gpu)?;
         self.patching = None;
@@ -233,6 +244,7 @@ impl WorkingMesh {
     }
 
     /// Replaces the device copy (a pass that builds new arrays); the host copy becomes stale.
+    #[cfg(feature = "cuda")]
     pub fn set_device(&mut self, d: DeviceAttributes) {
         self.patching = None;
         self.device = Some(d);
@@ -242,6 +254,7 @@ impl WorkingMesh {
 
     /// Takes the device copy when it is current (the host copy stays, stale), handing its
     /// buffers to the geometry stage without a copy.
+    #[cfg(feature = "cuda")]
     pub fn take_device(&mut self) -> Option<DeviceAttributes> {
         if !self.device_current {
             return None;
@@ -269,12 +282,13 @@ impl WorkingMesh {
 }
 
 /// Downloads on the stream the buffers were made on.
+#[cfg(feature = "cuda")]
 fn download(d: &DeviceAttributes, m: &mut Mesh) -> Result<(), GpuError> {
     let stream = d.positions.stream().clone();
     let n = d.vertex_count;
     fn get<T: Copy + Default + cudarc::driver::DeviceRepr>(
         stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-        b: &CudaSlice<T>,
+        b: &cudarc::driver::CudaSlice<T>,
         len: usize,
     ) -> Result<Vec<T>, GpuError> {
         let mut out = vec![T::default(); len];
@@ -285,7 +299,7 @@ fn download(d: &DeviceAttributes, m: &mut Mesh) -> Result<(), GpuError> {
         }
         Ok(out)
     }
-    let v3 = |f: Vec<f32>| -> Vec<Vec3> { bytemuck::cast_slice(&f).to_vec() };
+    let v3 = |f: Vec<f32>| -> Vec<glam::Vec3> { bytemuck::cast_slice(&f).to_vec() };
     m.positions = v3(get(&stream, &d.positions, 3 * n)?);
     m.normals = match &d.normals {
         Some(b) => Some(v3(get(&stream, b, 3 * n)?)),

@@ -17,6 +17,7 @@
 
 pub mod bounds;
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod data;
 pub mod query;
@@ -201,7 +202,7 @@ impl Patching {
 /// The patch data of `mesh` for `patching`, with every patch that `fits` refuses split in two
 /// (breadth-first pieces of half its faces, as [`cpu::split_patches`] does), again until all
 /// fit: how patches too large for a block's shared memory are handled (RXMesh's issue #75; pass
-/// [`query::cuda::fits_shared`]). Returns the patching used, renumbered, with its report's
+/// [`query::shared::fits_shared`]). Returns the patching used, renumbered, with its report's
 /// `split` counting the patches split here too. A single face that does not fit is an error
 /// naming it.
 pub fn fit(

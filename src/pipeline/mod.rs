@@ -16,8 +16,10 @@ pub use frame::{Frame, FrameStats, HostTimes};
 pub use prepared::{Prepared, PreparedObject};
 
 use crate::backend::cpu::CpuApi;
+#[cfg(feature = "cuda")]
 use crate::backend::cuda::CudaApi;
 use crate::backend::Renderer;
+#[cfg(feature = "cuda")]
 use crate::geometry::cuda::CudaShader;
 use crate::geometry::VertexShader;
 use crate::geometry::{self, Strategy, Transform, VertexOrder};
@@ -64,6 +66,7 @@ pub struct Pipeline {
 /// The backend a pipeline runs on, with its shader compiled in.
 enum Engine {
     Cpu(CpuApi),
+    #[cfg(feature = "cuda")]
     Cuda(Box<CudaApi>),
 }
 
@@ -89,6 +92,7 @@ pub struct PipelineBuilder {
     shading: ShadingMode,
     cull: CullMode,
     shader: Arc<dyn VertexShader>,
+    #[cfg(feature = "cuda")]
     cuda_shader: Option<CudaShader>,
     custom_cpu_shader: bool,
     passes: Vec<Arc<dyn MeshPass>>,
@@ -105,6 +109,7 @@ impl Default for PipelineBuilder {
             shading: ShadingMode::Lit,
             cull: CullMode::Back,
             shader: Arc::new(Transform),
+            #[cfg(feature = "cuda")]
             cuda_shader: None,
             custom_cpu_shader: false,
             passes: Vec::new(),
@@ -144,6 +149,7 @@ impl PipelineBuilder {
         self
     }
     /// The vertex shader of the CUDA backend: CUDA C defining `vs_main` (see [`CudaShader`]).
+    #[cfg(feature = "cuda")]
     pub fn cuda_shader(mut self, s: CudaShader) -> Self {
         self.cuda_shader = Some(s);
         self
@@ -213,8 +219,10 @@ impl PipelineBuilder {
                 }
             }
         }
+        #[cfg(feature = "cuda")]
         let builtin =
             !self.custom_cpu_shader && self.cuda_shader.as_ref().is_none_or(CudaShader::is_builtin);
+        #[cfg(feature = "cuda")]
         let engine = match (renderer.gpu(), self.cuda_shader) {
             (Some(gpu), Some(s)) => Engine::Cuda(Box::new(CudaApi::new(gpu.clone(), s)?)),
             (Some(_), None) if self.custom_cpu_shader => {
@@ -233,6 +241,11 @@ impl PipelineBuilder {
             }
             (None, _) => Engine::Cpu(CpuApi::new(self.shader)),
         };
+        #[cfg(not(feature = "cuda"))]
+        let (builtin, engine) = (
+            !self.custom_cpu_shader,
+            Engine::Cpu(CpuApi::new(self.shader)),
+        );
         let mut frame_stages = self.frame_stages;
         let mut notices = Vec::new();
         let listed =

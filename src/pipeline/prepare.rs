@@ -30,6 +30,7 @@ impl Pipeline {
                     ..p
                 })
             }
+            #[cfg(feature = "cuda")]
             Engine::Cuda(api) => {
                 let (p, r) = self.prepare_on(&**api, scene)?;
                 Ok(Prepared {
@@ -73,6 +74,7 @@ impl Pipeline {
             BackendKind::Cuda => "the GPU (the host's part)",
         };
         crate::limits::check_host(f.host, || what(on_host))?;
+        #[cfg(feature = "cuda")]
         if let (Some(gpu), true) = (self.renderer.gpu(), f.device > 0) {
             let (free, _) = gpu
                 .ctx
@@ -119,10 +121,12 @@ impl Pipeline {
                     let (obj, res) = self.prepare_object(api, k, o, &mut scratch)?;
                     (prepared.objects[slot], r[slot]) = (obj, res);
                 }
+                #[cfg(feature = "cuda")]
                 (Engine::Cuda(api), Residents::Cuda(r)) => {
                     let (obj, res) = self.prepare_object(&**api, k, o, &mut scratch)?;
                     (prepared.objects[slot], r[slot]) = (obj, res);
                 }
+                #[cfg(feature = "cuda")]
                 _ => {
                     return Err(Error::Backend(
                         "the scene was prepared on another backend: prepare it again".into(),

@@ -1,6 +1,7 @@
 //! A scene prepared for one pipeline configuration, object by object.
 
 use crate::backend::cpu::{CpuApi, CpuMesh};
+#[cfg(feature = "cuda")]
 use crate::backend::cuda::CudaApi;
 use crate::backend::{Api, BackendKind};
 use crate::geometry::{self, VertexOrder};
@@ -44,6 +45,7 @@ pub(super) struct Resident<A: Api> {
 
 pub(super) enum Residents {
     Cpu(Vec<Resident<CpuApi>>),
+    #[cfg(feature = "cuda")]
     Cuda(Vec<Resident<CudaApi>>),
 }
 
@@ -122,6 +124,7 @@ impl Prepared {
     pub fn cpu_mesh(&self, k: usize) -> Option<&CpuMesh> {
         match &self.residents {
             Residents::Cpu(v) => v.get(k).map(|r| &r.mesh),
+            #[cfg(feature = "cuda")]
             Residents::Cuda(_) => None,
         }
     }

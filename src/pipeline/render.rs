@@ -137,9 +137,11 @@ impl Pipeline {
             (Engine::Cpu(api), Residents::Cpu(r)) => {
                 self.frame(api, r, prepared, scene, camera, size, time, frame)
             }
+            #[cfg(feature = "cuda")]
             (Engine::Cuda(api), Residents::Cuda(r)) => {
                 self.frame(&**api, r, prepared, scene, camera, size, time, frame)
             }
+            #[cfg(feature = "cuda")]
             _ => Err(Error::Backend(
                 "the scene was prepared on another backend: prepare it again".into(),
             )),
@@ -156,7 +158,9 @@ impl Pipeline {
         }
         match (&self.engine, &prepared.residents) {
             (Engine::Cpu(api), Residents::Cpu(r)) => self.shade_all(api, r),
+            #[cfg(feature = "cuda")]
             (Engine::Cuda(api), Residents::Cuda(r)) => self.shade_all(&**api, r),
+            #[cfg(feature = "cuda")]
             _ => Err(Error::Backend(
                 "the scene was prepared on another backend: prepare it again".into(),
             )),

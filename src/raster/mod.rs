@@ -5,7 +5,9 @@
 //! visible fragment only (a per-tile visibility buffer; the lit mode four pixels at a time). Rows
 //! of tiles run in parallel (rayon), each streamed to the frame once it is done.
 
+#[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "cuda")]
 mod cuda_material;
 mod material;
 mod setup;

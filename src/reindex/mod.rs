@@ -34,6 +34,7 @@
 //! ```
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 
 use crate::gpu::{Gpu, GpuError};
@@ -184,6 +185,7 @@ pub fn reindex(
     match method {
         Method::Serial => cpu::serial(mesh, opts.weld),
         Method::Parallel | Method::Auto => cpu::parallel(mesh, opts.weld),
+        #[cfg(feature = "cuda")]
         Method::CudaSort | Method::CudaHash => {
             let gpu_method = if method == Method::CudaSort {
                 cuda::GpuMethod::Sort
@@ -203,6 +205,16 @@ pub fn reindex(
             r.report.fallback = Some(format!(
                 "{} did not run ({why}); used the parallel CPU method",
                 method.name()
+            ));
+            Ok(r)
+        }
+        #[cfg(not(feature = "cuda"))]
+        Method::CudaSort | Method::CudaHash => {
+            let mut r = cpu::parallel(mesh, opts.weld)?;
+            r.report.fallback = Some(format!(
+                "{} did not run ({}); used the parallel CPU method",
+                method.name(),
+                crate::backend::NO_CUDA
             ));
             Ok(r)
         }

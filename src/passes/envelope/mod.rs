@@ -28,6 +28,7 @@
 //! ```
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod repair;
 
@@ -193,14 +194,16 @@ pub fn build_checked(
         (s, _) => s,
     };
     let start = std::time::Instant::now();
+    #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
     let mut kernel_ms = None;
     let (mut records, stats) = match (strategy, gpu) {
+        #[cfg(feature = "cuda")]
         (Some(s), Some(g)) => {
             let (records, stats, ms) = cuda::run(g, &program, s)?;
             kernel_ms = Some(ms);
             (records, stats)
         }
-        (Some(s), None) => {
+        (Some(s), _) => {
             let streamed = crate::geometry::cpu::process(s, v, &mesh.indices, None, &program)
                 .map_err(|e| EnvelopeError::Device(e.to_string()))?;
             // (a vertex no triangle names is no run of the strategy: it stays)

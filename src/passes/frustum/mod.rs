@@ -8,11 +8,13 @@
 //! built-in shaders do); a pipeline with a custom shader runs it only when asked.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 
 pub use super::Placement;
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
 use crate::execution::BackendKind;
+#[cfg(feature = "cuda")]
 use std::sync::Mutex;
 
 /// The relative margin by which every corner must be outside a plane (against rounding: the
@@ -29,6 +31,7 @@ pub struct Frustum {
     /// where the test runs
     pub placement: Placement,
     /// the GPU's buffers, kept from frame to frame
+    #[cfg(feature = "cuda")]
     device: Mutex<Option<cuda::Buffers>>,
 }
 
@@ -51,6 +54,7 @@ impl Frustum {
     pub fn new(placement: Placement) -> Frustum {
         Frustum {
             placement,
+            #[cfg(feature = "cuda")]
             device: Mutex::new(None),
         }
     }
@@ -116,7 +120,8 @@ impl FrameStage for Frustum {
 
     fn run(&self, ctx: &FrameContext, visible: &mut [Visibility]) -> Result<(), PassError> {
         let (objects, which) = inputs(ctx, visible);
-        let inside = match (self.runs_on(ctx.backend, ctx.objects.len()), ctx.gpu) {
+        let inside: Vec<bool> = match (self.runs_on(ctx.backend, ctx.objects.len()), ctx.gpu) {
+            #[cfg(feature = "cuda")]
             (BackendKind::Cuda, Some(gpu)) => {
                 let mut dev = self.device.lock().unwrap_or_else(|p| p.into_inner());
                 cuda::cull(gpu, &objects, &mut dev).map_err(PassError::gpu("frustum"))?

@@ -12,6 +12,7 @@
 //! compares them (`rxpipe bench rxmesh` times all three).
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 
 use super::WorkingMesh;
@@ -247,6 +248,7 @@ impl MeshPass for Normals {
             }
         };
         match (ctx.backend, ctx.gpu) {
+            #[cfg(feature = "cuda")]
             (BackendKind::Cuda, Some(gpu)) => match &data {
                 Some(d) => cuda::run_patches(gpu, mesh, self.mode, via, d),
                 None => cuda::run(gpu, mesh, self.mode),

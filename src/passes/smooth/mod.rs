@@ -7,6 +7,7 @@
 //! by patch with double-precision sums, and agree within float rounding.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 
 use super::WorkingMesh;
@@ -178,6 +179,7 @@ impl MeshPass for Smooth {
         };
         let fixed = fixed_vertices(&data);
         match (ctx.backend, ctx.gpu) {
+            #[cfg(feature = "cuda")]
             (BackendKind::Cuda, Some(gpu)) => {
                 cuda::run(gpu, mesh, self, &data, &fixed).map_err(PassError::gpu("smooth"))?
             }

@@ -36,6 +36,7 @@
 //! and within float rounding always.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod streamed;
 
@@ -323,8 +324,9 @@ impl MeshPass for Subdivide {
             message,
         };
         let cos_corner = (self.corner as f64).to_radians().cos();
-        let mut counted = None;
+        let mut counted: Option<(crate::geometry::Strategy, crate::geometry::GeometryStats, Option<f64>)> = None;
         let creases = match (ctx.backend, ctx.gpu) {
+            #[cfg(feature = "cuda")]
             (BackendKind::Cuda, Some(gpu)) => {
                 let (creases, runs) = cuda::run(gpu, mesh, self.levels, cos_corner, self.strategy)
                     .map_err(|e| failed(e.to_string()))?;

@@ -18,8 +18,11 @@
 //! independently, for the tests; [`pde`] is the directed-edges comparison the benchmark times.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(feature = "cuda")]
 pub mod pde;
+pub mod shared;
 
 use std::fmt;
 
