@@ -62,7 +62,7 @@ __device__ __forceinline__ VertexOut rxp_transform(const VertexIn& v, const Unif
 }
 
 // The first statement of a kernel that the host may launch as a programmatic dependent
-// (src/gpu/dependent.rs): waits until the kernel before it on the stream has completed and its
+// (crates/gpu/src/dependent.rs): waits until the kernel before it on the stream has completed and its
 // memory is visible. Without such a launch (or before sm_90) it returns at once.
 __device__ __forceinline__ void rxp_after_prior() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

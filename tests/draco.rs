@@ -1,4 +1,4 @@
-//! glTF KHR_draco_mesh_compression (src/io/gltf_draco.rs): a grid encoded here with the
+//! glTF KHR_draco_mesh_compression (crates/io/src/gltf_draco.rs): a grid encoded here with the
 //! draco-core encoder loads to the same triangles and attributes, within the encoder's
 //! quantization; a bitstream that does not decode is an error naming the primitive.
 

@@ -1,5 +1,5 @@
 //! What the glTF loader does to a primitive's shape and placement: skins and morph targets
-//! (src/io/gltf_skin.rs) and EXT_mesh_gpu_instancing (src/io/gltf_instancing.rs), on small
+//! (crates/io/src/gltf_skin.rs) and EXT_mesh_gpu_instancing (crates/io/src/gltf_instancing.rs), on small
 //! files built here, whose vertices are worked out by hand in the comments.
 
 mod common;

@@ -22,10 +22,10 @@ use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, Stage
 #[cfg(feature = "cuda")]
 use crate::distance::bvh::Bvh;
 #[cfg(feature = "cuda")]
+use crate::distance::cuda;
+#[cfg(feature = "cuda")]
 use crate::distance::placed::check_model;
 use crate::distance::placed::{box_gap, world_box, Placed};
-#[cfg(feature = "cuda")]
-use crate::distance::cuda;
 use crate::distance::{cpu, DistanceError};
 use crate::execution::BackendKind;
 use crate::Mesh;
@@ -99,7 +99,10 @@ impl Entry {
 enum Where {
     Host(Placed),
     #[cfg(feature = "cuda")]
-    Device { mesh: cuda::DeviceMesh, model: Mat4 },
+    Device {
+        mesh: cuda::DeviceMesh,
+        model: Mat4,
+    },
 }
 
 /// What the stage found of one object: whether its least distance to the reference is at most

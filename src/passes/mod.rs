@@ -197,7 +197,8 @@ impl<'a> PassContext<'a> {
             }
         };
         // (patches a block's shared memory cannot hold are split, on both backends alike)
-        let (_, data) = crate::patch::fit(mesh, patching, crate::patch::query::shared::fits_shared)?;
+        let (_, data) =
+            crate::patch::fit(mesh, patching, crate::patch::query::shared::fits_shared)?;
         let data = Arc::new(data);
         self.patches = Some(data.clone());
         Ok(data)

@@ -1,6 +1,6 @@
-//! The rxpipe application: the `rxpipe` program's benchmarks ([`bench`]: the papers' tables
-//! measured on this machine) and its window ([`viewer`]), on top of the `rxpipe` library. The
-//! program itself is `src/bin/rxpipe/` (one module per command).
+//! The rxpipe application: the `rxpipe` program's benchmarks ([`bench`](mod@bench): the papers'
+//! tables measured on this machine) and its window ([`viewer`]), on top of the `rxpipe` library.
+//! The program itself is `src/bin/rxpipe/` (one module per command).
 
 pub mod bench;
 mod named;

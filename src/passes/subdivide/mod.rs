@@ -324,7 +324,11 @@ impl MeshPass for Subdivide {
             message,
         };
         let cos_corner = (self.corner as f64).to_radians().cos();
-        let mut counted: Option<(crate::geometry::Strategy, crate::geometry::GeometryStats, Option<f64>)> = None;
+        let mut counted: Option<(
+            crate::geometry::Strategy,
+            crate::geometry::GeometryStats,
+            Option<f64>,
+        )> = None;
         let creases = match (ctx.backend, ctx.gpu) {
             #[cfg(feature = "cuda")]
             (BackendKind::Cuda, Some(gpu)) => {

@@ -10,10 +10,10 @@
 //! writes its element's floats (`out[element]`, or `out[3 * element + k]`). Compile errors name
 //! the user's file and line.
 
+use super::shared::{edge_faces_needs, most_shared, shared_needs, transpose_needs, SHARED_LIMIT};
 use super::{sources, Query, QueryResult};
 use crate::gpu::kernels::{Source, BLOCKS};
 use crate::gpu::{launch, Gpu, GpuError};
-use super::shared::{edge_faces_needs, most_shared, shared_needs, transpose_needs, SHARED_LIMIT};
 use crate::patch::PatchData;
 use cudarc::driver::{CudaModule, CudaSlice, DeviceRepr, PushKernelArg};
 use std::sync::Arc;

@@ -83,7 +83,12 @@ pub fn fits_shared(p: &crate::patch::Patch) -> bool {
 
 /// The most shared memory any query kernel takes for a patch, from its needs: EF's and FF's
 /// general paths, their manifold path, and VV's, VE's and VF's.
-pub(crate) fn most_shared(s: usize, s_ff: usize, edge_faces: [usize; 2], transposes: [usize; 3]) -> usize {
+pub(crate) fn most_shared(
+    s: usize,
+    s_ff: usize,
+    edge_faces: [usize; 2],
+    transposes: [usize; 3],
+) -> usize {
     [s, s_ff]
         .into_iter()
         .chain(edge_faces)

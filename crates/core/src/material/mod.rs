@@ -38,7 +38,7 @@ pub struct TextureRef {
     pub texture: Arc<Texture>,
     pub transform: Option<[f32; 6]>,
     pub scale: f32,
-    /// the mesh's uv set it reads: 0 [`crate::Mesh::uvs`], 1 [`crate::Mesh::uvs1`] (a mesh
+    /// the mesh's uv set it reads: 0 [`crate::mesh::Mesh::uvs`], 1 [`crate::mesh::Mesh::uvs1`] (a mesh
     /// without that set reads its first)
     pub uv_set: usize,
 }
@@ -127,7 +127,7 @@ pub struct Material {
     /// roughness in G, metallic in B
     pub metallic_roughness_texture: Option<TextureRef>,
     /// tangent-space normals; `scale` scales their x and y. The tangent frame is the mesh's
-    /// ([`crate::Mesh::tangents`]) where it has one, else each triangle's from its uvs
+    /// ([`crate::mesh::Mesh::tangents`]) where it has one, else each triangle's from its uvs
     pub normal_texture: Option<TextureRef>,
     /// occlusion in R; `scale` is the strength
     pub occlusion_texture: Option<TextureRef>,
