@@ -170,10 +170,10 @@ struct RxpMaterials {
 };
 
 static_assert(sizeof(RxpLevel) == 16 && sizeof(RxpTexture) == 16 && sizeof(RxpTexUse) == 40,
-              "texture tables as the host lays them out (src/raster/cuda_material.rs)");
+              "texture tables as the host lays them out (src/raster/cuda/material.rs)");
 static_assert(sizeof(RxpMaterial) == 272 && sizeof(RxpDraw) == 168 && sizeof(RxpLight) == 56 &&
                   sizeof(RxpMaterials) == 64,
-              "material tables as the host lays them out (src/raster/cuda_material.rs)");
+              "material tables as the host lays them out (src/raster/cuda/material.rs)");
 
 // ---- small vector helpers with glam's operation order ---------------------------------------
 

@@ -7,8 +7,6 @@
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
-#[cfg(feature = "cuda")]
-mod cuda_material;
 mod material;
 mod setup;
 mod shade;
