@@ -10,12 +10,19 @@
 //! coordinates' screen-space derivatives, which choose the mip level, are the differences to the
 //! right and lower pixel centres' coordinates.
 
-use super::{Draw, RasterSettings, Tangents};
-use crate::material::lanes::{Rgba, LANES, V2, V3, V4};
+mod light;
+mod surface;
+
+use super::{Draw, RasterSettings};
+use crate::material::lanes::{Rgba, LANES, V3, V4};
 use crate::material::texture::Texture;
 use crate::material::wide::{Num, Wide, Xyz};
 use crate::material::{AlphaMode, Material, PunctualLight, TextureRef, SLOTS};
 use glam::{Vec2, Vec3, Vec4};
+pub use light::pbr_neutral;
+use light::{tone_map, Lit, Pixel};
+use surface::{bary, Surface, SurfaceOf};
+pub(super) use surface::{Corners, SurfaceLanes};
 
 /// The most lights a frame shades with; the pipeline says when a scene has more.
 pub const MAX_LIGHTS: usize = 8;
@@ -59,130 +66,6 @@ impl Lights {
     pub fn as_slice(&self) -> &[PunctualLight] {
         &self.list[..self.count]
     }
-}
-
-/// What the material path reads of one pixel of a source triangle.
-struct Surface {
-    world: Vec3,
-    normal: Vec3,
-    /// each uv set's coordinates and their derivatives ([`TextureRef::uv_set`] indexes them;
-    /// the second is the first's where the draw has one set)
-    uv: [Vec2; 2],
-    duv_dx: [Vec2; 2],
-    duv_dy: [Vec2; 2],
-    color: Rgba,
-    /// the tangent and bitangent (unnormalised): the mesh's, or the triangle's from its uvs (zero
-    /// when they are degenerate)
-    tangent: Vec3,
-    bitangent: Vec3,
-}
-
-/// What the material path reads of a source triangle whatever the pixel: its edge planes in
-/// homogeneous 2D and its corners' attributes.
-pub(super) struct Corners<'a> {
-    /// barycentric k at a point p of the screen is p . edges[k] over their sum
-    edges: [Vec3; 3],
-    uv: [Vec2; 3],
-    /// the corners' second uvs where the draw has them
-    uv1: Option<[Vec2; 3]>,
-    world: [Vec3; 3],
-    normal: [Vec3; 3],
-    /// the corners' vertex colours where the draw has them
-    colors: Option<[Vec4; 3]>,
-    /// the corners' tangents where a normal map wants the mesh's
-    tangents: Option<([Vec4; 3], &'a Tangents<'a>)>,
-    /// the triangle's tangent frame from the normal map's uvs where it wants one and the mesh
-    /// has no tangents, else zero
-    frame: (Vec3, Vec3),
-}
-
-impl<'a> Corners<'a> {
-    /// Source triangle `tri` of `d`, with what a normal map needs where `with_tangents`.
-    #[inline(always)]
-    pub(super) fn of(d: &'a Draw, tri: u32, with_tangents: bool) -> Corners<'a> {
-        let g = d.geometry;
-        let idx = g.triangles[tri as usize];
-        let v = idx.map(|i| &g.vertices[i as usize]);
-        // edge planes in homogeneous 2D: barycentric k is p . (c_{k+1} x c_{k+2})
-        let c = v.map(|v| Vec3::new(v.clip.x, v.clip.y, v.clip.w));
-        let edges = [c[1].cross(c[2]), c[2].cross(c[0]), c[0].cross(c[1])];
-        // a per-source-vertex attribute at each corner (`none` for a corner without one)
-        let corners = |values: &[Vec4], none: Vec4| {
-            idx.map(|i| {
-                g.sources
-                    .get(i as usize)
-                    .and_then(|&s| values.get(s as usize))
-                    .copied()
-                    .unwrap_or(none)
-            })
-        };
-        let uv = v.map(|v| v.uv);
-        let uv1 = d.uvs1.map(|u1| {
-            idx.map(|i| {
-                g.sources
-                    .get(i as usize)
-                    .and_then(|&s| u1.get(s as usize))
-                    .copied()
-                    .unwrap_or_default()
-            })
-        });
-        let world = v.map(|v| v.world);
-        let tangents = d
-            .tangents
-            .as_ref()
-            .filter(|_| with_tangents)
-            .map(|t| (corners(t.values, Vec4::ZERO), t));
-        // (the frame follows the uv set the normal map reads)
-        let normal_set = d
-            .material
-            .and_then(|m| m.normal_texture.as_ref())
-            .map_or(0, |t| t.uv_set);
-        let frame_uv = match uv1 {
-            Some(u1) if normal_set == 1 => u1,
-            _ => uv,
-        };
-        Corners {
-            edges,
-            uv,
-            uv1,
-            world,
-            normal: v.map(|v| v.normal),
-            colors: d.colors.map(|c| corners(c, Vec4::ONE)),
-            frame: if with_tangents {
-                uv_frame(world, frame_uv)
-            } else {
-                (Vec3::ZERO, Vec3::ZERO)
-            },
-            tangents,
-        }
-    }
-}
-
-/// The barycentrics at the point `q` (one, or eight in lanes) of the triangle whose edge planes
-/// are `e` ([`Corners`]); a third each where they do not sum to a usable number. (A function,
-/// not a closure, so that it is inlined into the fragment stage's wide build.)
-#[inline(always)]
-fn bary<T: Num>(e: &[Xyz<T>; 3], q: [T; 2]) -> Xyz<T> {
-    let one = T::splat(1.0);
-    let p = Xyz::new(q[0], q[1], one);
-    let b = Xyz::new(p.dot(e[0]), p.dot(e[1]), p.dot(e[2]));
-    let sum = b.x + b.y + b.z;
-    // one division and three products (the GPU's rxm_bary)
-    let ok = sum.abs().gt(T::splat(f32::MIN_POSITIVE)) & sum.is_finite();
-    Xyz::select(ok, b.scale(one / sum), Xyz::splat(Vec3::splat(1.0 / 3.0)))
-}
-
-/// [`Surface`] of one pixel (`f32`) or eight ([`Wide`]).
-struct SurfaceOf<T> {
-    world: Xyz<T>,
-    normal: Xyz<T>,
-    /// by uv set, as [`Surface`]'s
-    uv: [[T; 2]; 2],
-    duv_dx: [[T; 2]; 2],
-    duv_dy: [[T; 2]; 2],
-    color: [T; 4],
-    tangent: Xyz<T>,
-    bitangent: Xyz<T>,
 }
 
 /// The material path of one frame.
@@ -636,24 +519,6 @@ const NORMAL: usize = 2;
 const OCCLUSION: usize = 3;
 const EMISSIVE: usize = 4;
 
-/// A triangle's tangent and bitangent (unnormalised) from its corners' positions and uvs: the
-/// directions of increasing u and v; zero when its uvs are degenerate.
-#[inline(always)]
-fn uv_frame(p: [Vec3; 3], uv: [Vec2; 3]) -> (Vec3, Vec3) {
-    let (dp1, dp2) = (p[1] - p[0], p[2] - p[0]);
-    let (dt1, dt2) = (uv[1] - uv[0], uv[2] - uv[0]);
-    let det = dt1.x * dt2.y - dt2.x * dt1.y;
-    if det.abs() > 1e-20 {
-        let r = 1.0 / det;
-        (
-            (dp1 * dt2.y - dp2 * dt1.y) * r,
-            (dp2 * dt1.x - dp1 * dt2.x) * r,
-        )
-    } else {
-        (Vec3::ZERO, Vec3::ZERO)
-    }
-}
-
 /// The base colour (linear RGBA: factor, vertex colour and texture) of `m` at a pixel (`factor`
 /// is `m`'s, as [`Rgba`]).
 #[inline(always)]
@@ -663,206 +528,6 @@ fn base_color(m: &Material, factor: Rgba, f: &Surface, tex: &Texels) -> Rgba {
         base = base * tex[0];
     }
     base
-}
-
-/// What [`MaterialShader::lit`] reads of one pixel or eight: the surface, the side it is seen
-/// from, the base colour and the texture values (each meaningful where the material has the
-/// texture).
-struct Pixel<T> {
-    world: Xyz<T>,
-    normal: Xyz<T>,
-    tangent: Xyz<T>,
-    bitangent: Xyz<T>,
-    /// 1 seen from the front, -1 from the back
-    side: T,
-    base: Xyz<T>,
-    /// the normal texture's texel
-    normal_map: Xyz<T>,
-    /// the metallic-roughness texture's roughness (green) and metalness (blue)
-    rough: T,
-    metal: T,
-    /// the occlusion texture's red
-    occlusion: T,
-    /// the emissive texture's texel
-    emission: Xyz<T>,
-}
-
-/// What the BRDF reads of a pixel (or eight) lit by a light.
-struct Lit<T> {
-    /// the shading normal
-    n: Xyz<T>,
-    /// towards the eye
-    view: Xyz<T>,
-    world: Xyz<T>,
-    /// |n . view|, at least 1e-4
-    nv: T,
-    /// the diffuse colour and the reflectance at normal incidence
-    c_diff: Xyz<T>,
-    f0: Xyz<T>,
-    /// what the Fresnel term is scaled by (KHR_materials_specular)
-    weight: T,
-    /// roughness to the fourth power (at least 1e-6)
-    a2: T,
-}
-
-impl<T: Num> Lit<T> {
-    /// The light `l` reflects towards the eye (Lambertian diffuse and GGX specular with the
-    /// height-correlated Smith visibility term and Schlick's Fresnel), and where it counts: not
-    /// where it lights the surface from behind or not at all. Worked out in every lane, without
-    /// branches.
-    #[inline(always)]
-    fn light(&self, l: &PunctualLight) -> (Xyz<T>, T::Mask) {
-        let Lit {
-            n,
-            view,
-            world,
-            nv,
-            c_diff,
-            f0,
-            weight,
-            a2,
-        } = *self;
-        let (zero, one) = (T::splat(0.0), T::splat(1.0));
-        let (dir, radiance) = l.at(world);
-        let nl = n.dot(dir);
-        let on = nl.gt(zero) & radiance.nonzero();
-        let h = (dir + view).normalize_or_zero();
-        let nh = n.dot(h).max(zero);
-        let vh = view.dot(h).max(zero);
-        let white = Xyz::splat(Vec3::ONE);
-        let fresnel = (f0 + (white - f0).scale((one - vh).pow5())).scale(weight);
-        let dd = nh * nh * (a2 - one) + one;
-        let distribution = a2 / (T::splat(std::f32::consts::PI) * dd * dd);
-        let visibility = T::splat(0.5)
-            / (nl * (nv * nv * (one - a2) + a2).sqrt() + nv * (nl * nl * (one - a2) + a2).sqrt())
-                .max(T::splat(1e-8));
-        let diffuse = ((white - fresnel) * c_diff).scale(T::splat(std::f32::consts::FRAC_1_PI));
-        let specular = fresnel.scale(distribution * visibility);
-        (((diffuse + specular) * radiance).scale(nl), on)
-    }
-}
-
-impl<T: Copy> Clone for Lit<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T: Copy> Copy for Lit<T> {}
-
-/// The surfaces ([`MaterialShader::surface`]) of eight pixels, and the side each is seen from.
-#[derive(Default)]
-pub(super) struct SurfaceLanes {
-    world: V3,
-    normal: V3,
-    /// by uv set, as [`Surface`]'s
-    uv: [V2; 2],
-    duv_dx: [V2; 2],
-    duv_dy: [V2; 2],
-    color: V4,
-    tangent: V3,
-    bitangent: V3,
-    front: [bool; LANES],
-}
-
-impl SurfaceLanes {
-    /// Every lane: the surfaces of the triangle of `c` (as for [`SurfaceLanes::set`]) at the
-    /// pixels (px[i], py[i]), all seen from one side, worked out in lanes.
-    #[inline(always)]
-    pub(super) fn set_all(
-        &mut self,
-        ms: &MaterialShader,
-        c: &Corners,
-        px: [u32; LANES],
-        py: [u32; LANES],
-        front: bool,
-    ) {
-        // (lane loops rather than `array::map`, which can stay out of line)
-        let float = |v: [u32; LANES]| {
-            let mut r = [0.0; LANES];
-            for i in 0..LANES {
-                r[i] = v[i] as f32;
-            }
-            Wide(r)
-        };
-        let f = ms.surface_of(c, ms.ndc(float(px), float(py)));
-        let v3 = |v: Xyz<Wide>| V3 {
-            x: v.x.0,
-            y: v.y.0,
-            z: v.z.0,
-        };
-        let v2 = |v: [Wide; 2]| V2 {
-            x: v[0].0,
-            y: v[1].0,
-        };
-        self.world = v3(f.world);
-        self.normal = v3(f.normal);
-        self.uv = [v2(f.uv[0]), v2(f.uv[1])];
-        self.duv_dx = [v2(f.duv_dx[0]), v2(f.duv_dx[1])];
-        self.duv_dy = [v2(f.duv_dy[0]), v2(f.duv_dy[1])];
-        self.color = V4 {
-            x: f.color[0].0,
-            y: f.color[1].0,
-            z: f.color[2].0,
-            w: f.color[3].0,
-        };
-        self.tangent = v3(f.tangent);
-        self.bitangent = v3(f.bitangent);
-        self.front = [front; LANES];
-    }
-
-    /// Lane `i`: the surface of the triangle of `c` ([`Corners::of`] with tangents where the
-    /// material has a normal map) at pixel (px, py), seen from its front or back.
-    #[inline(always)]
-    pub(super) fn set(
-        &mut self,
-        i: usize,
-        ms: &MaterialShader,
-        c: &Corners,
-        px: u32,
-        py: u32,
-        front: bool,
-    ) {
-        let f = ms.surface_at(c, px, py);
-        self.world.set(i, f.world);
-        self.normal.set(i, f.normal);
-        for k in 0..2 {
-            self.uv[k].set(i, f.uv[k]);
-            self.duv_dx[k].set(i, f.duv_dx[k]);
-            self.duv_dy[k].set(i, f.duv_dy[k]);
-        }
-        self.color.set(i, f.color);
-        self.tangent.set(i, f.tangent);
-        self.bitangent.set(i, f.bitangent);
-        self.front[i] = front;
-    }
-}
-
-/// Khronos' PBR Neutral tone mapping: colours up to about 0.76 pass unchanged (so base colours
-/// under unit light look as authored), brighter ones are compressed towards white.
-pub fn pbr_neutral(c: Vec3) -> Vec3 {
-    tone_map(Xyz::from(c)).into()
-}
-
-/// [`pbr_neutral`] of one colour or eight (worked out whole, then chosen).
-#[inline(always)]
-fn tone_map<T: Num>(c: Xyz<T>) -> Xyz<T> {
-    const START: f32 = 0.8 - 0.04;
-    const DESATURATION: f32 = 0.15;
-    let x = c.min_element();
-    let offset = T::select(
-        x.lt(T::splat(0.08)),
-        x - T::splat(6.25) * x * x,
-        T::splat(0.04),
-    );
-    let c = Xyz::new(c.x - offset, c.y - offset, c.z - offset);
-    let peak = c.max_element();
-    let d = 1.0 - START;
-    let new_peak = T::splat(1.0) - T::splat(d * d) / (peak + T::splat(d) - T::splat(START));
-    let squeezed = c.scale(new_peak / peak);
-    let g = T::splat(1.0)
-        - T::splat(1.0) / (T::splat(DESATURATION) * (peak - new_peak) + T::splat(1.0));
-    let out = squeezed.lerp(Xyz::new(new_peak, new_peak, new_peak), g);
-    Xyz::select(peak.lt(T::splat(START)), c, out)
 }
 
 #[cfg(test)]
@@ -995,7 +660,10 @@ mod tests {
         let mut compared = 0;
         let all = [&full, &unlit, &plain, &alike, &one_apart];
         for m in all {
-            for tangents in [None, Some(Tangents::new(&tangent_values, model))] {
+            for tangents in [
+                None,
+                Some(crate::raster::Tangents::new(&tangent_values, model)),
+            ] {
                 let draw = Draw {
                     material: Some(m),
                     colors: Some(&colors),
