@@ -21,8 +21,12 @@ use queue::{no_corners, queue_capacity, vcap_per_batch};
 pub use queue::{DeviceQueue, DeviceRecords, GpuGeometry};
 pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
 
-/// The geometry stage's kernels; a vertex shader (`vs_main`) precedes them.
-pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("geometry.cu");
+/// The geometry stage's kernels, then its processing mode's stream-out; a vertex shader
+/// (`vs_main`) or a processing program precedes them.
+pub const KERNELS: [Source<'static>; 2] = [
+    rxpipe_gpu::kernel_source!("geometry.cu"),
+    rxpipe_gpu::kernel_source!("geometry_stream.cu"),
+];
 
 use crate::geometry::{
     Batches, GeometryError, GeometryStats, PatchBatches, Strategy, Uniforms, VertexIn,
@@ -174,7 +178,7 @@ impl CudaGeometry {
         self.gpu.function(&self.module, name)
     }
 
-    fn parts(shader: &CudaShader) -> [Source<'_>; 4] {
+    fn parts(shader: &CudaShader) -> [Source<'_>; 5] {
         [
             kernels::COMMON,
             kernels::BLOCKS,
@@ -182,7 +186,8 @@ impl CudaGeometry {
                 name: &shader.name,
                 text: &shader.source,
             },
-            KERNELS,
+            KERNELS[0],
+            KERNELS[1],
         ]
     }
 

@@ -144,7 +144,7 @@ unsafe impl ValidAsZeroBits for DrawDesc {}
 unsafe impl ValidAsZeroBits for LightDesc {}
 
 /// How a draw's triangles take part in rasterisation (the record flag bits RXP_F_MASK and
-/// RXP_F_BLEND of kernels/raster.cu): alpha-tested, composited after the opaque ones, or
+/// RXP_F_BLEND of kernels/raster.cuh): alpha-tested, composited after the opaque ones, or
 /// neither.
 pub(super) fn alpha_class(m: Option<&Material>, s: &RasterSettings) -> u32 {
     match m.map(|m| m.alpha) {

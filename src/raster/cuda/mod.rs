@@ -1,4 +1,4 @@
-//! The raster stage on the GPU (kernels/raster.cu), side by side with the CPU rasteriser in this
+//! The raster stage on the GPU (kernels/raster*.cu), side by side with the CPU rasteriser in this
 //! module: setup, binning to 32x32 tiles, per-tile rasterisation with a depth test and shading of
 //! the visible fragment, into an RGBA8 colour buffer and a depth buffer on the device that are
 //! downloaded once per frame.
@@ -16,10 +16,20 @@ use crate::color::srgb_lut;
 use crate::geometry::cuda::{DeviceMesh, DeviceQueue, TriangleRuns};
 use crate::gpu::kernels::{self, Source};
 
-/// The raster stage's kernels (setup, binning, tile rasterisation and shading).
-pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("raster.cu");
+/// The raster stage's kernels, in the order they are compiled: the definitions they share, setup,
+/// binning, tile rasterisation and shading.
+pub const KERNELS: [Source<'static>; 4] = [
+    rxpipe_gpu::kernel_source!("raster.cuh"),
+    rxpipe_gpu::kernel_source!("raster_setup.cu"),
+    rxpipe_gpu::kernel_source!("raster_bin.cu"),
+    rxpipe_gpu::kernel_source!("raster_tile.cu"),
+];
 /// The material path the shading reads (surfaces, textures, the BRDF; needs [`kernels::BLOCKS`]).
-pub const MATERIAL: Source<'static> = rxpipe_gpu::kernel_source!("material.cuh");
+pub const MATERIAL: [Source<'static>; 3] = [
+    rxpipe_gpu::kernel_source!("material.cuh"),
+    rxpipe_gpu::kernel_source!("material_texture.cuh"),
+    rxpipe_gpu::kernel_source!("material_shade.cuh"),
+];
 use crate::gpu::gate::StreamGate;
 use crate::gpu::{Context, Gpu, GpuError};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, DeviceRepr};
@@ -39,12 +49,12 @@ const SETUP_BLOCKS: u32 = 2112;
 const BIG_BLOCKS: u32 = 264;
 /// The same for the clipper, whose lists are short (two blocks for each of 132 SMs).
 const CLIP_BLOCKS: u32 = 264;
-/// A setup record (`SetupTri` in kernels/raster.cu) is 168 bytes: 21 eight-byte words.
+/// A setup record (`SetupTri` in kernels/raster.cuh) is 168 bytes: 21 eight-byte words.
 const RECORD_WORDS: usize = 21;
 /// The flag of a draw's `cull` that flips which winding is its front (RXP_CULL_MIRRORED in
-/// kernels/raster.cu).
+/// kernels/raster.cuh).
 const CULL_MIRRORED: u32 = 4;
-/// Counters the kernels keep (RXP_C_* in kernels/raster.cu).
+/// Counters the kernels keep (RXP_C_* in kernels/raster.cuh).
 const C_CULLED: usize = 0;
 const C_REJECTED: usize = 1;
 const C_CLIPPED: usize = 2;
@@ -66,10 +76,10 @@ fn resolves_apart(draws: &[GpuDraw], s: &RasterSettings) -> bool {
 }
 
 /// The most blocks the tile kernel takes beyond one a tile, for dense tiles split over several
-/// (RXP_MAX_EXTRA in kernels/raster.cu).
+/// (RXP_MAX_EXTRA in kernels/raster.cuh).
 const MAX_EXTRA: usize = 1024;
 
-/// The frame's constants, as `RasterParams` in kernels/raster.cu.
+/// The frame's constants, as `RasterParams` in kernels/raster.cuh.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C)]
 struct Params {
@@ -208,7 +218,17 @@ fn raster_module(gpu: &Gpu, v: Variant) -> Result<Arc<cudarc::driver::CudaModule
     }
     gpu.module(
         "raster",
-        &[kernels::COMMON, kernels::BLOCKS, MATERIAL, KERNELS],
+        &[
+            kernels::COMMON,
+            kernels::BLOCKS,
+            MATERIAL[0],
+            MATERIAL[1],
+            MATERIAL[2],
+            KERNELS[0],
+            KERNELS[1],
+            KERNELS[2],
+            KERNELS[3],
+        ],
         &defines,
     )
 }
