@@ -417,9 +417,9 @@ pub fn load_obj_scene(path: impl AsRef<Path>) -> Result<mtl::ObjScene, IoError> 
 /// Loads a file as one mesh (glTF primitives merged in world space).
 ///
 /// ```no_run
-/// let bunny = rxpipe::io::load_mesh("../shared/meshes/stanford-bunny.obj")?;
+/// let bunny = rxpipe_io::load_mesh("../shared/meshes/stanford-bunny.obj")?;
 /// println!("{} triangles", bunny.triangle_count());
-/// # Ok::<(), rxpipe::io::IoError>(())
+/// # Ok::<(), rxpipe_io::IoError>(())
 /// ```
 pub fn load_mesh(path: impl AsRef<Path>) -> Result<Mesh, IoError> {
     let path = path.as_ref();
