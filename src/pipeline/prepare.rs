@@ -196,89 +196,12 @@ impl Pipeline {
         o.mesh.validate()?;
         let kind = api.kind();
         let gpu = self.renderer.gpu();
-        let (mesh, reindexed) = match &self.reindex {
-            Some(opts) if !o.mesh.indices.is_empty() => {
-                let t = Instant::now();
-                let r = reindex::reindex(&o.mesh, opts, gpu)?;
-                let mut changed = format!(
-                    "{} -> {} vertices",
-                    r.report.vertices_in, r.report.vertices_out
-                );
-                if let Some(why) = &r.report.fallback {
-                    changed += &format!("; {why}");
-                }
-                prepared.stages.push(StageReport {
-                    stage: "reindex".into(),
-                    object: k,
-                    backend: if r.report.method.is_gpu() {
-                        BackendKind::Cuda
-                    } else {
-                        BackendKind::Cpu
-                    },
-                    ms: t.elapsed().as_secs_f64() * 1e3,
-                    changed,
-                    moved: None,
-                });
-                (r.mesh, Some(r.report))
-            }
-            _ => (o.mesh.clone(), None),
-        };
+        let (mesh, reindexed) = self.reindex_object(o, k, prepared)?;
         let mut bounds = mesh.bounds();
         let mut wm = WorkingMesh::new(mesh);
         let mut ctx = PassContext::new(kind, gpu, k);
-        let normals = Normals::default();
-        let order = Order(self.order);
-        let user = self.passes.len();
-        let defaults: [&dyn MeshPass; 2] = [&normals, &order];
-        let passes = self.passes.iter().map(|p| &**p).chain(defaults);
-        for (i, pass) in passes.enumerate() {
-            // the default normals stage runs only where the mesh has none (lighting needs them)
-            if i == user && wm.has_normals() {
-                continue;
-            }
-            // a small mesh on the host stays there (SMALL_MESH_INDICES)
-            let small = !wm.on_device()
-                && 3 * wm.triangle_count() < crate::backend::SMALL_MESH_INDICES
-                && pass.backends().contains(&BackendKind::Cpu);
-            let runs_on = if pass.backends().contains(&kind) && !small {
-                kind
-            } else {
-                BackendKind::Cpu
-            };
-            ctx.backend = runs_on;
-            let moves = wm.move_count();
-            let t = Instant::now();
-            let changed = pass.run(&mut wm, &mut ctx).map_err(|e| match e {
-                PassError::Failed { .. } => e,
-                other => PassError::Failed {
-                    stage: pass.name().into(),
-                    object: k,
-                    mesh: o.mesh.name.clone(),
-                    message: other.to_string(),
-                },
-            })?;
-            let inv = pass.invalidates();
-            ctx.invalidate(inv);
-            if inv.contains(Derived::NORMALS) {
-                wm.clear_normals();
-            }
-            if inv.contains(Derived::BOUNDS) {
-                bounds = None;
-            }
-            prepared.stages.push(StageReport {
-                stage: pass.name().into(),
-                object: k,
-                backend: runs_on,
-                ms: t.elapsed().as_secs_f64() * 1e3,
-                changed,
-                moved: wm.moves_since(moves).map(|m| {
-                    if runs_on != kind {
-                        format!("{m} (the stage has no {kind} implementation)")
-                    } else {
-                        m
-                    }
-                }),
-            });
+        if !self.run_mesh_passes(&mut wm, &mut ctx, (k, &o.mesh.name), kind, prepared)? {
+            bounds = None;
         }
         if bounds.is_none() {
             bounds = wm.host().map_err(crate::Error::from)?.bounds();
@@ -339,5 +262,112 @@ impl Pipeline {
                 queue: Mutex::new(None),
             },
         ))
+    }
+
+    /// Object `k`'s mesh re-indexed where the pipeline asks for it (reported as a stage), with
+    /// the re-indexing's report; else the mesh as it is.
+    fn reindex_object(
+        &self,
+        o: &crate::scene::Object,
+        k: usize,
+        prepared: &mut Prepared,
+    ) -> Result<(Mesh, Option<crate::reindex::ReindexReport>), Error> {
+        Ok(match &self.reindex {
+            Some(opts) if !o.mesh.indices.is_empty() => {
+                let t = Instant::now();
+                let r = reindex::reindex(&o.mesh, opts, self.renderer.gpu())?;
+                let mut changed = format!(
+                    "{} -> {} vertices",
+                    r.report.vertices_in, r.report.vertices_out
+                );
+                if let Some(why) = &r.report.fallback {
+                    changed += &format!("; {why}");
+                }
+                prepared.stages.push(StageReport {
+                    stage: "reindex".into(),
+                    object: k,
+                    backend: if r.report.method.is_gpu() {
+                        BackendKind::Cuda
+                    } else {
+                        BackendKind::Cpu
+                    },
+                    ms: t.elapsed().as_secs_f64() * 1e3,
+                    changed,
+                    moved: None,
+                });
+                (r.mesh, Some(r.report))
+            }
+            _ => (o.mesh.clone(), None),
+        })
+    }
+
+    /// The mesh passes, the pipeline's and then the default ones (normals where the mesh has
+    /// none, the vertex order), over object `k`'s working mesh (`name`, for errors), each on the
+    /// backend that runs it (the pipeline's, `kind`, where the pass has it) and reported as a
+    /// stage. Returns whether the mesh's bounds still hold.
+    fn run_mesh_passes(
+        &self,
+        wm: &mut WorkingMesh,
+        ctx: &mut PassContext,
+        (k, name): (usize, &str),
+        kind: BackendKind,
+        prepared: &mut Prepared,
+    ) -> Result<bool, Error> {
+        let mut bounds_kept = true;
+        let normals = Normals::default();
+        let order = Order(self.order);
+        let user = self.passes.len();
+        let defaults: [&dyn MeshPass; 2] = [&normals, &order];
+        let passes = self.passes.iter().map(|p| &**p).chain(defaults);
+        for (i, pass) in passes.enumerate() {
+            // the default normals stage runs only where the mesh has none (lighting needs them)
+            if i == user && wm.has_normals() {
+                continue;
+            }
+            // a small mesh on the host stays there (SMALL_MESH_INDICES)
+            let small = !wm.on_device()
+                && 3 * wm.triangle_count() < crate::backend::SMALL_MESH_INDICES
+                && pass.backends().contains(&BackendKind::Cpu);
+            let runs_on = if pass.backends().contains(&kind) && !small {
+                kind
+            } else {
+                BackendKind::Cpu
+            };
+            ctx.backend = runs_on;
+            let moves = wm.move_count();
+            let t = Instant::now();
+            let changed = pass.run(wm, ctx).map_err(|e| match e {
+                PassError::Failed { .. } => e,
+                other => PassError::Failed {
+                    stage: pass.name().into(),
+                    object: k,
+                    mesh: name.to_string(),
+                    message: other.to_string(),
+                },
+            })?;
+            let inv = pass.invalidates();
+            ctx.invalidate(inv);
+            if inv.contains(Derived::NORMALS) {
+                wm.clear_normals();
+            }
+            if inv.contains(Derived::BOUNDS) {
+                bounds_kept = false;
+            }
+            prepared.stages.push(StageReport {
+                stage: pass.name().into(),
+                object: k,
+                backend: runs_on,
+                ms: t.elapsed().as_secs_f64() * 1e3,
+                changed,
+                moved: wm.moves_since(moves).map(|m| {
+                    if runs_on != kind {
+                        format!("{m} (the stage has no {kind} implementation)")
+                    } else {
+                        m
+                    }
+                }),
+            });
+        }
+        Ok(bounds_kept)
     }
 }

@@ -212,16 +212,7 @@ impl Pipeline {
         frame.notes.clear();
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
-        // each object's model matrix: as prepared, or where the scene's animation puts it now
-        let mut models: Vec<glam::Mat4> = prepared.objects.iter().map(|o| o.model).collect();
-        if !scene.animation.is_empty() {
-            let posed = scene.animation.poses(time, scene.objects.len());
-            for (m, o) in models.iter_mut().zip(&prepared.objects) {
-                if let Some(Some(p)) = posed.get(o.object) {
-                    *m = *p;
-                }
-            }
-        }
+        let models = object_models(prepared, scene, time);
         let objects: Vec<ObjectBounds> = prepared
             .objects
             .iter()
@@ -235,40 +226,8 @@ impl Pipeline {
                 mesh: o.mesh.clone(),
             })
             .collect();
-        let mut visibility = vec![Visibility::default(); objects.len()];
-        let mut stages = Vec::new();
-        for s in self.frame_stages() {
-            let runs_on = s.runs_on(api.kind(), objects.len());
-            let ctx = FrameContext {
-                backend: runs_on,
-                gpu: self.renderer.gpu(),
-                camera,
-                view_proj,
-                objects: &objects,
-                cull: self.cull,
-            };
-            let before: Vec<u64> = visibility
-                .iter()
-                .zip(&objects)
-                .map(|(v, o)| v.drawn(o.triangles))
-                .collect();
-            let t = Instant::now();
-            s.run(&ctx, &mut visibility)?;
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            check_visibility(s.name(), &visibility, &objects)?;
-            let (mut co, mut ct) = (0, 0);
-            for ((v, o), b) in visibility.iter().zip(&objects).zip(&before) {
-                co += (*b > 0 && !v.visible) as u64;
-                ct += b - v.drawn(o.triangles).min(*b);
-            }
-            stages.push(FrameStageStats {
-                stage: s.name().into(),
-                backend: Some(runs_on),
-                ms,
-                culled_objects: co,
-                culled_triangles: ct,
-            });
-        }
+        let (visibility, stages) =
+            self.frame_stages_run(api.kind(), camera, view_proj, &objects)?;
         let stages_ms = start.elapsed().as_secs_f64() * 1e3;
         let t_draws = Instant::now();
         api.begin_frame()?;
@@ -305,54 +264,12 @@ impl Pipeline {
             .collect();
         api.shade(self.strategy, &mut jobs, rate)?;
         drop(jobs);
-        // blended objects after the opaque ones, far to near (by their bounds' centres), as
-        // the raster stage composites them in submission order
-        let blended = |k: usize| {
-            prepared.objects[k]
-                .material
-                .as_ref()
-                .is_some_and(|m| m.alpha == crate::material::AlphaMode::Blend)
-        };
-        let slot_object = |s: &Slot<A>| match s {
-            Slot::Resident(k, _) | Slot::Subset(k, _, _) => *k,
-        };
-        if slots.iter().any(|s| blended(slot_object(s))) {
-            let distance = |k: usize| {
-                let o = &prepared.objects[k];
-                o.bounds.map_or(0.0, |(lo, hi)| {
-                    models[k]
-                        .transform_point3((lo + hi) * 0.5)
-                        .distance(camera.eye)
-                })
-            };
-            slots.sort_by(|a, b| {
-                let (ka, kb) = (slot_object(a), slot_object(b));
-                match (blended(ka), blended(kb)) {
-                    (false, false) => std::cmp::Ordering::Equal,
-                    (false, true) => std::cmp::Ordering::Less,
-                    (true, false) => std::cmp::Ordering::Greater,
-                    (true, true) => distance(kb).total_cmp(&distance(ka)),
-                }
-            });
-        }
+        // blended objects after the opaque ones, far to near, as the raster stage composites
+        // them in submission order
+        order_blended(&mut slots, prepared, &models, camera.eye);
         let draws: Vec<DrawRef<A>> = slots
             .iter()
-            .map(|s| match s {
-                Slot::Resident(k, q) => DrawRef {
-                    mesh: &residents[*k].mesh,
-                    queue: q.as_ref().expect("shaded above"),
-                    color: prepared.objects[*k].color,
-                    material: prepared.objects[*k].material.as_deref(),
-                    model: models[*k],
-                },
-                Slot::Subset(k, mesh, q) => DrawRef {
-                    mesh,
-                    queue: q.as_ref().expect("shaded above"),
-                    color: prepared.objects[*k].color,
-                    material: prepared.objects[*k].material.as_deref(),
-                    model: models[*k],
-                },
-            })
+            .map(|s| s.draw(residents, prepared, &models))
             .collect();
         let settings = self.raster_settings(scene, camera, (width, height));
         let draws_ms = t_draws.elapsed().as_secs_f64() * 1e3;
@@ -395,5 +312,124 @@ impl Pipeline {
             frame.notes.push(why);
         }
         Ok(())
+    }
+
+    /// The frame stages in order over every object: what each leaves visible, checked, and
+    /// each stage's time and what it culled.
+    fn frame_stages_run(
+        &self,
+        backend: crate::execution::BackendKind,
+        camera: &Camera,
+        view_proj: glam::Mat4,
+        objects: &[ObjectBounds],
+    ) -> Result<(Vec<Visibility>, Vec<FrameStageStats>), Error> {
+        let mut visibility = vec![Visibility::default(); objects.len()];
+        let mut stages = Vec::new();
+        for s in self.frame_stages() {
+            let runs_on = s.runs_on(backend, objects.len());
+            let ctx = FrameContext {
+                backend: runs_on,
+                gpu: self.renderer.gpu(),
+                camera,
+                view_proj,
+                objects,
+                cull: self.cull,
+            };
+            let before: Vec<u64> = visibility
+                .iter()
+                .zip(objects)
+                .map(|(v, o)| v.drawn(o.triangles))
+                .collect();
+            let t = Instant::now();
+            s.run(&ctx, &mut visibility)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            check_visibility(s.name(), &visibility, objects)?;
+            let (mut co, mut ct) = (0, 0);
+            for ((v, o), b) in visibility.iter().zip(objects).zip(&before) {
+                co += (*b > 0 && !v.visible) as u64;
+                ct += b - v.drawn(o.triangles).min(*b);
+            }
+            stages.push(FrameStageStats {
+                stage: s.name().into(),
+                backend: Some(runs_on),
+                ms,
+                culled_objects: co,
+                culled_triangles: ct,
+            });
+        }
+        Ok((visibility, stages))
+    }
+}
+
+/// Each object's model matrix: as prepared, or where the scene's animation puts it at `time`.
+fn object_models(prepared: &Prepared, scene: &Scene, time: f32) -> Vec<glam::Mat4> {
+    let mut models: Vec<glam::Mat4> = prepared.objects.iter().map(|o| o.model).collect();
+    if !scene.animation.is_empty() {
+        let posed = scene.animation.poses(time, scene.objects.len());
+        for (m, o) in models.iter_mut().zip(&prepared.objects) {
+            if let Some(Some(p)) = posed.get(o.object) {
+                *m = *p;
+            }
+        }
+    }
+    models
+}
+
+/// Puts the slots of blended objects after the opaque ones, far to near from `eye` (by their
+/// bounds' centres); the opaque keep their order.
+fn order_blended<A: Api>(
+    slots: &mut [Slot<A>],
+    prepared: &Prepared,
+    models: &[glam::Mat4],
+    eye: glam::Vec3,
+) {
+    let blended = |k: usize| {
+        prepared.objects[k]
+            .material
+            .as_ref()
+            .is_some_and(|m| m.alpha == crate::material::AlphaMode::Blend)
+    };
+    let slot_object = |s: &Slot<A>| match s {
+        Slot::Resident(k, _) | Slot::Subset(k, _, _) => *k,
+    };
+    if slots.iter().any(|s| blended(slot_object(s))) {
+        let distance = |k: usize| {
+            let o = &prepared.objects[k];
+            o.bounds.map_or(0.0, |(lo, hi)| {
+                models[k].transform_point3((lo + hi) * 0.5).distance(eye)
+            })
+        };
+        slots.sort_by(|a, b| {
+            let (ka, kb) = (slot_object(a), slot_object(b));
+            match (blended(ka), blended(kb)) {
+                (false, false) => std::cmp::Ordering::Equal,
+                (false, true) => std::cmp::Ordering::Less,
+                (true, false) => std::cmp::Ordering::Greater,
+                (true, true) => distance(kb).total_cmp(&distance(ka)),
+            }
+        });
+    }
+}
+
+impl<A: Api> Slot<'_, A> {
+    /// The draw of this slot's object: its mesh (resident or this frame's subset), shaded queue,
+    /// colour, material and model matrix.
+    fn draw<'s>(
+        &'s self,
+        residents: &'s [Resident<A>],
+        prepared: &'s Prepared,
+        models: &[glam::Mat4],
+    ) -> DrawRef<'s, A> {
+        let (k, mesh, queue) = match self {
+            Slot::Resident(k, q) => (*k, &residents[*k].mesh, q),
+            Slot::Subset(k, mesh, q) => (*k, mesh, q),
+        };
+        DrawRef {
+            mesh,
+            queue: queue.as_ref().expect("shaded above"),
+            color: prepared.objects[k].color,
+            material: prepared.objects[k].material.as_deref(),
+            model: models[k],
+        }
     }
 }
