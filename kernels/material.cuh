@@ -1,4 +1,4 @@
-// The material path of the raster stage on the GPU, the CPU's src/raster/material.rs and
+// The material path of the raster stage on the GPU, the CPU's src/raster/material/ and
 // crates/core/src/material/ operation for operation: a pixel's surface from the perspective-correct
 // barycentrics of its centre in the draw's source triangle (homogeneous 2D), texture sampling
 // (wrap modes, filters, trilinear mipmapping, the level from the uvs' screen-space derivatives),
