@@ -70,61 +70,22 @@ impl GltfScene {
 }
 
 /// Loads the default (or first) scene: its primitives, lights and camera.
-pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfScene, IoError> {
+/// Refuses, with the buffer named, a buffer URI the gltf crate would panic on (one that does not
+/// percent-decode to UTF-8) and an external buffer file that cannot be read (the gltf crate's
+/// error would say only "No such file or directory").
+fn check_buffer_files(
+    doc: &gltf::Document,
+    file: &str,
+    base: Option<&Path>,
+) -> Result<(), IoError> {
     let err = |location: &str, message: String| IoError::Parse {
         file: file.to_string(),
         location: location.to_string(),
         message,
     };
-    let mut gltf = gltf::Gltf::from_slice_without_validation(data)
-        .map_err(|e| err("document", e.to_string()))?;
-    // gltf-json 1.4.1's validation indexes the accessors with a primitive's POSITION before
-    // checking it (a panic on a bad index, found by fuzz/ gltf): check those indices first
-    let json = gltf.document.as_json();
-    for (m, mesh) in json.meshes.iter().enumerate() {
-        for (p, prim) in mesh.primitives.iter().enumerate() {
-            for (semantic, accessor) in &prim.attributes {
-                if accessor.value() >= json.accessors.len() {
-                    return Err(err(
-                        &format!("mesh {m} primitive {p}"),
-                        format!(
-                            "attribute {semantic:?} refers to accessor {}, but the file has {}",
-                            accessor.value(),
-                            json.accessors.len()
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    let mut json = gltf.document.into_json();
-    // KHR_mesh_quantization is read here (read_floats), so a file that requires it is not
-    // refused for it as the gltf crate would
-    let quantized = json.extensions_used.iter().any(|e| e == QUANTIZATION);
-    // (and EXT_meshopt_compression by gltf_meshopt, KHR_draco_mesh_compression by gltf_draco)
-    json.extensions_required
-        .retain(|e| e != QUANTIZATION && e != gltf_meshopt::NAME && e != gltf_draco::NAME);
-    // (Draco's accessors hold no data of their own, which the gltf crate's validation refuses)
-    let placeholder = gltf_draco::placeholders(&mut json);
-    // a file that requires an extension rxpipe does not implement (Basis textures, say) is
-    // refused by name, before the gltf crate's list of validation errors
-    if let Some(e) = json
-        .extensions_required
-        .iter()
-        .find(|e| !EXTENSIONS_DRAWN.contains(&e.as_str()))
-    {
-        return Err(err(
-            "extensionsRequired",
-            format!(
-                "the file requires {e}, which rxpipe does not implement (a tool such as gltf-transform can write the file without it)"
-            ),
-        ));
-    }
-    let document = gltf::Document::from_json(json).map_err(|e| err("document", e.to_string()))?;
-    gltf.document = document;
     // the gltf crate percent-decodes a relative buffer URI and unwraps the result as UTF-8 (a
     // panic on a URI with bytes like %AA, found by fuzz/ gltf): such a URI is refused first
-    for b in gltf.document.buffers() {
+    for b in doc.buffers() {
         if let gltf::buffer::Source::Uri(uri) = b.source() {
             if !uri.contains(':') && !percent_decodes_to_utf8(uri) {
                 let shown: String = uri.chars().take(60).collect();
@@ -137,7 +98,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     }
     // an external buffer that cannot be read is named with its path (the gltf crate's error says
     // only "No such file or directory")
-    for b in gltf.document.buffers() {
+    for b in doc.buffers() {
         if let gltf::buffer::Source::Uri(uri) = b.source() {
             if uri.contains(':') || gltf_meshopt::is_fallback(&b) {
                 continue;
@@ -165,6 +126,69 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             }
         }
     }
+    Ok(())
+}
+
+/// The document of a glTF file checked for what the gltf crate would panic on or refuse without
+/// a useful word, with its buffers read (external files named where they cannot be) and its
+/// compressed views and primitives (EXT_meshopt_compression, KHR_draco_mesh_compression)
+/// decoded.
+fn open(
+    data: &[u8],
+    file: &str,
+    base: Option<&Path>,
+) -> Result<(gltf::Document, Vec<gltf::buffer::Data>), IoError> {
+    let err = |location: &str, message: String| IoError::Parse {
+        file: file.to_string(),
+        location: location.to_string(),
+        message,
+    };
+    let mut gltf = gltf::Gltf::from_slice_without_validation(data)
+        .map_err(|e| err("document", e.to_string()))?;
+    // gltf-json 1.4.1's validation indexes the accessors with a primitive's POSITION before
+    // checking it (a panic on a bad index, found by fuzz/ gltf): check those indices first
+    let json = gltf.document.as_json();
+    for (m, mesh) in json.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            for (semantic, accessor) in &prim.attributes {
+                if accessor.value() >= json.accessors.len() {
+                    return Err(err(
+                        &format!("mesh {m} primitive {p}"),
+                        format!(
+                            "attribute {semantic:?} refers to accessor {}, but the file has {}",
+                            accessor.value(),
+                            json.accessors.len()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let mut json = gltf.document.into_json();
+    // KHR_mesh_quantization is read by read_floats, EXT_meshopt_compression by gltf_meshopt and
+    // KHR_draco_mesh_compression by gltf_draco, so a file that requires them is not refused for
+    // it as the gltf crate would
+    json.extensions_required
+        .retain(|e| e != QUANTIZATION && e != gltf_meshopt::NAME && e != gltf_draco::NAME);
+    // (Draco's accessors hold no data of their own, which the gltf crate's validation refuses)
+    let placeholder = gltf_draco::placeholders(&mut json);
+    // a file that requires an extension rxpipe does not implement (Basis textures, say) is
+    // refused by name, before the gltf crate's list of validation errors
+    if let Some(e) = json
+        .extensions_required
+        .iter()
+        .find(|e| !EXTENSIONS_DRAWN.contains(&e.as_str()))
+    {
+        return Err(err(
+            "extensionsRequired",
+            format!(
+                "the file requires {e}, which rxpipe does not implement (a tool such as gltf-transform can write the file without it)"
+            ),
+        ));
+    }
+    let document = gltf::Document::from_json(json).map_err(|e| err("document", e.to_string()))?;
+    gltf.document = document;
+    check_buffer_files(&gltf.document, file, base)?;
     // the buffers as the gltf crate imports them, but an EXT_meshopt_compression fallback
     // buffer zero-filled (it has no data, or data that decoding replaces), then the compressed
     // views decoded into their places
@@ -202,7 +226,19 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     {
         gltf.document = d;
     }
-    let doc = &gltf.document;
+    Ok((gltf.document, buffers))
+}
+
+pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfScene, IoError> {
+    let err = |location: &str, message: String| IoError::Parse {
+        file: file.to_string(),
+        location: location.to_string(),
+        message,
+    };
+    let (document, buffers) = open(data, file, base)?;
+    let doc = &document;
+    // (KHR_mesh_quantization's attribute types are read in read_floats)
+    let quantized = doc.extensions_used().any(|e| e == QUANTIZATION);
     let scene = doc
         .default_scene()
         .or_else(|| doc.scenes().next())
