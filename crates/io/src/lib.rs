@@ -6,6 +6,7 @@
 pub mod gltf;
 mod gltf_accessor;
 mod gltf_animation;
+mod gltf_document;
 mod gltf_draco;
 mod gltf_instancing;
 mod gltf_materials;
