@@ -1,7 +1,9 @@
 //! The error every public function of the library returns: each layer's own error, carried
 //! through unchanged.
 
-use crate::{distance, geometry, gpu, io, limits, mesh, passes, patch, raster, reindex};
+use crate::{distance, geometry, gpu, passes, patch, raster, reindex};
+use rxpipe_core::{limits, mesh};
+use rxpipe_io as io;
 
 /// Any error rxpipe returns.
 #[derive(Debug, thiserror::Error)]

@@ -10,8 +10,8 @@
 //! another. The model errs towards more than the peak measured (tests/cli.rs compares it with
 //! the process's peak on generated meshes).
 
-use crate::execution::BackendKind;
 use crate::geometry::{Strategy, VertexIn, VertexOut};
+use rxpipe_core::execution::BackendKind;
 
 /// Bytes a pipeline will take: new host memory (beyond the scene already loaded) and device
 /// memory (the CUDA backend's).
@@ -30,7 +30,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    pub fn of(mesh: &crate::Mesh) -> Counts {
+    pub fn of(mesh: &rxpipe_core::mesh::Mesh) -> Counts {
         let vertices = mesh.vertex_count() as u64;
         Counts {
             vertices,

@@ -43,6 +43,7 @@ pub mod distance;
 pub mod error;
 pub mod footprint;
 pub mod geometry;
+pub mod gpu;
 pub mod passes;
 pub mod patch;
 pub mod pipeline;
@@ -51,11 +52,6 @@ pub mod reindex;
 
 // the layers below, under the names the library has always given them
 pub use rxpipe_core::{animation, color, execution, limits, material, mesh, named, scene};
-#[cfg(feature = "cuda")]
-pub use rxpipe_gpu as gpu;
-#[cfg(not(feature = "cuda"))]
-#[path = "no_gpu.rs"]
-pub mod gpu;
 pub use rxpipe_io as io;
 pub use rxpipe_io::image;
 

@@ -2,12 +2,12 @@
 //! shader, and the raster stage of [`crate::raster`], both parallel with rayon.
 
 use super::{Api, BackendKind, DrawRef, ShadeJob};
+use crate::error::Error;
 use crate::geometry::{self, Batches, GeometryError, GeometryStats, Layout, PatchBatches};
 use crate::geometry::{ShadedGeometry, Strategy};
 use crate::geometry::{VertexIn, VertexShader};
 use crate::passes::WorkingMesh;
 use crate::raster::{self, Draw, RasterOutput, RasterSettings};
-use crate::Error;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 

@@ -3,6 +3,7 @@
 //! the device from the first vertex to the last pixel; colour and depth are downloaded once.
 
 use super::{Api, BackendKind, DrawRef, ShadeJob};
+use crate::error::Error;
 use crate::geometry::cuda::{
     CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue, DrawLaunch, ShadeDraw,
 };
@@ -12,7 +13,6 @@ use crate::gpu::Gpu;
 use crate::passes::WorkingMesh;
 use crate::raster::cuda::{CudaRaster, GpuDraw};
 use crate::raster::{RasterOutput, RasterSettings, ShadingMode};
-use crate::Error;
 use cudarc::driver::CudaStream;
 use std::sync::{Arc, Mutex};
 
@@ -212,7 +212,9 @@ impl Api for CudaApi {
         let mut r = self.rasteriser();
         let mut launched = None;
         r.render_after(&draws, settings, out, &mut |side| {
-            launched = self.launch_pending(Some(side))?;
+            launched = self
+                .launch_pending(Some(side))
+                .map_err(|e| crate::raster::RasterError::Before(Box::new(e)))?;
             Ok(())
         })?;
         // (the frame is done, its counts read: zeroed now for the next frame's shading)

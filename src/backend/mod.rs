@@ -13,16 +13,12 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 
-pub use crate::execution::{Backend, BackendKind, GRAIN, SMALL_MESH_INDICES};
+use crate::error::Error;
 use crate::geometry::{GeometryStats, Layout, Strategy, Uniforms};
 use crate::gpu::Gpu;
 use crate::raster::{RasterOutput, RasterSettings};
-use crate::Error;
+pub use rxpipe_core::execution::{Backend, BackendKind, GRAIN, SMALL_MESH_INDICES};
 use std::sync::Arc;
-
-/// Why a build without the `cuda` feature has no CUDA backend.
-#[cfg(not(feature = "cuda"))]
-pub const NO_CUDA: &str = "rxpipe was built without its `cuda` feature";
 
 /// The chosen backend, made once and shared by pipelines.
 #[derive(Debug, Clone)]
@@ -52,9 +48,15 @@ impl Renderer {
             #[cfg(feature = "cuda")]
             Backend::Cuda => Ok(Renderer::from_gpu(Gpu::new()?)),
             #[cfg(not(feature = "cuda"))]
-            Backend::Auto => Ok(Renderer::cpu(format!("backend: cpu (auto: {NO_CUDA})"))),
+            Backend::Auto => Ok(Renderer::cpu(format!(
+                "backend: cpu (auto: {})",
+                crate::gpu::UNAVAILABLE
+            ))),
             #[cfg(not(feature = "cuda"))]
-            Backend::Cuda => Err(Error::Backend(format!("the CUDA backend: {NO_CUDA}"))),
+            Backend::Cuda => Err(Error::Backend(format!(
+                "the CUDA backend: {}",
+                crate::gpu::UNAVAILABLE
+            ))),
         }
     }
 
@@ -108,7 +110,7 @@ pub fn patch_lists(
     }
 }
 
-/// The patch shading mode's value of every triangle of the mesh ([`crate::color::patch_value`]):
+/// The patch shading mode's value of every triangle of the mesh ([`rxpipe_core::color::patch_value`]):
 /// its patch in the patching the patch order made, or in one made now with the default options.
 pub fn patch_values(
     mesh: &mut crate::passes::WorkingMesh,
@@ -131,7 +133,7 @@ pub fn patch_values(
         p.patch_of_face
             .iter()
             .zip(ribbon)
-            .map(|(&q, r)| crate::color::patch_value(q, r))
+            .map(|(&q, r)| rxpipe_core::color::patch_value(q, r))
             .collect(),
     ))
 }
@@ -154,7 +156,7 @@ pub struct DrawRef<'a, A: Api + ?Sized> {
     /// linear RGBA
     pub color: [f32; 4],
     /// the object's material (`None`: the lit mode with `color`)
-    pub material: Option<&'a crate::material::Material>,
+    pub material: Option<&'a rxpipe_core::material::Material>,
     /// the object's model matrix (the material path takes the mesh's tangents to world space)
     pub model: glam::Mat4,
 }

@@ -4,8 +4,8 @@
 
 use super::triangle::Aabb;
 use super::{check, DistanceError};
-use crate::Mesh;
 use rayon::prelude::*;
+use rxpipe_core::mesh::Mesh;
 
 /// A mesh's f12-BVH.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,7 +201,7 @@ mod tests {
             }
             assert_eq!(leaf_start(n, d, 1 << d), n);
         }
-        let mesh = crate::mesh::icosphere(2);
+        let mesh = rxpipe_core::mesh::icosphere(2);
         let bvh = Bvh::build(&mesh).unwrap();
         let mut seen: Vec<u32> = (0..1usize << bvh.depth)
             .flat_map(|i| bvh.leaf((1usize << bvh.depth) - 1 + i).to_vec())

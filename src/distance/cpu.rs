@@ -13,8 +13,8 @@
 use super::bvh::Bvh;
 use super::triangle::{box_far2, box_lower2, box_near_far2, box_upper2, tri_far2, tri_tri, Aabb};
 use super::{check, closest, corners, farthest, Closest, DistanceError, Farthest, SLACK};
-use crate::Mesh;
 use rayon::prelude::*;
+use rxpipe_core::mesh::Mesh;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How many node pairs the breadth-first start aims for per thread before the threads take

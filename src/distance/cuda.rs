@@ -14,8 +14,8 @@ use super::triangle::Aabb;
 use super::{closest, farthest, Closest, DistanceError, Farthest, SLACK};
 use crate::gpu::kernels::Source;
 use crate::gpu::{Context, Gpu};
-use crate::Mesh;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
+use rxpipe_core::mesh::Mesh;
 use std::sync::Arc;
 
 /// The stage's kernels.

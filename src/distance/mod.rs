@@ -61,8 +61,8 @@ pub mod intersect;
 pub mod placed;
 pub mod triangle;
 
-use crate::Mesh;
 use glam::DVec3;
+use rxpipe_core::mesh::Mesh;
 
 /// The relative margin of culling: a pair of nodes is dropped when its squared lower bound
 /// exceeds the squared upper bound times 1 + SLACK.
@@ -125,7 +125,7 @@ pub enum DistanceError {
     #[error("mesh '{0}' has no triangles: a distance needs a triangle on each side")]
     Empty(String),
     #[error(transparent)]
-    Mesh(#[from] crate::mesh::MeshError),
+    Mesh(#[from] rxpipe_core::mesh::MeshError),
     #[error(transparent)]
     Gpu(#[from] crate::gpu::GpuError),
     #[error("the GPU's search ended without a pair of triangles (a bug: please report it)")]

@@ -8,8 +8,8 @@
 
 use super::bvh::Bvh;
 use super::DistanceError;
-use crate::Mesh;
 use glam::{Mat4, Vec3};
+use rxpipe_core::mesh::Mesh;
 use std::sync::Arc;
 
 /// `m` applied to point `p` (an affine transform: the last row is taken as 0 0 0 1), each
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn a_placed_tree_is_the_world_meshs_own_and_its_distance_too() {
-        let a = Arc::new(crate::mesh::icosphere(2));
+        let a = Arc::new(rxpipe_core::mesh::icosphere(2));
         let mut p = Placed::new(a.clone()).unwrap();
         let model = Mat4::from_scale_rotation_translation(
             Vec3::new(2.0, 1.0, 0.5),
@@ -154,7 +154,7 @@ mod tests {
         fresh.refit(&p.world);
         assert_eq!(fresh.boxes, p.tree.boxes);
         // and the distance to another mesh is the brute force's
-        let mut b = crate::mesh::icosphere(1);
+        let mut b = rxpipe_core::mesh::icosphere(1);
         b.positions
             .iter_mut()
             .for_each(|q| *q = *q * 0.5 + Vec3::new(6.5, -1.0, 2.0));
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn a_world_box_holds_every_placed_position() {
-        let m = crate::mesh::icosphere(3);
+        let m = rxpipe_core::mesh::icosphere(3);
         let bounds = m.bounds().unwrap();
         for (k, model) in [
             Mat4::IDENTITY,
@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn a_transform_to_infinity_is_an_error_and_leaves_the_mesh() {
-        let mut p = Placed::new(Arc::new(crate::mesh::icosphere(1))).unwrap();
+        let mut p = Placed::new(Arc::new(rxpipe_core::mesh::icosphere(1))).unwrap();
         let before = p.world.positions.clone();
         let far = Mat4::from_scale_rotation_translation(
             Vec3::splat(f32::MAX),

@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn batches_respect_both_limits_and_cover_everything() {
-        let m = crate::mesh::icosphere(4);
+        let m = rxpipe_core::mesh::icosphere(4);
         let b = Batches::build(&m.indices, m.vertex_count(), 1023, 256).unwrap();
         assert_eq!(*b.starts.last().unwrap() as usize, m.triangle_count());
         let mut cut = 0;
@@ -173,7 +173,7 @@ mod tests {
     /// limit or the buffer ends them.
     #[test]
     fn index_limited_batches_hold_whole_warps() {
-        let m = crate::mesh::icosphere(5);
+        let m = rxpipe_core::mesh::icosphere(5);
         let b = Batches::build(&m.indices, m.vertex_count(), 1023, 256).unwrap();
         let mut whole = 0;
         for i in 0..b.len() - 1 {

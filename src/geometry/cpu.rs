@@ -166,7 +166,7 @@ fn check_memory<T>(
     let needed = invocations
         .saturating_mul(per)
         .saturating_add(12 * t as u64);
-    crate::limits::check_host(needed, || {
+    rxpipe_core::limits::check_host(needed, || {
         format!("the geometry stage ({t} triangles, {invocations} shader invocations)")
     })?;
     Ok(())
@@ -542,7 +542,7 @@ mod tests {
 
     #[test]
     fn every_strategy_assembles_what_naive_does() {
-        let m = crate::mesh::icosphere(3);
+        let m = rxpipe_core::mesh::icosphere(3);
         let v: Vec<VertexIn> = m
             .positions
             .iter()

@@ -110,7 +110,7 @@ const DEFAULTS: [Strategy; 7] = [
 ];
 
 /// Strategies by their short names, with their default parameters (`--strategy hash`).
-impl crate::named::Named for Strategy {
+impl rxpipe_core::named::Named for Strategy {
     const NAMES: &'static [&'static [&'static str]] = &[
         &["naive"],
         &["warp", "warpvote", "warp-vote"],
@@ -205,7 +205,7 @@ impl fmt::Display for Strategy {
 }
 
 /// Errors of the geometry stage.
-#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub enum GeometryError {
     #[error("dynamic batching needs max_vertices >= 3 and max_indices >= 3, got {max_vertices} and {max_indices}")]
     BatchLimits { max_indices: u32, max_vertices: u32 },
@@ -216,13 +216,17 @@ pub enum GeometryError {
     #[error("the patch strategy needs the mesh's patches (prepare it with the patch order)")]
     NoPatches,
     #[error(transparent)]
-    OutOfMemory(#[from] crate::limits::OutOfMemory),
+    OutOfMemory(#[from] rxpipe_core::limits::OutOfMemory),
     #[error("triangle {triangle} refers to vertex {index}, but there are {vertices} vertices")]
     IndexOutOfRange {
         triangle: usize,
         index: u32,
         vertices: usize,
     },
+    /// A GPU error met by the stage.
+    #[cfg(feature = "cuda")]
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
 }
 
 /// Checks that every index refers to one of `vertex_count` vertices (naming the first that does

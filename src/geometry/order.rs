@@ -2,7 +2,7 @@
 //! with it.
 
 use crate::patch::{PatchOptions, Patching};
-use crate::Mesh;
+use rxpipe_core::mesh::Mesh;
 use std::fmt;
 
 /// Triangle order fed to the geometry stage. Forsyth order also lays the vertex buffer out in the
@@ -28,7 +28,7 @@ pub const PATCH_FACES: u32 = 512;
 /// The seed of the random order the command line and the viewer use.
 pub const RANDOM_SEED: u64 = 0x5eed;
 
-impl crate::named::Named for VertexOrder {
+impl rxpipe_core::named::Named for VertexOrder {
     const NAMES: &'static [&'static [&'static str]] = &[
         &["input", "file"],
         &["forsyth", "tomf"],
@@ -231,7 +231,7 @@ mod tests {
 
     #[test]
     fn forsyth_arrangement_walks_the_vertices_forward() {
-        let mut m = crate::mesh::from_spec("icosphere:3").unwrap();
+        let mut m = rxpipe_core::mesh::from_spec("icosphere:3").unwrap();
         let before = m.clone();
         VertexOrder::Forsyth.arrange(&mut m);
         // the same triangles (as position triples), in some order

@@ -325,7 +325,7 @@ mod tests {
 
     #[test]
     fn lists_and_local_corners_rebuild_the_index_buffer() {
-        let m = crate::mesh::icosphere(3);
+        let m = rxpipe_core::mesh::icosphere(3);
         let p = crate::patch::cpu::patch(
             &m,
             &crate::patch::PatchOptions {
@@ -384,7 +384,7 @@ mod tests {
     #[test]
     fn shading_runs_in_the_patch_order_are_those_of_the_kept_patches() {
         // the icosphere's triangles in patch order: every patch a contiguous run
-        let m = crate::mesh::icosphere(3);
+        let m = rxpipe_core::mesh::icosphere(3);
         let p = crate::patch::cpu::patch(
             &m,
             &crate::patch::PatchOptions {

@@ -15,7 +15,7 @@ pub struct VertexIn {
 
 impl VertexIn {
     /// The shader inputs of every vertex of a mesh (missing normals and uvs read as zero).
-    pub fn from_mesh(m: &crate::Mesh) -> Vec<VertexIn> {
+    pub fn from_mesh(m: &rxpipe_core::mesh::Mesh) -> Vec<VertexIn> {
         let nr = m.normals.as_deref().unwrap_or(&[]);
         let uv = m.uvs.as_deref().unwrap_or(&[]);
         (0..m.vertex_count())

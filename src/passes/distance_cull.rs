@@ -27,10 +27,10 @@ use crate::distance::cuda;
 use crate::distance::placed::check_model;
 use crate::distance::placed::{box_gap, world_box, Placed};
 use crate::distance::{cpu, DistanceError};
-use crate::execution::BackendKind;
-use crate::Mesh;
 use glam::Mat4;
 use rayon::prelude::*;
+use rxpipe_core::execution::BackendKind;
+use rxpipe_core::mesh::Mesh;
 use std::sync::{Arc, Mutex};
 
 /// The distance-culling stage.

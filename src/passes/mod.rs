@@ -50,10 +50,10 @@ pub use subdivide::Subdivide;
 pub use working::DeviceAttributes;
 pub use working::WorkingMesh;
 
-use crate::execution::BackendKind;
 use crate::gpu::Gpu;
-use crate::scene::Camera;
 use glam::{Mat4, Vec3};
+use rxpipe_core::execution::BackendKind;
+use rxpipe_core::scene::Camera;
 use std::sync::Arc;
 
 /// Errors of the stages and of choosing them.
@@ -148,7 +148,7 @@ pub struct PassContext<'a> {
     pub gpu: Option<&'a Arc<Gpu>>,
     /// the object's index in the scene, for messages
     pub object: usize,
-    adjacency: Option<Arc<crate::mesh::VertexFaces>>,
+    adjacency: Option<Arc<rxpipe_core::mesh::VertexFaces>>,
     patches: Option<Arc<crate::patch::PatchData>>,
 }
 
@@ -165,10 +165,13 @@ impl<'a> PassContext<'a> {
     }
 
     /// The vertex-face adjacency of `mesh` (built now, or the cached one).
-    pub fn adjacency(&mut self, mesh: &crate::Mesh) -> Arc<crate::mesh::VertexFaces> {
+    pub fn adjacency(
+        &mut self,
+        mesh: &rxpipe_core::mesh::Mesh,
+    ) -> Arc<rxpipe_core::mesh::VertexFaces> {
         self.adjacency
             .get_or_insert_with(|| {
-                Arc::new(crate::mesh::VertexFaces::build(
+                Arc::new(rxpipe_core::mesh::VertexFaces::build(
                     &mesh.indices,
                     mesh.vertex_count(),
                 ))
@@ -182,7 +185,7 @@ impl<'a> PassContext<'a> {
     /// ([`crate::patch::fit`]).
     pub fn patches(
         &mut self,
-        mesh: &crate::Mesh,
+        mesh: &rxpipe_core::mesh::Mesh,
         patching: Option<&crate::patch::Patching>,
     ) -> Result<Arc<crate::patch::PatchData>, crate::patch::PatchError> {
         if let Some(p) = &self.patches {
@@ -275,7 +278,7 @@ pub struct ObjectBounds {
     pub patches: Option<Arc<crate::patch::PatchBounds>>,
     /// its triangles in object space after the mesh stages (positions and indices only), when
     /// a frame stage of the pipeline asked for them ([`FrameStage::needs_meshes`])
-    pub mesh: Option<Arc<crate::Mesh>>,
+    pub mesh: Option<Arc<rxpipe_core::mesh::Mesh>>,
 }
 
 /// What a frame stage is given: the backend, the device, the camera and the objects.

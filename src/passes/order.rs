@@ -6,8 +6,8 @@
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::execution::BackendKind;
 use crate::geometry::VertexOrder;
+use rxpipe_core::execution::BackendKind;
 
 /// The vertex-order stage.
 #[derive(Debug, Clone, Copy, Default)]
@@ -81,7 +81,7 @@ impl MeshPass for Order {
                 let p =
                     crate::patch::cuda::patch_indices(gpu, &m.indices, &opts).map_err(
                         |e| match e {
-                            crate::Error::Gpu(g) => PassError::gpu("order")(g),
+                            crate::patch::PatchError::Gpu(g) => PassError::gpu("order")(g),
                             other => PassError::gpu("order")(crate::gpu::GpuError::Limit(
                                 other.to_string(),
                             )),

@@ -20,10 +20,10 @@
 //! ([`crate::raster::Draw::mirrored`]). With culling off, only the outside test runs.
 
 use super::{FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
-use crate::execution::BackendKind;
 use crate::patch::PatchBounds;
 use crate::raster::CullMode;
 use glam::{Mat4, Vec3, Vec4};
+use rxpipe_core::execution::BackendKind;
 use std::ops::Range;
 
 /// The relative margin of the outside test (as the frustum stage's).

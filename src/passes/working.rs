@@ -7,7 +7,7 @@ pub use crate::gpu::DeviceAttributes;
 use crate::gpu::GpuError;
 #[cfg(feature = "cuda")]
 use crate::gpu::{Context, Gpu};
-use crate::mesh::Mesh;
+use rxpipe_core::mesh::Mesh;
 
 /// The attributes of a mesh that stay on the host while GPU stages work on it (the draw reads
 /// them per source vertex): vertex colours, tangents, the second uv set.

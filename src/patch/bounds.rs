@@ -3,9 +3,9 @@
 //! positions, in float64, rounded outward.
 
 use super::Patching;
-use crate::mesh::Mesh;
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;
+use rxpipe_core::mesh::Mesh;
 
 /// One patch's bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

@@ -19,8 +19,8 @@
 //!    limit; the report says how many were split.
 
 use super::{PatchError, PatchOptions, PatchReport, Patching};
-use crate::mesh::Mesh;
 use rayon::prelude::*;
+use rxpipe_core::mesh::Mesh;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Instant;

@@ -56,9 +56,9 @@ pub fn patch_indices(
     gpu: &Gpu,
     indices: &[u32],
     opts: &PatchOptions,
-) -> Result<Patching, crate::Error> {
+) -> Result<Patching, crate::patch::PatchError> {
     if opts.max_faces == 0 || opts.max_faces > u16::MAX as u32 {
-        return Err(PatchError::Limit(opts.max_faces).into());
+        return Err(PatchError::Limit(opts.max_faces));
     }
     let t0 = Instant::now();
     let limit = opts.max_faces as usize;

@@ -15,8 +15,8 @@
 //!   [`OwnerMap`]).
 
 use super::{PatchError, Patching};
-use crate::mesh::Mesh;
 use rayon::prelude::*;
+use rxpipe_core::mesh::Mesh;
 
 /// One patch with its ribbon, in local indices.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -187,7 +187,7 @@ impl PatchData {
             }
         }
         // the faces around every vertex, to find ribbons
-        let vf = crate::mesh::VertexFaces::build(idx, nv);
+        let vf = rxpipe_core::mesh::VertexFaces::build(idx, nv);
         let owned = patching.faces_of_patches();
         let patches: Vec<Patch> = owned
             .par_iter()
@@ -237,7 +237,7 @@ fn build_patch(
     own: &[u32],
     idx: &[u32],
     owner_f: &[u32],
-    vf: &crate::mesh::VertexFaces,
+    vf: &rxpipe_core::mesh::VertexFaces,
     edges: &[[u32; 2]],
     edge_of_corner: &[u32],
     vertex_owner: &[u32],

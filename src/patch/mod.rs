@@ -26,7 +26,7 @@ pub use bounds::PatchBounds;
 pub use data::{OwnerMap, Patch, PatchData, PatchMemory};
 pub use query::{Query, QueryResult};
 
-use crate::mesh::MeshError;
+use rxpipe_core::mesh::MeshError;
 
 /// Errors of patching.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +59,10 @@ pub enum PatchError {
     /// The patch size limit is out of range.
     #[error("a patch holds 1 to 65535 faces (local indices are 16-bit), got {0}")]
     Limit(u32),
+    /// A GPU error met by the stage.
+    #[cfg(feature = "cuda")]
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
 }
 
 /// How to patch.
@@ -206,7 +210,7 @@ impl Patching {
 /// `split` counting the patches split here too. A single face that does not fit is an error
 /// naming it.
 pub fn fit(
-    mesh: &crate::Mesh,
+    mesh: &rxpipe_core::mesh::Mesh,
     patching: &Patching,
     fits: impl Fn(&Patch) -> bool,
 ) -> Result<(Patching, PatchData), PatchError> {
@@ -248,9 +252,9 @@ pub fn fit(
 }
 
 /// The colour of patch `p` (sRGB bytes): the patch shading mode's colour of the patch
-/// ([`crate::color::patch_value_color`]).
+/// ([`rxpipe_core::color::patch_value_color`]).
 pub fn patch_color(p: u32) -> [u8; 3] {
-    let c = crate::color::patch_value_color(crate::color::patch_value(p, false));
-    let [r, g, b, _] = crate::color::pack_srgb(c).to_le_bytes();
+    let c = rxpipe_core::color::patch_value_color(rxpipe_core::color::patch_value(p, false));
+    let [r, g, b, _] = rxpipe_core::color::pack_srgb(c).to_le_bytes();
     [r, g, b]
 }

@@ -1,10 +1,10 @@
 //! A rendered frame and its statistics.
 
 use crate::backend::BackendKind;
+use crate::error::Error;
 use crate::geometry::GeometryStats;
 use crate::passes::FrameStageStats;
 use crate::raster::{self, RasterStats};
-use crate::Error;
 use std::path::Path;
 
 /// Per-frame statistics: which backend ran it, frame-stage results, geometry invocations, raster
@@ -126,7 +126,7 @@ impl Frame {
 
     /// Writes the colour buffer as PNG (to a temporary name first, then renamed into place).
     pub fn save_png(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        Ok(crate::image::save_png(
+        Ok(rxpipe_io::image::save_png(
             path.as_ref(),
             self.width,
             self.height,
@@ -135,9 +135,9 @@ impl Frame {
     }
 
     /// Writes the colour image in the format the path's extension names (PNG or JPEG; see
-    /// [`crate::image::ImageFormat`]).
+    /// [`rxpipe_io::image::ImageFormat`]).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-        Ok(crate::image::save(
+        Ok(rxpipe_io::image::save(
             path.as_ref(),
             self.width,
             self.height,

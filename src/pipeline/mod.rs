@@ -19,6 +19,7 @@ use crate::backend::cpu::CpuApi;
 #[cfg(feature = "cuda")]
 use crate::backend::cuda::CudaApi;
 use crate::backend::Renderer;
+use crate::error::Error;
 #[cfg(feature = "cuda")]
 use crate::geometry::cuda::CudaShader;
 use crate::geometry::VertexShader;
@@ -26,7 +27,6 @@ use crate::geometry::{self, Strategy, Transform, VertexOrder};
 use crate::passes::{FrameStage, MeshPass, PassError, Stage};
 use crate::raster::{CullMode, ShadingMode};
 use crate::reindex::ReindexOptions;
-use crate::Error;
 use std::sync::Arc;
 
 pub use crate::backend::Backend;

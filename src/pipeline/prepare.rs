@@ -4,13 +4,13 @@
 use super::prepared::{Prepared, PreparedObject, Resident, Residents};
 use super::{Engine, Pipeline};
 use crate::backend::{Api, BackendKind};
+use crate::error::Error;
 use crate::passes::{
     Derived, MeshPass, Normals, Order, PassContext, PassError, StageReport, WorkingMesh,
 };
 use crate::reindex::{self};
-use crate::scene::Scene;
-use crate::Error;
-use crate::Mesh;
+use rxpipe_core::mesh::Mesh;
+use rxpipe_core::scene::Scene;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -73,7 +73,7 @@ impl Pipeline {
             BackendKind::Cpu => "the CPU",
             BackendKind::Cuda => "the GPU (the host's part)",
         };
-        crate::limits::check_host(f.host, || what(on_host))?;
+        rxpipe_core::limits::check_host(f.host, || what(on_host))?;
         #[cfg(feature = "cuda")]
         if let (Some(gpu), true) = (self.renderer.gpu(), f.device > 0) {
             let (free, _) = gpu
@@ -81,7 +81,7 @@ impl Pipeline {
                 .mem_get_info()
                 .map_err(|e| Error::Backend(format!("querying the GPU's free memory: {e}")))?;
             if f.device > free as u64 {
-                return Err(crate::limits::OutOfMemory {
+                return Err(rxpipe_core::limits::OutOfMemory {
                     what: what("the GPU (its memory)"),
                     needed: f.device,
                     available: free as u64,
@@ -190,7 +190,7 @@ impl Pipeline {
         &self,
         api: &A,
         k: usize,
-        o: &crate::scene::Object,
+        o: &rxpipe_core::scene::Object,
         prepared: &mut Prepared,
     ) -> Result<(PreparedObject, Resident<A>), Error> {
         o.mesh.validate()?;
@@ -204,7 +204,7 @@ impl Pipeline {
             bounds = None;
         }
         if bounds.is_none() {
-            bounds = wm.host().map_err(crate::Error::from)?.bounds();
+            bounds = wm.host().map_err(crate::error::Error::from)?.bounds();
         }
         let (vertices, triangles) = (wm.vertex_count(), wm.triangle_count());
         // the patches' bounds, for per-patch culling (the patch order ran on the host)
@@ -268,7 +268,7 @@ impl Pipeline {
     /// the re-indexing's report; else the mesh as it is.
     fn reindex_object(
         &self,
-        o: &crate::scene::Object,
+        o: &rxpipe_core::scene::Object,
         k: usize,
         prepared: &mut Prepared,
     ) -> Result<(Mesh, Option<crate::reindex::ReindexReport>), Error> {

@@ -7,8 +7,8 @@ use crate::backend::{Api, BackendKind};
 use crate::geometry::{self, VertexOrder};
 use crate::passes::StageReport;
 use crate::reindex::ReindexReport;
-use crate::Mesh;
 use glam::Vec3;
+use rxpipe_core::mesh::Mesh;
 use std::sync::{Arc, Mutex};
 
 /// One object of a prepared scene, as the host sees it.
@@ -21,7 +21,7 @@ pub struct PreparedObject {
     /// linear RGBA
     pub color: [f32; 4],
     /// its material (`None`: the lit mode with `color`)
-    pub material: Option<Arc<crate::material::Material>>,
+    pub material: Option<Arc<rxpipe_core::material::Material>>,
     /// object-space bounds of its vertices (`None`: no vertices)
     pub bounds: Option<(Vec3, Vec3)>,
     /// vertices after the mesh stages

@@ -6,11 +6,11 @@ use super::frame::{Frame, FrameStats, HostTimes};
 use super::prepared::{Prepared, Resident, Residents};
 use super::{Engine, Pipeline};
 use crate::backend::{Api, DrawRef, ShadeJob};
+use crate::error::Error;
 use crate::geometry::{GeometryStats, Uniforms};
 use crate::passes::{FrameContext, FrameStageStats, ObjectBounds, PassError, Visibility};
 use crate::raster::{self, RasterSettings, ShadingMode};
-use crate::scene::{Camera, Scene};
-use crate::Error;
+use rxpipe_core::scene::{Camera, Scene};
 use std::time::Instant;
 
 /// One drawn object of a frame: its resident mesh, or the subset a frame stage left of it, with
@@ -318,7 +318,7 @@ impl Pipeline {
     /// each stage's time and what it culled.
     fn frame_stages_run(
         &self,
-        backend: crate::execution::BackendKind,
+        backend: rxpipe_core::execution::BackendKind,
         camera: &Camera,
         view_proj: glam::Mat4,
         objects: &[ObjectBounds],
@@ -387,7 +387,7 @@ fn order_blended<A: Api>(
         prepared.objects[k]
             .material
             .as_ref()
-            .is_some_and(|m| m.alpha == crate::material::AlphaMode::Blend)
+            .is_some_and(|m| m.alpha == rxpipe_core::material::AlphaMode::Blend)
     };
     let slot_object = |s: &Slot<A>| match s {
         Slot::Resident(k, _) | Slot::Subset(k, _, _) => *k,

@@ -19,8 +19,8 @@ pub use shade::ShadingMode;
 pub use shade::{normalize_depth, Fragment};
 
 use crate::geometry::ShadedGeometry;
-use crate::scene::Light;
 use glam::Vec3;
+use rxpipe_core::scene::Light;
 use std::time::Instant;
 
 /// Which faces to drop before rasterisation. Front faces are counter-clockwise in NDC.
@@ -44,7 +44,7 @@ impl CullMode {
     }
 }
 
-impl crate::named::Named for CullMode {
+impl rxpipe_core::named::Named for CullMode {
     const NAMES: &'static [&'static [&'static str]] = &[&["none"], &["back"], &["front"]];
     fn from_name(name: &str) -> Option<CullMode> {
         CullMode::parse(name)
@@ -101,18 +101,18 @@ pub struct Draw<'a> {
     /// linear RGBA
     pub color: [f32; 4],
     /// a value per triangle that its fragments see unchanged (the patch mode's
-    /// [`crate::color::patch_value`]); `None`: 0
+    /// [`rxpipe_core::color::patch_value`]); `None`: 0
     pub faces: Option<&'a [f32]>,
     /// the material (`None`: the lit mode with `color`); in the lit mode it is shaded by
     /// [`MaterialShader`], in every mode its double-sidedness and alpha mask apply
-    pub material: Option<&'a crate::material::Material>,
+    pub material: Option<&'a rxpipe_core::material::Material>,
     /// the mesh's vertex colours (linear RGBA, per source vertex: `geometry.sources` indexes
     /// them), multiplied into the material's base colour
     pub colors: Option<&'a [glam::Vec4]>,
     /// the mesh's tangents, for a normal map
     pub tangents: Option<Tangents<'a>>,
     /// the mesh's second uv set (per source vertex, as `colors`), for textures that read it
-    /// ([`crate::material::TextureRef::uv_set`]); without it they read the shaded vertices' uvs
+    /// ([`rxpipe_core::material::TextureRef::uv_set`]); without it they read the shaded vertices' uvs
     pub uvs1: Option<&'a [glam::Vec2]>,
     /// the model matrix mirrors (negative determinant): the mesh's front faces then wind
     /// clockwise on screen, so culling and two-sided shading take that winding as the front
@@ -126,7 +126,7 @@ pub fn mirrors(model: glam::Mat4) -> bool {
 }
 
 /// A mesh's tangents as a draw reads them: per source vertex (as [`Draw::colors`]), xyz in the
-/// mesh's space and w the bitangent's sign ([`crate::Mesh::tangents`]), with the map to world
+/// mesh's space and w the bitangent's sign ([`rxpipe_core::mesh::Mesh::tangents`]), with the map to world
 /// space.
 #[derive(Debug, Clone, Copy)]
 pub struct Tangents<'a> {
@@ -201,12 +201,20 @@ pub struct RasterStats {
 }
 
 /// Errors of the raster stage.
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub enum RasterError {
     #[error("frame size {0}x{1} is not supported (1 to 16384 pixels a side)")]
     Size(u32, u32),
     #[error(transparent)]
-    OutOfMemory(#[from] crate::limits::OutOfMemory),
+    OutOfMemory(#[from] rxpipe_core::limits::OutOfMemory),
+    /// A GPU error met by the stage.
+    #[cfg(feature = "cuda")]
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
+    /// An error of the work the caller enqueued before the stage on its stream (the geometry
+    /// stage, with the CUDA backend).
+    #[error(transparent)]
+    Before(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Working memory of the raster stage (setup triangles and tile bins), kept with a target so that
@@ -313,7 +321,7 @@ fn check_frame_memory(s: &RasterSettings, out: &RasterOutput) -> Result<(), Rast
     if needed == 0 {
         return Ok(());
     }
-    crate::limits::check_host(needed, || {
+    rxpipe_core::limits::check_host(needed, || {
         format!(
             "a {}x{} frame ({} bytes a pixel for colour, depth{})",
             s.width,

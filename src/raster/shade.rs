@@ -1,9 +1,9 @@
 //! Fragment shading modes and the packing of lanes of colours.
 
 use super::RasterSettings;
-use crate::color::{pack_with, patch_value_color, srgb_lut};
-use crate::material::lanes::{LANES, V3};
 use glam::Vec3;
+use rxpipe_core::color::{pack_with, patch_value_color, srgb_lut};
+use rxpipe_core::material::lanes::{LANES, V3};
 
 /// How fragments are coloured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -23,7 +23,7 @@ pub enum ShadingMode {
     Patches,
 }
 
-impl crate::named::Named for ShadingMode {
+impl rxpipe_core::named::Named for ShadingMode {
     const NAMES: &'static [&'static [&'static str]] = &[
         &["lit", "lambert", "phong"],
         &["normals", "normal"],
@@ -106,7 +106,7 @@ pub fn normalize_depth(color: &mut [u8], depth: &[f32], near: f32, far: f32) {
     }
 }
 
-/// [`crate::color::pack_with`] of each lane: the table's places worked out in lanes, the same operations as
+/// [`rxpipe_core::color::pack_with`] of each lane: the table's places worked out in lanes, the same operations as
 /// one by one (a NaN takes place 0, as the saturating cast gives it).
 #[inline(always)]
 pub(super) fn pack_lanes(lut: &[u8; 4096], c: &V3) -> [u32; LANES] {
@@ -226,7 +226,7 @@ pub struct Fragment {
     pub world: Vec3,
     pub normal: Vec3,
     pub extra: f32,
-    /// the triangle's own value (the patch mode's [`crate::color::patch_value`])
+    /// the triangle's own value (the patch mode's [`rxpipe_core::color::patch_value`])
     pub face: f32,
     /// view depth (clip w)
     pub view_z: f32,

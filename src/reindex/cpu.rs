@@ -1,9 +1,9 @@
 //! The CPU implementations: the serial hash-map reference and the paper's method with rayon.
 
 use super::{report, Method, ReindexError, Reindexed};
-use crate::mesh::weld::{gather_mesh, Keys, MAX_WORDS};
-use crate::mesh::Mesh;
 use rayon::prelude::*;
+use rxpipe_core::mesh::weld::{gather_mesh, Keys, MAX_WORDS};
+use rxpipe_core::mesh::Mesh;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
 
 /// Runs `f::<W>(args)` with the smallest key width `W` that holds `words` words (a few widths:
@@ -24,9 +24,9 @@ macro_rules! by_width {
 
 /// The serial reference (the paper's `std::map` version, with a hash map): every index of every
 /// triangle, in order, looks its vertex value up and appends it when new
-/// ([`crate::mesh::weld::weld`]). New vertices come in order of their first reference.
+/// ([`rxpipe_core::mesh::weld::weld`]). New vertices come in order of their first reference.
 pub fn serial(mesh: &Mesh, weld: Option<f32>) -> Result<Reindexed, ReindexError> {
-    let w = crate::mesh::weld::weld(mesh, weld)?;
+    let w = rxpipe_core::mesh::weld::weld(mesh, weld)?;
     let report = report(Method::Serial, mesh, w.used, w.mesh.vertex_count());
     Ok(Reindexed {
         mesh: w.mesh,

@@ -7,10 +7,10 @@
 use super::{report, Method, ReindexError, Reindexed};
 use crate::gpu::Context;
 use crate::gpu::{kernels, launch, Gpu, GpuError};
-use crate::mesh::weld::{mesh_from_words, vertex_floats, vertex_words, Keys, MAX_WORDS};
-use crate::mesh::Mesh;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use rayon::prelude::*;
+use rxpipe_core::mesh::weld::{mesh_from_words, vertex_floats, vertex_words, Keys, MAX_WORDS};
+use rxpipe_core::mesh::Mesh;
 use std::sync::Arc;
 
 /// The re-indexing stage's kernels (need the shared scan and sort before them).

@@ -38,8 +38,8 @@ pub mod cpu;
 pub mod cuda;
 
 use crate::gpu::{Gpu, GpuError};
-use crate::mesh::weld::WeldError;
-use crate::mesh::{Mesh, MeshError};
+use rxpipe_core::mesh::weld::WeldError;
+use rxpipe_core::mesh::{Mesh, MeshError};
 
 /// Errors of the re-indexing stage.
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +103,7 @@ impl Method {
     }
 }
 
-impl crate::named::Named for Method {
+impl rxpipe_core::named::Named for Method {
     const NAMES: &'static [&'static [&'static str]] = &[
         &["auto"],
         &["serial"],
@@ -165,8 +165,8 @@ pub struct Reindexed {
 }
 
 /// Below this many indices [`Method::Auto`] re-indexes on one thread: handing a small mesh to
-/// the thread pool or to the GPU costs more than the work ([`crate::execution::SMALL_MESH_INDICES`]).
-pub const AUTO_SERIAL_INDICES: usize = crate::execution::SMALL_MESH_INDICES;
+/// the thread pool or to the GPU costs more than the work ([`rxpipe_core::execution::SMALL_MESH_INDICES`]).
+pub const AUTO_SERIAL_INDICES: usize = rxpipe_core::execution::SMALL_MESH_INDICES;
 
 /// Re-indexes `mesh` with the method of `opts` (`Auto`: serial for a small mesh, else on `gpu`
 /// when given, else the parallel CPU method). A GPU method without a GPU, or one the GPU's memory cannot hold, falls back to
@@ -214,7 +214,7 @@ pub fn reindex(
             r.report.fallback = Some(format!(
                 "{} did not run ({}); used the parallel CPU method",
                 method.name(),
-                crate::backend::NO_CUDA
+                crate::gpu::UNAVAILABLE
             ));
             Ok(r)
         }
@@ -326,8 +326,8 @@ pub fn paper_grid(n: u32) -> Mesh {
 /// triples of vertex values (compared as re-indexing compares them, with `weld`), no two equal
 /// vertices and no unused vertex. The error says what differs first.
 pub fn verify(input: &Mesh, output: &Mesh, weld: Option<f32>) -> Result<(), String> {
-    let ki = crate::mesh::weld::Keys::new(input, weld).map_err(|e| e.to_string())?;
-    let ko = crate::mesh::weld::Keys::new(output, weld).map_err(|e| e.to_string())?;
+    let ki = rxpipe_core::mesh::weld::Keys::new(input, weld).map_err(|e| e.to_string())?;
+    let ko = rxpipe_core::mesh::weld::Keys::new(output, weld).map_err(|e| e.to_string())?;
     if input.indices.len() != output.indices.len() {
         return Err(format!(
             "{} triangles in, {} out",

@@ -141,7 +141,7 @@ impl Gpu {
 
     /// [`Gpu::new`] with the disk cache in `cache_dir` (`None`: no disk cache).
     pub fn open(cache_dir: Option<PathBuf>) -> Result<Arc<Gpu>, GpuError> {
-        let info = super::probe();
+        let info = crate::info::probe();
         if !info.usable() {
             return Err(GpuError::Unavailable(
                 info.problem.unwrap_or_else(|| "no usable device".into()),

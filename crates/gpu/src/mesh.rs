@@ -1,6 +1,7 @@
 //! A mesh's attributes on the device: what the stages that keep a mesh there hand each other.
 
-use super::{Gpu, GpuError};
+use crate::context::Gpu;
+use crate::error::GpuError;
 use cudarc::driver::CudaSlice;
 use rxpipe_core::mesh::Mesh;
 

@@ -1,7 +1,8 @@
 //! The device-wide prefix sum of kernels/sort.cu (three launches: per-tile sums, one block
 //! scanning them, every tile scanned with its offset), for the stages whose modules include it.
 
-use super::{launch, Gpu, GpuError};
+use crate::context::{launch, Gpu};
+use crate::error::GpuError;
 use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, CudaViewMut, PushKernelArg};
 use std::sync::Arc;
 

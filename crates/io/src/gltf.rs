@@ -4,8 +4,10 @@
 //! (`gltf_skin.rs`), and the scene's punctual lights and camera.
 
 use super::gltf_accessor::{check_accessors, percent_decode, percent_decodes_to_utf8, read_floats};
-use super::gltf_document::open;
-use super::{gltf_draco, gltf_instancing, gltf_meshopt, gltf_skin, IoError};
+pub use super::gltf_document::EXTENSIONS_DRAWN;
+use super::gltf_document::{open, QUANTIZATION};
+use super::{gltf_instancing, gltf_skin};
+use crate::error::IoError;
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use gltf::mesh::Mode;
 use rxpipe_core::material::{LightKind, PunctualLight};
@@ -397,7 +399,7 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
             };
             if soup {
                 // a non-indexed primitive is a triangle soup: weld it (re-indexing stage)
-                m = super::weld_soup(m)?;
+                m = crate::vertex::weld_soup(m)?;
             }
             // each instance a copy of the primitive in its node's space (no instances: the
             // primitive once, as it is)
@@ -510,23 +512,6 @@ pub fn parse_scene(data: &[u8], file: &str, base: Option<&Path>) -> Result<GltfS
     Ok(out)
 }
 
-/// The glTF extensions rxpipe draws.
-pub const EXTENSIONS_DRAWN: [&str; 13] = [
-    "KHR_lights_punctual",
-    "KHR_materials_ior",
-    "KHR_materials_specular",
-    "KHR_materials_pbrSpecularGlossiness",
-    QUANTIZATION,
-    gltf_meshopt::NAME,
-    "KHR_materials_emissive_strength",
-    "KHR_materials_unlit",
-    "KHR_texture_transform",
-    "EXT_texture_webp",
-    "KHR_materials_clearcoat",
-    gltf_draco::NAME,
-    gltf_instancing::NAME,
-];
-
 /// A punctual light placed by its node's world transform (lights shine along the node's -z).
 fn punctual(light: &gltf::khr_lights_punctual::Light, world: Mat4) -> PunctualLight {
     use gltf::khr_lights_punctual::Kind;
@@ -631,10 +616,6 @@ pub fn referenced_files(path: &Path) -> Vec<std::path::PathBuf> {
         .map(|u| base.join(percent_decode(u)))
         .collect()
 }
-
-/// The KHR_mesh_quantization extension: positions, normals and texture coordinates stored as 8-
-/// or 16-bit integers.
-pub(super) const QUANTIZATION: &str = "KHR_mesh_quantization";
 
 /// A TANGENT element as the mesh keeps it: w, the bitangent's sign, exactly 1 or -1 as the
 /// specification says it is (a NaN stays, for re-indexing to name).

@@ -2,9 +2,9 @@
 //! without a useful word, its buffers read (external files named where they cannot be), and its
 //! compressed views and primitives decoded.
 
-use super::gltf::{EXTENSIONS_DRAWN, QUANTIZATION};
 use super::gltf_accessor::{percent_decode, percent_decodes_to_utf8};
-use super::{gltf_draco, gltf_meshopt, IoError};
+use super::{gltf_draco, gltf_instancing, gltf_meshopt};
+use crate::error::IoError;
 use std::path::Path;
 
 /// Loads the default (or first) scene: its primitives, lights and camera.
@@ -166,3 +166,24 @@ pub(super) fn open(
     }
     Ok((gltf.document, buffers))
 }
+
+/// The glTF extensions rxpipe draws.
+pub const EXTENSIONS_DRAWN: [&str; 13] = [
+    "KHR_lights_punctual",
+    "KHR_materials_ior",
+    "KHR_materials_specular",
+    "KHR_materials_pbrSpecularGlossiness",
+    QUANTIZATION,
+    gltf_meshopt::NAME,
+    "KHR_materials_emissive_strength",
+    "KHR_materials_unlit",
+    "KHR_texture_transform",
+    "EXT_texture_webp",
+    "KHR_materials_clearcoat",
+    gltf_draco::NAME,
+    gltf_instancing::NAME,
+];
+
+/// The KHR_mesh_quantization extension: positions, normals and texture coordinates stored as 8-
+/// or 16-bit integers.
+pub(super) const QUANTIZATION: &str = "KHR_mesh_quantization";

@@ -3,7 +3,7 @@
 //! the glTF), each texture built once per colour space with its sampler and mip chain, each
 //! material once.
 
-use super::IoError;
+use crate::error::IoError;
 use gltf::texture::{MagFilter, MinFilter, WrappingMode};
 use rxpipe_core::material::{AlphaMode, Filter, Material, Sampler, Texture, TextureRef, Wrap};
 use std::collections::HashMap;
@@ -592,7 +592,7 @@ impl<'a> Materials<'a> {
                         return Err(self.err(loc, "its uri does not decode to UTF-8 text".into()));
                     }
                     let path = dir.join(super::gltf_accessor::percent_decode(uri));
-                    std::borrow::Cow::Owned(super::read_file(&path).map_err(|e| {
+                    std::borrow::Cow::Owned(crate::files::read_file(&path).map_err(|e| {
                         self.err(
                             loc.clone(),
                             format!("cannot read its file {}: {e}", path.display()),

@@ -22,7 +22,7 @@
 //! drawn with a material get v flipped.
 
 use super::obj::MaterialUses;
-use super::IoError;
+use crate::error::IoError;
 use glam::{Vec2, Vec3};
 use rxpipe_core::material::{AlphaMode, Material, Sampler, Texture, TextureRef};
 use rxpipe_core::mesh::Mesh;
@@ -80,7 +80,7 @@ pub fn apply(mesh: Mesh, uses: &MaterialUses, file: &str, dir: &Path) -> Result<
     let mut read_any = false;
     for lib in &uses.libraries {
         let path = dir.join(lib.replace('\\', "/"));
-        let text = match super::read_file(&path) {
+        let text = match crate::files::read_file(&path) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
                 out.notes.push(format!(
@@ -270,7 +270,7 @@ fn material(
         if let Some(t) = textures.get(&key) {
             return t.clone().map(TextureRef::new);
         }
-        let t = match super::read_file(&path)
+        let t = match crate::files::read_file(&path)
             .map_err(|e| e.to_string())
             .and_then(|bytes| super::gltf_materials::decode(&bytes))
             .and_then(|(w, h, rgba)| {
@@ -337,7 +337,7 @@ fn material(
 /// .obj.gz). Reads the OBJ (through gzip where it is gzipped) for its `mtllib` lines only.
 pub fn referenced_files(obj: &Path) -> Vec<PathBuf> {
     use std::io::{BufRead, BufReader, Read};
-    if !super::named(obj, &["obj"]) {
+    if !crate::files::named(obj, &["obj"]) {
         return Vec::new();
     }
     let Ok(file) = std::fs::File::open(obj) else {
@@ -360,7 +360,7 @@ pub fn referenced_files(obj: &Path) -> Vec<PathBuf> {
             continue;
         };
         let lib = dir.join(rest.trim().replace('\\', "/"));
-        let Ok(text) = super::read_file(&lib) else {
+        let Ok(text) = crate::files::read_file(&lib) else {
             continue;
         };
         let lib_dir = lib.parent().unwrap_or(dir).to_path_buf();

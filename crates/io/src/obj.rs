@@ -3,7 +3,7 @@
 //! [`super::mtl`] for what a scene makes of them); groups and objects ignored.
 
 use super::text::room;
-use super::{IoError, SourceCounts};
+use crate::error::{IoError, SourceCounts};
 use glam::{Vec2, Vec3};
 use rxpipe_core::mesh::Mesh;
 use std::collections::HashMap;
@@ -105,7 +105,7 @@ pub fn parse_with_materials(
                         // vertices before the first coloured one are white
                         col.resize(pos.len() - 1, glam::Vec4::ONE);
                     }
-                    col.push(super::display_color([rgb[0], rgb[1], rgb[2], 1.0]));
+                    col.push(crate::vertex::display_color([rgb[0], rgb[1], rgb[2], 1.0]));
                 }
             }
             "vt" => {

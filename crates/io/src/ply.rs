@@ -3,7 +3,7 @@
 //! `face` lists of any arity (fan-triangulated) and `tristrips` with -1 restarts.
 
 use super::text::{room, Tokens};
-use super::{IoError, SourceCounts};
+use crate::error::{IoError, SourceCounts};
 use glam::{Vec2, Vec3};
 use rxpipe_core::mesh::Mesh;
 use std::io::{BufRead, Read, Write};
@@ -280,7 +280,7 @@ pub fn parse_stream<'a>(
     }
     let (format, elements, end) = parse_header(&head, file)?;
     if format != Format::Ascii {
-        super::read_checked(&mut input, &mut head, usize::MAX, file)?;
+        crate::files::read_checked(&mut input, &mut head, usize::MAX, file)?;
         return parse(&head, file);
     }
     let body = Body {
@@ -420,7 +420,7 @@ fn read_elements(
             }
             if has_face_color {
                 let c = |k: usize| (vals[k] / unit(k)) as f32;
-                let color = super::display_color([
+                let color = crate::vertex::display_color([
                     c(cr.unwrap()),
                     c(cg.unwrap()),
                     c(cb.unwrap()),
@@ -452,7 +452,7 @@ fn read_elements(
                 if has_color {
                     room(&mut colors, 1, "vertex colours", file)?;
                     let c = |k: usize| (vals[k] / unit(k)) as f32;
-                    colors.push(super::display_color([
+                    colors.push(crate::vertex::display_color([
                         c(cr.unwrap()),
                         c(cg.unwrap()),
                         c(cb.unwrap()),

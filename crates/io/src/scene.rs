@@ -19,7 +19,7 @@
 //! color = [0.8, 0.3, 0.2]
 //! ```
 
-use super::IoError;
+use crate::error::IoError;
 use glam::{EulerRot, Mat4, Vec3};
 use rxpipe_core::mesh;
 use rxpipe_core::scene::{Camera, Light, Object, Scene};
@@ -163,7 +163,7 @@ pub fn load_scene(path: impl AsRef<Path>) -> Result<Scene, IoError> {
         check_drawable(&scene)?;
         return Ok(scene);
     }
-    let text = String::from_utf8(super::read_file(path)?).map_err(|e| IoError::Parse {
+    let text = String::from_utf8(crate::files::read_file(path)?).map_err(|e| IoError::Parse {
         file: name.clone(),
         location: format!("byte {}", e.utf8_error().valid_up_to()),
         message: "not valid UTF-8 text".into(),
@@ -362,14 +362,14 @@ pub fn parse_scene(text: &str, name: &str, dir: &Path) -> Result<Scene, IoError>
 /// split by material (see [`super::mtl`]) with its notes; any other file as loaded.
 fn load_file(path: &Path) -> Result<(super::gltf::GltfScene, Vec<PathBuf>), IoError> {
     let mut sources = vec![path.to_path_buf()];
-    sources.extend(super::referenced_files(path));
-    let g = if super::named(path, &["gltf", "glb"]) {
-        super::load_gltf_scene(path)?
-    } else if super::named(path, &["obj"]) {
-        let o = super::load_obj_scene(path)?;
+    sources.extend(crate::meshes::referenced_files(path));
+    let g = if crate::files::named(path, &["gltf", "glb"]) {
+        crate::meshes::load_gltf_scene(path)?
+    } else if crate::files::named(path, &["obj"]) {
+        let o = crate::meshes::load_obj_scene(path)?;
         super::gltf::GltfScene::of_meshes(o.meshes, o.notes)
     } else {
-        super::gltf::GltfScene::of_meshes(super::load_meshes(path)?.0, Vec::new())
+        super::gltf::GltfScene::of_meshes(crate::meshes::load_meshes(path)?.0, Vec::new())
     };
     Ok((g, sources))
 }

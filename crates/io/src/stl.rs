@@ -1,7 +1,7 @@
 //! STL, binary and ascii: triangle soups (three vertices per facet), welded on load into an
 //! indexed mesh by the re-indexing stage (`io::weld_soup`); facet normals are not kept.
 
-use super::{IoError, SourceCounts};
+use crate::error::{IoError, SourceCounts};
 use glam::Vec3;
 use rxpipe_core::mesh::Mesh;
 
@@ -82,7 +82,7 @@ fn weld(positions: Vec<Vec3>, faces: usize, file: &str) -> Result<(Mesh, SourceC
     let indices = (0..positions.len() as u32).collect();
     let nv = positions.len();
     Ok((
-        super::weld_soup(Mesh::new(file, positions, indices))?,
+        crate::vertex::weld_soup(Mesh::new(file, positions, indices))?,
         SourceCounts {
             vertices: nv,
             faces,

@@ -3,7 +3,7 @@
 //! before a growing list doubles. With them, memory follows the size of the mesh being read, not of
 //! its text: a file of blank space or one endless line is an error, not gigabytes.
 
-use super::IoError;
+use crate::error::IoError;
 use std::io::BufRead;
 
 /// The longest token a text mesh format has: a number with many digits, or a keyword.

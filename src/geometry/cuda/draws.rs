@@ -67,7 +67,7 @@ impl CudaGeometry {
         &self,
         strategy: Strategy,
         draws: &mut [ShadeDraw<'_>],
-    ) -> Result<(), crate::Error> {
+    ) -> Result<(), GeometryError> {
         match self.prepare_draws(strategy, draws)? {
             Some(l) => Ok(self.launch_draws(&l, None)?),
             None => Ok(()),
@@ -82,7 +82,7 @@ impl CudaGeometry {
         &self,
         strategy: Strategy,
         draws: &mut [ShadeDraw<'_>],
-    ) -> Result<Option<DrawLaunch>, crate::Error> {
+    ) -> Result<Option<DrawLaunch>, GeometryError> {
         if draws.is_empty() {
             return Ok(None);
         }

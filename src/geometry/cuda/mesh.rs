@@ -170,7 +170,7 @@ impl DeviceMesh {
         vertices: &[VertexIn],
         indices: &[u32],
         batches: Option<&Batches>,
-    ) -> Result<DeviceMesh, crate::Error> {
+    ) -> Result<DeviceMesh, GeometryError> {
         let n = vertices.len();
         let indices = crate::geometry::whole_triangles(indices, n)?;
         let batches = match batches {
@@ -536,13 +536,12 @@ impl DeviceMesh {
         gpu: &Gpu,
         max_indices: u32,
         max_vertices: u32,
-    ) -> Result<(), crate::Error> {
+    ) -> Result<(), GeometryError> {
         if max_indices < 3 || max_vertices < 3 {
             return Err(GeometryError::BatchLimits {
                 max_indices,
                 max_vertices,
-            }
-            .into());
+            });
         }
         if max_indices > 1024 {
             return Err(GpuError::Limit(format!(

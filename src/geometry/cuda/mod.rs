@@ -251,7 +251,7 @@ impl CudaGeometry {
         &self,
         mesh: &DeviceMesh,
         strategy: Strategy,
-    ) -> Result<DeviceQueue, crate::Error> {
+    ) -> Result<DeviceQueue, GeometryError> {
         if mesh.view.is_some() && strategy != Strategy::Patch {
             return Err(GpuError::Limit(format!(
                 "{strategy} reads an index buffer; a view of a mesh's triangles is for the patch strategy"
@@ -298,7 +298,7 @@ impl CudaGeometry {
         strategy: Strategy,
         mesh: &DeviceMesh,
         q: &DeviceQueue,
-    ) -> Result<Option<Plan>, crate::Error> {
+    ) -> Result<Option<Plan>, GeometryError> {
         let block = self.blocks.elementwise;
         let vote_warps = self.blocks.vote_warps;
         if mesh.index_count > (u32::MAX / 4) as usize {
@@ -355,7 +355,7 @@ impl CudaGeometry {
             }
             Strategy::WarpVote { batch } => {
                 if batch < 3 || batch % 3 != 0 {
-                    return Err(GeometryError::WarpBatch(batch).into());
+                    return Err(GeometryError::WarpBatch(batch));
                 }
                 // held ids and lane numbers
                 let per_warp = 32 * 4 + batch as usize + 32;
@@ -461,7 +461,7 @@ impl CudaGeometry {
         mesh: &DeviceMesh,
         uniforms: &Uniforms,
         q: &mut DeviceQueue,
-    ) -> Result<(), crate::Error> {
+    ) -> Result<(), GeometryError> {
         let Some(plan) = self.plan(strategy, mesh, q)? else {
             return Ok(());
         };
@@ -545,7 +545,7 @@ impl CudaGeometry {
         indices: &[u32],
         batches: Option<&Batches>,
         uniforms: &Uniforms,
-    ) -> Result<GpuGeometry, crate::Error> {
+    ) -> Result<GpuGeometry, GeometryError> {
         // given batches are used when they fit the strategy; otherwise the GPU builds them
         let limits = strategy.dynamic_limits();
         let given = batches.filter(|b| Some((b.max_indices, b.max_vertices)) == limits);
@@ -564,7 +564,7 @@ impl CudaGeometry {
         table: &T,
         n: usize,
         indices: &[u32],
-    ) -> Result<GpuGeometry, crate::Error> {
+    ) -> Result<GpuGeometry, GeometryError> {
         let table = self.upload_table(table)?;
         let mesh = DeviceMesh::for_program(&self.gpu, table, indices, n)?;
         self.run_mesh(strategy, mesh, indices, false, &Uniforms::default())
@@ -602,7 +602,7 @@ impl CudaGeometry {
         n: usize,
         indices: &Arc<CudaSlice<u32>>,
         index_count: usize,
-    ) -> Result<DeviceRecords, crate::Error> {
+    ) -> Result<DeviceRecords, GeometryError> {
         let n32 = u32::try_from(n)
             .map_err(|_| GpuError::Limit(format!("{n} vertices are more than a program takes")))?;
         let index_count = index_count / 3 * 3;
@@ -665,7 +665,7 @@ impl CudaGeometry {
         indices: &[u32],
         batched: bool,
         uniforms: &Uniforms,
-    ) -> Result<(DeviceQueue, f64), crate::Error> {
+    ) -> Result<(DeviceQueue, f64), GeometryError> {
         if let (false, Some((mi, mv))) = (batched, strategy.dynamic_limits()) {
             mesh.build_batches(&self.gpu, mi, mv)?;
         }
@@ -691,7 +691,7 @@ impl CudaGeometry {
         indices: &[u32],
         batched: bool,
         uniforms: &Uniforms,
-    ) -> Result<GpuGeometry, crate::Error> {
+    ) -> Result<GpuGeometry, GeometryError> {
         let (q, kernel_ms) = self.shade_mesh(strategy, &mut mesh, indices, batched, uniforms)?;
         let queue = q.download(&self.gpu, &mesh)?;
         let counts = if self.counting {

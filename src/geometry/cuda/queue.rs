@@ -41,14 +41,17 @@ pub(super) fn vcap_per_batch(batch: u32) -> u32 {
 }
 
 /// Vertices the queue of `strategy` holds for `mesh` (see [`DeviceQueue`]).
-pub(super) fn queue_capacity(strategy: Strategy, mesh: &DeviceMesh) -> Result<usize, crate::Error> {
+pub(super) fn queue_capacity(
+    strategy: Strategy,
+    mesh: &DeviceMesh,
+) -> Result<usize, GeometryError> {
     let n = mesh.index_count;
     let capacity = match strategy {
         Strategy::Naive => n as u64,
         Strategy::Multi => mesh.vertex_count as u64,
         Strategy::WarpVote { batch } => {
             if batch < 3 || batch % 3 != 0 {
-                return Err(GeometryError::WarpBatch(batch).into());
+                return Err(GeometryError::WarpBatch(batch));
             }
             (n as u64).div_ceil(batch as u64) * vcap_per_batch(batch) as u64
         }

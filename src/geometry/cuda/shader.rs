@@ -72,10 +72,10 @@ impl CudaShader {
     }
 
     /// A shader read from a .cu file.
-    pub fn from_file(path: impl AsRef<Path>) -> Result<CudaShader, crate::io::IoError> {
+    pub fn from_file(path: impl AsRef<Path>) -> Result<CudaShader, rxpipe_io::IoError> {
         let path = path.as_ref();
-        let bytes = crate::io::read_file(path)?;
-        let source = String::from_utf8(bytes).map_err(|e| crate::io::IoError::Parse {
+        let bytes = rxpipe_io::read_file(path)?;
+        let source = String::from_utf8(bytes).map_err(|e| rxpipe_io::IoError::Parse {
             file: path.display().to_string(),
             location: format!("byte {}", e.utf8_error().valid_up_to()),
             message: "not valid UTF-8 text".into(),

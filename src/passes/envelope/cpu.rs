@@ -7,8 +7,8 @@
 use crate::distance::bvh::Bvh;
 use crate::distance::triangle::{crossing, normal, point_dist2, Aabb, Tri};
 use crate::geometry::cpu::Program;
-use crate::mesh::VertexFaces;
 use glam::{DVec3, Vec3};
+use rxpipe_core::mesh::VertexFaces;
 
 /// One vertex's record: the moved position (3), the offset it moved by (0: it stays), and the
 /// unit direction it moved along (3), and what limited it ([`Limit`] as a float).

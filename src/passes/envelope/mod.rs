@@ -35,10 +35,10 @@ pub mod repair;
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
 use crate::distance::bvh::Bvh;
-use crate::execution::BackendKind;
 use crate::geometry::{GeometryStats, Strategy};
-use crate::mesh::Mesh;
 use cpu::{Limit, Record, SafeOffset};
+use rxpipe_core::execution::BackendKind;
+use rxpipe_core::mesh::Mesh;
 use std::sync::Arc;
 
 /// Which envelope.
@@ -116,9 +116,9 @@ pub enum EnvelopeError {
     #[error("distance {0}: it must be a fraction of the bounding box's diagonal from 0 to 1")]
     Distance(f64),
     #[error(transparent)]
-    Mesh(#[from] crate::mesh::MeshError),
+    Mesh(#[from] rxpipe_core::mesh::MeshError),
     #[error(transparent)]
-    Memory(#[from] crate::limits::OutOfMemory),
+    Memory(#[from] rxpipe_core::limits::OutOfMemory),
     #[error(transparent)]
     Repair(#[from] repair::RepairError),
     #[error(transparent)]
@@ -169,7 +169,7 @@ pub fn build_checked(
         return Err(EnvelopeError::Empty(mesh.name.clone()));
     }
     let (v, f) = (mesh.vertex_count(), mesh.triangle_count());
-    crate::limits::check_host(bytes(v, f), || {
+    rxpipe_core::limits::check_host(bytes(v, f), || {
         format!(
             "the {} envelope of '{}' ({f} triangles)",
             side.name(),
@@ -180,7 +180,7 @@ pub fn build_checked(
     let diagonal = (hi - lo).as_dvec3().length();
     let distance = fraction * diagonal;
     let tree = Bvh::of_checked(mesh);
-    let faces = crate::mesh::VertexFaces::build(&mesh.indices, v);
+    let faces = rxpipe_core::mesh::VertexFaces::build(&mesh.indices, v);
     let program = SafeOffset {
         positions: &mesh.positions,
         indices: &mesh.indices,

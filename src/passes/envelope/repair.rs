@@ -14,9 +14,9 @@
 use super::cpu::{Limit, Record, SafeOffset};
 use crate::distance::bvh::Bvh;
 use crate::distance::intersect::{triangles_meet, Corners};
-use crate::mesh::Mesh;
 use glam::Vec3;
 use rayon::prelude::*;
+use rxpipe_core::mesh::Mesh;
 
 /// How many times a vertex's offset may be halved before it stays.
 pub const SHRINKS: u32 = 12;

@@ -13,7 +13,7 @@ pub mod cuda;
 
 pub use super::Placement;
 use super::{ArgInfo, Args, FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
-use crate::execution::BackendKind;
+use rxpipe_core::execution::BackendKind;
 #[cfg(feature = "cuda")]
 use std::sync::Mutex;
 

@@ -6,11 +6,11 @@
 //! over patches).
 
 use super::NormalsMode;
-use crate::mesh::Mesh;
-use crate::mesh::VertexFaces;
 use crate::patch::PatchData;
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;
+use rxpipe_core::mesh::Mesh;
+use rxpipe_core::mesh::VertexFaces;
 
 /// The weighted normal corner `k` of the triangle `p` contributes to its vertex (zero for a
 /// degenerate triangle).
@@ -59,7 +59,7 @@ pub fn patch_fv(mesh: &mut Mesh, mode: NormalsMode, data: &PatchData) {
     }
     mesh.normals = Some(
         acc.into_par_iter()
-            .with_min_len(crate::execution::GRAIN)
+            .with_min_len(rxpipe_core::execution::GRAIN)
             .map(unit)
             .collect(),
     );
@@ -115,7 +115,7 @@ pub fn flat(mesh: &mut Mesh) {
     let corners = &mesh.indices[..3 * tris];
     let normals: Vec<Vec3> = corners
         .par_chunks_exact(3)
-        .with_min_len(crate::execution::GRAIN)
+        .with_min_len(rxpipe_core::execution::GRAIN)
         .flat_map_iter(|t| {
             let p = [0, 1, 2].map(|k| pos[t[k] as usize].as_dvec3());
             std::iter::repeat_n(unit((p[1] - p[0]).cross(p[2] - p[0])), 3)
@@ -145,7 +145,7 @@ pub fn smooth(mesh: &mut Mesh, mode: NormalsMode, adjacency: &VertexFaces) {
         |t: usize| -> [DVec3; 3] { [0, 1, 2].map(|k| pos[idx[3 * t + k] as usize].as_dvec3()) };
     let normals = (0..mesh.vertex_count())
         .into_par_iter()
-        .with_min_len(crate::execution::GRAIN)
+        .with_min_len(rxpipe_core::execution::GRAIN)
         .map(|v| {
             let mut s = DVec3::ZERO;
             for &c in adjacency.corners_of(v) {

@@ -17,8 +17,8 @@ pub mod cuda;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::execution::BackendKind;
-use crate::mesh::Mesh;
+use rxpipe_core::execution::BackendKind;
+use rxpipe_core::mesh::Mesh;
 
 /// Which normals to compute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -189,7 +189,7 @@ impl Normals {
             (m, NormalsVia::Indices) => cpu::smooth(
                 mesh,
                 m,
-                &crate::mesh::VertexFaces::build(&mesh.indices, mesh.vertex_count()),
+                &rxpipe_core::mesh::VertexFaces::build(&mesh.indices, mesh.vertex_count()),
             ),
             (m, via) => {
                 let p = crate::patch::cpu::patch(mesh, &Default::default())?;

@@ -26,10 +26,10 @@ use super::envelope::{cover, widened_box, Cover};
 use super::Rejections;
 use crate::distance::bvh::Bvh;
 use crate::distance::triangle::{box_lower2, Aabb, Tri};
-use crate::Mesh;
 use glam::DVec3;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use rxpipe_core::mesh::Mesh;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 

@@ -48,7 +48,7 @@ pub mod envelope;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::execution::BackendKind;
+use rxpipe_core::execution::BackendKind;
 
 /// The simplification stage.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -172,7 +172,7 @@ impl MeshPass for Simplify {
             return Ok("nothing to do (no triangles)".into());
         }
         host.validate().map_err(|e| failed(e.to_string()))?;
-        crate::limits::check_host(BYTES_PER_TRIANGLE * f0 as u64, || {
+        rxpipe_core::limits::check_host(BYTES_PER_TRIANGLE * f0 as u64, || {
             format!("simplifying {f0} triangles")
         })
         .map_err(|e| failed(e.to_string()))?;

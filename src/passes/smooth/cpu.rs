@@ -3,10 +3,10 @@
 //! or faces (cotangent), in the order the GPU kernel visits them per thread.
 
 use super::{Smooth, SmoothMethod};
-use crate::mesh::Mesh;
 use crate::patch::{Patch, PatchData};
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;
+use rxpipe_core::mesh::Mesh;
 
 /// One step over patch `p`: the new positions of its owned vertices.
 fn step_patch(p: &Patch, pos: &[Vec3], fixed: &[u8], s: &Smooth) -> Vec<Vec3> {

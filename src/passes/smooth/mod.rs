@@ -12,8 +12,8 @@ pub mod cuda;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::execution::BackendKind;
 use crate::patch::PatchData;
+use rxpipe_core::execution::BackendKind;
 
 /// The weights of the one-ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

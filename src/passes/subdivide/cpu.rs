@@ -5,9 +5,9 @@
 //! old ones.
 
 use super::{beta, beta_of, next_sizes, split_triangle, Edges, SubdivideError, BETA_TABLE};
-use crate::mesh::Mesh;
 use glam::{DVec3, Vec3, Vec4};
 use rayon::prelude::*;
+use rxpipe_core::mesh::Mesh;
 
 /// Per edge: how many triangles have it, and the corners opposite it in the first two.
 pub(crate) fn edge_faces(indices: &[u32], edges: &Edges) -> (Vec<u32>, Vec<[u32; 2]>) {
@@ -282,7 +282,7 @@ pub fn run(
     for level in 1..=levels {
         let (v, e, f) = (mesh.positions.len(), edges.ev.len(), mesh.indices.len() / 3);
         let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
-        crate::limits::check_host(level_bytes(mesh, v2, e2, f2), || {
+        rxpipe_core::limits::check_host(level_bytes(mesh, v2, e2, f2), || {
             format!("subdivision level {level} ({f2} triangles)")
         })?;
         let (count, opposite) = edge_faces(&mesh.indices, &edges);
@@ -329,7 +329,10 @@ mod tests {
 
     #[test]
     fn each_levels_edges_are_its_triangles_edges() {
-        for m in [crate::mesh::torus(1.0, 0.3, 12, 8), crate::mesh::grid(5, 4)] {
+        for m in [
+            rxpipe_core::mesh::torus(1.0, 0.3, 12, 8),
+            rxpipe_core::mesh::grid(5, 4),
+        ] {
             let mut indices = m.indices.clone();
             let mut edges = Edges::build(&indices);
             let mut v = m.positions.len() as u32;

@@ -372,8 +372,8 @@ pub fn run(
     if bytes > gpu.memory_bytes as u64 {
         return Err(SubdivideError::Device(format!(
             "level {levels} ({f2} triangles) would need {} of device memory; the device has {}",
-            crate::limits::human(bytes),
-            crate::limits::human(gpu.memory_bytes as u64)
+            rxpipe_core::limits::human(bytes),
+            rxpipe_core::limits::human(gpu.memory_bytes as u64)
         )));
     }
     let table: Vec<f64> = (0..=BETA_TABLE).map(beta).collect();

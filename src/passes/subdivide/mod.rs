@@ -42,8 +42,8 @@ pub mod streamed;
 
 use super::WorkingMesh;
 use super::{ArgInfo, Args, Derived, MeshPass, PassContext, PassError, StageInfo, StageKind};
-use crate::execution::BackendKind;
 use rayon::prelude::*;
+use rxpipe_core::execution::BackendKind;
 
 /// The subdivision stage.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -236,7 +236,7 @@ pub enum SubdivideError {
     #[error("level {level} would have more than 2^32 - 1 vertices, edges or indices")]
     TooLarge { level: u32 },
     #[error(transparent)]
-    Memory(#[from] crate::limits::OutOfMemory),
+    Memory(#[from] rxpipe_core::limits::OutOfMemory),
     #[error(transparent)]
     Gpu(#[from] crate::gpu::GpuError),
     #[error("{0}")]
@@ -344,12 +344,12 @@ impl MeshPass for Subdivide {
                 // the input's edges; every level's sizes and the last one's memory, first
                 let host = mesh.host().map_err(PassError::gpu("subdivide"))?;
                 let bytes = 24 * host.indices.len() as u64 + 12 * (f0 as u64);
-                crate::limits::check_host(bytes, || "the edge table".into())
+                rxpipe_core::limits::check_host(bytes, || "the edge table".into())
                     .map_err(|e| failed(e.to_string()))?;
                 let edges = Edges::build(&host.indices);
                 let (v2, e2, f2) = last_level_sizes(v0, edges.ev.len(), f0, self.levels)
                     .map_err(|level| failed(SubdivideError::TooLarge { level }.to_string()))?;
-                crate::limits::check_host(cpu::level_bytes(host, v2, e2, f2), || {
+                rxpipe_core::limits::check_host(cpu::level_bytes(host, v2, e2, f2), || {
                     format!("subdivision level {} ({f2} triangles)", self.levels)
                 })
                 .map_err(|e| failed(e.to_string()))?;

@@ -17,8 +17,8 @@ use super::cpu::{edge_faces, edge_value, host_attributes, split, Rule};
 use super::{beta, next_sizes, Edges, SubdivideError, BETA_TABLE};
 use crate::geometry::cpu::{process, Program};
 use crate::geometry::{GeometryStats, Strategy};
-use crate::mesh::Mesh;
 use glam::{Vec2, Vec3};
+use rxpipe_core::mesh::Mesh;
 
 /// One output vertex's record: position (3), uv (2), second uv (2), unused (1).
 pub type Record = [f32; 8];
@@ -191,7 +191,7 @@ pub fn run(
     for level in 1..=levels {
         let (v, e, f) = (mesh.positions.len(), edges.ev.len(), mesh.indices.len() / 3);
         let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
-        crate::limits::check_host(
+        rxpipe_core::limits::check_host(
             super::cpu::level_bytes(mesh, v2, e2, f2) + level_bytes(v, e, f2),
             || format!("subdivision level {level} ({f2} triangles)"),
         )?;

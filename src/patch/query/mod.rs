@@ -74,7 +74,7 @@ impl Element {
     }
 }
 
-impl crate::named::Named for Query {
+impl rxpipe_core::named::Named for Query {
     const NAMES: &'static [&'static [&'static str]] = &[
         &["vv"],
         &["ve"],

@@ -45,7 +45,7 @@ impl CudaRaster {
         s: &RasterSettings,
         ntiles: usize,
         tables: &super::material::Tables,
-    ) -> Result<[u64; COUNTERS], crate::Error> {
+    ) -> Result<[u64; COUNTERS], crate::raster::RasterError> {
         let mut p = self.params(s);
         let dep = self.gpu.dependent_launch;
         let apart = resolves_apart(draws, s);

@@ -11,8 +11,8 @@
 
 use super::{RasterSettings, ShadingMode};
 use crate::gpu::{Gpu, GpuError};
-use crate::material::{AlphaMode, Filter, LightKind, Material, Texture, TextureRef, Wrap};
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, ValidAsZeroBits};
+use rxpipe_core::material::{AlphaMode, Filter, LightKind, Material, Texture, TextureRef, Wrap};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -191,7 +191,7 @@ pub(super) struct DeviceMaterials {
 impl DeviceMaterials {
     pub fn new(gpu: &Gpu) -> Result<DeviceMaterials, GpuError> {
         // sRGB bytes to linear, then bytes to unsigned normalised values (kernels/material.cuh)
-        let to_linear: Vec<f32> = crate::color::srgb_to_linear_lut()
+        let to_linear: Vec<f32> = rxpipe_core::color::srgb_to_linear_lut()
             .iter()
             .copied()
             .chain((0..256).map(|i| i as f32 / 255.0))
@@ -370,7 +370,7 @@ fn material_desc(m: &Material, known: &HashMap<usize, i32>) -> MaterialDesc {
 /// A light as the kernel reads it: what the CPU's `PunctualLight::at` computes of the light alone
 /// (a directional light's unit vector towards it and its radiance, a spot's unit axis and cone
 /// cosines) is computed here once, with the same operations.
-fn light_desc(l: &crate::material::PunctualLight) -> LightDesc {
+fn light_desc(l: &rxpipe_core::material::PunctualLight) -> LightDesc {
     let mut d = LightDesc {
         color: l.color.to_array(),
         intensity: l.intensity,
@@ -414,7 +414,7 @@ mod tests {
 
     #[test]
     fn alike_groups_are_the_cpus() {
-        use crate::material::texture::{Filter, Sampler};
+        use rxpipe_core::material::texture::{Filter, Sampler};
         let tex = |w: u32, h: u32, sampler: Sampler| {
             let rgba = vec![128u8; (4 * w * h) as usize];
             Arc::new(Texture::new("t", w, h, &rgba, false, sampler).unwrap())

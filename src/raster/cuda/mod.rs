@@ -12,9 +12,9 @@ mod material;
 
 use super::tile::TILE;
 use super::{CullMode, RasterError, RasterOutput, RasterSettings, RasterStats, ShadingMode};
-use crate::color::srgb_lut;
 use crate::geometry::cuda::{DeviceMesh, DeviceQueue, TriangleRuns};
 use crate::gpu::kernels::{self, Source};
+use rxpipe_core::color::srgb_lut;
 
 /// The raster stage's kernels, in the order they are compiled: the definitions they share, setup,
 /// binning, tile rasterisation and shading.
@@ -119,14 +119,14 @@ pub struct GpuDraw<'a> {
     /// queue entry's source vertex) and the per-vertex invocation counts
     pub rate: Option<(&'a DeviceMesh, &'a CudaSlice<u32>)>,
     /// a value per triangle that its fragments see unchanged, as f32 bits (the patch mode's
-    /// [`crate::color::patch_value`]); `None`: 0
+    /// [`rxpipe_core::color::patch_value`]); `None`: 0
     pub faces: Option<&'a CudaSlice<u32>>,
     /// for a view of a mesh's triangles: the triangles it keeps (the corners, values and rate
     /// indices above are then the whole mesh's, read through the runs)
     pub runs: Option<&'a TriangleRuns>,
     /// the material (`None`: the lit mode with `color`), shaded as the CPU's
     /// [`super::MaterialShader`] does; its double-sidedness and alpha mode apply in every mode
-    pub material: Option<&'a crate::material::Material>,
+    pub material: Option<&'a rxpipe_core::material::Material>,
     /// vertex colours for the material: the mesh's indices (each corner's source vertex; a
     /// view's are the whole mesh's) and a linear RGBA colour (four floats) per vertex
     pub colors: Option<(&'a CudaSlice<u32>, &'a CudaSlice<f32>)>,
@@ -492,7 +492,7 @@ impl CudaRaster {
             eye: s.eye.to_array(),
             near_z: s.depth_range.0,
             far_z: s.depth_range.1,
-            background: crate::color::pack_with(lut, Vec3::from_array(s.background)),
+            background: rxpipe_core::color::pack_with(lut, Vec3::from_array(s.background)),
             record_capacity: self.record_capacity as u32,
             bin_capacity: self.bin_capacity as u32,
             split: 0,
@@ -507,7 +507,7 @@ impl CudaRaster {
         draws: &[GpuDraw],
         s: &RasterSettings,
         out: &mut RasterOutput,
-    ) -> Result<(), crate::Error> {
+    ) -> Result<(), RasterError> {
         self.render_after(draws, s, out, &mut |_| Ok(()))
     }
 
@@ -522,10 +522,10 @@ impl CudaRaster {
         draws: &[GpuDraw],
         s: &RasterSettings,
         out: &mut RasterOutput,
-        before: &mut dyn FnMut(&Arc<CudaStream>) -> Result<(), crate::Error>,
-    ) -> Result<(), crate::Error> {
+        before: &mut dyn FnMut(&Arc<CudaStream>) -> Result<(), RasterError>,
+    ) -> Result<(), RasterError> {
         if s.width == 0 || s.height == 0 || s.width > 16384 || s.height > 16384 {
-            return Err(RasterError::Size(s.width, s.height).into());
+            return Err(RasterError::Size(s.width, s.height));
         }
         let triangles: usize = draws.iter().map(|d| d.triangles).sum();
         if triangles >= u32::MAX as usize || draws.len() >= 1 << 24 {
@@ -650,8 +650,8 @@ impl CudaRaster {
         s: &RasterSettings,
         ntiles: usize,
         tables: &material::Tables,
-        before: &mut dyn FnMut(&Arc<CudaStream>) -> Result<(), crate::Error>,
-    ) -> Result<[u64; COUNTERS], crate::Error> {
+        before: &mut dyn FnMut(&Arc<CudaStream>) -> Result<(), RasterError>,
+    ) -> Result<[u64; COUNTERS], RasterError> {
         self.mark_start()?;
         let side = self.side.clone();
         // (a panic in the caller's work must not leave the stream held for whoever uses it
@@ -710,9 +710,9 @@ impl CudaRaster {
     ) -> Result<material::Tables, GpuError> {
         let stream = self.gpu.stream.clone();
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
-        let mut materials: Vec<&crate::material::Material> = Vec::new();
+        let mut materials: Vec<&rxpipe_core::material::Material> = Vec::new();
         // each material's row in the table, by its address (a scene may have thousands)
-        let mut rows: HashMap<*const crate::material::Material, i32> = HashMap::new();
+        let mut rows: HashMap<*const rxpipe_core::material::Material, i32> = HashMap::new();
         let mut descs = Vec::with_capacity(draws.len());
         let mut base = 0u32;
         for d in draws {

@@ -1,9 +1,9 @@
 //! Light at a pixel: what the metallic-roughness BRDF reads of a pixel lit by one light, and
 //! Khronos' PBR Neutral tone mapping, for one pixel or eight in lanes.
 
-use crate::material::wide::{Num, Xyz};
-use crate::material::PunctualLight;
 use glam::Vec3;
+use rxpipe_core::material::wide::{Num, Xyz};
+use rxpipe_core::material::PunctualLight;
 
 /// What [`MaterialShader::lit`] reads of one pixel or eight: the surface, the side it is seen
 /// from, the base colour and the texture values (each meaningful where the material has the

@@ -14,13 +14,13 @@ mod light;
 mod surface;
 
 use super::{Draw, RasterSettings};
-use crate::material::lanes::{Rgba, LANES, V3, V4};
-use crate::material::texture::Texture;
-use crate::material::wide::{Num, Wide, Xyz};
-use crate::material::{AlphaMode, Material, PunctualLight, TextureRef, SLOTS};
 use glam::{Vec2, Vec3, Vec4};
 pub use light::pbr_neutral;
 use light::{tone_map, Lit, Pixel};
+use rxpipe_core::material::lanes::{Rgba, LANES, V3, V4};
+use rxpipe_core::material::texture::Texture;
+use rxpipe_core::material::wide::{Num, Wide, Xyz};
+use rxpipe_core::material::{AlphaMode, Material, PunctualLight, TextureRef, SLOTS};
 use surface::{bary, Surface, SurfaceOf};
 pub(super) use surface::{Corners, SurfaceLanes};
 
@@ -38,7 +38,7 @@ impl Lights {
     /// The first [`MAX_LIGHTS`] of `lights`.
     pub fn new(lights: &[PunctualLight]) -> Lights {
         let mut list = [PunctualLight {
-            kind: crate::material::LightKind::Directional,
+            kind: rxpipe_core::material::LightKind::Directional,
             color: Vec3::ZERO,
             intensity: 0.0,
             position: Vec3::ZERO,
@@ -52,9 +52,9 @@ impl Lights {
 
     /// The key light of a scene without lights: the scene's directional light, with an irradiance
     /// of pi, so that a white Lambertian surface facing it reflects 1.
-    pub fn key(light: &crate::scene::Light) -> Lights {
+    pub fn key(light: &rxpipe_core::scene::Light) -> Lights {
         Lights::new(&[PunctualLight {
-            kind: crate::material::LightKind::Directional,
+            kind: rxpipe_core::material::LightKind::Directional,
             color: light.color,
             intensity: std::f32::consts::PI,
             position: Vec3::ZERO,
@@ -537,7 +537,7 @@ mod tests {
     #[test]
     fn lanes_shade_as_each_pixel_alone() {
         use crate::geometry::{ShadedGeometry, VertexOut};
-        use crate::material::{LightKind, Sampler, Texture, Wrap};
+        use rxpipe_core::material::{LightKind, Sampler, Texture, Wrap};
         use std::sync::Arc;
         let mut rng = 99u32;
         let mut next = || {

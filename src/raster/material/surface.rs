@@ -3,10 +3,10 @@
 //! with the texture coordinates' screen-space derivatives and the tangent frame.
 
 use super::MaterialShader;
-use crate::material::lanes::{Rgba, LANES, V2, V3, V4};
-use crate::material::wide::{Num, Wide, Xyz};
 use crate::raster::{Draw, Tangents};
 use glam::{Vec2, Vec3, Vec4};
+use rxpipe_core::material::lanes::{Rgba, LANES, V2, V3, V4};
+use rxpipe_core::material::wide::{Num, Wide, Xyz};
 
 /// What the material path reads of one pixel of a source triangle.
 pub(super) struct Surface {

@@ -4,14 +4,14 @@
 
 use super::coverage::{raster_tri_with, Lanes, TileView, Visibility, NONE};
 use super::{TileBary, TILE};
-use crate::color::{pack_with, srgb_lut};
-use crate::material::lanes::LANES;
-use crate::material::{AlphaMode, Material};
 use crate::raster::material::{Corners, MaterialShader, SlotPlan, SurfaceLanes};
 use crate::raster::setup::{Setup, SetupTri};
 use crate::raster::shade::{pack_lanes, Fragment, FragmentShader};
 use crate::raster::Draw;
 use glam::Vec3;
+use rxpipe_core::color::{pack_with, srgb_lut};
+use rxpipe_core::material::lanes::LANES;
+use rxpipe_core::material::{AlphaMode, Material};
 
 /// Interpolates triangle `t`'s varyings at barycentrics (l1, l2) of corners 1 and 2,
 /// perspective-correct: blends the 1/w-weighted varyings, then multiplies by w. Returns them and
@@ -470,7 +470,7 @@ pub(super) fn blend_tile(
     cbuf: &mut [u32; (TILE * TILE) as usize],
 ) -> u64 {
     let lut = srgb_lut();
-    let to_linear = crate::color::srgb_to_linear_lut();
+    let to_linear = rxpipe_core::color::srgb_to_linear_lut();
     let mut frags = 0;
     for (j, &id) in ids.iter().enumerate() {
         let t = setup.get(id);
@@ -520,9 +520,9 @@ mod tests {
     #[test]
     fn mixed_groups_shade_as_each_pixel_alone() {
         use crate::geometry::{ShadedGeometry, VertexOut};
-        use crate::material::texture::{Sampler, Texture};
-        use crate::material::TextureRef;
         use glam::{Vec2, Vec4};
+        use rxpipe_core::material::texture::{Sampler, Texture};
+        use rxpipe_core::material::TextureRef;
         use std::sync::Arc;
         let (w, h) = (71u32, 43u32);
         let mut r = crate::raster::test_rng(0x51ed_270b);

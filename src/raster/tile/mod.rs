@@ -11,8 +11,6 @@ use super::material::MaterialShader;
 use super::setup::{Setup, SetupTri, PART_SHIFT};
 use super::shade::FragmentShader;
 use super::{Draw, RasterOutput, RasterSettings, RasterStats};
-use crate::color::pack_srgb;
-use crate::material::AlphaMode;
 use coverage::{
     behind, raster_tri, raster_tri_with, tile_max_depth, Lanes, TileView, Visibility, NONE,
     ZMAX_FRAGS, ZMAX_TRIANGLES,
@@ -20,6 +18,8 @@ use coverage::{
 use fragments::{blend_tile, shade_tile, TileShading, IN_LANES};
 use glam::Vec3;
 use rayon::prelude::*;
+use rxpipe_core::color::pack_srgb;
+use rxpipe_core::material::AlphaMode;
 
 /// Tile edge in pixels.
 pub const TILE: u32 = 32;

@@ -17,6 +17,7 @@
 
 pub mod skin;
 
+use crate::mesh::Mesh;
 use glam::{Mat4, Quat, Vec3, Vec4};
 use std::sync::Arc;
 
@@ -340,10 +341,10 @@ impl SceneAnimation {
     }
 
     /// Poses the deformed objects at time `t`: each one's vertices (positions, normals and
-    /// tangents) in `objects`' meshes, from its vertices before morph targets and skin. Returns
+    /// tangents) in its mesh of `meshes` (the scene's objects' meshes, in order), from its vertices before morph targets and skin. Returns
     /// the objects it posed (one whose vertex counts no longer match, as when the mesh was
     /// edited, is left).
-    pub fn pose_meshes(&self, t: f32, objects: &mut [crate::scene::object::Object]) -> Vec<usize> {
+    pub fn pose_meshes(&self, t: f32, meshes: &mut [&mut Mesh]) -> Vec<usize> {
         let poses: Vec<Vec<Mat4>> = self.rigs.iter().map(|r| r.pose(t)).collect();
         let mut posed = Vec::new();
         for d in &self.deformed {
@@ -357,7 +358,7 @@ impl SceneAnimation {
                     None => continue,
                 },
             };
-            let Some(mesh) = objects.get_mut(d.object).map(|o| &mut o.mesh) else {
+            let Some(mesh) = meshes.get_mut(d.object).map(|m| &mut **m) else {
                 continue;
             };
             let n = d.positions.len();

@@ -105,7 +105,8 @@ impl Scene {
     /// morph target weights they drive) at time `t`: their meshes' vertices. Returns those it
     /// posed, for `rxpipe::Pipeline::prepare_again`.
     pub fn pose_meshes(&mut self, t: f32) -> Vec<usize> {
-        self.animation.pose_meshes(t, &mut self.objects)
+        let mut meshes: Vec<&mut Mesh> = self.objects.iter_mut().map(|o| &mut o.mesh).collect();
+        self.animation.pose_meshes(t, &mut meshes)
     }
 
     /// Points the camera at the whole scene.
