@@ -1,5 +1,5 @@
 //! The window: winit, and a frame presented through wgpu (`pixels`) or a software surface
-//! (crates/app/src/viewer/present.rs). Orbit with the left mouse button, zoom with the wheel; keys switch
+//! (app/src/viewer/present.rs). Orbit with the left mouse button, zoom with the wheel; keys switch
 //! strategy (S), shading mode (M), vertex order (O) and culling (C); R resets the camera, P writes
 //! a screenshot PNG into the current folder, V goes to the glTF file's next camera, Space pauses
 //! and resumes the scene's animations (the arrow keys step them a frame back or on), Esc closes. Frame time and ASR (and the animation's time) are in the title.

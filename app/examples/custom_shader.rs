@@ -65,7 +65,7 @@ fn run() -> Result<(), rxpipe::Error> {
         Some(p) => CudaShader::from_file(p)?,
         None => CudaShader::from_source(
             "examples/shaders/wave.cu",
-            include_str!("../../../examples/shaders/wave.cu"),
+            include_str!("../../examples/shaders/wave.cu"),
         ),
     };
     let renderer = Renderer::new(backend)?;

@@ -1,7 +1,7 @@
 //! The binary as a user meets it: bad input is an error naming the cause (exit 1), memory is
 //! checked before it is used, and a panic is reported as a bug (exit 70) without a backtrace.
 
-#[path = "../../../../tests/common/mod.rs"]
+#[path = "../../../tests/common/mod.rs"]
 mod common;
 #[path = "../program/mod.rs"]
 mod program;

@@ -1,4 +1,4 @@
-#[path = "../../../tests/common/mod.rs"]
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use rxpipe::{Backend, Pipeline, Renderer, Scene, ShadingMode};

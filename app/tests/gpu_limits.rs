@@ -2,7 +2,7 @@
 //! out of memory in the middle of a frame, two processes on the GPU at once, and a kernel cache
 //! folder that cannot be written. Skips without a GPU unless RXPIPE_REQUIRE_GPU=1.
 
-#[path = "../../../tests/common/mod.rs"]
+#[path = "../../tests/common/mod.rs"]
 mod common;
 mod program;
 
