@@ -249,29 +249,7 @@ pub fn parse_scene(text: &str, name: &str, dir: &Path) -> Result<Scene, IoError>
                 g.meshes.into_iter().zip(g.transforms).collect()
             }
             (None, Some(g)) => {
-                let generator = match g.as_str() {
-                    "icosphere" => mesh::Generator::Icosphere {
-                        level: o.level.unwrap_or(3),
-                    },
-                    "torus" => mesh::Generator::Torus {
-                        major: o.major.unwrap_or(1.0),
-                        minor: o.minor.unwrap_or(0.3),
-                        segments: o.segments.unwrap_or(64),
-                        sides: o.sides.unwrap_or(24),
-                    },
-                    "grid" => mesh::Generator::Grid {
-                        nx: o.segments.unwrap_or(16),
-                        nz: o.sides.unwrap_or(16),
-                    },
-                    "rings" => mesh::Generator::Rings {
-                        triangles: o.triangles.unwrap_or(20_000),
-                    },
-                    other => {
-                        return Err(perr(format!(
-                            "unknown generator '{other}' (icosphere, torus, grid, rings)"
-                        )))
-                    }
-                };
+                let generator = generator_of(o, g).map_err(perr)?;
                 vec![(
                     generator.generate(g).map_err(|e| perr(e.to_string()))?,
                     Mat4::IDENTITY,
@@ -279,17 +257,7 @@ pub fn parse_scene(text: &str, name: &str, dir: &Path) -> Result<Scene, IoError>
             }
             _ => return Err(perr("give exactly one of 'mesh' or 'generator'".into())),
         };
-        let scale = match o.scale {
-            None => Vec3::ONE,
-            Some(Scale::Uniform(s)) => Vec3::splat(s),
-            Some(Scale::Axes(a)) => Vec3::from_array(a),
-        };
-        let r = o.rotate.map(f32::to_radians);
-        let transform = Mat4::from_scale_rotation_translation(
-            scale,
-            glam::Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2]),
-            Vec3::from_array(o.translate),
-        );
+        let transform = transform_of(o);
         for (object, rig, node) in moved {
             animation.bindings.push(rxpipe_core::animation::Binding {
                 object,
@@ -300,19 +268,7 @@ pub fn parse_scene(text: &str, name: &str, dir: &Path) -> Result<Scene, IoError>
         }
         for (mesh, own) in meshes {
             let mut mesh = rxpipe_core::scene::colored(mesh);
-            // `color` overrides the file's colours only when given (a material's base
-            // colour and its texture too)
-            let color = match o.color {
-                Some(c) => {
-                    if let Some(m) = &mut mesh.material {
-                        let m = std::sync::Arc::make_mut(m);
-                        m.base_color = glam::Vec4::new(c[0], c[1], c[2], 1.0);
-                        m.base_color_texture = None;
-                    }
-                    [c[0], c[1], c[2], 1.0]
-                }
-                None => mesh.base_color.unwrap_or([0.8, 0.8, 0.8, 1.0]),
-            };
+            let color = color_of(o, &mut mesh);
             objects.push(Object {
                 mesh,
                 transform: transform * own,
@@ -333,7 +289,75 @@ pub fn parse_scene(text: &str, name: &str, dir: &Path) -> Result<Scene, IoError>
         animation,
         cameras: Vec::new(),
     };
-    match f.camera {
+    view_of(&mut scene, f.camera, f.light);
+    Ok(scene)
+}
+
+/// The generator an object of a scene file names, with its parameters or their defaults.
+fn generator_of(o: &FileObject, g: &str) -> Result<mesh::Generator, String> {
+    Ok(match g {
+        "icosphere" => mesh::Generator::Icosphere {
+            level: o.level.unwrap_or(3),
+        },
+        "torus" => mesh::Generator::Torus {
+            major: o.major.unwrap_or(1.0),
+            minor: o.minor.unwrap_or(0.3),
+            segments: o.segments.unwrap_or(64),
+            sides: o.sides.unwrap_or(24),
+        },
+        "grid" => mesh::Generator::Grid {
+            nx: o.segments.unwrap_or(16),
+            nz: o.sides.unwrap_or(16),
+        },
+        "rings" => mesh::Generator::Rings {
+            triangles: o.triangles.unwrap_or(20_000),
+        },
+        other => {
+            return Err(format!(
+                "unknown generator '{other}' (icosphere, torus, grid, rings)"
+            ))
+        }
+    })
+}
+
+/// An object's placement from a scene file: scale, then rotation (degrees about x, y and z in
+/// that order), then translation.
+fn transform_of(o: &FileObject) -> Mat4 {
+    let scale = match o.scale {
+        None => Vec3::ONE,
+        Some(Scale::Uniform(s)) => Vec3::splat(s),
+        Some(Scale::Axes(a)) => Vec3::from_array(a),
+    };
+    let r = o.rotate.map(f32::to_radians);
+    Mat4::from_scale_rotation_translation(
+        scale,
+        glam::Quat::from_euler(EulerRot::XYZ, r[0], r[1], r[2]),
+        Vec3::from_array(o.translate),
+    )
+}
+
+/// An object's colour: the scene file's `color` where given, which also replaces the mesh's
+/// material's base colour and its texture; else the mesh's own.
+fn color_of(o: &FileObject, mesh: &mut mesh::Mesh) -> [f32; 4] {
+    // `color` overrides the file's colours only when given (a material's base
+    // colour and its texture too)
+    match o.color {
+        Some(c) => {
+            if let Some(m) = &mut mesh.material {
+                let m = std::sync::Arc::make_mut(m);
+                m.base_color = glam::Vec4::new(c[0], c[1], c[2], 1.0);
+                m.base_color_texture = None;
+            }
+            [c[0], c[1], c[2], 1.0]
+        }
+        None => mesh.base_color.unwrap_or([0.8, 0.8, 0.8, 1.0]),
+    }
+}
+
+/// The scene file's camera (its near and far planes from the distance to the target where not
+/// given), or one framing every object; and its light where given.
+fn view_of(scene: &mut Scene, camera: Option<FileCamera>, light: Option<FileLight>) {
+    match camera {
         Some(c) => {
             let (eye, target) = (Vec3::from_array(c.eye), Vec3::from_array(c.target));
             let d = (eye - target).length().max(1e-3);
@@ -348,14 +372,13 @@ pub fn parse_scene(text: &str, name: &str, dir: &Path) -> Result<Scene, IoError>
         }
         None => scene.frame_all(),
     }
-    if let Some(l) = f.light {
+    if let Some(l) = light {
         scene.light = Light {
             direction: Vec3::from_array(l.direction).normalize_or(Vec3::NEG_Y),
             color: Vec3::from_array(l.color),
             ambient: l.ambient,
         };
     }
-    Ok(scene)
 }
 /// A mesh file as a scene takes it, and the files it was read from (itself and what it refers
 /// to): a glTF (.gltf, .glb, gzipped or not) with its materials, lights, camera and notes; an OBJ
