@@ -16,6 +16,7 @@ mod gltf_materials;
 mod gltf_meshopt;
 pub(crate) mod gltf_skin;
 mod gltf_specgloss;
+mod gltf_walk;
 pub mod image;
 mod meshes;
 pub mod mtl;
