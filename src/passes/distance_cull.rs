@@ -212,7 +212,6 @@ impl FrameStage for DistanceCull {
     }
 
     fn run(&self, ctx: &FrameContext, visible: &mut [Visibility]) -> Result<(), PassError> {
-        let n = ctx.objects.len();
         let failed = |k: usize, e: DistanceError| PassError::Failed {
             stage: INFO.name.into(),
             object: k,
@@ -223,39 +222,18 @@ impl FrameStage for DistanceCull {
                 .unwrap_or_default(),
             message: e.to_string(),
         };
-        let Some(r) = ctx.objects.iter().position(|o| o.object == self.to) else {
-            return Err(PassError::Argument {
-                stage: INFO.name.into(),
-                arg: format!("to={}", self.to),
-                message: format!(
-                    "the scene has no prepared object {} (objects: {})",
-                    self.to,
-                    ctx.objects
-                        .iter()
-                        .map(|o| o.object.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
-        };
+        let r = self.reference(ctx)?;
         #[cfg(feature = "cuda")]
         let gpu = match ctx.backend {
-            BackendKind::Cuda => Some(ctx.gpu.ok_or_else(|| PassError::Gpu {
-                stage: INFO.name.into(),
-                source: crate::gpu::GpuError::Limit(
-                    "the stage runs on the GPU but the pipeline has no device".into(),
-                ),
-            })?),
+            BackendKind::Cuda => Some(ctx.gpu.ok_or_else(no_device)?),
             BackendKind::Cpu => None,
         };
+        // (always none: this build has no GPU)
         #[cfg(not(feature = "cuda"))]
-        let gpu: Option<()> = None;
+        let gpu = ctx.gpu;
         let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let state = &mut *guard;
-        state.entries.resize_with(n, || None);
-        state.measured.resize_with(n, || None);
-        state.last.clear();
-        state.last.resize(n, None);
+        state.begin(ctx.objects.len());
         let reference_has_triangles = ctx.objects[r]
             .mesh
             .as_ref()
@@ -270,183 +248,12 @@ impl FrameStage for DistanceCull {
         if let (Some(g), None) = (gpu, &state.gpu) {
             state.gpu = Some(cuda::Distance::new(g).map_err(|e| failed(r, e))?);
         }
-        // which objects take part: the reference, and every other one still drawn with triangles
-        let takes_part: Vec<bool> = (0..n)
-            .map(|k| {
-                k == r
-                    || (visible[k].visible
-                        && ctx.objects[k]
-                            .mesh
-                            .as_ref()
-                            .is_some_and(|m| m.triangle_count() > 0))
-            })
-            .collect();
-        // an object whose world box (its bounds under its transform, on the host) lies farther
-        // from the reference's than `within` is beyond, with no tree placed or searched: a far
-        // object that moves costs eight corners a frame on either backend
-        let world_box = |k: usize| {
-            let o = &ctx.objects[k];
-            o.bounds.map(|b| world_box(b, &o.model))
-        };
-        let reference_box = world_box(r);
-        let mut near = takes_part.clone();
-        for k in (0..n).filter(|&k| k != r && takes_part[k]) {
-            let gap = match (&reference_box, world_box(k)) {
-                (Some(a), Some(b)) => box_gap(a, &b),
-                _ => 0.0,
-            };
-            if gap > self.within {
-                near[k] = false;
-                state.last[k] = Some(Reach::Beyond);
-                visible[k].visible = false;
-            }
-        }
-        // make a tree for each near object met for the first time (or prepared again)
-        for k in (0..n).filter(|&k| near[k]) {
-            let mesh = ctx.objects[k]
-                .mesh
-                .as_ref()
-                .expect("taking part: it has triangles");
-            let entry = &mut state.entries[k];
-            let stale = match entry {
-                Some(e) => {
-                    !Arc::ptr_eq(&e.mesh, mesh) || matches!(e.at, Where::Host(_)) != gpu.is_none()
-                }
-                None => true,
-            };
-            if stale {
-                let at = match gpu {
-                    None => Where::Host(Placed::new(mesh.clone()).map_err(|e| failed(k, e))?),
-                    #[cfg(not(feature = "cuda"))]
-                    Some(()) => unreachable!("no GPU without the cuda feature"),
-                    #[cfg(feature = "cuda")]
-                    Some(g) => {
-                        let tree = Bvh::build(mesh).map_err(|e| failed(k, e))?;
-                        Where::Device {
-                            mesh: cuda::DeviceMesh::placed(g, mesh, &tree)
-                                .map_err(|e| failed(k, e))?,
-                            model: Mat4::IDENTITY,
-                        }
-                    }
-                };
-                state.next_version += 1;
-                *entry = Some(Entry {
-                    mesh: mesh.clone(),
-                    #[cfg(feature = "cuda")]
-                    bounds: mesh.bounds(),
-                    at,
-                    version: state.next_version,
-                });
-            }
-        }
-        // place each where it stands this frame: on the host the objects in parallel (each
-        // refit is itself parallel over its leaves), on the device one after another
-        let models: Vec<Mat4> = ctx.objects.iter().map(|o| o.model).collect();
-        // (only those whose transform changed: a still scene wakes no thread)
-        let moving: Vec<(usize, &mut Option<Entry>)> = state
-            .entries
-            .iter_mut()
-            .enumerate()
-            .filter(|(k, e)| near[*k] && e.as_ref().is_some_and(|e| e.model() != models[*k]))
-            .collect();
-        let moved: Vec<usize> = moving.iter().map(|(k, _)| *k).collect();
-        #[cfg(not(feature = "cuda"))]
-        let device: Option<()> = None;
-        #[cfg(feature = "cuda")]
-        let device = state.gpu.as_mut();
-        match device {
-            None => moving
-                .into_par_iter()
-                .map(|(k, e)| match &mut e.as_mut().expect("made above").at {
-                    Where::Host(p) => p.place(models[k]).map(|_| ()).map_err(|x| failed(k, x)),
-                    #[cfg(feature = "cuda")]
-                    Where::Device { .. } => unreachable!("a device entry has a GPU"),
-                })
-                .collect::<Result<(), _>>()?,
-            #[cfg(not(feature = "cuda"))]
-            Some(()) => unreachable!("no GPU without the cuda feature"),
-            #[cfg(feature = "cuda")]
-            Some(d) => {
-                let (mut jobs, mut placed_at) = (Vec::new(), Vec::new());
-                for (k, e) in moving {
-                    let e = e.as_mut().expect("made above");
-                    check_model(&e.mesh.name, e.bounds, &models[k]).map_err(|x| failed(k, x))?;
-                    match &mut e.at {
-                        Where::Device { mesh, model } => {
-                            jobs.push((mesh, models[k]));
-                            placed_at.push((model, models[k]));
-                        }
-                        Where::Host(_) => unreachable!("every entry is on this frame's side"),
-                    }
-                }
-                d.place_many(&mut jobs).map_err(|x| failed(r, x))?;
-                // (where they stand only once placed: after a failure they are placed again)
-                for (at, model) in placed_at {
-                    *at = model;
-                }
-            }
-        }
-        for k in moved {
-            state.next_version += 1;
-            state.entries[k].as_mut().expect("made above").version = state.next_version;
-        }
-        // measure the pairs of which one moved: on the host the objects in parallel, each a
-        // tolerance query (the search ends at the first pair of triangles within reach); on the
-        // device all of them in one search, one launch
-        let cap = self.within;
-        let version = |k: usize| state.entries[k].as_ref().expect("placed above").version;
-        let rv = version(r);
-        let stale: Vec<usize> = (0..n)
-            .filter(|&k| k != r && near[k])
-            .filter(|&k| !matches!(state.measured[k], Some(m) if m.versions == (rv, version(k))))
-            .collect();
-        let at = |k: usize| &state.entries[k].as_ref().expect("placed above").at;
-        #[cfg(not(feature = "cuda"))]
-        let device: Option<()> = None;
-        #[cfg(feature = "cuda")]
-        let device = &mut state.gpu;
-        let reaches: Vec<Reach> = match (at(r), device) {
-            _ if stale.is_empty() => Vec::new(),
-            (Where::Host(a), _) => stale
-                .par_iter()
-                .map(|&k| match at(k) {
-                    Where::Host(b) => {
-                        if cpu::within(&a.world, &a.tree, &b.world, &b.tree, cap) {
-                            Reach::Within
-                        } else {
-                            Reach::Beyond
-                        }
-                    }
-                    #[cfg(feature = "cuda")]
-                    Where::Device { .. } => unreachable!("every entry is on this frame's side"),
-                })
-                .collect(),
-            #[cfg(feature = "cuda")]
-            (Where::Device { mesh: a, .. }, Some(g)) => {
-                let objects: Vec<&cuda::DeviceMesh> = stale
-                    .iter()
-                    .map(|&k| match at(k) {
-                        Where::Device { mesh, .. } => mesh,
-                        Where::Host(_) => unreachable!("every entry is on this frame's side"),
-                    })
-                    .collect();
-                g.within_many(a, &objects, cap)
-                    .map_err(|e| failed(r, e))?
-                    .into_iter()
-                    .map(|w| if w { Reach::Within } else { Reach::Beyond })
-                    .collect()
-            }
-            #[cfg(feature = "cuda")]
-            (Where::Device { .. }, None) => unreachable!("a device entry has a GPU"),
-        };
-        for (&k, reach) in stale.iter().zip(reaches) {
-            state.measured[k] = Some(Measured {
-                versions: (rv, version(k)),
-                reach,
-            });
-        }
+        let near = state.cull_far(ctx, r, self.within, visible);
+        state.build_trees(ctx, &near, gpu, &failed)?;
+        state.place_moved(ctx, &near, r, &failed)?;
+        state.measure(r, &near, self.within, &failed)?;
         // keep what is within reach
-        for k in (0..n).filter(|&k| k != r && near[k]) {
+        for k in (0..near.len()).filter(|&k| k != r && near[k]) {
             let reach = state.measured[k].expect("measured above").reach;
             state.last[k] = Some(reach);
             if reach == Reach::Beyond {
@@ -455,4 +262,280 @@ impl FrameStage for DistanceCull {
         }
         Ok(())
     }
+}
+
+impl DistanceCull {
+    /// The reference object's index in the frame's objects.
+    fn reference(&self, ctx: &FrameContext) -> Result<usize, PassError> {
+        ctx.objects
+            .iter()
+            .position(|o| o.object == self.to)
+            .ok_or_else(|| PassError::Argument {
+                stage: INFO.name.into(),
+                arg: format!("to={}", self.to),
+                message: format!(
+                    "the scene has no prepared object {} (objects: {})",
+                    self.to,
+                    ctx.objects
+                        .iter()
+                        .map(|o| o.object.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+    }
+}
+
+/// The error of a frame on the CUDA backend without a device.
+#[cfg(feature = "cuda")]
+fn no_device() -> PassError {
+    PassError::Gpu {
+        stage: INFO.name.into(),
+        source: crate::gpu::GpuError::Limit(
+            "the stage runs on the GPU but the pipeline has no device".into(),
+        ),
+    }
+}
+
+/// A stage error for object `k`.
+type Failed<'a> = dyn Fn(usize, DistanceError) -> PassError + Sync + 'a;
+
+impl State {
+    /// Readies the records for a frame of `n` objects.
+    fn begin(&mut self, n: usize) {
+        self.entries.resize_with(n, || None);
+        self.measured.resize_with(n, || None);
+        self.last.clear();
+        self.last.resize(n, None);
+    }
+
+    /// The objects that take part and are near: the reference, and every other object still
+    /// drawn with triangles whose world box (its bounds under its transform, on the host) lies
+    /// within `within` of the reference's. The others taking part are beyond with no tree
+    /// placed or searched: a far object that moves costs eight corners a frame on either
+    /// backend.
+    fn cull_far(
+        &mut self,
+        ctx: &FrameContext,
+        r: usize,
+        within: f64,
+        visible: &mut [Visibility],
+    ) -> Vec<bool> {
+        let world_box = |k: usize| {
+            let o = &ctx.objects[k];
+            o.bounds.map(|b| world_box(b, &o.model))
+        };
+        let reference_box = world_box(r);
+        (0..ctx.objects.len())
+            .map(|k| {
+                if k == r {
+                    return true;
+                }
+                let has_triangles = ctx.objects[k]
+                    .mesh
+                    .as_ref()
+                    .is_some_and(|m| m.triangle_count() > 0);
+                if !(visible[k].visible && has_triangles) {
+                    return false;
+                }
+                let gap = match (&reference_box, world_box(k)) {
+                    (Some(a), Some(b)) => box_gap(a, &b),
+                    _ => 0.0,
+                };
+                if gap > within {
+                    self.last[k] = Some(Reach::Beyond);
+                    visible[k].visible = false;
+                }
+                gap <= within
+            })
+            .collect()
+    }
+
+    /// Makes a tree for each near object met for the first time (or prepared again, or last
+    /// placed on the other side), on the device where the frame has one.
+    fn build_trees(
+        &mut self,
+        ctx: &FrameContext,
+        near: &[bool],
+        gpu: Option<&Arc<crate::gpu::Gpu>>,
+        failed: &Failed,
+    ) -> Result<(), PassError> {
+        for k in (0..near.len()).filter(|&k| near[k]) {
+            let mesh = ctx.objects[k]
+                .mesh
+                .as_ref()
+                .expect("taking part: it has triangles");
+            let stale = match &self.entries[k] {
+                Some(e) => {
+                    !Arc::ptr_eq(&e.mesh, mesh) || matches!(e.at, Where::Host(_)) != gpu.is_none()
+                }
+                None => true,
+            };
+            if !stale {
+                continue;
+            }
+            let at = Where::place(gpu, mesh).map_err(|e| failed(k, e))?;
+            self.next_version += 1;
+            self.entries[k] = Some(Entry {
+                mesh: mesh.clone(),
+                #[cfg(feature = "cuda")]
+                bounds: mesh.bounds(),
+                at,
+                version: self.next_version,
+            });
+        }
+        Ok(())
+    }
+
+    /// Places each near object whose transform changed where it stands this frame (a still
+    /// scene wakes no thread): on the host the objects in parallel (each refit is itself
+    /// parallel over its leaves), on the device in one call.
+    fn place_moved(
+        &mut self,
+        ctx: &FrameContext,
+        near: &[bool],
+        r: usize,
+        failed: &Failed,
+    ) -> Result<(), PassError> {
+        let models: Vec<Mat4> = ctx.objects.iter().map(|o| o.model).collect();
+        let moving: Vec<(usize, &mut Entry)> = self
+            .entries
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(k, e)| Some((k, e.as_mut()?)))
+            .filter(|(k, e)| near[*k] && e.model() != models[*k])
+            .collect();
+        let moved: Vec<usize> = moving.iter().map(|(k, _)| *k).collect();
+        #[cfg(feature = "cuda")]
+        if let Some(d) = self.gpu.as_mut() {
+            place_on_device(d, moving, &models, r, failed)?;
+        } else {
+            place_on_host(moving, &models, failed)?;
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = r;
+            place_on_host(moving, &models, failed)?;
+        }
+        for k in moved {
+            self.next_version += 1;
+            self.entries[k].as_mut().expect("made above").version = self.next_version;
+        }
+        Ok(())
+    }
+
+    /// Measures the near pairs of which one moved or changed since last measured: on the host
+    /// the objects in parallel, each a tolerance query (the search ends at the first pair of
+    /// triangles within reach); on the device all of them in one search, one launch.
+    #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+    fn measure(
+        &mut self,
+        r: usize,
+        near: &[bool],
+        cap: f64,
+        failed: &Failed,
+    ) -> Result<(), PassError> {
+        let entries = &self.entries;
+        let version = |k: usize| entries[k].as_ref().expect("placed above").version;
+        let rv = version(r);
+        let stale: Vec<usize> = (0..near.len())
+            .filter(|&k| k != r && near[k])
+            .filter(|&k| !matches!(self.measured[k], Some(m) if m.versions == (rv, version(k))))
+            .collect();
+        if stale.is_empty() {
+            return Ok(());
+        }
+        let at = |k: usize| &entries[k].as_ref().expect("placed above").at;
+        let within: Vec<bool> = match at(r) {
+            Where::Host(a) => stale
+                .par_iter()
+                .map(|&k| match at(k) {
+                    Where::Host(b) => cpu::within(&a.world, &a.tree, &b.world, &b.tree, cap),
+                    #[cfg(feature = "cuda")]
+                    Where::Device { .. } => unreachable!("every entry is on this frame's side"),
+                })
+                .collect(),
+            #[cfg(feature = "cuda")]
+            Where::Device { mesh: a, .. } => {
+                let objects: Vec<&cuda::DeviceMesh> = stale
+                    .iter()
+                    .map(|&k| match at(k) {
+                        Where::Device { mesh, .. } => mesh,
+                        Where::Host(_) => unreachable!("every entry is on this frame's side"),
+                    })
+                    .collect();
+                let g = self.gpu.as_mut().expect("a device entry has a GPU");
+                g.within_many(a, &objects, cap).map_err(|e| failed(r, e))?
+            }
+        };
+        let versions: Vec<(u64, u64)> = stale.iter().map(|&k| (rv, version(k))).collect();
+        for ((&k, w), versions) in stale.iter().zip(within).zip(versions) {
+            let reach = if w { Reach::Within } else { Reach::Beyond };
+            self.measured[k] = Some(Measured { versions, reach });
+        }
+        Ok(())
+    }
+}
+
+impl Where {
+    /// A mesh's tree made and placed under the identity: on the device where there is one.
+    fn place(gpu: Option<&Arc<crate::gpu::Gpu>>, mesh: &Arc<Mesh>) -> Result<Where, DistanceError> {
+        match gpu {
+            None => Ok(Where::Host(Placed::new(mesh.clone())?)),
+            #[cfg(not(feature = "cuda"))]
+            Some(g) => match **g {},
+            #[cfg(feature = "cuda")]
+            Some(g) => {
+                let tree = Bvh::build(mesh)?;
+                Ok(Where::Device {
+                    mesh: cuda::DeviceMesh::placed(g, mesh, &tree)?,
+                    model: Mat4::IDENTITY,
+                })
+            }
+        }
+    }
+}
+
+/// Refits the host trees of the objects that moved, in parallel.
+fn place_on_host(
+    moving: Vec<(usize, &mut Entry)>,
+    models: &[Mat4],
+    failed: &Failed,
+) -> Result<(), PassError> {
+    moving
+        .into_par_iter()
+        .map(|(k, e)| match &mut e.at {
+            Where::Host(p) => p.place(models[k]).map(|_| ()).map_err(|x| failed(k, x)),
+            #[cfg(feature = "cuda")]
+            Where::Device { .. } => unreachable!("a device entry has a GPU"),
+        })
+        .collect()
+}
+
+/// Refits the device trees of the objects that moved, in one call; each stands where it was
+/// placed only once placed (after a failure they are placed again).
+#[cfg(feature = "cuda")]
+fn place_on_device(
+    d: &mut cuda::Distance,
+    moving: Vec<(usize, &mut Entry)>,
+    models: &[Mat4],
+    r: usize,
+    failed: &Failed,
+) -> Result<(), PassError> {
+    let (mut jobs, mut placed_at) = (Vec::new(), Vec::new());
+    for (k, e) in moving {
+        check_model(&e.mesh.name, e.bounds, &models[k]).map_err(|x| failed(k, x))?;
+        match &mut e.at {
+            Where::Device { mesh, model } => {
+                jobs.push((mesh, models[k]));
+                placed_at.push((model, models[k]));
+            }
+            Where::Host(_) => unreachable!("every entry is on this frame's side"),
+        }
+    }
+    d.place_many(&mut jobs).map_err(|x| failed(r, x))?;
+    for (at, model) in placed_at {
+        *at = model;
+    }
+    Ok(())
 }
