@@ -303,58 +303,19 @@ fn read_elements(
     len: Option<usize>,
 ) -> Result<(Mesh, SourceCounts), IoError> {
     let file = body.file;
-    let format = body.format;
-    let perr = |location: String, message: String| IoError::Parse {
-        file: file.to_string(),
-        location,
-        message,
-    };
-    let mut positions: Vec<Vec3> = Vec::new();
-    let mut normals: Vec<Vec3> = Vec::new();
-    let mut uvs: Vec<Vec2> = Vec::new();
-    let mut colors: Vec<glam::Vec4> = Vec::new();
-    let mut indices: Vec<u32> = Vec::new();
-    // a colour per triangle, where the faces have red, green and blue (`rxpipe patch --out`
-    // writes the patches so)
-    let mut face_colors: Vec<glam::Vec4> = Vec::new();
-    let mut faces = 0usize;
-    let mut list: Vec<i64> = Vec::new();
+    let mut out = Gathered::default();
     for el in elements {
         body.element = el.name.clone();
-        let slot = |n: &str| {
-            el.props
-                .iter()
-                .position(|p| p.name == n && p.list.is_none())
-        };
-        let (px, py, pz) = (slot("x"), slot("y"), slot("z"));
-        let (nx, ny, nz) = (slot("nx"), slot("ny"), slot("nz"));
-        let u = slot("u").or(slot("s")).or(slot("texture_u"));
-        let v = slot("v").or(slot("t")).or(slot("texture_v"));
-        let (cr, cg, cb, ca) = (
-            slot("red").or(slot("r")),
-            slot("green").or(slot("g")),
-            slot("blue").or(slot("b")),
-            slot("alpha").or(slot("a")),
-        );
-        // colours as display values: integers over 255 (the usual uchar), floats over 1
-        let unit = |k: usize| match el.props[k].ty {
-            Scalar::F32 | Scalar::F64 => 1.0,
-            Scalar::U16 | Scalar::I16 => 65535.0,
-            _ => 255.0,
-        };
-        let is_vertex = el.name == "vertex";
-        if is_vertex && (px.is_none() || py.is_none() || pz.is_none()) {
-            return Err(perr(
-                "header".into(),
-                "vertex element lacks x, y or z".into(),
+        let slots = Slots::of(el);
+        if el.name == "vertex" && slots.position.is_none() {
+            return Err(parse_error(
+                file,
+                "header",
+                "vertex element lacks x, y or z",
             ));
         }
-        let has_n = is_vertex && nx.is_some() && ny.is_some() && nz.is_some();
-        let has_uv = is_vertex && u.is_some() && v.is_some();
-        let has_color = is_vertex && cr.is_some() && cg.is_some() && cb.is_some();
-        let has_face_color = el.name == "face" && cr.is_some() && cg.is_some() && cb.is_some();
         // guard against absurd counts before reserving memory
-        let min_bytes = if format == Format::Ascii {
+        let min_bytes = if body.format == Format::Ascii {
             1
         } else {
             el.props
@@ -363,9 +324,10 @@ fn read_elements(
                 .sum::<usize>()
         };
         if let Some(len) = len.filter(|&l| el.count.saturating_mul(min_bytes) > l) {
-            return Err(perr(
-                format!("element '{}'", el.name),
-                format!(
+            return Err(parse_error(
+                file,
+                &format!("element '{}'", el.name),
+                &format!(
                     "declares {} entries but the file is only {len} bytes (truncated?)",
                     el.count
                 ),
@@ -375,112 +337,199 @@ fn read_elements(
         if el.props.is_empty() {
             continue;
         }
-        if is_vertex && len.is_some() {
-            positions.reserve(el.count);
+        if el.name == "vertex" && len.is_some() {
+            out.positions.reserve(el.count);
         }
         let mut vals = vec![0f64; el.props.len()];
         for i in 0..el.count {
             body.index = i;
-            let triangles_before = indices.len() / 3;
+            let triangles_before = out.indices.len() / 3;
             for (k, p) in el.props.iter().enumerate() {
                 match p.list {
                     None => vals[k] = body.read(p.ty)?,
-                    Some(ct) => {
-                        let n = body.read(ct)?;
-                        if !(0.0..=1e9).contains(&n) {
-                            return Err(body.error(format!("bad list length {n}")));
-                        }
-                        list.clear();
-                        for _ in 0..n as usize {
-                            list.push(body.read(p.ty)? as i64);
-                        }
-                        let name = p.name.as_str();
-                        if name != "vertex_indices" && name != "vertex_index" {
-                            continue;
-                        }
-                        if el.name == "face" {
-                            if list.len() < 3 {
-                                return Err(body.error(format!(
-                                    "a face needs at least 3 corners, this one has {}",
-                                    list.len()
-                                )));
-                            }
-                            faces += 1;
-                            for j in 1..list.len() - 1 {
-                                for &c in &[list[0], list[j], list[j + 1]] {
-                                    room(&mut indices, 1, "face corners", file)?;
-                                    indices.push(index_u32(c, &body)?);
-                                }
-                            }
-                        } else if el.name == "tristrips" {
-                            faces += strip_to_triangles(&list, &mut indices, &body)?;
-                        }
-                    }
+                    Some(ct) => out.list(el, p, ct, &mut body)?,
                 }
             }
-            if has_face_color {
-                let c = |k: usize| (vals[k] / unit(k)) as f32;
-                let color = crate::vertex::display_color([
-                    c(cr.unwrap()),
-                    c(cg.unwrap()),
-                    c(cb.unwrap()),
-                    ca.map_or(1.0, c),
-                ]);
-                let added = indices.len() / 3 - triangles_before;
-                room(&mut face_colors, added, "face colours", file)?;
-                face_colors.extend(std::iter::repeat_n(color, added));
+            if el.name == "face" {
+                if let Some(color) = slots.color(&vals) {
+                    let added = out.indices.len() / 3 - triangles_before;
+                    room(&mut out.face_colors, added, "face colours", file)?;
+                    out.face_colors.extend(std::iter::repeat_n(color, added));
+                }
             }
-            if is_vertex {
-                room(&mut positions, 1, "vertices", file)?;
-                positions.push(Vec3::new(
-                    vals[px.unwrap()] as f32,
-                    vals[py.unwrap()] as f32,
-                    vals[pz.unwrap()] as f32,
-                ));
-                if has_n {
-                    room(&mut normals, 1, "normals", file)?;
-                    normals.push(Vec3::new(
-                        vals[nx.unwrap()] as f32,
-                        vals[ny.unwrap()] as f32,
-                        vals[nz.unwrap()] as f32,
-                    ));
-                }
-                if has_uv {
-                    room(&mut uvs, 1, "texture coordinates", file)?;
-                    uvs.push(Vec2::new(vals[u.unwrap()] as f32, vals[v.unwrap()] as f32));
-                }
-                if has_color {
-                    room(&mut colors, 1, "vertex colours", file)?;
-                    let c = |k: usize| (vals[k] / unit(k)) as f32;
-                    colors.push(crate::vertex::display_color([
-                        c(cr.unwrap()),
-                        c(cg.unwrap()),
-                        c(cb.unwrap()),
-                        ca.map_or(1.0, c),
-                    ]));
-                }
+            if el.name == "vertex" {
+                out.vertex(&slots, &vals, file)?;
             }
         }
     }
-    let n = positions.len();
-    let mut mesh = Mesh {
-        name: file.to_string(),
-        positions,
-        normals: (!normals.is_empty()).then_some(normals),
-        uvs: (!uvs.is_empty()).then_some(uvs),
-        indices,
-        base_color: None,
-        colors: (!colors.is_empty()).then_some(colors),
-        uvs1: None,
-        tangents: None,
-        material: None,
-    };
-    // (where an index is out of range, the mesh's validation names it; nothing is copied)
-    let in_range = mesh.indices.iter().all(|&i| (i as usize) < n);
-    if !face_colors.is_empty() && face_colors.len() == mesh.triangle_count() && in_range {
-        mesh = with_face_colors(&mesh, &face_colors, file)?;
+    out.finish(file)
+}
+
+fn parse_error(file: &str, location: &str, message: &str) -> IoError {
+    IoError::Parse {
+        file: file.to_string(),
+        location: location.to_string(),
+        message: message.to_string(),
     }
-    Ok((mesh, SourceCounts { vertices: n, faces }))
+}
+
+/// Where an element's attributes sit among its properties (each only where all its components
+/// are scalars of the element).
+struct Slots {
+    position: Option<[usize; 3]>,
+    normal: Option<[usize; 3]>,
+    uv: Option<[usize; 2]>,
+    /// red, green, blue, and alpha where present, each with its unit: colours are display
+    /// values, integers over 255 (the usual uchar) or 65535, floats over 1
+    color: Option<([Channel; 3], Option<Channel>)>,
+}
+
+/// A colour channel: its property's slot and the value that stands for full intensity.
+type Channel = (usize, f64);
+
+impl Slots {
+    fn of(el: &Element) -> Slots {
+        let slot = |n: &str| {
+            el.props
+                .iter()
+                .position(|p| p.name == n && p.list.is_none())
+        };
+        let unit = |k: usize| match el.props[k].ty {
+            Scalar::F32 | Scalar::F64 => (k, 1.0),
+            Scalar::U16 | Scalar::I16 => (k, 65535.0),
+            _ => (k, 255.0),
+        };
+        let channel = |a: &str, b: &str| slot(a).or(slot(b)).map(unit);
+        let rgb = (|| {
+            Some([
+                channel("red", "r")?,
+                channel("green", "g")?,
+                channel("blue", "b")?,
+            ])
+        })();
+        Slots {
+            position: (|| Some([slot("x")?, slot("y")?, slot("z")?]))(),
+            normal: (|| Some([slot("nx")?, slot("ny")?, slot("nz")?]))(),
+            uv: (|| {
+                Some([
+                    slot("u").or(slot("s")).or(slot("texture_u"))?,
+                    slot("v").or(slot("t")).or(slot("texture_v"))?,
+                ])
+            })(),
+            color: rgb.map(|rgb| (rgb, channel("alpha", "a"))),
+        }
+    }
+
+    /// The colour of an entry with values `vals`, where the element has one.
+    fn color(&self, vals: &[f64]) -> Option<glam::Vec4> {
+        let (rgb, alpha) = self.color?;
+        let c = |(k, unit): (usize, f64)| (vals[k] / unit) as f32;
+        Some(crate::vertex::display_color([
+            c(rgb[0]),
+            c(rgb[1]),
+            c(rgb[2]),
+            alpha.map_or(1.0, c),
+        ]))
+    }
+}
+
+/// What the body's elements gave so far.
+#[derive(Default)]
+struct Gathered {
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+    uvs: Vec<Vec2>,
+    colors: Vec<glam::Vec4>,
+    indices: Vec<u32>,
+    /// a colour per triangle, where the faces have red, green and blue (`rxpipe patch --out`
+    /// writes the patches so)
+    face_colors: Vec<glam::Vec4>,
+    faces: usize,
+    /// the list being read
+    list: Vec<i64>,
+}
+
+impl Gathered {
+    /// A list property `p` (its length of type `count`): a face's corners, fan-triangulated,
+    /// or a triangle strip; other lists are read and left.
+    fn list(
+        &mut self,
+        el: &Element,
+        p: &Property,
+        count: Scalar,
+        body: &mut Body,
+    ) -> Result<(), IoError> {
+        let n = body.read(count)?;
+        if !(0.0..=1e9).contains(&n) {
+            return Err(body.error(format!("bad list length {n}")));
+        }
+        self.list.clear();
+        for _ in 0..n as usize {
+            self.list.push(body.read(p.ty)? as i64);
+        }
+        if p.name != "vertex_indices" && p.name != "vertex_index" {
+            return Ok(());
+        }
+        let list = &self.list;
+        if el.name == "face" {
+            if list.len() < 3 {
+                return Err(body.error(format!(
+                    "a face needs at least 3 corners, this one has {}",
+                    list.len()
+                )));
+            }
+            self.faces += 1;
+            for j in 1..list.len() - 1 {
+                for &c in &[list[0], list[j], list[j + 1]] {
+                    room(&mut self.indices, 1, "face corners", body.file)?;
+                    self.indices.push(index_u32(c, body)?);
+                }
+            }
+        } else if el.name == "tristrips" {
+            self.faces += strip_to_triangles(list, &mut self.indices, body)?;
+        }
+        Ok(())
+    }
+
+    /// A vertex entry with values `vals`.
+    fn vertex(&mut self, slots: &Slots, vals: &[f64], file: &str) -> Result<(), IoError> {
+        let v3 = |s: [usize; 3]| Vec3::new(vals[s[0]] as f32, vals[s[1]] as f32, vals[s[2]] as f32);
+        if let Some(s) = slots.position {
+            room(&mut self.positions, 1, "vertices", file)?;
+            self.positions.push(v3(s));
+        }
+        if let Some(s) = slots.normal {
+            room(&mut self.normals, 1, "normals", file)?;
+            self.normals.push(v3(s));
+        }
+        if let Some(s) = slots.uv {
+            room(&mut self.uvs, 1, "texture coordinates", file)?;
+            self.uvs
+                .push(Vec2::new(vals[s[0]] as f32, vals[s[1]] as f32));
+        }
+        if let Some(c) = slots.color(vals) {
+            room(&mut self.colors, 1, "vertex colours", file)?;
+            self.colors.push(c);
+        }
+        Ok(())
+    }
+
+    /// The mesh, coloured per face where every triangle has a face colour.
+    fn finish(self, file: &str) -> Result<(Mesh, SourceCounts), IoError> {
+        let n = self.positions.len();
+        let mut mesh = Mesh::new(file, self.positions, self.indices);
+        mesh.normals = (!self.normals.is_empty()).then_some(self.normals);
+        mesh.uvs = (!self.uvs.is_empty()).then_some(self.uvs);
+        mesh.colors = (!self.colors.is_empty()).then_some(self.colors);
+        // (where an index is out of range, the mesh's validation names it; nothing is copied)
+        let in_range = mesh.indices.iter().all(|&i| (i as usize) < n);
+        let face_colors = self.face_colors;
+        if !face_colors.is_empty() && face_colors.len() == mesh.triangle_count() && in_range {
+            mesh = with_face_colors(&mesh, &face_colors, file)?;
+        }
+        let faces = self.faces;
+        Ok((mesh, SourceCounts { vertices: n, faces }))
+    }
 }
 
 /// `mesh` drawn with a colour per triangle: every corner its own vertex, coloured as its
