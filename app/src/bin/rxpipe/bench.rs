@@ -246,67 +246,22 @@ pub fn run(what: What) -> Res {
             sizes,
             serial_limit,
             no_cpu,
-            report: c,
-        } => {
-            const DEFAULT: [u32; 5] = [8, 64, 1024, 4096, 8192];
-            let gpu = match rxpipe::gpu::Gpu::new() {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    eprintln!("notice: {e}; measuring the CPU columns only");
-                    None
-                }
-            };
-            let sizes = match sizes {
-                Some(s) => s,
-                // without a GPU the large grids are the CPU's alone: minutes each, and gigabytes
-                None if gpu.is_none() => {
-                    let (keep, skip): (Vec<u32>, Vec<u32>) =
-                        DEFAULT.iter().partition(|&&n| n <= 1024);
-                    let first = skip[0] as u64;
-                    eprintln!(
-                        "notice: without a GPU, sizes {} only; skipped {} (the {first}x{first} grid alone takes {:.1} GB, and the CPU methods need minutes for it; pass --sizes to measure them)",
-                        list(&keep),
-                        list(&skip),
-                        (84 * first * first) as f64 / 1e9
-                    );
-                    keep
-                }
-                None => DEFAULT.to_vec(),
-            };
-            let pb = spinner("starting".into());
-            let report = rxpipe_app::bench::reindex::run(
-                gpu,
-                &sizes,
-                c.warmup,
-                c.runs as usize,
-                !no_cpu,
-                serial_limit,
-                &|m| pb.set_message(m.to_string()),
-            )?;
-            pb.finish_and_clear();
-            out(&report, report.markdown(), &c)
-        }
+            report,
+        } => reindex(sizes, serial_limit, no_cpu, &report),
         What::Geometry { common: c } => {
             let gpu = need_gpu("geometry")?;
             let names = stand_ins(&c.meshes);
-            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-            let pb = spinner("starting".into());
             let r = &c.report;
-            let report =
-                rxpipe_app::bench::geometry::run(gpu, &names, r.warmup, r.runs as usize, &|m| {
-                    pb.set_message(m.to_string())
-                })?;
-            pb.finish_and_clear();
+            let report = with_progress(|p| {
+                rxpipe_app::bench::geometry::run(gpu, &strs(&names), r.warmup, r.runs as usize, p)
+            })?;
             out(&report, report.markdown(), r)
         }
         What::Frustum { objects, report: r } => {
             let gpu = need_gpu("frustum")?;
-            let pb = spinner("starting".into());
-            let report =
-                rxpipe_app::bench::frustum::run(gpu, &objects, r.warmup, r.runs as usize, &|m| {
-                    pb.set_message(m.to_string())
-                })?;
-            pb.finish_and_clear();
+            let report = with_progress(|p| {
+                rxpipe_app::bench::frustum::run(gpu, &objects, r.warmup, r.runs as usize, p)
+            })?;
             out(&report, report.markdown(), &r)
         }
         What::Frame {
@@ -328,22 +283,21 @@ pub fn run(what: What) -> Res {
                 }
             };
             let names = stand_ins(&c.meshes);
-            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-            let pb = spinner("starting".into());
             let r = &c.report;
-            let report = rxpipe_app::bench::frame::run(
-                renderer,
-                &names,
-                &strategies,
-                size,
-                frustum.placement(),
-                patch_cull,
-                &shading,
-                r.warmup,
-                r.runs as usize,
-                &|m| pb.set_message(m.to_string()),
-            )?;
-            pb.finish_and_clear();
+            let report = with_progress(|p| {
+                rxpipe_app::bench::frame::run(
+                    renderer,
+                    &strs(&names),
+                    &strategies,
+                    size,
+                    frustum.placement(),
+                    patch_cull,
+                    &shading,
+                    r.warmup,
+                    r.runs as usize,
+                    p,
+                )
+            })?;
             out(&report, report.markdown(), r)
         }
         What::Rxmesh {
@@ -353,100 +307,22 @@ pub fn run(what: What) -> Res {
         } => {
             let gpu = need_gpu("rxmesh")?;
             let names = stand_ins(&meshes);
-            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-            let pb = spinner("starting".into());
-            let report = rxpipe_app::bench::rxmesh::run(
-                gpu,
-                &names,
-                patch_faces,
-                r.warmup,
-                r.runs as usize,
-                &|m| pb.set_message(m.to_string()),
-            )?;
-            pb.finish_and_clear();
+            let report = with_progress(|p| {
+                let (warmup, runs) = (r.warmup, r.runs as usize);
+                rxpipe_app::bench::rxmesh::run(gpu, &strs(&names), patch_faces, warmup, runs, p)
+            })?;
             out(&report, report.markdown(), &r)
         }
         What::Distance {
             pairs,
             rel_error,
-            report: r,
-        } => {
-            rxpipe::distance::rel_keep(rel_error)?;
-            let gpu = match rxpipe::gpu::Gpu::new() {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    eprintln!("notice: {e}; measuring the CPU column only");
-                    None
-                }
-            };
-            let shared = rxpipe_app::bench::distance::PAIRS;
-            let names: Vec<&str> = match &pairs {
-                Some(p) => p.iter().map(|s| s.trim()).collect(),
-                // the nested spheres of 200 K triangles take minutes on a few cores (265 M
-                // triangle pairs)
-                None if gpu.is_none() => {
-                    eprintln!(
-                        "notice: without a GPU, sphere_100000 is skipped (minutes on the CPU; \
-                         pass --pairs sphere_100000 to measure it)"
-                    );
-                    shared
-                        .into_iter()
-                        .filter(|&p| p != "sphere_100000")
-                        .collect()
-                }
-                None => shared.to_vec(),
-            };
-            let names = stand_ins(&names.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-            let pb = spinner("starting".into());
-            let report = rxpipe_app::bench::distance::run(
-                gpu,
-                &names,
-                rel_error,
-                r.warmup,
-                r.runs as usize,
-                &|m| pb.set_message(m.to_string()),
-            )?;
-            pb.finish_and_clear();
-            out(&report, report.markdown(), &r)
-        }
+            report,
+        } => distance(pairs, rel_error, &report),
         What::Processing {
             meshes,
             tasks,
             report,
-        } => {
-            // (stand-ins for the shared meshes keep their @N)
-            let names: Vec<String> = meshes
-                .iter()
-                .map(|m| match m.split_once('@') {
-                    Some((base, n)) => format!("{}@{n}", stand_ins(&[base.to_string()])[0]),
-                    None => stand_ins(std::slice::from_ref(m)).remove(0),
-                })
-                .collect();
-            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-            let gpu = match rxpipe::gpu::Gpu::new() {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    eprintln!("notice: {e}; measuring the CPU rows only");
-                    None
-                }
-            };
-            let pb = spinner("starting".into());
-            let tasks = rxpipe_app::bench::processing::Tasks {
-                subdivide: tasks.iter().any(|t| t == "subdivide"),
-                envelope: tasks.iter().any(|t| t == "envelope"),
-            };
-            let r = rxpipe_app::bench::processing::run(
-                &names,
-                tasks,
-                report.runs as usize,
-                report.warmup,
-                gpu.as_ref(),
-                &|m| pb.set_message(m.to_string()),
-            )?;
-            pb.finish_and_clear();
-            out(&r, r.markdown(), &report)
-        }
+        } => processing(&meshes, &tasks, &report),
         What::Simplify {
             meshes,
             eps,
@@ -456,16 +332,10 @@ pub fn run(what: What) -> Res {
             markdown,
         } => {
             let names = stand_ins(&meshes);
-            let names: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
-            let pb = spinner("starting".into());
-            let report = rxpipe_app::bench::simplify::run(
-                &names,
-                &eps,
-                width.map(|w| w as usize),
-                runs as usize,
-                &|m| pb.set_message(m.to_string()),
-            )?;
-            pb.finish_and_clear();
+            let width = width.map(|w| w as usize);
+            let report = with_progress(|p| {
+                rxpipe_app::bench::simplify::run(&strs(&names), &eps, width, runs as usize, p)
+            })?;
             let r = ReportArgs {
                 runs,
                 warmup: 0,
@@ -473,6 +343,109 @@ pub fn run(what: What) -> Res {
                 markdown,
             };
             out(&report, report.markdown(), &r)
+        }
+    }
+}
+
+/// `bench reindex`: without a GPU, the CPU columns on the small grids only (unless sizes are
+/// given).
+fn reindex(sizes: Option<Vec<u32>>, serial_limit: f64, no_cpu: bool, r: &ReportArgs) -> Res {
+    const DEFAULT: [u32; 5] = [8, 64, 1024, 4096, 8192];
+    let gpu = gpu_if_any("measuring the CPU columns only");
+    let sizes = match sizes {
+        Some(s) => s,
+        // without a GPU the large grids are the CPU's alone: minutes each, and gigabytes
+        None if gpu.is_none() => {
+            let (keep, skip): (Vec<u32>, Vec<u32>) = DEFAULT.iter().partition(|&&n| n <= 1024);
+            let first = skip[0] as u64;
+            eprintln!(
+                "notice: without a GPU, sizes {} only; skipped {} (the {first}x{first} grid alone takes {:.1} GB, and the CPU methods need minutes for it; pass --sizes to measure them)",
+                list(&keep),
+                list(&skip),
+                (84 * first * first) as f64 / 1e9
+            );
+            keep
+        }
+        None => DEFAULT.to_vec(),
+    };
+    let report = with_progress(|p| {
+        let (warmup, runs) = (r.warmup, r.runs as usize);
+        rxpipe_app::bench::reindex::run(gpu, &sizes, warmup, runs, !no_cpu, serial_limit, p)
+    })?;
+    out(&report, report.markdown(), r)
+}
+
+/// `bench distance`: without a GPU, every shared pair but the largest (unless pairs are given).
+fn distance(pairs: Option<Vec<String>>, rel_error: f64, r: &ReportArgs) -> Res {
+    rxpipe::distance::rel_keep(rel_error)?;
+    let gpu = gpu_if_any("measuring the CPU column only");
+    let shared = rxpipe_app::bench::distance::PAIRS;
+    let names: Vec<String> = match pairs {
+        Some(p) => p,
+        // the nested spheres of 200 K triangles take minutes on a few cores (265 M triangle
+        // pairs)
+        None if gpu.is_none() => {
+            eprintln!(
+                "notice: without a GPU, sphere_100000 is skipped (minutes on the CPU; \
+                 pass --pairs sphere_100000 to measure it)"
+            );
+            shared
+                .into_iter()
+                .filter(|&p| p != "sphere_100000")
+                .map(String::from)
+                .collect()
+        }
+        None => shared.iter().map(|s| s.to_string()).collect(),
+    };
+    let names = stand_ins(&names);
+    let report = with_progress(|p| {
+        let (warmup, runs) = (r.warmup, r.runs as usize);
+        rxpipe_app::bench::distance::run(gpu, &strs(&names), rel_error, warmup, runs, p)
+    })?;
+    out(&report, report.markdown(), r)
+}
+
+/// `bench processing`: the GPU rows where there is a GPU.
+fn processing(meshes: &[String], tasks: &[String], r: &ReportArgs) -> Res {
+    // (stand-ins for the shared meshes keep their @N)
+    let names: Vec<String> = meshes
+        .iter()
+        .map(|m| match m.split_once('@') {
+            Some((base, n)) => format!("{}@{n}", stand_ins(&[base.to_string()])[0]),
+            None => stand_ins(std::slice::from_ref(m)).remove(0),
+        })
+        .collect();
+    let gpu = gpu_if_any("measuring the CPU rows only");
+    let tasks = rxpipe_app::bench::processing::Tasks {
+        subdivide: tasks.iter().any(|t| t == "subdivide"),
+        envelope: tasks.iter().any(|t| t == "envelope"),
+    };
+    let report = with_progress(|p| {
+        let (warmup, runs) = (r.warmup, r.runs as usize);
+        rxpipe_app::bench::processing::run(&strs(&names), tasks, runs, warmup, gpu.as_ref(), p)
+    })?;
+    out(&report, report.markdown(), r)
+}
+
+/// Runs a benchmark under a spinner that shows its progress messages.
+fn with_progress<R, E>(f: impl FnOnce(&dyn Fn(&str)) -> Result<R, E>) -> Result<R, E> {
+    let pb = spinner("starting".into());
+    let r = f(&|m| pb.set_message(m.to_string()));
+    pb.finish_and_clear();
+    r
+}
+
+fn strs(names: &[String]) -> Vec<&str> {
+    names.iter().map(String::as_str).collect()
+}
+
+/// The GPU where there is one; without, a notice saying why and what is measured instead.
+fn gpu_if_any(instead: &str) -> Option<std::sync::Arc<rxpipe::gpu::Gpu>> {
+    match rxpipe::gpu::Gpu::new() {
+        Ok(g) => Some(g),
+        Err(e) => {
+            eprintln!("notice: {e}; {instead}");
+            None
         }
     }
 }
