@@ -389,10 +389,7 @@ fn order_blended<A: Api>(
             .as_ref()
             .is_some_and(|m| m.alpha == rxpipe_core::material::AlphaMode::Blend)
     };
-    let slot_object = |s: &Slot<A>| match s {
-        Slot::Resident(k, _) | Slot::Subset(k, _, _) => *k,
-    };
-    if slots.iter().any(|s| blended(slot_object(s))) {
+    if slots.iter().any(|s| blended(s.object())) {
         let distance = |k: usize| {
             let o = &prepared.objects[k];
             o.bounds.map_or(0.0, |(lo, hi)| {
@@ -400,7 +397,7 @@ fn order_blended<A: Api>(
             })
         };
         slots.sort_by(|a, b| {
-            let (ka, kb) = (slot_object(a), slot_object(b));
+            let (ka, kb) = (a.object(), b.object());
             match (blended(ka), blended(kb)) {
                 (false, false) => std::cmp::Ordering::Equal,
                 (false, true) => std::cmp::Ordering::Less,
@@ -412,6 +409,13 @@ fn order_blended<A: Api>(
 }
 
 impl<A: Api> Slot<'_, A> {
+    /// The object drawn, an index into the prepared objects.
+    fn object(&self) -> usize {
+        match self {
+            Slot::Resident(k, _) | Slot::Subset(k, _, _) => *k,
+        }
+    }
+
     /// The draw of this slot's object: its mesh (resident or this frame's subset), shaded queue,
     /// colour, material and model matrix.
     fn draw<'s>(
