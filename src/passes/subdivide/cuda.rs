@@ -338,11 +338,11 @@ pub fn run(
 ) -> Result<(usize, Option<(GeometryStats, f64)>), SubdivideError> {
     let module = gpu.module("subdivide", &[BLOCKS, SORT, KERNELS], &[])?;
     let function = |name: &str| gpu.function(&module, name);
-    let (edge_faces, split, halves) = (
-        function("rxsd_edge_faces")?,
-        function("rxsd_split")?,
-        function("rxsd_halves")?,
-    );
+    let topology = Topology {
+        edge_faces: function("rxsd_edge_faces")?,
+        split: function("rxsd_split")?,
+        halves: function("rxsd_halves")?,
+    };
     // (the stage's own kernels for the new vertices, when no strategy makes them)
     let stage = (function("rxsd_rings")?, function("rxsd_points")?);
     let on_strategy = strategy
@@ -380,83 +380,17 @@ pub fn run(
     let betas = gpu.upload(&table, "Loop's weights")?;
     let crease_edges: CudaSlice<u32> = gpu.zeros(levels as usize, "crease edge counts")?;
     let stream = &gpu.stream;
-    let copy = |b: &CudaSlice<f32>, what: &str| -> Result<CudaSlice<f32>, GpuError> {
-        let mut c: CudaSlice<f32> = gpu.zeros(b.len(), what)?;
-        stream.memcpy_dtod(b, &mut c).ctx(what)?;
-        Ok(c)
-    };
-    let mut cur = Level {
-        positions: copy(&d.positions, "positions")?,
-        uvs: match (&d.uvs, &uvs1) {
-            (Some(u), None) => Some(copy(u, "texture coordinates")?),
-            (Some(u), Some(u1)) => {
-                let first: Vec<f32> = gpu.download(u, 2 * v0)?;
-                let both: Vec<f32> = first
-                    .chunks_exact(2)
-                    .zip(u1)
-                    .flat_map(|(a, b)| [a[0], a[1], b.x, b.y])
-                    .collect();
-                Some(gpu.upload(&both, "both texture coordinate sets")?)
-            }
-            (None, _) => None,
-        },
-        indices: {
-            let mut c: CudaSlice<u32> = gpu.zeros(d.indices.len(), "indices")?;
-            stream.memcpy_dtod(&d.indices, &mut c).ctx("indices")?;
-            Arc::new(c)
-        },
-        ev,
-        fe,
-        vertices: v0,
-        edges: e0,
-        triangles: f0,
-    };
+    let mut cur = first_level(gpu, d, uvs1.as_deref(), (ev, fe, e0))?;
     let mut counted: Option<(GeometryStats, f64)> = None;
     for level in 1..=levels {
         let (v, e, f) = (cur.vertices, cur.edges, cur.triangles);
         let (v2, e2, f2) = next_sizes(v, e, f).ok_or(SubdivideError::TooLarge { level })?;
-        let (vu, eu, fu) = (v as u32, e as u32, f as u32);
-        let count: CudaSlice<u32> = gpu.zeros(e, "edge triangle counts")?;
-        let opposite: CudaSlice<u32> = gpu.zeros(2 * e, "opposite corners")?;
-        let mut l = stream.launch_builder(&edge_faces);
-        let corners = 3 * fu;
-        l.arg(&*cur.indices)
-            .arg(&cur.fe)
-            .arg(&corners)
-            .arg(&count)
-            .arg(&opposite);
-        // SAFETY: a thread per corner; every edge id in fe is below e, the length of count and
-        // half that of opposite.
-        unsafe { launch_1d(l, corners, "rxsd_edge_faces") }?;
-        // SAFETY (allocations): rxsd_split writes every index, every triangle edge and the
-        // inside edges (2e .. e2); rxsd_halves the halves (0 .. 2e).
-        let mut indices: CudaSlice<u32> =
-            unsafe { gpu.alloc_uninit(3 * f2, "subdivided indices") }?;
-        let mut fe2: CudaSlice<u32> =
-            unsafe { gpu.alloc_uninit(3 * f2, "subdivided triangle edges") }?;
-        let mut ev2: CudaSlice<u32> = unsafe { gpu.alloc_uninit(2 * e2, "subdivided edges") }?;
-        let mut l = stream.launch_builder(&split);
-        l.arg(&*cur.indices)
-            .arg(&cur.fe)
-            .arg(&cur.ev)
-            .arg(&fu)
-            .arg(&vu)
-            .arg(&eu)
-            .arg(&mut indices)
-            .arg(&mut fe2)
-            .arg(&mut ev2);
-        // SAFETY: a thread per old triangle, writing its 12 indices and edges and its 3 inside
-        // edges, all within the new buffers' sizes.
-        unsafe { launch_1d(l, fu, "rxsd_split") }?;
-        let mut l = stream.launch_builder(&halves);
-        l.arg(&cur.ev).arg(&eu).arg(&vu).arg(&mut ev2);
-        // SAFETY: a thread per old edge, writing its two halves (4 words at 4x).
-        unsafe { launch_1d(l, eu, "rxsd_halves") }?;
-        let indices = Arc::new(indices);
+        let next = split(gpu, &topology, &cur, e2, f2)?;
+        let indices = next.indices;
         let input = LevelInput {
             cur: &cur,
-            count: &count,
-            opposite: &opposite,
+            count: &next.count,
+            opposite: &next.opposite,
             next: &indices,
             betas: &betas,
             uv_dim,
@@ -471,7 +405,7 @@ pub fn run(
             c.0.add(&st);
             c.1 += ms;
         }
-        drop((count, opposite));
+        drop((next.count, next.opposite));
         if host_side {
             let ev: Vec<u32> = gpu.download(&cur.ev, e * 2)?;
             host_attributes(
@@ -484,8 +418,8 @@ pub fn run(
             positions,
             uvs,
             indices,
-            ev: ev2,
-            fe: fe2,
+            ev: next.ev,
+            fe: next.fe,
             vertices: v2,
             edges: e2,
             triangles: f2,
@@ -519,6 +453,118 @@ pub fn run(
     });
     mesh.set_host_attributes(host);
     Ok((creases, counted))
+}
+
+/// The mesh as the first level: its device buffers copied (the mesh keeps its own until the
+/// last level replaces them), the second uv set `uvs1` interleaved after each vertex's first,
+/// and the edges `(ev, fe, count)`.
+fn first_level(
+    gpu: &Gpu,
+    d: &DeviceAttributes,
+    uvs1: Option<&[glam::Vec2]>,
+    (ev, fe, e0): (CudaSlice<u32>, CudaSlice<u32>, usize),
+) -> Result<Level, SubdivideError> {
+    let stream = &gpu.stream;
+    let copy = |b: &CudaSlice<f32>, what: &str| -> Result<CudaSlice<f32>, GpuError> {
+        let mut c: CudaSlice<f32> = gpu.zeros(b.len(), what)?;
+        stream.memcpy_dtod(b, &mut c).ctx(what)?;
+        Ok(c)
+    };
+    let v0 = d.vertex_count;
+    Ok(Level {
+        positions: copy(&d.positions, "positions")?,
+        uvs: match (&d.uvs, uvs1) {
+            (Some(u), None) => Some(copy(u, "texture coordinates")?),
+            (Some(u), Some(u1)) => {
+                let first: Vec<f32> = gpu.download(u, 2 * v0)?;
+                let both: Vec<f32> = first
+                    .chunks_exact(2)
+                    .zip(u1)
+                    .flat_map(|(a, b)| [a[0], a[1], b.x, b.y])
+                    .collect();
+                Some(gpu.upload(&both, "both texture coordinate sets")?)
+            }
+            (None, _) => None,
+        },
+        indices: {
+            let mut c: CudaSlice<u32> = gpu.zeros(d.indices.len(), "indices")?;
+            stream.memcpy_dtod(&d.indices, &mut c).ctx("indices")?;
+            Arc::new(c)
+        },
+        ev,
+        fe,
+        vertices: v0,
+        edges: e0,
+        triangles: d.index_count / 3,
+    })
+}
+
+/// The kernels that make a level's connectivity.
+struct Topology {
+    edge_faces: CudaFunction,
+    split: CudaFunction,
+    halves: CudaFunction,
+}
+
+/// The next level's connectivity, with what the new vertices need of the current one: each
+/// edge's triangle count and opposite corners.
+struct Split {
+    count: CudaSlice<u32>,
+    opposite: CudaSlice<u32>,
+    indices: Arc<CudaSlice<u32>>,
+    ev: CudaSlice<u32>,
+    fe: CudaSlice<u32>,
+}
+
+/// Splits every triangle of `cur` in four: its edges' triangles and opposite corners
+/// (rxsd_edge_faces), the new triangles with their edges and the inside edges (rxsd_split),
+/// and each old edge's two halves (rxsd_halves); `e2` and `f2` are the next level's edges and
+/// triangles.
+fn split(gpu: &Gpu, k: &Topology, cur: &Level, e2: usize, f2: usize) -> Result<Split, GpuError> {
+    let stream = &gpu.stream;
+    let e = cur.edges;
+    let (vu, eu, fu) = (cur.vertices as u32, e as u32, cur.triangles as u32);
+    let count: CudaSlice<u32> = gpu.zeros(e, "edge triangle counts")?;
+    let opposite: CudaSlice<u32> = gpu.zeros(2 * e, "opposite corners")?;
+    let mut l = stream.launch_builder(&k.edge_faces);
+    let corners = 3 * fu;
+    l.arg(&*cur.indices)
+        .arg(&cur.fe)
+        .arg(&corners)
+        .arg(&count)
+        .arg(&opposite);
+    // SAFETY: a thread per corner; every edge id in fe is below e, the length of count and
+    // half that of opposite.
+    unsafe { launch_1d(l, corners, "rxsd_edge_faces") }?;
+    // SAFETY (allocations): rxsd_split writes every index, every triangle edge and the
+    // inside edges (2e .. e2); rxsd_halves the halves (0 .. 2e).
+    let mut indices: CudaSlice<u32> = unsafe { gpu.alloc_uninit(3 * f2, "subdivided indices") }?;
+    let mut fe2: CudaSlice<u32> = unsafe { gpu.alloc_uninit(3 * f2, "subdivided triangle edges") }?;
+    let mut ev2: CudaSlice<u32> = unsafe { gpu.alloc_uninit(2 * e2, "subdivided edges") }?;
+    let mut l = stream.launch_builder(&k.split);
+    l.arg(&*cur.indices)
+        .arg(&cur.fe)
+        .arg(&cur.ev)
+        .arg(&fu)
+        .arg(&vu)
+        .arg(&eu)
+        .arg(&mut indices)
+        .arg(&mut fe2)
+        .arg(&mut ev2);
+    // SAFETY: a thread per old triangle, writing its 12 indices and edges and its 3 inside
+    // edges, all within the new buffers' sizes.
+    unsafe { launch_1d(l, fu, "rxsd_split") }?;
+    let mut l = stream.launch_builder(&k.halves);
+    l.arg(&cur.ev).arg(&eu).arg(&vu).arg(&mut ev2);
+    // SAFETY: a thread per old edge, writing its two halves (4 words at 4x).
+    unsafe { launch_1d(l, eu, "rxsd_halves") }?;
+    Ok(Split {
+        count,
+        opposite,
+        indices: Arc::new(indices),
+        ev: ev2,
+        fe: fe2,
+    })
 }
 
 /// The next level's vertices by the stage's own kernels: each vertex's neighbour sums over the
