@@ -47,7 +47,6 @@ impl CudaRaster {
         tables: &super::material::Tables,
     ) -> Result<[u64; COUNTERS], crate::raster::RasterError> {
         let mut p = self.params(s);
-        let dep = self.gpu.dependent_launch;
         let apart = resolves_apart(draws, s);
         // dense tiles are split over several blocks only where every tile leaves its keys to
         // rxp_resolve (the slices merge them there): lit frames with materials and no blending
@@ -65,9 +64,7 @@ impl CudaRaster {
                 .ctx("clearing the raster counters")?;
         }
         self.counters_zeroed = false;
-        let lists = self.counters.device_ptr(&stream).0 + 8 * COUNTERS as u64;
         let ntris: u32 = draws.iter().map(|d| d.triangles as u32).sum();
-        let ndraws = draws.len() as u32;
         let nt = ntiles as u32;
         if ntris == 0 {
             // (else rxp_setup_classify clears them)
@@ -75,79 +72,116 @@ impl CudaRaster {
                 .memset_zeros(&mut self.tile_counts)
                 .ctx("clearing the tile counts")?;
         } else {
-            let cap = self.list.len() as u32;
-            let mut l = Dependent::new(&stream, &self.k.classify);
-            l.val(&tables.draws)
-                .val(&ndraws)
-                .val(&ntris)
-                .val(&p)
-                .buf(&self.first)
-                .buf(&self.list)
-                .val(&cap)
-                .val(&lists)
-                .buf(&self.counters)
-                .buf(&self.tile_counts)
-                .val(&nt);
-            // SAFETY: arguments match rxp_setup_classify's signature; the draw table holds
-            // `ndraws` draws whose triangles are the frame's 0..ntris, each draw's corners
-            // covering the triangles it reads (check_draws; corners outside the queue are
-            // rejected in the kernel); `first` holds every triangle of the frame, and the list
-            // `cap` >= ntris entries, which the two lists (counted in `lists`, the word after the
-            // counters) fill from either end; tile_counts holds `nt` entries.
-            unsafe { l.launch(ntris.div_ceil(BLOCK), BLOCK, 0, dep, "rxp_setup_classify") }?;
-            // the triangles to clip (few, a thread each through many pieces: a long tail on a
-            // few SMs) on the side stream, beside those kept whole; both reserve their records
-            // and add to the tile counts atomically
-            self.fork.record(&stream).ctx("recording an event")?;
-            self.side.wait(&self.fork).ctx("ordering the side stream")?;
-            for (on, f, name, blocks) in [
-                (
-                    &self.side,
-                    &self.k.clip,
-                    "rxp_setup_clip",
-                    ntris.div_ceil(BLOCK).clamp(1, CLIP_BLOCKS),
-                ),
-                (
-                    &stream,
-                    &self.k.setup,
-                    "rxp_setup",
-                    ntris.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS),
-                ),
-            ] {
-                let mut l = Dependent::new(on, f);
-                l.val(&tables.draws).val(&ndraws).val(&p).buf(&self.list);
-                if name == "rxp_setup_clip" {
-                    l.val(&cap);
-                }
-                l.val(&lists)
-                    .buf(&self.records)
-                    .buf(&self.first)
-                    .buf(&self.tflags)
-                    .buf(&self.tile_counts)
-                    .buf(&self.counters)
-                    .buf(&self.big);
-                // SAFETY: arguments match the kernel's signature; it reads the triangles
-                // rxp_setup_classify listed, with the draw table's inputs checked as above (the
-                // rate counts and indices cover the vertices and triangles read, the triangle
-                // values the triangles); records, and the big-box list (record capacity
-                // entries), are bounded in the kernel by the capacity in `p`. The grid strides
-                // over the list. The two kernels write disjoint entries of `first` and `tflags`
-                // (each its list's triangles) and everything else they share through atomics.
-                unsafe { l.launch(blocks, BLOCK, 0, dep, name) }?;
-            }
-            self.join.record(&self.side).ctx("recording an event")?;
-            stream.wait(&self.join).ctx("waiting for the side stream")?;
+            self.launch_setup(&p, tables, draws.len() as u32, ntris, nt, &stream)?;
         }
         self.events[2].record(&stream).ctx("recording an event")?;
+        self.launch_binning(&p, split, nt, &stream)?;
+        self.events[3].record(&stream).ctx("recording an event")?;
+        self.launch_tiles(&p, tables, s, apart, split, nt, &stream)?;
+        self.events[4].record(&stream).ctx("recording an event")?;
+        self.finish_frame(&stream)
+    }
+
+    /// Setup: the frame's triangles classified (rxp_setup_classify), then those to clip on the
+    /// side stream beside those kept whole (rxp_setup_clip, rxp_setup), each reserving records
+    /// and adding to the tile counts.
+    fn launch_setup(
+        &mut self,
+        p: &Params,
+        tables: &super::material::Tables,
+        ndraws: u32,
+        ntris: u32,
+        nt: u32,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), GpuError> {
+        let dep = self.gpu.dependent_launch;
+        let lists = self.counters.device_ptr(stream).0 + 8 * COUNTERS as u64;
+        let p = *p;
+        let cap = self.list.len() as u32;
+        let mut l = Dependent::new(stream, &self.k.classify);
+        l.val(&tables.draws)
+            .val(&ndraws)
+            .val(&ntris)
+            .val(&p)
+            .buf(&self.first)
+            .buf(&self.list)
+            .val(&cap)
+            .val(&lists)
+            .buf(&self.counters)
+            .buf(&self.tile_counts)
+            .val(&nt);
+        // SAFETY: arguments match rxp_setup_classify's signature; the draw table holds
+        // `ndraws` draws whose triangles are the frame's 0..ntris, each draw's corners
+        // covering the triangles it reads (check_draws; corners outside the queue are
+        // rejected in the kernel); `first` holds every triangle of the frame, and the list
+        // `cap` >= ntris entries, which the two lists (counted in `lists`, the word after the
+        // counters) fill from either end; tile_counts holds `nt` entries.
+        unsafe { l.launch(ntris.div_ceil(BLOCK), BLOCK, 0, dep, "rxp_setup_classify") }?;
+        // the triangles to clip (few, a thread each through many pieces: a long tail on a
+        // few SMs) on the side stream, beside those kept whole; both reserve their records
+        // and add to the tile counts atomically
+        self.fork.record(stream).ctx("recording an event")?;
+        self.side.wait(&self.fork).ctx("ordering the side stream")?;
+        for (on, f, name, blocks) in [
+            (
+                &self.side,
+                &self.k.clip,
+                "rxp_setup_clip",
+                ntris.div_ceil(BLOCK).clamp(1, CLIP_BLOCKS),
+            ),
+            (
+                stream,
+                &self.k.setup,
+                "rxp_setup",
+                ntris.div_ceil(BLOCK).clamp(1, SETUP_BLOCKS),
+            ),
+        ] {
+            let mut l = Dependent::new(on, f);
+            l.val(&tables.draws).val(&ndraws).val(&p).buf(&self.list);
+            if name == "rxp_setup_clip" {
+                l.val(&cap);
+            }
+            l.val(&lists)
+                .buf(&self.records)
+                .buf(&self.first)
+                .buf(&self.tflags)
+                .buf(&self.tile_counts)
+                .buf(&self.counters)
+                .buf(&self.big);
+            // SAFETY: arguments match the kernel's signature; it reads the triangles
+            // rxp_setup_classify listed, with the draw table's inputs checked as above (the
+            // rate counts and indices cover the vertices and triangles read, the triangle
+            // values the triangles); records, and the big-box list (record capacity
+            // entries), are bounded in the kernel by the capacity in `p`. The grid strides
+            // over the list. The two kernels write disjoint entries of `first` and `tflags`
+            // (each its list's triangles) and everything else they share through atomics.
+            unsafe { l.launch(blocks, BLOCK, 0, dep, name) }?;
+        }
+        self.join.record(&self.side).ctx("recording an event")?;
+        stream.wait(&self.join).ctx("waiting for the side stream")?;
+        Ok(())
+    }
+
+    /// Binning: the big boxes' tiles counted before the scan of the tile counts
+    /// (rxp_bin_scan), then the big boxes binned on the side stream beside the other records
+    /// (rxp_bin_fill); with `split`, dense tiles listed to be shared by several blocks.
+    fn launch_binning(
+        &mut self,
+        p: &Params,
+        split: bool,
+        nt: u32,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), GpuError> {
+        let dep = self.gpu.dependent_launch;
         // the big boxes' tiles counted (bins: none) before the scan
-        self.launch_bin_big(&p, false, &stream)?;
-        let mut l = Dependent::new(&stream, &self.k.scan);
+        self.launch_bin_big(p, false, stream)?;
+        let mut l = Dependent::new(stream, &self.k.scan);
         l.buf(&self.tile_counts)
             .val(&nt)
             .buf(&self.offsets)
             .buf(&self.cursors)
             .buf(&self.order)
-            .val(&p);
+            .val(p);
         let null = 0u64;
         if split {
             l.buf(&self.splits);
@@ -160,15 +194,15 @@ impl CudaRaster {
         unsafe { l.launch(1, 1024, 0, dep, "rxp_bin_scan") }?;
         // the big boxes binned on the side stream beside the rest (both take their places in
         // the bins through the cursors' atomics; a bin's order does not matter)
-        self.fork.record(&stream).ctx("recording an event")?;
+        self.fork.record(stream).ctx("recording an event")?;
         self.side.wait(&self.fork).ctx("ordering the side stream")?;
         let side = self.side.clone();
-        self.launch_bin_big(&p, true, &side)?;
+        self.launch_bin_big(p, true, &side)?;
         self.join.record(&side).ctx("recording an event")?;
-        let mut l = Dependent::new(&stream, &self.k.fill);
+        let mut l = Dependent::new(stream, &self.k.fill);
         l.buf(&self.records)
             .buf(&self.counters)
-            .val(&p)
+            .val(p)
             .buf(&self.cursors)
             .buf(&self.bins);
         if split {
@@ -184,12 +218,29 @@ impl CudaRaster {
             .clamp(1, SETUP_BLOCKS);
         unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_bin_fill") }?;
         stream.wait(&self.join).ctx("waiting for the side stream")?;
-        self.events[3].record(&stream).ctx("recording an event")?;
+        Ok(())
+    }
+
+    /// The tiles rasterised and shaded, a block each (rxp_raster), and where tiles defer
+    /// (`apart`), their pixels resolved (rxp_resolve).
+    #[allow(clippy::too_many_arguments)]
+    fn launch_tiles(
+        &mut self,
+        p: &Params,
+        tables: &super::material::Tables,
+        s: &RasterSettings,
+        apart: bool,
+        split: bool,
+        nt: u32,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), GpuError> {
+        let dep = self.gpu.dependent_launch;
+        let null = 0u64;
         let (raster, resolve) = match self.variants.get(&self.variant) {
             Some((r, v)) => (r, v),
             None => (&self.k.raster, &self.k.resolve),
         };
-        let mut l = Dependent::new(&stream, raster);
+        let mut l = Dependent::new(stream, raster);
         l.buf(&self.records)
             .buf(&self.first)
             .buf(&self.tflags)
@@ -199,7 +250,7 @@ impl CudaRaster {
             .buf(&self.order)
             .buf(&self.colors)
             .buf(&self.lut)
-            .val(&p)
+            .val(p)
             .val(tables)
             .buf(&self.color)
             .buf(&self.depth)
@@ -220,7 +271,7 @@ impl CudaRaster {
         let blocks = nt + if split { MAX_EXTRA as u32 } else { 0 };
         unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_raster") }?;
         if apart {
-            let mut l = Dependent::new(&stream, resolve);
+            let mut l = Dependent::new(stream, resolve);
             l.buf(&self.records)
                 .buf(&self.first)
                 .buf(&self.tflags)
@@ -228,7 +279,7 @@ impl CudaRaster {
                 .buf(&self.keys)
                 .buf(&self.colors)
                 .buf(&self.lut)
-                .val(&p)
+                .val(p)
                 .val(tables)
                 .buf(&self.color)
                 .buf(&self.depth);
@@ -239,7 +290,15 @@ impl CudaRaster {
             // of their pixels, and the same tables as the tile kernel.
             unsafe { l.launch(blocks, BLOCK, 0, dep, "rxp_resolve") }?;
         }
-        self.events[4].record(&stream).ctx("recording an event")?;
+        Ok(())
+    }
+
+    /// Releases the frame to the device, downloads the counters once it has run, and clears
+    /// them for the next frame.
+    fn finish_frame(
+        &mut self,
+        stream: &Arc<CudaStream>,
+    ) -> Result<[u64; COUNTERS], crate::raster::RasterError> {
         self.enqueued_at = Some(std::time::Instant::now());
         // (the frame is enqueued: the device may run it; the download below waits for it)
         if let Some(g) = &mut self.gate {
