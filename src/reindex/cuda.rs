@@ -124,6 +124,12 @@ pub struct Workspace {
     pub passes: (u32, u32),
 }
 
+/// Where a run's map (each vertex's class representative) is: an id buffer, or `a`.
+enum Map {
+    Ids(usize),
+    A,
+}
+
 /// The compiled re-indexing kernels of one device.
 pub struct Reindexer {
     gpu: Arc<Gpu>,
@@ -236,165 +242,37 @@ impl Reindexer {
     /// used_count). Synchronises a few times to read counts (used vertices; for the sort, which
     /// digits vary; the output size).
     pub fn run(&self, input: &DeviceInput, ws: &mut Workspace) -> Result<(), GpuError> {
-        let (n, m, fl) = (input.vertices, input.indices, input.floats as u32);
+        let (n, m) = (input.vertices, input.indices);
         let s = &self.gpu.stream;
-        let (n32, m32) = (n as u32, m as u32);
-        let nb = n.div_ceil(BLOCK as usize);
+        let m32 = m as u32;
         let mb = m.div_ceil(BLOCK as usize);
         s.memset_zeros(&mut ws.used).ctx("clearing used flags")?;
         let mut l = s.launch_builder(self.k("rxp_mark_used"));
         l.arg(&input.idx).arg(&m32).arg(&mut ws.used);
         // SAFETY: one thread per index; indices were validated below the vertex count.
         unsafe { launch(l, mb.max(1) as u32, BLOCK, 0, "rxp_mark_used") }?;
+        // the used count, into small[0] (the scan's output goes to scratch `a`)
         let Workspace {
             used,
             a,
-            b,
-            keys,
-            ids,
-            counts,
-            offsets,
             sums,
             small,
-            out_vert,
-            out_idx,
             ..
         } = ws;
-        // the used count, into small[0] (the scan's output goes to scratch `a`)
         self.scan(used, n, 0, a, sums, small, 0)?;
-        let map: &CudaSlice<u32> = match ws.method {
-            GpuMethod::Sort => {
-                let [k0, k1] = keys;
-                let [i0, i1] = ids;
-                let mut l = s.launch_builder(self.k("rxr_keys"));
-                l.arg(&input.vert)
-                    .arg(&fl)
-                    .arg(&input.cell)
-                    .arg(&n32)
-                    .arg(&*used)
-                    .arg(&input.first)
-                    .arg(&mut *k0)
-                    .arg(&mut *i0);
-                // SAFETY: one thread per vertex, writing its own key words and id.
-                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_keys") }?;
-                // which bits of each word vary (small[1..1 + floats])
-                for w in 0..fl as usize {
-                    let word = k0.slice(w * n..(w + 1) * n);
-                    let mut d = small.slice_mut(1 + w..2 + w);
-                    s.memset_zeros(&mut d).ctx("clearing")?;
-                    let mut l = s.launch_builder(self.k("rxs_or_diff"));
-                    l.arg(&word).arg(&n32).arg(&mut d);
-                    // SAFETY: a grid-stride loop over `n` words, OR-ing into one word.
-                    unsafe { launch(l, nb.clamp(1, 4096) as u32, BLOCK, 0, "rxs_or_diff") }?;
-                }
-                let diff = self.gpu.download(small, 1 + fl as usize)?;
-                let (mut run, mut skipped) = (0u32, 0u32);
-                let tiles = n.div_ceil(RXS_TILE).max(1);
-                let t32 = tiles as u32;
-                let (mut src_k, mut dst_k, mut src_i, mut dst_i) = (k0, k1, i0, i1);
-                // least significant digit first: the last word's low byte
-                for w in (0..fl).rev() {
-                    for byte in 0..4u32 {
-                        let shift = 8 * byte;
-                        if (diff[1 + w as usize] >> shift) & 255 == 0 {
-                            skipped += 1;
-                            continue;
-                        }
-                        run += 1;
-                        let word = src_k.slice(w as usize * n..(w as usize + 1) * n);
-                        let mut l = s.launch_builder(self.k("rxs_upsweep"));
-                        l.arg(&word)
-                            .arg(&n32)
-                            .arg(&shift)
-                            .arg(&mut *counts)
-                            .arg(&t32);
-                        // SAFETY: one block per tile writing its 256 counts.
-                        unsafe { launch(l, tiles.max(1) as u32, 256, 0, "rxs_upsweep") }?;
-                        // the counts' exclusive prefix: where each tile's digit runs go
-                        self.scan(counts, 256 * tiles, 0, offsets, sums, small, 9)?;
-                        let mut l = s.launch_builder(self.k("rxs_downsweep"));
-                        l.arg(&*src_k)
-                            .arg(&*src_i)
-                            .arg(&n32)
-                            .arg(&fl)
-                            .arg(&w)
-                            .arg(&shift)
-                            .arg(&*offsets)
-                            .arg(&t32)
-                            .arg(&mut *dst_k)
-                            .arg(&mut *dst_i);
-                        // SAFETY: a stable permutation: every element goes to one distinct
-                        // position below n (the offsets are a prefix of the counts).
-                        unsafe { launch(l, tiles.max(1) as u32, 256, 0, "rxs_downsweep") }?;
-                        std::mem::swap(&mut src_k, &mut dst_k);
-                        std::mem::swap(&mut src_i, &mut dst_i);
-                    }
-                }
-                let mut l = s.launch_builder(self.k("rxr_heads"));
-                l.arg(&*src_k).arg(&n32).arg(&fl).arg(&mut *a);
-                // SAFETY: one thread per sorted key.
-                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_heads") }?;
-                self.scan(a, n, 1, b, sums, small, 1)?;
-                // perm goes to the other id buffer
-                let mut l = s.launch_builder(self.k("rxr_scatter"));
-                l.arg(&input.vert)
-                    .arg(&fl)
-                    .arg(&n32)
-                    .arg(&*src_i)
-                    .arg(&*a)
-                    .arg(&*b)
-                    .arg(&*used)
-                    .arg(&input.first)
-                    .arg(&mut *out_vert)
-                    .arg(&mut *dst_i);
-                // SAFETY: orgID is a permutation of 0..n; newIdx < the unique count <= n.
-                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_scatter") }?;
-                ws.passes = (run, skipped);
-                // indices go through the inverse permutation
-                &*dst_i
-            }
-            GpuMethod::Hash => {
-                let used_count = self.gpu.download(small, 1)?[0] as usize;
-                let slots = table_slots(used_count).min(counts.len());
-                let mask = (slots - 1) as u32;
-                let mut table = counts.slice_mut(0..slots);
-                s.memset_zeros(&mut table).ctx("clearing the hash table")?;
-                let mut l = s.launch_builder(self.k("rxr_hash_insert"));
-                l.arg(&input.vert)
-                    .arg(&fl)
-                    .arg(&input.cell)
-                    .arg(&n32)
-                    .arg(&*used)
-                    .arg(&mut table)
-                    .arg(&mask)
-                    .arg(&mut *a);
-                // SAFETY: one thread per vertex; the table has more empty slots than used
-                // vertices, so every probe ends.
-                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_hash_insert") }?;
-                let [is_rep, _] = ids;
-                let mut l = s.launch_builder(self.k("rxr_hash_rep"));
-                l.arg(&n32)
-                    .arg(&*used)
-                    .arg(&*counts)
-                    .arg(&mut *a)
-                    .arg(&mut *is_rep);
-                // SAFETY: one thread per vertex; slots are below the table size.
-                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_hash_rep") }?;
-                self.scan(is_rep, n, 0, b, sums, small, 1)?;
-                let mut l = s.launch_builder(self.k("rxr_hash_scatter"));
-                l.arg(&input.vert)
-                    .arg(&fl)
-                    .arg(&n32)
-                    .arg(&*is_rep)
-                    .arg(&*b)
-                    .arg(&mut *out_vert);
-                // SAFETY: representatives go to distinct scan positions below n.
-                unsafe { launch(l, nb.max(1) as u32, BLOCK, 0, "rxr_hash_scatter") }?;
-                // indices go through their class's representative
-                &*a
-            }
+        // each vertex's class representative (`map`) and each representative's new index (b)
+        let map = match ws.method {
+            GpuMethod::Sort => self.sort_classes(input, ws)?,
+            GpuMethod::Hash => self.hash_classes(input, ws)?,
         };
-        // every index becomes newIdx[map[i]] (b holds newIdx in both methods)
+        let Workspace {
+            a, b, ids, out_idx, ..
+        } = ws;
+        let map: &CudaSlice<u32> = match map {
+            Map::Ids(k) => &ids[k],
+            Map::A => a,
+        };
+        // every index becomes newIdx[map[i]]
         let mut l = s.launch_builder(self.k("rxr_remap"));
         l.arg(&input.idx)
             .arg(&m32)
@@ -408,6 +286,199 @@ impl Reindexer {
         ws.used_count = totals[0] as usize;
         ws.vertices_out = totals[1] as usize;
         Ok(())
+    }
+
+    /// The classes by sorting: every used vertex's key (its cell and words) radix-sorted with
+    /// its id, the heads of equal runs numbered (b), the first of each class scattered to the
+    /// output and the sorted order's inverse left as the map.
+    fn sort_classes(&self, input: &DeviceInput, ws: &mut Workspace) -> Result<Map, GpuError> {
+        let (n, fl) = (input.vertices, input.floats as u32);
+        let s = &self.gpu.stream;
+        let n32 = n as u32;
+        let nb = (n.div_ceil(BLOCK as usize).max(1)) as u32;
+        let Workspace {
+            used, keys, ids, ..
+        } = ws;
+        let mut l = s.launch_builder(self.k("rxr_keys"));
+        l.arg(&input.vert)
+            .arg(&fl)
+            .arg(&input.cell)
+            .arg(&n32)
+            .arg(&*used)
+            .arg(&input.first)
+            .arg(&mut keys[0])
+            .arg(&mut ids[0]);
+        // SAFETY: one thread per vertex, writing its own key words and id.
+        unsafe { launch(l, nb, BLOCK, 0, "rxr_keys") }?;
+        let (run, skipped) = self.radix_sort(n, fl, ws)?;
+        let Workspace {
+            used,
+            a,
+            b,
+            keys,
+            ids,
+            sums,
+            small,
+            out_vert,
+            ..
+        } = ws;
+        // (each pass moves the keys and ids to the other buffer of their pair)
+        let sorted = (run % 2) as usize;
+        let mut l = s.launch_builder(self.k("rxr_heads"));
+        l.arg(&keys[sorted]).arg(&n32).arg(&fl).arg(&mut *a);
+        // SAFETY: one thread per sorted key.
+        unsafe { launch(l, nb, BLOCK, 0, "rxr_heads") }?;
+        self.scan(a, n, 1, b, sums, small, 1)?;
+        // the inverse permutation goes to the other id buffer
+        let [i0, i1] = ids;
+        let (src_i, dst_i) = if sorted == 0 { (i0, i1) } else { (i1, i0) };
+        let mut l = s.launch_builder(self.k("rxr_scatter"));
+        l.arg(&input.vert)
+            .arg(&fl)
+            .arg(&n32)
+            .arg(&*src_i)
+            .arg(&*a)
+            .arg(&*b)
+            .arg(&*used)
+            .arg(&input.first)
+            .arg(&mut *out_vert)
+            .arg(&mut *dst_i);
+        // SAFETY: orgID is a permutation of 0..n; newIdx < the unique count <= n.
+        unsafe { launch(l, nb, BLOCK, 0, "rxr_scatter") }?;
+        ws.passes = (run, skipped);
+        Ok(Map::Ids(1 - sorted))
+    }
+
+    /// Radix-sorts `n` keys of `fl` words (keys[0], with their ids in ids[0]) a byte digit a
+    /// pass, least significant first, skipping the digits equal in every key. Returns the passes
+    /// run and skipped; the sorted keys and ids are in the buffers of the pass count's parity.
+    fn radix_sort(&self, n: usize, fl: u32, ws: &mut Workspace) -> Result<(u32, u32), GpuError> {
+        let s = &self.gpu.stream;
+        let n32 = n as u32;
+        let nb = n.div_ceil(BLOCK as usize);
+        let Workspace {
+            keys,
+            ids,
+            counts,
+            offsets,
+            sums,
+            small,
+            ..
+        } = ws;
+        let [k0, k1] = keys;
+        let [i0, i1] = ids;
+        // which bits of each word vary (small[1..1 + floats])
+        for w in 0..fl as usize {
+            let word = k0.slice(w * n..(w + 1) * n);
+            let mut d = small.slice_mut(1 + w..2 + w);
+            s.memset_zeros(&mut d).ctx("clearing")?;
+            let mut l = s.launch_builder(self.k("rxs_or_diff"));
+            l.arg(&word).arg(&n32).arg(&mut d);
+            // SAFETY: a grid-stride loop over `n` words, OR-ing into one word.
+            unsafe { launch(l, nb.clamp(1, 4096) as u32, BLOCK, 0, "rxs_or_diff") }?;
+        }
+        let diff = self.gpu.download(small, 1 + fl as usize)?;
+        let (mut run, mut skipped) = (0u32, 0u32);
+        let tiles = n.div_ceil(RXS_TILE).max(1);
+        let t32 = tiles as u32;
+        let (mut src_k, mut dst_k, mut src_i, mut dst_i) = (k0, k1, i0, i1);
+        // least significant digit first: the last word's low byte
+        for w in (0..fl).rev() {
+            for byte in 0..4u32 {
+                let shift = 8 * byte;
+                if (diff[1 + w as usize] >> shift) & 255 == 0 {
+                    skipped += 1;
+                    continue;
+                }
+                run += 1;
+                let word = src_k.slice(w as usize * n..(w as usize + 1) * n);
+                let mut l = s.launch_builder(self.k("rxs_upsweep"));
+                l.arg(&word)
+                    .arg(&n32)
+                    .arg(&shift)
+                    .arg(&mut *counts)
+                    .arg(&t32);
+                // SAFETY: one block per tile writing its 256 counts.
+                unsafe { launch(l, t32, 256, 0, "rxs_upsweep") }?;
+                // the counts' exclusive prefix: where each tile's digit runs go
+                self.scan(counts, 256 * tiles, 0, offsets, sums, small, 9)?;
+                let mut l = s.launch_builder(self.k("rxs_downsweep"));
+                l.arg(&*src_k)
+                    .arg(&*src_i)
+                    .arg(&n32)
+                    .arg(&fl)
+                    .arg(&w)
+                    .arg(&shift)
+                    .arg(&*offsets)
+                    .arg(&t32)
+                    .arg(&mut *dst_k)
+                    .arg(&mut *dst_i);
+                // SAFETY: a stable permutation: every element goes to one distinct position
+                // below n (the offsets are a prefix of the counts).
+                unsafe { launch(l, t32, 256, 0, "rxs_downsweep") }?;
+                std::mem::swap(&mut src_k, &mut dst_k);
+                std::mem::swap(&mut src_i, &mut dst_i);
+            }
+        }
+        Ok((run, skipped))
+    }
+
+    /// The classes by hashing: every used vertex inserted in a table of its keys (`a`: its
+    /// slot's representative), the representatives flagged, numbered (b) and scattered to the
+    /// output; `a` is the map.
+    fn hash_classes(&self, input: &DeviceInput, ws: &mut Workspace) -> Result<Map, GpuError> {
+        let (n, fl) = (input.vertices, input.floats as u32);
+        let s = &self.gpu.stream;
+        let n32 = n as u32;
+        let nb = (n.div_ceil(BLOCK as usize).max(1)) as u32;
+        let Workspace {
+            used,
+            a,
+            b,
+            ids,
+            counts,
+            sums,
+            small,
+            out_vert,
+            ..
+        } = ws;
+        let used_count = self.gpu.download(small, 1)?[0] as usize;
+        let slots = table_slots(used_count).min(counts.len());
+        let mask = (slots - 1) as u32;
+        let mut table = counts.slice_mut(0..slots);
+        s.memset_zeros(&mut table).ctx("clearing the hash table")?;
+        let mut l = s.launch_builder(self.k("rxr_hash_insert"));
+        l.arg(&input.vert)
+            .arg(&fl)
+            .arg(&input.cell)
+            .arg(&n32)
+            .arg(&*used)
+            .arg(&mut table)
+            .arg(&mask)
+            .arg(&mut *a);
+        // SAFETY: one thread per vertex; the table has more empty slots than used vertices, so
+        // every probe ends.
+        unsafe { launch(l, nb, BLOCK, 0, "rxr_hash_insert") }?;
+        let [is_rep, _] = ids;
+        let mut l = s.launch_builder(self.k("rxr_hash_rep"));
+        l.arg(&n32)
+            .arg(&*used)
+            .arg(&*counts)
+            .arg(&mut *a)
+            .arg(&mut *is_rep);
+        // SAFETY: one thread per vertex; slots are below the table size.
+        unsafe { launch(l, nb, BLOCK, 0, "rxr_hash_rep") }?;
+        self.scan(is_rep, n, 0, b, sums, small, 1)?;
+        let mut l = s.launch_builder(self.k("rxr_hash_scatter"));
+        l.arg(&input.vert)
+            .arg(&fl)
+            .arg(&n32)
+            .arg(&*is_rep)
+            .arg(&*b)
+            .arg(&mut *out_vert);
+        // SAFETY: representatives go to distinct scan positions below n.
+        unsafe { launch(l, nb, BLOCK, 0, "rxr_hash_scatter") }?;
+        Ok(Map::A)
     }
 
     /// Downloads the result as a mesh with `input`'s attributes.
