@@ -152,6 +152,15 @@ pub(super) fn raster_tiles(
     // eight for the others where the CPU has the wide build's features
     let lanes = if wide { Lanes::Eight } else { Lanes::Four };
     let band = w * TILE as usize;
+    let pass = TilePass {
+        setup,
+        draws,
+        fs: &fs,
+        ms: &ms,
+        lanes,
+        // (not with coverage counts, which count hidden fragments too)
+        cull_hidden: !s.count_coverage,
+    };
     let fragments: u64 = out
         .color
         .par_chunks_mut(4 * band)
@@ -189,80 +198,14 @@ pub(super) fn raster_tiles(
                         .count_coverage
                         .then(|| Box::new([0u32; (TILE * TILE) as usize]));
                     let tile = TileView { tx, ty, tw, th };
-                    let (mut blended, mut masked) = (false, false);
-                    // an upper bound of the tile's depths (far until the tile's fragments could
-                    // cover it, then the buffer's maximum, taken again after every ZMAX_FRAGS
-                    // fragments or ZMAX_TRIANGLES triangles): a triangle that lies behind it
-                    // everywhere cannot win a pixel and is not scanned (not with coverage
-                    // counts, which count hidden fragments too)
-                    let cull_hidden = !s.count_coverage;
-                    let (mut zmax, mut frags_at, mut tris_since) = (1f32, 0u64, 0u32);
-                    let mut tile_frags = 0u64;
-                    // Two passes: the tile's other triangles, then (when there are any) the
-                    // alpha-tested ones, whose fragments then mostly meet the surface in front
-                    // of them already and skip their alpha test, as on the GPU. A fragment of
-                    // the second pass wins a depth tie against a fragment of an earlier
-                    // triangle, so the winners are those of one pass in submission order.
-                    for pass in 0..2 {
-                        if pass == 1 && !masked {
-                            break;
-                        }
-                        for (j, &id) in ids.iter().enumerate() {
-                            let t = setup.get(id);
-                            let d = &draws[t.draw as usize];
-                            let mask = d.material.filter(|m| matches!(m.alpha, AlphaMode::Mask(_)));
-                            masked |= mask.is_some();
-                            if mask.is_some() != (pass == 1) {
-                                continue;
-                            }
-                            // the records of a tile lie far apart: fetch the next ones' cache
-                            // lines while this one is scanned
-                            if let Some(&next) = ids.get(j + PREFETCH) {
-                                prefetch(setup.get(next));
-                            }
-                            // blended fragments come after the opaque ones (in the lit mode)
-                            if mask.is_none()
-                                && fs.lit()
-                                && d.material.is_some_and(|m| m.alpha == AlphaMode::Blend)
-                            {
-                                blended = true;
-                                continue;
-                            }
-                            if cull_hidden {
-                                tris_since += 1;
-                                if tile_frags >= (tw * th) as u64
-                                    && (tile_frags >= frags_at + ZMAX_FRAGS
-                                        || tris_since >= ZMAX_TRIANGLES)
-                                {
-                                    zmax = tile_max_depth(&zbuf, tw, th);
-                                    (frags_at, tris_since) = (tile_frags, 0);
-                                }
-                                if behind(t, zmax, mask.is_some()) {
-                                    continue;
-                                }
-                            }
-                            let mut vis = Visibility {
-                                z: &mut zbuf,
-                                win: &mut win,
-                                bary,
-                                cov: cov.as_deref_mut(),
-                            };
-                            let n = match mask {
-                                Some(m) => raster_tri_with(
-                                    t,
-                                    j as u32,
-                                    &tile,
-                                    &mut vis,
-                                    Lanes::No,
-                                    true,
-                                    |px, py| ms.passes_mask(d, m, t.tri, px, py),
-                                ),
-                                None => raster_tri(t, j as u32, &tile, &mut vis, lanes),
-                            };
-                            frags += n;
-                            tile_frags += n;
-                        }
-                    }
+                    let mut vis = Visibility {
+                        z: &mut zbuf,
+                        win: &mut win,
+                        bary,
+                        cov: cov.as_deref_mut(),
+                    };
+                    let (n, blended) = pass.visible(ids, &tile, &mut vis);
+                    frags += n;
                     let shading = TileShading {
                         fs: &fs,
                         ms: &ms,
@@ -314,6 +257,88 @@ pub(super) fn raster_tiles(
         })
         .sum();
     stats.fragments = fragments;
+}
+
+/// What every tile's visibility pass reads: the frame's triangles and draws, the shaders (for
+/// the lit mode and alpha masks) and how the triangles are scanned.
+struct TilePass<'a> {
+    setup: &'a Setup,
+    draws: &'a [Draw<'a>],
+    fs: &'a FragmentShader<'a>,
+    ms: &'a MaterialShader<'a>,
+    lanes: Lanes,
+    /// whether triangles behind every pixel of the tile are skipped
+    cull_hidden: bool,
+}
+
+impl TilePass<'_> {
+    /// Rasterises the tile's triangles `ids` into its visibility buffer `vis`. Returns the
+    /// fragments that passed the depth test and whether blended triangles wait for their own
+    /// pass (in the lit mode they come after the opaque ones).
+    fn visible(&self, ids: &[u32], tile: &TileView, vis: &mut Visibility) -> (u64, bool) {
+        let (tw, th) = (tile.tw, tile.th);
+        let (mut blended, mut masked) = (false, false);
+        // an upper bound of the tile's depths (far until the tile's fragments could
+        // cover it, then the buffer's maximum, taken again after every ZMAX_FRAGS
+        // fragments or ZMAX_TRIANGLES triangles): a triangle that lies behind it
+        // everywhere cannot win a pixel and is not scanned (with cull_hidden)
+        let (mut zmax, mut frags_at, mut tris_since) = (1f32, 0u64, 0u32);
+        let mut tile_frags = 0u64;
+        // Two passes: the tile's other triangles, then (when there are any) the
+        // alpha-tested ones, whose fragments then mostly meet the surface in front
+        // of them already and skip their alpha test, as on the GPU. A fragment of
+        // the second pass wins a depth tie against a fragment of an earlier
+        // triangle, so the winners are those of one pass in submission order.
+        for pass in 0..2 {
+            if pass == 1 && !masked {
+                break;
+            }
+            for (j, &id) in ids.iter().enumerate() {
+                let t = self.setup.get(id);
+                let d = &self.draws[t.draw as usize];
+                let mask = d.material.filter(|m| matches!(m.alpha, AlphaMode::Mask(_)));
+                masked |= mask.is_some();
+                if mask.is_some() != (pass == 1) {
+                    continue;
+                }
+                // the records of a tile lie far apart: fetch the next ones' cache
+                // lines while this one is scanned
+                if let Some(&next) = ids.get(j + PREFETCH) {
+                    prefetch(self.setup.get(next));
+                }
+                // blended fragments come after the opaque ones (in the lit mode)
+                if mask.is_none()
+                    && self.fs.lit()
+                    && d.material.is_some_and(|m| m.alpha == AlphaMode::Blend)
+                {
+                    blended = true;
+                    continue;
+                }
+                if self.cull_hidden {
+                    tris_since += 1;
+                    if tile_frags >= (tw * th) as u64
+                        && (tile_frags >= frags_at + ZMAX_FRAGS || tris_since >= ZMAX_TRIANGLES)
+                    {
+                        zmax = tile_max_depth(vis.z, tw, th);
+                        (frags_at, tris_since) = (tile_frags, 0);
+                    }
+                    if behind(t, zmax, mask.is_some()) {
+                        continue;
+                    }
+                }
+                let n = match mask {
+                    Some(m) => {
+                        raster_tri_with(t, j as u32, tile, vis, Lanes::No, true, |px, py| {
+                            self.ms.passes_mask(d, m, t.tri, px, py)
+                        })
+                    }
+                    None => raster_tri(t, j as u32, tile, vis, self.lanes),
+                };
+                tile_frags += n;
+            }
+        }
+        (tile_frags, blended)
+    }
 }
 
 /// A tile's barycentrics: per pixel (l1, l2) of its visible triangle.
