@@ -170,178 +170,24 @@ pub fn run(
         let (a, b) = load_pair(name)?;
         rxpipe::distance::check(&a)?;
         rxpipe::distance::check(&b)?;
+        let pair = Pair { name, a, b };
         progress(&format!("{name}: BVHs"));
         let mut bvh_ms = Vec::new();
         let mut trees = None;
         for _ in 0..runs.clamp(1, 5) {
             let t = Instant::now();
-            trees = Some(rayon::join(|| Bvh::of_checked(&a), || Bvh::of_checked(&b)));
+            trees = Some(rayon::join(
+                || Bvh::of_checked(&pair.a),
+                || Bvh::of_checked(&pair.b),
+            ));
             bvh_ms.push(t.elapsed().as_secs_f64() * 1e3);
         }
-        let (ta, tb) = trees.expect("built at least once");
-        progress(&format!("{name}: CPU"));
-        // (a search of seconds is timed once: the nested spheres' cost grows as n^1.5)
-        let (cpu_ms, c) = time_host(warmup, runs, || cpu::min_distance(&a, &ta, &b, &tb));
-        // (touching or crossing meshes have no cap below their distance)
-        let cap = (c.distance > 0.0).then_some(c.distance * 0.5);
-        let mut capped_ms = None;
-        if let Some(cap) = cap {
-            let (ms, r) = time_host(warmup, runs, || {
-                cpu::min_distance_within(&a, &ta, &b, &tb, cap).map(|r| r.distance)
-            });
-            if let Some(d) = r.filter(|&d| d <= cap) {
-                return Err(Error::Backend(format!(
-                    "{name}: a search capped at {cap} found {d}, below the whole search's {}",
-                    c.distance
-                )));
-            }
-            capped_ms = Some(median(&ms));
-        }
-        progress(&format!("{name}: the greatest distance, CPU"));
-        let (max_ms, far) = time_host(warmup, runs, || cpu::max_distance(&a, &ta, &b, &tb));
-        let mut rel_row = None;
-        if rel > 0.0 {
-            progress(&format!("{name}: within {rel}, CPU"));
-            let (ms, near) = time_host(warmup, runs, || {
-                cpu::min_distance_rel(&a, &ta, &b, &tb, rel)
-            });
-            let near = near?;
-            let (max_ms, wide) = time_host(warmup, runs, || {
-                cpu::max_distance_rel(&a, &ta, &b, &tb, rel)
-            });
-            let wide = wide?;
-            let goal = |ms: &[f64], distance: f64, exact: f64, pairs: u64| RelGoal {
-                distance,
-                ratio: distance / exact,
-                cpu_ms: median(ms),
-                cpu_runs: ms.len(),
-                cpu_pairs_tested: pairs,
-                gpu_ratio: None,
-                gpu_ms: None,
-                gpu_pairs_tested: None,
-            };
-            rel_row = Some(RelRow {
-                rel,
-                least: goal(&ms, near.distance, c.distance, near.pairs_tested),
-                greatest: goal(&max_ms, wide.distance, far.distance, wide.pairs_tested),
-            });
-        }
-        progress(&format!("{name}: refit"));
-        // B turned back and forth between two poses, so that every placing moves it
-        let poses = [
-            glam::Mat4::from_rotation_y(0.25),
-            glam::Mat4::from_rotation_translation(
-                glam::Quat::from_rotation_x(0.5),
-                glam::Vec3::new(0.1, 0.0, 0.0),
-            ),
-        ];
-        let shared_b = Arc::new(b.clone());
-        let mut placed = Placed::new(shared_b)?;
-        let mut refit_ms = Vec::new();
-        for i in 0..warmup + runs {
-            let t = Instant::now();
-            placed.place(poses[i % 2])?;
-            if i >= warmup {
-                refit_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-        let mut row = DistanceRow {
-            pair: name.to_string(),
-            triangles: [a.triangle_count(), b.triangle_count()],
-            distance: c.distance,
-            bvh_ms: median(&bvh_ms),
-            cpu_ms: median(&cpu_ms),
-            cpu_runs: cpu_ms.len(),
-            cpu_pairs_tested: c.pairs_tested,
-            gpu_ms: None,
-            gpu_pairs_tested: None,
-            gpu_expansions: None,
-            gpu_largest_front: None,
-            gpu_equals_cpu: None,
-            capped_cpu_ms: capped_ms,
-            capped_gpu_ms: None,
-            refit_cpu_ms: median(&refit_ms),
-            refit_gpu_ms: None,
-            max: MaxRow {
-                distance: far.distance,
-                cpu_ms: median(&max_ms),
-                cpu_runs: max_ms.len(),
-                cpu_pairs_tested: far.pairs_tested,
-                gpu_ms: None,
-                gpu_pairs_tested: None,
-                gpu_expansions: None,
-                gpu_largest_front: None,
-                gpu_equals_cpu: None,
-            },
-            rel: rel_row,
-            runs,
-        };
+        let trees = trees.expect("built at least once");
+        let times = Times { warmup, runs };
+        let (mut row, found) = on_cpu(&pair, &trees, rel, times, progress)?;
+        row.bvh_ms = median(&bvh_ms);
         if let (Some(gpu), Some(q)) = (&gpu, query.as_mut()) {
-            progress(&format!("{name}: GPU"));
-            let da = cuda::DeviceMesh::new(gpu, &a, &ta)?;
-            let db = cuda::DeviceMesh::new(gpu, &b, &tb)?;
-            let mut last = None;
-            let times = gpu.time(warmup, runs, || {
-                last = Some(q.query(&da, &db)?);
-                Ok::<_, Error>(())
-            })?;
-            let g = last.expect("ran at least once");
-            row.gpu_ms = Some(median(&times));
-            row.gpu_pairs_tested = Some(g.pairs_tested);
-            row.gpu_expansions = Some(g.expansions);
-            row.gpu_largest_front = Some(g.largest_front);
-            // (where the meshes cross, each search ends at the first crossing pair it finds)
-            row.gpu_equals_cpu = Some(
-                g.d2.sqrt().to_bits() == c.distance.to_bits()
-                    && (g.triangles == c.triangles || c.distance == 0.0),
-            );
-            if let Some(cap) = cap {
-                let times = gpu.time(warmup, runs, || q.query_within(&da, &db, cap).map(|_| ()))?;
-                row.capped_gpu_ms = Some(median(&times));
-            }
-            progress(&format!("{name}: the greatest distance, GPU"));
-            let mut last = None;
-            let times = gpu.time(warmup, runs, || {
-                last = Some(q.query_max(&da, &db)?);
-                Ok::<_, Error>(())
-            })?;
-            let g = last.expect("ran at least once");
-            let m = &mut row.max;
-            m.gpu_ms = Some(median(&times));
-            m.gpu_pairs_tested = Some(g.pairs_tested);
-            m.gpu_expansions = Some(g.expansions);
-            m.gpu_largest_front = Some(g.largest_front);
-            m.gpu_equals_cpu = Some(
-                g.d2.sqrt().to_bits() == far.distance.to_bits() && g.triangles == far.triangles,
-            );
-            if let Some(r) = row.rel.as_mut() {
-                progress(&format!("{name}: within {rel}, GPU"));
-                for (g, greatest, exact) in [
-                    (&mut r.least, false, c.distance),
-                    (&mut r.greatest, true, far.distance),
-                ] {
-                    let mut last = None;
-                    let times = gpu.time(warmup, runs, || {
-                        last = Some(if greatest {
-                            q.query_max_rel(&da, &db, rel)?
-                        } else {
-                            q.query_rel(&da, &db, rel)?
-                        });
-                        Ok::<_, Error>(())
-                    })?;
-                    let found = last.expect("ran at least once");
-                    g.gpu_ms = Some(median(&times));
-                    g.gpu_ratio = Some(found.d2.sqrt() / exact);
-                    g.gpu_pairs_tested = Some(found.pairs_tested);
-                }
-            }
-            let mut moving = cuda::DeviceMesh::placed(gpu, &b, &tb)?;
-            let mut i = 0;
-            let times = gpu.time(warmup, runs, || {
-                i += 1;
-                q.place(&mut moving, &poses[i % 2])
-            })?;
-            row.refit_gpu_ms = Some(median(&times));
+            on_gpu(gpu, q, &pair, &trees, &found, &mut row, times, progress)?;
         }
         rows.push(row);
     }
@@ -360,6 +206,226 @@ pub fn run(
         ),
         rows,
     })
+}
+
+/// A pair of meshes measured.
+struct Pair<'n> {
+    name: &'n str,
+    a: Mesh,
+    b: Mesh,
+}
+
+/// The runs of each measurement and those before them, not counted.
+#[derive(Clone, Copy)]
+struct Times {
+    warmup: usize,
+    runs: usize,
+}
+
+/// What the CPU found, which the GPU's searches must equal (or approach within `rel`).
+struct Found {
+    least: rxpipe::distance::Closest,
+    greatest: rxpipe::distance::Farthest,
+    /// half the least distance, where the meshes neither touch nor cross
+    cap: Option<f64>,
+    /// the two poses the refits turn B between
+    poses: [glam::Mat4; 2],
+}
+
+/// A pair's row as the CPU measures it (its BVH time left to the caller): the least distance,
+/// capped, the greatest, both within `rel` where it is above 0, and B's refit.
+fn on_cpu(
+    pair: &Pair,
+    (ta, tb): &(Bvh, Bvh),
+    rel: f64,
+    Times { warmup, runs }: Times,
+    progress: &dyn Fn(&str),
+) -> Result<(DistanceRow, Found), Error> {
+    let (name, a, b) = (pair.name, &pair.a, &pair.b);
+    let (ta, tb) = (ta, tb);
+    progress(&format!("{name}: CPU"));
+    // (a search of seconds is timed once: the nested spheres' cost grows as n^1.5)
+    let (cpu_ms, c) = time_host(warmup, runs, || cpu::min_distance(a, ta, b, tb));
+    // (touching or crossing meshes have no cap below their distance)
+    let cap = (c.distance > 0.0).then_some(c.distance * 0.5);
+    let mut capped_ms = None;
+    if let Some(cap) = cap {
+        let (ms, r) = time_host(warmup, runs, || {
+            cpu::min_distance_within(a, ta, b, tb, cap).map(|r| r.distance)
+        });
+        if let Some(d) = r.filter(|&d| d <= cap) {
+            return Err(Error::Backend(format!(
+                "{name}: a search capped at {cap} found {d}, below the whole search's {}",
+                c.distance
+            )));
+        }
+        capped_ms = Some(median(&ms));
+    }
+    progress(&format!("{name}: the greatest distance, CPU"));
+    let (max_ms, far) = time_host(warmup, runs, || cpu::max_distance(a, ta, b, tb));
+    let mut rel_row = None;
+    if rel > 0.0 {
+        progress(&format!("{name}: within {rel}, CPU"));
+        let (ms, near) = time_host(warmup, runs, || cpu::min_distance_rel(a, ta, b, tb, rel));
+        let near = near?;
+        let (max_ms, wide) = time_host(warmup, runs, || cpu::max_distance_rel(a, ta, b, tb, rel));
+        let wide = wide?;
+        let goal = |ms: &[f64], distance: f64, exact: f64, pairs: u64| RelGoal {
+            distance,
+            ratio: distance / exact,
+            cpu_ms: median(ms),
+            cpu_runs: ms.len(),
+            cpu_pairs_tested: pairs,
+            gpu_ratio: None,
+            gpu_ms: None,
+            gpu_pairs_tested: None,
+        };
+        rel_row = Some(RelRow {
+            rel,
+            least: goal(&ms, near.distance, c.distance, near.pairs_tested),
+            greatest: goal(&max_ms, wide.distance, far.distance, wide.pairs_tested),
+        });
+    }
+    progress(&format!("{name}: refit"));
+    // B turned back and forth between two poses, so that every placing moves it
+    let poses = [
+        glam::Mat4::from_rotation_y(0.25),
+        glam::Mat4::from_rotation_translation(
+            glam::Quat::from_rotation_x(0.5),
+            glam::Vec3::new(0.1, 0.0, 0.0),
+        ),
+    ];
+    let shared_b = Arc::new(b.clone());
+    let mut placed = Placed::new(shared_b)?;
+    let mut refit_ms = Vec::new();
+    for i in 0..warmup + runs {
+        let t = Instant::now();
+        placed.place(poses[i % 2])?;
+        if i >= warmup {
+            refit_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    let row = DistanceRow {
+        pair: name.to_string(),
+        triangles: [a.triangle_count(), b.triangle_count()],
+        distance: c.distance,
+        bvh_ms: 0.0,
+        cpu_ms: median(&cpu_ms),
+        cpu_runs: cpu_ms.len(),
+        cpu_pairs_tested: c.pairs_tested,
+        gpu_ms: None,
+        gpu_pairs_tested: None,
+        gpu_expansions: None,
+        gpu_largest_front: None,
+        gpu_equals_cpu: None,
+        capped_cpu_ms: capped_ms,
+        capped_gpu_ms: None,
+        refit_cpu_ms: median(&refit_ms),
+        refit_gpu_ms: None,
+        max: MaxRow {
+            distance: far.distance,
+            cpu_ms: median(&max_ms),
+            cpu_runs: max_ms.len(),
+            cpu_pairs_tested: far.pairs_tested,
+            gpu_ms: None,
+            gpu_pairs_tested: None,
+            gpu_expansions: None,
+            gpu_largest_front: None,
+            gpu_equals_cpu: None,
+        },
+        rel: rel_row,
+        runs,
+    };
+    let found = Found {
+        least: c,
+        greatest: far,
+        cap,
+        poses,
+    };
+    Ok((row, found))
+}
+
+/// The GPU's columns of a pair's row: the same searches, their equality with the CPU's, and
+/// B's refit on the device.
+#[allow(clippy::too_many_arguments)]
+fn on_gpu(
+    gpu: &Arc<Gpu>,
+    q: &mut cuda::Distance,
+    pair: &Pair,
+    (ta, tb): &(Bvh, Bvh),
+    found: &Found,
+    row: &mut DistanceRow,
+    Times { warmup, runs }: Times,
+    progress: &dyn Fn(&str),
+) -> Result<(), Error> {
+    let (name, a, b) = (pair.name, &pair.a, &pair.b);
+    let (c, far, cap, poses) = (&found.least, &found.greatest, found.cap, &found.poses);
+    let rel = row.rel.as_ref().map_or(0.0, |r| r.rel);
+    progress(&format!("{name}: GPU"));
+    let da = cuda::DeviceMesh::new(gpu, a, ta)?;
+    let db = cuda::DeviceMesh::new(gpu, b, tb)?;
+    let mut last = None;
+    let times = gpu.time(warmup, runs, || {
+        last = Some(q.query(&da, &db)?);
+        Ok::<_, Error>(())
+    })?;
+    let g = last.expect("ran at least once");
+    row.gpu_ms = Some(median(&times));
+    row.gpu_pairs_tested = Some(g.pairs_tested);
+    row.gpu_expansions = Some(g.expansions);
+    row.gpu_largest_front = Some(g.largest_front);
+    // (where the meshes cross, each search ends at the first crossing pair it finds)
+    row.gpu_equals_cpu = Some(
+        g.d2.sqrt().to_bits() == c.distance.to_bits()
+            && (g.triangles == c.triangles || c.distance == 0.0),
+    );
+    if let Some(cap) = cap {
+        let times = gpu.time(warmup, runs, || q.query_within(&da, &db, cap).map(|_| ()))?;
+        row.capped_gpu_ms = Some(median(&times));
+    }
+    progress(&format!("{name}: the greatest distance, GPU"));
+    let mut last = None;
+    let times = gpu.time(warmup, runs, || {
+        last = Some(q.query_max(&da, &db)?);
+        Ok::<_, Error>(())
+    })?;
+    let g = last.expect("ran at least once");
+    let m = &mut row.max;
+    m.gpu_ms = Some(median(&times));
+    m.gpu_pairs_tested = Some(g.pairs_tested);
+    m.gpu_expansions = Some(g.expansions);
+    m.gpu_largest_front = Some(g.largest_front);
+    m.gpu_equals_cpu =
+        Some(g.d2.sqrt().to_bits() == far.distance.to_bits() && g.triangles == far.triangles);
+    if let Some(r) = row.rel.as_mut() {
+        progress(&format!("{name}: within {rel}, GPU"));
+        for (g, greatest, exact) in [
+            (&mut r.least, false, c.distance),
+            (&mut r.greatest, true, far.distance),
+        ] {
+            let mut last = None;
+            let times = gpu.time(warmup, runs, || {
+                last = Some(if greatest {
+                    q.query_max_rel(&da, &db, rel)?
+                } else {
+                    q.query_rel(&da, &db, rel)?
+                });
+                Ok::<_, Error>(())
+            })?;
+            let found = last.expect("ran at least once");
+            g.gpu_ms = Some(median(&times));
+            g.gpu_ratio = Some(found.d2.sqrt() / exact);
+            g.gpu_pairs_tested = Some(found.pairs_tested);
+        }
+    }
+    let mut moving = cuda::DeviceMesh::placed(gpu, b, tb)?;
+    let mut i = 0;
+    let times = gpu.time(warmup, runs, || {
+        i += 1;
+        q.place(&mut moving, &poses[i % 2])
+    })?;
+    row.refit_gpu_ms = Some(median(&times));
+    Ok(())
 }
 
 /// The stage's scene: a sphere of 81,920 triangles (the reference, radius 1) and 63 tori of 8,192
