@@ -195,15 +195,17 @@ pub fn run(
         queries: vec![],
         normals: vec![],
     };
-    let opts = PatchOptions {
-        max_faces: patch_faces,
-        ..Default::default()
-    };
     progress("compiling kernels");
-    let cq = CudaQueries::new(gpu.clone())?;
-    let nmod = ncuda::module(&gpu)?;
-    let time = |f: &mut dyn FnMut() -> Result<(), Error>| -> Result<f64, Error> {
-        Ok(median(&gpu.time(warmup, runs, f)?))
+    let b = Bench {
+        cq: CudaQueries::new(gpu.clone())?,
+        nmod: ncuda::module(&gpu)?,
+        gpu,
+        opts: PatchOptions {
+            max_faces: patch_faces,
+            ..Default::default()
+        },
+        warmup,
+        runs,
     };
     for &name in meshes {
         progress(&format!("{name}: loading"));
@@ -223,7 +225,7 @@ pub fn run(
                 _ => shuffled(&base, 0x5eed),
             };
             let t = Instant::now();
-            let patching = rxpipe::patch::cpu::patch(&m, &opts)?;
+            let patching = rxpipe::patch::cpu::patch(&m, &b.opts)?;
             let patching_ms = t.elapsed().as_secs_f64() * 1e3;
             let t = Instant::now();
             let data = PatchData::build(&m, &patching)?;
@@ -231,18 +233,7 @@ pub fn run(
             let pde = DirectedEdges::build(&m.indices, m.vertex_count());
             if order == "default" {
                 progress(&format!("{name}: patching on the GPU"));
-                let mut gpu_times = Vec::new();
-                for _ in 0..warmup + runs {
-                    let t = Instant::now();
-                    let g = rxpipe::patch::cuda::patch_indices(&gpu, &m.indices, &opts)?;
-                    gpu_times.push(t.elapsed().as_secs_f64() * 1e3);
-                    if g.patch_of_face != patching.patch_of_face {
-                        return Err(Error::Backend(format!(
-                            "{name}: the GPU patching differs from the CPU's"
-                        )));
-                    }
-                }
-                let gpu_patching_ms = median(&gpu_times[warmup..]);
+                let gpu_patching_ms = b.gpu_patching(name, &m, &patching)?;
                 let mem = data.memory();
                 report.patching.push(PatchingRow {
                     mesh: name.into(),
@@ -266,100 +257,166 @@ pub fn run(
             if let Err(e) = &pde {
                 progress(&format!("{name} ({order}): no directed edges: {e}"));
             }
-            let dd = DevicePatchData::upload(&gpu, &data)?;
+            let dd = DevicePatchData::upload(&b.gpu, &data)?;
             let cpde = match &pde {
-                Ok(d) => Some(CudaPde::upload(gpu.clone(), d)?),
+                Ok(d) => Some(CudaPde::upload(b.gpu.clone(), d)?),
                 Err(_) => None,
             };
             for q in Query::ALL {
                 progress(&format!("{name} ({order}): {q}"));
-                let mut by_patch = cq.layout(&dd, q, None, Rows::Patch)?;
-                let rxmesh_ms = time(&mut || Ok(cq.fill(&dd, &mut by_patch)?))?;
-                let mut by_element = cq.layout(&dd, q, None, Rows::Element)?;
-                let rxmesh_element_rows_ms = time(&mut || Ok(cq.fill(&dd, &mut by_element)?))?;
-                let total = by_element.total();
-                let rx = by_element.download(&gpu, &dd)?;
-                if by_patch.download(&gpu, &dd)? != rx {
-                    return Err(Error::Backend(format!(
-                        "{name} ({order}): {q}'s lists differ between patch and element rows"
-                    )));
-                }
-                let copy_ms = {
-                    let from = gpu.zeros::<u32>(total, "lists to copy")?;
-                    let mut to = gpu.zeros::<u32>(total, "copied lists")?;
-                    time(&mut || {
-                        Ok(gpu
-                            .stream
-                            .memcpy_dtod(&from, &mut to)
-                            .ctx("copying lists")?)
-                    })?
-                };
-                let (mut pde_ms, mut agree) = (None, None);
-                if let Some(p) = &cpde {
-                    let mut items = gpu.zeros::<u32>(total.max(1), "PDE lists")?;
-                    pde_ms = Some(time(&mut || {
-                        Ok(p.fill(q, by_element.offsets(), &mut items)?)
-                    })?);
-                    let pd = as_sets(QueryResult {
-                        query: Some(q),
-                        offsets: rx.offsets.clone(),
-                        items: gpu.download(&items, total)?,
-                    });
-                    agree = Some(as_sets(rx) == pd);
-                }
+                let row = b.query(q, &dd, cpde.as_ref(), &format!("{name} ({order})"))?;
                 report.queries.push(QueryRow {
                     mesh: name.into(),
                     order: order.into(),
-                    query: q,
-                    entries: total,
-                    rxmesh_ms,
-                    rxmesh_element_rows_ms,
-                    pde_ms,
-                    copy_ms,
-                    speedup: pde_ms.map(|p| p / rxmesh_ms),
-                    agree,
+                    ..row
                 });
             }
             progress(&format!("{name} ({order}): normals"));
-            let pos: Vec<f32> = m.positions.iter().flat_map(|p| p.to_array()).collect();
-            let pos = gpu.upload(&pos, "positions")?;
-            let idx = gpu.upload(&m.indices, "indices")?;
-            let (n, t) = (m.vertex_count(), m.triangle_count() as u32);
-            let mode = NormalsMode::Max;
-            let hardwired_ms = time(&mut || {
-                ncuda::index_normals(&gpu, &nmod, &pos, &idx, n, t, mode)?;
-                Ok(())
-            })?;
-            let mut via_ms = [0.0; 2];
-            let want = gpu.download(
-                &ncuda::index_normals(&gpu, &nmod, &pos, &idx, n, t, mode)?,
-                3 * n,
-            )?;
-            let mut max_difference = 0.0f64;
-            for (k, via) in [NormalsVia::Fv, NormalsVia::Vf].into_iter().enumerate() {
-                via_ms[k] = time(&mut || {
-                    ncuda::patch_normals(&gpu, &nmod, &dd, &pos, mode, via)?;
-                    Ok(())
-                })?;
-                let got = gpu.download(
-                    &ncuda::patch_normals(&gpu, &nmod, &dd, &pos, mode, via)?,
-                    3 * n,
-                )?;
-                for (a, b) in got.iter().zip(&want) {
-                    max_difference = max_difference.max((a - b).abs() as f64);
-                }
-            }
             report.normals.push(NormalsRow {
                 mesh: name.into(),
                 order: order.into(),
-                hardwired_ms,
-                fv_ms: via_ms[0],
-                vf_ms: via_ms[1],
-                max_difference,
+                ..b.normals(&m, &dd)?
             });
         }
     }
     Ok(report)
+}
+
+/// What every measurement of the benchmark uses.
+struct Bench {
+    gpu: Arc<Gpu>,
+    cq: CudaQueries,
+    nmod: ncuda::Module,
+    opts: PatchOptions,
+    warmup: usize,
+    runs: usize,
+}
+
+impl Bench {
+    /// The median of CUDA-event timings of `f`.
+    fn time(&self, f: &mut dyn FnMut() -> Result<(), Error>) -> Result<f64, Error> {
+        Ok(median(&self.gpu.time(self.warmup, self.runs, f)?))
+    }
+
+    /// The GPU patching's median host time, each run checked equal to the CPU's `patching`.
+    fn gpu_patching(
+        &self,
+        name: &str,
+        m: &Mesh,
+        patching: &rxpipe::patch::Patching,
+    ) -> Result<f64, Error> {
+        let mut gpu_times = Vec::new();
+        for _ in 0..self.warmup + self.runs {
+            let t = Instant::now();
+            let g = rxpipe::patch::cuda::patch_indices(&self.gpu, &m.indices, &self.opts)?;
+            gpu_times.push(t.elapsed().as_secs_f64() * 1e3);
+            if g.patch_of_face != patching.patch_of_face {
+                return Err(Error::Backend(format!(
+                    "{name}: the GPU patching differs from the CPU's"
+                )));
+            }
+        }
+        Ok(median(&gpu_times[self.warmup..]))
+    }
+
+    /// Query `q` by RXMesh in patch rows and in element rows (their lists checked equal), a
+    /// copy of the lists' bytes, and by PDE where the mesh has directed edges (its sets
+    /// compared); the row's mesh and order are left for the caller.
+    fn query(
+        &self,
+        q: Query,
+        dd: &DevicePatchData,
+        cpde: Option<&CudaPde>,
+        what: &str,
+    ) -> Result<QueryRow, Error> {
+        let (gpu, cq) = (&self.gpu, &self.cq);
+        let mut by_patch = cq.layout(dd, q, None, Rows::Patch)?;
+        let rxmesh_ms = self.time(&mut || Ok(cq.fill(dd, &mut by_patch)?))?;
+        let mut by_element = cq.layout(dd, q, None, Rows::Element)?;
+        let rxmesh_element_rows_ms = self.time(&mut || Ok(cq.fill(dd, &mut by_element)?))?;
+        let total = by_element.total();
+        let rx = by_element.download(gpu, dd)?;
+        if by_patch.download(gpu, dd)? != rx {
+            return Err(Error::Backend(format!(
+                "{what}: {q}'s lists differ between patch and element rows"
+            )));
+        }
+        let copy_ms = {
+            let from = gpu.zeros::<u32>(total, "lists to copy")?;
+            let mut to = gpu.zeros::<u32>(total, "copied lists")?;
+            self.time(&mut || {
+                Ok(gpu
+                    .stream
+                    .memcpy_dtod(&from, &mut to)
+                    .ctx("copying lists")?)
+            })?
+        };
+        let (mut pde_ms, mut agree) = (None, None);
+        if let Some(p) = cpde {
+            let mut items = gpu.zeros::<u32>(total.max(1), "PDE lists")?;
+            pde_ms = Some(self.time(&mut || Ok(p.fill(q, by_element.offsets(), &mut items)?))?);
+            let pd = as_sets(QueryResult {
+                query: Some(q),
+                offsets: rx.offsets.clone(),
+                items: gpu.download(&items, total)?,
+            });
+            agree = Some(as_sets(rx) == pd);
+        }
+        Ok(QueryRow {
+            mesh: String::new(),
+            order: String::new(),
+            query: q,
+            entries: total,
+            rxmesh_ms,
+            rxmesh_element_rows_ms,
+            pde_ms,
+            copy_ms,
+            speedup: pde_ms.map(|p| p / rxmesh_ms),
+            agree,
+        })
+    }
+
+    /// Vertex normals by the hardwired kernel and through the FV and VF queries, with the
+    /// largest difference between them; the row's mesh and order are left for the caller.
+    fn normals(&self, m: &Mesh, dd: &DevicePatchData) -> Result<NormalsRow, Error> {
+        let (gpu, nmod) = (&self.gpu, &self.nmod);
+        let pos: Vec<f32> = m.positions.iter().flat_map(|p| p.to_array()).collect();
+        let pos = gpu.upload(&pos, "positions")?;
+        let idx = gpu.upload(&m.indices, "indices")?;
+        let (n, t) = (m.vertex_count(), m.triangle_count() as u32);
+        let mode = NormalsMode::Max;
+        let hardwired_ms = self.time(&mut || {
+            ncuda::index_normals(gpu, nmod, &pos, &idx, n, t, mode)?;
+            Ok(())
+        })?;
+        let mut via_ms = [0.0; 2];
+        let want = gpu.download(
+            &ncuda::index_normals(gpu, nmod, &pos, &idx, n, t, mode)?,
+            3 * n,
+        )?;
+        let mut max_difference = 0.0f64;
+        for (k, via) in [NormalsVia::Fv, NormalsVia::Vf].into_iter().enumerate() {
+            via_ms[k] = self.time(&mut || {
+                ncuda::patch_normals(gpu, nmod, dd, &pos, mode, via)?;
+                Ok(())
+            })?;
+            let got = gpu.download(
+                &ncuda::patch_normals(gpu, nmod, dd, &pos, mode, via)?,
+                3 * n,
+            )?;
+            for (a, b) in got.iter().zip(&want) {
+                max_difference = max_difference.max((a - b).abs() as f64);
+            }
+        }
+        Ok(NormalsRow {
+            mesh: String::new(),
+            order: String::new(),
+            hardwired_ms,
+            fv_ms: via_ms[0],
+            vf_ms: via_ms[1],
+            max_difference,
+        })
+    }
 }
 
 impl RxmeshReport {

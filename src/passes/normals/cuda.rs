@@ -15,8 +15,11 @@ use std::sync::Arc;
 /// The stage's kernels.
 pub const KERNELS: Source<'static> = rxpipe_gpu::kernel_source!("normals.cu");
 
-/// The stage's compiled kernels.
-pub fn module(gpu: &Gpu) -> Result<Arc<CudaModule>, GpuError> {
+/// The stage's kernels, compiled for one device.
+pub type Module = Arc<CudaModule>;
+
+/// Compiles (or loads from the cache) the stage's kernels.
+pub fn module(gpu: &Gpu) -> Result<Module, GpuError> {
     gpu.module("normals", &[DVEC, PATCH, KERNELS], &[])
 }
 
