@@ -125,23 +125,7 @@ pub fn run(
     };
     for &name in meshes {
         progress(&format!("{name}: loading"));
-        let (scene, order) = if is_scene_file(name) {
-            // a scene as its file has it: objects, materials, lights and its own camera
-            let scene = rxpipe::io::load_scene(name)?;
-            (scene, VertexOrder::Forsyth)
-        } else {
-            let m = bench_mesh(name)?;
-            // the grid is already in Forsyth order, copy by copy
-            let order = if name.starts_with("bunny-grid") {
-                VertexOrder::Input
-            } else {
-                VertexOrder::Forsyth
-            };
-            let mut scene = rxpipe::Scene::from_meshes(name, vec![m]);
-            let (lo, hi) = scene.bounds().unwrap_or((Vec3::splat(-1.0), Vec3::ONE));
-            scene.camera = camera_spanning(lo, hi, 0.6);
-            (scene, order)
-        };
+        let (scene, order) = bench_scene(name)?;
         report.meshes.push(MeshRow {
             mesh: name.into(),
             vertices: scene.objects.iter().map(|o| o.mesh.vertex_count()).sum(),
@@ -190,62 +174,10 @@ pub fn run(
                 prepared = Some(p.prepare(&scene)?);
             }
             let pr = prepared.as_ref().expect("prepared above");
-            let mut f = rxpipe::Frame::empty();
-            for _ in 0..warmup {
-                p.render_into(pr, &scene, &scene.camera, size, 0.0, &mut f)?;
-            }
-            let mut stages: [Vec<f64>; 7] = Default::default();
-            let mut host: [Vec<f64>; 7] = Default::default();
-            for _ in 0..runs {
-                p.render_into(pr, &scene, &scene.camera, size, 0.0, &mut f)?;
-                let st = &f.stats;
-                let r = &st.raster;
-                let dev = st.geometry_ms + r.setup_ms + r.bin_ms + r.raster_ms;
-                for (v, x) in stages.iter_mut().zip([
-                    st.geometry_ms,
-                    r.setup_ms,
-                    r.bin_ms,
-                    r.raster_ms,
-                    dev,
-                    st.total_ms,
-                    st.stages.iter().fold(0.0, |a, s| a + s.ms),
-                ]) {
-                    v.push(x);
-                }
-                let h = &st.host;
-                for (v, x) in host.iter_mut().zip([
-                    h.stages_ms,
-                    h.draws_ms,
-                    h.raster_ms,
-                    r.host_tables_ms,
-                    r.host_launch_ms,
-                    r.host_wait_ms,
-                    h.stats_ms,
-                ]) {
-                    v.push(x);
-                }
-            }
-            // the viewer's frames, headless: the same code the window runs, a new frame each
-            // time (a moving camera) while the one before it is copied into the window's buffer
+            let (f, stages, host) = timed_frames(&p, pr, &scene, size, warmup, runs)?;
+            // the viewer's frames, headless: the same code the window runs
             p.color_only = true;
-            let mut target = vec![0u8; 4 * size.0 as usize * size.1 as usize];
-            let mut frames = crate::viewer::FrameLoop::default();
-            let mut window = Vec::with_capacity(runs);
-            for k in 0..warmup + runs {
-                let t = std::time::Instant::now();
-                let job = crate::viewer::FrameJob {
-                    pipeline: &p,
-                    prepared: pr,
-                    scene: &scene,
-                    camera: &scene.camera,
-                    size,
-                    time: 0.0,
-                };
-                frames.draw(Some(job), &mut target)?;
-                if k >= warmup {
-                    window.push(t.elapsed().as_secs_f64() * 1e3);
-                }
-            }
+            let window = window_frames(&p, pr, &scene, size, warmup, runs)?;
             report.rows.push(FrameRow {
                 mesh: name.into(),
                 strategy: label,
@@ -276,6 +208,111 @@ pub fn run(
         }
     }
     Ok(report)
+}
+
+/// A benchmark's scene: a scene file as it is (objects, materials, lights, its own camera), or a
+/// mesh framed so that its bounds span 60% of the screen height; with the vertex order the
+/// strategies other than patch take.
+fn bench_scene(name: &str) -> Result<(rxpipe::Scene, VertexOrder), Error> {
+    if is_scene_file(name) {
+        return Ok((rxpipe::io::load_scene(name)?, VertexOrder::Forsyth));
+    }
+    let m = bench_mesh(name)?;
+    // the grid is already in Forsyth order, copy by copy
+    let order = if name.starts_with("bunny-grid") {
+        VertexOrder::Input
+    } else {
+        VertexOrder::Forsyth
+    };
+    let mut scene = rxpipe::Scene::from_meshes(name, vec![m]);
+    let (lo, hi) = scene.bounds().unwrap_or((Vec3::splat(-1.0), Vec3::ONE));
+    scene.camera = camera_spanning(lo, hi, 0.6);
+    Ok((scene, order))
+}
+
+/// Per run: geometry, setup, binning, raster, their sum, the frame with its download, and the
+/// frame stages (device times on the GPU).
+type StageTimes = [Vec<f64>; 7];
+/// Per run, the host's times: frame stages, draws, raster, tables, launch, wait, statistics.
+type HostTimes = [Vec<f64>; 7];
+
+/// `runs` frames after `warmup`, with each one's stage times; returns the last frame.
+fn timed_frames(
+    p: &rxpipe::Pipeline,
+    pr: &rxpipe::Prepared,
+    scene: &rxpipe::Scene,
+    size: (u32, u32),
+    warmup: usize,
+    runs: usize,
+) -> Result<(rxpipe::Frame, StageTimes, HostTimes), Error> {
+    let mut f = rxpipe::Frame::empty();
+    for _ in 0..warmup {
+        p.render_into(pr, scene, &scene.camera, size, 0.0, &mut f)?;
+    }
+    let mut stages: StageTimes = Default::default();
+    let mut host: HostTimes = Default::default();
+    for _ in 0..runs {
+        p.render_into(pr, scene, &scene.camera, size, 0.0, &mut f)?;
+        let st = &f.stats;
+        let r = &st.raster;
+        let dev = st.geometry_ms + r.setup_ms + r.bin_ms + r.raster_ms;
+        for (v, x) in stages.iter_mut().zip([
+            st.geometry_ms,
+            r.setup_ms,
+            r.bin_ms,
+            r.raster_ms,
+            dev,
+            st.total_ms,
+            st.stages.iter().fold(0.0, |a, s| a + s.ms),
+        ]) {
+            v.push(x);
+        }
+        let h = &st.host;
+        for (v, x) in host.iter_mut().zip([
+            h.stages_ms,
+            h.draws_ms,
+            h.raster_ms,
+            r.host_tables_ms,
+            r.host_launch_ms,
+            r.host_wait_ms,
+            h.stats_ms,
+        ]) {
+            v.push(x);
+        }
+    }
+    Ok((f, stages, host))
+}
+
+/// The viewer's frames, headless: the same code the window runs, a new frame each time (a
+/// moving camera) while the one before it is copied into the window's buffer; host wall
+/// milliseconds of the `runs` after `warmup`.
+fn window_frames(
+    p: &rxpipe::Pipeline,
+    pr: &rxpipe::Prepared,
+    scene: &rxpipe::Scene,
+    size: (u32, u32),
+    warmup: usize,
+    runs: usize,
+) -> Result<Vec<f64>, Error> {
+    let mut target = vec![0u8; 4 * size.0 as usize * size.1 as usize];
+    let mut frames = crate::viewer::FrameLoop::default();
+    let mut window = Vec::with_capacity(runs);
+    for k in 0..warmup + runs {
+        let t = std::time::Instant::now();
+        let job = crate::viewer::FrameJob {
+            pipeline: p,
+            prepared: pr,
+            scene,
+            camera: &scene.camera,
+            size,
+            time: 0.0,
+        };
+        frames.draw(Some(job), &mut target)?;
+        if k >= warmup {
+            window.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    Ok(window)
 }
 
 impl FrameReport {
