@@ -4,7 +4,8 @@
 //! median of CUDA-event timings after a warm-up. This module holds what they share: the
 //! benchmark meshes, the machine a report was measured on, and the date.
 
-use glam::{Mat4, Vec3};
+use glam::Vec3;
+use rayon::prelude::*;
 use rxpipe::geometry::VertexOrder;
 use rxpipe::gpu::Gpu;
 use rxpipe::{Error, Mesh};
@@ -91,7 +92,7 @@ pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
             let count: usize = n[11..]
                 .parse()
                 .map_err(|_| Error::Backend(format!("bad grid size in '{n}'")))?;
-            bunny_grid(&shared("stanford-bunny.obj")?, count)
+            bunny_grid(&shared("stanford-bunny.obj")?, count)?
         }
         n if rxpipe::mesh::looks_like_spec(n) => rxpipe::mesh::from_spec(n)?,
         // a file of the shared meshes by its name (fandisk.obj, igea.ply)
@@ -107,27 +108,65 @@ pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
 }
 
 /// `count` copies of `m` on a square-ish grid in the xz plane, in Forsyth order copy by copy.
-pub fn bunny_grid(m: &Mesh, count: usize) -> Mesh {
+/// The copies are written in parallel into buffers sized once (a billion triangles take
+/// seconds); a grid whose vertices or indices a 32-bit index cannot count is refused.
+pub fn bunny_grid(m: &Mesh, count: usize) -> Result<Mesh, Error> {
     let mut base = m.clone();
     VertexOrder::Forsyth.arrange(&mut base);
     let (lo, hi) = base.bounds().unwrap_or((Vec3::ZERO, Vec3::ONE));
     let step = (hi - lo) * 1.1;
     let cols = (count as f64).sqrt().ceil() as usize;
-    let mut out = Mesh {
-        name: format!("{} grid of {count}", m.name),
-        ..Default::default()
+    let (nv, ni) = (base.positions.len(), base.indices.len());
+    let too_many = |what: &str, n: u128| {
+        Error::Backend(format!(
+            "a grid of {count} copies has {n} {what}, more than 32-bit indices count"
+        ))
     };
-    for k in 0..count {
-        let mut c = base.clone();
-        let (i, j) = ((k % cols) as f32, (k / cols) as f32);
-        c.transform(Mat4::from_translation(Vec3::new(
-            i * step.x,
-            0.0,
-            j * step.z,
-        )));
-        out.append(&c);
+    let vertices = nv as u128 * count as u128;
+    if vertices > u32::MAX as u128 {
+        return Err(too_many("vertices", vertices));
     }
-    out
+    let indices = ni as u128 * count as u128;
+    if indices > u32::MAX as u128 {
+        return Err(too_many("indices", indices));
+    }
+    rxpipe::limits::check_host((base.bytes() as u64).saturating_mul(count as u64), || {
+        format!("a grid of {count} copies of {}", m.name)
+    })
+    .map_err(|e| Error::Backend(e.to_string()))?;
+    let offset = |k: usize| Vec3::new((k % cols) as f32 * step.x, 0.0, (k / cols) as f32 * step.z);
+    let mut positions = vec![Vec3::ZERO; nv * count];
+    positions
+        .par_chunks_mut(nv.max(1))
+        .enumerate()
+        .for_each(|(k, out)| {
+            let t = offset(k);
+            for (o, p) in out.iter_mut().zip(&base.positions) {
+                *o = *p + t;
+            }
+        });
+    let mut indices = vec![0u32; ni * count];
+    indices
+        .par_chunks_mut(ni.max(1))
+        .enumerate()
+        .for_each(|(k, out)| {
+            let first = (k * nv) as u32;
+            for (o, &i) in out.iter_mut().zip(&base.indices) {
+                *o = i + first;
+            }
+        });
+    // (a translation leaves every other attribute as it is)
+    Ok(Mesh {
+        name: format!("{} grid of {count}", m.name),
+        positions,
+        indices,
+        normals: base.normals.as_ref().map(|v| v.repeat(count)),
+        uvs: base.uvs.as_ref().map(|v| v.repeat(count)),
+        uvs1: base.uvs1.as_ref().map(|v| v.repeat(count)),
+        colors: base.colors.as_ref().map(|v| v.repeat(count)),
+        tangents: base.tangents.as_ref().map(|v| v.repeat(count)),
+        ..Default::default()
+    })
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -203,4 +242,45 @@ pub fn today() -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + (m <= 2) as i64;
     format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The grid is its copies appended one after another, each moved by its place's offset.
+    #[test]
+    fn a_grid_is_its_copies_appended() {
+        let mut m = rxpipe::mesh::from_spec("icosphere:2").unwrap();
+        m.uvs = Some(vec![glam::Vec2::new(0.25, 0.5); m.vertex_count()]);
+        let count = 7;
+        let grid = bunny_grid(&m, count).unwrap();
+        let mut base = m.clone();
+        VertexOrder::Forsyth.arrange(&mut base);
+        let (lo, hi) = base.bounds().unwrap();
+        let step = (hi - lo) * 1.1;
+        let mut want = Mesh::default();
+        for k in 0..count {
+            let mut c = base.clone();
+            let (i, j) = ((k % 3) as f32, (k / 3) as f32);
+            c.transform(glam::Mat4::from_translation(Vec3::new(
+                i * step.x,
+                0.0,
+                j * step.z,
+            )));
+            want.append(&c);
+        }
+        assert_eq!(grid.indices, want.indices);
+        assert_eq!(grid.positions, want.positions);
+        assert_eq!(grid.uvs, want.uvs);
+        assert_eq!(grid.normals.is_some(), want.normals.is_some());
+        assert_eq!(grid.triangle_count(), count * m.triangle_count());
+    }
+
+    #[test]
+    fn a_grid_past_32_bit_indices_is_refused() {
+        let m = rxpipe::mesh::from_spec("icosphere:2").unwrap();
+        let e = bunny_grid(&m, 1 << 30).unwrap_err().to_string();
+        assert!(e.contains("32-bit"), "{e}");
+    }
 }
