@@ -41,6 +41,14 @@ pub struct FrameRow {
     pub culled_triangles: u64,
     /// where the host's time of a frame goes (medians of each part)
     pub host: HostRow,
+    /// triangles drawn per second of `frame_ms`
+    pub triangles_per_s: f64,
+    /// device memory the mesh took, prepared and drawn: free memory before it was prepared
+    /// less free memory after this row's frames (its buffers, queue and the raster stage's
+    /// growth; the GPU only)
+    pub device_bytes: Option<u64>,
+    /// device memory in use (total less free) after this row's frames (the GPU only)
+    pub device_in_use_bytes: Option<u64>,
     pub runs: usize,
 }
 
@@ -126,6 +134,7 @@ pub fn run(
     for &name in meshes {
         progress(&format!("{name}: loading"));
         let (scene, order) = bench_scene(name)?;
+        let free_before = free_bytes(&renderer)?;
         report.meshes.push(MeshRow {
             mesh: name.into(),
             vertices: scene.objects.iter().map(|o| o.mesh.vertex_count()).sum(),
@@ -178,6 +187,8 @@ pub fn run(
             // the viewer's frames, headless: the same code the window runs
             p.color_only = true;
             let window = window_frames(&p, pr, &scene, size, warmup, runs)?;
+            let free_after = free_bytes(&renderer)?;
+            let frame_ms = median(&stages[4]);
             report.rows.push(FrameRow {
                 mesh: name.into(),
                 strategy: label,
@@ -188,7 +199,7 @@ pub fn run(
                 setup_ms: median(&stages[1]),
                 bin_ms: median(&stages[2]),
                 raster_ms: median(&stages[3]),
-                frame_ms: median(&stages[4]),
+                frame_ms,
                 with_download_ms: median(&stages[5]),
                 window_ms: median(&window),
                 frame_stages_ms: median(&stages[6]),
@@ -203,11 +214,24 @@ pub fn run(
                     wait_ms: median(&host[5]),
                     stats_ms: median(&host[6]),
                 },
+                triangles_per_s: f.stats.geometry.triangles as f64 / (frame_ms * 1e-3),
+                device_bytes: free_before
+                    .zip(free_after)
+                    .map(|(b, a)| b.saturating_sub(a) as u64),
+                device_in_use_bytes: renderer
+                    .gpu()
+                    .zip(free_after)
+                    .map(|(g, a)| g.memory_bytes.saturating_sub(a) as u64),
                 runs,
             });
         }
     }
     Ok(report)
+}
+
+/// The device's free memory (none on the CPU backend).
+fn free_bytes(renderer: &rxpipe::Renderer) -> Result<Option<usize>, Error> {
+    Ok(renderer.gpu().map(|g| g.free_bytes()).transpose()?)
 }
 
 /// A benchmark's scene: a scene file as it is (objects, materials, lights, its own camera), or a
@@ -365,6 +389,26 @@ impl FrameReport {
                 h.wait_ms,
                 h.stats_ms
             );
+        }
+        if self.rows.iter().any(|r| r.device_bytes.is_some()) {
+            s += "\nThroughput and device memory: triangles drawn per second of 'frame'; the device memory the mesh took (free memory before it was prepared less free memory after the row's frames: its resident buffers, the triangle queue, the raster stage's growth), per triangle; the device memory in use after the row's frames.\n\n| mesh | strategy | triangles | G triangles/s | mesh on the device (GB) | bytes per triangle | device in use (GB) |\n|---|---|---:|---:|---:|---:|---:|\n";
+            for r in &self.rows {
+                let gb =
+                    |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.2}", b as f64 / 1e9));
+                s += &format!(
+                    "| {} | {} | {} | {:.1} | {} | {} | {} |\n",
+                    r.mesh,
+                    r.strategy,
+                    r.triangles,
+                    r.triangles_per_s / 1e9,
+                    gb(r.device_bytes),
+                    r.device_bytes.map_or("-".into(), |b| format!(
+                        "{:.1}",
+                        b as f64 / r.triangles.max(1) as f64
+                    )),
+                    gb(r.device_in_use_bytes)
+                );
+            }
         }
         s
     }

@@ -133,6 +133,11 @@ fn keep_freed_memory(ctx: &Arc<CudaContext>, mut keep: u64) {
 }
 
 impl Gpu {
+    /// The device memory free now, in bytes (every context on the device counts).
+    pub fn free_bytes(&self) -> Result<usize, GpuError> {
+        Ok(self.ctx.mem_get_info().ctx("querying free GPU memory")?.0)
+    }
+
     /// Opens device 0, after checking that the driver, a device and NVRTC are there (never
     /// panics; a missing piece is [`GpuError::Unavailable`]).
     pub fn new() -> Result<Arc<Gpu>, GpuError> {

@@ -301,11 +301,13 @@ impl CudaGeometry {
     ) -> Result<Option<Plan>, GeometryError> {
         let block = self.blocks.elementwise;
         let vote_warps = self.blocks.vote_warps;
-        if mesh.index_count > (u32::MAX / 4) as usize {
+        // the kernels count indices (and the elementwise strategies' threads) in 32 bits; the
+        // queue's own bound is queue_capacity's
+        if mesh.index_count > u32::MAX as usize {
             return Err(GpuError::Limit(format!(
                 "{} indices are more than one geometry launch takes ({})",
                 mesh.index_count,
-                u32::MAX / 4
+                u32::MAX
             ))
             .into());
         }

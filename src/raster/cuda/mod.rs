@@ -347,6 +347,14 @@ fn check_draws(draws: &[GpuDraw]) -> Result<(), GpuError> {
             )));
         }
     }
+    // the kernels number the frame's triangles with 32-bit ids
+    let total: u64 = draws.iter().map(|d| d.triangles as u64).sum();
+    if total > u32::MAX as u64 {
+        return Err(GpuError::Limit(format!(
+            "the frame draws {total} triangles; one frame of the raster stage takes at most {}",
+            u32::MAX
+        )));
+    }
     Ok(())
 }
 
