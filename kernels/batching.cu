@@ -1,12 +1,14 @@
 // The dynamic batching preprocess on the GPU (Kenzel et al. 2018, section 3.4), producing exactly
 // the batches of the CPU's front-to-back scan (src/geometry/batching.rs):
 //
-// 1. rxb_prev: for every index position j, the position of the previous occurrence of the same
-//    vertex if it lies within the longest batch before j (else -1). Blocks sort (vertex, position)
+// 1. rxb_prev: for every index position j, how far back the previous occurrence of the same
+//    vertex lies if it lies within the longest batch before j (else 0): distances, not
+//    positions, so that they fit 32 bits at any index count. Blocks sort (vertex, position)
 //    pairs of their positions plus that look-back window in shared memory.
 // 2. rxb_batch_end: for every triangle t, the end of the batch the greedy scan would build if a
 //    batch started at t (cut back to whole warps of vertices when the index limit ends it, as the
-//    CPU does). Index j of a batch starting at t is a new vertex iff prev[j] < 3t.
+//    CPU does). Index j = 3t + r of a batch starting at t is a new vertex iff its previous
+//    occurrence lies before 3t: back[j] == 0 or back[j] > r.
 // 3. rxb_orbit: the batches the scan really builds start at 0, end(0), end(end(0)), ...: the orbit
 //    of 0 under `end`, marked by pointer doubling in log2(n) rounds.
 // 4. rxb_count / rxb_scan / rxb_compact: the marked triangles, in order, are the batch starts.
@@ -36,9 +38,10 @@ extern "C" __global__ void __launch_bounds__(RXB_SORT_THREADS)
         if (key == ~0ull) continue;
         const long long pos = (long long)(key & 0xffffffffull);
         if (pos < s0 || pos >= s0 + span) continue;
-        int p = -1;
-        if (i > 0 && (keys[i - 1] >> 32) == (key >> 32)) p = (int)(keys[i - 1] & 0xffffffffull);
-        prev[pos] = p;
+        int back = 0;
+        if (i > 0 && (keys[i - 1] >> 32) == (key >> 32))
+            back = (int)(pos - (long long)(keys[i - 1] & 0xffffffffull));
+        prev[pos] = back;
     }
 }
 
@@ -62,14 +65,16 @@ extern "C" __global__ void __launch_bounds__(RXB_BLOCK)
         end[t] = n_tris;
         return;
     }
-    const int start = (int)(3 * t);
     const int* w = &window[3 * threadIdx.x];
     unsigned unique = 0, tris = 0, cross = 0;
     bool index_limited = false;
     for (;;) {
         if (t + tris >= n_tris) break;
         const int* tri = &w[3 * tris];
-        const unsigned fresh = (tri[0] < start) + (tri[1] < start) + (tri[2] < start);
+        // (r: each index's place after the batch's start; fresh where it comes first since)
+        const int r = (int)(3 * tris);
+        const unsigned fresh =
+            (tri[0] == 0 || tri[0] > r) + (tri[1] == 0 || tri[1] > r + 1) + (tri[2] == 0 || tri[2] > r + 2);
         if (tris > 0 && (unique + fresh > max_vertices || tris + 1 > max_tris)) {
             index_limited = unique + fresh <= max_vertices;
             break;

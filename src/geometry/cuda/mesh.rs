@@ -549,6 +549,15 @@ impl DeviceMesh {
             ))
             .into());
         }
+        // (the kernels count index positions in 32 bits)
+        if self.index_count > u32::MAX as usize {
+            return Err(GpuError::Limit(format!(
+                "{} indices are more than the GPU's batching takes ({})",
+                self.index_count,
+                u32::MAX
+            ))
+            .into());
+        }
         let n = (self.index_count / 3) as u32;
         let mut starts: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch offsets")?;
         if n == 0 {
@@ -562,7 +571,7 @@ impl DeviceMesh {
         let lookback = 3 * max_tris - 1;
         let span = RXB_SORT - lookback;
         let ni = 3 * n;
-        let mut prev: CudaSlice<i32> = gpu.zeros(ni as usize, "batching look-back")?;
+        let mut prev: CudaSlice<i32> = gpu.zeros(ni as usize, "batching look-back distances")?;
         let k = f("rxb_prev")?;
         let mut l = s.launch_builder(&k);
         l.arg(&*self.indices)
