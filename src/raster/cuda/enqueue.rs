@@ -112,7 +112,7 @@ impl CudaRaster {
             .val(&nt);
         // SAFETY: arguments match rxp_setup_classify's signature; the draw table holds
         // `ndraws` draws whose triangles are the frame's 0..ntris, each draw's corners
-        // covering the triangles it reads (check_draws; corners outside the queue are
+        // covering the triangles it reads (check.rs; corners outside the queue are
         // rejected in the kernel); `first` holds every triangle of the frame, and the list
         // `cap` >= ntris entries, which the two lists (counted in `lists`, the word after the
         // counters) fill from either end; tile_counts holds `nt` entries.
