@@ -3,18 +3,19 @@
 //! in their node's space where an animation moves the node; what the file has that is not drawn
 //! is counted on the way and said in notes at the end.
 
-use super::gltf::{camera, punctual, tangent, GltfScene};
 use super::gltf_accessor::{check_accessors, read_floats};
 use super::gltf_document::EXTENSIONS_DRAWN;
 use super::gltf_materials::Materials;
+use super::gltf_scene::GltfScene;
 use super::{gltf_animation, gltf_instancing, gltf_skin};
 use crate::error::IoError;
 use glam::{Mat4, Vec2, Vec3, Vec4};
 use gltf::mesh::Mode;
 use rxpipe_core::animation::skin::{self, JointSets, MorphTarget};
 use rxpipe_core::animation::{Deformed, Property, Rig};
-use rxpipe_core::material::Material;
+use rxpipe_core::material::{LightKind, Material, PunctualLight};
 use rxpipe_core::mesh::Mesh;
+use rxpipe_core::scene::Camera;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -652,4 +653,65 @@ fn data_of<'a, 's>(
     buffers: &'s [gltf::buffer::Data],
 ) -> impl Copy + Fn(gltf::Buffer<'a>) -> Option<&'s [u8]> {
     move |b: gltf::Buffer| buffers.get(b.index()).map(|d| &d.0[..])
+}
+
+/// A punctual light placed by its node's world transform (lights shine along the node's -z).
+fn punctual(light: &gltf::khr_lights_punctual::Light, world: Mat4) -> PunctualLight {
+    use gltf::khr_lights_punctual::Kind;
+    PunctualLight {
+        kind: match light.kind() {
+            Kind::Directional => LightKind::Directional,
+            Kind::Point => LightKind::Point,
+            Kind::Spot {
+                inner_cone_angle,
+                outer_cone_angle,
+            } => LightKind::Spot {
+                inner: inner_cone_angle,
+                outer: outer_cone_angle,
+            },
+        },
+        color: Vec3::from(light.color()),
+        intensity: light.intensity(),
+        position: world.transform_point3(Vec3::ZERO),
+        direction: world
+            .transform_vector3(Vec3::NEG_Z)
+            .normalize_or(Vec3::NEG_Z),
+        range: light.range(),
+    }
+}
+
+/// A perspective camera placed by its node (looking along the node's -z, up its +y); none for
+/// an orthographic one or one that sees nothing.
+fn camera(cam: &gltf::Camera, world: Mat4) -> Option<Camera> {
+    let gltf::camera::Projection::Perspective(p) = cam.projection() else {
+        return None;
+    };
+    let eye = world.transform_point3(Vec3::ZERO);
+    let forward = world.transform_vector3(Vec3::NEG_Z).normalize_or_zero();
+    let up = world.transform_vector3(Vec3::Y).normalize_or(Vec3::Y);
+    let near = p.znear();
+    let far = p.zfar().unwrap_or(near * 1e4);
+    let c = Camera {
+        eye,
+        // the orbit centre: a point ahead (the viewer turns about it)
+        target: eye + forward * (near * 100.0).max(1.0),
+        up,
+        fov_y: p.yfov().to_degrees(),
+        near,
+        far,
+    };
+    c.check().ok().map(|_| c)
+}
+
+/// A TANGENT element as the mesh keeps it: w, the bitangent's sign, exactly 1 or -1 as the
+/// specification says it is (a NaN stays, for re-indexing to name).
+fn tangent(t: [f32; 4]) -> Vec4 {
+    let w = if t[3] < 0.0 {
+        -1.0
+    } else if t[3] >= 0.0 {
+        1.0
+    } else {
+        t[3]
+    };
+    Vec4::new(t[0], t[1], t[2], w)
 }

@@ -14,6 +14,7 @@ mod gltf_draco;
 mod gltf_instancing;
 mod gltf_materials;
 mod gltf_meshopt;
+mod gltf_scene;
 pub(crate) mod gltf_skin;
 mod gltf_specgloss;
 mod gltf_walk;
