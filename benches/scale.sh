@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Whole frames at the sizes of the billion-triangle work: bunny grids of 104 M, 403 M and 1.0 G
+# triangles at 1920x1080 and the 104 M grid at 3840x2160, the hashing strategy, through
+# `rxpipe bench frame` (its JSON and markdown reports into OUT_DIR, the 1 G grid in a run of its
+# own, with each run's wall time and the host's peak memory in OUT_DIR/wall.txt). With a .gl folder prepared as
+# ../shared/anchors/README.md says, the hardware OpenGL pipeline draws the 403 M grid too
+# (77x76 copies: bunny-grid:5800 lays 5800 copies out 77 wide, so 52 more) into
+# OUT_DIR/gl-grid-5800.json.
+#
+# usage: benches/scale.sh RXPIPE OUT_DIR
+# Meshes are looked for in $RXPIPE_MESHES (else ../shared/meshes).
+set -uo pipefail
+exe=$1 out=$2
+mkdir -p "$out"
+bad=0
+run() {
+  local name=$1
+  shift
+  /usr/bin/time -f "$name: wall %e s, host peak %M KB" -a -o "$out/wall.txt" \
+    "$exe" bench frame --strategies hash --runs 5 --warmup 2 --json \
+    --markdown "$out/$name.md" "$@" >"$out/$name.json" 2>"$out/$name.err" || {
+    echo "$name failed: $(tail -1 "$out/$name.err")" >&2
+    bad=1
+  }
+}
+run frame-1080p --meshes bunny-grid:1500,bunny-grid:5800
+run frame-1g --meshes bunny-grid:14400
+run frame-2160p --meshes bunny-grid:1500 --size 3840x2160
+if [[ -d .gl ]]; then
+  (cd .gl && python3 hw_anchor.py --frames 10 --no-sim --torus 0 --grid 77x76 \
+    --out "$out/gl-grid-5800.json") >"$out/gl.log" 2>&1 || {
+    echo "OpenGL failed: $(tail -1 "$out/gl.log")" >&2
+    bad=1
+  }
+fi
+exit $bad
