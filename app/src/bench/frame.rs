@@ -183,10 +183,17 @@ pub fn run(
                 prepared = Some(p.prepare(&scene)?);
             }
             let pr = prepared.as_ref().expect("prepared above");
-            let (f, stages, host) = timed_frames(&p, pr, &scene, size, warmup, runs)?;
+            let frames = Frames {
+                pr,
+                scene: &scene,
+                size,
+                warmup,
+                runs,
+            };
+            let (f, stages, host) = timed_frames(&p, &frames)?;
             // the viewer's frames, headless: the same code the window runs
             p.color_only = true;
-            let window = window_frames(&p, pr, &scene, size, warmup, runs)?;
+            let window = window_frames(&p, &frames)?;
             let free_after = free_bytes(&renderer)?;
             let frame_ms = median(&stages[4]);
             report.rows.push(FrameRow {
@@ -260,15 +267,28 @@ type StageTimes = [Vec<f64>; 7];
 /// Per run, the host's times: frame stages, draws, raster, tables, launch, wait, statistics.
 type HostTimes = [Vec<f64>; 7];
 
-/// `runs` frames after `warmup`, with each one's stage times; returns the last frame.
-fn timed_frames(
-    p: &rxpipe::Pipeline,
-    pr: &rxpipe::Prepared,
-    scene: &rxpipe::Scene,
+/// The frames of one row: the scene a pipeline prepared, the size, and the runs measured after
+/// `warmup` more.
+struct Frames<'a> {
+    pr: &'a rxpipe::Prepared,
+    scene: &'a rxpipe::Scene,
     size: (u32, u32),
     warmup: usize,
     runs: usize,
+}
+
+/// The frames on `p`, each with its stage times; returns the last frame.
+fn timed_frames(
+    p: &rxpipe::Pipeline,
+    x: &Frames,
 ) -> Result<(rxpipe::Frame, StageTimes, HostTimes), Error> {
+    let Frames {
+        pr,
+        scene,
+        size,
+        warmup,
+        runs,
+    } = *x;
     let mut f = rxpipe::Frame::empty();
     for _ in 0..warmup {
         p.render_into(pr, scene, &scene.camera, size, 0.0, &mut f)?;
@@ -309,15 +329,15 @@ fn timed_frames(
 
 /// The viewer's frames, headless: the same code the window runs, a new frame each time (a
 /// moving camera) while the one before it is copied into the window's buffer; host wall
-/// milliseconds of the `runs` after `warmup`.
-fn window_frames(
-    p: &rxpipe::Pipeline,
-    pr: &rxpipe::Prepared,
-    scene: &rxpipe::Scene,
-    size: (u32, u32),
-    warmup: usize,
-    runs: usize,
-) -> Result<Vec<f64>, Error> {
+/// milliseconds of the runs after the warm-up.
+fn window_frames(p: &rxpipe::Pipeline, x: &Frames) -> Result<Vec<f64>, Error> {
+    let Frames {
+        pr,
+        scene,
+        size,
+        warmup,
+        runs,
+    } = *x;
     let mut target = vec![0u8; 4 * size.0 as usize * size.1 as usize];
     let mut frames = crate::viewer::FrameLoop::default();
     let mut window = Vec::with_capacity(runs);
