@@ -133,8 +133,25 @@ fn keep_freed_memory(ctx: &Arc<CudaContext>, mut keep: u64) {
 }
 
 impl Gpu {
-    /// The device memory free now, in bytes (every context on the device counts).
+    /// The device memory free now, in bytes (every context on the device counts). The stream
+    /// is synchronised and the memory pool's freed memory given back to the device first, so
+    /// that what buffers dropped before the call held counts as free (the pool would otherwise
+    /// keep it, up to the whole of a dropped mesh, for its next allocations).
     pub fn free_bytes(&self) -> Result<usize, GpuError> {
+        use cudarc::driver::sys;
+        self.stream.synchronize().ctx("waiting for the GPU")?;
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: plain driver calls on the context's device with a valid out-pointer; a device
+        // without memory pools leaves nothing to trim, and a failure only leaves the figure as
+        // the driver reports it.
+        unsafe {
+            if self.ctx.bind_to_thread().is_ok()
+                && sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device())
+                    == sys::CUresult::CUDA_SUCCESS
+            {
+                let _ = sys::cuMemPoolTrimTo(pool, 0);
+            }
+        }
         Ok(self.ctx.mem_get_info().ctx("querying free GPU memory")?.0)
     }
 
