@@ -1,5 +1,6 @@
 //! What the raster kernels trust, checked on the host before a frame is enqueued: every draw's
-//! inputs cover the triangles it reads, and the frame's triangles fit the kernels' 32-bit ids.
+//! inputs cover the triangles it reads (the frame's triangle count is checked against the
+//! kernels' 32-bit ids before, in `render_after`).
 
 use super::GpuDraw;
 use crate::gpu::GpuError;
@@ -51,14 +52,6 @@ pub(super) fn check_draws(draws: &[GpuDraw]) -> Result<(), GpuError> {
                 draw.triangles
             )));
         }
-    }
-    // the kernels number the frame's triangles with 32-bit ids
-    let total: u64 = draws.iter().map(|d| d.triangles as u64).sum();
-    if total > u32::MAX as u64 {
-        return Err(GpuError::Limit(format!(
-            "the frame draws {total} triangles; one frame of the raster stage takes at most {}",
-            u32::MAX
-        )));
     }
     Ok(())
 }
