@@ -115,14 +115,10 @@ const KEEP_FREED: u64 = 2 << 30;
 /// programs on the GPU. Best effort: without memory pools nothing changes.
 fn keep_freed_memory(ctx: &Arc<CudaContext>, mut keep: u64) {
     use cudarc::driver::sys;
-    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-    // SAFETY: plain driver calls on the context's device with valid out-pointers; failures are
-    // ignored (the pool then keeps its default).
-    unsafe {
-        if ctx.bind_to_thread().is_ok()
-            && sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
-                == sys::CUresult::CUDA_SUCCESS
-        {
+    if let Some(pool) = default_pool(ctx) {
+        // SAFETY: a driver call on a pool of the context's device with a valid pointer to the
+        // value; a failure is ignored (the pool then keeps its default).
+        unsafe {
             let _ = sys::cuMemPoolSetAttribute(
                 pool,
                 sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
@@ -132,25 +128,31 @@ fn keep_freed_memory(ctx: &Arc<CudaContext>, mut keep: u64) {
     }
 }
 
+/// The default memory pool of the context's device (none where the device has no pools or the
+/// driver refuses).
+fn default_pool(ctx: &Arc<CudaContext>) -> Option<cudarc::driver::sys::CUmemoryPool> {
+    use cudarc::driver::sys;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: plain driver calls on the context's device with a valid out-pointer.
+    let found = unsafe {
+        ctx.bind_to_thread().is_ok()
+            && sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device())
+                == sys::CUresult::CUDA_SUCCESS
+    };
+    found.then_some(pool)
+}
+
 impl Gpu {
     /// The device memory free now, in bytes (every context on the device counts). The stream
     /// is synchronised and the memory pool's freed memory given back to the device first, so
     /// that what buffers dropped before the call held counts as free (the pool would otherwise
     /// keep it, up to the whole of a dropped mesh, for its next allocations).
     pub fn free_bytes(&self) -> Result<usize, GpuError> {
-        use cudarc::driver::sys;
         self.stream.synchronize().ctx("waiting for the GPU")?;
-        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-        // SAFETY: plain driver calls on the context's device with a valid out-pointer; a device
-        // without memory pools leaves nothing to trim, and a failure only leaves the figure as
-        // the driver reports it.
-        unsafe {
-            if self.ctx.bind_to_thread().is_ok()
-                && sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device())
-                    == sys::CUresult::CUDA_SUCCESS
-            {
-                let _ = sys::cuMemPoolTrimTo(pool, 0);
-            }
+        if let Some(pool) = default_pool(&self.ctx) {
+            // SAFETY: a driver call on a pool of the context's device; a failure only leaves
+            // the figure as the driver reports it.
+            let _ = unsafe { cudarc::driver::sys::cuMemPoolTrimTo(pool, 0) };
         }
         Ok(self.ctx.mem_get_info().ctx("querying free GPU memory")?.0)
     }

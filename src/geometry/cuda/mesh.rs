@@ -527,6 +527,18 @@ const RXB_BLOCK: u32 = 256;
 const RXB_PER: u32 = 4;
 const RXB_SORT: u32 = 2048;
 
+/// Refuses `index_count` indices where `work`'s kernels, which count index positions in 32 bits,
+/// cannot take them.
+pub(super) fn indices_fit(index_count: usize, work: &str) -> Result<(), GpuError> {
+    if index_count > u32::MAX as usize {
+        return Err(GpuError::Limit(format!(
+            "{index_count} indices are more than {work} takes ({})",
+            u32::MAX
+        )));
+    }
+    Ok(())
+}
+
 impl DeviceMesh {
     /// Builds the dynamic batches on the GPU (kernels/batching.cu): the same batches as
     /// [`Batches::build`] on the CPU, from the indices already on the device. Replaces any
@@ -549,15 +561,7 @@ impl DeviceMesh {
             ))
             .into());
         }
-        // (the kernels count index positions in 32 bits)
-        if self.index_count > u32::MAX as usize {
-            return Err(GpuError::Limit(format!(
-                "{} indices are more than the GPU's batching takes ({})",
-                self.index_count,
-                u32::MAX
-            ))
-            .into());
-        }
+        indices_fit(self.index_count, "the GPU's batching")?;
         let n = (self.index_count / 3) as u32;
         let mut starts: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch offsets")?;
         if n == 0 {

@@ -301,16 +301,9 @@ impl CudaGeometry {
     ) -> Result<Option<Plan>, GeometryError> {
         let block = self.blocks.elementwise;
         let vote_warps = self.blocks.vote_warps;
-        // the kernels count indices (and the elementwise strategies' threads) in 32 bits; the
-        // queue's own bound is queue_capacity's
-        if mesh.index_count > u32::MAX as usize {
-            return Err(GpuError::Limit(format!(
-                "{} indices are more than one geometry launch takes ({})",
-                mesh.index_count,
-                u32::MAX
-            ))
-            .into());
-        }
+        // (the elementwise strategies' threads are counted in 32 bits too; the queue's own bound
+        // is queue_capacity's)
+        mesh::indices_fit(mesh.index_count, "one geometry launch")?;
         if mesh.view.is_some() && strategy != Strategy::Patch {
             return Err(GpuError::Limit(format!(
                 "{strategy} reads an index buffer; a view of a mesh's triangles is for the patch strategy"

@@ -96,13 +96,12 @@ impl CudaRaster {
     ) -> Result<(), GpuError> {
         let dep = self.gpu.dependent_launch;
         let lists = self.counters.device_ptr(stream).0 + 8 * COUNTERS as u64;
-        let p = *p;
         let cap = self.list.len() as u32;
         let mut l = Dependent::new(stream, &self.k.classify);
         l.val(&tables.draws)
             .val(&ndraws)
             .val(&ntris)
-            .val(&p)
+            .val(p)
             .buf(&self.first)
             .buf(&self.list)
             .val(&cap)
@@ -137,7 +136,7 @@ impl CudaRaster {
             ),
         ] {
             let mut l = Dependent::new(on, f);
-            l.val(&tables.draws).val(&ndraws).val(&p).buf(&self.list);
+            l.val(&tables.draws).val(&ndraws).val(p).buf(&self.list);
             if name == "rxp_setup_clip" {
                 l.val(&cap);
             }
