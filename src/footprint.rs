@@ -46,9 +46,21 @@ impl Counts {
     }
 }
 
-/// The setup record and tile-bin entries the rasteriser keeps for each triangle it is given
-/// (its edge functions, depth plane, bounds, and its place in the bins of the tiles it covers).
-const RASTER_BYTES_PER_TRIANGLE: u64 = 64;
+/// What the CPU rasteriser keeps for each triangle it is given (its setup record and tile-bin
+/// entries).
+const CPU_RASTER_BYTES_PER_TRIANGLE: u64 = 64;
+
+/// What the GPU rasteriser keeps for each triangle of a frame: its first record, its flags and
+/// its place in setup's lists.
+const GPU_RASTER_BYTES_PER_TRIANGLE: u64 = 12;
+
+/// What it keeps for each triangle that survives setup: the record (168 bytes: edge functions,
+/// depth plane, bounds, varyings), a big-box entry and two tile-bin entries.
+const GPU_RASTER_BYTES_PER_SURVIVOR: u64 = 168 + 4 + 8;
+
+/// The survivors the model allows for: as many as the GPU rasteriser first provides for a
+/// 3840x2160 frame (a frame with more grows its buffers).
+const SURVIVORS: u64 = crate::raster::SURVIVORS_PER_PIXEL as u64 * 3840 * 2160;
 
 /// The footprint of preparing and drawing objects of sizes `objects` on `backend` with
 /// `strategy`, re-indexed first where `reindex`.
@@ -61,8 +73,11 @@ pub fn of(
     let vin = std::mem::size_of::<VertexIn>() as u64;
     let vout = std::mem::size_of::<VertexOut>() as u64 + 4;
     let mut resident = 0u64;
-    let mut frame = 0u64;
     let mut scratch = 0u64;
+    // the CPU's largest object's queue and raster buffers (one object drawn at a time)
+    let mut cpu_frame = 0u64;
+    // the GPU's queues (one per object, kept from frame to frame) and the frame's triangles
+    let (mut queues, mut triangles) = (0u64, 0u64);
     for c in objects {
         let (v, t) = (c.vertices, c.triangles);
         // the shader's outputs: every index for naive shading, about every vertex once and a
@@ -77,18 +92,24 @@ pub fn of(
         // the vertex order's copy of the mesh, the shader inputs and the dynamic batches
         scratch = scratch.max(reindex_scratch + c.mesh());
         resident += kept + vin * v + 16 * t;
-        frame = frame.max(invocations * vout + 12 * t + RASTER_BYTES_PER_TRIANGLE * t);
+        let queue = invocations * vout + 12 * t;
+        cpu_frame = cpu_frame.max(queue + CPU_RASTER_BYTES_PER_TRIANGLE * t);
+        queues += queue;
+        triangles += t;
     }
     match backend {
         BackendKind::Cpu => Footprint {
-            host: resident + scratch + frame,
+            host: resident + scratch + cpu_frame,
             device: 0,
         },
-        // the host keeps the prepared mesh and its scratch; the device the inputs, batches and
-        // one frame's queue and raster buffers
+        // the host keeps the prepared mesh and its scratch; the device the inputs, batches,
+        // queues and one frame's raster buffers
         BackendKind::Cuda => Footprint {
             host: resident + scratch,
-            device: resident + frame,
+            device: resident
+                + queues
+                + GPU_RASTER_BYTES_PER_TRIANGLE * triangles
+                + GPU_RASTER_BYTES_PER_SURVIVOR * triangles.min(SURVIVORS),
         },
     }
 }

@@ -18,6 +18,12 @@ pub use setup::{snap, SetupTri, Varyings, SUBPIXEL_BITS};
 pub use shade::ShadingMode;
 pub use shade::{normalize_depth, Fragment};
 
+/// The setup records the GPU rasteriser's first frame provides per pixel, at most one per
+/// triangle (a frame whose surviving triangles are more grows its records and is rasterised
+/// again): a big mesh's triangles mostly die in setup (hidden by the view, facing away, or
+/// covering no pixel centre), so records sized by triangles would take most of the device.
+pub const SURVIVORS_PER_PIXEL: usize = 4;
+
 use crate::geometry::ShadedGeometry;
 use glam::Vec3;
 use rxpipe_core::scene::Light;

@@ -505,13 +505,17 @@ impl CudaRaster {
         grow(&gpu, &mut self.colors, 4 * draws.len(), "draw colours")?;
         grow(&gpu, &mut self.color, 4 * pixels, "the colour buffer")?;
         grow(&gpu, &mut self.depth, pixels, "the depth buffer")?;
+        // Records and bin entries are for the triangles that survive setup, which a big mesh's
+        // small, hidden or back-facing triangles mostly do not: the first frame sizes them for
+        // every triangle up to a few per pixel, and a frame that needs more grows them.
+        let survivors = triangles.min(crate::raster::SURVIVORS_PER_PIXEL * pixels);
         if self.record_capacity == 0 {
             // most triangles make at most one record; clipping may ask for more, then we grow
-            self.grow_records(triangles + 1024)?;
+            self.grow_records(survivors + 1024)?;
             self.grown.clear();
         }
         if self.bin_capacity == 0 {
-            self.grow_bins(2 * triangles + 4 * ntiles)?;
+            self.grow_bins(2 * survivors + 4 * ntiles)?;
             self.grown.clear();
         }
         let colors: Vec<f32> = draws.iter().flat_map(|d| d.color).collect();
