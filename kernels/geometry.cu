@@ -239,13 +239,16 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
 #ifndef RXP_HASH_TABLE
 #define RXP_HASH_TABLE 512
 #endif
-template <bool kSlowPath>
-__device__ __forceinline__ void rxp_dyn_hash(unsigned block, const VertexIn* __restrict__ vin,
-                                             const unsigned* __restrict__ idx,
+//
+// What follows the numbering is the tail's (`Tail`, called by every thread of the block after a
+// barrier with the batch's first index, its index count, its unique vertex count, the thread's
+// corner numbers of its indices `threadIdx.x + r * RXP_HASH_BLOCK`, and the ids by number):
+// RxpQueueTail writes the queue as above; the fused geometry stage's tail
+// (kernels/geometry_fused.cu) sets up and rasterises the batch's triangles first.
+template <bool kSlowPath, typename Tail>
+__device__ __forceinline__ void rxp_dyn_hash(unsigned block, const unsigned* __restrict__ idx,
                                              const unsigned* __restrict__ tri_start,
-                                             unsigned fast_probes, const Uniforms& u,
-                                             VertexOut* __restrict__ out,
-                                             unsigned* __restrict__ corners, unsigned* counts) {
+                                             unsigned fast_probes, const Tail& tail) {
     constexpr unsigned table = RXP_HASH_TABLE, max_vertices = RXP_HASH_VERTICES;
     static_assert((table & (table - 1)) == 0 && table >= 2 * max_vertices, "RXP_HASH_TABLE");
     __shared__ __align__(16) unsigned keys[table];
@@ -358,31 +361,52 @@ __device__ __forceinline__ void rxp_dyn_hash(unsigned block, const VertexIn* __r
         }
     }
     __syncthreads();
-    const unsigned unique = min(claimed, max_vertices);
-    const unsigned long long vbase = (unsigned long long)block * max_vertices;
-    unsigned* dst = corners + i0 + threadIdx.x;
+    unsigned nums[R];
 #pragma unroll
-    for (unsigned r = 0; r < R; ++r)
-        if (threadIdx.x + r * P < n) dst[r * P] = (unsigned)(vbase + num[slot[r]]);
-    for (unsigned r = threadIdx.x; r < unique; r += P) {
-        const unsigned id = uid[r];
-        rxp_store_vertex(out + vbase + r, RXP_RUN(vin, id, u));
-        RXP_COUNTED(id);
-    }
+    for (unsigned r = 0; r < R; ++r) nums[r] = threadIdx.x + r * P < n ? num[slot[r]] : 0u;
+    tail(block, i0, n, min(claimed, max_vertices), nums, uid);
 }
+
+// The hashing kernels' queue: each index's corner, and the batch's vertices shaded into its
+// region of `out`, thread r taking numbers r, r + RXP_HASH_BLOCK, ...
+struct RxpQueueTail {
+    const VertexIn* __restrict__ vin;
+    const Uniforms& u;
+    VertexOut* __restrict__ out;
+    unsigned* __restrict__ corners;
+    unsigned* counts;
+    __device__ __forceinline__ void operator()(unsigned block, unsigned long long i0, unsigned n,
+                                               unsigned unique,
+                                               const unsigned (&nums)[RXP_HASH_ROUNDS],
+                                               const unsigned* uid) const {
+        constexpr unsigned P = RXP_HASH_BLOCK;
+        const unsigned long long vbase = (unsigned long long)block * RXP_HASH_VERTICES;
+        unsigned* dst = corners + i0 + threadIdx.x;
+#pragma unroll
+        for (unsigned r = 0; r < RXP_HASH_ROUNDS; ++r)
+            if (threadIdx.x + r * P < n) dst[r * P] = (unsigned)(vbase + nums[r]);
+        for (unsigned r = threadIdx.x; r < unique; r += P) {
+            const unsigned id = uid[r];
+            rxp_store_vertex(out + vbase + r, RXP_RUN(vin, id, u));
+            RXP_COUNTED(id);
+        }
+    }
+};
 
 extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_hash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
              const unsigned* __restrict__ tri_start, unsigned fast_probes, Uniforms u,
              VertexOut* __restrict__ out, unsigned* __restrict__ corners, unsigned* counts) {
-    rxp_dyn_hash<false>(blockIdx.x, vin, idx, tri_start, fast_probes, u, out, corners, counts);
+    rxp_dyn_hash<false>(blockIdx.x, idx, tri_start, fast_probes,
+                        RxpQueueTail{vin, u, out, corners, counts});
 }
 
 extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_phash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
               const unsigned* __restrict__ tri_start, unsigned fast_probes, Uniforms u,
               VertexOut* __restrict__ out, unsigned* __restrict__ corners, unsigned* counts) {
-    rxp_dyn_hash<true>(blockIdx.x, vin, idx, tri_start, fast_probes, u, out, corners, counts);
+    rxp_dyn_hash<true>(blockIdx.x, idx, tri_start, fast_probes,
+                       RxpQueueTail{vin, u, out, corners, counts});
 }
 
 // Dynamically-batched sorting (Algorithm 2). One block of RXP_SORT_BLOCK threads per batch (the
@@ -657,12 +681,16 @@ static_assert(sizeof(Uniforms) == 180 && sizeof(RxgDraw) == 264,
 
 // The draw that block b belongs to: the last whose base is at most b (a draw without blocks
 // shares its successor's base and is never found). `count` searches the count chunks' bases.
-__device__ __forceinline__ const RxgDraw& rxg_draw_of(const RxgDraw* draws, unsigned ndraws,
-                                                      unsigned b, bool count, unsigned& local) {
+__device__ __forceinline__ unsigned rxg_draw_index(const RxgDraw* draws, unsigned ndraws,
+                                                   unsigned b, bool count, unsigned& local) {
     auto base = [&](unsigned d) { return count ? draws[d].count_base : draws[d].block_base; };
     const unsigned d = rxp_last_at_most(ndraws, b, base);
     local = b - base(d);
-    return draws[d];
+    return d;
+}
+__device__ __forceinline__ const RxgDraw& rxg_draw_of(const RxgDraw* draws, unsigned ndraws,
+                                                      unsigned b, bool count, unsigned& local) {
+    return draws[rxg_draw_index(draws, ndraws, b, count, local)];
 }
 
 extern "C" __global__ void __launch_bounds__(RXP_BLOCK)
@@ -694,7 +722,8 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
-    rxp_dyn_hash<false>(b, d.vin, d.idx, d.aux, fast_probes, d.u, d.out, d.corners, d.counts);
+    rxp_dyn_hash<false>(b, d.idx, d.aux, fast_probes,
+                        RxpQueueTail{d.vin, d.u, d.out, d.corners, d.counts});
 }
 
 extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
@@ -702,7 +731,8 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
-    rxp_dyn_hash<true>(b, d.vin, d.idx, d.aux, fast_probes, d.u, d.out, d.corners, d.counts);
+    rxp_dyn_hash<true>(b, d.idx, d.aux, fast_probes,
+                        RxpQueueTail{d.vin, d.u, d.out, d.corners, d.counts});
 }
 
 extern "C" __global__ void __launch_bounds__(RXP_SORT_BLOCK)

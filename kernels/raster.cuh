@@ -94,7 +94,9 @@
 #define RXP_C_RASTERIZED 6
 // records whose boxes rxp_bin_fill left to rxp_bin_big
 #define RXP_C_BIG 7
-#define RXP_COUNTERS 8
+// triangles the fused geometry stage rasterised (kernels/geometry_fused.cu)
+#define RXP_C_FUSED 8
+#define RXP_COUNTERS 9
 
 // flags of a record
 #define RXP_F_FRONT 1u
@@ -106,6 +108,9 @@
 #define RXP_F_ALPHA_SHIFT 5
 #define RXP_F_MASK (1u << 5)
 #define RXP_F_BLEND (1u << 6)
+// rasterised by the fused geometry stage (kernels/geometry_fused.cu): the triangle has no
+// record, and the resolve sets it up again from its corners in the queue
+#define RXP_F_FUSED (1u << 7)
 // the draw: bits 8..31
 #define RXP_F_DRAW_SHIFT 8
 
@@ -129,6 +134,10 @@ struct RasterParams {
     // whether dense tiles may be split over several blocks (RXP_SPLIT_RECORDS): only in lit
     // frames whose tiles all leave their keys to rxp_resolve (nothing blended)
     unsigned split;
+    // whether the geometry stage classified the frame's triangles and rasterised the small ones
+    // into the frame's depth keys (kernels/geometry_fused.cu): setup takes its lists, and the
+    // tiles start from those keys
+    unsigned fused;
 };
 
 // A triangle ready for rasterisation (the CPU's SetupTri): corners ordered so that area > 0.

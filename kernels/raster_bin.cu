@@ -108,9 +108,10 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK)
     if (nrec > p.record_capacity) nrec = 0;  // overflowed: nothing was binned consistently
     const unsigned lane = threadIdx.x & 31;
     const unsigned long long stride = (unsigned long long)gridDim.x * RXP_RBLOCK;
-    if (splits) {
+    if (splits && !p.fused) {
         // the pixels of the tiles rxp_bin_scan split start empty in the frame's depth keys
-        // (their slices merge into them), over the whole grid
+        // (their slices merge into them), over the whole grid (a fused frame's start with the
+        // geometry stage's keys, emptied before it)
         const unsigned long long px = (unsigned long long)splits[0] * RXP_TILE * RXP_TILE;
         for (unsigned long long i = (unsigned long long)blockIdx.x * RXP_RBLOCK + threadIdx.x;
              i < px; i += stride) {

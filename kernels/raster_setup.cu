@@ -1,79 +1,7 @@
-// The raster stage's triangle setup (after raster.cuh): classification, clipping, snapping
-// and culling into setup records, with the tiles each record touches counted.
+// The raster stage's triangle setup (after raster.cuh and setup.cuh): classification, clipping
+// and records, with the tiles each record touches counted.
 
 // ---- triangle setup ------------------------------------------------------------------------
-
-__device__ __forceinline__ unsigned rxp_outcode(float4 p) {
-    return (unsigned)(p.x < -p.w) | (unsigned)(p.x > p.w) << 1 | (unsigned)(p.y < -p.w) << 2 |
-           (unsigned)(p.y > p.w) << 3 | (unsigned)(p.z < 0.0f) << 4 | (unsigned)(p.z > p.w) << 5;
-}
-
-__device__ __forceinline__ int rxp_snap(float v) {
-    return (int)(v + copysignf(0.5f, v));
-}
-
-__device__ __forceinline__ long long rxp_floor_div(long long a, long long b) {
-    long long q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
-
-// The geometric part of a setup record: snapped corners, depth, 1/w, area, bounding box.
-struct SetupGeo {
-    int x[3], y[3];
-    float z[3], inv_w[3];
-    long long area;
-    unsigned short bbox[4];
-    bool front;
-    // whether corners 1 and 2 were swapped to make the area positive
-    bool swapped;
-};
-
-// The CPU's `emit` up to the varyings: 0 kept, 1 culled, 2 rejected (covers no pixel centre).
-// `cull` is the draw's: 0 none, 1 back, 2 front, with RXP_CULL_MIRRORED where the draw's model
-// matrix mirrors, so that its front faces are those that wind clockwise on screen (the CPU's
-// `Draw::mirrored`).
-#define RXP_CULL_MIRRORED 4u
-__device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, unsigned cull, SetupGeo& g) {
-    const float w = (float)p.width, h = (float)p.height, scale = (float)RXP_ONE;
-    g.area = 0;
-    g.swapped = false;
-    // a corner at w = 0 (the clip-space origin survives every clip plane) has no projection
-    if (!(v[0].w > 0.0f && v[1].w > 0.0f && v[2].w > 0.0f)) return 2;
-    for (int k = 0; k < 3; k++) {
-        float iw = 1.0f / v[k].w;
-        g.inv_w[k] = iw;
-        g.x[k] = rxp_snap((v[k].x * iw * 0.5f + 0.5f) * w * scale);
-        g.y[k] = rxp_snap((0.5f - v[k].y * iw * 0.5f) * h * scale);
-        g.z[k] = v[k].z * iw;
-    }
-    long long area = ((long long)g.x[1] - g.x[0]) * ((long long)g.y[2] - g.y[0]) -
-                     ((long long)g.x[2] - g.x[0]) * ((long long)g.y[1] - g.y[0]);
-    g.front = (area < 0) != ((cull & RXP_CULL_MIRRORED) != 0);
-    cull &= ~RXP_CULL_MIRRORED;
-    bool keep = area != 0 && (cull == 0 || (cull == 1 && g.front) || (cull == 2 && !g.front));
-    if (!keep) return 1;
-    g.swapped = area < 0;
-    g.area = area;
-    if (g.swapped) {
-        int t = g.x[1]; g.x[1] = g.x[2]; g.x[2] = t;
-        t = g.y[1]; g.y[1] = g.y[2]; g.y[2] = t;
-        float f = g.z[1]; g.z[1] = g.z[2]; g.z[2] = f;
-        f = g.inv_w[1]; g.inv_w[1] = g.inv_w[2]; g.inv_w[2] = f;
-        g.area = -area;
-    }
-    long long xmin = min(g.x[0], min(g.x[1], g.x[2])), xmax = max(g.x[0], max(g.x[1], g.x[2]));
-    long long ymin = min(g.y[0], min(g.y[1], g.y[2])), ymax = max(g.y[0], max(g.y[1], g.y[2]));
-    long long px0 = max(rxp_floor_div(xmin - RXP_HALF + RXP_ONE - 1, RXP_ONE), 0LL);
-    long long px1 = min(rxp_floor_div(xmax - RXP_HALF, RXP_ONE), (long long)p.width - 1);
-    long long py0 = max(rxp_floor_div(ymin - RXP_HALF + RXP_ONE - 1, RXP_ONE), 0LL);
-    long long py1 = min(rxp_floor_div(ymax - RXP_HALF, RXP_ONE), (long long)p.height - 1);
-    if (px0 > px1 || py0 > py1) return 2;
-    g.bbox[0] = (unsigned short)px0;
-    g.bbox[1] = (unsigned short)py0;
-    g.bbox[2] = (unsigned short)px1;
-    g.bbox[3] = (unsigned short)py1;
-    return 0;
-}
 
 // Writes a record; `var` are the corners' varyings (not yet divided by w), in source order.
 __device__ void rxp_write_record(SetupTri* r, const SetupGeo& g, int status, unsigned tri,
@@ -295,23 +223,6 @@ __device__ __forceinline__ unsigned rxp_add_tiles(const int x[3], const int y[3]
     return n;
 }
 
-// Adds the block's sums of `v[0..n)` to counters[c[0..n)], once per block: a warp sum, a
-// shared atomic per warp, one global atomic per counter. Every thread of the block must call it.
-template <int N>
-__device__ __forceinline__ void rxp_block_counts(unsigned long long* counters, const int (&c)[N],
-                                                 const unsigned (&v)[N]) {
-    __shared__ unsigned sums[N];
-    if (threadIdx.x < N) sums[threadIdx.x] = 0;
-    __syncthreads();
-    for (int i = 0; i < N; i++) {
-        const unsigned w = __reduce_add_sync(0xffffffffu, v[i]);
-        if ((threadIdx.x & 31) == 0 && w) atomicAdd(&sums[i], w);
-    }
-    __syncthreads();
-    if (threadIdx.x < N && sums[threadIdx.x])
-        atomicAdd(&counters[c[threadIdx.x]], (unsigned long long)sums[threadIdx.x]);
-}
-
 // Setup runs in three kernels, each over every draw of the frame at once (a draw's triangles are
 // the frame's triangles tri_base .. tri_base + ntris of the draw table; a thread finds its draw
 // by binary search, so a frame of many small objects takes three launches, not three per
@@ -338,27 +249,6 @@ __device__ __forceinline__ void rxp_block_counts(unsigned long long* counters, c
 // triangles share their successor's base and are never found).
 __device__ __forceinline__ unsigned rxp_draw_of(const RxpDraw* draws, unsigned ndraws, unsigned f) {
     return rxp_last_at_most(ndraws, f, [&](unsigned d) { return __ldg(&draws[d].tri_base); });
-}
-
-// What the corners' clip positions decide: 0 dead (culled: *culled set, or rejected), 1 kept
-// whole, 2 to be clipped. `g` is the kept triangle's geometry.
-__device__ __forceinline__ int rxp_classify(const float4 v[3], bool finite, const RasterParams& p,
-                                            unsigned cull, SetupGeo& g, bool* culled) {
-    *culled = false;
-    const unsigned oc0 = rxp_outcode(v[0]), oc1 = rxp_outcode(v[1]), oc2 = rxp_outcode(v[2]);
-    for (int k = 0; k < 3; k++)
-        finite = finite && isfinite(v[k].x) && isfinite(v[k].y) && isfinite(v[k].z) &&
-                 isfinite(v[k].w);
-    if ((oc0 & oc1 & oc2) != 0 || !finite) return 0;
-    const float gx = RXP_GUARD_PX / (float)p.width, gy = RXP_GUARD_PX / (float)p.height;
-    bool inside = true;
-    for (int k = 0; k < 3; k++)
-        inside = inside && v[k].z >= 0.0f && fabsf(v[k].x) <= gx * v[k].w &&
-                 fabsf(v[k].y) <= gy * v[k].w;
-    if (!inside) return 2;
-    const int status = rxp_emit_geo(v, p, cull, g);
-    *culled = status == 1;
-    return status == 0 ? 1 : 0;
 }
 
 // A triangle's corners: clip positions and varyings (the draw's `counts`: the shading-rate
@@ -401,6 +291,20 @@ __device__ __forceinline__ unsigned rxp_reserve(unsigned n, const RasterParams& 
 // The flags every record of draw `draw` carries.
 __device__ __forceinline__ unsigned rxp_draw_flags(const RxpDraw& d, unsigned draw) {
     return draw << RXP_F_DRAW_SHIFT | d.alpha << RXP_F_ALPHA_SHIFT;
+}
+
+// A triangle the fused geometry stage rasterised (frame triangle `f` of draw `d`, its triangle
+// flags `flags`), set up again into `t` as rxp_setup would have: the geometry stage classified it
+// kept whole from the same corners, which it left in the queue.
+__device__ void rxp_setup_again(const RxpDraw& d, unsigned f, const RasterParams& p,
+                                unsigned flags, SetupTri& t) {
+    float4 v[3];
+    float var[3][8];
+    const bool finite = rxp_load_corners(d, rxp_source(d, f - d.tri_base), v, var);
+    SetupGeo g;
+    bool culled;
+    rxp_classify(v, finite, p, d.cull, g, &culled);
+    rxp_write_record(&t, g, 0, f, flags & ~(RXP_F_FUSED | RXP_F_LIVE | RXP_F_FRONT), var);
 }
 
 // One thread per triangle of the frame: the triangles that survive their clip positions are

@@ -3,45 +3,6 @@
 
 // ---- per-tile rasterisation and shading ----------------------------------------------------
 
-// Depth as an unsigned integer with the same order as the float (negative zero below zero).
-__device__ __forceinline__ unsigned rxp_ordered(float z) {
-    unsigned b = __float_as_uint(z);
-    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-__device__ __forceinline__ float rxp_unordered(unsigned b) {
-    return __uint_as_float((b & 0x80000000u) ? (b & 0x7fffffffu) : ~b);
-}
-
-// The edge function of edge k (opposite corner k, from corner k+1 to corner k+2) at a pixel
-// centre, with the fill rule's bias: covered when all three are >= 0 (the CPU's values exactly).
-__device__ __forceinline__ void rxp_edges(const SetupTri& t, long long px, long long py,
-                                          long long e[3]) {
-    for (int k = 0; k < 3; k++) {
-        int a = (k + 1) % 3, b = (k + 2) % 3;
-        long long dx = (long long)t.x[b] - t.x[a], dy = (long long)t.y[b] - t.y[a];
-        bool top_left = dy < 0 || (dy == 0 && dx > 0);
-        e[k] = dx * (py - t.y[a]) - dy * (px - t.x[a]) + (top_left ? 0 : -1);
-    }
-}
-
-// How the edge functions change from one pixel to the next to the right (dx) and below (dy).
-__device__ __forceinline__ void rxp_edge_steps(const SetupTri& t, long long dx[3],
-                                               long long dy[3]) {
-    for (int k = 0; k < 3; k++) {
-        int a = (k + 1) % 3, b = (k + 2) % 3;
-        dx[k] = -((long long)t.y[b] - t.y[a]) * RXP_ONE;
-        dy[k] = ((long long)t.x[b] - t.x[a]) * RXP_ONE;
-    }
-}
-
-// Depth at a covered pixel (the CPU's expression; `I` holds the edge values exactly).
-template <typename I>
-__device__ __forceinline__ float rxp_depth(const SetupTri& t, const I e[3], float inv_area) {
-    float l1 = (float)e[1] * inv_area;
-    float l2 = (float)e[2] * inv_area;
-    return t.z[0] + (t.z[1] - t.z[0]) * l1 + (t.z[2] - t.z[0]) * l2;
-}
-
 // Whether a fragment at pixel (i, j) and depth z passes its draw's alpha test (`masked`: the
 // draw, null when its material has none; `m`: its triangle's data). A fragment already behind
 // the pixel's key (`key`, which other threads lower meanwhile) would lose the depth test anyway,
@@ -232,19 +193,34 @@ __device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
     long long e[3] = {-1, -1, -1};
     // the covering record's flags, and the record (r) where the path below needs it
     unsigned flags = 0, r = RXP_NONE;
+    // a triangle the fused geometry stage rasterised has no record: set up again from its
+    // corners (as rxp_setup would have), unless the material path needs only its flags
+    SetupTri fused;
+    const SetupTri* rec = nullptr;
+    if (p.fused) {
+        const unsigned tf = tflags[tri];
+        if (tf & RXP_F_FUSED) {
+            flags = tf;
+            const RxpDraw& d = mt.draws[tf >> RXP_F_DRAW_SHIFT];
+            if (!(p.shading == 0 && d.material >= 0)) {
+                rxp_setup_again(d, tri, p, flags, fused);
+                rec = &fused;
+                rxp_edges(fused, px, py, e);
+            }
+        }
+    }
 #if RXP_TFLAGS
     // a whole triangle of a material draw (most pixels of a lit frame): its draw and side from
     // the triangle's flags, one load after the key instead of two (its first record, then the
     // record's flags), and the record itself unread
-    if (p.shading == 0) {
+    if (p.shading == 0 && !flags) {
         const unsigned tf = tflags[tri];
         if ((tf & RXP_F_LIVE) && ((tf >> RXP_F_PIECES_SHIFT) & 7u) == 1 &&
             mt.draws[tf >> RXP_F_DRAW_SHIFT].material >= 0)
             flags = tf;
     }
-    if (!flags)
 #endif
-    {
+    if (!flags) {
         const unsigned r0 = first[tri];
         // the source triangle's record, or for a clipped one, the piece that covers the pixel
         // (the material path needs no edge values of a whole triangle)
@@ -259,6 +235,7 @@ __device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
             if ((e[0] | e[1] | e[2]) >= 0) break;
         }
         flags = records[r].flags;
+        rec = &records[r];
     }
     const unsigned draw = flags >> RXP_F_DRAW_SHIFT;
     const bool front = (flags & RXP_F_FRONT) != 0;
@@ -271,8 +248,8 @@ __device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
         color[at] = rxp_pack_lut(lut, c.x, c.y, c.z);
         return;
     }
-    // (not a material draw: the record was read above)
-    const SetupTri& t = records[r];
+    // (not a material draw: the record was read, or set up again, above)
+    const SetupTri& t = *rec;
     const float inv_area = 1.0f / (float)t.area;
     const float l1 = (float)e[1] * inv_area, l2 = (float)e[2] * inv_area;
     const float w0 = t.inv_w[0], w1 = t.inv_w[1] - t.inv_w[0], w2 = t.inv_w[2] - t.inv_w[0];
@@ -417,7 +394,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                const float4* __restrict__ draw_colors, const unsigned char* __restrict__ lut,
                RasterParams p, RxpMaterials mt, unsigned* __restrict__ color,
                float* __restrict__ depth, unsigned long long* counters,
-               unsigned* __restrict__ deferred, unsigned long long* __restrict__ gkeys) {
+               unsigned* __restrict__ deferred, unsigned long long* __restrict__ gkeys,
+               const unsigned long long* __restrict__ fkeys) {
     rxp_after_prior();
     __shared__ unsigned long long keys[RXP_TILE * RXP_TILE];
     // a chunk's small triangles (RXP_SMALL_LANES lanes each) and bigger ones (a warp each),
@@ -432,7 +410,14 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
     const unsigned tile = item & 0xfffffu, slice = (item >> 20) & 63u, slices = (item >> 26) + 1;
     const int tx = (int)(tile % p.tiles_x) * RXP_TILE, ty = (int)(tile / p.tiles_x) * RXP_TILE;
     const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
-    for (int i = threadIdx.x; i < RXP_TILE * RXP_TILE; i += RXP_RBLOCK) keys[i] = RXP_KEY_EMPTY;
+    // the keys start empty, or in a fused frame (`fkeys`) with those the geometry stage wrote
+    // for its small triangles (a split tile's slices start empty: they merge into those keys)
+    for (int i = threadIdx.x; i < RXP_TILE * RXP_TILE; i += RXP_RBLOCK) {
+        const int x = tx + i % RXP_TILE, y = ty + i / RXP_TILE;
+        keys[i] = fkeys && slices == 1 && x < p.width && y < p.height
+                      ? fkeys[(size_t)y * p.width + x]
+                      : RXP_KEY_EMPTY;
+    }
     if (threadIdx.x == 0) nblend = nmasked = 0;
     // (a bin holds what rxp_bin_fill put there: up to its cursor, at most what setup counted)
     unsigned start = offsets[tile], end = ends[tile];

@@ -188,9 +188,13 @@ pub struct RasterStats {
     pub rejected: u64,
     /// that needed near-plane or guard-band clipping
     pub clipped: u64,
-    /// triangles binned after setup (clipped polygons count once per piece)
+    /// triangles binned after setup (clipped polygons count once per piece), or rasterised by
+    /// the fused geometry stage
     pub rasterized: u64,
-    /// covered pixel samples that passed the depth test when drawn
+    /// of those, the small ones the GPU's fused geometry stage rasterised itself (0 on the CPU)
+    pub fused: u64,
+    /// covered pixel samples that passed the depth test when drawn (the small triangles of the
+    /// GPU's fused geometry stage count every sample they cover)
     pub fragments: u64,
     pub setup_ms: f64,
     pub bin_ms: f64,

@@ -87,3 +87,41 @@ const _: () = assert!(size_of::<GpuUniforms>() == 180 && size_of::<GeoDraw>() ==
 // SAFETY: plain numbers with the layout of the CUDA struct; all-zero bits are a valid value.
 unsafe impl DeviceRepr for GeoDraw {}
 unsafe impl ValidAsZeroBits for GeoDraw {}
+
+/// The raster stage's side of a fused geometry launch (`RxpFused` in kernels/geometry_fused.cu):
+/// device addresses of the frame's depth keys (emptied before), each frame triangle's first
+/// record and flags, setup's lists and their two counts, the raster counters, and the launch's
+/// per-draw table (filled in by [`super::CudaGeometry::launch_draws`]); the frame's size and the
+/// lists' capacity.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C)]
+pub struct FusedTarget {
+    pub keys: u64,
+    pub first: u64,
+    pub tflags: u64,
+    pub list: u64,
+    pub lists: u64,
+    pub counters: u64,
+    pub draws: u64,
+    pub width: i32,
+    pub height: i32,
+    pub cap: u32,
+    pub pad: u32,
+}
+
+/// One draw of a fused launch (`RxpFusedDraw`): where its triangles start in the frame, its cull
+/// mode (as the raster stage's draw table has it), its triangles' flags, and whether its small
+/// triangles are rasterised in the geometry stage (1: neither alpha-tested nor blended).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct FusedDraw {
+    pub tri_base: u32,
+    pub cull: u32,
+    pub flags: u32,
+    pub small: u32,
+}
+
+// SAFETY: plain integers with the layout of the CUDA structs; all-zero bits are valid values.
+unsafe impl DeviceRepr for FusedTarget {}
+unsafe impl DeviceRepr for FusedDraw {}
+unsafe impl ValidAsZeroBits for FusedDraw {}

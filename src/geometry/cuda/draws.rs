@@ -9,7 +9,7 @@
 //! once; a launch one of whose queues holds counts (made by a launch of its own, or a frame that
 //! was not reset) clears them first, as before.
 
-use super::abi::GeoDraw;
+use super::abi::{FusedDraw, FusedTarget, GeoDraw};
 use super::{no_corners, CudaGeometry, DeviceMesh, DeviceQueue, GpuUniforms};
 use crate::geometry::{GeometryError, Strategy, Uniforms};
 use crate::gpu::Context;
@@ -29,6 +29,16 @@ const CLEAR_TOTALS: u32 = 2;
 pub(super) struct DrawTable {
     pub draws: CudaSlice<GeoDraw>,
     pub total: CudaSlice<u64>,
+    /// a fused launch's per-draw table, in the draw table's order
+    pub fused: CudaSlice<FusedDraw>,
+}
+
+/// What the raster stage gives a fused launch (kernels/geometry_fused.cu): its buffers and
+/// frame, and for each of its draws, by the address of the queue it reads, the draw's part.
+#[derive(Debug, Clone, Default)]
+pub struct Fused {
+    pub target: FusedTarget,
+    pub draws: Vec<(u64, FusedDraw)>,
 }
 
 /// A geometry stage whose draw table is on the device, ready to launch
@@ -48,7 +58,24 @@ pub struct DrawLaunch {
     /// the time between a frame's hold on the stream and its release
     clear: CudaFunction,
     shade: Option<CudaFunction>,
+    /// the fused kernel of a hashing strategy (none for the other strategies, or batch limits
+    /// whose vertices do not fit beside the hash table)
+    fused: Option<CudaFunction>,
     sum: Option<CudaFunction>,
+    /// each draw's queue (the address of its shaded vertices), in the table's order
+    queues: Vec<u64>,
+}
+
+impl DrawLaunch {
+    /// Whether the launch can run fused with the raster stage ([`CudaGeometry::launch_draws`]).
+    pub fn fusable(&self) -> bool {
+        self.fused.is_some()
+    }
+
+    /// The address of each draw's queue (its shaded vertices), in the launch's order.
+    pub fn queues(&self) -> &[u64] {
+        &self.queues
+    }
 }
 
 /// One mesh of a launch over many: what it shades with which uniforms, into which queue.
@@ -69,7 +96,7 @@ impl CudaGeometry {
         draws: &mut [ShadeDraw<'_>],
     ) -> Result<(), GeometryError> {
         match self.prepare_draws(strategy, draws)? {
-            Some(l) => Ok(self.launch_draws(&l, None)?),
+            Some(l) => Ok(self.launch_draws(&l, None, None)?),
             None => Ok(()),
         }
     }
@@ -89,6 +116,7 @@ impl CudaGeometry {
         let stream = &self.gpu.stream;
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
         let mut table = Vec::with_capacity(draws.len());
+        let mut queues = Vec::with_capacity(draws.len());
         let (mut blocks, mut chunks) = (0u64, 0u64);
         let mut shape = None;
         let (mut clear_first, mut zeroed) = (false, Vec::with_capacity(draws.len()));
@@ -125,6 +153,7 @@ impl CudaGeometry {
             } else {
                 0
             };
+            queues.push(addr(q.vertices.device_ptr(stream)));
             table.push(GeoDraw {
                 u: GpuUniforms::from(&d.uniforms),
                 block_base: blocks as u32,
@@ -169,6 +198,14 @@ impl CudaGeometry {
                 Some(_) => Some(self.kernel(strategy, "_draws")?),
                 None => None,
             },
+            // (the module holds no fused kernels where the batch's vertices do not fit)
+            fused: match (shape, strategy) {
+                (Some(_), Strategy::DynamicHash { .. } | Strategy::ParallelHash { .. }) => {
+                    self.kernel(strategy, "_fused_draws").ok()
+                }
+                _ => None,
+            },
+            queues,
             sum: match self.counting {
                 true => Some(self.function("counts_sum_draws")?),
                 false => None,
@@ -183,19 +220,38 @@ impl CudaGeometry {
     /// With `aside` (a second stream), the counts' sum, which nothing of the frame waits for but
     /// the statistics, runs there after the shading, beside what the device's stream does next;
     /// the caller joins `aside` back before it reads the totals.
+    ///
+    /// With `fused` (a hashing launch that is [`DrawLaunch::fusable`]), the fused kernel runs
+    /// instead: each batch sets up its own triangles and rasterises the small ones into the raster
+    /// stage's buffers (kernels/geometry_fused.cu); every draw must have its part in `fused`.
     pub fn launch_draws(
         &self,
         d: &DrawLaunch,
         aside: Option<&Arc<CudaStream>>,
+        fused: Option<&Fused>,
     ) -> Result<(), GpuError> {
         let (strategy, ndraws) = (d.strategy, d.ndraws);
         let stream = &self.gpu.stream;
         let dep = self.gpu.dependent_launch;
-        let t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
+        let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
         if d.clear_first {
             self.clear_counts(d, &t, stream, CLEAR_COUNTS | CLEAR_TOTALS)?;
         }
-        if let (Some(p), Some(f)) = (d.shape, &d.shade) {
+        let target = match (fused, &d.fused) {
+            (Some(f), Some(_)) => Some(self.fused_table(d, f, &mut t)?),
+            (Some(_), None) => {
+                return Err(GpuError::Limit(format!(
+                    "the {} strategy has no fused geometry stage",
+                    strategy.name()
+                )))
+            }
+            (None, _) => None,
+        };
+        let kernel = match target {
+            Some(_) => &d.fused,
+            None => &d.shade,
+        };
+        if let (Some(p), Some(f)) = (d.shape, kernel) {
             let mut l = Dependent::new(stream, f);
             l.buf(&t.draws).val(&ndraws);
             let (batch, vcap, extra) = super::constants(strategy);
@@ -207,6 +263,9 @@ impl CudaGeometry {
                 _ => {
                     l.val(&extra);
                 }
+            }
+            if let Some(target) = &target {
+                l.val(target);
             }
             // SAFETY: every draw passed `plan` (its queue's size, the strategy's limits), which
             // gave the grid of a launch of its own; the launch is those grids end to end
@@ -233,6 +292,37 @@ impl CudaGeometry {
             unsafe { l.launch(d.chunks, 256, 0, dep, "counts_sum_draws") }?;
         }
         Ok(())
+    }
+
+    /// Uploads a fused launch's per-draw table in the launch's order (each draw's part found by
+    /// its queue) and returns the target with the table's address.
+    fn fused_table(
+        &self,
+        d: &DrawLaunch,
+        fused: &Fused,
+        t: &mut DrawTable,
+    ) -> Result<FusedTarget, GpuError> {
+        let parts = d
+            .queues
+            .iter()
+            .map(|q| {
+                fused
+                    .draws
+                    .iter()
+                    .find(|(at, _)| at == q)
+                    .map(|(_, part)| *part)
+                    .ok_or_else(|| {
+                        GpuError::Limit(
+                            "a fused geometry launch shades a queue the raster stage does not draw"
+                                .into(),
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.gpu.put(&mut t.fused, &parts, "fused draw table")?;
+        let mut target = fused.target;
+        target.draws = t.fused.device_ptr(&self.gpu.stream).0;
+        Ok(target)
     }
 
     /// Zeroes the per-vertex counts of a launched stage once everything that reads them is

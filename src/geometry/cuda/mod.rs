@@ -14,8 +14,8 @@ mod mesh;
 mod queue;
 mod shader;
 
-pub use abi::{GpuUniforms, GpuVertexOut};
-pub use draws::{DrawLaunch, ShadeDraw};
+pub use abi::{FusedDraw, FusedTarget, GpuUniforms, GpuVertexOut};
+pub use draws::{DrawLaunch, Fused, ShadeDraw};
 pub use mesh::{DeviceMesh, DevicePatches, TriangleRuns, BATCHING, VERTEX_INPUT};
 use queue::{no_corners, queue_capacity, vcap_per_batch};
 pub use queue::{DeviceQueue, DeviceRecords, GpuGeometry};
@@ -26,6 +26,14 @@ pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
 pub const KERNELS: [Source<'static>; 2] = [
     rxpipe_gpu::kernel_source!("geometry.cu"),
     rxpipe_gpu::kernel_source!("geometry_stream.cu"),
+];
+
+/// The fused geometry stage: the raster stage's definitions and triangle setup it shares, then
+/// its kernels (after [`KERNELS`]).
+pub const FUSED: [Source<'static>; 3] = [
+    rxpipe_gpu::kernel_source!("raster.cuh"),
+    rxpipe_gpu::kernel_source!("setup.cuh"),
+    rxpipe_gpu::kernel_source!("geometry_fused.cu"),
 ];
 
 use crate::geometry::{
@@ -160,6 +168,7 @@ impl CudaGeometry {
         let draw_table = draws::DrawTable {
             draws: gpu.zeros(1, "geometry draw table")?,
             total: gpu.zeros(1, "the frame's invocation total")?,
+            fused: gpu.zeros(1, "fused draw table")?,
         };
         Ok(CudaGeometry {
             gpu,
@@ -178,7 +187,7 @@ impl CudaGeometry {
         self.gpu.function(&self.module, name)
     }
 
-    fn parts(shader: &CudaShader) -> [Source<'_>; 5] {
+    fn parts(shader: &CudaShader) -> [Source<'_>; 8] {
         [
             kernels::COMMON,
             kernels::BLOCKS,
@@ -188,6 +197,9 @@ impl CudaGeometry {
             },
             KERNELS[0],
             KERNELS[1],
+            FUSED[0],
+            FUSED[1],
+            FUSED[2],
         ]
     }
 

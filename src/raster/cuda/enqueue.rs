@@ -12,6 +12,46 @@ use cudarc::driver::{CudaStream, DevicePtr};
 use std::sync::Arc;
 
 impl CudaRaster {
+    /// rxp_setup_classify: a thread per triangle of the frame, the survivors listed.
+    fn launch_classify(
+        &mut self,
+        p: &Params,
+        tables: &super::material::Tables,
+        ndraws: u32,
+        ntris: u32,
+        nt: u32,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(), GpuError> {
+        let dep = self.gpu.dependent_launch;
+        let lists = self.lists_address();
+        let cap = self.list.len() as u32;
+        let mut l = Dependent::new(stream, &self.k.classify);
+        l.val(&tables.draws)
+            .val(&ndraws)
+            .val(&ntris)
+            .val(p)
+            .buf(&self.first)
+            .buf(&self.list)
+            .val(&cap)
+            .val(&lists)
+            .buf(&self.counters)
+            .buf(&self.tile_counts)
+            .val(&nt);
+        // SAFETY: arguments match rxp_setup_classify's signature; the draw table holds
+        // `ndraws` draws whose triangles are the frame's 0..ntris, each draw's corners
+        // covering the triangles it reads (check.rs; corners outside the queue are
+        // rejected in the kernel); `first` holds every triangle of the frame, and the list
+        // `cap` >= ntris entries, which the two lists (counted in `lists`, the word after the
+        // counters) fill from either end; tile_counts holds `nt` entries.
+        unsafe { l.launch(ntris.div_ceil(BLOCK), BLOCK, 0, dep, "rxp_setup_classify") }?;
+        Ok(())
+    }
+
+    /// The device address of the setup lists' two counts (the word after the counters).
+    pub(super) fn lists_address(&self) -> u64 {
+        self.counters.device_ptr(&self.gpu.stream).0 + 8 * COUNTERS as u64
+    }
+
     /// rxp_bin_big over setup's big-box list: counting the tiles each box's triangle may cover
     /// (into the tile counts), or with `fill` binning it there (through the cursors).
     pub(super) fn launch_bin_big(
@@ -38,13 +78,16 @@ impl CudaRaster {
         unsafe { l.launch(BIG_BLOCKS, BLOCK, 0, dep, "rxp_bin_big") }
     }
 
-    /// Enqueues setup, binning and rasterisation, waits, and returns the counters.
+    /// Enqueues setup, binning and rasterisation, waits, and returns the counters (cleared
+    /// before, with the setup lists' counts; in a `fused` frame the geometry stage listed the
+    /// triangles setup takes and rasterised the small ones).
     pub(super) fn enqueue(
         &mut self,
         draws: &[GpuDraw],
         s: &RasterSettings,
         ntiles: usize,
         tables: &super::material::Tables,
+        fused: bool,
     ) -> Result<[u64; COUNTERS], crate::raster::RasterError> {
         let mut p = self.params(s);
         let apart = resolves_apart(draws, s);
@@ -55,24 +98,20 @@ impl CudaRaster {
                 .iter()
                 .all(|d| super::material::alpha_class(d.material, s) != 2);
         p.split = split as u32;
+        p.fused = fused as u32;
         let stream = self.gpu.stream.clone();
         self.events[1].record(&stream).ctx("recording an event")?;
-        // (the counters and the setup lists' counts after them)
-        if !self.counters_zeroed {
-            stream
-                .memset_zeros(&mut self.counters)
-                .ctx("clearing the raster counters")?;
-        }
-        self.counters_zeroed = false;
         let ntris: u32 = draws.iter().map(|d| d.triangles as u32).sum();
         let nt = ntiles as u32;
-        if ntris == 0 {
-            // (else rxp_setup_classify clears them)
+        if ntris == 0 || fused {
+            // (else rxp_setup_classify clears them; a fused frame's geometry stage classified
+            // the triangles and listed the survivors for setup)
             stream
                 .memset_zeros(&mut self.tile_counts)
                 .ctx("clearing the tile counts")?;
-        } else {
-            self.launch_setup(&p, tables, draws.len() as u32, ntris, nt, &stream)?;
+        }
+        if ntris > 0 {
+            self.launch_setup(&p, tables, draws.len() as u32, ntris, nt, !fused, &stream)?;
         }
         self.events[2].record(&stream).ctx("recording an event")?;
         self.launch_binning(&p, split, nt, &stream)?;
@@ -82,9 +121,10 @@ impl CudaRaster {
         self.finish_frame(&stream)
     }
 
-    /// Setup: the frame's triangles classified (rxp_setup_classify), then those to clip on the
-    /// side stream beside those kept whole (rxp_setup_clip, rxp_setup), each reserving records
-    /// and adding to the tile counts.
+    /// Setup: the frame's triangles classified (rxp_setup_classify, where `classify`), then
+    /// those to clip on the side stream beside those kept whole (rxp_setup_clip, rxp_setup),
+    /// each reserving records and adding to the tile counts.
+    #[allow(clippy::too_many_arguments)]
     fn launch_setup(
         &mut self,
         p: &Params,
@@ -92,30 +132,15 @@ impl CudaRaster {
         ndraws: u32,
         ntris: u32,
         nt: u32,
+        classify: bool,
         stream: &Arc<CudaStream>,
     ) -> Result<(), GpuError> {
         let dep = self.gpu.dependent_launch;
-        let lists = self.counters.device_ptr(stream).0 + 8 * COUNTERS as u64;
+        let lists = self.lists_address();
         let cap = self.list.len() as u32;
-        let mut l = Dependent::new(stream, &self.k.classify);
-        l.val(&tables.draws)
-            .val(&ndraws)
-            .val(&ntris)
-            .val(p)
-            .buf(&self.first)
-            .buf(&self.list)
-            .val(&cap)
-            .val(&lists)
-            .buf(&self.counters)
-            .buf(&self.tile_counts)
-            .val(&nt);
-        // SAFETY: arguments match rxp_setup_classify's signature; the draw table holds
-        // `ndraws` draws whose triangles are the frame's 0..ntris, each draw's corners
-        // covering the triangles it reads (check.rs; corners outside the queue are
-        // rejected in the kernel); `first` holds every triangle of the frame, and the list
-        // `cap` >= ntris entries, which the two lists (counted in `lists`, the word after the
-        // counters) fill from either end; tile_counts holds `nt` entries.
-        unsafe { l.launch(ntris.div_ceil(BLOCK), BLOCK, 0, dep, "rxp_setup_classify") }?;
+        if classify {
+            self.launch_classify(p, tables, ndraws, ntris, nt, stream)?;
+        }
         // the triangles to clip (few, a thread each through many pieces: a long tail on a
         // few SMs) on the side stream, beside those kept whole; both reserve their records
         // and add to the tile counts atomically
@@ -261,8 +286,15 @@ impl CudaRaster {
         } else {
             l.val(&null);
         }
+        // (null: the tiles start with empty keys, not those of a fused geometry stage)
+        if p.fused != 0 {
+            l.buf(&self.keys);
+        } else {
+            l.val(&null);
+        }
         // SAFETY: one block per tile; colour and depth hold width x height pixels, and so do
-        // the keys when tiles may defer (grown in `render`; else null); `deferred` holds
+        // the keys when tiles may defer or the frame is fused (grown in `render`; else null,
+        // twice); `deferred` holds
         // every tile; the tables hold a draw per draw of the frame, the materials they name,
         // and the textures those use, whose levels lie within the texel buffer
         // (DeviceMaterials::prepare). The blocks past the order's items (split tiles take up to

@@ -13,14 +13,16 @@ mod material;
 
 use super::tile::TILE;
 use super::{CullMode, RasterError, RasterOutput, RasterSettings, RasterStats, ShadingMode};
-use crate::geometry::cuda::{DeviceMesh, DeviceQueue, TriangleRuns};
+use crate::geometry::cuda::{DeviceMesh, DeviceQueue, Fused, FusedDraw, FusedTarget, TriangleRuns};
 use crate::gpu::kernels::{self, Source};
 use rxpipe_core::color::srgb_lut;
 
-/// The raster stage's kernels, in the order they are compiled: the definitions they share, setup,
-/// binning, tile rasterisation and shading.
-pub const KERNELS: [Source<'static>; 4] = [
+/// The raster stage's kernels, in the order they are compiled: the definitions they share, the
+/// triangle setup they share with the fused geometry stage, setup, binning, tile rasterisation
+/// and shading.
+pub const KERNELS: [Source<'static>; 5] = [
     rxpipe_gpu::kernel_source!("raster.cuh"),
+    rxpipe_gpu::kernel_source!("setup.cuh"),
     rxpipe_gpu::kernel_source!("raster_setup.cu"),
     rxpipe_gpu::kernel_source!("raster_bin.cu"),
     rxpipe_gpu::kernel_source!("raster_tile.cu"),
@@ -65,7 +67,8 @@ const C_BINNED: usize = 4;
 const C_FRAGMENTS: usize = 5;
 const C_RASTERIZED: usize = 6;
 /// (the eighth, RXP_C_BIG, the count of big boxes rxp_bin_fill lists, is the kernels' own)
-const COUNTERS: usize = 8;
+const C_FUSED: usize = 8;
+const COUNTERS: usize = 9;
 /// The counters' buffer holds one more word: the two 32-bit counts of the setup lists
 /// (rxp_setup_classify's `lists`), so that one clear resets both.
 const COUNTER_WORDS: usize = COUNTERS + 1;
@@ -80,6 +83,29 @@ fn resolves_apart(draws: &[GpuDraw], s: &RasterSettings) -> bool {
 /// The most blocks the tile kernel takes beyond one a tile, for dense tiles split over several
 /// (RXP_MAX_EXTRA in kernels/raster.cuh).
 const MAX_EXTRA: usize = 1024;
+
+/// A draw's cull mode as the kernels take it (RxpDraw::cull): a double-sided material's
+/// triangles are never culled; a mirrored draw's flag flips which winding is its front
+/// (RXP_CULL_MIRRORED).
+fn draw_cull(d: &GpuDraw, s: &RasterSettings) -> u32 {
+    let cull = match s.cull {
+        _ if d.material.is_some_and(|m| m.double_sided) => 0,
+        CullMode::None => 0,
+        CullMode::Back => 1,
+        CullMode::Front => 2,
+    };
+    cull | if d.mirrored { CULL_MIRRORED } else { 0 }
+}
+
+/// The caller's work a frame's raster stage runs first (its geometry stage): given the stream
+/// for work nothing of the frame waits for, and in a fused frame the raster stage's side
+/// ([`CudaRaster::render_after`]).
+pub type Before<'a> = dyn FnMut(&Arc<CudaStream>, Option<&Fused>) -> Result<(), RasterError> + 'a;
+
+/// Where a triangle's flags hold its draw and its alpha class (RXP_F_DRAW_SHIFT,
+/// RXP_F_ALPHA_SHIFT in kernels/raster.cuh).
+const DRAW_SHIFT: u32 = 8;
+const ALPHA_SHIFT: u32 = 5;
 
 /// The frame's constants, as `RasterParams` in kernels/raster.cuh.
 #[derive(Debug, Clone, Copy, Default)]
@@ -101,6 +127,8 @@ struct Params {
     bin_capacity: u32,
     /// whether rxp_bin_scan may split dense tiles over several blocks (RXP_SPLIT_RECORDS)
     split: u32,
+    /// whether the geometry stage ran fused (kernels/geometry_fused.cu)
+    fused: u32,
 }
 
 // SAFETY: plain integers and floats with the layout of the CUDA struct.
@@ -230,6 +258,7 @@ fn raster_module(gpu: &Gpu, v: Variant) -> Result<Arc<cudarc::driver::CudaModule
             KERNELS[1],
             KERNELS[2],
             KERNELS[3],
+            KERNELS[4],
         ],
         &defines,
     )
@@ -447,6 +476,7 @@ impl CudaRaster {
             record_capacity: self.record_capacity as u32,
             bin_capacity: self.bin_capacity as u32,
             split: 0,
+            fused: 0,
         }
     }
 
@@ -459,7 +489,7 @@ impl CudaRaster {
         s: &RasterSettings,
         out: &mut RasterOutput,
     ) -> Result<(), RasterError> {
-        self.render_after(draws, s, out, &mut |_| Ok(()))
+        self.render_after(draws, s, out, false, &mut |_, _| Ok(()))
     }
 
     /// [`CudaRaster::render`] after `before`, which enqueues the caller's work that the draws
@@ -468,12 +498,18 @@ impl CudaRaster {
     /// [`StageTimes::before_ms`]. `before` may also enqueue work that nothing of the raster stage
     /// waits for on the stream it is given (the raster stage's side stream, joined back before
     /// binning ends, so within the frame's time).
+    ///
+    /// With `fuse`, `before` is given the raster stage's side of a fused geometry stage
+    /// ([`Fused`]: kernels/geometry_fused.cu), which it must run: the geometry stage then
+    /// classifies the frame's triangles, lists the survivors for setup and rasterises the small
+    /// ones itself. `before` runs again when the frame is rasterised again.
     pub fn render_after(
         &mut self,
         draws: &[GpuDraw],
         s: &RasterSettings,
         out: &mut RasterOutput,
-        before: &mut dyn FnMut(&Arc<CudaStream>) -> Result<(), RasterError>,
+        fuse: bool,
+        before: &mut Before<'_>,
     ) -> Result<(), RasterError> {
         if s.width == 0 || s.height == 0 || s.width > 16384 || s.height > 16384 {
             return Err(RasterError::Size(s.width, s.height));
@@ -499,7 +535,8 @@ impl CudaRaster {
         grow(&gpu, &mut self.cursors, ntiles, "tile cursors")?;
         grow(&gpu, &mut self.order, ntiles + MAX_EXTRA, "tile order")?;
         grow(&gpu, &mut self.deferred, ntiles, "deferred tiles")?;
-        if resolves_apart(draws, s) {
+        let fuse = fuse && triangles > 0;
+        if resolves_apart(draws, s) || fuse {
             grow(&gpu, &mut self.keys, pixels, "depth keys")?;
         }
         grow(&gpu, &mut self.colors, 4 * draws.len(), "draw colours")?;
@@ -540,7 +577,11 @@ impl CudaRaster {
         let tables = self.material_tables(draws, s)?;
         let tables_ms = t_tables.elapsed().as_secs_f64() * 1e3;
         let t_run = std::time::Instant::now();
-        let counters = self.run(draws, s, ntiles, &tables, before);
+        let fused = match fuse {
+            true => Some(self.fused(draws, s)),
+            false => None,
+        };
+        let counters = self.run(draws, s, ntiles, &tables, fused.as_ref(), before);
         // (an error between the hold and the release left the stream held)
         if let Some(g) = &mut self.gate {
             g.release();
@@ -586,6 +627,7 @@ impl CudaRaster {
             rejected: counters[C_REJECTED],
             clipped: counters[C_CLIPPED],
             rasterized: counters[C_RASTERIZED],
+            fused: counters[C_FUSED],
             fragments: counters[C_FRAGMENTS],
             setup_ms: self.times.setup_ms,
             bin_ms: self.times.bin_ms,
@@ -599,30 +641,32 @@ impl CudaRaster {
 
     /// The frame's device work: the caller's `before`, then setup, binning and rasterisation,
     /// enqueued again (after growing) while the raster buffers overflow; returns the counters.
+    /// A `fused` frame's `before` runs again with them: its geometry stage made setup's lists
+    /// and wrote the small triangles' keys.
     fn run(
         &mut self,
         draws: &[GpuDraw],
         s: &RasterSettings,
         ntiles: usize,
         tables: &material::Tables,
-        before: &mut dyn FnMut(&Arc<CudaStream>) -> Result<(), RasterError>,
+        fused: Option<&Fused>,
+        before: &mut Before<'_>,
     ) -> Result<[u64; COUNTERS], RasterError> {
         self.mark_start()?;
-        let side = self.side.clone();
-        // (a panic in the caller's work must not leave the stream held for whoever uses it
-        // next: released, and the panic goes on)
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| before(&side))) {
-            Ok(r) => r?,
-            Err(panic) => {
-                if let Some(g) = &mut self.gate {
-                    g.release();
-                }
-                std::panic::resume_unwind(panic)
-            }
-        }
         let mut counters = [0u64; COUNTERS];
         for attempt in 0..3 {
-            counters = self.enqueue(draws, s, ntiles, tables)?;
+            // (the counters and the setup lists' counts after them)
+            if !self.counters_zeroed {
+                self.gpu
+                    .stream
+                    .memset_zeros(&mut self.counters)
+                    .ctx("clearing the raster counters")?;
+            }
+            self.counters_zeroed = false;
+            if attempt == 0 || fused.is_some() {
+                self.run_before(fused, before)?;
+            }
+            counters = self.enqueue(draws, s, ntiles, tables, fused.is_some())?;
             let records = counters[C_RECORDS] as usize;
             let binned = counters[C_BINNED] as usize;
             // the kernels address records and bin entries with 32-bit indices
@@ -650,10 +694,83 @@ impl CudaRaster {
                 )
                 .into());
             }
-            // the caller's geometry is not part of a repeated raster's time
+            // the caller's geometry is not part of a repeated raster's time (unless fused)
             self.mark_start()?;
         }
         Ok(counters)
+    }
+
+    /// The caller's `before` on the frame's stream (a fused frame's keys emptied first).
+    fn run_before(
+        &mut self,
+        fused: Option<&Fused>,
+        before: &mut Before<'_>,
+    ) -> Result<(), RasterError> {
+        if fused.is_some() {
+            let (at, _) = self.keys.device_ptr(&self.gpu.stream);
+            // SAFETY: the keys hold the frame's pixels (grown in `render_after`), 8 bytes each;
+            // all ones is the empty key
+            unsafe {
+                cudarc::driver::result::memset_d8_async(
+                    at,
+                    0xff,
+                    self.keys.len() * 8,
+                    self.gpu.stream.cu_stream(),
+                )
+            }
+            .ctx("emptying the depth keys")?;
+        }
+        let side = self.side.clone();
+        // (a panic in the caller's work must not leave the stream held for whoever uses it
+        // next: released, and the panic goes on)
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| before(&side, fused))) {
+            Ok(r) => r,
+            Err(panic) => {
+                if let Some(g) = &mut self.gate {
+                    g.release();
+                }
+                std::panic::resume_unwind(panic)
+            }
+        }
+    }
+
+    /// The raster stage's side of a fused geometry stage for `draws`: its buffers, and each
+    /// draw's triangle base, cull mode and flags as the draw table has them.
+    fn fused(&self, draws: &[GpuDraw], s: &RasterSettings) -> Fused {
+        let stream = &self.gpu.stream;
+        let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
+        let mut base = 0u32;
+        let parts = draws
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let alpha = alpha_class(d.material, s);
+                let part = FusedDraw {
+                    tri_base: base,
+                    cull: draw_cull(d, s),
+                    flags: (i as u32) << DRAW_SHIFT | alpha << ALPHA_SHIFT,
+                    small: (alpha == 0) as u32,
+                };
+                base += d.triangles as u32;
+                (addr(d.queue.vertices.device_ptr(stream)), part)
+            })
+            .collect();
+        Fused {
+            target: FusedTarget {
+                keys: addr(self.keys.device_ptr(stream)),
+                first: addr(self.first.device_ptr(stream)),
+                tflags: addr(self.tflags.device_ptr(stream)),
+                list: addr(self.list.device_ptr(stream)),
+                lists: self.lists_address(),
+                counters: addr(self.counters.device_ptr(stream)),
+                draws: 0,
+                width: s.width as i32,
+                height: s.height as i32,
+                cap: self.list.len() as u32,
+                pad: 0,
+            },
+            draws: parts,
+        }
     }
 
     /// Uploads the material path's tables for `draws` (and the textures of their materials when
@@ -689,14 +806,7 @@ impl CudaRaster {
             let frame = d
                 .tangents
                 .map(|(_, t, model)| (t, crate::raster::Tangents::frame(model)));
-            // a double-sided material's triangles are never culled (RxpDraw::cull); a mirrored
-            // draw's flag flips which winding is its front (RXP_CULL_MIRRORED)
-            let cull = match s.cull {
-                _ if d.material.is_some_and(|m| m.double_sided) => 0,
-                CullMode::None => 0,
-                CullMode::Back => 1,
-                CullMode::Front => 2,
-            } | if d.mirrored { CULL_MIRRORED } else { 0 };
+            let cull = draw_cull(d, s);
             descs.push(DrawDesc {
                 queue: addr(d.queue.vertices.device_ptr(&stream)),
                 corners: d.corners.map_or(0, |c| addr(c.device_ptr(&stream))),

@@ -1,0 +1,209 @@
+// The fused geometry stage (after geometry.cu, raster.cuh and setup.cuh): the hashing kernels
+// whose batches, once shaded, set up their own triangles and rasterise the small ones straight
+// into the frame's depth keys, so that a big mesh's triangles never pass through the triangle
+// queue in device memory.
+//
+// A batch's shaded vertices stay in shared memory. Each thread takes a triangle of the batch and
+// classifies it from its corners' clip positions as rxp_setup_classify would: a dead one (culled,
+// or covering no pixel centre) gets no record (first = NONE) and is counted; a small one kept
+// whole (a box of at most RXP_FUSED_PIXELS pixels, of a draw that is neither alpha-tested nor
+// blended) is rasterised here with setup's edge functions and depth, one 64-bit atomicMin of the
+// (depth, frame triangle) key per covered pixel (the tile kernel's test and key exactly, so the
+// nearest fragment and the tie between equal depths are the same); the others are listed for
+// rxp_setup (kept whole) and rxp_setup_clip as rxp_setup_classify lists them. Only the corners
+// and vertices of listed or rasterised triangles are written to the queue: setup reads the
+// listed ones, and the resolve sets a rasterised one up again from them (rxp_setup_again).
+//
+// Compiled where the batch's vertices fit the shared memory beside the hash table (at most 256:
+// 16 KB), and not for processing programs, which draw nothing.
+#if !defined(RXP_PROGRAM) && RXP_HASH_VERTICES <= 256
+
+// The raster stage's side of a fused launch (the Rust `FusedTarget`, byte for byte): the frame's
+// depth keys (emptied before), each frame triangle's first record and flags, setup's lists (the
+// two counts in `lists`, `cap` entries) and counters, the frame's size, and per draw of the
+// launch where its triangles start in the frame, its cull mode, its triangles' flags and whether
+// its small triangles are rasterised here.
+struct RxpFusedDraw {
+    unsigned tri_base;
+    unsigned cull;
+    unsigned flags;
+    unsigned small;
+};
+struct RxpFused {
+    unsigned long long* keys;
+    unsigned* first;
+    unsigned* tflags;
+    unsigned* list;
+    unsigned* lists;
+    unsigned long long* counters;
+    const RxpFusedDraw* draws;
+    int width;
+    int height;
+    unsigned cap;
+    unsigned pad;
+};
+
+// Blocks per SM the fused kernels are compiled for (registers capped to fit them): the batch's
+// setup and rasterisation took 96 registers a thread, five 128-thread blocks an SM.
+#ifndef RXP_FUSED_BLOCKS
+#define RXP_FUSED_BLOCKS 8
+#endif
+
+// The largest box (in pixels) of a triangle rasterised by the thread that set it up.
+#ifndef RXP_FUSED_PIXELS
+#define RXP_FUSED_PIXELS 16
+#endif
+
+// Rasterises the triangle of geometry `g` (kept whole, frame triangle `f`) into the frame's keys,
+// pixel by pixel over its box; returns the fragments it covered. (The atomics' old values are not
+// read: a thread's pixels then do not wait on each other's round trips to the L2, as they would
+// to count only the fragments that lowered a key.)
+__device__ unsigned rxp_fused_raster(const SetupGeo& g, unsigned f, const RxpFused& F) {
+    SetupTri t;
+    for (int k = 0; k < 3; k++) {
+        t.x[k] = g.x[k];
+        t.y[k] = g.y[k];
+        t.z[k] = g.z[k];
+    }
+    t.area = g.area;
+    const float inv_area = 1.0f / (float)t.area;
+    unsigned frags = 0;
+    for (int j = g.bbox[1]; j <= g.bbox[3]; j++)
+        for (int i = g.bbox[0]; i <= g.bbox[2]; i++) {
+            long long e[3];
+            rxp_edges(t, (long long)i * RXP_ONE + RXP_HALF, (long long)j * RXP_ONE + RXP_HALF, e);
+            if ((e[0] | e[1] | e[2]) < 0) continue;
+            const float z = rxp_depth(t, e, inv_area);
+            if (!(z < 1.0f)) continue;
+            const unsigned long long key = (unsigned long long)rxp_ordered(z) << 32 | f;
+            atomicMin(&F.keys[(size_t)j * F.width + i], key);
+            frags++;
+        }
+    return frags;
+}
+
+// The fused tail of rxp_dyn_hash: shade into shared memory, set up, rasterise or list, then write
+// what setup and the resolve will read.
+struct RxpFusedTail {
+    const VertexIn* __restrict__ vin;
+    const Uniforms& u;
+    VertexOut* __restrict__ out;
+    unsigned* __restrict__ corners;
+    unsigned* counts;
+    const RxpFused& F;
+    RxpFusedDraw fd;
+    __device__ __forceinline__ void operator()(unsigned block, unsigned long long i0, unsigned n,
+                                               unsigned unique,
+                                               const unsigned (&nums)[RXP_HASH_ROUNDS],
+                                               const unsigned* uid) const {
+        constexpr unsigned P = RXP_HASH_BLOCK, R = RXP_HASH_ROUNDS;
+        __shared__ VertexOut sv[RXP_HASH_VERTICES];
+        __shared__ unsigned short loc[R * P];
+        __shared__ unsigned char need[RXP_HASH_VERTICES];
+        const unsigned long long vbase = (unsigned long long)block * RXP_HASH_VERTICES;
+#pragma unroll
+        for (unsigned r = 0; r < R; ++r)
+            if (threadIdx.x + r * P < n) loc[threadIdx.x + r * P] = (unsigned short)nums[r];
+        for (unsigned k = threadIdx.x; k < unique; k += P) {
+            const unsigned id = uid[k];
+            sv[k] = RXP_RUN(vin, id, u);
+            need[k] = 0;
+            RXP_COUNTED(id);
+        }
+        __syncthreads();
+        // setup reads only the frame's size
+        RasterParams p = {};
+        p.width = F.width;
+        p.height = F.height;
+        const unsigned ntri = n / 3, lane = threadIdx.x & 31;
+        const unsigned long long t0 = i0 / 3;
+        unsigned culled = 0, rejected = 0, fused = 0, frags = 0;
+        // (the loop's condition is the same for every thread of the block)
+        for (unsigned base = 0; base < ntri; base += P) {
+            const unsigned t = base + threadIdx.x;
+            int kind = 0;  // to list: 1 kept whole, 2 to clip
+            unsigned f = 0;
+            if (t < ntri) {
+                const unsigned long long src = t0 + t;
+                f = fd.tri_base + (unsigned)src;
+                unsigned c[3];
+                float4 v[3];
+                bool finite = true;
+                for (int k = 0; k < 3; k++) {
+                    c[k] = loc[3 * t + k];
+                    finite = finite && c[k] < unique;
+                    v[k] = finite ? sv[c[k]].clip : make_float4(0.0f, 0.0f, 0.0f, 1.0f);
+                }
+                SetupGeo g;
+                bool cull;
+                const int cls = rxp_classify(v, finite, p, fd.cull, g, &cull);
+                if (cls == 0) {
+                    F.first[f] = RXP_NONE;
+                    culled += cull;
+                    rejected += !cull;
+                } else {
+                    for (int k = 0; k < 3; k++) {
+                        need[c[k]] = 1;
+                        corners[3 * src + k] = (unsigned)(vbase + c[k]);
+                    }
+                    const unsigned box = (unsigned)(g.bbox[2] - g.bbox[0] + 1) *
+                                         (unsigned)(g.bbox[3] - g.bbox[1] + 1);
+                    if (cls == 1 && fd.small && box <= RXP_FUSED_PIXELS) {
+                        frags += rxp_fused_raster(g, f, F);
+                        F.first[f] = RXP_NONE;
+                        F.tflags[f] = fd.flags | RXP_F_FUSED | RXP_F_LIVE |
+                                      (g.front ? RXP_F_FRONT : 0u) | 1u << RXP_F_PIECES_SHIFT;
+                        fused++;
+                    } else {
+                        kind = cls;
+                    }
+                }
+            }
+            // listed as rxp_setup_classify lists: kept whole from the front, to clip from the
+            // back, one atomic per list and warp
+            for (int k = 1; k <= 2; k++) {
+                const unsigned m = __ballot_sync(RXP_FULL, kind == k);
+                if (!m) continue;
+                const unsigned leader = __ffs(m) - 1;
+                unsigned at = 0;
+                if (lane == leader) at = atomicAdd(&F.lists[k - 1], (unsigned)__popc(m));
+                at = __shfl_sync(RXP_FULL, at, leader) + __popc(m & ((1u << lane) - 1));
+                if (kind == k) F.list[k == 1 ? at : F.cap - 1 - at] = f;
+            }
+        }
+        const int cs[5] = {RXP_C_CULLED, RXP_C_REJECTED, RXP_C_RASTERIZED, RXP_C_FRAGMENTS,
+                           RXP_C_FUSED};
+        const unsigned vs[5] = {culled, rejected, fused, frags, fused};
+        rxp_block_counts(F.counters, cs, vs);
+        // (rxp_block_counts ends with a barrier: every thread's `need` marks are visible)
+        for (unsigned k = threadIdx.x; k < unique; k += P)
+            if (need[k]) rxp_store_vertex(out + vbase + k, sv[k]);
+    }
+};
+
+template <bool kSlowPath>
+__device__ __forceinline__ void rxp_dyn_hash_fused(const RxgDraw* __restrict__ draws,
+                                                   unsigned ndraws, unsigned fast_probes,
+                                                   const RxpFused& F) {
+    unsigned b;
+    const unsigned di = rxg_draw_index(draws, ndraws, blockIdx.x, false, b);
+    const RxgDraw& d = draws[di];
+    rxp_dyn_hash<kSlowPath>(b, d.idx, d.aux, fast_probes,
+                            RxpFusedTail{d.vin, d.u, d.out, d.corners, d.counts, F, F.draws[di]});
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK, RXP_FUSED_BLOCKS)
+    dyn_hash_fused_draws(const RxgDraw* __restrict__ draws, unsigned ndraws,
+                         unsigned fast_probes, RxpFused F) {
+    rxp_after_prior();
+    rxp_dyn_hash_fused<false>(draws, ndraws, fast_probes, F);
+}
+
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK, RXP_FUSED_BLOCKS)
+    dyn_phash_fused_draws(const RxgDraw* __restrict__ draws, unsigned ndraws,
+                          unsigned fast_probes, RxpFused F) {
+    rxp_after_prior();
+    rxp_dyn_hash_fused<true>(draws, ndraws, fast_probes, F);
+}
+
+#endif

@@ -1,0 +1,154 @@
+// Triangle setup as the raster stage and the fused geometry stage share it (after raster.cuh):
+// snapping, culling and classification of a triangle's clip-space corners, its edge functions and
+// depth at a pixel centre, and the 64-bit depth keys, so that a triangle rasterised by either
+// gets the same coverage, depth and key.
+
+__device__ __forceinline__ unsigned rxp_outcode(float4 p) {
+    return (unsigned)(p.x < -p.w) | (unsigned)(p.x > p.w) << 1 | (unsigned)(p.y < -p.w) << 2 |
+           (unsigned)(p.y > p.w) << 3 | (unsigned)(p.z < 0.0f) << 4 | (unsigned)(p.z > p.w) << 5;
+}
+
+__device__ __forceinline__ int rxp_snap(float v) {
+    return (int)(v + copysignf(0.5f, v));
+}
+
+__device__ __forceinline__ long long rxp_floor_div(long long a, long long b) {
+    long long q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+// The geometric part of a setup record: snapped corners, depth, 1/w, area, bounding box.
+struct SetupGeo {
+    int x[3], y[3];
+    float z[3], inv_w[3];
+    long long area;
+    unsigned short bbox[4];
+    bool front;
+    // whether corners 1 and 2 were swapped to make the area positive
+    bool swapped;
+};
+
+// The CPU's `emit` up to the varyings: 0 kept, 1 culled, 2 rejected (covers no pixel centre).
+// `cull` is the draw's: 0 none, 1 back, 2 front, with RXP_CULL_MIRRORED where the draw's model
+// matrix mirrors, so that its front faces are those that wind clockwise on screen (the CPU's
+// `Draw::mirrored`).
+#define RXP_CULL_MIRRORED 4u
+__device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, unsigned cull, SetupGeo& g) {
+    const float w = (float)p.width, h = (float)p.height, scale = (float)RXP_ONE;
+    g.area = 0;
+    g.swapped = false;
+    // a corner at w = 0 (the clip-space origin survives every clip plane) has no projection
+    if (!(v[0].w > 0.0f && v[1].w > 0.0f && v[2].w > 0.0f)) return 2;
+    for (int k = 0; k < 3; k++) {
+        float iw = 1.0f / v[k].w;
+        g.inv_w[k] = iw;
+        g.x[k] = rxp_snap((v[k].x * iw * 0.5f + 0.5f) * w * scale);
+        g.y[k] = rxp_snap((0.5f - v[k].y * iw * 0.5f) * h * scale);
+        g.z[k] = v[k].z * iw;
+    }
+    long long area = ((long long)g.x[1] - g.x[0]) * ((long long)g.y[2] - g.y[0]) -
+                     ((long long)g.x[2] - g.x[0]) * ((long long)g.y[1] - g.y[0]);
+    g.front = (area < 0) != ((cull & RXP_CULL_MIRRORED) != 0);
+    cull &= ~RXP_CULL_MIRRORED;
+    bool keep = area != 0 && (cull == 0 || (cull == 1 && g.front) || (cull == 2 && !g.front));
+    if (!keep) return 1;
+    g.swapped = area < 0;
+    g.area = area;
+    if (g.swapped) {
+        int t = g.x[1]; g.x[1] = g.x[2]; g.x[2] = t;
+        t = g.y[1]; g.y[1] = g.y[2]; g.y[2] = t;
+        float f = g.z[1]; g.z[1] = g.z[2]; g.z[2] = f;
+        f = g.inv_w[1]; g.inv_w[1] = g.inv_w[2]; g.inv_w[2] = f;
+        g.area = -area;
+    }
+    long long xmin = min(g.x[0], min(g.x[1], g.x[2])), xmax = max(g.x[0], max(g.x[1], g.x[2]));
+    long long ymin = min(g.y[0], min(g.y[1], g.y[2])), ymax = max(g.y[0], max(g.y[1], g.y[2]));
+    long long px0 = max(rxp_floor_div(xmin - RXP_HALF + RXP_ONE - 1, RXP_ONE), 0LL);
+    long long px1 = min(rxp_floor_div(xmax - RXP_HALF, RXP_ONE), (long long)p.width - 1);
+    long long py0 = max(rxp_floor_div(ymin - RXP_HALF + RXP_ONE - 1, RXP_ONE), 0LL);
+    long long py1 = min(rxp_floor_div(ymax - RXP_HALF, RXP_ONE), (long long)p.height - 1);
+    if (px0 > px1 || py0 > py1) return 2;
+    g.bbox[0] = (unsigned short)px0;
+    g.bbox[1] = (unsigned short)py0;
+    g.bbox[2] = (unsigned short)px1;
+    g.bbox[3] = (unsigned short)py1;
+    return 0;
+}
+
+// What the corners' clip positions decide: 0 dead (culled: *culled set, or rejected), 1 kept
+// whole, 2 to be clipped. `g` is the kept triangle's geometry.
+__device__ __forceinline__ int rxp_classify(const float4 v[3], bool finite, const RasterParams& p,
+                                            unsigned cull, SetupGeo& g, bool* culled) {
+    *culled = false;
+    const unsigned oc0 = rxp_outcode(v[0]), oc1 = rxp_outcode(v[1]), oc2 = rxp_outcode(v[2]);
+    for (int k = 0; k < 3; k++)
+        finite = finite && isfinite(v[k].x) && isfinite(v[k].y) && isfinite(v[k].z) &&
+                 isfinite(v[k].w);
+    if ((oc0 & oc1 & oc2) != 0 || !finite) return 0;
+    const float gx = RXP_GUARD_PX / (float)p.width, gy = RXP_GUARD_PX / (float)p.height;
+    bool inside = true;
+    for (int k = 0; k < 3; k++)
+        inside = inside && v[k].z >= 0.0f && fabsf(v[k].x) <= gx * v[k].w &&
+                 fabsf(v[k].y) <= gy * v[k].w;
+    if (!inside) return 2;
+    const int status = rxp_emit_geo(v, p, cull, g);
+    *culled = status == 1;
+    return status == 0 ? 1 : 0;
+}
+
+// Depth as an unsigned integer with the same order as the float (negative zero below zero).
+__device__ __forceinline__ unsigned rxp_ordered(float z) {
+    unsigned b = __float_as_uint(z);
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ float rxp_unordered(unsigned b) {
+    return __uint_as_float((b & 0x80000000u) ? (b & 0x7fffffffu) : ~b);
+}
+
+// The edge function of edge k (opposite corner k, from corner k+1 to corner k+2) at a pixel
+// centre, with the fill rule's bias: covered when all three are >= 0 (the CPU's values exactly).
+__device__ __forceinline__ void rxp_edges(const SetupTri& t, long long px, long long py,
+                                          long long e[3]) {
+    for (int k = 0; k < 3; k++) {
+        int a = (k + 1) % 3, b = (k + 2) % 3;
+        long long dx = (long long)t.x[b] - t.x[a], dy = (long long)t.y[b] - t.y[a];
+        bool top_left = dy < 0 || (dy == 0 && dx > 0);
+        e[k] = dx * (py - t.y[a]) - dy * (px - t.x[a]) + (top_left ? 0 : -1);
+    }
+}
+
+// How the edge functions change from one pixel to the next to the right (dx) and below (dy).
+__device__ __forceinline__ void rxp_edge_steps(const SetupTri& t, long long dx[3],
+                                               long long dy[3]) {
+    for (int k = 0; k < 3; k++) {
+        int a = (k + 1) % 3, b = (k + 2) % 3;
+        dx[k] = -((long long)t.y[b] - t.y[a]) * RXP_ONE;
+        dy[k] = ((long long)t.x[b] - t.x[a]) * RXP_ONE;
+    }
+}
+
+// Depth at a covered pixel (the CPU's expression; `I` holds the edge values exactly).
+template <typename I>
+__device__ __forceinline__ float rxp_depth(const SetupTri& t, const I e[3], float inv_area) {
+    float l1 = (float)e[1] * inv_area;
+    float l2 = (float)e[2] * inv_area;
+    return t.z[0] + (t.z[1] - t.z[0]) * l1 + (t.z[2] - t.z[0]) * l2;
+}
+
+// Adds the block's sums of `v[0..n)` to counters[c[0..n)], once per block: a warp sum, a
+// shared atomic per warp, one global atomic per counter. Every thread of the block must call it.
+template <int N>
+__device__ __forceinline__ void rxp_block_counts(unsigned long long* counters, const int (&c)[N],
+                                                 const unsigned (&v)[N]) {
+    __shared__ unsigned sums[N];
+    if (threadIdx.x < N) sums[threadIdx.x] = 0;
+    __syncthreads();
+    for (int i = 0; i < N; i++) {
+        const unsigned w = __reduce_add_sync(0xffffffffu, v[i]);
+        if ((threadIdx.x & 31) == 0 && w) atomicAdd(&sums[i], w);
+    }
+    __syncthreads();
+    if (threadIdx.x < N && sums[threadIdx.x])
+        atomicAdd(&counters[c[threadIdx.x]], (unsigned long long)sums[threadIdx.x]);
+}
+

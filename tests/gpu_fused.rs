@@ -1,0 +1,154 @@
+//! The fused geometry stage (kernels/geometry_fused.cu) against the frame drawn through the
+//! triangle queue and against the CPU: with the hashing strategies the geometry stage classifies
+//! the frame's triangles and rasterises the small ones itself. Its colour and depth must equal
+//! the unfused GPU frame's byte for byte (the same keys win, and the resolve sets a fused triangle
+//! up exactly as setup would have), and agree with the CPU's as every GPU frame does. One test in
+//! a binary of its own: it sets RXPIPE_FUSED (`always`: these frames are smaller than those
+//! fused by default), which a pipeline reads when it is built. Skips
+//! without a GPU unless RXPIPE_REQUIRE_GPU=1.
+
+mod common;
+
+use rxpipe::{Backend, CullMode, Frame, Pipeline, Renderer, Scene, ShadingMode, Strategy};
+
+/// The frame of `scene` (its camera) on the CPU, on the GPU through the queue, and fused.
+fn three_frames(
+    scene: &Scene,
+    size: (u32, u32),
+    strategy: Strategy,
+    shading: ShadingMode,
+    cull: CullMode,
+) -> [Frame; 3] {
+    let cpu = Renderer::new(Backend::Cpu).unwrap();
+    let gpu = Renderer::new(Backend::Cuda).unwrap();
+    let frame = |r: &Renderer, fused: &str| {
+        std::env::set_var("RXPIPE_FUSED", fused);
+        let p = Pipeline::builder()
+            .strategy(strategy)
+            .shading(shading)
+            .cull(cull)
+            .build(r)
+            .unwrap();
+        let prepared = p.prepare(scene).unwrap();
+        p.render_prepared(&prepared, scene, &scene.camera, size, 0.0)
+            .unwrap()
+    };
+    [frame(&cpu, "0"), frame(&gpu, "0"), frame(&gpu, "always")]
+}
+
+/// Checks the three frames; returns how many triangles the fused frame rasterised in its
+/// geometry stage.
+fn check(
+    scene: &Scene,
+    size: (u32, u32),
+    strategy: Strategy,
+    shading: ShadingMode,
+    cull: CullMode,
+) -> u64 {
+    let what = format!(
+        "{} {} {:?} {:?} {}x{}",
+        scene.name,
+        strategy.name(),
+        shading,
+        cull,
+        size.0,
+        size.1
+    );
+    let [cpu, queued, fused] = three_frames(scene, size, strategy, shading, cull);
+    common::assert_frames_agree(&cpu, &fused, &what);
+    assert!(
+        queued.color == fused.color,
+        "{what}: the fused frame's colours differ from the queued frame's at {} pixels",
+        common::compare(&queued.color, &fused.color).0
+    );
+    let same_depth = queued
+        .depth
+        .iter()
+        .zip(&fused.depth)
+        .all(|(a, b)| a.to_bits() == b.to_bits());
+    assert!(same_depth, "{what}: the fused frame's depth differs");
+    let (q, f) = (queued.stats.raster, fused.stats.raster);
+    assert_eq!(q.fused, 0, "{what}: the queued frame fused");
+    assert_eq!(
+        (q.culled, q.rejected, q.rasterized),
+        (f.culled, f.rejected, f.rasterized),
+        "{what}: the fused frame counted other triangles"
+    );
+    f.fused
+}
+
+#[test]
+fn fused_frames_equal_queued_frames_and_the_cpu() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let hashing = [
+        Strategy::parse("hash").unwrap(),
+        Strategy::parse("phash").unwrap(),
+    ];
+    // a dense sphere (327,680 triangles) at a size where most are smaller than a pixel, and a
+    // coarse one beside it, in every shading mode, culled and not (the far side then competes
+    // for every pixel: the depth test and its tie rule across the two paths)
+    let dense = rxpipe::mesh::icosphere(7);
+    let coarse = rxpipe::mesh::icosphere(2);
+    let scene = Scene::from_meshes("spheres", vec![dense, coarse]);
+    for strategy in hashing {
+        for shading in [
+            ShadingMode::Lit,
+            ShadingMode::Normals,
+            ShadingMode::Depth,
+            ShadingMode::ShadingRate,
+        ] {
+            for cull in [CullMode::Back, CullMode::None] {
+                let n = check(&scene, (320, 240), strategy, shading, cull);
+                assert!(n > 10_000, "spheres {shading:?} {cull:?}: only {n} fused");
+            }
+        }
+    }
+    // the repository's scene (several objects and colours)
+    let scene = rxpipe::io::load_scene(common::repo("scenes/default.toml")).unwrap();
+    for strategy in hashing {
+        check(
+            &scene,
+            (320, 180),
+            strategy,
+            ShadingMode::Lit,
+            CullMode::Back,
+        );
+    }
+    if let Some(dir) = common::meshes() {
+        for f in common::SHARED {
+            let m = rxpipe::io::load_mesh(dir.join(f)).unwrap();
+            let scene = Scene::from_meshes(f, vec![m]);
+            check(
+                &scene,
+                (320, 180),
+                hashing[0],
+                ShadingMode::Lit,
+                CullMode::Back,
+            );
+        }
+    }
+    // materials, textures, alpha-tested and blended surfaces (which never fuse), double-sided
+    // ones: the shared glTF scenes from their own cameras
+    if let Some(dir) = common::scenes() {
+        for f in [
+            "sponza/Sponza.gltf",
+            "FlightHelmet/FlightHelmet.gltf",
+            "CesiumMilkTruck/CesiumMilkTruck.gltf",
+            "TwoSidedPlane/TwoSidedPlane.gltf",
+            "VertexColorTest/VertexColorTest.gltf",
+            "TextureSettingsTest/TextureSettingsTest.gltf",
+            "BoxTextured/BoxTextured.gltf",
+        ] {
+            let scene = rxpipe::io::load_scene(dir.join(f)).unwrap();
+            check(
+                &scene,
+                (480, 270),
+                hashing[0],
+                ShadingMode::Lit,
+                CullMode::Back,
+            );
+        }
+    }
+}
