@@ -18,8 +18,10 @@ pub struct FrameRow {
     pub mesh: String,
     pub strategy: String,
     pub triangles: u64,
-    /// triangles left after setup (binned)
+    /// triangles left after setup (binned, or rasterised by the fused geometry stage)
     pub rasterized: u64,
+    /// of those, the small ones the fused geometry stage rasterised itself
+    pub fused: u64,
     pub asr: f64,
     pub geometry_ms: f64,
     pub setup_ms: f64,
@@ -201,6 +203,7 @@ pub fn run(
                 strategy: label,
                 triangles: f.stats.geometry.triangles,
                 rasterized: f.stats.raster.rasterized,
+                fused: f.stats.raster.fused,
                 asr: f.stats.geometry.asr(),
                 geometry_ms: median(&stages[0]),
                 setup_ms: median(&stages[1]),
@@ -367,7 +370,7 @@ impl FrameReport {
             ("the GPU", "CUDA-event stage times")
         };
         let mut s = format!(
-            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame in motion (the same code, headless: a new frame, colour only, on the GPU downloaded into page-locked memory, while another thread copies the frame before it into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'rasterised' those left after setup (and of them, those the fused geometry stage rasterised itself); 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame in motion (the same code, headless: a new frame, colour only, on the GPU downloaded into page-locked memory, while another thread copies the frame before it into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             self.machine,
             self.width,
             self.height,
@@ -377,13 +380,17 @@ impl FrameReport {
             }
         );
         for r in &self.rows {
+            let rasterized = match r.fused {
+                0 => r.rasterized.to_string(),
+                n => format!("{} ({n} fused)", r.rasterized),
+            };
             s += &format!(
                 "| {} | {} | {} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | **{:.3}** | {:.2} | {:.2} |\n",
                 r.mesh,
                 r.triangles,
                 r.strategy,
                 r.asr,
-                r.rasterized,
+                rasterized,
                 r.frame_stages_ms,
                 r.geometry_ms,
                 r.setup_ms,
