@@ -105,6 +105,32 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
             }
         }
     }
+    // 1,000 copies of a 20-triangle sphere in one place, at 32x32 pixels: every copy's front
+    // faces are listed for setup (boxes of about 8x8 pixels, over the fused limit), more than the
+    // first frame's records (four a pixel and 1024), so the frame grows them and runs its geometry
+    // stage again; equal depths in every copy, so the earliest copy must win through both paths
+    let one = rxpipe::mesh::icosphere(0);
+    let copies = 1000;
+    let positions: Vec<_> = (0..copies).flat_map(|_| one.positions.clone()).collect();
+    let nv = one.positions.len() as u32;
+    let indices: Vec<u32> = (0..copies)
+        .flat_map(|c| one.indices.iter().map(move |&i| i + c * nv))
+        .collect();
+    let stacked = rxpipe::mesh::Mesh::new("stacked", positions, indices);
+    let scene = Scene::from_meshes("stacked", vec![stacked]);
+    for shading in [ShadingMode::Lit, ShadingMode::Depth] {
+        let [cpu, queued, fused] =
+            three_frames(&scene, (32, 32), hashing[0], shading, CullMode::Back);
+        for (what, f) in [("queued", &queued), ("fused", &fused)] {
+            assert!(
+                f.notes.iter().any(|n| n.starts_with("setup records grew")),
+                "stacked {shading:?} {what}: the records did not grow ({:?})",
+                f.notes
+            );
+        }
+        common::assert_frames_agree(&cpu, &fused, "stacked");
+        assert!(queued.color == fused.color && queued.depth == fused.depth);
+    }
     // the repository's scene (several objects and colours)
     let scene = rxpipe::io::load_scene(common::repo("scenes/default.toml")).unwrap();
     for strategy in hashing {
