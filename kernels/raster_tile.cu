@@ -197,16 +197,20 @@ __device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
     // corners (as rxp_setup would have), unless the material path needs only its flags
     SetupTri fused;
     const SetupTri* rec = nullptr;
-    if (p.fused) {
-        const unsigned tf = tflags[tri];
-        if (tf & RXP_F_FUSED) {
-            flags = tf;
-            const RxpDraw& d = mt.draws[tf >> RXP_F_DRAW_SHIFT];
-            if (!(p.shading == 0 && d.material >= 0)) {
-                rxp_setup_again(d, tri, p, flags, fused);
-                rec = &fused;
-                rxp_edges(fused, px, py, e);
-            }
+    // the triangle's flags, loaded once for both uses below
+#if RXP_TFLAGS
+    const bool want_tf = p.fused || p.shading == 0;
+#else
+    const bool want_tf = p.fused;
+#endif
+    const unsigned tf = want_tf ? tflags[tri] : 0u;
+    if (p.fused && (tf & RXP_F_FUSED)) {
+        flags = tf;
+        const RxpDraw& d = mt.draws[tf >> RXP_F_DRAW_SHIFT];
+        if (!(p.shading == 0 && d.material >= 0)) {
+            rxp_setup_again(d, tri, p, flags, fused);
+            rec = &fused;
+            rxp_edges(fused, px, py, e);
         }
     }
 #if RXP_TFLAGS
@@ -214,7 +218,6 @@ __device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
     // the triangle's flags, one load after the key instead of two (its first record, then the
     // record's flags), and the record itself unread
     if (p.shading == 0 && !flags) {
-        const unsigned tf = tflags[tri];
         if ((tf & RXP_F_LIVE) && ((tf >> RXP_F_PIECES_SHIFT) & 7u) == 1 &&
             mt.draws[tf >> RXP_F_DRAW_SHIFT].material >= 0)
             flags = tf;

@@ -111,7 +111,11 @@ impl CudaRaster {
                 .ctx("clearing the tile counts")?;
         }
         if ntris > 0 {
-            self.launch_setup(&p, tables, draws.len() as u32, ntris, nt, !fused, &stream)?;
+            let ndraws = draws.len() as u32;
+            if !fused {
+                self.launch_classify(&p, tables, ndraws, ntris, nt, &stream)?;
+            }
+            self.launch_setup(&p, tables, ndraws, ntris, &stream)?;
         }
         self.events[2].record(&stream).ctx("recording an event")?;
         self.launch_binning(&p, split, nt, &stream)?;
@@ -121,26 +125,20 @@ impl CudaRaster {
         self.finish_frame(&stream)
     }
 
-    /// Setup: the frame's triangles classified (rxp_setup_classify, where `classify`), then
+    /// Setup of the listed triangles (by rxp_setup_classify or the fused geometry stage):
     /// those to clip on the side stream beside those kept whole (rxp_setup_clip, rxp_setup),
     /// each reserving records and adding to the tile counts.
-    #[allow(clippy::too_many_arguments)]
     fn launch_setup(
         &mut self,
         p: &Params,
         tables: &super::material::Tables,
         ndraws: u32,
         ntris: u32,
-        nt: u32,
-        classify: bool,
         stream: &Arc<CudaStream>,
     ) -> Result<(), GpuError> {
         let dep = self.gpu.dependent_launch;
         let lists = self.lists_address();
         let cap = self.list.len() as u32;
-        if classify {
-            self.launch_classify(p, tables, ndraws, ntris, nt, stream)?;
-        }
         // the triangles to clip (few, a thread each through many pieces: a long tail on a
         // few SMs) on the side stream, beside those kept whole; both reserve their records
         // and add to the tile counts atomically

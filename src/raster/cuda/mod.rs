@@ -664,7 +664,8 @@ impl CudaRaster {
             }
             self.counters_zeroed = false;
             if attempt == 0 || fused.is_some() {
-                self.run_before(fused, before)?;
+                let pixels = s.width as usize * s.height as usize;
+                self.run_before(fused, pixels, before)?;
             }
             counters = self.enqueue(draws, s, ntiles, tables, fused.is_some())?;
             let records = counters[C_RECORDS] as usize;
@@ -700,21 +701,23 @@ impl CudaRaster {
         Ok(counters)
     }
 
-    /// The caller's `before` on the frame's stream (a fused frame's keys emptied first).
+    /// The caller's `before` on the frame's stream (a fused frame's keys of its `pixels`
+    /// emptied first).
     fn run_before(
         &mut self,
         fused: Option<&Fused>,
+        pixels: usize,
         before: &mut Before<'_>,
     ) -> Result<(), RasterError> {
         if fused.is_some() {
             let (at, _) = self.keys.device_ptr(&self.gpu.stream);
-            // SAFETY: the keys hold the frame's pixels (grown in `render_after`), 8 bytes each;
-            // all ones is the empty key
+            // SAFETY: the keys hold at least the frame's pixels (grown in `render_after`), 8
+            // bytes each; all ones is the empty key
             unsafe {
                 cudarc::driver::result::memset_d8_async(
                     at,
                     0xff,
-                    self.keys.len() * 8,
+                    pixels.min(self.keys.len()) * 8,
                     self.gpu.stream.cu_stream(),
                 )
             }
