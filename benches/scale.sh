@@ -3,9 +3,10 @@
 # triangles at 1920x1080 and the 104 M grid at 3840x2160, the hashing strategy, through
 # `rxpipe bench frame` (its JSON and markdown reports into OUT_DIR, the 1 G grid in a run of its
 # own, with each run's wall time and the host's peak memory in OUT_DIR/wall.txt). With a .gl folder prepared as
-# ../shared/anchors/README.md says, the hardware OpenGL pipeline draws the 403 M grid too
-# (77x76 copies: bunny-grid:5800 lays 5800 copies out 77 wide, so 52 more) into
-# OUT_DIR/gl-grid-5800.json.
+# ../shared/anchors/README.md says, the hardware OpenGL pipeline draws grids of as many bunnies
+# too, those of $GL_GRIDS (default "50x30 100x58": 1500 and 5800 copies, laid out otherwise than
+# rxpipe's grids, 39 and 77 wide) into OUT_DIR/gl-grid-COLSxROWS.json (the script takes about
+# 4.5 minutes at 403 M triangles: the mesh's building and its ASR count).
 #
 # usage: benches/scale.sh RXPIPE OUT_DIR
 # Meshes are looked for in $RXPIPE_MESHES (else ../shared/meshes).
@@ -27,10 +28,12 @@ run frame-1080p --meshes bunny-grid:1500,bunny-grid:5800
 run frame-1g --meshes bunny-grid:14400
 run frame-2160p --meshes bunny-grid:1500 --size 3840x2160
 if [[ -d .gl ]]; then
-  (cd .gl && python3 hw_anchor.py --frames 10 --no-sim --torus 0 --grid 77x76 \
-    --out "$out/gl-grid-5800.json") >"$out/gl.log" 2>&1 || {
-    echo "OpenGL failed: $(tail -1 "$out/gl.log")" >&2
-    bad=1
-  }
+  for grid in ${GL_GRIDS:-50x30 100x58}; do
+    (cd .gl && python3 hw_anchor.py --frames 10 --no-sim --torus 0 --grid "$grid" \
+      --out "$out/gl-grid-$grid.json") >"$out/gl-$grid.log" 2>&1 || {
+      echo "OpenGL $grid failed: $(tail -1 "$out/gl-$grid.log")" >&2
+      bad=1
+    }
+  done
 fi
 exit $bad

@@ -68,14 +68,22 @@ __device__ __forceinline__ VertexIn rxp_fetch(const VertexIn* __restrict__ vin, 
     return v;
 }
 
-// Stores a shaded vertex as four float4 pieces (the 64-byte layout of kernels/common.cuh, padding
-// zero). A warp storing consecutive records writes 2 KB whose sectors the L2 completes.
-__device__ __forceinline__ void rxp_store_vertex(VertexOut* __restrict__ dst, const VertexOut& v) {
-    float4* d = reinterpret_cast<float4*>(dst);
+// A shaded vertex's 64-byte record (kernels/common.cuh) as four float4 pieces: the clip position,
+// world position and normal.x, the normal's rest and uv, and `extra` (padding zero).
+__device__ __forceinline__ void rxp_vertex_pieces(const VertexOut& v, float4 (&d)[4]) {
     d[0] = v.clip;
     d[1] = make_float4(v.world.x, v.world.y, v.world.z, v.normal.x);
     d[2] = make_float4(v.normal.y, v.normal.z, v.uv.x, v.uv.y);
     d[3] = make_float4(v.extra, 0.0f, 0.0f, 0.0f);
+}
+
+// Stores a shaded vertex as its four float4 pieces. A warp storing consecutive records writes
+// 2 KB whose sectors the L2 completes.
+__device__ __forceinline__ void rxp_store_vertex(VertexOut* __restrict__ dst, const VertexOut& v) {
+    float4 d[4];
+    rxp_vertex_pieces(v, d);
+    float4* o = reinterpret_cast<float4*>(dst);
+    for (int k = 0; k < 4; k++) o[k] = d[k];
 }
 
 // A warp's lanes each hold one record for dst[lane] (lanes >= count hold none): stage them in the
@@ -220,12 +228,12 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
 // `geometry::cpu::hash`).
 //
 // Each thread inserts every RXP_HASH_BLOCK-th index of the batch, round by round (at most
-// RXP_HASH_ROUNDS, unrolled, each index loaded a round ahead), with atomicCAS; parallel hashing
-// gives up after `fast_probes` slots, and the warp then inserts its leftover indices together, 32
-// slots at a time from where each stopped. The thread whose CAS fills an empty slot owns that
-// vertex and keeps the slot of each of its indices in a register. After the rounds each thread
-// numbers the slots it filled (a warp scan of the threads' counts and one shared atomicAdd per
-// warp), so no pass over the table is needed. Vertex k of batch b goes to out[b * max_vertices +
+// RXP_HASH_ROUNDS, unrolled, all its indices loaded before the first), with atomicCAS; parallel
+// hashing gives up after `fast_probes` slots, and the warp then inserts its leftover indices
+// together, 32 slots at a time from where each stopped. The thread whose CAS fills an empty slot
+// owns that vertex and keeps the slot of each of its indices in a register. After the rounds each
+// thread numbers the slots it filled (a warp scan of the threads' counts and one shared atomicAdd
+// per warp), so no pass over the table is needed. Vertex k of batch b goes to out[b * max_vertices +
 // k]; the numbers follow the order in which the warps claim them, so a batch's region may be laid
 // out differently from run to run, but the queue's triangles (through the corners) never are.
 // After one barrier the block writes each index's corner (its slot's number) and shades the
@@ -261,9 +269,12 @@ __device__ __forceinline__ void rxp_dyn_hash(unsigned block, const unsigned* __r
     const unsigned long long i0 = 3ull * tri_start[block];
     // (the host allows at most 1024 indices per batch: R rounds of P)
     const unsigned n = min(3 * (tri_start[block + 1] - tri_start[block]), R * P);
-    // this thread's first index of the batch, loaded before the table is cleared
+    // all of this thread's indices of the batch, loaded before the table is cleared so that
+    // their round trips to memory overlap (one wait a batch, not one a round)
     const unsigned* ip = idx + i0 + threadIdx.x;
-    unsigned next = threadIdx.x < n ? ip[0] : RXP_EMPTY;
+    unsigned ids[R];
+#pragma unroll
+    for (unsigned r = 0; r < R; ++r) ids[r] = threadIdx.x + r * P < n ? ip[r * P] : RXP_EMPTY;
     // the table is a power of two: clear it 16 bytes at a time (and a table of 1 or 2 slots)
     for (unsigned s = threadIdx.x; s < table / 4; s += P)
         reinterpret_cast<uint4*>(keys)[s] = make_uint4(RXP_EMPTY, RXP_EMPTY, RXP_EMPTY, RXP_EMPTY);
@@ -277,9 +288,7 @@ __device__ __forceinline__ void rxp_dyn_hash(unsigned block, const unsigned* __r
         slot[r] = 0;
         if (r * P >= n) break;
         const bool valid = threadIdx.x + r * P < n;
-        const unsigned id = next;
-        // the next round's index, in flight while this one probes
-        if (r + 1 < R && threadIdx.x + (r + 1) * P < n) next = ip[(r + 1) * P];
+        const unsigned id = ids[r];
         unsigned p = (id * 2654435761u) >> shift;
         bool placed = false, fresh = false;
         if (valid) {

@@ -3,9 +3,10 @@
 // into the frame's depth keys, so that a big mesh's triangles never pass through the triangle
 // queue in device memory.
 //
-// A batch's shaded vertices stay in shared memory. Each thread takes a triangle of the batch and
-// classifies it from its corners' clip positions as rxp_setup_classify would: a dead one (culled,
-// or covering no pixel centre) gets no record (first = NONE) and is counted; a small one kept
+// A batch's shaded vertices stay in shared memory, each with its setup tests and snapped screen
+// position (made once per vertex). Each thread takes a triangle of the batch and classifies it
+// from its corners' as rxp_setup_classify would (rxp_classify_corners): a dead one (culled, or
+// covering no pixel centre) gets no record (first = NONE) and is counted; a small one kept
 // whole (a box of at most RXP_FUSED_PIXELS pixels, of a draw that is neither alpha-tested nor
 // blended) is rasterised here with setup's edge functions and depth, one 64-bit atomicMin of the
 // (depth, frame triangle) key per covered pixel (the tile kernel's test and key exactly, so the
@@ -15,7 +16,7 @@
 // listed ones, and the resolve sets a rasterised one up again from them (rxp_setup_again).
 //
 // Compiled where the batch's vertices fit the shared memory beside the hash table (at most 256:
-// 16 KB), and not for processing programs, which draw nothing.
+// 18 KB with their setup tests), and not for processing programs, which draw nothing.
 #if !defined(RXP_PROGRAM) && RXP_HASH_VERTICES <= 256
 
 // The raster stage's side of a fused launch (the Rust `FusedTarget`, byte for byte): the frame's
@@ -43,10 +44,11 @@ struct RxpFused {
     unsigned pad;
 };
 
-// Blocks per SM the fused kernels are compiled for (registers capped to fit them): the batch's
-// setup and rasterisation took 96 registers a thread, five 128-thread blocks an SM.
+// Blocks per SM the fused kernels are compiled for (registers capped to fit them, at 72 a
+// thread): uncapped, the batch's setup and rasterisation took 96 registers, five 128-thread
+// blocks an SM; at eight blocks (64 registers) the spills cost more than the blocks gained.
 #ifndef RXP_FUSED_BLOCKS
-#define RXP_FUSED_BLOCKS 8
+#define RXP_FUSED_BLOCKS 7
 #endif
 
 // The largest box (in pixels) of a triangle rasterised by the thread that set it up.
@@ -58,7 +60,7 @@ struct RxpFused {
 // pixel by pixel over its box; returns the fragments it covered. (The atomics' old values are not
 // read: a thread's pixels then do not wait on each other's round trips to the L2, as they would
 // to count only the fragments that lowered a key.)
-__device__ unsigned rxp_fused_raster(const SetupGeo& g, unsigned f, const RxpFused& F) {
+__device__ __forceinline__ unsigned rxp_fused_raster(const SetupGeo& g, unsigned f, const RxpFused& F) {
     SetupTri t;
     for (int k = 0; k < 3; k++) {
         t.x[k] = g.x[k];
@@ -85,11 +87,7 @@ __device__ unsigned rxp_fused_raster(const SetupGeo& g, unsigned f, const RxpFus
 // The fused tail of rxp_dyn_hash: shade into shared memory, set up, rasterise or list, then write
 // what setup and the resolve will read.
 struct RxpFusedTail {
-    const VertexIn* __restrict__ vin;
-    const Uniforms& u;
-    VertexOut* __restrict__ out;
-    unsigned* __restrict__ corners;
-    unsigned* counts;
+    RxpQueueTail q;  // the queue the survivors' corners and vertices go to
     const RxpFused& F;
     RxpFusedDraw fd;
     __device__ __forceinline__ void operator()(unsigned block, unsigned long long i0, unsigned n,
@@ -97,24 +95,42 @@ struct RxpFusedTail {
                                                const unsigned (&nums)[RXP_HASH_ROUNDS],
                                                const unsigned* uid) const {
         constexpr unsigned P = RXP_HASH_BLOCK, R = RXP_HASH_ROUNDS;
-        __shared__ VertexOut sv[RXP_HASH_VERTICES];
+        const VertexIn* __restrict__ vin = q.vin;
+        VertexOut* __restrict__ out = q.out;
+        unsigned* __restrict__ corners = q.corners;
+        unsigned* counts = q.counts;
+        // the batch's shaded vertices, piece by piece (rxp_vertex_pieces): a thread's 16-byte
+        // accesses to consecutive vertices then fall in distinct banks, where a 64-byte record
+        // per vertex put a warp's 4-byte accesses in two banks
+        __shared__ float4 sv[3][RXP_HASH_VERTICES];
+        __shared__ float sv_extra[RXP_HASH_VERTICES];
         __shared__ unsigned short loc[R * P];
         __shared__ unsigned char need[RXP_HASH_VERTICES];
+        // each vertex's setup tests and snapped position (rxp_corner_flags, rxp_snap_corner as
+        // x, y, z and 1/w bits), made once per vertex rather than once per corner
+        __shared__ unsigned short vflags[RXP_HASH_VERTICES];
+        __shared__ int4 snapped[RXP_HASH_VERTICES];
+        // setup reads only the frame's size
+        RasterParams p = {};
+        p.width = F.width;
+        p.height = F.height;
         const unsigned long long vbase = (unsigned long long)block * RXP_HASH_VERTICES;
 #pragma unroll
         for (unsigned r = 0; r < R; ++r)
             if (threadIdx.x + r * P < n) loc[threadIdx.x + r * P] = (unsigned short)nums[r];
         for (unsigned k = threadIdx.x; k < unique; k += P) {
             const unsigned id = uid[k];
-            sv[k] = RXP_RUN(vin, id, u);
+            float4 d[4];
+            rxp_vertex_pieces(RXP_RUN(vin, id, q.u), d);
+            for (int j = 0; j < 3; j++) sv[j][k] = d[j];
+            sv_extra[k] = d[3].x;
             need[k] = 0;
+            vflags[k] = (unsigned short)rxp_corner_flags(d[0], p);
+            const SnapCorner c = rxp_snap_corner(d[0], p);
+            snapped[k] = make_int4(c.x, c.y, __float_as_int(c.z), __float_as_int(c.inv_w));
             RXP_COUNTED(id);
         }
         __syncthreads();
-        // setup reads only the frame's size
-        RasterParams p = {};
-        p.width = F.width;
-        p.height = F.height;
         const unsigned ntri = n / 3, lane = threadIdx.x & 31;
         const unsigned long long t0 = i0 / 3;
         unsigned culled = 0, rejected = 0, fused = 0, frags = 0;
@@ -126,17 +142,20 @@ struct RxpFusedTail {
             if (t < ntri) {
                 const unsigned long long src = t0 + t;
                 f = fd.tri_base + (unsigned)src;
-                unsigned c[3];
-                float4 v[3];
-                bool finite = true;
+                // (a corner outside the batch's vertices, of a mismatched batch, has no flags:
+                // the triangle is rejected as one with a corner not finite)
+                unsigned c[3], fl[3];
+                SnapCorner sc[3];
                 for (int k = 0; k < 3; k++) {
                     c[k] = loc[3 * t + k];
-                    finite = finite && c[k] < unique;
-                    v[k] = finite ? sv[c[k]].clip : make_float4(0.0f, 0.0f, 0.0f, 1.0f);
+                    const bool in = c[k] < unique;
+                    fl[k] = in ? vflags[c[k]] : 0u;
+                    const int4 q = in ? snapped[c[k]] : make_int4(0, 0, 0, 0);
+                    sc[k] = SnapCorner{q.x, q.y, __int_as_float(q.z), __int_as_float(q.w)};
                 }
                 SetupGeo g;
                 bool cull;
-                const int cls = rxp_classify(v, finite, p, fd.cull, g, &cull);
+                const int cls = rxp_classify_corners(fl, sc, p, fd.cull, g, &cull);
                 if (cls == 0) {
                     F.first[f] = RXP_NONE;
                     culled += cull;
@@ -177,7 +196,11 @@ struct RxpFusedTail {
         rxp_block_counts(F.counters, cs, vs);
         // (rxp_block_counts ends with a barrier: every thread's `need` marks are visible)
         for (unsigned k = threadIdx.x; k < unique; k += P)
-            if (need[k]) rxp_store_vertex(out + vbase + k, sv[k]);
+            if (need[k]) {
+                float4* o = reinterpret_cast<float4*>(out + vbase + k);
+                for (int j = 0; j < 3; j++) o[j] = sv[j][k];
+                o[3] = make_float4(sv_extra[k], 0.0f, 0.0f, 0.0f);
+            }
     }
 };
 
@@ -188,8 +211,8 @@ __device__ __forceinline__ void rxp_dyn_hash_fused(const RxgDraw* __restrict__ d
     unsigned b;
     const unsigned di = rxg_draw_index(draws, ndraws, blockIdx.x, false, b);
     const RxgDraw& d = draws[di];
-    rxp_dyn_hash<kSlowPath>(b, d.idx, d.aux, fast_probes,
-                            RxpFusedTail{d.vin, d.u, d.out, d.corners, d.counts, F, F.draws[di]});
+    const RxpQueueTail q{d.vin, d.u, d.out, d.corners, d.counts};
+    rxp_dyn_hash<kSlowPath>(b, d.idx, d.aux, fast_probes, RxpFusedTail{q, F, F.draws[di]});
 }
 
 extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK, RXP_FUSED_BLOCKS)

@@ -1,11 +1,21 @@
 // Triangle setup as the raster stage and the fused geometry stage share it (after raster.cuh):
-// snapping, culling and classification of a triangle's clip-space corners, its edge functions and
-// depth at a pixel centre, and the 64-bit depth keys, so that a triangle rasterised by either
-// gets the same coverage, depth and key.
+// trivial rejection, snapping, culling and classification of a triangle's clip-space corners,
+// its edge functions and depth at a pixel centre, and the 64-bit depth keys, so that a triangle
+// rasterised by either gets the same coverage, depth and key.
 
-__device__ __forceinline__ unsigned rxp_outcode(float4 p) {
-    return (unsigned)(p.x < -p.w) | (unsigned)(p.x > p.w) << 1 | (unsigned)(p.y < -p.w) << 2 |
-           (unsigned)(p.y > p.w) << 3 | (unsigned)(p.z < 0.0f) << 4 | (unsigned)(p.z > p.w) << 5;
+// Whether the three corners lie outside one same clip plane (x < -w, x > w, y < -w, y > w,
+// z < 0, z > w): the trivial rejection, the CPU's outcodes sharing a bit. Written as comparisons
+// combined without branches, which compile to predicate chains (the outcodes' bit masks took
+// three times the instructions, in a test every triangle makes).
+__device__ __forceinline__ bool rxp_outside_one_plane(const float4 v[3]) {
+    bool out = false;
+    out |= (v[0].x < -v[0].w) & (v[1].x < -v[1].w) & (v[2].x < -v[2].w);
+    out |= (v[0].x > v[0].w) & (v[1].x > v[1].w) & (v[2].x > v[2].w);
+    out |= (v[0].y < -v[0].w) & (v[1].y < -v[1].w) & (v[2].y < -v[2].w);
+    out |= (v[0].y > v[0].w) & (v[1].y > v[1].w) & (v[2].y > v[2].w);
+    out |= (v[0].z < 0.0f) & (v[1].z < 0.0f) & (v[2].z < 0.0f);
+    out |= (v[0].z > v[0].w) & (v[1].z > v[1].w) & (v[2].z > v[2].w);
+    return out;
 }
 
 __device__ __forceinline__ int rxp_snap(float v) {
@@ -28,23 +38,36 @@ struct SetupGeo {
     bool swapped;
 };
 
-// The CPU's `emit` up to the varyings: 0 kept, 1 culled, 2 rejected (covers no pixel centre).
-// `cull` is the draw's: 0 none, 1 back, 2 front, with RXP_CULL_MIRRORED where the draw's model
-// matrix mirrors, so that its front faces are those that wind clockwise on screen (the CPU's
-// `Draw::mirrored`).
-#define RXP_CULL_MIRRORED 4u
-__device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, unsigned cull, SetupGeo& g) {
+// A corner projected and snapped as setup takes it: x and y in 1/RXP_ONE pixels, depth and 1/w
+// (the same operations, in the same order, as the CPU's `emit`). Meaningful where w > 0.
+struct SnapCorner {
+    int x, y;
+    float z, inv_w;
+};
+__device__ __forceinline__ SnapCorner rxp_snap_corner(float4 v, const RasterParams& p) {
     const float w = (float)p.width, h = (float)p.height, scale = (float)RXP_ONE;
+    SnapCorner c;
+    c.inv_w = 1.0f / v.w;
+    c.x = rxp_snap((v.x * c.inv_w * 0.5f + 0.5f) * w * scale);
+    c.y = rxp_snap((0.5f - v.y * c.inv_w * 0.5f) * h * scale);
+    c.z = v.z * c.inv_w;
+    return c;
+}
+
+// The CPU's `emit` up to the varyings, from corners with w > 0 already snapped: 0 kept, 1 culled,
+// 2 rejected (covers no pixel centre). `cull` is the draw's: 0 none, 1 back, 2 front, with
+// RXP_CULL_MIRRORED where the draw's model matrix mirrors, so that its front faces are those that
+// wind clockwise on screen (the CPU's `Draw::mirrored`).
+#define RXP_CULL_MIRRORED 4u
+__device__ __forceinline__ int rxp_emit_snapped(const SnapCorner c[3], const RasterParams& p,
+                                                unsigned cull, SetupGeo& g) {
     g.area = 0;
     g.swapped = false;
-    // a corner at w = 0 (the clip-space origin survives every clip plane) has no projection
-    if (!(v[0].w > 0.0f && v[1].w > 0.0f && v[2].w > 0.0f)) return 2;
     for (int k = 0; k < 3; k++) {
-        float iw = 1.0f / v[k].w;
-        g.inv_w[k] = iw;
-        g.x[k] = rxp_snap((v[k].x * iw * 0.5f + 0.5f) * w * scale);
-        g.y[k] = rxp_snap((0.5f - v[k].y * iw * 0.5f) * h * scale);
-        g.z[k] = v[k].z * iw;
+        g.x[k] = c[k].x;
+        g.y[k] = c[k].y;
+        g.z[k] = c[k].z;
+        g.inv_w[k] = c[k].inv_w;
     }
     long long area = ((long long)g.x[1] - g.x[0]) * ((long long)g.y[2] - g.y[0]) -
                      ((long long)g.x[2] - g.x[0]) * ((long long)g.y[1] - g.y[0]);
@@ -75,16 +98,26 @@ __device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, unsigned c
     return 0;
 }
 
+// rxp_emit_snapped from the corners' clip positions; a corner at w <= 0 (the clip-space origin
+// survives every clip plane) has no projection: rejected.
+__device__ int rxp_emit_geo(const float4 v[3], const RasterParams& p, unsigned cull, SetupGeo& g) {
+    g.area = 0;
+    g.swapped = false;
+    if (!(v[0].w > 0.0f && v[1].w > 0.0f && v[2].w > 0.0f)) return 2;
+    const SnapCorner c[3] = {rxp_snap_corner(v[0], p), rxp_snap_corner(v[1], p),
+                             rxp_snap_corner(v[2], p)};
+    return rxp_emit_snapped(c, p, cull, g);
+}
+
 // What the corners' clip positions decide: 0 dead (culled: *culled set, or rejected), 1 kept
 // whole, 2 to be clipped. `g` is the kept triangle's geometry.
 __device__ __forceinline__ int rxp_classify(const float4 v[3], bool finite, const RasterParams& p,
                                             unsigned cull, SetupGeo& g, bool* culled) {
     *culled = false;
-    const unsigned oc0 = rxp_outcode(v[0]), oc1 = rxp_outcode(v[1]), oc2 = rxp_outcode(v[2]);
     for (int k = 0; k < 3; k++)
         finite = finite && isfinite(v[k].x) && isfinite(v[k].y) && isfinite(v[k].z) &&
                  isfinite(v[k].w);
-    if ((oc0 & oc1 & oc2) != 0 || !finite) return 0;
+    if (rxp_outside_one_plane(v) || !finite) return 0;
     const float gx = RXP_GUARD_PX / (float)p.width, gy = RXP_GUARD_PX / (float)p.height;
     bool inside = true;
     for (int k = 0; k < 3; k++)
@@ -92,6 +125,39 @@ __device__ __forceinline__ int rxp_classify(const float4 v[3], bool finite, cons
                  fabsf(v[k].y) <= gy * v[k].w;
     if (!inside) return 2;
     const int status = rxp_emit_geo(v, p, cull, g);
+    *culled = status == 1;
+    return status == 0 ? 1 : 0;
+}
+
+// What rxp_classify tests of one corner, for a caller that shares corners between triangles
+// (the fused geometry stage tests each vertex once): its outcode (bits 0-5: x < -w, x > w,
+// y < -w, y > w, z < 0, z > w), whether it is finite, inside the guard band, and at w > 0.
+#define RXP_V_OUTSIDE 63u
+#define RXP_V_FINITE (1u << 6)
+#define RXP_V_GUARD (1u << 7)
+#define RXP_V_W (1u << 8)
+__device__ __forceinline__ unsigned rxp_corner_flags(float4 v, const RasterParams& p) {
+    const float gx = RXP_GUARD_PX / (float)p.width, gy = RXP_GUARD_PX / (float)p.height;
+    unsigned f = (unsigned)(v.x < -v.w) | (unsigned)(v.x > v.w) << 1 |
+                 (unsigned)(v.y < -v.w) << 2 | (unsigned)(v.y > v.w) << 3 |
+                 (unsigned)(v.z < 0.0f) << 4 | (unsigned)(v.z > v.w) << 5;
+    if (isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w)) f |= RXP_V_FINITE;
+    if (v.z >= 0.0f && fabsf(v.x) <= gx * v.w && fabsf(v.y) <= gy * v.w) f |= RXP_V_GUARD;
+    if (v.w > 0.0f) f |= RXP_V_W;
+    return f;
+}
+
+// rxp_classify from the corners' flags (rxp_corner_flags) and snapped positions
+// (rxp_snap_corner, used where every corner has w > 0): the same tests in the same order.
+__device__ __forceinline__ int rxp_classify_corners(const unsigned f[3], const SnapCorner c[3],
+                                                    const RasterParams& p, unsigned cull,
+                                                    SetupGeo& g, bool* culled) {
+    *culled = false;
+    const unsigned all = f[0] & f[1] & f[2];
+    if ((all & RXP_V_OUTSIDE) || !(all & RXP_V_FINITE)) return 0;
+    if (!(all & RXP_V_GUARD)) return 2;
+    if (!(all & RXP_V_W)) return 0;
+    const int status = rxp_emit_snapped(c, p, cull, g);
     *culled = status == 1;
     return status == 0 ? 1 : 0;
 }
