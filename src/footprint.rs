@@ -21,12 +21,15 @@ pub struct Footprint {
     pub device: u64,
 }
 
-/// One object's sizes: vertices, triangles and the bytes of its vertex attributes a vertex.
+/// One object's sizes: vertices, triangles, the bytes of its vertex attributes a vertex, and how
+/// many times it is drawn (its instances: the mesh is held once, a queue and the frame's
+/// triangles are counted for each).
 #[derive(Debug, Clone, Copy)]
 pub struct Counts {
     pub vertices: u64,
     pub triangles: u64,
     pub attribute_bytes: u64,
+    pub placements: u64,
 }
 
 impl Counts {
@@ -37,6 +40,15 @@ impl Counts {
             triangles: mesh.triangle_count() as u64,
             attribute_bytes: (mesh.bytes() as u64 - 4 * mesh.indices.len() as u64)
                 / vertices.max(1),
+            placements: 1,
+        }
+    }
+
+    /// The same mesh drawn `placements` times.
+    pub fn placed(self, placements: usize) -> Counts {
+        Counts {
+            placements: placements as u64,
+            ..self
         }
     }
 
@@ -94,8 +106,8 @@ pub fn of(
         resident += kept + vin * v + 16 * t;
         let queue = invocations * vout + 12 * t;
         cpu_frame = cpu_frame.max(queue + CPU_RASTER_BYTES_PER_TRIANGLE * t);
-        queues += queue;
-        triangles += t;
+        queues += queue * c.placements;
+        triangles += t * c.placements;
     }
     match backend {
         BackendKind::Cpu => Footprint {
@@ -124,6 +136,7 @@ mod tests {
             vertices: v,
             triangles: t,
             attribute_bytes: 32,
+            placements: 1,
         };
         let hash = Strategy::parse("hash").unwrap();
         let small = of(&[c(1000, 2000)], BackendKind::Cpu, hash, true);

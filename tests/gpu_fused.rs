@@ -131,6 +131,25 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
         common::assert_frames_agree(&cpu, &fused, "stacked");
         assert!(queued.color == fused.color && queued.depth == fused.depth);
     }
+    // one mesh drawn as nine instances (each its own queue, the mesh shared), one mirrored
+    let mut instanced = Scene::from_meshes("instances", vec![rxpipe::mesh::icosphere(5)]);
+    instanced.objects[0].instances = Some(
+        (0..9)
+            .map(|k| {
+                let s = if k == 4 { -0.8 } else { 0.6 + 0.05 * k as f32 };
+                rxpipe::glam::Mat4::from_scale_rotation_translation(
+                    rxpipe::glam::Vec3::new(s, s.abs(), s.abs()),
+                    rxpipe::glam::Quat::from_rotation_y(0.4 * k as f32),
+                    rxpipe::glam::Vec3::new(2.2 * (k % 3) as f32, 2.2 * (k / 3) as f32, 0.0),
+                )
+            })
+            .collect(),
+    );
+    instanced.frame_all();
+    for cull in [CullMode::Back, CullMode::None] {
+        let n = check(&instanced, (320, 240), hashing[0], ShadingMode::Lit, cull);
+        assert!(n > 1000, "instances {cull:?}: only {n} fused");
+    }
     // the repository's scene (several objects and colours)
     let scene = rxpipe::io::load_scene(common::repo("scenes/default.toml")).unwrap();
     for strategy in hashing {

@@ -444,20 +444,40 @@ fn instanced(bin: &mut Bin) -> Value {
 fn instanced_nodes_draw_their_mesh_once_per_instance() {
     let mut bin = Bin::default();
     let doc = instanced(&mut bin);
-    let scene = load_gltf_scene(bin.write("instances.gltf", doc)).unwrap();
+    let path = bin.write("instances.gltf", doc);
+    let scene = load_gltf_scene(&path).unwrap();
     assert!(scene.notes.is_empty(), "{:?}", scene.notes);
-    let corner: Vec<Vec3> = scene.meshes.iter().map(|m| m.positions[1]).collect();
+    // one mesh, in its node's space, placed by the node's matrix and each instance's
+    assert_eq!(scene.meshes.len(), 1);
+    assert!(near(scene.meshes[0].positions[1], Vec3::new(1.0, 0.0, 0.0)));
+    assert_eq!(
+        scene.transforms[0],
+        Mat4::from_translation(Vec3::new(0.0, 0.0, 5.0))
+    );
+    let instances = scene.instances[0].as_ref().expect("instances");
     let expect = [
         Vec3::new(1.0, 0.0, 5.0),
         Vec3::new(10.0, 1.0, 5.0),
         Vec3::new(2.0, 10.0, 5.0),
     ];
-    assert_eq!(corner.len(), 3);
-    for (got, want) in corner.iter().zip(expect) {
-        assert!(near(*got, want), "{got} for {want}");
+    assert_eq!(instances.len(), 3);
+    for (i, want) in instances.iter().zip(expect) {
+        let got = (scene.transforms[0] * *i).transform_point3(Vec3::new(1.0, 0.0, 0.0));
+        assert!(near(got, want), "{got} for {want}");
     }
-    // animated, each copy stays in the node's space with its instance applied, and the node's
-    // matrix at time 0 places it
+    // as meshes in world space (`load_mesh`), a copy per instance
+    let world = scene.clone().world_meshes();
+    assert_eq!(world.len(), 3);
+    for (m, want) in world.iter().zip(expect) {
+        assert!(near(m.positions[1], want), "{} for {want}", m.positions[1]);
+    }
+    // as a scene, one object drawn three times
+    let s = rxpipe::io::load_scene(&path).unwrap();
+    assert_eq!(s.objects.len(), 1);
+    assert_eq!(s.objects[0].placement_count(), 3);
+    assert_eq!(s.triangle_count(), 3);
+    // animated, the mesh stays in the node's space with its instances, and the node's matrix
+    // at time 0 places it
     let mut bin = Bin::default();
     let mut doc = instanced(&mut bin);
     let time = bin.floats(&[0.0, 1.0], "SCALAR", 1);
@@ -467,15 +487,17 @@ fn instanced_nodes_draw_their_mesh_once_per_instance() {
     doc["animations"] = json!([{"channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}],
         "samplers": [{"input": time, "output": moved}]}]);
     let scene = load_gltf_scene(bin.write("instances-animated.gltf", doc)).unwrap();
+    assert_eq!(scene.meshes.len(), 1);
+    let i1 = scene.instances[0].as_ref().expect("instances")[1];
     assert!(near(
-        scene.meshes[1].positions[1],
+        i1.transform_point3(scene.meshes[0].positions[1]),
         Vec3::new(10.0, 1.0, 0.0)
     ));
     assert_eq!(
-        scene.transforms[1],
+        scene.transforms[0],
         Mat4::from_translation(Vec3::new(0.0, 0.0, 5.0))
     );
-    assert_eq!(scene.nodes, [Some(0); 3]);
+    assert_eq!(scene.nodes, [Some(0)]);
     // accessors of different counts are an error naming the node
     let mut bin = Bin::default();
     let mut doc = instanced(&mut bin);

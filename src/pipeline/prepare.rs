@@ -47,7 +47,7 @@ impl Pipeline {
         let counts: Vec<_> = scene
             .objects
             .iter()
-            .map(|o| crate::footprint::Counts::of(&o.mesh))
+            .map(|o| crate::footprint::Counts::of(&o.mesh).placed(o.placement_count()))
             .collect();
         crate::footprint::of(
             &counts,
@@ -110,21 +110,40 @@ impl Pipeline {
         }
         let mut scratch = self.empty_prepared(prepared.backend);
         for &k in objects {
-            let (Some(o), Some(slot)) = (
-                scene.objects.get(k),
-                prepared.objects.iter().position(|p| p.object == k),
-            ) else {
+            // (the object's placements: each of its instances)
+            let slots: Vec<usize> = (0..prepared.objects.len())
+                .filter(|&s| prepared.objects[s].object == k)
+                .collect();
+            let Some(o) = scene.objects.get(k).filter(|_| !slots.is_empty()) else {
                 continue;
+            };
+            let mismatch = || {
+                Error::Backend(format!(
+                    "object {k} has {} placements where it was prepared with {}: prepare the \
+                     scene again",
+                    o.placement_count(),
+                    slots.len()
+                ))
             };
             match (&self.engine, &mut prepared.residents) {
                 (Engine::Cpu(api), Residents::Cpu(r)) => {
-                    let (obj, res) = self.prepare_object(api, k, o, &mut scratch)?;
-                    (prepared.objects[slot], r[slot]) = (obj, res);
+                    let placed = self.prepare_object(api, k, o, &mut scratch)?;
+                    if placed.len() != slots.len() {
+                        return Err(mismatch());
+                    }
+                    for (&slot, (obj, res)) in slots.iter().zip(placed) {
+                        (prepared.objects[slot], r[slot]) = (obj, res);
+                    }
                 }
                 #[cfg(feature = "cuda")]
                 (Engine::Cuda(api), Residents::Cuda(r)) => {
-                    let (obj, res) = self.prepare_object(&**api, k, o, &mut scratch)?;
-                    (prepared.objects[slot], r[slot]) = (obj, res);
+                    let placed = self.prepare_object(&**api, k, o, &mut scratch)?;
+                    if placed.len() != slots.len() {
+                        return Err(mismatch());
+                    }
+                    for (&slot, (obj, res)) in slots.iter().zip(placed) {
+                        (prepared.objects[slot], r[slot]) = (obj, res);
+                    }
                 }
                 #[cfg(feature = "cuda")]
                 _ => {
@@ -162,9 +181,11 @@ impl Pipeline {
         let mut step = |k: usize| {
             let o = &objects[k];
             match self.prepare_object(api, k, o, &mut prepared) {
-                Ok((obj, r)) => {
-                    prepared.objects.push(obj);
-                    residents.push(r);
+                Ok(placed) => {
+                    for (obj, r) in placed {
+                        prepared.objects.push(obj);
+                        residents.push(r);
+                    }
                 }
                 Err(e) => {
                     prepared
@@ -185,14 +206,16 @@ impl Pipeline {
         Ok((prepared, residents))
     }
 
-    /// One object through the mesh stages onto the backend.
+    /// One object through the mesh stages onto the backend: a prepared object and a resident
+    /// for each placement (each instance of an instanced object, all sharing the one mesh the
+    /// stages made, each with a queue of its own).
     fn prepare_object<A: Api>(
         &self,
         api: &A,
         k: usize,
         o: &rxpipe_core::scene::Object,
         prepared: &mut Prepared,
-    ) -> Result<(PreparedObject, Resident<A>), Error> {
+    ) -> Result<Vec<(PreparedObject, Resident<A>)>, Error> {
         o.mesh.validate()?;
         let kind = api.kind();
         let gpu = self.renderer.gpu();
@@ -244,24 +267,35 @@ impl Pipeline {
             },
             moved: wm.moves_since(moves),
         });
-        Ok((
-            PreparedObject {
-                object: k,
-                model: o.transform,
-                color: o.color,
-                material: o.mesh.material.clone(),
-                bounds,
-                vertices,
-                triangles,
-                reindexed,
-                patches,
-                mesh: triangles_copy,
-            },
-            Resident {
-                mesh,
-                queue: Mutex::new(None),
-            },
-        ))
+        let mesh = Arc::new(mesh);
+        let instances: Vec<Option<glam::Mat4>> = match &o.instances {
+            None => vec![None],
+            Some(list) => list.iter().copied().map(Some).collect(),
+        };
+        Ok(instances
+            .into_iter()
+            .map(|instance| {
+                (
+                    PreparedObject {
+                        object: k,
+                        model: o.transform * instance.unwrap_or(glam::Mat4::IDENTITY),
+                        instance,
+                        color: o.color,
+                        material: o.mesh.material.clone(),
+                        bounds,
+                        vertices,
+                        triangles,
+                        reindexed: reindexed.clone(),
+                        patches: patches.clone(),
+                        mesh: triangles_copy.clone(),
+                    },
+                    Resident {
+                        mesh: mesh.clone(),
+                        queue: Mutex::new(None),
+                    },
+                )
+            })
+            .collect())
     }
 
     /// Object `k`'s mesh re-indexed where the pipeline asks for it (reported as a stage), with

@@ -16,8 +16,11 @@ use std::sync::{Arc, Mutex};
 pub struct PreparedObject {
     /// its index among the scene's objects
     pub object: usize,
-    /// object to world
+    /// object to world (for an instance, the object's transform times the instance's matrix)
     pub model: glam::Mat4,
+    /// the instance's own matrix, for an instance of an instanced object: placed by
+    /// `transform * instance` wherever the object's transform moves
+    pub instance: Option<glam::Mat4>,
     /// linear RGBA
     pub color: [f32; 4],
     /// its material (`None`: the lit mode with `color`)
@@ -37,9 +40,10 @@ pub struct PreparedObject {
     pub mesh: Option<Arc<Mesh>>,
 }
 
-/// An object made resident on a backend, with the queue its frames reuse.
+/// An object (or one instance of it) made resident on a backend, with the queue its frames
+/// reuse. The instances of an object share its mesh; each has its own queue.
 pub(super) struct Resident<A: Api> {
-    pub(super) mesh: A::Mesh,
+    pub(super) mesh: Arc<A::Mesh>,
     pub(super) queue: Mutex<Option<A::Queue>>,
 }
 
@@ -123,7 +127,7 @@ impl Prepared {
     /// The CPU-resident mesh of prepared object `k` (with the CPU backend).
     pub fn cpu_mesh(&self, k: usize) -> Option<&CpuMesh> {
         match &self.residents {
-            Residents::Cpu(v) => v.get(k).map(|r| &r.mesh),
+            Residents::Cpu(v) => v.get(k).map(|r| &*r.mesh),
             #[cfg(feature = "cuda")]
             Residents::Cuda(_) => None,
         }

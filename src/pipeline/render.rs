@@ -180,7 +180,7 @@ impl Pipeline {
             .iter()
             .zip(queues.iter_mut())
             .map(|(r, q)| ShadeJob {
-                mesh: &r.mesh,
+                mesh: &*r.mesh,
                 uniforms: Uniforms::default(),
                 queue: &mut **q,
             })
@@ -190,7 +190,7 @@ impl Pipeline {
         let shaded: Vec<_> = residents
             .iter()
             .zip(&queues)
-            .map(|(r, q)| (&r.mesh, q.as_ref().expect("shaded above")))
+            .map(|(r, q)| (&*r.mesh, q.as_ref().expect("shaded above")))
             .collect();
         api.stats(&shaded)
     }
@@ -251,7 +251,7 @@ impl Pipeline {
             .iter_mut()
             .map(|s| {
                 let (k, mesh, queue) = match s {
-                    Slot::Resident(k, q) => (*k, &residents[*k].mesh, &mut **q),
+                    Slot::Resident(k, q) => (*k, &*residents[*k].mesh, &mut **q),
                     Slot::Subset(k, mesh, q) => (*k, &*mesh, &mut **q),
                 };
                 let model = models[k];
@@ -361,14 +361,15 @@ impl Pipeline {
     }
 }
 
-/// Each object's model matrix: as prepared, or where the scene's animation puts it at `time`.
+/// Each prepared object's model matrix: as prepared, or where the scene's animation puts it at
+/// `time` (an instance placed by its matrix under the posed transform).
 fn object_models(prepared: &Prepared, scene: &Scene, time: f32) -> Vec<glam::Mat4> {
     let mut models: Vec<glam::Mat4> = prepared.objects.iter().map(|o| o.model).collect();
     if !scene.animation.is_empty() {
         let posed = scene.animation.poses(time, scene.objects.len());
         for (m, o) in models.iter_mut().zip(&prepared.objects) {
             if let Some(Some(p)) = posed.get(o.object) {
-                *m = *p;
+                *m = *p * o.instance.unwrap_or(glam::Mat4::IDENTITY);
             }
         }
     }
@@ -425,7 +426,7 @@ impl<A: Api> Slot<'_, A> {
         models: &[glam::Mat4],
     ) -> DrawRef<'s, A> {
         let (k, mesh, queue) = match self {
-            Slot::Resident(k, q) => (*k, &residents[*k].mesh, q),
+            Slot::Resident(k, q) => (*k, &*residents[*k].mesh, q),
             Slot::Subset(k, mesh, q) => (*k, mesh, q),
         };
         DrawRef {

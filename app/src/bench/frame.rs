@@ -139,8 +139,12 @@ pub fn run(
         let free_before = free_bytes(&renderer)?;
         report.meshes.push(MeshRow {
             mesh: name.into(),
-            vertices: scene.objects.iter().map(|o| o.mesh.vertex_count()).sum(),
-            triangles: scene.objects.iter().map(|o| o.mesh.triangle_count()).sum(),
+            vertices: scene
+                .objects
+                .iter()
+                .map(|o| o.mesh.vertex_count() * o.placement_count())
+                .sum(),
+            triangles: scene.triangle_count(),
         });
         let mut prepared: Option<rxpipe::Prepared> = None;
         let runs_of: Vec<(Strategy, bool, rxpipe::ShadingMode)> = strategies
@@ -251,14 +255,22 @@ fn bench_scene(name: &str) -> Result<(rxpipe::Scene, VertexOrder), Error> {
     if is_scene_file(name) {
         return Ok((rxpipe::io::load_scene(name)?, VertexOrder::Forsyth));
     }
-    let m = bench_mesh(name)?;
-    // the grid is already in Forsyth order, copy by copy
-    let order = if name.starts_with("bunny-grid") {
+    // the grids are already in Forsyth order, copy by copy
+    let order = if name.starts_with("bunny-grid") || name.starts_with("bunny-instances") {
         VertexOrder::Input
     } else {
         VertexOrder::Forsyth
     };
-    let mut scene = rxpipe::Scene::from_meshes(name, vec![m]);
+    let mut scene = match name.strip_prefix("bunny-instances:") {
+        Some(n) => {
+            let count: usize = n
+                .parse()
+                .map_err(|_| Error::Backend(format!("bad instance count in '{name}'")))?;
+            super::bunny_instances(&bench_mesh("bunny")?, count)
+        }
+        None => rxpipe::Scene::from_meshes(name, vec![bench_mesh(name)?]),
+    };
+    scene.name = name.into();
     let (lo, hi) = scene.bounds().unwrap_or((Vec3::splat(-1.0), Vec3::ONE));
     scene.camera = camera_spanning(lo, hi, 0.6);
     Ok((scene, order))

@@ -111,11 +111,7 @@ pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
 /// The copies are written in parallel into buffers sized once (a billion triangles take
 /// seconds); a grid whose vertices or indices a 32-bit index cannot count is refused.
 pub fn bunny_grid(m: &Mesh, count: usize) -> Result<Mesh, Error> {
-    let mut base = m.clone();
-    VertexOrder::Forsyth.arrange(&mut base);
-    let (lo, hi) = base.bounds().unwrap_or((Vec3::ZERO, Vec3::ONE));
-    let step = (hi - lo) * 1.1;
-    let cols = (count as f64).sqrt().ceil() as usize;
+    let (base, offset) = grid_layout(m, count);
     let (nv, ni) = (base.positions.len(), base.indices.len());
     let too_many = |what: &str, n: u128| {
         Error::Backend(format!(
@@ -134,7 +130,6 @@ pub fn bunny_grid(m: &Mesh, count: usize) -> Result<Mesh, Error> {
         format!("a grid of {count} copies of {}", m.name)
     })
     .map_err(|e| Error::Backend(e.to_string()))?;
-    let offset = |k: usize| Vec3::new((k % cols) as f32 * step.x, 0.0, (k / cols) as f32 * step.z);
     let mut positions = vec![Vec3::ZERO; nv * count];
     positions
         .par_chunks_mut(nv.max(1))
@@ -167,6 +162,34 @@ pub fn bunny_grid(m: &Mesh, count: usize) -> Result<Mesh, Error> {
         tangents: base.tangents.as_ref().map(|v| v.repeat(count)),
         ..Default::default()
     })
+}
+
+/// `m` in Forsyth order and the offset of copy k of a grid of `count` (square-ish, in the xz
+/// plane, a tenth of the mesh's size apart): the layout of [`bunny_grid`] and
+/// [`bunny_instances`].
+fn grid_layout(m: &Mesh, count: usize) -> (Mesh, impl Fn(usize) -> Vec3 + Sync) {
+    let mut base = m.clone();
+    VertexOrder::Forsyth.arrange(&mut base);
+    let (lo, hi) = base.bounds().unwrap_or((Vec3::ZERO, Vec3::ONE));
+    let step = (hi - lo) * 1.1;
+    let cols = ((count as f64).sqrt().ceil() as usize).max(1);
+    let offset =
+        move |k: usize| Vec3::new((k % cols) as f32 * step.x, 0.0, (k / cols) as f32 * step.z);
+    (base, offset)
+}
+
+/// The scene of `bunny-instances:N`: one object, `m` in Forsyth order, drawn as `count`
+/// instances laid out as [`bunny_grid`] lays out its copies (the same triangles in the same
+/// places), the mesh held once.
+pub fn bunny_instances(m: &Mesh, count: usize) -> rxpipe::Scene {
+    let (base, offset) = grid_layout(m, count);
+    let mut scene = rxpipe::Scene::from_meshes(&format!("{} instances", m.name), vec![base]);
+    scene.objects[0].instances = Some(
+        (0..count)
+            .map(|k| glam::Mat4::from_translation(offset(k)))
+            .collect(),
+    );
+    scene
 }
 
 #[derive(Debug, Clone, Serialize)]

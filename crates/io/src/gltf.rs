@@ -12,9 +12,27 @@ use crate::error::IoError;
 use rxpipe_core::mesh::Mesh;
 use std::path::Path;
 
-/// Loads the primitives of the default (or first) scene as separate meshes, in world space.
+/// Loads the primitives of the default (or first) scene as separate meshes, in world space (an
+/// instanced primitive copied once per instance, refused first where the copies would not fit
+/// the host's memory).
 pub fn parse(data: &[u8], file: &str, base: Option<&Path>) -> Result<Vec<Mesh>, IoError> {
-    Ok(parse_scene(data, file, base)?.world_meshes())
+    let scene = parse_scene(data, file, base)?;
+    for (k, (m, i)) in scene.meshes.iter().zip(&scene.instances).enumerate() {
+        if let Some(list) = i {
+            rxpipe_core::limits::check_host(list.len() as u64 * m.bytes() as u64, || {
+                format!(
+                    "{} instances of mesh {k} ('{}') as copies",
+                    list.len(),
+                    m.name
+                )
+            })
+            .map_err(|e| IoError::Unsupported {
+                file: file.to_string(),
+                message: e.to_string(),
+            })?;
+        }
+    }
+    Ok(scene.world_meshes())
 }
 
 /// Loads the default (or first) scene: its primitives with their model matrices, animations,

@@ -17,6 +17,10 @@ pub struct GltfScene {
     pub transforms: Vec<Mat4>,
     /// each animated mesh's node in [`GltfScene::rig`] (`None`: in world space)
     pub nodes: Vec<Option<usize>>,
+    /// each mesh's instances (EXT_mesh_gpu_instancing): the mesh drawn once per matrix, placed
+    /// by `transform * instance` (its transform then its node's world matrix, or its node's
+    /// pose where animated); `None`: drawn once
+    pub instances: Vec<Option<Vec<Mat4>>>,
     /// the node tree and the animations, when the file has any
     pub rig: Option<rxpipe_core::animation::Rig>,
     /// the meshes whose shapes the animations change (their `rig` is 0: this file's)
@@ -36,23 +40,34 @@ impl GltfScene {
         GltfScene {
             transforms: vec![Mat4::IDENTITY; meshes.len()],
             nodes: vec![None; meshes.len()],
+            instances: vec![None; meshes.len()],
             meshes,
             notes,
             ..Default::default()
         }
     }
 
-    /// Its meshes, every one in world space (animated ones as posed at time 0).
+    /// Its meshes, every one in world space (animated ones as posed at time 0), an instanced
+    /// one copied once per instance.
     pub fn world_meshes(self) -> Vec<Mesh> {
-        self.meshes
+        let mut out = Vec::with_capacity(self.meshes.len());
+        for ((m, t), instances) in self
+            .meshes
             .into_iter()
             .zip(self.transforms)
-            .map(|(mut m, t)| {
-                if t != Mat4::IDENTITY {
-                    m.transform(t);
+            .zip(self.instances)
+        {
+            let place = |mut m: Mesh, world: Mat4| {
+                if world != Mat4::IDENTITY {
+                    m.transform(world);
                 }
                 m
-            })
-            .collect()
+            };
+            match instances {
+                None => out.push(place(m, t)),
+                Some(list) => out.extend(list.iter().map(|&i| place(m.clone(), t * i))),
+            }
+        }
+        out
     }
 }

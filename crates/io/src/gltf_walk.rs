@@ -254,27 +254,15 @@ impl<'a> Walk<'a> {
             // a non-indexed primitive is a triangle soup: weld it (re-indexing stage)
             m = crate::vertex::weld_soup(m)?;
         }
-        // each instance a copy of the primitive in its node's space (no instances: the
-        // primitive once, as it is)
-        let copies: Vec<Mesh> = match instances {
-            None => vec![m],
-            Some(list) => {
-                rxpipe_core::limits::check_host(list.len() as u64 * m.bytes() as u64, || {
-                    format!("{} instances of {loc}", list.len())
-                })
-                .map_err(|e| self.err(&loc, e.to_string()))?;
-                list.iter()
-                    .map(|&inst| {
-                        let mut c = m.clone();
-                        c.transform(inst);
-                        c
-                    })
-                    .collect()
-            }
-        };
-        for m in copies {
-            self.place(m, at, skinned, in_node_space);
-        }
+        // an instanced primitive stays in its node's space, once, with its instances' matrices
+        // (drawn once per instance without copies)
+        self.place(
+            m,
+            at,
+            skinned,
+            in_node_space,
+            instances.map(<[Mat4]>::to_vec),
+        );
         self.out.deformed.extend(keep);
         Ok(())
     }
@@ -535,8 +523,18 @@ impl<'a> Walk<'a> {
 
     /// Adds a mesh with its model matrix: in world space, or in its node's space (bound to the
     /// node where an animation moves it).
-    fn place(&mut self, mut m: Mesh, at: &Placement, skinned: bool, in_node_space: bool) {
+    fn place(
+        &mut self,
+        mut m: Mesh,
+        at: &Placement,
+        skinned: bool,
+        in_node_space: bool,
+        instances: Option<Vec<Mat4>>,
+    ) {
         let out = &mut self.out;
+        // (instances are placed in the node's space: the mesh is not moved into world space)
+        let in_node_space = in_node_space || instances.is_some();
+        out.instances.push(instances);
         match (at.moves, &self.posed) {
             // (a skinned primitive is in world space already, whatever moves its node)
             _ if skinned => {

@@ -87,6 +87,9 @@ struct FileObject {
     rotate: [f32; 3],
     scale: Option<Scale>,
     color: Option<[f32; 3]>,
+    /// the object drawn once per entry, each moved by its offset before the object's placement
+    /// (instances: the mesh held once)
+    instances: Option<Vec<[f32; 3]>>,
 }
 
 #[derive(Deserialize)]
@@ -133,10 +136,21 @@ pub fn load_scene(path: impl AsRef<Path>) -> Result<Scene, IoError> {
         // a glTF file brings its lights and its camera too
         let (g, sources) = load_file(path)?;
         let mut scene = Scene::from_meshes(&name, g.meshes);
-        // (animated meshes lie in their nodes' spaces, placed as at time 0)
+        // (animated and instanced meshes lie in their nodes' spaces, placed as at time 0)
+        let placed = g.rig.is_some() || g.instances.iter().any(Option::is_some);
+        for (o, (t, i)) in scene
+            .objects
+            .iter_mut()
+            .zip(g.transforms.iter().zip(g.instances))
+        {
+            o.transform = *t;
+            o.instances = i;
+        }
+        if placed {
+            scene.frame_all();
+        }
         if let Some(rig) = g.rig {
-            for (k, (t, node)) in g.transforms.iter().zip(&g.nodes).enumerate() {
-                scene.objects[k].transform = *t;
+            for (k, node) in g.nodes.iter().enumerate() {
                 if let Some(node) = *node {
                     scene
                         .animation
@@ -151,7 +165,6 @@ pub fn load_scene(path: impl AsRef<Path>) -> Result<Scene, IoError> {
             }
             scene.animation.rigs.push(std::sync::Arc::new(rig));
             scene.animation.deformed = g.deformed;
-            scene.frame_all();
         }
         scene.lights = g.lights;
         scene.notes = g.notes;
@@ -246,13 +259,16 @@ pub fn parse_scene(text: &str, name: &str, dir: &Path) -> Result<Scene, IoError>
                         animation.deformed.push(d);
                     }
                 }
-                g.meshes.into_iter().zip(g.transforms).collect()
+                g.meshes
+                    .into_iter()
+                    .zip(g.transforms.into_iter().zip(g.instances))
+                    .collect()
             }
             (None, Some(g)) => {
                 let generator = generator_of(o, g).map_err(perr)?;
                 vec![(
                     generator.generate(g).map_err(|e| perr(e.to_string()))?,
-                    Mat4::IDENTITY,
+                    (Mat4::IDENTITY, None),
                 )]
             }
             _ => return Err(perr("give exactly one of 'mesh' or 'generator'".into())),
@@ -266,14 +282,32 @@ pub fn parse_scene(text: &str, name: &str, dir: &Path) -> Result<Scene, IoError>
                 placement: transform,
             });
         }
-        for (mesh, own) in meshes {
+        for (mesh, (own, instances)) in meshes {
             let mut mesh = rxpipe_core::scene::colored(mesh);
             let color = color_of(o, &mut mesh);
-            objects.push(Object {
-                mesh,
-                transform: transform * own,
-                color,
-            });
+            let mut object = Object::new(mesh, transform * own, color);
+            object.instances = instances;
+            if let Some(offsets) = &o.instances {
+                // the file's instances: offsets in the mesh's own space, before the object's
+                // scale, rotation and translation (a glTF's instances drawn at every offset)
+                if offsets.iter().flatten().any(|v| !v.is_finite()) {
+                    return Err(perr("an instance offset is not a finite number".into()));
+                }
+                let within = object
+                    .instances
+                    .take()
+                    .unwrap_or_else(|| vec![Mat4::IDENTITY]);
+                object.instances = Some(
+                    offsets
+                        .iter()
+                        .flat_map(|&t| {
+                            let at = Mat4::from_translation(Vec3::from_array(t));
+                            within.iter().map(move |&i| at * i)
+                        })
+                        .collect(),
+                );
+            }
+            objects.push(object);
         }
     }
     let mut scene = Scene {

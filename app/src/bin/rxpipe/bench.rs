@@ -196,7 +196,8 @@ impl FrustumArg {
 #[derive(clap::Args)]
 pub struct MeshArgs {
     /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec; `bench
-    /// frame` also takes scene files (.gltf, .glb, .toml), drawn from their own cameras
+    /// frame` also takes scene files (.gltf, .glb, .toml), drawn from their own cameras, and
+    /// bunny-instances:N (bunny-grid:N's bunnies as instances of one mesh)
     #[arg(
         long,
         value_delimiter = ',',

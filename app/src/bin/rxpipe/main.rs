@@ -136,6 +136,7 @@ impl PipelineArgs {
             vertices,
             triangles,
             attribute_bytes: 32,
+            placements: 1,
         };
         let kind = match self.backend {
             Backend::Cpu => rxpipe::BackendKind::Cpu,

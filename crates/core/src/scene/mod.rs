@@ -63,10 +63,9 @@ impl Scene {
         let objects = meshes
             .into_iter()
             .map(colored)
-            .map(|m| Object {
-                color: m.base_color.unwrap_or([0.8, 0.8, 0.8, 1.0]),
-                mesh: m,
-                transform: Mat4::IDENTITY,
+            .map(|m| {
+                let color = m.base_color.unwrap_or([0.8, 0.8, 0.8, 1.0]);
+                Object::new(m, Mat4::IDENTITY, color)
             })
             .collect();
         let mut s = Scene {
@@ -86,16 +85,31 @@ impl Scene {
         s
     }
 
-    /// World-space bounds of all objects.
+    /// World-space bounds of all objects (every instance of each).
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
         let mut b: Option<(Vec3, Vec3)> = None;
         for o in &self.objects {
-            for p in &o.mesh.positions {
-                let w = o.transform.transform_point3(*p);
-                b = Some(match b {
-                    None => (w, w),
-                    Some((lo, hi)) => (lo.min(w), hi.max(w)),
-                });
+            // (an instance's bounds: the corners of the mesh's box, placed; the box of the
+            // placed vertices where the object is drawn once, as before instances)
+            let local = match &o.instances {
+                Some(_) => o.mesh.bounds().map(|(lo, hi)| box_corners(lo, hi)),
+                None => None,
+            };
+            for m in o.placements(o.transform) {
+                let mut add = |w: Vec3| {
+                    b = Some(match b {
+                        None => (w, w),
+                        Some((lo, hi)) => (lo.min(w), hi.max(w)),
+                    })
+                };
+                match &local {
+                    Some(corners) => corners.iter().for_each(|&c| add(m.transform_point3(c))),
+                    None => o
+                        .mesh
+                        .positions
+                        .iter()
+                        .for_each(|&p| add(m.transform_point3(p))),
+                }
             }
         }
         b
@@ -116,8 +130,12 @@ impl Scene {
         }
     }
 
+    /// The triangles the scene draws: each object's once per placement.
     pub fn triangle_count(&self) -> usize {
-        self.objects.iter().map(|o| o.mesh.triangle_count()).sum()
+        self.objects
+            .iter()
+            .map(|o| o.mesh.triangle_count() * o.placement_count())
+            .sum()
     }
 
     /// Why the scene cannot draw anything, if it cannot: no triangles at all, or a camera that
@@ -133,6 +151,17 @@ impl Scene {
         }
         self.camera.check().err()
     }
+}
+
+/// The eight corners of the box `lo`..`hi`.
+fn box_corners(lo: Vec3, hi: Vec3) -> [Vec3; 8] {
+    std::array::from_fn(|k| {
+        Vec3::new(
+            if k & 1 == 0 { lo.x } else { hi.x },
+            if k & 2 == 0 { lo.y } else { hi.y },
+            if k & 4 == 0 { lo.z } else { hi.z },
+        )
+    })
 }
 
 /// A mesh with vertex colours and no material (PLY, OBJ) gets a plain white dielectric, so that
