@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole frames at the sizes of the billion-triangle work: bunny grids of 104 M, 403 M and 1.0 G
-# triangles at 1920x1080 and the 104 M grid at 3840x2160, the hashing strategy, through
+# triangles at 1920x1080, the 104 M grid at 3840x2160, and a thousand instances of a mesh of a
+# million triangles (one mesh held once, 1.0 G triangles drawn), the hashing strategy, through
 # `rxpipe bench frame` (its JSON and markdown reports into OUT_DIR, the 1 G grid in a run of its
 # own, with each run's wall time and the host's peak memory in OUT_DIR/wall.txt). With a .gl folder prepared as
 # ../shared/anchors/README.md says, the hardware OpenGL pipeline draws grids of as many bunnies
@@ -27,6 +28,7 @@ run() {
 run frame-1080p --meshes bunny-grid:1500,bunny-grid:5800
 run frame-1g --meshes bunny-grid:14400
 run frame-2160p --meshes bunny-grid:1500 --size 3840x2160
+run frame-instances --meshes 'rings:1000000*1000'
 if [[ -d .gl ]]; then
   for grid in ${GL_GRIDS:-50x30 100x58}; do
     (cd .gl && python3 hw_anchor.py --frames 10 --no-sim --torus 0 --grid "$grid" \

@@ -255,18 +255,24 @@ fn bench_scene(name: &str) -> Result<(rxpipe::Scene, VertexOrder), Error> {
     if is_scene_file(name) {
         return Ok((rxpipe::io::load_scene(name)?, VertexOrder::Forsyth));
     }
+    // instances of one mesh on a grid: `bunny-instances:N` (bunny-grid:N's layout) or `MESH*N`
+    let instanced = match (name.strip_prefix("bunny-instances:"), name.rsplit_once('*')) {
+        (Some(n), _) => Some(("bunny", n)),
+        (None, Some((mesh, n))) => Some((mesh, n)),
+        (None, None) => None,
+    };
     // the grids are already in Forsyth order, copy by copy
-    let order = if name.starts_with("bunny-grid") || name.starts_with("bunny-instances") {
+    let order = if name.starts_with("bunny-grid") || instanced.is_some() {
         VertexOrder::Input
     } else {
         VertexOrder::Forsyth
     };
-    let mut scene = match name.strip_prefix("bunny-instances:") {
-        Some(n) => {
+    let mut scene = match instanced {
+        Some((mesh, n)) => {
             let count: usize = n
                 .parse()
                 .map_err(|_| Error::Backend(format!("bad instance count in '{name}'")))?;
-            super::bunny_instances(&bench_mesh("bunny")?, count)
+            super::grid_instances(&bench_mesh(mesh)?, count)
         }
         None => rxpipe::Scene::from_meshes(name, vec![bench_mesh(name)?]),
     };

@@ -178,10 +178,10 @@ fn grid_layout(m: &Mesh, count: usize) -> (Mesh, impl Fn(usize) -> Vec3 + Sync) 
     (base, offset)
 }
 
-/// The scene of `bunny-instances:N`: one object, `m` in Forsyth order, drawn as `count`
-/// instances laid out as [`bunny_grid`] lays out its copies (the same triangles in the same
-/// places), the mesh held once.
-pub fn bunny_instances(m: &Mesh, count: usize) -> rxpipe::Scene {
+/// The scene of `bunny-instances:N` (and `MESH*N`): one object, `m` in Forsyth order, drawn as
+/// `count` instances laid out as [`bunny_grid`] lays out its copies (the same triangles in the
+/// same places), the mesh held once.
+pub fn grid_instances(m: &Mesh, count: usize) -> rxpipe::Scene {
     let (base, offset) = grid_layout(m, count);
     let mut scene = rxpipe::Scene::from_meshes(&format!("{} instances", m.name), vec![base]);
     scene.objects[0].instances = Some(

@@ -330,3 +330,39 @@ fn reindex_merge_and_subset_as_a_user_runs_them() {
     let (ok, text) = run(&["subset", input.to_str().unwrap(), part.to_str().unwrap()]);
     assert!(!ok && text.contains("--faces"), "{text}");
 }
+
+/// `bench frame` draws instances of one mesh on a grid (`MESH*N`), as many triangles as copies
+/// would be, and refuses a count that is not a number.
+#[test]
+fn the_frame_benchmark_draws_instances() {
+    let args = |m: &'static str| {
+        [
+            "bench",
+            "frame",
+            "--backend",
+            "cpu",
+            "--runs",
+            "1",
+            "--warmup",
+            "0",
+            "--strategies",
+            "hash",
+            "--json",
+            "--meshes",
+            m,
+        ]
+    };
+    let o = rxpipe(&args("icosphere:2*4")).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["meshes"][0]["mesh"], "icosphere:2*4");
+    assert_eq!(v["meshes"][0]["triangles"], 4 * 320);
+    assert!(v["rows"][0]["rasterized"].as_u64().unwrap() > 0, "{v}");
+    let o = rxpipe(&args("icosphere:2*four")).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("bad instance count in 'icosphere:2*four'"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -197,7 +197,8 @@ impl FrustumArg {
 pub struct MeshArgs {
     /// comma-separated: bunny, ogre, icosphere:LEVEL, bunny-grid:N, or any generator spec; `bench
     /// frame` also takes scene files (.gltf, .glb, .toml), drawn from their own cameras, and
-    /// bunny-instances:N (bunny-grid:N's bunnies as instances of one mesh)
+    /// instances of one mesh on a grid: bunny-instances:N (bunny-grid:N's bunnies) or MESH*N
+    /// (rings:1000000*1000: a thousand instances of a million triangles)
     #[arg(
         long,
         value_delimiter = ',',
