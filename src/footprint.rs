@@ -86,7 +86,8 @@ pub fn of(
     let vout = std::mem::size_of::<VertexOut>() as u64 + 4;
     let mut resident = 0u64;
     let mut scratch = 0u64;
-    // the CPU's largest object's queue and raster buffers (one object drawn at a time)
+    // the CPU's queues and raster buffers (every drawn object's at once: the frame shades them
+    // all, then rasterises them together)
     let mut cpu_frame = 0u64;
     // the GPU's queues (one per object, kept from frame to frame) and the frame's triangles
     let (mut queues, mut triangles) = (0u64, 0u64);
@@ -105,7 +106,7 @@ pub fn of(
         scratch = scratch.max(reindex_scratch + c.mesh());
         resident += kept + vin * v + 16 * t;
         let queue = invocations * vout + 12 * t;
-        cpu_frame = cpu_frame.max(queue + CPU_RASTER_BYTES_PER_TRIANGLE * t);
+        cpu_frame += (queue + CPU_RASTER_BYTES_PER_TRIANGLE * t) * c.placements;
         queues += queue * c.placements;
         triangles += t * c.placements;
     }
@@ -146,5 +147,16 @@ mod tests {
         assert!(naive.host > small.host);
         let gpu = of(&[c(1000, 2000)], BackendKind::Cuda, hash, true);
         assert!(gpu.device > 0 && gpu.host < small.host);
+        // a frame holds every drawn object's queue and raster buffers at once, an instance's
+        // too; the mesh of an instanced object once
+        let twice = of(&[c(1000, 2000).placed(2)], BackendKind::Cpu, hash, true);
+        let apart = of(
+            &[c(1000, 2000), c(1000, 2000)],
+            BackendKind::Cpu,
+            hash,
+            true,
+        );
+        assert!(twice.host >= small.host + CPU_RASTER_BYTES_PER_TRIANGLE * 2000);
+        assert!(apart.host > twice.host);
     }
 }
