@@ -512,6 +512,56 @@ fn instanced_nodes_draw_their_mesh_once_per_instance() {
     );
 }
 
+/// An animated instanced node carries its instances: at any time each instance is placed by
+/// the node's pose times its own matrix, the frame the same as three objects placed so.
+#[test]
+fn animated_instances_follow_their_node() {
+    let mut bin = Bin::default();
+    let mut doc = instanced(&mut bin);
+    let time = bin.floats(&[0.0, 1.0], "SCALAR", 1);
+    bin.accessors[time]["min"] = json!([0.0]);
+    bin.accessors[time]["max"] = json!([1.0]);
+    let moved = bin.floats(&[0., 0., 5., 0., 0., 9.], "VEC3", 3);
+    doc["animations"] = json!([{"channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}],
+        "samplers": [{"input": time, "output": moved}]}]);
+    let path = bin.write("instances-moving.gltf", doc);
+    let scene = rxpipe::io::load_scene(&path).unwrap();
+    assert_eq!(scene.objects.len(), 1);
+    let o = &scene.objects[0];
+    let instances = o.instances.clone().expect("instances");
+    // three objects where the node is at time 1 (z = 9), each placed by its instance
+    let mut placed = rxpipe::Scene::from_meshes("placed", vec![o.mesh.clone(); 3]);
+    let at = Mat4::from_translation(Vec3::new(0.0, 0.0, 9.0));
+    for (p, i) in placed.objects.iter_mut().zip(&instances) {
+        p.transform = at * *i;
+    }
+    let camera = rxpipe::Camera {
+        eye: Vec3::new(5.0, 5.0, 30.0),
+        target: Vec3::new(5.0, 5.0, 9.0),
+        ..scene.camera
+    };
+    let r = rxpipe::Renderer::new(rxpipe::Backend::Cpu).unwrap();
+    let p = rxpipe::Pipeline::builder()
+        .cull(rxpipe::CullMode::None)
+        .build(&r)
+        .unwrap();
+    let a = p.prepare(&scene).unwrap();
+    let b = p.prepare(&placed).unwrap();
+    let fa = p
+        .render_prepared(&a, &scene, &camera, (96, 96), 1.0)
+        .unwrap();
+    let fb = p
+        .render_prepared(&b, &placed, &camera, (96, 96), 1.0)
+        .unwrap();
+    assert!(fa.stats.raster.rasterized == 3, "{:?}", fa.stats.raster);
+    assert!(fa.color == fb.color && fa.depth == fb.depth);
+    // and at time 0 the node is back at z = 5: the frame differs
+    let f0 = p
+        .render_prepared(&a, &scene, &camera, (96, 96), 0.0)
+        .unwrap();
+    assert!(f0.depth != fa.depth);
+}
+
 #[test]
 fn animated_morph_weights_shape_the_mesh_at_any_time() {
     // the morphed triangle's node 0 with its weights animated from (0, 0) at time 0 to (1, 1)
