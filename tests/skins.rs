@@ -440,6 +440,16 @@ fn instanced(bin: &mut Bin) -> Value {
     })
 }
 
+/// Animates node 0 of `doc`: translated from z = 5 at time 0 to z = 9 at time 1.
+fn move_node_along_z(bin: &mut Bin, doc: &mut Value) {
+    let time = bin.floats(&[0.0, 1.0], "SCALAR", 1);
+    bin.accessors[time]["min"] = json!([0.0]);
+    bin.accessors[time]["max"] = json!([1.0]);
+    let moved = bin.floats(&[0., 0., 5., 0., 0., 9.], "VEC3", 3);
+    doc["animations"] = json!([{"channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}],
+        "samplers": [{"input": time, "output": moved}]}]);
+}
+
 #[test]
 fn instanced_nodes_draw_their_mesh_once_per_instance() {
     let mut bin = Bin::default();
@@ -480,12 +490,7 @@ fn instanced_nodes_draw_their_mesh_once_per_instance() {
     // at time 0 places it
     let mut bin = Bin::default();
     let mut doc = instanced(&mut bin);
-    let time = bin.floats(&[0.0, 1.0], "SCALAR", 1);
-    bin.accessors[time]["min"] = json!([0.0]);
-    bin.accessors[time]["max"] = json!([1.0]);
-    let moved = bin.floats(&[0., 0., 5., 0., 0., 9.], "VEC3", 3);
-    doc["animations"] = json!([{"channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}],
-        "samplers": [{"input": time, "output": moved}]}]);
+    move_node_along_z(&mut bin, &mut doc);
     let scene = load_gltf_scene(bin.write("instances-animated.gltf", doc)).unwrap();
     assert_eq!(scene.meshes.len(), 1);
     let i1 = scene.instances[0].as_ref().expect("instances")[1];
@@ -518,12 +523,7 @@ fn instanced_nodes_draw_their_mesh_once_per_instance() {
 fn animated_instances_follow_their_node() {
     let mut bin = Bin::default();
     let mut doc = instanced(&mut bin);
-    let time = bin.floats(&[0.0, 1.0], "SCALAR", 1);
-    bin.accessors[time]["min"] = json!([0.0]);
-    bin.accessors[time]["max"] = json!([1.0]);
-    let moved = bin.floats(&[0., 0., 5., 0., 0., 9.], "VEC3", 3);
-    doc["animations"] = json!([{"channels": [{"sampler": 0, "target": {"node": 0, "path": "translation"}}],
-        "samplers": [{"input": time, "output": moved}]}]);
+    move_node_along_z(&mut bin, &mut doc);
     let path = bin.write("instances-moving.gltf", doc);
     let scene = rxpipe::io::load_scene(&path).unwrap();
     assert_eq!(scene.objects.len(), 1);

@@ -117,33 +117,14 @@ impl Pipeline {
             let Some(o) = scene.objects.get(k).filter(|_| !slots.is_empty()) else {
                 continue;
             };
-            let mismatch = || {
-                Error::Backend(format!(
-                    "object {k} has {} placements where it was prepared with {}: prepare the \
-                     scene again",
-                    o.placement_count(),
-                    slots.len()
-                ))
-            };
+            let objs = &mut prepared.objects;
             match (&self.engine, &mut prepared.residents) {
                 (Engine::Cpu(api), Residents::Cpu(r)) => {
-                    let placed = self.prepare_object(api, k, o, &mut scratch)?;
-                    if placed.len() != slots.len() {
-                        return Err(mismatch());
-                    }
-                    for (&slot, (obj, res)) in slots.iter().zip(placed) {
-                        (prepared.objects[slot], r[slot]) = (obj, res);
-                    }
+                    self.replace_object(api, (k, o), &slots, objs, r, &mut scratch)?
                 }
                 #[cfg(feature = "cuda")]
                 (Engine::Cuda(api), Residents::Cuda(r)) => {
-                    let placed = self.prepare_object(&**api, k, o, &mut scratch)?;
-                    if placed.len() != slots.len() {
-                        return Err(mismatch());
-                    }
-                    for (&slot, (obj, res)) in slots.iter().zip(placed) {
-                        (prepared.objects[slot], r[slot]) = (obj, res);
-                    }
+                    self.replace_object(&**api, (k, o), &slots, objs, r, &mut scratch)?
                 }
                 #[cfg(feature = "cuda")]
                 _ => {
@@ -152,6 +133,32 @@ impl Pipeline {
                     ))
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Object `k` (`o`) prepared again into its placements' `slots` of `objects` and
+    /// `residents`.
+    fn replace_object<A: Api>(
+        &self,
+        api: &A,
+        (k, o): (usize, &rxpipe_core::scene::Object),
+        slots: &[usize],
+        objects: &mut [PreparedObject],
+        residents: &mut [Resident<A>],
+        scratch: &mut Prepared,
+    ) -> Result<(), Error> {
+        let placed = self.prepare_object(api, k, o, scratch)?;
+        if placed.len() != slots.len() {
+            return Err(Error::Backend(format!(
+                "object {k} has {} placements where it was prepared with {}: prepare the scene \
+                 again",
+                placed.len(),
+                slots.len()
+            )));
+        }
+        for (&slot, (obj, res)) in slots.iter().zip(placed) {
+            (objects[slot], residents[slot]) = (obj, res);
         }
         Ok(())
     }

@@ -302,21 +302,19 @@ impl CudaGeometry {
         fused: &Fused,
         t: &mut DrawTable,
     ) -> Result<FusedTarget, GpuError> {
+        // (by queue: a frame of many objects or instances has as many draws)
+        let by_queue: std::collections::HashMap<u64, FusedDraw> =
+            fused.draws.iter().copied().collect();
         let parts = d
             .queues
             .iter()
             .map(|q| {
-                fused
-                    .draws
-                    .iter()
-                    .find(|(at, _)| at == q)
-                    .map(|(_, part)| *part)
-                    .ok_or_else(|| {
-                        GpuError::Limit(
-                            "a fused geometry launch shades a queue the raster stage does not draw"
-                                .into(),
-                        )
-                    })
+                by_queue.get(q).copied().ok_or_else(|| {
+                    GpuError::Limit(
+                        "a fused geometry launch shades a queue the raster stage does not draw"
+                            .into(),
+                    )
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
         self.gpu.put(&mut t.fused, &parts, "fused draw table")?;
