@@ -253,22 +253,37 @@ extern "C" __global__ void warp_vote(const VertexIn* __restrict__ vin,
 // corner numbers of its indices `threadIdx.x + r * RXP_HASH_BLOCK`, and the ids by number):
 // RxpQueueTail writes the queue as above; the fused geometry stage's tail
 // (kernels/geometry_fused.cu) sets up and rasterises the batch's triangles first.
-template <bool kSlowPath, typename Tail>
-__device__ __forceinline__ void rxp_dyn_hash(unsigned block, const unsigned* __restrict__ idx,
-                                             const unsigned* __restrict__ tri_start,
-                                             unsigned fast_probes, const Tail& tail) {
+//
+// A mesh's batches never change, so a big mesh's are hashed once, when it is prepared
+// (dyn_hash_tables below): each index's number in its batch and each batch's ids by number. With
+// those batch tables a block reads its numbers (a byte an index) and ids instead of hashing, and
+// the tail receives the same batch: the same vertices, shaded once each, and the same triangles.
+struct RxpBatchTables {
+    // each index's vertex number in its batch (none: hash)
+    const unsigned char* numbers;
+    // each batch's ids by number, RXP_HASH_VERTICES slots a batch
+    const unsigned* vertices;
+    // each batch's vertex count
+    const unsigned* counts;
+};
+
+// Numbers the batch's indices by hashing (see above): the thread's corner numbers into `nums`,
+// the ids by number into `uid`; returns the batch's vertex count (at most max_vertices).
+template <bool kSlowPath>
+__device__ __forceinline__ unsigned rxp_hash_numbers(const unsigned* __restrict__ idx,
+                                                     unsigned long long i0, unsigned n,
+                                                     unsigned fast_probes,
+                                                     unsigned (&nums)[RXP_HASH_ROUNDS],
+                                                     unsigned* uid) {
     constexpr unsigned table = RXP_HASH_TABLE, max_vertices = RXP_HASH_VERTICES;
     static_assert((table & (table - 1)) == 0 && table >= 2 * max_vertices, "RXP_HASH_TABLE");
     __shared__ __align__(16) unsigned keys[table];
-    __shared__ unsigned num[table], uid[max_vertices];
+    __shared__ unsigned num[table];
     __shared__ unsigned claimed;
     constexpr unsigned P = RXP_HASH_BLOCK, R = RXP_HASH_ROUNDS;
     const unsigned mask = table - 1, lane = threadIdx.x & 31;
     // the hash's shift (a table has at least two slots)
     const unsigned shift = 33 - __ffs(table);
-    const unsigned long long i0 = 3ull * tri_start[block];
-    // (the host allows at most 1024 indices per batch: R rounds of P)
-    const unsigned n = min(3 * (tri_start[block + 1] - tri_start[block]), R * P);
     // all of this thread's indices of the batch, loaded before the table is cleared so that
     // their round trips to memory overlap (one wait a batch, not one a round)
     const unsigned* ip = idx + i0 + threadIdx.x;
@@ -370,10 +385,34 @@ __device__ __forceinline__ void rxp_dyn_hash(unsigned block, const unsigned* __r
         }
     }
     __syncthreads();
-    unsigned nums[R];
 #pragma unroll
     for (unsigned r = 0; r < R; ++r) nums[r] = threadIdx.x + r * P < n ? num[slot[r]] : 0u;
-    tail(block, i0, n, min(claimed, max_vertices), nums, uid);
+    return min(claimed, max_vertices);
+}
+
+template <bool kSlowPath, typename Tail>
+__device__ __forceinline__ void rxp_dyn_hash(unsigned block, const unsigned* __restrict__ idx,
+                                             const unsigned* __restrict__ tri_start,
+                                             unsigned fast_probes, RxpBatchTables tab,
+                                             const Tail& tail) {
+    constexpr unsigned P = RXP_HASH_BLOCK, R = RXP_HASH_ROUNDS, max_vertices = RXP_HASH_VERTICES;
+    __shared__ unsigned uid[max_vertices];
+    const unsigned long long i0 = 3ull * tri_start[block];
+    // (the host allows at most 1024 indices per batch: R rounds of P)
+    const unsigned n = min(3 * (tri_start[block + 1] - tri_start[block]), R * P);
+    unsigned nums[R], unique;
+    if (tab.numbers) {
+        const unsigned char* np = tab.numbers + i0 + threadIdx.x;
+#pragma unroll
+        for (unsigned r = 0; r < R; ++r) nums[r] = threadIdx.x + r * P < n ? np[r * P] : 0u;
+        unique = min(tab.counts[block], max_vertices);
+        const unsigned* vp = tab.vertices + (unsigned long long)block * max_vertices;
+        for (unsigned k = threadIdx.x; k < unique; k += P) uid[k] = vp[k];
+        __syncthreads();
+    } else {
+        unique = rxp_hash_numbers<kSlowPath>(idx, i0, n, fast_probes, nums, uid);
+    }
+    tail(block, i0, n, unique, nums, uid);
 }
 
 // The hashing kernels' queue: each index's corner, and the batch's vertices shaded into its
@@ -406,7 +445,7 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_hash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
              const unsigned* __restrict__ tri_start, unsigned fast_probes, Uniforms u,
              VertexOut* __restrict__ out, unsigned* __restrict__ corners, unsigned* counts) {
-    rxp_dyn_hash<false>(blockIdx.x, idx, tri_start, fast_probes,
+    rxp_dyn_hash<false>(blockIdx.x, idx, tri_start, fast_probes, RxpBatchTables{},
                         RxpQueueTail{vin, u, out, corners, counts});
 }
 
@@ -414,9 +453,41 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     dyn_phash(const VertexIn* __restrict__ vin, const unsigned* __restrict__ idx,
               const unsigned* __restrict__ tri_start, unsigned fast_probes, Uniforms u,
               VertexOut* __restrict__ out, unsigned* __restrict__ corners, unsigned* counts) {
-    rxp_dyn_hash<true>(blockIdx.x, idx, tri_start, fast_probes,
+    rxp_dyn_hash<true>(blockIdx.x, idx, tri_start, fast_probes, RxpBatchTables{},
                        RxpQueueTail{vin, u, out, corners, counts});
 }
+
+// The batch tables of a mesh's batches (RxpBatchTables): hashed as dyn_hash hashes them, each
+// index's number and each batch's ids and count written instead of shading. (Numbers are bytes:
+// compiled where a batch holds at most 256 vertices.)
+#if RXP_HASH_VERTICES <= 256
+struct RxpTableTail {
+    unsigned char* __restrict__ numbers;
+    unsigned* __restrict__ vertices;
+    unsigned* __restrict__ counts;
+    __device__ __forceinline__ void operator()(unsigned block, unsigned long long i0, unsigned n,
+                                               unsigned unique,
+                                               const unsigned (&nums)[RXP_HASH_ROUNDS],
+                                               const unsigned* uid) const {
+        constexpr unsigned P = RXP_HASH_BLOCK;
+        unsigned char* dst = numbers + i0 + threadIdx.x;
+#pragma unroll
+        for (unsigned r = 0; r < RXP_HASH_ROUNDS; ++r)
+            if (threadIdx.x + r * P < n) dst[r * P] = (unsigned char)nums[r];
+        unsigned* v = vertices + (unsigned long long)block * RXP_HASH_VERTICES;
+        for (unsigned k = threadIdx.x; k < unique; k += P) v[k] = uid[k];
+        if (threadIdx.x == 0) counts[block] = unique;
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
+    dyn_hash_tables(const unsigned* __restrict__ idx, const unsigned* __restrict__ tri_start,
+                    unsigned char* __restrict__ numbers, unsigned* __restrict__ vertices,
+                    unsigned* __restrict__ counts) {
+    rxp_dyn_hash<false>(blockIdx.x, idx, tri_start, 0, RxpBatchTables{},
+                        RxpTableTail{numbers, vertices, counts});
+}
+#endif
 
 // Dynamically-batched sorting (Algorithm 2). One block of RXP_SORT_BLOCK threads per batch (the
 // paper's 256 for its 768 indices), each thread taking RXP_SORT_KEYS / RXP_SORT_BLOCK
@@ -684,9 +755,17 @@ struct RxgDraw {
     // the counts to clear and sum, and where their chunks start among the launch's
     unsigned ncounts;
     unsigned count_base;
+    // the mesh's batch tables (hashing; none: hash each batch)
+    const unsigned char* tab_numbers;
+    const unsigned* tab_vertices;
+    const unsigned* tab_counts;
 };
-static_assert(sizeof(Uniforms) == 180 && sizeof(RxgDraw) == 264,
+static_assert(sizeof(Uniforms) == 180 && sizeof(RxgDraw) == 288,
               "the draw table as the host lays it out (src/geometry/cuda/abi.rs)");
+
+__device__ __forceinline__ RxpBatchTables rxg_tables(const RxgDraw& d) {
+    return RxpBatchTables{d.tab_numbers, d.tab_vertices, d.tab_counts};
+}
 
 // The draw that block b belongs to: the last whose base is at most b (a draw without blocks
 // shares its successor's base and is never found). `count` searches the count chunks' bases.
@@ -731,7 +810,7 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
-    rxp_dyn_hash<false>(b, d.idx, d.aux, fast_probes,
+    rxp_dyn_hash<false>(b, d.idx, d.aux, fast_probes, rxg_tables(d),
                         RxpQueueTail{d.vin, d.u, d.out, d.corners, d.counts});
 }
 
@@ -740,8 +819,8 @@ extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK)
     rxp_after_prior();
     unsigned b;
     const RxgDraw& d = rxg_draw_of(draws, ndraws, blockIdx.x, false, b);
-    rxp_dyn_hash<true>(b, d.idx, d.aux, fast_probes,
-                        RxpQueueTail{d.vin, d.u, d.out, d.corners, d.counts});
+    rxp_dyn_hash<true>(b, d.idx, d.aux, fast_probes, rxg_tables(d),
+                       RxpQueueTail{d.vin, d.u, d.out, d.corners, d.counts});
 }
 
 extern "C" __global__ void __launch_bounds__(RXP_SORT_BLOCK)

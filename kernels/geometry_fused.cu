@@ -212,7 +212,8 @@ __device__ __forceinline__ void rxp_dyn_hash_fused(const RxgDraw* __restrict__ d
     const unsigned di = rxg_draw_index(draws, ndraws, blockIdx.x, false, b);
     const RxgDraw& d = draws[di];
     const RxpQueueTail q{d.vin, d.u, d.out, d.corners, d.counts};
-    rxp_dyn_hash<kSlowPath>(b, d.idx, d.aux, fast_probes, RxpFusedTail{q, F, F.draws[di]});
+    rxp_dyn_hash<kSlowPath>(b, d.idx, d.aux, fast_probes, rxg_tables(d),
+                            RxpFusedTail{q, F, F.draws[di]});
 }
 
 extern "C" __global__ void __launch_bounds__(RXP_HASH_BLOCK, RXP_FUSED_BLOCKS)

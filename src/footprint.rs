@@ -10,6 +10,7 @@
 //! another. The model errs towards more than the peak measured (tests/cli.rs compares it with
 //! the process's peak on generated meshes).
 
+use crate::geometry::cuda::BatchTables;
 use crate::geometry::{Strategy, VertexIn, VertexOut};
 use rxpipe_core::execution::BackendKind;
 
@@ -91,6 +92,8 @@ pub fn of(
     let mut cpu_frame = 0u64;
     // the GPU's queues (one per object, kept from frame to frame) and the frame's triangles
     let (mut queues, mut triangles) = (0u64, 0u64);
+    // the GPU's batch tables (a hashing strategy's, for big meshes)
+    let mut tables = 0u64;
     for c in objects {
         let (v, t) = (c.vertices, c.triangles);
         // the shader's outputs: every index for naive shading, about every vertex once and a
@@ -105,6 +108,15 @@ pub fn of(
         // the vertex order's copy of the mesh, the shader inputs and the dynamic batches
         scratch = scratch.max(reindex_scratch + c.mesh());
         resident += kept + vin * v + 16 * t;
+        if let (true, Some((mi, mv))) = (strategy.layout().tables, strategy.dynamic_limits()) {
+            if t >= BatchTables::MIN_TRIANGLES as u64 {
+                // a batch ends at its index limit or its vertex limit, whichever comes first
+                let batches = (3 * t)
+                    .div_ceil(mi as u64)
+                    .max(invocations.div_ceil(mv as u64));
+                tables += BatchTables::bytes(3 * t as usize, batches as usize, mv);
+            }
+        }
         let queue = invocations * vout + 12 * t;
         cpu_frame += (queue + CPU_RASTER_BYTES_PER_TRIANGLE * t) * c.placements;
         queues += queue * c.placements;
@@ -116,10 +128,11 @@ pub fn of(
             device: 0,
         },
         // the host keeps the prepared mesh and its scratch; the device the inputs, batches,
-        // queues and one frame's raster buffers
+        // batch tables, queues and one frame's raster buffers
         BackendKind::Cuda => Footprint {
             host: resident + scratch,
             device: resident
+                + tables
                 + queues
                 + GPU_RASTER_BYTES_PER_TRIANGLE * triangles
                 + GPU_RASTER_BYTES_PER_SURVIVOR * triangles.min(SURVIVORS),
@@ -158,5 +171,38 @@ mod tests {
         );
         assert!(twice.host >= small.host + CPU_RASTER_BYTES_PER_TRIANGLE * 2000);
         assert!(apart.host > twice.host);
+    }
+
+    #[test]
+    fn big_meshes_hashed_on_the_gpu_hold_batch_tables() {
+        let (mi, mv) = (1023, 256);
+        let hash = Strategy::DynamicHash {
+            max_indices: mi,
+            max_vertices: mv,
+        };
+        let sort = Strategy::DynamicSort {
+            max_indices: mi,
+            max_vertices: mv,
+        };
+        let c = |t: u64| Counts {
+            vertices: t / 2,
+            triangles: t,
+            attribute_bytes: 32,
+            placements: 1,
+        };
+        let gap = |t: u64| {
+            of(&[c(t)], BackendKind::Cuda, hash, true).device
+                - of(&[c(t)], BackendKind::Cuda, sort, true).device
+        };
+        // below the threshold none; above, a byte an index and a list of ids a batch (a batch of
+        // 341 triangles holds about 256 of these meshes' vertices)
+        assert_eq!(gap(BatchTables::MIN_TRIANGLES as u64 - 1), 0);
+        let t = 3 * BatchTables::MIN_TRIANGLES as u64;
+        let batches = (3 * t).div_ceil(mi as u64);
+        assert_eq!(gap(t), 3 * t + batches * (4 * mv as u64 + 4));
+        assert_eq!(
+            of(&[c(t)], BackendKind::Cpu, hash, true),
+            of(&[c(t)], BackendKind::Cpu, sort, true)
+        );
     }
 }

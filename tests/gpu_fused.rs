@@ -2,27 +2,38 @@
 //! triangle queue and against the CPU: with the hashing strategies the geometry stage classifies
 //! the frame's triangles and rasterises the small ones itself. Its colour and depth must equal
 //! the unfused GPU frame's byte for byte (the same keys win, and the resolve sets a fused triangle
-//! up exactly as setup would have), and agree with the CPU's as every GPU frame does. One test in
-//! a binary of its own: it sets RXPIPE_FUSED (`always`: these frames are smaller than those
-//! fused by default), which a pipeline reads when it is built. Skips
-//! without a GPU unless RXPIPE_REQUIRE_GPU=1.
+//! up exactly as setup would have), and agree with the CPU's as every GPU frame does. The same
+//! holds for both paths with the meshes' batch tables (their batches numbered once, when
+//! prepared, instead of hashed each frame): the same batches shade the same vertices. One test in
+//! a binary of its own: it sets RXPIPE_FUSED and RXPIPE_TABLES (`always`: these meshes and frames
+//! are smaller than those that take them by default), which a pipeline reads when it is built.
+//! Skips without a GPU unless RXPIPE_REQUIRE_GPU=1.
 
 mod common;
 
 use rxpipe::{Backend, CullMode, Frame, Pipeline, Renderer, Scene, ShadingMode, Strategy};
 
-/// The frame of `scene` (its camera) on the CPU, on the GPU through the queue, and fused.
-fn three_frames(
+/// The GPU frames compared with the queued one: (name, RXPIPE_FUSED, RXPIPE_TABLES).
+const PATHS: [(&str, &str, &str); 3] = [
+    ("fused", "always", "0"),
+    ("queued with tables", "0", "always"),
+    ("fused with tables", "always", "always"),
+];
+
+/// The frame of `scene` (its camera) on the CPU, on the GPU through the queue, and on the GPU by
+/// each of [`PATHS`].
+fn frames(
     scene: &Scene,
     size: (u32, u32),
     strategy: Strategy,
     shading: ShadingMode,
     cull: CullMode,
-) -> [Frame; 3] {
+) -> (Frame, Frame, Vec<Frame>) {
     let cpu = Renderer::new(Backend::Cpu).unwrap();
     let gpu = Renderer::new(Backend::Cuda).unwrap();
-    let frame = |r: &Renderer, fused: &str| {
+    let frame = |r: &Renderer, fused: &str, tables: &str| {
         std::env::set_var("RXPIPE_FUSED", fused);
+        std::env::set_var("RXPIPE_TABLES", tables);
         let p = Pipeline::builder()
             .strategy(strategy)
             .shading(shading)
@@ -33,11 +44,15 @@ fn three_frames(
         p.render_prepared(&prepared, scene, &scene.camera, size, 0.0)
             .unwrap()
     };
-    [frame(&cpu, "0"), frame(&gpu, "0"), frame(&gpu, "always")]
+    (
+        frame(&cpu, "0", "0"),
+        frame(&gpu, "0", "0"),
+        PATHS.iter().map(|(_, f, t)| frame(&gpu, f, t)).collect(),
+    )
 }
 
-/// Checks the three frames; returns how many triangles the fused frame rasterised in its
-/// geometry stage.
+/// Checks the frames; returns how many triangles the fused frame rasterised in its geometry
+/// stage.
 fn check(
     scene: &Scene,
     size: (u32, u32),
@@ -54,27 +69,50 @@ fn check(
         size.0,
         size.1
     );
-    let [cpu, queued, fused] = three_frames(scene, size, strategy, shading, cull);
-    common::assert_frames_agree(&cpu, &fused, &what);
-    assert!(
-        queued.color == fused.color,
-        "{what}: the fused frame's colours differ from the queued frame's at {} pixels",
-        common::compare(&queued.color, &fused.color).0
-    );
-    let same_depth = queued
-        .depth
-        .iter()
-        .zip(&fused.depth)
-        .all(|(a, b)| a.to_bits() == b.to_bits());
-    assert!(same_depth, "{what}: the fused frame's depth differs");
-    let (q, f) = (queued.stats.raster, fused.stats.raster);
+    let (cpu, queued, others) = frames(scene, size, strategy, shading, cull);
+    let q = queued.stats.raster;
     assert_eq!(q.fused, 0, "{what}: the queued frame fused");
-    assert_eq!(
-        (q.culled, q.rejected, q.rasterized),
-        (f.culled, f.rejected, f.rasterized),
-        "{what}: the fused frame counted other triangles"
-    );
-    f.fused
+    for ((path, fused, _), other) in PATHS.iter().zip(&others) {
+        let what = format!("{what} {path}");
+        common::assert_frames_agree(&cpu, other, &what);
+        assert!(
+            queued.color == other.color,
+            "{what}: the colours differ from the queued frame's at {} pixels",
+            common::compare(&queued.color, &other.color).0
+        );
+        let same_depth = queued
+            .depth
+            .iter()
+            .zip(&other.depth)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same_depth, "{what}: the depth differs");
+        let f = other.stats.raster;
+        assert_eq!(
+            (q.culled, q.rejected, q.rasterized),
+            (f.culled, f.rejected, f.rasterized),
+            "{what}: other triangles counted"
+        );
+        assert_eq!(
+            (
+                queued.stats.geometry.invocations,
+                queued.stats.geometry.unique_vertices
+            ),
+            (
+                other.stats.geometry.invocations,
+                other.stats.geometry.unique_vertices
+            ),
+            "{what}: other vertices shaded"
+        );
+        if *fused == "0" {
+            assert_eq!(f.fused, 0, "{what}: fused");
+        } else {
+            assert_eq!(
+                f.fused, others[0].stats.raster.fused,
+                "{what}: fused others"
+            );
+        }
+    }
+    others[0].stats.raster.fused
 }
 
 #[test]
@@ -119,17 +157,20 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
     let stacked = rxpipe::mesh::Mesh::new("stacked", positions, indices);
     let scene = Scene::from_meshes("stacked", vec![stacked]);
     for shading in [ShadingMode::Lit, ShadingMode::Depth] {
-        let [cpu, queued, fused] =
-            three_frames(&scene, (32, 32), hashing[0], shading, CullMode::Back);
-        for (what, f) in [("queued", &queued), ("fused", &fused)] {
+        let (cpu, queued, others) = frames(&scene, (32, 32), hashing[0], shading, CullMode::Back);
+        let names = std::iter::once("queued").chain(PATHS.iter().map(|p| p.0));
+        for (what, f) in names.zip(std::iter::once(&queued).chain(&others)) {
             assert!(
                 f.notes.iter().any(|n| n.starts_with("setup records grew")),
                 "stacked {shading:?} {what}: the records did not grow ({:?})",
                 f.notes
             );
+            common::assert_frames_agree(&cpu, f, "stacked");
+            assert!(
+                queued.color == f.color && queued.depth == f.depth,
+                "stacked {what}"
+            );
         }
-        common::assert_frames_agree(&cpu, &fused, "stacked");
-        assert!(queued.color == fused.color && queued.depth == fused.depth);
     }
     // one mesh drawn as nine instances (each its own queue, the mesh shared), one mirrored
     let mut instanced = Scene::from_meshes("instances", vec![rxpipe::mesh::icosphere(5)]);

@@ -11,6 +11,7 @@ use rxpipe::geometry::{cpu, Batches, FmaLoad, Transform, Uniforms, VertexIn, Ver
 use rxpipe::gpu::ModuleOrigin;
 use rxpipe::VertexShader;
 use rxpipe::{Strategy, VertexOrder};
+use std::sync::Arc;
 
 fn uniforms() -> Uniforms {
     Uniforms::new(
@@ -115,10 +116,46 @@ fn block_sizes_are_configurable() {
     }
 }
 
+/// Asserts that the batch tables of `dm` (of indices `idx`, its batches built) number every batch:
+/// each index's number names it among its batch's ids, the numbers run below the batch's count,
+/// and the count is the batch's distinct ids.
+fn tables_number_the_batches(
+    gpu: &rxpipe::gpu::Gpu,
+    geometry: &CudaGeometry,
+    dm: &mut rxpipe::geometry::cuda::DeviceMesh,
+    idx: &[u32],
+    what: &str,
+) {
+    assert!(geometry.build_tables(dm).unwrap(), "{what}: no tables");
+    let b = dm.download_batches(gpu).unwrap().unwrap();
+    let t = dm.tables.as_ref().unwrap();
+    let mv = b.max_vertices as usize;
+    let nb = b.starts.len() - 1;
+    let numbers = gpu.download(&t.numbers, idx.len()).unwrap();
+    let vertices = gpu.download(&t.vertices, nb * mv).unwrap();
+    let counts = gpu.download(&t.counts, nb).unwrap();
+    for k in 0..nb {
+        let range = 3 * b.starts[k] as usize..3 * b.starts[k + 1] as usize;
+        let distinct: std::collections::HashSet<u32> = idx[range.clone()].iter().copied().collect();
+        assert_eq!(
+            counts[k] as usize,
+            distinct.len(),
+            "{what}: batch {k}'s count"
+        );
+        for i in range {
+            let n = numbers[i] as usize;
+            assert!(n < distinct.len(), "{what}: index {i}'s number {n}");
+            assert_eq!(vertices[k * mv + n], idx[i], "{what}: index {i}");
+        }
+    }
+}
+
 /// Builds the batches of every mesh in three orders and six limits on the GPU and the CPU and
-/// asserts they are equal; returns how many were compared.
-fn batches_equal(gpu: &rxpipe::gpu::Gpu, meshes: &[(String, rxpipe::Mesh)]) -> usize {
+/// asserts they are equal (and that the batch tables of two of those limits number them);
+/// returns how many were compared.
+fn batches_equal(gpu: &Arc<rxpipe::gpu::Gpu>, meshes: &[(String, rxpipe::Mesh)]) -> usize {
     use rxpipe::geometry::cuda::DeviceMesh;
+    let geometry = CudaGeometry::new(gpu.clone(), CudaShader::transform(), false).unwrap();
     let mut checked = 0;
     for (name, m) in meshes {
         let v = VertexIn::from_mesh(m);
@@ -141,6 +178,10 @@ fn batches_equal(gpu: &rxpipe::gpu::Gpu, meshes: &[(String, rxpipe::Mesh)]) -> u
                 dm.build_batches(gpu, mi, mv).unwrap();
                 let g = dm.download_batches(gpu).unwrap().unwrap();
                 assert_eq!(g, cpu, "{name} {order} {mi}/{mv}");
+                if [(1023, 256), (300, 100)].contains(&(mi, mv)) {
+                    let what = format!("{name} {order} {mi}/{mv} tables");
+                    tables_number_the_batches(gpu, &geometry, &mut dm, &idx, &what);
+                }
                 checked += 1;
             }
         }

@@ -5,7 +5,8 @@
 use super::{Api, BackendKind, DrawRef, ShadeJob};
 use crate::error::Error;
 use crate::geometry::cuda::{
-    CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue, DrawLaunch, Fused, ShadeDraw,
+    BatchTables, CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue, DrawLaunch,
+    Fused, ShadeDraw,
 };
 use crate::geometry::{Batches, VertexIn};
 use crate::geometry::{GeometryError, GeometryStats, Layout, Strategy};
@@ -32,6 +33,9 @@ pub struct CudaApi {
     /// the fewest triangles of a hashing frame whose geometry stage runs fused with the raster
     /// stage's setup and small triangles (kernels/geometry_fused.cu), or never ([`fuse_from`])
     fuse_from: Option<usize>,
+    /// the fewest triangles of a mesh made resident with its batch tables for the hashing
+    /// strategies, or never ([`tables_from`])
+    tables_from: Option<usize>,
 }
 
 /// Frames of fewer triangles draw faster through the triangle queue: a fused batch sets up its
@@ -44,10 +48,23 @@ pub const FUSE_MIN_TRIANGLES: usize = 1 << 20;
 /// [`FUSE_MIN_TRIANGLES`], `always` every hashing frame, `0` none (the queue's round trip, for
 /// comparison).
 pub fn fuse_from(setting: Option<&str>) -> Option<usize> {
+    from_setting(setting, FUSE_MIN_TRIANGLES)
+}
+
+/// The fewest triangles of a mesh made resident with batch tables by `RXPIPE_TABLES`: unset (or
+/// `1`) from [`BatchTables::MIN_TRIANGLES`], `always` every mesh, `0` none (hashing every frame,
+/// for comparison).
+pub fn tables_from(setting: Option<&str>) -> Option<usize> {
+    from_setting(setting, BatchTables::MIN_TRIANGLES)
+}
+
+/// A threshold in triangles by an environment setting: `0` never, `always` from none, anything
+/// else (or unset) from `default`.
+fn from_setting(setting: Option<&str>, default: usize) -> Option<usize> {
     match setting.map(str::trim) {
         Some("0") => None,
         Some("always") => Some(0),
-        _ => Some(FUSE_MIN_TRIANGLES),
+        _ => Some(default),
     }
 }
 
@@ -60,6 +77,7 @@ impl CudaApi {
             raster: Mutex::new(CudaRaster::new(gpu.clone())?),
             pending: Mutex::new(None),
             fuse_from: fuse_from(std::env::var("RXPIPE_FUSED").ok().as_deref()),
+            tables_from: tables_from(std::env::var("RXPIPE_TABLES").ok().as_deref()),
             gpu,
         })
     }
@@ -145,6 +163,9 @@ impl Api for CudaApi {
         };
         if let (Some((mi, mv)), None) = (layout.batches, &dm.batches) {
             dm.build_batches(&self.gpu, mi, mv)?;
+        }
+        if layout.tables && self.tables_from.is_some_and(|n| dm.index_count / 3 >= n) {
+            self.geometry.build_tables(&mut dm)?;
         }
         if let Some(p) = patches {
             dm.patches = Some(DevicePatches::upload(&self.gpu, p)?);
@@ -314,5 +335,8 @@ mod tests {
         assert_eq!(fuse_from(Some("1")), Some(FUSE_MIN_TRIANGLES));
         assert_eq!(fuse_from(Some(" always ")), Some(0));
         assert_eq!(fuse_from(Some("0")), None);
+        assert_eq!(tables_from(None), Some(BatchTables::MIN_TRIANGLES));
+        assert_eq!(tables_from(Some("always")), Some(0));
+        assert_eq!(tables_from(Some("0")), None);
     }
 }

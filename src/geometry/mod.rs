@@ -70,6 +70,9 @@ pub struct Layout {
     pub patches: bool,
     /// each triangle's patch colour, for the patch shading mode
     pub patch_colors: bool,
+    /// the dynamic batches numbered once, for the hashing strategies (on the GPU, a mesh of at
+    /// least a million triangles: its frames read the numbers instead of hashing)
+    pub tables: bool,
 }
 
 impl fmt::Display for Layout {
@@ -164,6 +167,10 @@ impl Strategy {
             batches: self.dynamic_limits(),
             patches: *self == Strategy::Patch,
             patch_colors: false,
+            tables: matches!(
+                self,
+                Strategy::DynamicHash { .. } | Strategy::ParallelHash { .. }
+            ),
         }
     }
 

@@ -57,7 +57,7 @@ impl From<&Uniforms> for GpuUniforms {
     }
 }
 
-/// The GPU's `RxgDraw` (kernels/geometry.cu): one mesh of a launch over many, 264 bytes.
+/// The GPU's `RxgDraw` (kernels/geometry.cu): one mesh of a launch over many, 288 bytes.
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub struct GeoDraw {
@@ -80,9 +80,13 @@ pub struct GeoDraw {
     /// the counts to clear and sum, and their first chunk of the count launches
     pub ncounts: u32,
     pub count_base: u32,
+    /// the mesh's batch tables (hashing; 0: hash each batch): numbers, vertices, counts
+    pub tab_numbers: u64,
+    pub tab_vertices: u64,
+    pub tab_counts: u64,
 }
 
-const _: () = assert!(size_of::<GpuUniforms>() == 180 && size_of::<GeoDraw>() == 264);
+const _: () = assert!(size_of::<GpuUniforms>() == 180 && size_of::<GeoDraw>() == 288);
 
 // SAFETY: plain numbers with the layout of the CUDA struct; all-zero bits are a valid value.
 unsafe impl DeviceRepr for GeoDraw {}

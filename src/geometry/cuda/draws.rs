@@ -153,6 +153,19 @@ impl CudaGeometry {
             } else {
                 0
             };
+            // the mesh's batch tables, where they number the batches this strategy hashes
+            let tables = match (strategy, &m.tables) {
+                (Strategy::DynamicHash { .. } | Strategy::ParallelHash { .. }, Some(t))
+                    if strategy.dynamic_limits() == Some(t.limits) =>
+                {
+                    [
+                        addr(t.numbers.device_ptr(stream)),
+                        addr(t.vertices.device_ptr(stream)),
+                        addr(t.counts.device_ptr(stream)),
+                    ]
+                }
+                _ => [0; 3],
+            };
             queues.push(addr(q.vertices.device_ptr(stream)));
             table.push(GeoDraw {
                 u: GpuUniforms::from(&d.uniforms),
@@ -169,6 +182,9 @@ impl CudaGeometry {
                 nruns,
                 ncounts,
                 count_base: chunks as u32,
+                tab_numbers: tables[0],
+                tab_vertices: tables[1],
+                tab_counts: tables[2],
             });
             if let Some(p) = plan {
                 blocks += p.blocks as u64;

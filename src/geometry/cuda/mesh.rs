@@ -33,6 +33,8 @@ pub struct DeviceMesh {
     pub unique_pending: Option<CudaSlice<u64>>,
     /// batch starts (triangle offsets, one more than batches) and the limits they were built for
     pub batches: Option<(CudaSlice<u32>, usize, u32, u32)>,
+    /// the batches hashed once, for the hashing strategies ([`BatchTables`])
+    pub tables: Option<BatchTables>,
     /// the patches' vertex lists, for the patch strategy
     pub patches: Option<DevicePatches>,
     /// a value per triangle for the raster stage (the patch shading mode's), as f32 bits
@@ -50,6 +52,33 @@ pub struct DeviceMesh {
     /// indices, patch corners and triangle values are then the whole mesh's, read through these
     /// runs; `index_count` counts the kept triangles' indices.
     pub view: Option<TriangleRuns>,
+}
+
+/// A mesh's dynamic batches numbered once by hashing (`dyn_hash_tables` in kernels/geometry.cu),
+/// so that the hashing strategies' frames read each index's number in its batch instead of
+/// hashing the batch again: a byte an index, and a list of ids a batch.
+pub struct BatchTables {
+    /// each index's vertex number within its batch
+    pub numbers: CudaSlice<u8>,
+    /// each batch's vertex ids by number, `max_vertices` slots a batch
+    pub vertices: CudaSlice<u32>,
+    /// each batch's vertex count
+    pub counts: CudaSlice<u32>,
+    /// the batch limits (indices, vertices) of the batches they number
+    pub limits: (u32, u32),
+}
+
+impl BatchTables {
+    /// A mesh of fewer triangles is hashed frame by frame (unless `RXPIPE_TABLES` says
+    /// otherwise): its tables would save little of a frame that small, and a strategy's
+    /// measurements at the small sizes stay those of the paper's per-frame hashing.
+    pub const MIN_TRIANGLES: usize = 1 << 20;
+
+    /// The device bytes of tables over `index_count` indices in `batches` batches of at most
+    /// `max_vertices` vertices.
+    pub fn bytes(index_count: usize, batches: usize, max_vertices: u32) -> u64 {
+        index_count as u64 + batches as u64 * (4 * max_vertices as u64 + 4)
+    }
 }
 
 /// The triangles a view keeps, as runs of three numbers: first triangle of the whole mesh,
@@ -154,6 +183,7 @@ impl DeviceMesh {
             unique_vertices,
             unique_pending: None,
             batches: None,
+            tables: None,
             patches: None,
             faces: None,
             colors: None,
@@ -562,6 +592,8 @@ impl DeviceMesh {
             .into());
         }
         indices_fit(self.index_count, "the GPU's batching")?;
+        // (tables number the batches they were built from)
+        self.tables = None;
         let n = (self.index_count / 3) as u32;
         let mut starts: CudaSlice<u32> = gpu.zeros(n as usize + 1, "batch offsets")?;
         if n == 0 {

@@ -16,7 +16,7 @@ mod shader;
 
 pub use abi::{FusedDraw, FusedTarget, GpuUniforms, GpuVertexOut};
 pub use draws::{DrawLaunch, Fused, ShadeDraw};
-pub use mesh::{DeviceMesh, DevicePatches, TriangleRuns, BATCHING, VERTEX_INPUT};
+pub use mesh::{BatchTables, DeviceMesh, DevicePatches, TriangleRuns, BATCHING, VERTEX_INPUT};
 use queue::{no_corners, queue_capacity, vcap_per_batch};
 pub use queue::{DeviceQueue, DeviceRecords, GpuGeometry};
 pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
@@ -458,6 +458,45 @@ impl CudaGeometry {
             }
             _ => self.function(&name),
         }
+    }
+
+    /// Numbers `mesh`'s dynamic batches once ([`BatchTables`]): the hashing strategies' frames
+    /// then read each batch's numbers instead of hashing it. Returns whether it did: a mesh
+    /// without batches, a view, and batches of more than 1024 indices (the hashing kernels') or
+    /// 256 vertices (numbers are bytes) take none.
+    pub fn build_tables(&self, mesh: &mut DeviceMesh) -> Result<bool, GeometryError> {
+        let Some((starts, nb, mi, max_vertices)) = &mesh.batches else {
+            return Ok(false);
+        };
+        if *mi > 1024 || *max_vertices > 256 || mesh.view.is_some() {
+            return Ok(false);
+        }
+        let (nb, max_vertices, limits) = (*nb, *max_vertices, (*mi, *max_vertices));
+        mesh::indices_fit(mesh.index_count, "batch tables")?;
+        let numbers = self.gpu.zeros(mesh.index_count.max(1), "batch numbers")?;
+        let vertices = self
+            .gpu
+            .zeros((nb * max_vertices as usize).max(1), "batch vertices")?;
+        let counts = self.gpu.zeros(nb.max(1), "batch vertex counts")?;
+        let mut t = BatchTables {
+            numbers,
+            vertices,
+            counts,
+            limits,
+        };
+        let k = self.hash_function("dyn_hash_tables", max_vertices)?;
+        let mut l = self.gpu.stream.launch_builder(&k);
+        l.arg(&*mesh.indices)
+            .arg(starts)
+            .arg(&mut t.numbers)
+            .arg(&mut t.vertices)
+            .arg(&mut t.counts);
+        // SAFETY: one block per batch, as the hashing kernels; the batches' starts cover the
+        // index buffer, whose every index gets a number, and each batch writes its own
+        // `max_vertices` slots and count.
+        unsafe { launch(l, nb as u32, self.blocks.hash, 0, "dyn_hash_tables") }?;
+        mesh.tables = Some(t);
+        Ok(true)
     }
 
     /// Enqueues the geometry stage: `strategy` over `mesh` into `q` (counts are added to what `q`
