@@ -397,17 +397,20 @@ __device__ __forceinline__ void rxp_dyn_hash(unsigned block, const unsigned* __r
                                              const Tail& tail) {
     constexpr unsigned P = RXP_HASH_BLOCK, R = RXP_HASH_ROUNDS, max_vertices = RXP_HASH_VERTICES;
     __shared__ unsigned uid[max_vertices];
-    const unsigned long long i0 = 3ull * tri_start[block];
+    // (the batch starts and tables are read only: through the read-only data cache)
+    const unsigned first = __ldg(tri_start + block), last = __ldg(tri_start + block + 1);
+    const unsigned long long i0 = 3ull * first;
     // (the host allows at most 1024 indices per batch: R rounds of P)
-    const unsigned n = min(3 * (tri_start[block + 1] - tri_start[block]), R * P);
+    const unsigned n = min(3 * (last - first), R * P);
     unsigned nums[R], unique;
     if (tab.numbers) {
         const unsigned char* np = tab.numbers + i0 + threadIdx.x;
 #pragma unroll
-        for (unsigned r = 0; r < R; ++r) nums[r] = threadIdx.x + r * P < n ? np[r * P] : 0u;
-        unique = min(tab.counts[block], max_vertices);
+        for (unsigned r = 0; r < R; ++r)
+            nums[r] = threadIdx.x + r * P < n ? __ldg(np + r * P) : 0u;
+        unique = min(__ldg(tab.counts + block), max_vertices);
         const unsigned* vp = tab.vertices + (unsigned long long)block * max_vertices;
-        for (unsigned k = threadIdx.x; k < unique; k += P) uid[k] = vp[k];
+        for (unsigned k = threadIdx.x; k < unique; k += P) uid[k] = __ldg(vp + k);
         __syncthreads();
     } else {
         unique = rxp_hash_numbers<kSlowPath>(idx, i0, n, fast_probes, nums, uid);

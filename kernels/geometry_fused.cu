@@ -107,9 +107,12 @@ struct RxpFusedTail {
         __shared__ unsigned short loc[R * P];
         __shared__ unsigned char need[RXP_HASH_VERTICES];
         // each vertex's setup tests and snapped position (rxp_corner_flags, rxp_snap_corner as
-        // x, y, z and 1/w bits), made once per vertex rather than once per corner
-        __shared__ unsigned short vflags[RXP_HASH_VERTICES];
-        __shared__ int4 snapped[RXP_HASH_VERTICES];
+        // x, y, z and 1/w bits), made once per vertex rather than once per corner; one more
+        // entry, without flags, for a corner outside the batch's vertices (of a mismatched
+        // batch): its triangle is rejected as one with a corner not finite
+        constexpr unsigned V = RXP_HASH_VERTICES;
+        __shared__ unsigned short vflags[V + 1];
+        __shared__ int4 snapped[V + 1];
         // setup reads only the frame's size
         RasterParams p = {};
         p.width = F.width;
@@ -117,7 +120,12 @@ struct RxpFusedTail {
         const unsigned long long vbase = (unsigned long long)block * RXP_HASH_VERTICES;
 #pragma unroll
         for (unsigned r = 0; r < R; ++r)
-            if (threadIdx.x + r * P < n) loc[threadIdx.x + r * P] = (unsigned short)nums[r];
+            if (threadIdx.x + r * P < n)
+                loc[threadIdx.x + r * P] = (unsigned short)(nums[r] < unique ? nums[r] : V);
+        if (threadIdx.x == 0) {
+            vflags[V] = 0;
+            snapped[V] = make_int4(0, 0, 0, 0);
+        }
         for (unsigned k = threadIdx.x; k < unique; k += P) {
             const unsigned id = uid[k];
             float4 d[4];
@@ -142,15 +150,12 @@ struct RxpFusedTail {
             if (t < ntri) {
                 const unsigned long long src = t0 + t;
                 f = fd.tri_base + (unsigned)src;
-                // (a corner outside the batch's vertices, of a mismatched batch, has no flags:
-                // the triangle is rejected as one with a corner not finite)
                 unsigned c[3], fl[3];
                 SnapCorner sc[3];
                 for (int k = 0; k < 3; k++) {
                     c[k] = loc[3 * t + k];
-                    const bool in = c[k] < unique;
-                    fl[k] = in ? vflags[c[k]] : 0u;
-                    const int4 q = in ? snapped[c[k]] : make_int4(0, 0, 0, 0);
+                    fl[k] = vflags[c[k]];
+                    const int4 q = snapped[c[k]];
                     sc[k] = SnapCorner{q.x, q.y, __int_as_float(q.z), __int_as_float(q.w)};
                 }
                 SetupGeo g;

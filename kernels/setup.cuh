@@ -22,10 +22,9 @@ __device__ __forceinline__ int rxp_snap(float v) {
     return (int)(v + copysignf(0.5f, v));
 }
 
-__device__ __forceinline__ long long rxp_floor_div(long long a, long long b) {
-    long long q = a / b;
-    return (a % b != 0 && a < 0) ? q - 1 : q;
-}
+// The fixed-point bits of a snapped coordinate (RXP_ONE is 2^RXP_SHIFT).
+#define RXP_SHIFT 8
+static_assert((1LL << RXP_SHIFT) == RXP_ONE, "RXP_SHIFT");
 
 // The geometric part of a setup record: snapped corners, depth, 1/w, area, bounding box.
 struct SetupGeo {
@@ -69,8 +68,11 @@ __device__ __forceinline__ int rxp_emit_snapped(const SnapCorner c[3], const Ras
         g.z[k] = c[k].z;
         g.inv_w[k] = c[k].inv_w;
     }
-    long long area = ((long long)g.x[1] - g.x[0]) * ((long long)g.y[2] - g.y[0]) -
-                     ((long long)g.x[2] - g.x[0]) * ((long long)g.y[1] - g.y[0]);
+    // (the corners lie within the guard band, below 2^23 in magnitude: their differences fit 32
+    // bits, and each product is one 32 x 32 -> 64-bit multiply)
+    const int ax = g.x[1] - g.x[0], ay = g.y[2] - g.y[0];
+    const int bx = g.x[2] - g.x[0], by = g.y[1] - g.y[0];
+    long long area = (long long)ax * ay - (long long)bx * by;
     g.front = (area < 0) != ((cull & RXP_CULL_MIRRORED) != 0);
     cull &= ~RXP_CULL_MIRRORED;
     bool keep = area != 0 && (cull == 0 || (cull == 1 && g.front) || (cull == 2 && !g.front));
@@ -84,12 +86,15 @@ __device__ __forceinline__ int rxp_emit_snapped(const SnapCorner c[3], const Ras
         f = g.inv_w[1]; g.inv_w[1] = g.inv_w[2]; g.inv_w[2] = f;
         g.area = -area;
     }
-    long long xmin = min(g.x[0], min(g.x[1], g.x[2])), xmax = max(g.x[0], max(g.x[1], g.x[2]));
-    long long ymin = min(g.y[0], min(g.y[1], g.y[2])), ymax = max(g.y[0], max(g.y[1], g.y[2]));
-    long long px0 = max(rxp_floor_div(xmin - RXP_HALF + RXP_ONE - 1, RXP_ONE), 0LL);
-    long long px1 = min(rxp_floor_div(xmax - RXP_HALF, RXP_ONE), (long long)p.width - 1);
-    long long py0 = max(rxp_floor_div(ymin - RXP_HALF + RXP_ONE - 1, RXP_ONE), 0LL);
-    long long py1 = min(rxp_floor_div(ymax - RXP_HALF, RXP_ONE), (long long)p.height - 1);
+    // the pixel centres' box: the corners lie within the guard band (below 2^23 in magnitude),
+    // so 32 bits hold it, and an arithmetic shift is the floor of a division by RXP_ONE
+    const int xmin = min(g.x[0], min(g.x[1], g.x[2])), xmax = max(g.x[0], max(g.x[1], g.x[2]));
+    const int ymin = min(g.y[0], min(g.y[1], g.y[2])), ymax = max(g.y[0], max(g.y[1], g.y[2]));
+    constexpr int up = (int)(RXP_ONE - 1 - RXP_HALF), down = (int)RXP_HALF;
+    const int px0 = max((xmin + up) >> RXP_SHIFT, 0);
+    const int px1 = min((xmax - down) >> RXP_SHIFT, p.width - 1);
+    const int py0 = max((ymin + up) >> RXP_SHIFT, 0);
+    const int py1 = min((ymax - down) >> RXP_SHIFT, p.height - 1);
     if (px0 > px1 || py0 > py1) return 2;
     g.bbox[0] = (unsigned short)px0;
     g.bbox[1] = (unsigned short)py0;
