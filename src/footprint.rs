@@ -109,7 +109,8 @@ pub fn of(
         scratch = scratch.max(reindex_scratch + c.mesh());
         resident += kept + vin * v + 16 * t;
         if let (true, Some((mi, mv))) = (strategy.layout().tables, strategy.dynamic_limits()) {
-            if t >= BatchTables::MIN_TRIANGLES as u64 {
+            // (held once, by the triangles a frame draws: every instance's)
+            if t * c.placements >= BatchTables::MIN_TRIANGLES as u64 {
                 // a batch ends at its index limit or its vertex limit, whichever comes first
                 let batches = (3 * t)
                     .div_ceil(mi as u64)

@@ -57,7 +57,12 @@ impl Api for CpuApi {
         BackendKind::Cpu
     }
 
-    fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<CpuMesh, Error> {
+    fn resident(
+        &self,
+        mesh: &mut WorkingMesh,
+        layout: Layout,
+        _placements: usize,
+    ) -> Result<CpuMesh, Error> {
         // (the lists first: changing the host mesh forgets its patching)
         let patches = super::patch_lists(mesh, layout)?;
         let faces = super::patch_values(mesh, layout)?;

@@ -33,8 +33,8 @@ pub struct CudaApi {
     /// the fewest triangles of a hashing frame whose geometry stage runs fused with the raster
     /// stage's setup and small triangles (kernels/geometry_fused.cu), or never ([`fuse_from`])
     fuse_from: Option<usize>,
-    /// the fewest triangles of a mesh made resident with its batch tables for the hashing
-    /// strategies, or never ([`tables_from`])
+    /// the fewest triangles a frame draws of a mesh (over its instances) made resident with its
+    /// batch tables for the hashing strategies, or never ([`tables_from`])
     tables_from: Option<usize>,
 }
 
@@ -135,7 +135,12 @@ impl Api for CudaApi {
         BackendKind::Cuda
     }
 
-    fn resident(&self, mesh: &mut WorkingMesh, layout: Layout) -> Result<DeviceMesh, Error> {
+    fn resident(
+        &self,
+        mesh: &mut WorkingMesh,
+        layout: Layout,
+        placements: usize,
+    ) -> Result<DeviceMesh, Error> {
         let patches = super::patch_lists(mesh, layout)?;
         let faces = super::patch_values(mesh, layout)?;
         let floats = |a: &[glam::Vec4]| -> Vec<f32> { bytemuck::cast_slice(a).to_vec() };
@@ -164,7 +169,9 @@ impl Api for CudaApi {
         if let (Some((mi, mv)), None) = (layout.batches, &dm.batches) {
             dm.build_batches(&self.gpu, mi, mv)?;
         }
-        if layout.tables && self.tables_from.is_some_and(|n| dm.index_count / 3 >= n) {
+        // (by the triangles a frame draws of it: an instanced mesh's, every instance's)
+        let drawn = dm.index_count / 3 * placements.max(1);
+        if layout.tables && self.tables_from.is_some_and(|n| drawn >= n) {
             self.geometry.build_tables(&mut dm)?;
         }
         if let Some(p) = patches {

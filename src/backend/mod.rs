@@ -175,11 +175,13 @@ pub trait Api: Send + Sync {
     /// Makes a prepared mesh resident, with what `layout` asks for: dynamic batches, or the
     /// patches' vertex lists (from the patching the patch order left; an error without one). The
     /// mesh has passed its stages; `mesh` is what the stages left (on the host or, with CUDA,
-    /// possibly on the device already).
+    /// possibly on the device already). It is drawn `placements` times a frame (its instances),
+    /// which may choose its form (the CUDA backend's batch tables, for the triangles drawn).
     fn resident(
         &self,
         mesh: &mut crate::passes::WorkingMesh,
         layout: Layout,
+        placements: usize,
     ) -> Result<Self::Mesh, Error>;
 
     /// The triangles `keep` of `mesh` (sorted, disjoint ranges within its triangles, as a frame

@@ -70,8 +70,8 @@ pub struct Layout {
     pub patches: bool,
     /// each triangle's patch colour, for the patch shading mode
     pub patch_colors: bool,
-    /// the dynamic batches numbered once, for the hashing strategies (on the GPU, a mesh of at
-    /// least a million triangles: its frames read the numbers instead of hashing)
+    /// the dynamic batches numbered once, for the hashing strategies (on the GPU, a mesh whose
+    /// frames draw at least 2^20 of its triangles: they read the numbers instead of hashing)
     pub tables: bool,
 }
 

@@ -262,7 +262,7 @@ impl Pipeline {
         let t = Instant::now();
         let layout = self.layout();
         let moves = wm.move_count();
-        let mesh = api.resident(&mut wm, layout)?;
+        let mesh = api.resident(&mut wm, layout, o.placement_count())?;
         prepared.stages.push(StageReport {
             stage: "resident".into(),
             object: k,

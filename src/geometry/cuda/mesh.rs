@@ -69,9 +69,10 @@ pub struct BatchTables {
 }
 
 impl BatchTables {
-    /// A mesh of fewer triangles is hashed frame by frame (unless `RXPIPE_TABLES` says
-    /// otherwise): its tables would save little of a frame that small, and a strategy's
-    /// measurements at the small sizes stay those of the paper's per-frame hashing.
+    /// A mesh whose frames draw fewer of its triangles (over all its instances) is hashed frame
+    /// by frame, unless `RXPIPE_TABLES` says otherwise: its tables would save little of a frame
+    /// that small, and a strategy's measurements at the small sizes stay those of the paper's
+    /// per-frame hashing.
     pub const MIN_TRIANGLES: usize = 1 << 20;
 
     /// The device bytes of tables over `index_count` indices in `batches` batches of at most
