@@ -10,7 +10,7 @@
 //! another. The model errs towards more than the peak measured (tests/cli.rs compares it with
 //! the process's peak on generated meshes).
 
-use crate::geometry::cuda::BatchTables;
+use crate::geometry::batching::{table_bytes, TABLES_MIN_TRIANGLES};
 use crate::geometry::{Strategy, VertexIn, VertexOut};
 use rxpipe_core::execution::BackendKind;
 
@@ -110,12 +110,12 @@ pub fn of(
         resident += kept + vin * v + 16 * t;
         if let (true, Some((mi, mv))) = (strategy.layout().tables, strategy.dynamic_limits()) {
             // (held once, by the triangles a frame draws: every instance's)
-            if t * c.placements >= BatchTables::MIN_TRIANGLES as u64 {
+            if t * c.placements >= TABLES_MIN_TRIANGLES as u64 {
                 // a batch ends at its index limit or its vertex limit, whichever comes first
                 let batches = (3 * t)
                     .div_ceil(mi as u64)
                     .max(invocations.div_ceil(mv as u64));
-                tables += BatchTables::bytes(3 * t as usize, batches as usize, mv);
+                tables += table_bytes(3 * t as usize, batches as usize, mv);
             }
         }
         let queue = invocations * vout + 12 * t;
@@ -197,8 +197,8 @@ mod tests {
         };
         // below the threshold none; above, a byte an index and a list of ids a batch (a batch of
         // 341 triangles holds about 256 of these meshes' vertices)
-        assert_eq!(gap(BatchTables::MIN_TRIANGLES as u64 - 1), 0);
-        let t = 3 * BatchTables::MIN_TRIANGLES as u64;
+        assert_eq!(gap(TABLES_MIN_TRIANGLES as u64 - 1), 0);
+        let t = 3 * TABLES_MIN_TRIANGLES as u64;
         let batches = (3 * t).div_ceil(mi as u64);
         assert_eq!(gap(t), 3 * t + batches * (4 * mv as u64 + 4));
         assert_eq!(

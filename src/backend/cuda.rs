@@ -4,9 +4,9 @@
 
 use super::{Api, BackendKind, DrawRef, ShadeJob};
 use crate::error::Error;
+use crate::geometry::batching::TABLES_MIN_TRIANGLES;
 use crate::geometry::cuda::{
-    BatchTables, CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue, DrawLaunch,
-    Fused, ShadeDraw,
+    CudaGeometry, CudaShader, DeviceMesh, DevicePatches, DeviceQueue, DrawLaunch, Fused, ShadeDraw,
 };
 use crate::geometry::{Batches, VertexIn};
 use crate::geometry::{GeometryError, GeometryStats, Layout, Strategy};
@@ -52,10 +52,10 @@ pub fn fuse_from(setting: Option<&str>) -> Option<usize> {
 }
 
 /// The fewest triangles of a mesh made resident with batch tables by `RXPIPE_TABLES`: unset (or
-/// `1`) from [`BatchTables::MIN_TRIANGLES`], `always` every mesh, `0` none (hashing every frame,
+/// `1`) from [`TABLES_MIN_TRIANGLES`], `always` every mesh, `0` none (hashing every frame,
 /// for comparison).
 pub fn tables_from(setting: Option<&str>) -> Option<usize> {
-    from_setting(setting, BatchTables::MIN_TRIANGLES)
+    from_setting(setting, TABLES_MIN_TRIANGLES)
 }
 
 /// A threshold in triangles by an environment setting: `0` never, `always` from none, anything
@@ -342,7 +342,7 @@ mod tests {
         assert_eq!(fuse_from(Some("1")), Some(FUSE_MIN_TRIANGLES));
         assert_eq!(fuse_from(Some(" always ")), Some(0));
         assert_eq!(fuse_from(Some("0")), None);
-        assert_eq!(tables_from(None), Some(BatchTables::MIN_TRIANGLES));
+        assert_eq!(tables_from(None), Some(TABLES_MIN_TRIANGLES));
         assert_eq!(tables_from(Some("always")), Some(0));
         assert_eq!(tables_from(Some("0")), None);
     }

@@ -17,6 +17,19 @@ use std::borrow::Cow;
 /// GPU's warp width.
 pub const WARP: u32 = 32;
 
+/// The fewest triangles a frame draws of a mesh (over all its instances) for the GPU to keep its
+/// batches numbered once, in batch tables (`geometry::cuda::BatchTables`), unless
+/// `RXPIPE_TABLES` says otherwise. A mesh drawn less is hashed frame by frame: its tables would
+/// save little of a frame that small, and a strategy's measurements at the small sizes stay
+/// those of the paper's per-frame hashing.
+pub const TABLES_MIN_TRIANGLES: usize = 1 << 20;
+
+/// The device bytes of batch tables over `index_count` indices in `batches` batches of at most
+/// `max_vertices` vertices: a byte an index, and a list of ids and a count a batch.
+pub fn table_bytes(index_count: usize, batches: usize, max_vertices: u32) -> u64 {
+    index_count as u64 + batches as u64 * (4 * max_vertices as u64 + 4)
+}
+
 /// Batch boundaries, as triangle offsets: batch `b` is triangles `starts[b]..starts[b + 1]`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Batches {

@@ -68,20 +68,6 @@ pub struct BatchTables {
     pub limits: (u32, u32),
 }
 
-impl BatchTables {
-    /// A mesh whose frames draw fewer of its triangles (over all its instances) is hashed frame
-    /// by frame, unless `RXPIPE_TABLES` says otherwise: its tables would save little of a frame
-    /// that small, and a strategy's measurements at the small sizes stay those of the paper's
-    /// per-frame hashing.
-    pub const MIN_TRIANGLES: usize = 1 << 20;
-
-    /// The device bytes of tables over `index_count` indices in `batches` batches of at most
-    /// `max_vertices` vertices.
-    pub fn bytes(index_count: usize, batches: usize, max_vertices: u32) -> u64 {
-        index_count as u64 + batches as u64 * (4 * max_vertices as u64 + 4)
-    }
-}
-
 /// The triangles a view keeps, as runs of three numbers: first triangle of the whole mesh,
 /// length, and how many triangles earlier runs hold (kernels find a triangle's run by binary
 /// search: rxp_run_of in kernels/blocks.cuh).
