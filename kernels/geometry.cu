@@ -762,8 +762,12 @@ struct RxgDraw {
     const unsigned char* tab_numbers;
     const unsigned* tab_vertices;
     const unsigned* tab_counts;
+    // the batches' bounds (none: no batch is culled whole) and the draw's view of its object
+    // (kernels/batch_cull.cu)
+    const RxpBound* bounds;
+    RxpCullView view;
 };
-static_assert(sizeof(Uniforms) == 180 && sizeof(RxgDraw) == 288,
+static_assert(sizeof(Uniforms) == 180 && sizeof(RxgDraw) == 432,
               "the draw table as the host lays it out (src/geometry/cuda/abi.rs)");
 
 __device__ __forceinline__ RxpBatchTables rxg_tables(const RxgDraw& d) {

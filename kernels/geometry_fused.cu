@@ -29,6 +29,9 @@ struct RxpFusedDraw {
     unsigned cull;
     unsigned flags;
     unsigned small;
+    // whether whole batches may be culled (kernels/batch_cull.cu): not where the frame shows
+    // how often each vertex was shaded
+    unsigned batches;
 };
 struct RxpFused {
     unsigned long long* keys;
@@ -38,6 +41,9 @@ struct RxpFused {
     unsigned* lists;
     unsigned long long* counters;
     const RxpFusedDraw* draws;
+    // the batches to draw, when whole batches are culled (fused_batch_list; none: every block
+    // of the launch draws its own), as draw << 32 | batch, RXP_C_BATCH_LIST of them
+    unsigned long long* batches;
     int width;
     int height;
     unsigned cap;
@@ -209,12 +215,78 @@ struct RxpFusedTail {
     }
 };
 
+// Whole-batch culling before a fused launch (kernels/batch_cull.cu): one thread per block of
+// the launch (a batch of a draw) tests the batch's bounds, where its draw has them and may cull
+// batches, against the draw's view. The batches that may show are listed (one atomic a warp)
+// for the fused kernel's blocks to take in turn; the culled ones are counted, with their
+// triangles and vertices.
+extern "C" __global__ void __launch_bounds__(256)
+    fused_batch_list(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned nblocks,
+                     RxpFused F) {
+    rxp_after_prior();
+    const unsigned g = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
+    bool keep = false, cut = false;
+    unsigned long long entry = 0, tris = 0, verts = 0;
+    if (g < nblocks) {
+        unsigned b;
+        const unsigned di = rxg_draw_index(draws, ndraws, g, false, b);
+        const RxgDraw& d = draws[di];
+        const RxpFusedDraw fd = F.draws[di];
+        entry = (unsigned long long)di << 32 | b;
+        keep = true;
+        if (d.bounds && fd.batches) {
+            const float4* bp = reinterpret_cast<const float4*>(d.bounds + b);
+            const float4 x = __ldg(bp), y = __ldg(bp + 1);
+            const RxpBound bound{{x.x, x.y, x.z}, x.w, {y.x, y.y, y.z}, y.w};
+            const unsigned cull = fd.cull & 3u;
+            keep = rxp_cull_keeps(d.view, bound, cull == 1 ? 1.0f : cull == 2 ? -1.0f : 0.0f);
+            if (!keep) {
+                cut = true;
+                // (as many triangles as the hashing kernel takes of the batch)
+                tris = min(__ldg(d.aux + b + 1) - __ldg(d.aux + b),
+                           RXP_HASH_ROUNDS * RXP_HASH_BLOCK / 3);
+                verts = min(__ldg(d.tab_counts + b), (unsigned)RXP_HASH_VERTICES);
+            }
+        }
+    }
+    const unsigned m = __ballot_sync(RXP_FULL, keep);
+    if (m) {
+        const unsigned leader = __ffs(m) - 1;
+        unsigned long long at = 0;
+        if (lane == leader)
+            at = atomicAdd(&F.counters[RXP_C_BATCH_LIST], (unsigned long long)__popc(m));
+        at = __shfl_sync(RXP_FULL, at, leader) + __popc(m & ((1u << lane) - 1));
+        if (keep) F.batches[at] = entry;
+    }
+    const unsigned c = __ballot_sync(RXP_FULL, cut);
+    if (c) {
+        for (int o = 16; o > 0; o >>= 1) {
+            tris += __shfl_xor_sync(RXP_FULL, tris, o);
+            verts += __shfl_xor_sync(RXP_FULL, verts, o);
+        }
+        if (lane == 0) {
+            atomicAdd(&F.counters[RXP_C_BATCHES_CULLED], (unsigned long long)__popc(c));
+            atomicAdd(&F.counters[RXP_C_BATCH_TRIANGLES], tris);
+            atomicAdd(&F.counters[RXP_C_BATCH_VERTICES], verts);
+        }
+    }
+}
+
 template <bool kSlowPath>
 __device__ __forceinline__ void rxp_dyn_hash_fused(const RxgDraw* __restrict__ draws,
                                                    unsigned ndraws, unsigned fast_probes,
                                                    const RxpFused& F) {
-    unsigned b;
-    const unsigned di = rxg_draw_index(draws, ndraws, blockIdx.x, false, b);
+    unsigned b, di;
+    if (F.batches) {
+        // the listed batch of this block, if any (the count and the entry load together)
+        const unsigned long long count = F.counters[RXP_C_BATCH_LIST];
+        const unsigned long long e = F.batches[blockIdx.x];
+        if (blockIdx.x >= count) return;
+        di = (unsigned)(e >> 32);
+        b = (unsigned)e;
+    } else {
+        di = rxg_draw_index(draws, ndraws, blockIdx.x, false, b);
+    }
     const RxgDraw& d = draws[di];
     const RxpQueueTail q{d.vin, d.u, d.out, d.corners, d.counts};
     rxp_dyn_hash<kSlowPath>(b, d.idx, d.aux, fast_probes, rxg_tables(d),

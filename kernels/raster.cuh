@@ -96,7 +96,14 @@
 #define RXP_C_BIG 7
 // triangles the fused geometry stage rasterised (kernels/geometry_fused.cu)
 #define RXP_C_FUSED 8
-#define RXP_COUNTERS 9
+// batches the fused geometry stage culled whole, their triangles, and their vertices (never
+// shaded: kernels/batch_cull.cu)
+#define RXP_C_BATCHES_CULLED 9
+#define RXP_C_BATCH_TRIANGLES 10
+#define RXP_C_BATCH_VERTICES 11
+// the batches fused_batch_list listed for the fused kernel
+#define RXP_C_BATCH_LIST 12
+#define RXP_COUNTERS 13
 
 // flags of a record
 #define RXP_F_FRONT 1u

@@ -195,12 +195,13 @@ mod tests {
             of(&[c(t)], BackendKind::Cuda, hash, true).device
                 - of(&[c(t)], BackendKind::Cuda, sort, true).device
         };
-        // below the threshold none; above, a byte an index and a list of ids a batch (a batch of
-        // 341 triangles holds about 256 of these meshes' vertices)
+        // below the threshold none; above, a byte an index, and a list of ids, a count, bounds
+        // and a list entry a batch (a batch of 341 triangles holds about 256 of these meshes'
+        // vertices)
         assert_eq!(gap(TABLES_MIN_TRIANGLES as u64 - 1), 0);
         let t = 3 * TABLES_MIN_TRIANGLES as u64;
         let batches = (3 * t).div_ceil(mi as u64);
-        assert_eq!(gap(t), 3 * t + batches * (4 * mv as u64 + 4));
+        assert_eq!(gap(t), 3 * t + batches * (4 * mv as u64 + 4 + 32 + 8));
         assert_eq!(
             of(&[c(t)], BackendKind::Cpu, hash, true),
             of(&[c(t)], BackendKind::Cpu, sort, true)

@@ -51,15 +51,14 @@ fn frames(
     )
 }
 
-/// Checks the frames; returns how many triangles the fused frame rasterised in its geometry
-/// stage.
+/// Checks the frames (with whole batches culled, the same work: common::assert_same_work).
 fn check(
     scene: &Scene,
     size: (u32, u32),
     strategy: Strategy,
     shading: ShadingMode,
     cull: CullMode,
-) -> u64 {
+) -> Checked {
     let what = format!(
         "{} {} {:?} {:?} {}x{}",
         scene.name,
@@ -87,24 +86,10 @@ fn check(
             .all(|(a, b)| a.to_bits() == b.to_bits());
         assert!(same_depth, "{what}: the depth differs");
         let f = other.stats.raster;
-        assert_eq!(
-            (q.culled, q.rejected, q.rasterized),
-            (f.culled, f.rejected, f.rasterized),
-            "{what}: other triangles counted"
-        );
-        assert_eq!(
-            (
-                queued.stats.geometry.invocations,
-                queued.stats.geometry.unique_vertices
-            ),
-            (
-                other.stats.geometry.invocations,
-                other.stats.geometry.unique_vertices
-            ),
-            "{what}: other vertices shaded"
-        );
+        common::assert_same_work(&queued, other, &what);
         if *fused == "0" {
             assert_eq!(f.fused, 0, "{what}: fused");
+            assert_eq!(f.batches_culled, 0, "{what}: batches culled");
         } else {
             assert_eq!(
                 f.fused, others[0].stats.raster.fused,
@@ -112,7 +97,18 @@ fn check(
             );
         }
     }
-    others[0].stats.raster.fused
+    Checked {
+        fused: others[0].stats.raster.fused,
+        batches_culled: others[2].stats.raster.batches_culled,
+    }
+}
+
+/// What [`check`] saw: the triangles the fused frame rasterised in its geometry stage, and the
+/// batches the fused frame with tables culled whole.
+#[derive(Debug)]
+struct Checked {
+    fused: u64,
+    batches_culled: u64,
 }
 
 #[test]
@@ -138,10 +134,28 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
             ShadingMode::ShadingRate,
         ] {
             for cull in [CullMode::Back, CullMode::None] {
-                let n = check(&scene, (320, 240), strategy, shading, cull);
-                assert!(n > 10_000, "spheres {shading:?} {cull:?}: only {n} fused");
+                let c = check(&scene, (320, 240), strategy, shading, cull);
+                let what = format!("spheres {shading:?} {cull:?}");
+                assert!(c.fused > 10_000, "{what}: only {} fused", c.fused);
+                // the far half of the dense sphere's batches face away; the camera sees both
+                // spheres whole, and the shading-rate frame draws every batch
+                let faces = cull == CullMode::Back && shading != ShadingMode::ShadingRate;
+                assert_eq!(c.batches_culled > 0, faces, "{what}: {c:?} batches culled");
             }
         }
+        // from close to the dense sphere, much of it outside the view: culled whole without
+        // culling faces
+        let mut close = scene.clone();
+        let c = &mut close.camera;
+        c.eye = c.target + (c.eye - c.target) * 0.25;
+        let k = check(
+            &close,
+            (320, 240),
+            strategy,
+            ShadingMode::Lit,
+            CullMode::None,
+        );
+        assert!(k.batches_culled > 0, "close spheres: no batch culled");
     }
     // 1,000 copies of a 20-triangle sphere in one place, at 32x32 pixels: every copy's front
     // faces are listed for setup (boxes of about 8x8 pixels, over the fused limit), more than the
@@ -188,8 +202,8 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
     );
     instanced.frame_all();
     for cull in [CullMode::Back, CullMode::None] {
-        let n = check(&instanced, (320, 240), hashing[0], ShadingMode::Lit, cull);
-        assert!(n > 1000, "instances {cull:?}: only {n} fused");
+        let c = check(&instanced, (320, 240), hashing[0], ShadingMode::Lit, cull);
+        assert!(c.fused > 1000, "instances {cull:?}: only {} fused", c.fused);
     }
     // the repository's scene (several objects and colours)
     let scene = rxpipe::io::load_scene(common::repo("scenes/default.toml")).unwrap();

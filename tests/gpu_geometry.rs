@@ -9,6 +9,7 @@ use rxpipe::geometry::cuda::{CudaGeometry, CudaShader};
 use rxpipe::geometry::shaders::FnShader;
 use rxpipe::geometry::{cpu, Batches, FmaLoad, Transform, Uniforms, VertexIn, VertexOut};
 use rxpipe::gpu::ModuleOrigin;
+use rxpipe::patch::bounds::PatchBound;
 use rxpipe::VertexShader;
 use rxpipe::{Strategy, VertexOrder};
 use std::sync::Arc;
@@ -116,14 +117,16 @@ fn block_sizes_are_configurable() {
     }
 }
 
-/// Asserts that the batch tables of `dm` (of indices `idx`, its batches built) number every batch:
-/// each index's number names it among its batch's ids, the numbers run below the batch's count,
-/// and the count is the batch's distinct ids.
+/// Asserts that the batch tables of `dm` (of indices `idx` over `positions`, its batches built)
+/// number every batch: each index's number names it among its batch's ids, the numbers run below
+/// the batch's count, and the count is the batch's distinct ids; and that each batch's bounds are
+/// the CPU's (`PatchBound::of`): the same sphere to the bit, a cone about an axis summed in
+/// another order that holds every face normal.
 fn tables_number_the_batches(
     gpu: &rxpipe::gpu::Gpu,
     geometry: &CudaGeometry,
     dm: &mut rxpipe::geometry::cuda::DeviceMesh,
-    idx: &[u32],
+    (positions, idx): (&[Vec3], &[u32]),
     what: &str,
 ) {
     assert!(geometry.build_tables(dm).unwrap(), "{what}: no tables");
@@ -134,8 +137,31 @@ fn tables_number_the_batches(
     let numbers = gpu.download(&t.numbers, idx.len()).unwrap();
     let vertices = gpu.download(&t.vertices, nb * mv).unwrap();
     let counts = gpu.download(&t.counts, nb).unwrap();
+    let bounds = gpu.download(&t.bounds, nb).unwrap();
     for k in 0..nb {
         let range = 3 * b.starts[k] as usize..3 * b.starts[k + 1] as usize;
+        let cpu = PatchBound::of(positions, &idx[range.clone()]);
+        let g = PatchBound::from(bounds[k]);
+        assert_eq!(
+            (g.center, g.radius),
+            (cpu.center, cpu.radius),
+            "{what}: batch {k}'s sphere"
+        );
+        assert_eq!(g.cutoff > 0.0, cpu.cutoff > 0.0, "{what}: batch {k}'s cone");
+        if g.cutoff > 0.0 {
+            assert!(
+                (g.axis - cpu.axis).length() < 1e-5 && (g.cutoff - cpu.cutoff).abs() < 1e-5,
+                "{what}: batch {k}'s cone {g:?}, the CPU's {cpu:?}"
+            );
+            for t in idx[range.clone()].chunks_exact(3) {
+                let p = |i: u32| positions[i as usize].as_dvec3();
+                let n = (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0])).normalize();
+                assert!(
+                    n.dot(g.axis.as_dvec3()) >= g.cutoff as f64,
+                    "{what}: batch {k}'s cone leaves out a face"
+                );
+            }
+        }
         let distinct: std::collections::HashSet<u32> = idx[range.clone()].iter().copied().collect();
         assert_eq!(
             counts[k] as usize,
@@ -180,7 +206,8 @@ fn batches_equal(gpu: &Arc<rxpipe::gpu::Gpu>, meshes: &[(String, rxpipe::Mesh)])
                 assert_eq!(g, cpu, "{name} {order} {mi}/{mv}");
                 if [(1023, 256), (300, 100)].contains(&(mi, mv)) {
                     let what = format!("{name} {order} {mi}/{mv} tables");
-                    tables_number_the_batches(gpu, &geometry, &mut dm, &idx, &what);
+                    let mesh = (&m.positions[..], &idx[..]);
+                    tables_number_the_batches(gpu, &geometry, &mut dm, mesh, &what);
                 }
                 checked += 1;
             }

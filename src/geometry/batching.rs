@@ -25,9 +25,10 @@ pub const WARP: u32 = 32;
 pub const TABLES_MIN_TRIANGLES: usize = 1 << 20;
 
 /// The device bytes of batch tables over `index_count` indices in `batches` batches of at most
-/// `max_vertices` vertices: a byte an index, and a list of ids and a count a batch.
+/// `max_vertices` vertices: a byte an index, and a list of ids, a count, 32 bytes of bounds and
+/// an entry of the frame's list of batches to draw a batch.
 pub fn table_bytes(index_count: usize, batches: usize, max_vertices: u32) -> u64 {
-    index_count as u64 + batches as u64 * (4 * max_vertices as u64 + 4)
+    index_count as u64 + batches as u64 * (4 * max_vertices as u64 + 4 + 32 + 8)
 }
 
 /// Batch boundaries, as triangle offsets: batch `b` is triangles `starts[b]..starts[b + 1]`.

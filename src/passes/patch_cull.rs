@@ -3,33 +3,17 @@
 //! it keeps is each object's kept patches as triangle ranges, so the geometry stage neither
 //! shades nor sets up the others.
 //!
-//! Each patch keeps a bounding sphere and the cone of its face normals ([`PatchBounds`]).
-//!
-//! - **Outside**: the sphere lies outside one of the six clip planes the raster stage's trivial
-//!   rejection uses (in object space, planes of the model-view-projection), by a small relative
-//!   margin; then every triangle of the patch has all its corners outside that plane.
-//! - **Facing away** (Shirman and Abi-Ezzi's cone test): with `v` from the sphere's centre to the
-//!   eye (object space), every face normal n within the cone and every point p within the sphere
-//!   has `n . (eye - p) <= |v| cos(angle(axis, v) - half-angle) + radius`; when that bound is
-//!   below zero by a margin, every face of the patch faces away. The margin (2% of the distance)
-//!   keeps the patches whose faces are nearly edge-on, whose orientation the raster stage's
-//!   snapped corners decide, so the image is the one drawn without the stage.
-//!
-//! The test is made in object space, where a face's front is its counter-clockwise side whatever
-//! the model matrix: the raster stage takes the other winding as the front of a mirroring one
-//! ([`crate::raster::Draw::mirrored`]). With culling off, only the outside test runs.
+//! Each patch keeps a bounding sphere and the cone of its face normals ([`PatchBounds`]), and is
+//! dropped when [`CullView::keeps`] says nothing within may show: it lies outside the view, or
+//! (while back faces are culled) every face faces away.
 
 use super::{FrameContext, FrameStage, PassError, StageInfo, StageKind, Visibility};
+use crate::patch::bounds::CullView;
 use crate::patch::PatchBounds;
 use crate::raster::CullMode;
-use glam::{Mat4, Vec3, Vec4};
 use rxpipe_core::execution::BackendKind;
 use std::ops::Range;
 
-/// The relative margin of the outside test (as the frustum stage's).
-const OUTSIDE_MARGIN: f32 = 1e-4;
-/// The margin of the facing-away test, relative to the eye's distance from the patch.
-const FACING_MARGIN: f32 = 0.02;
 /// From how many patches an object's tests are spread over the CPU's cores, and how many a task
 /// takes (below that, waking threads costs more than the tests).
 const PARALLEL_FROM: usize = 8192;
@@ -47,76 +31,6 @@ pub(crate) const INFO: StageInfo = StageInfo {
     backends: &[BackendKind::Cpu],
     default: "default with the built-in vertex shaders and the patch order",
 };
-
-/// What the test needs of one object for one frame.
-pub struct View {
-    /// the six clip planes in object space (x + w, w - x, y + w, w - y, z, w - z >= 0)
-    planes: [Vec4; 6],
-    /// the lengths of their normals
-    norms: [f32; 6],
-    /// the eye in object space
-    eye: Vec3,
-    /// which faces the raster stage culls, in object space: +1 back faces, -1 front faces, 0 none
-    facing: f32,
-}
-
-impl View {
-    /// The view of an object with `model` for a frame.
-    pub fn new(view_proj: Mat4, model: Mat4, eye: Vec3, cull: CullMode) -> View {
-        let m = view_proj * model;
-        let r = [m.row(0), m.row(1), m.row(2), m.row(3)];
-        let planes = [
-            r[3] + r[0],
-            r[3] - r[0],
-            r[3] + r[1],
-            r[3] - r[1],
-            r[2],
-            r[3] - r[2],
-        ];
-        let facing = match cull {
-            CullMode::None => 0.0,
-            CullMode::Back => 1.0,
-            CullMode::Front => -1.0,
-        };
-        View {
-            planes,
-            norms: planes.map(|p| p.truncate().length()),
-            eye: model.inverse().transform_point3(eye),
-            facing,
-        }
-    }
-
-    /// Whether patch `b` may show.
-    pub fn keeps(&self, b: &crate::patch::bounds::PatchBound) -> bool {
-        let c = b.center.extend(1.0);
-        let size = b.center.abs().element_sum() + b.radius;
-        for (p, &n) in self.planes.iter().zip(&self.norms) {
-            let slack = OUTSIDE_MARGIN * (n * size + p.w.abs());
-            if p.dot(c) < -(b.radius * n) - slack {
-                return false;
-            }
-        }
-        if self.facing == 0.0 || b.cutoff <= 0.0 {
-            return true;
-        }
-        let v = self.eye - b.center;
-        let d = v.length();
-        if d <= b.radius {
-            return true;
-        }
-        let axis = b.axis * self.facing;
-        let cos_phi = axis.dot(v) / d;
-        // the eye inside the cone's reach: some face may face it
-        if cos_phi >= b.cutoff {
-            return true;
-        }
-        let sin_phi = (1.0 - cos_phi * cos_phi).max(0.0).sqrt();
-        let sin_theta = (1.0 - b.cutoff * b.cutoff).max(0.0).sqrt();
-        // the largest n . v over the cone: |v| cos(phi - theta)
-        let best = d * (cos_phi * b.cutoff + sin_phi * sin_theta);
-        best + b.radius > -FACING_MARGIN * d
-    }
-}
 
 /// The triangle ranges of the patches `keep` says to keep, adjacent ones merged.
 fn kept_ranges(bounds: &PatchBounds, keep: impl Iterator<Item = bool>) -> Vec<Range<u32>> {
@@ -152,6 +66,16 @@ fn intersect(a: &[Range<u32>], b: &[Range<u32>]) -> Vec<Range<u32>> {
     out
 }
 
+/// What the culling test calls `facing` for a cull mode: +1 back faces culled, -1 front faces, 0
+/// none.
+pub(crate) fn facing(cull: CullMode) -> f32 {
+    match cull {
+        CullMode::None => 0.0,
+        CullMode::Back => 1.0,
+        CullMode::Front => -1.0,
+    }
+}
+
 impl FrameStage for PatchCull {
     fn name(&self) -> &str {
         "patch-cull"
@@ -170,7 +94,7 @@ impl FrameStage for PatchCull {
             if !visible[k].visible || bounds.patches.is_empty() {
                 continue;
             }
-            let view = View::new(ctx.view_proj, o.model, ctx.camera.eye, ctx.cull);
+            let view = CullView::new(ctx.view_proj, o.model, ctx.camera.eye, facing(ctx.cull));
             // (a few thousand patches take microseconds on one core, less than waking the
             // thread pool)
             let keep: Vec<bool> = if bounds.patches.len() < PARALLEL_FROM {
@@ -199,6 +123,8 @@ impl FrameStage for PatchCull {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::patch::bounds::PatchBound;
+    use glam::{Mat4, Vec3};
 
     #[test]
     #[allow(clippy::single_range_in_vec_init)]
@@ -221,29 +147,29 @@ mod tests {
         let proj = Mat4::perspective_rh(0.8, 1.0, 0.1, 100.0);
         let eye = Vec3::new(0.0, 0.0, 5.0);
         let vp = proj * Mat4::look_at_rh(eye, Vec3::ZERO, Vec3::Y);
-        let b = |axis: Vec3, cutoff: f32| crate::patch::bounds::PatchBound {
+        let b = |axis: Vec3, cutoff: f32| PatchBound {
             center: Vec3::ZERO,
             radius: 0.5,
             axis,
             cutoff,
         };
-        let v = View::new(vp, Mat4::IDENTITY, eye, CullMode::Back);
+        let v = CullView::new(vp, Mat4::IDENTITY, eye, facing(CullMode::Back));
         assert!(v.keeps(&b(Vec3::Z, 0.9)), "facing the eye");
         assert!(!v.keeps(&b(-Vec3::Z, 0.9)), "facing away");
         assert!(v.keeps(&b(-Vec3::Z, 0.0)), "a cone too wide to say");
         assert!(v.keeps(&b(Vec3::X, 0.9)), "edge-on");
-        let none = View::new(vp, Mat4::IDENTITY, eye, CullMode::None);
+        let none = CullView::new(vp, Mat4::IDENTITY, eye, facing(CullMode::None));
         assert!(none.keeps(&b(-Vec3::Z, 0.9)));
-        let front = View::new(vp, Mat4::IDENTITY, eye, CullMode::Front);
+        let front = CullView::new(vp, Mat4::IDENTITY, eye, facing(CullMode::Front));
         assert!(!front.keeps(&b(Vec3::Z, 0.9)));
         // mirrored: what faces away in object space faces away in the world too (the raster
         // stage takes a mirrored draw's clockwise faces as its front)
         let mirror = Mat4::from_scale(Vec3::new(-1.0, 1.0, 1.0));
-        let m = View::new(vp, mirror, eye, CullMode::Back);
+        let m = CullView::new(vp, mirror, eye, facing(CullMode::Back));
         assert!(!m.keeps(&b(-Vec3::Z, 0.9)));
         assert!(m.keeps(&b(Vec3::Z, 0.9)));
         // outside the view
-        let far = crate::patch::bounds::PatchBound {
+        let far = PatchBound {
             center: Vec3::new(100.0, 0.0, 0.0),
             ..b(Vec3::Z, 0.9)
         };

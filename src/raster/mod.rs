@@ -182,7 +182,7 @@ impl<'a> Draw<'a> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct RasterStats {
     pub triangles_in: u64,
-    /// dropped by back- (or front-) face culling or for zero area
+    /// dropped by back- (or front-) face culling or for zero area (triangles tested one by one)
     pub culled: u64,
     /// outside the view frustum or covering no pixel centre
     pub rejected: u64,
@@ -193,6 +193,15 @@ pub struct RasterStats {
     pub rasterized: u64,
     /// of those, the small ones the GPU's fused geometry stage rasterised itself (0 on the CPU)
     pub fused: u64,
+    /// whole batches the GPU's fused geometry stage culled by their bounds before shading them
+    /// (outside the view, or every face facing away: kernels/batch_cull.cu), with meshes made
+    /// resident with batch tables (0 on the CPU)
+    pub batches_culled: u64,
+    /// the triangles of those batches (not in `culled` or `rejected`: never tested one by one)
+    pub batch_culled_triangles: u64,
+    /// the vertex shadings those batches would have made (not in the geometry stage's
+    /// invocations)
+    pub batch_unshaded_vertices: u64,
     /// covered pixel samples that passed the depth test when drawn (the small triangles of the
     /// GPU's fused geometry stage count every sample they cover)
     pub fragments: u64,

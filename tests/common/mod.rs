@@ -145,18 +145,7 @@ pub fn compare(a: &[u8], b: &[u8]) -> (usize, u8) {
 /// raster counts, identical depth, and colours that differ in at most 0.1% of the pixels, by at
 /// most 2/255 (where the two round transcendental functions differently).
 pub fn assert_frames_agree(c: &rxpipe::Frame, g: &rxpipe::Frame, what: &str) {
-    assert_eq!(c.stats.geometry, g.stats.geometry, "{what}");
-    let (rc, rg) = (&c.stats.raster, &g.stats.raster);
-    let counts = |r: &rxpipe::raster::RasterStats| {
-        (
-            r.triangles_in,
-            r.culled,
-            r.rejected,
-            r.clipped,
-            r.rasterized,
-        )
-    };
-    assert_eq!(counts(rc), counts(rg), "{what}: raster counts");
+    assert_same_work(c, g, what);
     let depth_differ = c.depth.iter().zip(&g.depth).filter(|(a, b)| a != b).count();
     assert_eq!(depth_differ, 0, "{what}: depth buffers differ");
     let (differ, worst) = compare(&c.color, &g.color);
@@ -165,6 +154,40 @@ pub fn assert_frames_agree(c: &rxpipe::Frame, g: &rxpipe::Frame, what: &str) {
         differ * 1000 <= pixels && worst <= 2,
         "{what}: {differ} of {pixels} pixels differ, by up to {worst}"
     );
+}
+
+/// Asserts that frame `g` shaded and drew what `c` did: the same geometry statistics and raster
+/// counts. Where `g`'s fused geometry stage culled whole batches (and `c` none), their
+/// triangles are counted apart instead of as culled or rejected, and their vertices were never
+/// shaded: those triangles and culled plus rejected ones together, and those vertices and the
+/// invocations together, must be `c`'s.
+pub fn assert_same_work(c: &rxpipe::Frame, g: &rxpipe::Frame, what: &str) {
+    let (rc, rg) = (&c.stats.raster, &g.stats.raster);
+    assert_eq!(rc.batches_culled, 0, "{what}: the reference culled batches");
+    let mut geometry = g.stats.geometry;
+    geometry.invocations += rg.batch_unshaded_vertices;
+    assert_eq!(c.stats.geometry, geometry, "{what}");
+    let counts = |r: &rxpipe::raster::RasterStats| {
+        (
+            r.triangles_in,
+            r.culled + r.rejected + r.batch_culled_triangles,
+            r.clipped,
+            r.rasterized,
+        )
+    };
+    assert_eq!(counts(rc), counts(rg), "{what}: raster counts");
+    if rg.batches_culled == 0 {
+        assert_eq!(
+            (rc.culled, rc.rejected),
+            (rg.culled, rg.rejected),
+            "{what}: culled and rejected"
+        );
+    } else {
+        assert!(
+            rg.batch_culled_triangles > 0,
+            "{what}: batches without triangles"
+        );
+    }
 }
 
 /// The project's textured scene (its images are data URIs) as JSON, for tests to change.

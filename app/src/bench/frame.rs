@@ -22,6 +22,10 @@ pub struct FrameRow {
     pub rasterized: u64,
     /// of those, the small ones the fused geometry stage rasterised itself
     pub fused: u64,
+    /// whole batches the fused geometry stage culled by their bounds, and their triangles (not
+    /// shaded, set up or counted as culled one by one)
+    pub batches_culled: u64,
+    pub batch_culled_triangles: u64,
     pub asr: f64,
     pub geometry_ms: f64,
     pub setup_ms: f64,
@@ -208,6 +212,8 @@ pub fn run(
                 triangles: f.stats.geometry.triangles,
                 rasterized: f.stats.raster.rasterized,
                 fused: f.stats.raster.fused,
+                batches_culled: f.stats.raster.batches_culled,
+                batch_culled_triangles: f.stats.raster.batch_culled_triangles,
                 asr: f.stats.geometry.asr(),
                 geometry_ms: median(&stages[0]),
                 setup_ms: median(&stages[1]),
@@ -388,7 +394,7 @@ impl FrameReport {
             ("the GPU", "CUDA-event stage times")
         };
         let mut s = format!(
-            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'rasterised' those left after setup (and of them, those the fused geometry stage rasterised itself); 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame in motion (the same code, headless: a new frame, colour only, on the GPU downloaded into page-locked memory, while another thread copies the frame before it into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'rasterised' those left after setup (and of them, those the fused geometry stage rasterised itself; and the batches it culled whole by their bounds, with their triangles); 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame in motion (the same code, headless: a new frame, colour only, on the GPU downloaded into page-locked memory, while another thread copies the frame before it into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             self.machine,
             self.width,
             self.height,
@@ -398,10 +404,16 @@ impl FrameReport {
             }
         );
         for r in &self.rows {
-            let rasterized = match r.fused {
+            let mut rasterized = match r.fused {
                 0 => r.rasterized.to_string(),
                 n => format!("{} ({n} fused)", r.rasterized),
             };
+            if r.batches_culled > 0 {
+                rasterized += &format!(
+                    "; {} batches of {} triangles culled whole",
+                    r.batches_culled, r.batch_culled_triangles
+                );
+            }
             s += &format!(
                 "| {} | {} | {} | {:.3} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | **{:.3}** | {:.2} | {:.2} |\n",
                 r.mesh,

@@ -2,6 +2,7 @@
 //! (VertexIn, VertexOut, Uniforms): the same bytes on both sides.
 
 use crate::geometry::{Uniforms, VertexIn, VertexOut};
+use crate::patch::bounds::{CullView, PatchBound};
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
 /// The GPU's `VertexOut`: 64 bytes, as in kernels/common.cuh (clip 0..4, world 4..7, normal
@@ -57,7 +58,7 @@ impl From<&Uniforms> for GpuUniforms {
     }
 }
 
-/// The GPU's `RxgDraw` (kernels/geometry.cu): one mesh of a launch over many, 288 bytes.
+/// The GPU's `RxgDraw` (kernels/geometry.cu): one mesh of a launch over many, 432 bytes.
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
 pub struct GeoDraw {
@@ -84,9 +85,60 @@ pub struct GeoDraw {
     pub tab_numbers: u64,
     pub tab_vertices: u64,
     pub tab_counts: u64,
+    /// the batches' bounds (0: no batch is culled whole) and the draw's view of its object
+    pub bounds: u64,
+    pub view: GpuCullView,
 }
 
-const _: () = assert!(size_of::<GpuUniforms>() == 180 && size_of::<GeoDraw>() == 288);
+const _: () = assert!(size_of::<GpuUniforms>() == 180 && size_of::<GeoDraw>() == 432);
+
+/// The GPU's `RxpCullView` (kernels/batch_cull.cu): a [`CullView`]'s planes, their normals'
+/// lengths and the eye, 136 bytes (the facing is the fused draw's cull mode).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C)]
+pub struct GpuCullView {
+    pub planes: [f32; 24],
+    pub norms: [f32; 6],
+    pub eye: [f32; 3],
+    pub pad: f32,
+}
+
+impl From<&CullView> for GpuCullView {
+    fn from(v: &CullView) -> GpuCullView {
+        let mut planes = [0.0; 24];
+        for (k, p) in v.planes.iter().enumerate() {
+            planes[4 * k..4 * k + 4].copy_from_slice(&p.to_array());
+        }
+        GpuCullView {
+            planes,
+            norms: v.norms,
+            eye: v.eye.to_array(),
+            pad: 0.0,
+        }
+    }
+}
+
+/// A batch's bounds on the GPU (`RxpBound`, kernels/batch_cull.cu): a [`PatchBound`]'s centre,
+/// radius, axis and cutoff, 32 bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C)]
+pub struct GpuBound(pub [f32; 8]);
+
+impl From<GpuBound> for PatchBound {
+    fn from(b: GpuBound) -> PatchBound {
+        let f = b.0;
+        PatchBound {
+            center: glam::Vec3::new(f[0], f[1], f[2]),
+            radius: f[3],
+            axis: glam::Vec3::new(f[4], f[5], f[6]),
+            cutoff: f[7],
+        }
+    }
+}
+
+// SAFETY: plain floats with the layout of the CUDA structs; all-zero bits are valid values.
+unsafe impl DeviceRepr for GpuBound {}
+unsafe impl ValidAsZeroBits for GpuBound {}
 
 // SAFETY: plain numbers with the layout of the CUDA struct; all-zero bits are a valid value.
 unsafe impl DeviceRepr for GeoDraw {}
@@ -107,6 +159,8 @@ pub struct FusedTarget {
     pub lists: u64,
     pub counters: u64,
     pub draws: u64,
+    /// the batches to draw, when whole batches are culled (0: every block draws its own)
+    pub batches: u64,
     pub width: i32,
     pub height: i32,
     pub cap: u32,
@@ -114,8 +168,9 @@ pub struct FusedTarget {
 }
 
 /// One draw of a fused launch (`RxpFusedDraw`): where its triangles start in the frame, its cull
-/// mode (as the raster stage's draw table has it), its triangles' flags, and whether its small
-/// triangles are rasterised in the geometry stage (1: neither alpha-tested nor blended).
+/// mode (as the raster stage's draw table has it), its triangles' flags, whether its small
+/// triangles are rasterised in the geometry stage (1: neither alpha-tested nor blended), and
+/// whether its batches may be culled whole.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct FusedDraw {
@@ -123,6 +178,9 @@ pub struct FusedDraw {
     pub cull: u32,
     pub flags: u32,
     pub small: u32,
+    /// 1: whole batches may be culled by their bounds (0 in the shading-rate mode, whose frame
+    /// shows how often each vertex was shaded)
+    pub batches: u32,
 }
 
 // SAFETY: plain integers with the layout of the CUDA structs; all-zero bits are valid values.

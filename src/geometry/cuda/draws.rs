@@ -9,11 +9,12 @@
 //! once; a launch one of whose queues holds counts (made by a launch of its own, or a frame that
 //! was not reset) clears them first, as before.
 
-use super::abi::{FusedDraw, FusedTarget, GeoDraw};
+use super::abi::{FusedDraw, FusedTarget, GeoDraw, GpuCullView};
 use super::{no_corners, CudaGeometry, DeviceMesh, DeviceQueue, GpuUniforms};
 use crate::geometry::{GeometryError, Strategy, Uniforms};
 use crate::gpu::Context;
 use crate::gpu::{Dependent, GpuError};
+use crate::patch::bounds::CullView;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +32,10 @@ pub(super) struct DrawTable {
     pub total: CudaSlice<u64>,
     /// a fused launch's per-draw table, in the draw table's order
     pub fused: CudaSlice<FusedDraw>,
+    /// the batches a fused launch that culls whole batches draws (fused_batch_list: draw << 32
+    /// | batch), room for all its blocks; zeroed when allocated, so that every entry a block
+    /// reads was written
+    pub batches: CudaSlice<u64>,
 }
 
 /// What the raster stage gives a fused launch (kernels/geometry_fused.cu): its buffers and
@@ -61,6 +66,9 @@ pub struct DrawLaunch {
     /// the fused kernel of a hashing strategy (none for the other strategies, or batch limits
     /// whose vertices do not fit beside the hash table)
     fused: Option<CudaFunction>,
+    /// the list of batches a fused launch draws, where a draw has batch bounds
+    /// (fused_batch_list: whole batches culled before the fused kernel)
+    batch_list: Option<CudaFunction>,
     sum: Option<CudaFunction>,
     /// each draw's queue (the address of its shaded vertices), in the table's order
     queues: Vec<u64>,
@@ -153,7 +161,9 @@ impl CudaGeometry {
             } else {
                 0
             };
-            // the mesh's batch tables, where they number the batches this strategy hashes
+            // the mesh's batch tables, where they number the batches this strategy hashes, and
+            // the batches' bounds where the vertex shader leaves positions to the standard
+            // transform
             let tables = match (strategy, &m.tables) {
                 (Strategy::DynamicHash { .. } | Strategy::ParallelHash { .. }, Some(t))
                     if strategy.dynamic_limits() == Some(t.limits) =>
@@ -162,9 +172,19 @@ impl CudaGeometry {
                         addr(t.numbers.device_ptr(stream)),
                         addr(t.vertices.device_ptr(stream)),
                         addr(t.counts.device_ptr(stream)),
+                        match self.shader.is_builtin() {
+                            true => addr(t.bounds.device_ptr(stream)),
+                            false => 0,
+                        },
                     ]
                 }
-                _ => [0; 3],
+                _ => [0; 4],
+            };
+            // (the facing is the fused draw's: the raster stage's cull mode of the draw)
+            let u = &d.uniforms;
+            let view = match tables[3] {
+                0 => GpuCullView::default(),
+                _ => GpuCullView::from(&CullView::new(u.view_proj, u.model, u.eye, 0.0)),
             };
             queues.push(addr(q.vertices.device_ptr(stream)));
             table.push(GeoDraw {
@@ -185,6 +205,8 @@ impl CudaGeometry {
                 tab_numbers: tables[0],
                 tab_vertices: tables[1],
                 tab_counts: tables[2],
+                bounds: tables[3],
+                view,
             });
             if let Some(p) = plan {
                 blocks += p.blocks as u64;
@@ -202,6 +224,10 @@ impl CudaGeometry {
         }
         let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
         self.gpu.put(&mut t.draws, &table, "geometry draw table")?;
+        let culls = table.iter().any(|d| d.bounds != 0);
+        if culls && t.batches.len() < blocks as usize {
+            t.batches = self.gpu.zeros(blocks as usize, "the batches to draw")?;
+        }
         Ok(Some(DrawLaunch {
             strategy,
             ndraws: table.len() as u32,
@@ -220,6 +246,10 @@ impl CudaGeometry {
                     self.kernel(strategy, "_fused_draws").ok()
                 }
                 _ => None,
+            },
+            batch_list: match culls {
+                true => Some(self.function("fused_batch_list")?),
+                false => None,
             },
             queues,
             sum: match self.counting {
@@ -254,7 +284,7 @@ impl CudaGeometry {
             self.clear_counts(d, &t, stream, CLEAR_COUNTS | CLEAR_TOTALS)?;
         }
         let target = match (fused, &d.fused) {
-            (Some(f), Some(_)) => Some(self.fused_table(d, f, &mut t)?),
+            (Some(f), Some(_)) => Some(self.fused_table(d, f, &mut t, d.batch_list.is_some())?),
             (Some(_), None) => {
                 return Err(GpuError::Limit(format!(
                     "the {} strategy has no fused geometry stage",
@@ -282,6 +312,13 @@ impl CudaGeometry {
             }
             if let Some(target) = &target {
                 l.val(target);
+                if let (Some(list), true) = (&d.batch_list, target.batches != 0) {
+                    let mut c = Dependent::new(stream, list);
+                    c.buf(&t.draws).val(&ndraws).val(&d.blocks).val(target);
+                    // SAFETY: a thread per block of the launch, each finding its draw and batch
+                    // as the fused kernel's block would; the list holds an entry per block.
+                    unsafe { c.launch(d.blocks.div_ceil(256), 256, 0, dep, "fused_batch_list") }?;
+                }
             }
             // SAFETY: every draw passed `plan` (its queue's size, the strategy's limits), which
             // gave the grid of a launch of its own; the launch is those grids end to end
@@ -317,6 +354,7 @@ impl CudaGeometry {
         d: &DrawLaunch,
         fused: &Fused,
         t: &mut DrawTable,
+        culls: bool,
     ) -> Result<FusedTarget, GpuError> {
         // (by queue: a frame of many objects or instances has as many draws)
         let by_queue: std::collections::HashMap<u64, FusedDraw> =
@@ -336,6 +374,10 @@ impl CudaGeometry {
         self.gpu.put(&mut t.fused, &parts, "fused draw table")?;
         let mut target = fused.target;
         target.draws = t.fused.device_ptr(&self.gpu.stream).0;
+        target.batches = match culls && parts.iter().any(|p| p.batches != 0) {
+            true => t.batches.device_ptr(&self.gpu.stream).0,
+            false => 0,
+        };
         Ok(target)
     }
 

@@ -56,7 +56,7 @@ pub struct DeviceMesh {
 
 /// A mesh's dynamic batches numbered once by hashing (`dyn_hash_tables` in kernels/geometry.cu),
 /// so that the hashing strategies' frames read each index's number in its batch instead of
-/// hashing the batch again: a byte an index, and a list of ids a batch.
+/// hashing the batch again: a byte an index, and a list of ids a batch; and each batch's bounds.
 pub struct BatchTables {
     /// each index's vertex number within its batch
     pub numbers: CudaSlice<u8>,
@@ -64,6 +64,9 @@ pub struct BatchTables {
     pub vertices: CudaSlice<u32>,
     /// each batch's vertex count
     pub counts: CudaSlice<u32>,
+    /// each batch's bounds, by which the fused geometry stage culls batches whole
+    /// (kernels/batch_cull.cu)
+    pub bounds: CudaSlice<super::GpuBound>,
     /// the batch limits (indices, vertices) of the batches they number
     pub limits: (u32, u32),
 }

@@ -14,16 +14,20 @@ mod mesh;
 mod queue;
 mod shader;
 
-pub use abi::{FusedDraw, FusedTarget, GpuUniforms, GpuVertexOut};
+pub use abi::{FusedDraw, FusedTarget, GpuBound, GpuCullView, GpuUniforms, GpuVertexOut};
 pub use draws::{DrawLaunch, Fused, ShadeDraw};
 pub use mesh::{BatchTables, DeviceMesh, DevicePatches, TriangleRuns, BATCHING, VERTEX_INPUT};
 use queue::{no_corners, queue_capacity, vcap_per_batch};
 pub use queue::{DeviceQueue, DeviceRecords, GpuGeometry};
 pub use shader::{CudaShader, SHADER_FMA, SHADER_TRANSFORM};
 
-/// The geometry stage's kernels, then its processing mode's stream-out; a vertex shader
-/// (`vs_main`) or a processing program precedes them.
-pub const KERNELS: [Source<'static>; 2] = [
+/// Threads per block of `batch_bounds` (RXP_BOUNDS_BLOCK in kernels/batch_cull.cu).
+const BOUNDS_BLOCK: u32 = 128;
+
+/// The geometry stage's kernels (whole-batch culling, the strategies), then its processing
+/// mode's stream-out; a vertex shader (`vs_main`) or a processing program precedes them.
+pub const KERNELS: [Source<'static>; 3] = [
+    rxpipe_gpu::kernel_source!("batch_cull.cu"),
     rxpipe_gpu::kernel_source!("geometry.cu"),
     rxpipe_gpu::kernel_source!("geometry_stream.cu"),
 ];
@@ -169,6 +173,7 @@ impl CudaGeometry {
             draws: gpu.zeros(1, "geometry draw table")?,
             total: gpu.zeros(1, "the frame's invocation total")?,
             fused: gpu.zeros(1, "fused draw table")?,
+            batches: gpu.zeros(1, "the batches to draw")?,
         };
         Ok(CudaGeometry {
             gpu,
@@ -187,7 +192,7 @@ impl CudaGeometry {
         self.gpu.function(&self.module, name)
     }
 
-    fn parts(shader: &CudaShader) -> [Source<'_>; 8] {
+    fn parts(shader: &CudaShader) -> [Source<'_>; 9] {
         [
             kernels::COMMON,
             kernels::BLOCKS,
@@ -197,6 +202,7 @@ impl CudaGeometry {
             },
             KERNELS[0],
             KERNELS[1],
+            KERNELS[2],
             FUSED[0],
             FUSED[1],
             FUSED[2],
@@ -478,10 +484,12 @@ impl CudaGeometry {
             .gpu
             .zeros((nb * max_vertices as usize).max(1), "batch vertices")?;
         let counts = self.gpu.zeros(nb.max(1), "batch vertex counts")?;
+        let bounds = self.gpu.zeros(nb.max(1), "batch bounds")?;
         let mut t = BatchTables {
             numbers,
             vertices,
             counts,
+            bounds,
             limits,
         };
         let k = self.hash_function("dyn_hash_tables", max_vertices)?;
@@ -495,6 +503,16 @@ impl CudaGeometry {
         // index buffer, whose every index gets a number, and each batch writes its own
         // `max_vertices` slots and count.
         unsafe { launch(l, nb as u32, self.blocks.hash, 0, "dyn_hash_tables") }?;
+        let k = self.function("batch_bounds")?;
+        let mut l = self.gpu.stream.launch_builder(&k);
+        l.arg(&*mesh.vertices)
+            .arg(&*mesh.indices)
+            .arg(starts)
+            .arg(&mut t.bounds);
+        // SAFETY: one block per batch (RXP_BOUNDS_BLOCK threads), each reading its batch's
+        // indices (within the index buffer, whose ids are below the vertex count) and writing
+        // its own bounds.
+        unsafe { launch(l, nb as u32, BOUNDS_BLOCK, 0, "batch_bounds") }?;
         mesh.tables = Some(t);
         Ok(true)
     }

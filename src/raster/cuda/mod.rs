@@ -68,7 +68,12 @@ const C_FRAGMENTS: usize = 5;
 const C_RASTERIZED: usize = 6;
 /// (the eighth, RXP_C_BIG, the count of big boxes rxp_bin_fill lists, is the kernels' own)
 const C_FUSED: usize = 8;
-const COUNTERS: usize = 9;
+const C_BATCHES_CULLED: usize = 9;
+const C_BATCH_TRIANGLES: usize = 10;
+const C_BATCH_VERTICES: usize = 11;
+/// (the thirteenth, RXP_C_BATCH_LIST, the count of batches fused_batch_list listed, is the
+/// kernels' own)
+const COUNTERS: usize = 13;
 /// The counters' buffer holds one more word: the two 32-bit counts of the setup lists
 /// (rxp_setup_classify's `lists`), so that one clear resets both.
 const COUNTER_WORDS: usize = COUNTERS + 1;
@@ -628,6 +633,9 @@ impl CudaRaster {
             clipped: counters[C_CLIPPED],
             rasterized: counters[C_RASTERIZED],
             fused: counters[C_FUSED],
+            batches_culled: counters[C_BATCHES_CULLED],
+            batch_culled_triangles: counters[C_BATCH_TRIANGLES],
+            batch_unshaded_vertices: counters[C_BATCH_VERTICES],
             fragments: counters[C_FRAGMENTS],
             setup_ms: self.times.setup_ms,
             bin_ms: self.times.bin_ms,
@@ -753,6 +761,7 @@ impl CudaRaster {
                     cull: draw_cull(d, s),
                     flags: (i as u32) << DRAW_SHIFT | alpha << ALPHA_SHIFT,
                     small: (alpha == 0) as u32,
+                    batches: (s.shading != ShadingMode::ShadingRate) as u32,
                 };
                 base += d.triangles as u32;
                 (addr(d.queue.vertices.device_ptr(stream)), part)
@@ -767,6 +776,7 @@ impl CudaRaster {
                 lists: self.lists_address(),
                 counters: addr(self.counters.device_ptr(stream)),
                 draws: 0,
+                batches: 0,
                 width: s.width as i32,
                 height: s.height as i32,
                 cap: self.list.len() as u32,
