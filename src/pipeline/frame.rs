@@ -84,7 +84,16 @@ impl std::fmt::Display for FrameStats {
             self.raster.bin_ms,
             self.raster.raster_ms,
             self.total_ms
-        )
+        )?;
+        let r = &self.raster;
+        if r.batches_culled > 0 {
+            write!(
+                f,
+                "; {} batches of {} triangles culled whole before shading",
+                r.batches_culled, r.batch_culled_triangles
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -166,5 +175,23 @@ impl Frame {
         self.coverage = out.coverage;
         self.scratch = out.scratch;
         self.stats.raster = out.stats;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_statistics_name_the_batches_culled_whole_when_there_are_any() {
+        let mut s = FrameStats::default();
+        assert!(!s.to_string().contains("culled whole"));
+        s.raster.batches_culled = 3;
+        s.raster.batch_culled_triangles = 1000;
+        assert!(
+            s.to_string()
+                .ends_with("; 3 batches of 1000 triangles culled whole before shading"),
+            "{s}"
+        );
     }
 }
