@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Whole frames at the sizes of the billion-triangle work: bunny grids of 104 M, 403 M and 1.0 G
-# triangles at 1920x1080, the 104 M grid at 3840x2160, and a thousand instances of a mesh of a
+# triangles at 1920x1080, the 104 M and 1.0 G grids at 3840x2160, and a thousand instances of a mesh of a
 # million triangles (one mesh held once, 1.0 G triangles drawn), the hashing strategy, through
-# `rxpipe bench frame` (its JSON and markdown reports into OUT_DIR, the 1 G grid in a run of its
+# `rxpipe bench frame` (its JSON and markdown reports into OUT_DIR, the 1 G grid in runs of its
 # own, with each run's wall time and the host's peak memory in OUT_DIR/wall.txt). With a .gl folder prepared as
 # ../shared/anchors/README.md says, the hardware OpenGL pipeline draws grids of as many bunnies
 # too, those of $GL_GRIDS (default "50x30 100x58": 1500 and 5800 copies, laid out otherwise than
@@ -28,6 +28,7 @@ run() {
 run frame-1080p --meshes bunny-grid:1500,bunny-grid:5800
 run frame-1g --meshes bunny-grid:14400
 run frame-2160p --meshes bunny-grid:1500 --size 3840x2160
+run frame-1g-2160p --meshes bunny-grid:14400 --size 3840x2160
 run frame-instances --meshes 'rings:1000000*1000'
 if [[ -d .gl ]]; then
   for grid in ${GL_GRIDS:-50x30 100x58}; do
