@@ -198,3 +198,30 @@ impl CullView {
         best + b.radius > -FACING_MARGIN * d
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_hold_their_triangles_and_the_cone_their_normals() {
+        let p = [
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(2.0, 0.0, 0.0),
+            Vec3::new(0.0, 2.0, 0.0),
+            Vec3::new(2.0, 2.0, 0.0),
+            Vec3::new(1.0, 1.0, 0.0),
+        ];
+        // two counter-clockwise triangles in the z = 0 plane: a sphere around the square's box,
+        // a cone about +z as narrow as it gets (rounded outward)
+        let b = PatchBound::of(&p, &[0, 1, 2, 1, 3, 2]);
+        assert_eq!(b.center, Vec3::new(1.0, 1.0, 0.0));
+        assert!(b.radius >= 2f32.sqrt() && b.radius < 2f32.sqrt() * 1.00001);
+        assert_eq!(b.axis, Vec3::Z);
+        assert!(b.cutoff < 1.0 && b.cutoff > 0.99999);
+        // one of them turned over: the normals cancel, no cone
+        assert_eq!(PatchBound::of(&p, &[0, 1, 2, 1, 2, 3]).cutoff, -1.0);
+        // a face without area: no cone either
+        assert_eq!(PatchBound::of(&p, &[0, 1, 2, 0, 4, 3]).cutoff, -1.0);
+    }
+}
