@@ -284,7 +284,7 @@ impl CudaGeometry {
             self.clear_counts(d, &t, stream, CLEAR_COUNTS | CLEAR_TOTALS)?;
         }
         let target = match (fused, &d.fused) {
-            (Some(f), Some(_)) => Some(self.fused_table(d, f, &mut t, d.batch_list.is_some())?),
+            (Some(f), Some(_)) => Some(self.fused_table(d, f, &mut t)?),
             (Some(_), None) => {
                 return Err(GpuError::Limit(format!(
                     "the {} strategy has no fused geometry stage",
@@ -348,13 +348,13 @@ impl CudaGeometry {
     }
 
     /// Uploads a fused launch's per-draw table in the launch's order (each draw's part found by
-    /// its queue) and returns the target with the table's address.
+    /// its queue) and returns the target with the table's address and, where the launch culls
+    /// whole batches, its list's.
     fn fused_table(
         &self,
         d: &DrawLaunch,
         fused: &Fused,
         t: &mut DrawTable,
-        culls: bool,
     ) -> Result<FusedTarget, GpuError> {
         // (by queue: a frame of many objects or instances has as many draws)
         let by_queue: std::collections::HashMap<u64, FusedDraw> =
@@ -374,7 +374,8 @@ impl CudaGeometry {
         self.gpu.put(&mut t.fused, &parts, "fused draw table")?;
         let mut target = fused.target;
         target.draws = t.fused.device_ptr(&self.gpu.stream).0;
-        target.batches = match culls && parts.iter().any(|p| p.batches != 0) {
+        // (the list, where a draw has batch bounds and whole batches may be culled)
+        target.batches = match d.batch_list.is_some() && parts.iter().any(|p| p.batches != 0) {
             true => t.batches.device_ptr(&self.gpu.stream).0,
             false => 0,
         };
