@@ -42,12 +42,12 @@ struct RxpFused {
     unsigned long long* counters;
     const RxpFusedDraw* draws;
     // the batches to draw, when whole batches are culled (fused_batch_list; none: every block
-    // of the launch draws its own), as draw << 32 | batch, RXP_C_BATCH_LIST of them
+    // of the launch draws its own), as draw << 32 | batch, as many as counter `listed` says
     unsigned long long* batches;
     int width;
     int height;
     unsigned cap;
-    unsigned pad;
+    unsigned listed;
 };
 
 // Blocks per SM the fused kernels are compiled for (registers capped to fit them, at 72 a
@@ -215,16 +215,79 @@ struct RxpFusedTail {
     }
 };
 
-// Whole-batch culling before a fused launch (kernels/batch_cull.cu): one thread per block of
-// the launch (a batch of a draw) tests the batch's bounds, where its draw has them and may cull
-// batches, against the draw's view. The batches that may show are listed (one atomic a warp)
-// for the fused kernel's blocks to take in turn; the culled ones are counted, with their
-// triangles and vertices.
+// Whole-batch culling before a fused launch (kernels/batch_cull.cu), in two passes as meshlet
+// renderers cull by occlusion:
+//
+// 1. fused_batch_list: one thread per block of the launch (a batch of a draw) tests the batch's
+//    bounds, where its draw has them and may cull batches, against the draw's view. A batch that
+//    cannot show is counted and dropped (state 0). One that may show is listed for the first
+//    fused launch (state 1) if it was seen in the last frame (`seen`: no occlusion culling
+//    without it), else kept for the second pass (state 2).
+// 2. After the first fused launch, rxp_hiz takes the farthest depth key of every 16x16-pixel
+//    tile of the frame, and fused_batch_occlusion tests every batch of state 1 or 2 against
+//    them: a batch whose bounds lie behind every tile they cover is occluded (not seen, for the
+//    next frame). The occluded batches of state 2 are counted and dropped, the others listed
+//    for the second fused launch.
+//
+// The picture is the frame drawn without culling: the depth keys only fall, so what lies behind
+// the first launch's keys lies behind the frame's (strictly: an equal depth, which could win a
+// tie, keeps the batch); the triangles setup draws later are missing from the tiles, which
+// only keeps more batches.
+
+// Counts the culled batches of a warp (`cut` its threads' batches, with their triangles and
+// vertices), `occluded` of them culled by occlusion.
+__device__ __forceinline__ void rxp_count_culled(const RxpFused& F, bool cut, bool occluded,
+                                                 unsigned long long tris,
+                                                 unsigned long long verts) {
+    const unsigned c = __ballot_sync(RXP_FULL, cut), o = __ballot_sync(RXP_FULL, occluded);
+    if (!c) return;
+    for (int k = 16; k > 0; k >>= 1) {
+        tris += __shfl_xor_sync(RXP_FULL, tris, k);
+        verts += __shfl_xor_sync(RXP_FULL, verts, k);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&F.counters[RXP_C_BATCHES_CULLED], (unsigned long long)__popc(c));
+        atomicAdd(&F.counters[RXP_C_BATCH_TRIANGLES], tris);
+        atomicAdd(&F.counters[RXP_C_BATCH_VERTICES], verts);
+        if (o) atomicAdd(&F.counters[RXP_C_BATCHES_OCCLUDED], (unsigned long long)__popc(o));
+    }
+}
+
+// Lists a warp's batches with `keep` set (their entries) after counter `counter`'s, one atomic
+// a warp.
+__device__ __forceinline__ void rxp_list_batches(const RxpFused& F, unsigned long long* list,
+                                                 unsigned counter, bool keep,
+                                                 unsigned long long entry) {
+    const unsigned m = __ballot_sync(RXP_FULL, keep), lane = threadIdx.x & 31;
+    if (!m) return;
+    const unsigned leader = __ffs(m) - 1;
+    unsigned long long at = 0;
+    if (lane == leader) at = atomicAdd(&F.counters[counter], (unsigned long long)__popc(m));
+    at = __shfl_sync(RXP_FULL, at, leader) + __popc(m & ((1u << lane) - 1));
+    if (keep) list[at] = entry;
+}
+
+// A batch's bounds from its draw's.
+__device__ __forceinline__ RxpBound rxp_bound_of(const RxgDraw& d, unsigned b) {
+    const float4* bp = reinterpret_cast<const float4*>(d.bounds + b);
+    const float4 x = __ldg(bp), y = __ldg(bp + 1);
+    return RxpBound{{x.x, x.y, x.z}, x.w, {y.x, y.y, y.z}, y.w};
+}
+
+// The triangles and vertices of batch b of draw d (as many as the hashing kernel takes).
+__device__ __forceinline__ void rxp_batch_size(const RxgDraw& d, unsigned b,
+                                               unsigned long long& tris,
+                                               unsigned long long& verts) {
+    tris = min(__ldg(d.aux + b + 1) - __ldg(d.aux + b), RXP_HASH_ROUNDS * RXP_HASH_BLOCK / 3);
+    verts = min(__ldg(d.tab_counts + b), (unsigned)RXP_HASH_VERTICES);
+}
+
 extern "C" __global__ void __launch_bounds__(256)
     fused_batch_list(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned nblocks,
-                     RxpFused F) {
+                     RxpFused F, unsigned char* __restrict__ state,
+                     const unsigned char* __restrict__ seen) {
     rxp_after_prior();
-    const unsigned g = blockIdx.x * blockDim.x + threadIdx.x, lane = threadIdx.x & 31;
+    const unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
     bool keep = false, cut = false;
     unsigned long long entry = 0, tris = 0, verts = 0;
     if (g < nblocks) {
@@ -233,43 +296,112 @@ extern "C" __global__ void __launch_bounds__(256)
         const RxgDraw& d = draws[di];
         const RxpFusedDraw fd = F.draws[di];
         entry = (unsigned long long)di << 32 | b;
-        keep = true;
+        unsigned char st = 1;
         if (d.bounds && fd.batches) {
-            const float4* bp = reinterpret_cast<const float4*>(d.bounds + b);
-            const float4 x = __ldg(bp), y = __ldg(bp + 1);
-            const RxpBound bound{{x.x, x.y, x.z}, x.w, {y.x, y.y, y.z}, y.w};
             const unsigned cull = fd.cull & 3u;
-            keep = rxp_cull_keeps(d.view, bound, cull == 1 ? 1.0f : cull == 2 ? -1.0f : 0.0f);
-            if (!keep) {
+            if (!rxp_cull_keeps(d.view, rxp_bound_of(d, b),
+                                cull == 1 ? 1.0f : cull == 2 ? -1.0f : 0.0f)) {
+                st = 0;
                 cut = true;
-                // (as many triangles as the hashing kernel takes of the batch)
-                tris = min(__ldg(d.aux + b + 1) - __ldg(d.aux + b),
-                           RXP_HASH_ROUNDS * RXP_HASH_BLOCK / 3);
-                verts = min(__ldg(d.tab_counts + b), (unsigned)RXP_HASH_VERTICES);
+                rxp_batch_size(d, b, tris, verts);
+            } else if (seen && !seen[g]) {
+                st = 2;
             }
         }
+        keep = st == 1;
+        if (seen) state[g] = st;
     }
-    const unsigned m = __ballot_sync(RXP_FULL, keep);
-    if (m) {
-        const unsigned leader = __ffs(m) - 1;
-        unsigned long long at = 0;
-        if (lane == leader)
-            at = atomicAdd(&F.counters[RXP_C_BATCH_LIST], (unsigned long long)__popc(m));
-        at = __shfl_sync(RXP_FULL, at, leader) + __popc(m & ((1u << lane) - 1));
-        if (keep) F.batches[at] = entry;
+    rxp_list_batches(F, F.batches, F.listed, keep, entry);
+    rxp_count_culled(F, cut, false, tris, verts);
+}
+
+// The tiles of rxp_hiz: 16x16 pixels.
+#define RXP_HIZ_SHIFT 4
+
+// The farthest depth key (its upper 32 bits) of each 16x16-pixel tile of the frame's keys: a
+// block of 256 threads a tile, tiles in rows.
+extern "C" __global__ void __launch_bounds__(256) rxp_hiz(RxpFused F, unsigned* __restrict__ hiz) {
+    rxp_after_prior();
+    const unsigned tiles_x = (F.width + (1 << RXP_HIZ_SHIFT) - 1) >> RXP_HIZ_SHIFT;
+    const int x = ((blockIdx.x % tiles_x) << RXP_HIZ_SHIFT) + (threadIdx.x & 15);
+    const int y = ((blockIdx.x / tiles_x) << RXP_HIZ_SHIFT) + (threadIdx.x >> 4);
+    unsigned far = 0;
+    if (x < F.width && y < F.height)
+        far = (unsigned)(F.keys[(size_t)y * F.width + x] >> 32);
+    for (int o = 16; o > 0; o >>= 1) far = max(far, __shfl_xor_sync(RXP_FULL, far, o));
+    __shared__ unsigned part[8];
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = far;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < 8; ++w) far = max(far, part[w]);
+        hiz[blockIdx.x] = far;
     }
-    const unsigned c = __ballot_sync(RXP_FULL, cut);
-    if (c) {
-        for (int o = 16; o > 0; o >>= 1) {
-            tris += __shfl_xor_sync(RXP_FULL, tris, o);
-            verts += __shfl_xor_sync(RXP_FULL, verts, o);
+}
+
+// Whether everything within bounds `b` of draw `d` lies behind the tiles' farthest keys: the
+// corners of the sphere's box through the draw's model and view-projection give a screen
+// rectangle (widened by a pixel) and a nearest depth (every point of the box is at least as far
+// as its nearest corner); lowered by a margin for rounding, it must lie beyond every tile the
+// rectangle touches. A box reaching behind the eye, or over more than 64 tiles, is not tested.
+__device__ bool rxp_occluded(const RxgDraw& d, const RxpBound& b, const RxpFused& F,
+                             const unsigned* __restrict__ hiz) {
+    float x0 = 3.0e38f, x1 = -3.0e38f, y0 = 3.0e38f, y1 = -3.0e38f, z0 = 3.0e38f;
+    for (int c = 0; c < 8; ++c) {
+        const float4 p = make_float4(b.c[0] + (c & 1 ? b.radius : -b.radius),
+                                     b.c[1] + (c & 2 ? b.radius : -b.radius),
+                                     b.c[2] + (c & 4 ? b.radius : -b.radius), 1.0f);
+        const float4 q = rxp_mul4(d.u.view_proj, rxp_mul4(d.u.model, p));
+        if (!(q.w > 1e-6f)) return false;
+        const float inv = 1.0f / q.w;
+        x0 = fminf(x0, q.x * inv), x1 = fmaxf(x1, q.x * inv);
+        y0 = fminf(y0, q.y * inv), y1 = fmaxf(y1, q.y * inv);
+        z0 = fminf(z0, q.z * inv);
+    }
+    if (!(z0 > 0.0f)) return false;
+    const float w = (float)F.width, h = (float)F.height;
+    const int px0 = max((int)floorf((x0 * 0.5f + 0.5f) * w) - 1, 0);
+    const int px1 = min((int)ceilf((x1 * 0.5f + 0.5f) * w) + 1, F.width - 1);
+    const int py0 = max((int)floorf((0.5f - y1 * 0.5f) * h) - 1, 0);
+    const int py1 = min((int)ceilf((0.5f - y0 * 0.5f) * h) + 1, F.height - 1);
+    if (px0 > px1 || py0 > py1) return false;
+    const int tx0 = px0 >> RXP_HIZ_SHIFT, tx1 = px1 >> RXP_HIZ_SHIFT;
+    const int ty0 = py0 >> RXP_HIZ_SHIFT, ty1 = py1 >> RXP_HIZ_SHIFT;
+    if ((tx1 - tx0 + 1) * (ty1 - ty0 + 1) > 64) return false;
+    const int tiles_x = (F.width + (1 << RXP_HIZ_SHIFT) - 1) >> RXP_HIZ_SHIFT;
+    unsigned far = 0;
+    for (int ty = ty0; ty <= ty1; ++ty)
+        for (int tx = tx0; tx <= tx1; ++tx) far = max(far, hiz[ty * tiles_x + tx]);
+    const float near = z0 - 1e-5f * z0 - 1e-6f;
+    return near > 0.0f && rxp_ordered(near) > far;
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    fused_batch_occlusion(const RxgDraw* __restrict__ draws, unsigned ndraws, unsigned nblocks,
+                          RxpFused F, const unsigned char* __restrict__ state,
+                          unsigned char* __restrict__ seen, const unsigned* __restrict__ hiz) {
+    rxp_after_prior();
+    const unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+    bool keep = false, cut = false;
+    unsigned long long entry = 0, tris = 0, verts = 0;
+    if (g < nblocks) {
+        const unsigned char st = state[g];
+        bool occluded = false;
+        if (st != 0) {
+            unsigned b;
+            const unsigned di = rxg_draw_index(draws, ndraws, g, false, b);
+            const RxgDraw& d = draws[di];
+            entry = (unsigned long long)di << 32 | b;
+            if (d.bounds) occluded = rxp_occluded(d, rxp_bound_of(d, b), F, hiz);
+            if (st == 2) {
+                keep = !occluded;
+                cut = occluded;
+                if (cut) rxp_batch_size(d, b, tris, verts);
+            }
         }
-        if (lane == 0) {
-            atomicAdd(&F.counters[RXP_C_BATCHES_CULLED], (unsigned long long)__popc(c));
-            atomicAdd(&F.counters[RXP_C_BATCH_TRIANGLES], tris);
-            atomicAdd(&F.counters[RXP_C_BATCH_VERTICES], verts);
-        }
+        seen[g] = st != 0 && !occluded;
     }
+    rxp_list_batches(F, F.batches, F.listed, keep, entry);
+    rxp_count_culled(F, cut, cut, tris, verts);
 }
 
 template <bool kSlowPath>
@@ -279,7 +411,7 @@ __device__ __forceinline__ void rxp_dyn_hash_fused(const RxgDraw* __restrict__ d
     unsigned b, di;
     if (F.batches) {
         // the listed batch of this block, if any (the count and the entry load together)
-        const unsigned long long count = F.counters[RXP_C_BATCH_LIST];
+        const unsigned long long count = F.counters[F.listed];
         const unsigned long long e = F.batches[blockIdx.x];
         if (blockIdx.x >= count) return;
         di = (unsigned)(e >> 32);

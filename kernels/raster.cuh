@@ -101,9 +101,12 @@
 #define RXP_C_BATCHES_CULLED 9
 #define RXP_C_BATCH_TRIANGLES 10
 #define RXP_C_BATCH_VERTICES 11
-// the batches fused_batch_list listed for the fused kernel
+// the batches listed for the first and the second fused launch (fused_batch_list,
+// fused_batch_occlusion), and of the culled batches those culled by occlusion
 #define RXP_C_BATCH_LIST 12
-#define RXP_COUNTERS 13
+#define RXP_C_BATCH_LIST2 13
+#define RXP_C_BATCHES_OCCLUDED 14
+#define RXP_COUNTERS 15
 
 // flags of a record
 #define RXP_F_FRONT 1u

@@ -7,33 +7,44 @@
 //! prepared, instead of hashed each frame): the same batches shade the same vertices. One test in
 //! a binary of its own: it sets RXPIPE_FUSED and RXPIPE_TABLES (`always`: these meshes and frames
 //! are smaller than those that take them by default), which a pipeline reads when it is built.
+//! The GPU frames compared are each pipeline's third, so that the fused frame with tables and
+//! occlusion culling (RXPIPE_OCCLUSION=1) culls batches hidden behind what it drew first (the
+//! frames before it tell it what was seen).
 //! Skips without a GPU unless RXPIPE_REQUIRE_GPU=1.
 
 mod common;
 
 use rxpipe::{Backend, CullMode, Frame, Pipeline, Renderer, Scene, ShadingMode, Strategy};
 
-/// The GPU frames compared with the queued one: (name, RXPIPE_FUSED, RXPIPE_TABLES).
-const PATHS: [(&str, &str, &str); 3] = [
-    ("fused", "always", "0"),
-    ("queued with tables", "0", "always"),
-    ("fused with tables", "always", "always"),
+/// The GPU frames compared with the queued one: (name, RXPIPE_FUSED, RXPIPE_TABLES,
+/// RXPIPE_OCCLUSION).
+const PATHS: [(&str, &str, &str, &str); 4] = [
+    ("fused", "always", "0", "0"),
+    ("queued with tables", "0", "always", "0"),
+    ("fused with tables", "always", "always", "0"),
+    (
+        "fused with tables and occlusion culling",
+        "always",
+        "always",
+        "1",
+    ),
 ];
 
 /// The frame of `scene` (its camera) on the CPU, on the GPU through the queue, and on the GPU by
-/// each of [`PATHS`].
+/// each of [`PATHS`] (on the GPU each pipeline's `nth` frame).
 fn frames(
     scene: &Scene,
     size: (u32, u32),
     strategy: Strategy,
-    shading: ShadingMode,
-    cull: CullMode,
+    (shading, cull): (ShadingMode, CullMode),
+    nth: usize,
 ) -> (Frame, Frame, Vec<Frame>) {
     let cpu = Renderer::new(Backend::Cpu).unwrap();
     let gpu = Renderer::new(Backend::Cuda).unwrap();
-    let frame = |r: &Renderer, fused: &str, tables: &str| {
+    let frame = |r: &Renderer, (fused, tables, occlusion): (&str, &str, &str), frames: usize| {
         std::env::set_var("RXPIPE_FUSED", fused);
         std::env::set_var("RXPIPE_TABLES", tables);
+        std::env::set_var("RXPIPE_OCCLUSION", occlusion);
         let p = Pipeline::builder()
             .strategy(strategy)
             .shading(shading)
@@ -41,13 +52,22 @@ fn frames(
             .build(r)
             .unwrap();
         let prepared = p.prepare(scene).unwrap();
-        p.render_prepared(&prepared, scene, &scene.camera, size, 0.0)
-            .unwrap()
+        let mut f = None;
+        for _ in 0..frames {
+            f = Some(
+                p.render_prepared(&prepared, scene, &scene.camera, size, 0.0)
+                    .unwrap(),
+            );
+        }
+        f.unwrap()
     };
     (
-        frame(&cpu, "0", "0"),
-        frame(&gpu, "0", "0"),
-        PATHS.iter().map(|(_, f, t)| frame(&gpu, f, t)).collect(),
+        frame(&cpu, ("0", "0", "0"), 1),
+        frame(&gpu, ("0", "0", "0"), nth),
+        PATHS
+            .iter()
+            .map(|(_, f, t, o)| frame(&gpu, (f, t, o), nth))
+            .collect(),
     )
 }
 
@@ -68,10 +88,11 @@ fn check(
         size.0,
         size.1
     );
-    let (cpu, queued, others) = frames(scene, size, strategy, shading, cull);
+    // (the third frame: the first two tell occlusion culling what was seen)
+    let (cpu, queued, others) = frames(scene, size, strategy, (shading, cull), 3);
     let q = queued.stats.raster;
     assert_eq!(q.fused, 0, "{what}: the queued frame fused");
-    for ((path, fused, _), other) in PATHS.iter().zip(&others) {
+    for ((path, fused, _, _), other) in PATHS.iter().zip(&others) {
         let what = format!("{what} {path}");
         common::assert_frames_agree(&cpu, other, &what);
         assert!(
@@ -90,25 +111,37 @@ fn check(
         if *fused == "0" {
             assert_eq!(f.fused, 0, "{what}: fused");
             assert_eq!(f.batches_culled, 0, "{what}: batches culled");
-        } else {
+        } else if f.batches_occluded == 0 {
             assert_eq!(
                 f.fused, others[0].stats.raster.fused,
                 "{what}: fused others"
             );
+        } else {
+            // (hidden batches' small triangles are not rasterised)
+            assert!(f.fused < others[0].stats.raster.fused, "{what}: fused");
         }
     }
+    let counts = |f: &Frame| {
+        (
+            f.stats.raster.batches_culled,
+            f.stats.raster.batches_occluded,
+        )
+    };
     Checked {
         fused: others[0].stats.raster.fused,
-        batches_culled: others[2].stats.raster.batches_culled,
+        tables: counts(&others[2]),
+        occlusion: counts(&others[3]),
     }
 }
 
 /// What [`check`] saw: the triangles the fused frame rasterised in its geometry stage, and the
-/// batches the fused frame with tables culled whole.
+/// batches the fused frames with tables culled whole and of them by occlusion, without and with
+/// occlusion culling.
 #[derive(Debug)]
 struct Checked {
     fused: u64,
-    batches_culled: u64,
+    tables: (u64, u64),
+    occlusion: (u64, u64),
 }
 
 #[test]
@@ -137,10 +170,19 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
                 let c = check(&scene, (320, 240), strategy, shading, cull);
                 let what = format!("spheres {shading:?} {cull:?}");
                 assert!(c.fused > 10_000, "{what}: only {} fused", c.fused);
-                // the far half of the dense sphere's batches face away; the camera sees both
-                // spheres whole, and the shading-rate frame draws every batch
-                let faces = cull == CullMode::Back && shading != ShadingMode::ShadingRate;
-                assert_eq!(c.batches_culled > 0, faces, "{what}: {c:?} batches culled");
+                // the far half of the dense sphere's batches face away, or unculled lie behind
+                // the near half; the camera sees both spheres whole; the shading-rate frame
+                // draws every batch
+                let ((culled, none), (all, occluded)) = (c.tables, c.occlusion);
+                assert_eq!(none, 0, "{what}: {c:?}");
+                match (shading, cull) {
+                    (ShadingMode::ShadingRate, _) => assert_eq!(all, 0, "{what}: {c:?}"),
+                    (_, CullMode::Back) => assert!(culled > 0 && all >= culled, "{what}: {c:?}"),
+                    _ => assert!(
+                        culled == 0 && all == occluded && occluded > 0,
+                        "{what}: {c:?}"
+                    ),
+                }
             }
         }
         // from close to the dense sphere, much of it outside the view: culled whole without
@@ -155,7 +197,10 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
             ShadingMode::Lit,
             CullMode::None,
         );
-        assert!(k.batches_culled > 0, "close spheres: no batch culled");
+        assert!(
+            k.tables.0 > 0,
+            "close spheres: none culled outside the view ({k:?})"
+        );
     }
     // 1,000 copies of a 20-triangle sphere in one place, at 32x32 pixels: every copy's front
     // faces are listed for setup (boxes of about 8x8 pixels, over the fused limit), more than the
@@ -171,7 +216,8 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
     let stacked = rxpipe::mesh::Mesh::new("stacked", positions, indices);
     let scene = Scene::from_meshes("stacked", vec![stacked]);
     for shading in [ShadingMode::Lit, ShadingMode::Depth] {
-        let (cpu, queued, others) = frames(&scene, (32, 32), hashing[0], shading, CullMode::Back);
+        let (cpu, queued, others) =
+            frames(&scene, (32, 32), hashing[0], (shading, CullMode::Back), 1);
         let names = std::iter::once("queued").chain(PATHS.iter().map(|p| p.0));
         for (what, f) in names.zip(std::iter::once(&queued).chain(&others)) {
             assert!(

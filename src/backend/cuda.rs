@@ -72,8 +72,14 @@ impl CudaApi {
     /// Compiles (or fetches from the caches) the geometry kernels with `shader` and the raster
     /// kernels.
     pub fn new(gpu: Arc<Gpu>, shader: CudaShader) -> Result<CudaApi, Error> {
+        let mut geometry = CudaGeometry::new(gpu.clone(), shader, true)?;
+        geometry.occlusion = std::env::var("RXPIPE_OCCLUSION")
+            .ok()
+            .as_deref()
+            .map(str::trim)
+            == Some("1");
         Ok(CudaApi {
-            geometry: CudaGeometry::new(gpu.clone(), shader, true)?,
+            geometry,
             raster: Mutex::new(CudaRaster::new(gpu.clone())?),
             pending: Mutex::new(None),
             fuse_from: fuse_from(std::env::var("RXPIPE_FUSED").ok().as_deref()),

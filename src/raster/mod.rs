@@ -197,7 +197,11 @@ pub struct RasterStats {
     /// (outside the view, or every face facing away: kernels/batch_cull.cu), with meshes made
     /// resident with batch tables (0 on the CPU)
     pub batches_culled: u64,
-    /// the triangles of those batches (not in `culled` or `rejected`: never tested one by one)
+    /// of those, the batches culled as hidden behind what the frame drew before them (two
+    /// passes: docs/gpu.md, "Batches culled whole")
+    pub batches_occluded: u64,
+    /// the triangles of the batches culled whole (not in `culled` or `rejected`: never tested
+    /// one by one)
     pub batch_culled_triangles: u64,
     /// the vertex shadings those batches would have made (not in the geometry stage's
     /// invocations)

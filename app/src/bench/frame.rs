@@ -26,6 +26,8 @@ pub struct FrameRow {
     /// shaded, set up or counted as culled one by one)
     pub batches_culled: u64,
     pub batch_culled_triangles: u64,
+    /// of the batches culled whole, those hidden behind what the frame drew first
+    pub batches_occluded: u64,
     pub asr: f64,
     pub geometry_ms: f64,
     pub setup_ms: f64,
@@ -214,6 +216,7 @@ pub fn run(
                 fused: f.stats.raster.fused,
                 batches_culled: f.stats.raster.batches_culled,
                 batch_culled_triangles: f.stats.raster.batch_culled_triangles,
+                batches_occluded: f.stats.raster.batches_occluded,
                 asr: f.stats.geometry.asr(),
                 geometry_ms: median(&stages[0]),
                 setup_ms: median(&stages[1]),
@@ -394,7 +397,7 @@ impl FrameReport {
             ("the GPU", "CUDA-event stage times")
         };
         let mut s = format!(
-            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'rasterised' those left after setup (and of them, those the fused geometry stage rasterised itself; and the batches it culled whole by their bounds, with their triangles); 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame in motion (the same code, headless: a new frame, colour only, on the GPU downloaded into page-locked memory, while another thread copies the frame before it into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "# Whole frames on {title}\n\n{}. {}x{}, lit (Blinn-Phong, or a scene's materials) unless a row names another shading mode after its strategy, back-face culling, each mesh framed so that its bounding sphere spans 60% of the screen height; scene files are drawn as they are (their materials, textures and lights, from their own cameras; double-sided materials unculled). Medians of {times} in ms over the runs after warm-up; 'frame' is the median of the per-frame totals of geometry, setup, binning and raster; 'frame stages' is the host's wall time of the frame stages ({}; per-patch culling where the strategy says so), outside the frame total; 'triangles' are those drawn after them; 'rasterised' those left after setup (and of them, those the fused geometry stage rasterised itself; and the batches it culled whole by their bounds, with their triangles, and of them those hidden behind what the frame drew first); 'with download' is the host's wall time of the whole frame including the frame stages (and on the GPU the download of colour and depth); 'window frame' the host's wall time of the viewer's frame in motion (the same code, headless: a new frame, colour only, on the GPU downloaded into page-locked memory, while another thread copies the frame before it into a window-sized buffer).\n\n| mesh | triangles | strategy | ASR | rasterised | frame stages | geometry | setup | binning | raster + shade | frame | with download | window frame |\n|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             self.machine,
             self.width,
             self.height,
@@ -410,8 +413,8 @@ impl FrameReport {
             };
             if r.batches_culled > 0 {
                 rasterized += &format!(
-                    "; {} batches of {} triangles culled whole",
-                    r.batches_culled, r.batch_culled_triangles
+                    "; {} batches of {} triangles culled whole ({} hidden)",
+                    r.batches_culled, r.batch_culled_triangles, r.batches_occluded
                 );
             }
             s += &format!(

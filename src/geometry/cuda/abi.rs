@@ -159,12 +159,13 @@ pub struct FusedTarget {
     pub lists: u64,
     pub counters: u64,
     pub draws: u64,
-    /// the batches to draw, when whole batches are culled (0: every block draws its own)
+    /// the batches to draw, when whole batches are culled (0: every block draws its own), and
+    /// the counter that counts them
     pub batches: u64,
     pub width: i32,
     pub height: i32,
     pub cap: u32,
-    pub pad: u32,
+    pub listed: u32,
 }
 
 /// One draw of a fused launch (`RxpFusedDraw`): where its triangles start in the frame, its cull

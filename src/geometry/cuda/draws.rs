@@ -33,10 +33,25 @@ pub(super) struct DrawTable {
     /// a fused launch's per-draw table, in the draw table's order
     pub fused: CudaSlice<FusedDraw>,
     /// the batches a fused launch that culls whole batches draws (fused_batch_list: draw << 32
-    /// | batch), room for all its blocks; zeroed when allocated, so that every entry a block
-    /// reads was written
+    /// | batch), room for all its blocks, and those of its second pass
+    /// (fused_batch_occlusion); zeroed when allocated, so that every entry a block reads was
+    /// written
     pub batches: CudaSlice<u64>,
+    pub batches2: CudaSlice<u64>,
+    /// each block's batch's state in the frame (0 culled, 1 drawn in the first pass, 2 left to
+    /// the second) and whether it was seen (not occluded) in the last frame
+    pub state: CudaSlice<u8>,
+    pub seen: CudaSlice<u8>,
+    /// the farthest depth key of each 16x16-pixel tile after the first pass (rxp_hiz)
+    pub hiz: CudaSlice<u32>,
 }
+
+/// The counters of the batches listed for the first and the second fused launch
+/// (RXP_C_BATCH_LIST, RXP_C_BATCH_LIST2 in kernels/raster.cuh).
+const C_BATCH_LIST: u32 = 12;
+const C_BATCH_LIST2: u32 = 13;
+/// The tiles of rxp_hiz: 16 pixels a side.
+const HIZ_TILE: u32 = 16;
 
 /// What the raster stage gives a fused launch (kernels/geometry_fused.cu): its buffers and
 /// frame, and for each of its draws, by the address of the queue it reads, the draw's part.
@@ -67,8 +82,10 @@ pub struct DrawLaunch {
     /// whose vertices do not fit beside the hash table)
     fused: Option<CudaFunction>,
     /// the list of batches a fused launch draws, where a draw has batch bounds
-    /// (fused_batch_list: whole batches culled before the fused kernel)
+    /// (fused_batch_list: whole batches culled before the fused kernel), and with occlusion
+    /// culling the second pass's kernels (rxp_hiz, fused_batch_occlusion)
     batch_list: Option<CudaFunction>,
+    occlusion: Option<(CudaFunction, CudaFunction)>,
     sum: Option<CudaFunction>,
     /// each draw's queue (the address of its shaded vertices), in the table's order
     queues: Vec<u64>,
@@ -225,8 +242,14 @@ impl CudaGeometry {
         let mut t = self.draw_table.lock().unwrap_or_else(|p| p.into_inner());
         self.gpu.put(&mut t.draws, &table, "geometry draw table")?;
         let culls = table.iter().any(|d| d.bounds != 0);
-        if culls && t.batches.len() < blocks as usize {
-            t.batches = self.gpu.zeros(blocks as usize, "the batches to draw")?;
+        let n = blocks as usize;
+        if culls && t.batches.len() < n {
+            t.batches = self.gpu.zeros(n, "the batches to draw")?;
+        }
+        if culls && self.occlusion && t.seen.len() < n {
+            t.batches2 = self.gpu.zeros(n, "the batches to draw")?;
+            t.state = self.gpu.zeros(n, "the batches' states")?;
+            t.seen = self.gpu.zeros(n, "the batches seen")?;
         }
         Ok(Some(DrawLaunch {
             strategy,
@@ -249,6 +272,13 @@ impl CudaGeometry {
             },
             batch_list: match culls {
                 true => Some(self.function("fused_batch_list")?),
+                false => None,
+            },
+            occlusion: match culls && self.occlusion {
+                true => Some((
+                    self.function("rxp_hiz")?,
+                    self.function("fused_batch_occlusion")?,
+                )),
                 false => None,
             },
             queues,
@@ -293,37 +323,49 @@ impl CudaGeometry {
             }
             (None, _) => None,
         };
+        // (the tiles of the first pass's depth, for occlusion culling)
+        if let (Some(target), Some(_)) = (&target, &d.occlusion) {
+            let tiles = (target.width as u32).div_ceil(HIZ_TILE) as usize
+                * (target.height as u32).div_ceil(HIZ_TILE) as usize;
+            if t.hiz.len() < tiles {
+                t.hiz = self.gpu.zeros(tiles, "the depth tiles")?;
+            }
+        }
         let kernel = match target {
             Some(_) => &d.fused,
             None => &d.shade,
         };
         if let (Some(p), Some(f)) = (d.shape, kernel) {
-            let mut l = Dependent::new(stream, f);
-            l.buf(&t.draws).val(&ndraws);
             let (batch, vcap, extra) = super::constants(strategy);
-            match strategy {
-                Strategy::WarpVote { .. } => {
-                    l.val(&batch).val(&vcap);
+            // the strategy's kernel (fused: over `target`)
+            let shade = |target: Option<&FusedTarget>| -> Result<(), GpuError> {
+                let mut l = Dependent::new(stream, f);
+                l.buf(&t.draws).val(&ndraws);
+                match strategy {
+                    Strategy::WarpVote { .. } => {
+                        l.val(&batch).val(&vcap);
+                    }
+                    Strategy::Naive | Strategy::Multi | Strategy::Patch => {}
+                    _ => {
+                        l.val(&extra);
+                    }
                 }
-                Strategy::Naive | Strategy::Multi | Strategy::Patch => {}
-                _ => {
-                    l.val(&extra);
+                if let Some(target) = target {
+                    l.val(target);
                 }
+                // SAFETY: every draw passed `plan` (its queue's size, the strategy's limits),
+                // which gave the grid of a launch of its own; the launch is those grids end to
+                // end (block_base), with the one block shape all draws of a strategy share. A
+                // fused launch over listed batches has as many blocks, those past the list's
+                // count idle.
+                unsafe { l.launch(d.blocks, p.threads, p.smem, dep, strategy.name()) }
+            };
+            match (&target, &d.batch_list) {
+                (Some(first), Some(list)) if first.batches != 0 => {
+                    self.culled_passes(d, &t, first, list, &shade)?
+                }
+                _ => shade(target.as_ref())?,
             }
-            if let Some(target) = &target {
-                l.val(target);
-                if let (Some(list), true) = (&d.batch_list, target.batches != 0) {
-                    let mut c = Dependent::new(stream, list);
-                    c.buf(&t.draws).val(&ndraws).val(&d.blocks).val(target);
-                    // SAFETY: a thread per block of the launch, each finding its draw and batch
-                    // as the fused kernel's block would; the list holds an entry per block.
-                    unsafe { c.launch(d.blocks.div_ceil(256), 256, 0, dep, "fused_batch_list") }?;
-                }
-            }
-            // SAFETY: every draw passed `plan` (its queue's size, the strategy's limits), which
-            // gave the grid of a launch of its own; the launch is those grids end to end
-            // (block_base), with the one block shape all draws of a strategy share.
-            unsafe { l.launch(d.blocks, p.threads, p.smem, dep, strategy.name()) }?;
         }
         if let Some(f) = &d.sum {
             let on = match aside {
@@ -345,6 +387,58 @@ impl CudaGeometry {
             unsafe { l.launch(d.chunks, 256, 0, dep, "counts_sum_draws") }?;
         }
         Ok(())
+    }
+
+    /// A fused launch that culls whole batches: the batches listed (fused_batch_list) and
+    /// drawn (`shade`), and with occlusion culling the first pass's depth tiled (rxp_hiz), the
+    /// batches left tested against it (fused_batch_occlusion) and the visible ones drawn.
+    fn culled_passes(
+        &self,
+        d: &DrawLaunch,
+        t: &DrawTable,
+        first: &FusedTarget,
+        list: &CudaFunction,
+        shade: &dyn Fn(Option<&FusedTarget>) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
+        let stream = &self.gpu.stream;
+        let dep = self.gpu.dependent_launch;
+        let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
+        let grid = d.blocks.div_ceil(256);
+        let (state, seen) = match &d.occlusion {
+            Some(_) => (
+                addr(t.state.device_ptr(stream)),
+                addr(t.seen.device_ptr(stream)),
+            ),
+            None => (0, 0),
+        };
+        let mut c = Dependent::new(stream, list);
+        c.buf(&t.draws).val(&d.ndraws).val(&d.blocks).val(first);
+        c.val(&state).val(&seen);
+        // SAFETY: a thread per block of the launch, each finding its draw and batch as the
+        // fused kernel's block would; the list, the states and the seen marks hold an entry
+        // per block (or, without occlusion culling, the last two are not read).
+        unsafe { c.launch(grid, 256, 0, dep, "fused_batch_list") }?;
+        shade(Some(first))?;
+        let Some((hiz, occlusion)) = &d.occlusion else {
+            return Ok(());
+        };
+        let tiles =
+            (first.width as u32).div_ceil(HIZ_TILE) * (first.height as u32).div_ceil(HIZ_TILE);
+        let mut h = Dependent::new(stream, hiz);
+        h.val(first).buf(&t.hiz);
+        // SAFETY: a block per tile of the frame's keys (`width` x `height`), which `hiz` holds.
+        unsafe { h.launch(tiles, 256, 0, dep, "rxp_hiz") }?;
+        let second = FusedTarget {
+            batches: addr(t.batches2.device_ptr(stream)),
+            listed: C_BATCH_LIST2,
+            ..*first
+        };
+        let mut o = Dependent::new(stream, occlusion);
+        o.buf(&t.draws).val(&d.ndraws).val(&d.blocks).val(&second);
+        o.val(&state).val(&seen).buf(&t.hiz);
+        // SAFETY: as fused_batch_list; the tiles are those rxp_hiz wrote.
+        unsafe { o.launch(grid, 256, 0, dep, "fused_batch_occlusion") }?;
+        shade(Some(&second))
     }
 
     /// Uploads a fused launch's per-draw table in the launch's order (each draw's part found by
@@ -379,6 +473,7 @@ impl CudaGeometry {
             true => t.batches.device_ptr(&self.gpu.stream).0,
             false => 0,
         };
+        target.listed = C_BATCH_LIST;
         Ok(target)
     }
 

@@ -56,6 +56,10 @@ pub struct CudaGeometry {
     /// counts invocations (compiled in only when requested)
     pub counting: bool,
     pub blocks: BlockSizes,
+    /// whether fused frames cull whole batches hidden behind what they drew first (two passes:
+    /// kernels/geometry_fused.cu); off unless `RXPIPE_OCCLUSION=1` (the frames measured so far
+    /// hide too few batches to pay for the second pass)
+    pub occlusion: bool,
     module: Arc<CudaModule>,
     /// the modules compiled for hashing batches of other vertex limits than the default (the
     /// hash tables are sized at compile time), by limit
@@ -174,12 +178,17 @@ impl CudaGeometry {
             total: gpu.zeros(1, "the frame's invocation total")?,
             fused: gpu.zeros(1, "fused draw table")?,
             batches: gpu.zeros(1, "the batches to draw")?,
+            batches2: gpu.zeros(1, "the batches to draw")?,
+            state: gpu.zeros(1, "the batches' states")?,
+            seen: gpu.zeros(1, "the batches seen")?,
+            hiz: gpu.zeros(1, "the depth tiles")?,
         };
         Ok(CudaGeometry {
             gpu,
             shader,
             counting,
             blocks,
+            occlusion: false,
             module,
             hash_modules: Default::default(),
             draw_table: std::sync::Mutex::new(draw_table),

@@ -71,9 +71,10 @@ const C_FUSED: usize = 8;
 const C_BATCHES_CULLED: usize = 9;
 const C_BATCH_TRIANGLES: usize = 10;
 const C_BATCH_VERTICES: usize = 11;
-/// (the thirteenth, RXP_C_BATCH_LIST, the count of batches fused_batch_list listed, is the
-/// kernels' own)
-const COUNTERS: usize = 13;
+/// (the thirteenth and fourteenth, RXP_C_BATCH_LIST and RXP_C_BATCH_LIST2, the batches listed
+/// for the two fused launches, are the geometry stage's: `geometry::cuda::draws`)
+const C_BATCHES_OCCLUDED: usize = 14;
+const COUNTERS: usize = 15;
 /// The counters' buffer holds one more word: the two 32-bit counts of the setup lists
 /// (rxp_setup_classify's `lists`), so that one clear resets both.
 const COUNTER_WORDS: usize = COUNTERS + 1;
@@ -636,6 +637,7 @@ impl CudaRaster {
             batches_culled: counters[C_BATCHES_CULLED],
             batch_culled_triangles: counters[C_BATCH_TRIANGLES],
             batch_unshaded_vertices: counters[C_BATCH_VERTICES],
+            batches_occluded: counters[C_BATCHES_OCCLUDED],
             fragments: counters[C_FRAGMENTS],
             setup_ms: self.times.setup_ms,
             bin_ms: self.times.bin_ms,
@@ -780,7 +782,7 @@ impl CudaRaster {
                 width: s.width as i32,
                 height: s.height as i32,
                 cap: self.list.len() as u32,
-                pad: 0,
+                listed: 0,
             },
             draws: parts,
         }
