@@ -28,6 +28,11 @@ pub struct FrameRow {
     pub batch_culled_triangles: u64,
     /// of the batches culled whole, those hidden behind what the frame drew first
     pub batches_occluded: u64,
+    /// host wall time, in seconds, of loading or generating the mesh (the same in every row of
+    /// a mesh), and of preparing it for the row's pipeline (its passes, the upload, the batches
+    /// and their tables; `None`: prepared by an earlier row of the mesh)
+    pub load_s: f64,
+    pub prepare_s: Option<f64>,
     pub asr: f64,
     pub geometry_ms: f64,
     pub setup_ms: f64,
@@ -141,7 +146,9 @@ pub fn run(
     };
     for &name in meshes {
         progress(&format!("{name}: loading"));
+        let loading = std::time::Instant::now();
         let (scene, order) = bench_scene(name)?;
+        let load_s = loading.elapsed().as_secs_f64();
         let free_before = free_bytes(&renderer)?;
         report.meshes.push(MeshRow {
             mesh: name.into(),
@@ -191,8 +198,11 @@ pub fn run(
             }
             .build(&renderer)?;
             let mut p = p;
+            let mut prepare_s = None;
             if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
+                let preparing = std::time::Instant::now();
                 prepared = Some(p.prepare(&scene)?);
+                prepare_s = Some(preparing.elapsed().as_secs_f64());
             }
             let pr = prepared.as_ref().expect("prepared above");
             let frames = Frames {
@@ -217,6 +227,8 @@ pub fn run(
                 batches_culled: f.stats.raster.batches_culled,
                 batch_culled_triangles: f.stats.raster.batch_culled_triangles,
                 batches_occluded: f.stats.raster.batches_occluded,
+                load_s,
+                prepare_s,
                 asr: f.stats.geometry.asr(),
                 geometry_ms: median(&stages[0]),
                 setup_ms: median(&stages[1]),
@@ -448,6 +460,17 @@ impl FrameReport {
                 h.launch_ms,
                 h.wait_ms,
                 h.stats_ms
+            );
+        }
+        s += "\nTime to start, host wall seconds: the mesh loaded or generated, and prepared for the row's pipeline (its passes, the upload, the batches and their tables; '-': prepared for an earlier row).\n\n| mesh | strategy | triangles | loaded (s) | prepared (s) |\n|---|---|---:|---:|---:|\n";
+        for r in &self.rows {
+            s += &format!(
+                "| {} | {} | {} | {:.2} | {} |\n",
+                r.mesh,
+                r.strategy,
+                r.triangles,
+                r.load_s,
+                r.prepare_s.map_or("-".into(), |t| format!("{t:.2}"))
             );
         }
         if self.rows.iter().any(|r| r.device_bytes.is_some()) {

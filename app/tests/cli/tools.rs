@@ -62,6 +62,24 @@ fn benchmarks_run_without_the_shared_meshes() {
         text.contains("icosphere:6") && text.contains("rings:138902"),
         "{text}"
     );
+    // how long each mesh took to load (or generate) and to prepare: one strategy, so every
+    // row prepared its mesh
+    let start = text
+        .split("Time to start")
+        .nth(1)
+        .expect("a time-to-start table");
+    let rows: Vec<&str> = start
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains(" hash |"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 3, "{start}");
+    for r in rows {
+        let cells: Vec<&str> = r.trim_matches('|').split('|').map(str::trim).collect();
+        for c in &cells[3..5] {
+            assert!(c.parse::<f64>().is_ok_and(|t| t >= 0.0), "{r}");
+        }
+    }
     let o = run(&[
         "bench",
         "distance",
