@@ -290,16 +290,25 @@ fn run_program_into<P: Program>(
     Ok(())
 }
 
-/// Distinct vertices referenced by an index buffer.
+/// Distinct vertices referenced by an index buffer (every index below `vertex_count`).
 pub fn unique_count(indices: &[u32], vertex_count: usize) -> usize {
-    let mut seen = vec![false; vertex_count];
-    let mut c = 0;
-    for &i in indices {
-        let s = &mut seen[i as usize];
-        c += !*s as usize;
-        *s = true;
-    }
-    c
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    // a bit a vertex, set in parallel over chunks of the indices, then counted
+    let seen: Vec<AtomicU64> = (0..vertex_count.div_ceil(64))
+        .map(|_| AtomicU64::new(0))
+        .collect();
+    indices.par_chunks(1 << 16).for_each(|chunk| {
+        for &i in chunk {
+            let (w, b) = (i as usize / 64, 1u64 << (i % 64));
+            // (a plain load first: most vertices are seen again and again within a chunk)
+            if seen[w].load(Relaxed) & b == 0 {
+                seen[w].fetch_or(b, Relaxed);
+            }
+        }
+    });
+    seen.par_iter()
+        .map(|w| w.load(Relaxed).count_ones() as usize)
+        .sum()
 }
 
 fn concat<T: Copy>(parts: Vec<BatchOut<T>>, g: &mut Streamed<T>) {
@@ -589,5 +598,36 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn big_index_buffers_are_checked_and_counted_in_parallel() {
+        // over several chunks: the first index out of range is named, wherever the chunks split
+        let n = 1000u32;
+        let mut idx: Vec<u32> = (0..600_000u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) % n)
+            .collect();
+        assert_eq!(
+            crate::geometry::whole_triangles(&idx, n as usize)
+                .unwrap()
+                .len(),
+            idx.len()
+        );
+        idx[400_001] = n + 7;
+        idx[500_000] = n;
+        let e = crate::geometry::whole_triangles(&idx, n as usize).unwrap_err();
+        assert!(matches!(
+            e,
+            GeometryError::IndexOutOfRange {
+                triangle: 133_333,
+                index: 1007,
+                ..
+            }
+        ));
+        // the distinct vertices, as a set counts them
+        let idx: Vec<u32> = (0..300_000u32).map(|i| (i * 7919) % 250_000 / 3).collect();
+        let want = idx.iter().collect::<std::collections::HashSet<_>>().len();
+        assert_eq!(unique_count(&idx, 250_000 / 3 + 1), want);
+        assert_eq!(unique_count(&[], 10), 0);
     }
 }

@@ -239,14 +239,22 @@ pub enum GeometryError {
 /// Checks that every index refers to one of `vertex_count` vertices (naming the first that does
 /// not) and returns the whole triangles (a trailing partial triangle is dropped).
 pub fn whole_triangles(indices: &[u32], vertex_count: usize) -> Result<&[u32], GeometryError> {
-    if let Some((i, &index)) = indices
-        .iter()
-        .enumerate()
-        .find(|(_, &i)| i as usize >= vertex_count)
+    use rayon::prelude::*;
+    // (the first one out of range, found by chunks in parallel)
+    const CHUNK: usize = 1 << 16;
+    let bad = |i: &u32| *i as usize >= vertex_count;
+    if let Some(c) = indices
+        .par_chunks(CHUNK)
+        .position_first(|chunk| chunk.iter().any(bad))
     {
+        let i = c * CHUNK
+            + indices[c * CHUNK..]
+                .iter()
+                .position(bad)
+                .expect("in the chunk");
         return Err(GeometryError::IndexOutOfRange {
             triangle: i / 3,
-            index,
+            index: indices[i],
             vertices: vertex_count,
         });
     }

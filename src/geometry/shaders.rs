@@ -16,9 +16,12 @@ pub struct VertexIn {
 impl VertexIn {
     /// The shader inputs of every vertex of a mesh (missing normals and uvs read as zero).
     pub fn from_mesh(m: &rxpipe_core::mesh::Mesh) -> Vec<VertexIn> {
+        use rayon::prelude::*;
         let nr = m.normals.as_deref().unwrap_or(&[]);
         let uv = m.uvs.as_deref().unwrap_or(&[]);
+        // (in parallel: a billion-triangle mesh has half a billion vertices)
         (0..m.vertex_count())
+            .into_par_iter()
             .map(|i| VertexIn {
                 position: m.positions[i],
                 normal: nr.get(i).copied().unwrap_or_default(),
