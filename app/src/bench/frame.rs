@@ -295,7 +295,16 @@ fn bench_scene(name: &str) -> Result<(rxpipe::Scene, VertexOrder), Error> {
                 .map_err(|_| Error::Backend(format!("bad instance count in '{name}'")))?;
             super::grid_instances(&bench_mesh(mesh)?, count)
         }
-        None => rxpipe::Scene::from_meshes(name, vec![bench_mesh(name)?]),
+        // (a grid past 32-bit indices as several objects)
+        None => match name.strip_prefix("bunny-grid:") {
+            Some(n) => {
+                let count: usize = n
+                    .parse()
+                    .map_err(|_| Error::Backend(format!("bad grid size in '{name}'")))?;
+                super::bunny_grid_scene(&bench_mesh("bunny")?, count, name)?
+            }
+            None => rxpipe::Scene::from_meshes(name, vec![bench_mesh(name)?]),
+        },
     };
     scene.name = name.into();
     let (lo, hi) = scene.bounds().unwrap_or((Vec3::splat(-1.0), Vec3::ONE));

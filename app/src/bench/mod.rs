@@ -109,33 +109,64 @@ pub fn bench_mesh(name: &str) -> Result<Mesh, Error> {
 
 /// `count` copies of `m` on a square-ish grid in the xz plane, in Forsyth order copy by copy.
 /// The copies are written in parallel into buffers sized once (a billion triangles take
-/// seconds); a grid whose vertices or indices a 32-bit index cannot count is refused.
+/// seconds); a grid whose vertices or indices a 32-bit index cannot count is refused
+/// ([`bunny_grid_scene`] splits such a grid into several objects).
 pub fn bunny_grid(m: &Mesh, count: usize) -> Result<Mesh, Error> {
     let (base, offset) = grid_layout(m, count);
-    let (nv, ni) = (base.positions.len(), base.indices.len());
-    let too_many = |what: &str, n: u128| {
-        Error::Backend(format!(
-            "a grid of {count} copies has {n} {what}, more than 32-bit indices count"
-        ))
-    };
-    let vertices = nv as u128 * count as u128;
-    if vertices > u32::MAX as u128 {
-        return Err(too_many("vertices", vertices));
+    let (nv, ni) = (base.positions.len() as u128, base.indices.len() as u128);
+    for (what, n) in [("vertices", nv), ("indices", ni)] {
+        if n * count as u128 > u32::MAX as u128 {
+            return Err(Error::Backend(format!(
+                "a grid of {count} copies has {} {what}, more than 32-bit indices count",
+                n * count as u128
+            )));
+        }
     }
-    let indices = ni as u128 * count as u128;
-    if indices > u32::MAX as u128 {
-        return Err(too_many("indices", indices));
-    }
+    check_grid_host(&base, count, &m.name)?;
+    Ok(grid_part(&base, &offset, 0..count, &m.name))
+}
+
+/// The scene of `bunny-grid:N` for whole frames: [`bunny_grid`]'s copies, as one object, or as
+/// several where one mesh would have more vertices or indices than 32-bit indices count (each
+/// object as many whole copies as fit), so that a grid is refused only for want of memory.
+pub fn bunny_grid_scene(m: &Mesh, count: usize, name: &str) -> Result<rxpipe::Scene, Error> {
+    let (base, offset) = grid_layout(m, count);
+    let per = |n: usize| u32::MAX as usize / n.max(1);
+    let most = per(base.positions.len())
+        .min(per(base.indices.len()))
+        .max(1);
+    check_grid_host(&base, count, &m.name)?;
+    let parts = (0..count)
+        .step_by(most)
+        .map(|first| grid_part(&base, &offset, first..(first + most).min(count), &m.name))
+        .collect();
+    Ok(rxpipe::Scene::from_meshes(name, parts))
+}
+
+/// Refuses a grid of `count` copies of `base` that the host cannot hold, before any is made.
+fn check_grid_host(base: &Mesh, count: usize, name: &str) -> Result<(), Error> {
     rxpipe::limits::check_host((base.bytes() as u64).saturating_mul(count as u64), || {
-        format!("a grid of {count} copies of {}", m.name)
+        format!("a grid of {count} copies of {name}")
     })
-    .map_err(|e| Error::Backend(e.to_string()))?;
+    .map_err(|e| Error::Backend(e.to_string()))
+}
+
+/// Copies `copies` of the grid of `base` laid out by `offset`, as one mesh (their vertices and
+/// indices counted by 32-bit indices).
+fn grid_part(
+    base: &Mesh,
+    offset: &(impl Fn(usize) -> Vec3 + Sync),
+    copies: std::ops::Range<usize>,
+    name: &str,
+) -> Mesh {
+    let (nv, ni) = (base.positions.len(), base.indices.len());
+    let count = copies.len();
     let mut positions = vec![Vec3::ZERO; nv * count];
     positions
         .par_chunks_mut(nv.max(1))
         .enumerate()
         .for_each(|(k, out)| {
-            let t = offset(k);
+            let t = offset(copies.start + k);
             for (o, p) in out.iter_mut().zip(&base.positions) {
                 *o = *p + t;
             }
@@ -151,8 +182,11 @@ pub fn bunny_grid(m: &Mesh, count: usize) -> Result<Mesh, Error> {
             }
         });
     // (a translation leaves every other attribute as it is)
-    Ok(Mesh {
-        name: format!("{} grid of {count}", m.name),
+    Mesh {
+        name: match copies.start {
+            0 => format!("{name} grid of {count}"),
+            s => format!("{name} grid, copies {s} to {}", copies.end - 1),
+        },
         positions,
         indices,
         normals: base.normals.as_ref().map(|v| v.repeat(count)),
@@ -161,7 +195,7 @@ pub fn bunny_grid(m: &Mesh, count: usize) -> Result<Mesh, Error> {
         colors: base.colors.as_ref().map(|v| v.repeat(count)),
         tangents: base.tangents.as_ref().map(|v| v.repeat(count)),
         ..Default::default()
-    })
+    }
 }
 
 /// `m` in Forsyth order and the offset of copy k of a grid of `count` (square-ish, in the xz
@@ -305,5 +339,39 @@ mod tests {
         let m = rxpipe::mesh::from_spec("icosphere:2").unwrap();
         let e = bunny_grid(&m, 1 << 30).unwrap_err().to_string();
         assert!(e.contains("32-bit"), "{e}");
+    }
+
+    /// A frame's grid is the same copies in the same places, as one object while 32-bit
+    /// indices count it, and past that as several objects of whole copies, which together are
+    /// the grid (the split shown on a small grid, in parts of three copies).
+    #[test]
+    fn a_frames_grid_is_split_where_32_bit_indices_end() {
+        let m = rxpipe::mesh::from_spec("icosphere:2").unwrap();
+        let one = bunny_grid(&m, 7).unwrap();
+        let scene = bunny_grid_scene(&m, 7, "g").unwrap();
+        assert_eq!(scene.objects.len(), 1);
+        assert_eq!(scene.objects[0].mesh.positions, one.positions);
+        assert_eq!(scene.objects[0].mesh.indices, one.indices);
+        // (the split itself on a small grid: parts of at most `most` copies)
+        let (base, offset) = grid_layout(&m, 7);
+        let parts: Vec<Mesh> = (0..7)
+            .step_by(3)
+            .map(|f| grid_part(&base, &offset, f..(f + 3).min(7), "m"))
+            .collect();
+        assert_eq!(
+            parts.iter().map(|p| p.triangle_count()).collect::<Vec<_>>(),
+            [
+                3 * m.triangle_count(),
+                3 * m.triangle_count(),
+                m.triangle_count()
+            ]
+        );
+        let mut joined = Mesh::default();
+        for p in &parts {
+            joined.append(p);
+        }
+        assert_eq!(joined.positions, one.positions);
+        assert_eq!(joined.indices, one.indices);
+        assert!(parts[1].name.contains("copies 3 to 5"), "{}", parts[1].name);
     }
 }
