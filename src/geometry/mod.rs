@@ -243,15 +243,11 @@ pub fn whole_triangles(indices: &[u32], vertex_count: usize) -> Result<&[u32], G
     // (the first one out of range, found by chunks in parallel)
     const CHUNK: usize = 1 << 16;
     let bad = |i: &u32| *i as usize >= vertex_count;
-    if let Some(c) = indices
+    if let Some(i) = indices
         .par_chunks(CHUNK)
-        .position_first(|chunk| chunk.iter().any(bad))
+        .enumerate()
+        .find_map_first(|(c, chunk)| chunk.iter().position(bad).map(|k| c * CHUNK + k))
     {
-        let i = c * CHUNK
-            + indices[c * CHUNK..]
-                .iter()
-                .position(bad)
-                .expect("in the chunk");
         return Err(GeometryError::IndexOutOfRange {
             triangle: i / 3,
             index: indices[i],
