@@ -11,9 +11,11 @@
 // blended) is rasterised here with setup's edge functions and depth, one 64-bit atomicMin of the
 // (depth, frame triangle) key per covered pixel (the tile kernel's test and key exactly, so the
 // nearest fragment and the tie between equal depths are the same); the others are listed for
-// rxp_setup (kept whole) and rxp_setup_clip as rxp_setup_classify lists them. Only the corners
-// and vertices of listed or rasterised triangles are written to the queue: setup reads the
-// listed ones, and the resolve sets a rasterised one up again from them (rxp_setup_again).
+// rxp_setup (kept whole) and rxp_setup_clip as rxp_setup_classify lists them. Only the listed or
+// rasterised triangles' vertices are written, into the frame's survivor vertices (not the
+// queue's per-batch regions, which a fused frame does not have), and their corners into the
+// queue: setup reads the listed ones, and the resolve sets a rasterised one up again from them
+// (rxp_setup_again).
 //
 // Compiled where the batch's vertices fit the shared memory beside the hash table (at most 256:
 // 18 KB with their setup tests), and not for processing programs, which draw nothing.
@@ -21,7 +23,8 @@
 
 // The raster stage's side of a fused launch (the Rust `FusedTarget`, byte for byte): the frame's
 // depth keys (emptied before), each frame triangle's first record and flags, setup's lists (the
-// two counts in `lists`, `cap` entries) and counters, the frame's size, and per draw of the
+// two counts in `lists`, `cap` entries) and counters, the frame's size, the survivors' vertices
+// (`vcap` of them), and per draw of the
 // launch where its triangles start in the frame, its cull mode, its triangles' flags and whether
 // its small triangles are rasterised here.
 struct RxpFusedDraw {
@@ -48,6 +51,11 @@ struct RxpFused {
     int height;
     unsigned cap;
     unsigned listed;
+    // the frame's shaded vertices of surviving triangles (those set up, kept whole or clipped),
+    // each batch's taken in one run by a warp's atomic on RXP_C_VERTICES; `vcap` of them fit
+    // (the counter counts those that did not too)
+    float4* vertices;
+    unsigned long long vcap;
 };
 
 // Blocks per SM the fused kernels are compiled for (registers capped to fit them, at 72 a
@@ -93,7 +101,7 @@ __device__ __forceinline__ unsigned rxp_fused_raster(const SetupGeo& g, unsigned
 // The fused tail of rxp_dyn_hash: shade into shared memory, set up, rasterise or list, then write
 // what setup and the resolve will read.
 struct RxpFusedTail {
-    RxpQueueTail q;  // the queue the survivors' corners and vertices go to
+    RxpQueueTail q;  // the inputs, uniforms and counts, and the queue's corners the survivors' go to
     const RxpFused& F;
     RxpFusedDraw fd;
     __device__ __forceinline__ void operator()(unsigned block, unsigned long long i0, unsigned n,
@@ -102,7 +110,6 @@ struct RxpFusedTail {
                                                const unsigned* uid) const {
         constexpr unsigned P = RXP_HASH_BLOCK, R = RXP_HASH_ROUNDS;
         const VertexIn* __restrict__ vin = q.vin;
-        VertexOut* __restrict__ out = q.out;
         unsigned* __restrict__ corners = q.corners;
         unsigned* counts = q.counts;
         // the batch's shaded vertices, piece by piece (rxp_vertex_pieces): a thread's 16-byte
@@ -123,7 +130,6 @@ struct RxpFusedTail {
         RasterParams p = {};
         p.width = F.width;
         p.height = F.height;
-        const unsigned long long vbase = (unsigned long long)block * RXP_HASH_VERTICES;
 #pragma unroll
         for (unsigned r = 0; r < R; ++r)
             if (threadIdx.x + r * P < n)
@@ -148,6 +154,9 @@ struct RxpFusedTail {
         const unsigned ntri = n / 3, lane = threadIdx.x & 31;
         const unsigned long long t0 = i0 / 3;
         unsigned culled = 0, rejected = 0, fused = 0, frags = 0;
+        // the rounds of the loop below in which this thread's triangle survived
+        unsigned kept = 0;
+        static_assert(R * P / 3 <= 32 * P, "a thread's triangles fit the bits of `kept`");
         // (the loop's condition is the same for every thread of the block)
         for (unsigned base = 0; base < ntri; base += P) {
             const unsigned t = base + threadIdx.x;
@@ -172,10 +181,8 @@ struct RxpFusedTail {
                     culled += cull;
                     rejected += !cull;
                 } else {
-                    for (int k = 0; k < 3; k++) {
-                        need[c[k]] = 1;
-                        corners[3 * src + k] = (unsigned)(vbase + c[k]);
-                    }
+                    for (int k = 0; k < 3; k++) need[c[k]] = 1;
+                    kept |= 1u << (base / P);
                     const unsigned box = (unsigned)(g.bbox[2] - g.bbox[0] + 1) *
                                          (unsigned)(g.bbox[3] - g.bbox[1] + 1);
                     if (cls == 1 && fd.small && box <= RXP_FUSED_PIXELS) {
@@ -206,12 +213,46 @@ struct RxpFusedTail {
         const unsigned vs[5] = {culled, rejected, fused, frags, fused};
         rxp_block_counts(F.counters, cs, vs);
         // (rxp_block_counts ends with a barrier: every thread's `need` marks are visible)
-        for (unsigned k = threadIdx.x; k < unique; k += P)
-            if (need[k]) {
-                float4* o = reinterpret_cast<float4*>(out + vbase + k);
-                for (int j = 0; j < 3; j++) o[j] = sv[j][k];
-                o[3] = make_float4(sv_extra[k], 0.0f, 0.0f, 0.0f);
+        // The needed vertices go to the frame's survivor vertices, a warp's in one run (most
+        // batches have none or few: the warps without any take no atomic); each one's place is
+        // kept in `snapped`'s x, which setup no longer reads.
+        constexpr unsigned KR = (V + P - 1) / P;
+        unsigned masks[KR], total = 0;
+#pragma unroll
+        for (unsigned j = 0; j < KR; j++) {
+            const unsigned k = j * P + threadIdx.x;
+            masks[j] = __ballot_sync(RXP_FULL, k < unique && need[k]);
+            total += __popc(masks[j]);
+        }
+        if (total) {
+            unsigned long long at = 0;
+            if (lane == 0) at = atomicAdd(&F.counters[RXP_C_VERTICES], (unsigned long long)total);
+            at = __shfl_sync(RXP_FULL, at, 0);
+            const unsigned below = (1u << lane) - 1;
+#pragma unroll
+            for (unsigned j = 0; j < KR; j++) {
+                const unsigned k = j * P + threadIdx.x;
+                if (masks[j] >> lane & 1u) {
+                    const unsigned long long v = at + __popc(masks[j] & below);
+                    snapped[k].x = (int)(unsigned)v;
+                    if (v < F.vcap) {
+                        float4* o = F.vertices + 4 * v;
+                        for (int jj = 0; jj < 3; jj++) o[jj] = sv[jj][k];
+                        o[3] = make_float4(sv_extra[k], 0.0f, 0.0f, 0.0f);
+                    }
+                }
+                at += __popc(masks[j]);
             }
+        }
+        // the survivors' corners, by their vertices' places (once those are known)
+        if (__syncthreads_or(kept != 0)) {
+            for (unsigned r = 0; kept >> r; r++) {
+                if (!(kept >> r & 1u)) continue;
+                const unsigned t = r * P + threadIdx.x;
+                const unsigned long long src = t0 + t;
+                for (int k = 0; k < 3; k++) corners[3 * src + k] = (unsigned)snapped[loc[3 * t + k]].x;
+            }
+        }
     }
 };
 

@@ -106,7 +106,10 @@
 #define RXP_C_BATCH_LIST 12
 #define RXP_C_BATCH_LIST2 13
 #define RXP_C_BATCHES_OCCLUDED 14
-#define RXP_COUNTERS 15
+// the vertices a fused frame's batches wrote for their surviving triangles (into
+// RxpFused::vertices; more than its capacity: the frame is drawn again with more)
+#define RXP_C_VERTICES 15
+#define RXP_COUNTERS 16
 
 // flags of a record
 #define RXP_F_FRONT 1u

@@ -91,7 +91,7 @@ pub fn of(
     // all, then rasterises them together)
     let mut cpu_frame = 0u64;
     // the GPU's queues (one per object, kept from frame to frame) and the frame's triangles
-    let (mut queues, mut triangles) = (0u64, 0u64);
+    let (mut queues, mut corners, mut triangles) = (0u64, 0u64, 0u64);
     // the GPU's batch tables (a hashing strategy's, for big meshes)
     let mut tables = 0u64;
     for c in objects {
@@ -121,7 +121,17 @@ pub fn of(
         let queue = invocations * vout + 12 * t;
         cpu_frame += (queue + CPU_RASTER_BYTES_PER_TRIANGLE * t) * c.placements;
         queues += queue * c.placements;
+        corners += 12 * t * c.placements;
         triangles += t * c.placements;
+    }
+    // a fused frame's queues hold corners only, and the survivors' vertices are the raster
+    // stage's (as many as its records at first); the hashing strategies fuse big frames
+    let fused = matches!(
+        strategy,
+        Strategy::DynamicHash { .. } | Strategy::ParallelHash { .. }
+    ) && triangles >= crate::raster::FUSE_MIN_TRIANGLES as u64;
+    if fused {
+        queues = corners + vout * triangles.min(SURVIVORS);
     }
     match backend {
         BackendKind::Cpu => Footprint {
@@ -192,16 +202,25 @@ mod tests {
             placements: 1,
         };
         let gap = |t: u64| {
-            of(&[c(t)], BackendKind::Cuda, hash, true).device
-                - of(&[c(t)], BackendKind::Cuda, sort, true).device
+            of(&[c(t)], BackendKind::Cuda, hash, true).device as i128
+                - of(&[c(t)], BackendKind::Cuda, sort, true).device as i128
         };
-        // below the threshold none; above, a byte an index, and a list of ids, a count, bounds
+        // below the thresholds none; above, a byte an index, and a list of ids, a count, bounds
         // and a list entry a batch (a batch of 341 triangles holds about 256 of these meshes'
-        // vertices)
+        // vertices); and the frame is fused: its queue holds no vertices (3/4 of a shaded
+        // vertex a triangle), the raster stage as many survivors' vertices as records
         assert_eq!(gap(TABLES_MIN_TRIANGLES as u64 - 1), 0);
+        assert!(crate::raster::FUSE_MIN_TRIANGLES <= TABLES_MIN_TRIANGLES);
+        let vout = std::mem::size_of::<VertexOut>() as i128 + 4;
+        for t in [3 * TABLES_MIN_TRIANGLES as u64, 20 * SURVIVORS] {
+            let batches = (3 * t).div_ceil(mi as u64);
+            let tables = 3 * t + batches * (4 * mv as u64 + 4 + 32 + 8);
+            let queue = vout * (3 * t as i128 / 4);
+            let survivors = vout * t.min(SURVIVORS) as i128;
+            assert_eq!(gap(t), tables as i128 - queue + survivors, "{t}");
+        }
+        assert!(gap(20 * SURVIVORS) < 0);
         let t = 3 * TABLES_MIN_TRIANGLES as u64;
-        let batches = (3 * t).div_ceil(mi as u64);
-        assert_eq!(gap(t), 3 * t + batches * (4 * mv as u64 + 4 + 32 + 8));
         assert_eq!(
             of(&[c(t)], BackendKind::Cpu, hash, true),
             of(&[c(t)], BackendKind::Cpu, sort, true)

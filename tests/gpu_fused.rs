@@ -204,8 +204,9 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
     }
     // 1,000 copies of a 20-triangle sphere in one place, at 32x32 pixels: every copy's front
     // faces are listed for setup (boxes of about 8x8 pixels, over the fused limit), more than the
-    // first frame's records (four a pixel and 1024), so the frame grows them and runs its geometry
-    // stage again; equal depths in every copy, so the earliest copy must win through both paths
+    // first frame's records (four a pixel and 1024), so the frame grows them (and a fused frame
+    // its survivor vertices, as many as records at first) and runs its geometry stage again;
+    // equal depths in every copy, so the earliest copy must win through both paths
     let one = rxpipe::mesh::icosphere(0);
     let copies = 1000;
     let positions: Vec<_> = (0..copies).flat_map(|_| one.positions.clone()).collect();
@@ -218,11 +219,19 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
     for shading in [ShadingMode::Lit, ShadingMode::Depth] {
         let (cpu, queued, others) =
             frames(&scene, (32, 32), hashing[0], (shading, CullMode::Back), 1);
-        let names = std::iter::once("queued").chain(PATHS.iter().map(|p| p.0));
-        for (what, f) in names.zip(std::iter::once(&queued).chain(&others)) {
+        let paths = std::iter::once(("queued", "0")).chain(PATHS.iter().map(|p| (p.0, p.1)));
+        for ((what, fused), f) in paths.zip(std::iter::once(&queued).chain(&others)) {
             assert!(
                 f.notes.iter().any(|n| n.starts_with("setup records grew")),
                 "stacked {shading:?} {what}: the records did not grow ({:?})",
+                f.notes
+            );
+            assert_eq!(
+                f.notes
+                    .iter()
+                    .any(|n| n.starts_with("survivor vertices grew")),
+                fused != "0",
+                "stacked {shading:?} {what}: survivor vertices ({:?})",
                 f.notes
             );
             common::assert_frames_agree(&cpu, f, "stacked");

@@ -435,14 +435,14 @@ fn queues_are_indexed_and_made_for_one_strategy() {
     let u = uniforms();
     // naive writes three vertices per triangle; every reuse strategy's queue holds fewer vertices
     // (its batches' shaded vertices) plus three corners per triangle
-    let naive = g.queue(&dm, Strategy::Naive).unwrap();
+    let naive = g.queue(&dm, Strategy::Naive, false).unwrap();
     assert!(naive.corners.is_none());
     assert_eq!(naive.vertices.len(), m.indices.len());
     for s in Strategy::all()
         .into_iter()
         .filter(|s| !matches!(s, Strategy::Naive | Strategy::Patch))
     {
-        let q = g.queue(&dm, s).unwrap();
+        let q = g.queue(&dm, s, false).unwrap();
         // warp voting's batches may write a few vertices twice (a triangle cut at a round's end)
         if !matches!(s, Strategy::WarpVote { .. }) {
             assert!(q.vertices.len() < m.indices.len(), "{}", s.name());
@@ -450,7 +450,7 @@ fn queues_are_indexed_and_made_for_one_strategy() {
         assert_eq!(q.corners.as_ref().unwrap().len(), m.indices.len());
     }
     // a queue laid out for one strategy is refused by another
-    let mut q = g.queue(&dm, hash).unwrap();
+    let mut q = g.queue(&dm, hash, false).unwrap();
     let e = g.enqueue(Strategy::Naive, &dm, &u, &mut q).unwrap_err();
     assert!(e.to_string().contains("made for"), "{e}");
     g.enqueue(hash, &dm, &u, &mut q).unwrap();
@@ -461,4 +461,16 @@ fn queues_are_indexed_and_made_for_one_strategy() {
         let want = c.vertices[c.triangles[i / 3][i % 3] as usize];
         assert!(close(q, &want, 1e-5), "corner {i}: GPU {q:?}, CPU {want:?}");
     }
+    // a queue for fused frames holds corners but no vertices: shading into it unfused and
+    // downloading it are refused, naming why
+    let mut f = g.queue(&dm, hash, true).unwrap();
+    assert!(f.fused_only && f.vertices.len() == 1);
+    assert_eq!(f.corners.as_ref().unwrap().len(), m.indices.len());
+    let e = g.enqueue(hash, &dm, &u, &mut f).unwrap_err();
+    assert!(e.to_string().contains("made for fused frames"), "{e}");
+    let e = f.download(&gpu, &dm).unwrap_err();
+    assert!(e.to_string().contains("made for fused frames"), "{e}");
+    assert!(g.fuses(hash) && !g.fuses(Strategy::Naive));
+    let e = g.queue(&dm, Strategy::Naive, true).err().unwrap();
+    assert!(e.to_string().contains("no fused geometry stage"), "{e}");
 }

@@ -218,7 +218,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
         let v = rxpipe::geometry::VertexIn::from_mesh(&m);
         let u = rxpipe::geometry::Uniforms::new(o.transform, view_proj, scene.camera.eye, 0.0);
         let dm = DeviceMesh::upload(&gpu, &v, &m.indices, None).unwrap();
-        let mut q = geo.queue(&dm, naive).unwrap();
+        let mut q = geo.queue(&dm, naive, false).unwrap();
         geo.enqueue(naive, &dm, &u, &mut q).unwrap();
         meshes.push((dm, q, o.color));
         let g = rxpipe::geometry::cpu::run(
@@ -320,7 +320,7 @@ fn gpu_setup_rejects_corners_outside_the_queue() {
     let (mi, mv) = hash.dynamic_limits().unwrap();
     let mut dm = DeviceMesh::upload(&gpu, &v, &m.indices, None).unwrap();
     dm.build_batches(&gpu, mi, mv).unwrap();
-    let mut q = geo.queue(&dm, hash).unwrap();
+    let mut q = geo.queue(&dm, hash, false).unwrap();
     geo.enqueue(hash, &dm, &u, &mut q).unwrap();
     let s = RasterSettings::new(128, 128);
     let mut r = CudaRaster::new(gpu.clone()).unwrap();

@@ -134,8 +134,9 @@ impl Api for CpuApi {
         &self,
         strategy: Strategy,
         jobs: &mut [ShadeJob<'_, Self>],
-        rate: bool,
+        what: super::ShadeFor,
     ) -> Result<(), Error> {
+        let rate = what == (super::ShadeFor::Frame { rate: true });
         // the jobs at once (each into its own queue): a scene's many small objects are too
         // small for the stage's own parallelism to keep the threads busy one after another
         use rayon::prelude::*;

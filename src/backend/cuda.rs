@@ -2,7 +2,7 @@
 //! compiled into its kernels, and the raster stage of [`crate::raster::cuda`]. A frame stays on
 //! the device from the first vertex to the last pixel; colour and depth are downloaded once.
 
-use super::{Api, BackendKind, DrawRef, ShadeJob};
+use super::{Api, BackendKind, DrawRef, ShadeFor, ShadeJob};
 use crate::error::Error;
 use crate::geometry::batching::TABLES_MIN_TRIANGLES;
 use crate::geometry::cuda::{
@@ -38,11 +38,7 @@ pub struct CudaApi {
     tables_from: Option<usize>,
 }
 
-/// Frames of fewer triangles draw faster through the triangle queue: a fused batch sets up its
-/// triangles after shading them, a longer chain than a kernel a triangle, which only many
-/// batches in flight hide (on the H200 the bunny's 69 K triangles took 0.126 ms fused against
-/// 0.088, and a 7.2 M grid 0.53 against 0.71).
-pub const FUSE_MIN_TRIANGLES: usize = 1 << 20;
+pub use crate::raster::FUSE_MIN_TRIANGLES;
 
 /// The fewest triangles of a fused frame by `RXPIPE_FUSED`: unset (or `1`) from
 /// [`FUSE_MIN_TRIANGLES`], `always` every hashing frame, `0` none (the queue's round trip, for
@@ -233,9 +229,15 @@ impl Api for CudaApi {
         &self,
         strategy: Strategy,
         jobs: &mut [ShadeJob<'_, Self>],
-        _rate: bool,
+        what: ShadeFor,
     ) -> Result<(), Error> {
         let c = &self.geometry;
+        // a frame that `raster` will fuse (as `fusable` decides: the same draws) needs no
+        // queue vertices
+        let triangles: usize = jobs.iter().map(|j| j.mesh.index_count / 3).sum();
+        let fused = matches!(what, ShadeFor::Frame { .. })
+            && self.fuse_from.is_some_and(|n| triangles >= n)
+            && c.fuses(strategy);
         let mut draws = Vec::with_capacity(jobs.len());
         for job in jobs.iter_mut() {
             // a queue is remade only when it cannot take the mesh (a frame stage's subsets of an
@@ -243,9 +245,9 @@ impl Api for CudaApi {
             if job
                 .queue
                 .as_ref()
-                .is_none_or(|q| !q.fits(strategy, job.mesh))
+                .is_none_or(|q| !q.fits(strategy, job.mesh, fused))
             {
-                *job.queue = Some(c.queue(job.mesh, strategy)?);
+                *job.queue = Some(c.queue(job.mesh, strategy, fused)?);
             }
             let q = job.queue.as_mut().expect("made above");
             q.index_count = job.mesh.index_count;

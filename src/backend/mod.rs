@@ -18,6 +18,15 @@ use crate::geometry::{GeometryStats, Layout, Strategy, Uniforms};
 use crate::gpu::Gpu;
 use crate::raster::{RasterOutput, RasterSettings};
 pub use rxpipe_core::execution::{Backend, BackendKind, GRAIN, SMALL_MESH_INDICES};
+
+/// What a geometry stage's queues are for ([`Api::shade`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShadeFor {
+    /// its statistics only ([`Api::stats`]): the queues hold every shaded vertex
+    Stats,
+    /// the raster stage over the same jobs ([`Api::raster`]); `rate`: in the shading-rate mode
+    Frame { rate: bool },
+}
 use std::sync::Arc;
 
 /// The chosen backend, made once and shared by pipelines.
@@ -201,17 +210,19 @@ pub trait Api: Send + Sync {
 
     /// The geometry stage of a frame: `strategy` over each job's mesh with the backend's vertex
     /// shader and the job's uniforms into its queue (made or remade to fit when it does not),
-    /// all jobs at once (the CUDA backend shades them in one launch). With `rate`, each shaded
-    /// vertex's `extra` varying carries how often its source vertex was shaded (the shading-rate
-    /// mode; the CUDA backend's raster stage reads the per-vertex counts its queue keeps
-    /// instead). The CUDA backend uploads the stage's table here and launches it from
+    /// all jobs at once (the CUDA backend shades them in one launch), for `what` (statistics
+    /// only, or the raster stage over the same jobs). In the shading-rate mode each shaded
+    /// vertex's `extra` varying carries how often its source vertex was shaded (the CUDA
+    /// backend's raster stage reads the per-vertex counts its queue keeps instead). For a
+    /// frame the CUDA backend makes the queues of a frame it fuses without vertices (the fused
+    /// geometry stage writes only the survivors', into the raster stage's buffer). The CUDA backend uploads the stage's table here and launches it from
     /// [`Api::raster`] (or [`Api::stats`]) once the raster stage's host work is done, so that
     /// the device runs the frame without waiting on the host between its stages.
     fn shade(
         &self,
         strategy: Strategy,
         jobs: &mut [ShadeJob<'_, Self>],
-        rate: bool,
+        what: ShadeFor,
     ) -> Result<(), Error>;
 
     /// The raster stage over the draws, in order, into `out`; returns the geometry stage's time

@@ -5,7 +5,7 @@ use super::diagnostics::{mostly_culled, nothing_drawn};
 use super::frame::{Frame, FrameStats, HostTimes};
 use super::prepared::{Prepared, Resident, Residents};
 use super::{Engine, Pipeline};
-use crate::backend::{Api, DrawRef, ShadeJob};
+use crate::backend::{Api, DrawRef, ShadeFor, ShadeJob};
 use crate::error::Error;
 use crate::geometry::{GeometryStats, Uniforms};
 use crate::passes::{FrameContext, FrameStageStats, ObjectBounds, PassError, Visibility};
@@ -185,7 +185,7 @@ impl Pipeline {
                 queue: &mut **q,
             })
             .collect();
-        api.shade(self.strategy, &mut jobs, false)?;
+        api.shade(self.strategy, &mut jobs, ShadeFor::Stats)?;
         drop(jobs);
         let shaded: Vec<_> = residents
             .iter()
@@ -262,7 +262,7 @@ impl Pipeline {
                 }
             })
             .collect();
-        api.shade(self.strategy, &mut jobs, rate)?;
+        api.shade(self.strategy, &mut jobs, ShadeFor::Frame { rate })?;
         drop(jobs);
         // blended objects after the opaque ones, far to near, as the raster stage composites
         // them in submission order

@@ -196,7 +196,7 @@ pub fn run(
             for s in table_strategies() {
                 progress(&format!("{name}: {shader} {}", s.name()));
                 let dm = mesh_for(s);
-                let mut q = g.queue(dm, s)?;
+                let mut q = g.queue(dm, s, false)?;
                 let t = gpu.time(warmup, runs, || g.enqueue(s, dm, &u, &mut q))?;
                 let med = median(&t);
                 if shader == "transform" && s == Strategy::Naive {
@@ -221,7 +221,7 @@ pub fn run(
         let tris = m.triangle_count() as f64;
         for s in table_strategies() {
             let dm = mesh_for(s);
-            let mut q = counting.queue(dm, s)?;
+            let mut q = counting.queue(dm, s, false)?;
             counting.enqueue(s, dm, &u, &mut q)?;
             let counts = gpu.download(&q.counts, v.len())?;
             let inv: u64 = counts.iter().map(|&c| c as u64).sum();

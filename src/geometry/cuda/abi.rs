@@ -148,7 +148,8 @@ unsafe impl ValidAsZeroBits for GeoDraw {}
 /// device addresses of the frame's depth keys (emptied before), each frame triangle's first
 /// record and flags, setup's lists and their two counts, the raster counters, and the launch's
 /// per-draw table (filled in by [`super::CudaGeometry::launch_draws`]); the frame's size and the
-/// lists' capacity.
+/// lists' capacity; and the frame's survivor vertices (`vcap` shaded vertices), where the
+/// triangles that survive setup get theirs.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C)]
 pub struct FusedTarget {
@@ -166,6 +167,8 @@ pub struct FusedTarget {
     pub height: i32,
     pub cap: u32,
     pub listed: u32,
+    pub vertices: u64,
+    pub vcap: u64,
 }
 
 /// One draw of a fused launch (`RxpFusedDraw`): where its triangles start in the frame, its cull

@@ -89,6 +89,8 @@ pub struct DrawLaunch {
     sum: Option<CudaFunction>,
     /// each draw's queue (the address of its shaded vertices), in the table's order
     queues: Vec<u64>,
+    /// whether a queue was made for fused frames only (then the launch must be fused)
+    fused_only: bool,
 }
 
 impl DrawLaunch {
@@ -142,6 +144,7 @@ impl CudaGeometry {
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
         let mut table = Vec::with_capacity(draws.len());
         let mut queues = Vec::with_capacity(draws.len());
+        let mut fused_only = false;
         let (mut blocks, mut chunks) = (0u64, 0u64);
         let mut shape = None;
         let (mut clear_first, mut zeroed) = (false, Vec::with_capacity(draws.len()));
@@ -204,6 +207,8 @@ impl CudaGeometry {
                 _ => GpuCullView::from(&CullView::new(u.view_proj, u.model, u.eye, 0.0)),
             };
             queues.push(addr(q.vertices.device_ptr(stream)));
+            // (a draw without triangles writes nothing)
+            fused_only |= q.fused_only && plan.is_some();
             table.push(GeoDraw {
                 u: GpuUniforms::from(&d.uniforms),
                 block_base: blocks as u32,
@@ -282,6 +287,7 @@ impl CudaGeometry {
                 false => None,
             },
             queues,
+            fused_only,
             sum: match self.counting {
                 true => Some(self.function("counts_sum_draws")?),
                 false => None,
@@ -320,6 +326,12 @@ impl CudaGeometry {
                     "the {} strategy has no fused geometry stage",
                     strategy.name()
                 )))
+            }
+            (None, _) if d.fused_only => {
+                return Err(GpuError::Limit(
+                    "a queue made for fused frames (without vertices) was to be shaded unfused"
+                        .into(),
+                ))
             }
             (None, _) => None,
         };

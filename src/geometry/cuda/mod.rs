@@ -273,11 +273,14 @@ impl CudaGeometry {
         self.gpu.function(&module, name)
     }
 
-    /// A queue for `strategy` sized for `mesh` (and reused frame after frame).
+    /// A queue for `strategy` sized for `mesh` (and reused frame after frame); `fused_only`:
+    /// for fused frames, without vertices ([`DeviceQueue::fused_only`]; a hashing strategy
+    /// with a fused kernel: [`CudaGeometry::fuses`]).
     pub fn queue(
         &self,
         mesh: &DeviceMesh,
         strategy: Strategy,
+        fused_only: bool,
     ) -> Result<DeviceQueue, GeometryError> {
         if mesh.view.is_some() && strategy != Strategy::Patch {
             return Err(GpuError::Limit(format!(
@@ -285,7 +288,19 @@ impl CudaGeometry {
             ))
             .into());
         }
-        let capacity = queue_capacity(strategy, mesh)?;
+        let capacity = match fused_only {
+            true => {
+                if !self.fuses(strategy) {
+                    return Err(GpuError::Limit(format!(
+                        "the {} strategy has no fused geometry stage",
+                        strategy.name()
+                    ))
+                    .into());
+                }
+                1
+            }
+            false => queue_capacity(strategy, mesh)?,
+        };
         let corners = match strategy {
             // (the patch strategy's corners live with the mesh's patches)
             Strategy::Naive | Strategy::Patch => None,
@@ -314,7 +329,17 @@ impl CudaGeometry {
             total: self.gpu.zeros(1, "the invocation total")?,
             counts_zero: Arc::new(AtomicBool::new(true)),
             index_count: mesh.index_count,
+            fused_only,
         })
+    }
+
+    /// Whether `strategy` has a fused geometry stage (kernels/geometry_fused.cu: the hashing
+    /// strategies whose batches' vertices fit in shared memory beside the hash table).
+    pub fn fuses(&self, strategy: Strategy) -> bool {
+        matches!(
+            strategy,
+            Strategy::DynamicHash { .. } | Strategy::ParallelHash { .. }
+        ) && self.kernel(strategy, "_fused_draws").is_ok()
     }
 
     /// Checks that `q` can take `strategy` over `mesh` and returns the launch that shades it
@@ -351,8 +376,10 @@ impl CudaGeometry {
         if ni == 0 {
             return Ok(None);
         }
+        // (a queue for fused frames holds no vertices: only a fused launch, which writes none
+        // there, may take it; `launch_draws` checks)
         let capacity = queue_capacity(strategy, mesh)?;
-        if q.vertices.len() < capacity {
+        if q.vertices.len() < capacity && !q.fused_only {
             return Err(GpuError::Limit(format!(
                 "the queue holds {} vertices, {strategy} needs {capacity}",
                 q.vertices.len()
@@ -535,6 +562,13 @@ impl CudaGeometry {
         uniforms: &Uniforms,
         q: &mut DeviceQueue,
     ) -> Result<(), GeometryError> {
+        if q.fused_only {
+            return Err(GpuError::Limit(
+                "the queue was made for fused frames (without vertices): it cannot be shaded unfused"
+                    .into(),
+            )
+            .into());
+        }
         let Some(plan) = self.plan(strategy, mesh, q)? else {
             return Ok(());
         };
@@ -748,7 +782,7 @@ impl CudaGeometry {
                 PatchBatches::of_indices(indices, mesh.vertex_count)?,
             )?);
         }
-        let mut q = self.queue(mesh, strategy)?;
+        let mut q = self.queue(mesh, strategy, false)?;
         let kernel_ms = self
             .gpu
             .time(0, 1, || self.enqueue(strategy, mesh, uniforms, &mut q))?[0];

@@ -16,6 +16,10 @@ use std::sync::Arc;
 /// `None`: corner k of triangle t is `vertices[3t + k]`); multi shades every vertex once and its
 /// corners are the index buffer, copied when the queue is made. The patch strategy's corners are
 /// fixed by the patches and live with the mesh ([`DeviceQueue::corners_for`]).
+///
+/// A queue made for fused frames only ([`DeviceQueue::fused_only`]) holds no vertices: the fused
+/// geometry stage writes the vertices of the triangles that survive setup into the raster
+/// stage's buffer, and their corners here.
 pub struct DeviceQueue {
     /// the strategy the queue is laid out for
     pub strategy: Strategy,
@@ -31,6 +35,9 @@ pub struct DeviceQueue {
     /// where one of its queues is not (see `CudaGeometry::prepare_draws`)
     pub counts_zero: Arc<AtomicBool>,
     pub index_count: usize,
+    /// made for fused frames: `vertices` is a placeholder of one, and only a fused launch
+    /// (kernels/geometry_fused.cu) may shade into the queue
+    pub fused_only: bool,
 }
 
 /// Vertices of the queue's region for each batch of warp voting with batches of `batch` indices:
@@ -92,11 +99,14 @@ impl DeviceQueue {
         }
     }
 
-    /// Whether the queue can take `strategy` over `mesh` as it is: the same strategy, room
-    /// enough, and for multi corners copied from this very mesh.
-    pub fn fits(&self, strategy: Strategy, mesh: &DeviceMesh) -> bool {
+    /// Whether the queue can take `strategy` over `mesh` as it is, for a fused frame where
+    /// `fused`: the same strategy, room enough (vertices, unless fused), and for multi corners
+    /// copied from this very mesh.
+    pub fn fits(&self, strategy: Strategy, mesh: &DeviceMesh, fused: bool) -> bool {
         self.strategy == strategy
-            && queue_capacity(strategy, mesh).is_ok_and(|c| self.vertices.len() >= c)
+            && (fused
+                || !self.fused_only
+                    && queue_capacity(strategy, mesh).is_ok_and(|c| self.vertices.len() >= c))
             && self
                 .corners
                 .as_ref()
@@ -109,6 +119,11 @@ impl DeviceQueue {
     /// Downloads the queue, shaded from `mesh`, as three shaded vertices per triangle, in input
     /// order.
     pub fn download(&self, gpu: &Gpu, mesh: &DeviceMesh) -> Result<Vec<VertexOut>, GpuError> {
+        if self.fused_only {
+            return Err(GpuError::Limit(
+                "the queue was made for fused frames: it holds no shaded vertices".into(),
+            ));
+        }
         let vertices = gpu.download(&self.vertices, self.vertices.len())?;
         let at = |i: usize| {
             vertices

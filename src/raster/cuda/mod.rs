@@ -13,7 +13,9 @@ mod material;
 
 use super::tile::TILE;
 use super::{CullMode, RasterError, RasterOutput, RasterSettings, RasterStats, ShadingMode};
-use crate::geometry::cuda::{DeviceMesh, DeviceQueue, Fused, FusedDraw, FusedTarget, TriangleRuns};
+use crate::geometry::cuda::{
+    DeviceMesh, DeviceQueue, Fused, FusedDraw, FusedTarget, GpuVertexOut, TriangleRuns,
+};
 use crate::gpu::kernels::{self, Source};
 use rxpipe_core::color::srgb_lut;
 
@@ -74,7 +76,10 @@ const C_BATCH_VERTICES: usize = 11;
 /// (the thirteenth and fourteenth, RXP_C_BATCH_LIST and RXP_C_BATCH_LIST2, the batches listed
 /// for the two fused launches, are the geometry stage's: `geometry::cuda::draws`)
 const C_BATCHES_OCCLUDED: usize = 14;
-const COUNTERS: usize = 15;
+/// the survivor vertices a fused frame's geometry stage wrote (or would have: more than
+/// `survivor_vertices` holds, and the frame runs again with more)
+const C_VERTICES: usize = 15;
+const COUNTERS: usize = 16;
 /// The counters' buffer holds one more word: the two 32-bit counts of the setup lists
 /// (rxp_setup_classify's `lists`), so that one clear resets both.
 const COUNTER_WORDS: usize = COUNTERS + 1;
@@ -302,6 +307,10 @@ pub struct CudaRaster {
     keys: CudaSlice<u64>,
     bins: CudaSlice<u32>,
     bin_capacity: usize,
+    /// a fused frame's shaded vertices of the triangles that survive setup (the draws' queues
+    /// hold none for it: kernels/geometry_fused.cu); sized like the records, and grown when a
+    /// frame needs more
+    survivor_vertices: CudaSlice<GpuVertexOut>,
     /// the records whose boxes span many tiles, binned by rxp_bin_big (record capacity)
     big: CudaSlice<u32>,
     /// the tiles rxp_bin_scan split over several blocks: their number, then the tiles
@@ -423,6 +432,7 @@ impl CudaRaster {
             splits: gpu.zeros(MAX_EXTRA + 1, "split tiles")?,
             bins: gpu.zeros(bins, "tile bins")?,
             bin_capacity: bins,
+            survivor_vertices: gpu.zeros(1, "survivor vertices")?,
             colors: gpu.zeros(4, "draw colours")?,
             materials: DeviceMaterials::new(&gpu)?,
             counters: gpu.zeros(COUNTER_WORDS, "raster counters")?,
@@ -561,6 +571,12 @@ impl CudaRaster {
             self.grow_bins(2 * survivors + 4 * ntiles)?;
             self.grown.clear();
         }
+        if fuse && self.survivor_vertices.len() <= 1 {
+            // (as many as records: about one new vertex a surviving triangle of a mesh, three of
+            // a soup)
+            let n = (3 * triangles).min(survivors) + 1024;
+            grow(&gpu, &mut self.survivor_vertices, n, "survivor vertices")?;
+        }
         let colors: Vec<f32> = draws.iter().flat_map(|d| d.color).collect();
         if !colors.is_empty() {
             gpu.stream
@@ -580,14 +596,10 @@ impl CudaRaster {
             );
         }
         let t_tables = std::time::Instant::now();
-        let tables = self.material_tables(draws, s)?;
+        let mut tables = self.material_tables(draws, s, fuse)?;
         let tables_ms = t_tables.elapsed().as_secs_f64() * 1e3;
         let t_run = std::time::Instant::now();
-        let fused = match fuse {
-            true => Some(self.fused(draws, s)),
-            false => None,
-        };
-        let counters = self.run(draws, s, ntiles, &tables, fused.as_ref(), before);
+        let counters = self.run(draws, s, ntiles, &mut tables, fuse, before);
         // (an error between the hold and the release left the stream held)
         if let Some(g) = &mut self.gate {
             g.release();
@@ -651,20 +663,23 @@ impl CudaRaster {
 
     /// The frame's device work: the caller's `before`, then setup, binning and rasterisation,
     /// enqueued again (after growing) while the raster buffers overflow; returns the counters.
-    /// A `fused` frame's `before` runs again with them: its geometry stage made setup's lists
-    /// and wrote the small triangles' keys.
+    /// A `fuse`d frame's `before` runs again with them: its geometry stage made setup's lists,
+    /// wrote the small triangles' keys and the survivors' vertices (whose buffer the tables
+    /// name: made again when it grows).
     fn run(
         &mut self,
         draws: &[GpuDraw],
         s: &RasterSettings,
         ntiles: usize,
-        tables: &material::Tables,
-        fused: Option<&Fused>,
+        tables: &mut material::Tables,
+        fuse: bool,
         before: &mut Before<'_>,
     ) -> Result<[u64; COUNTERS], RasterError> {
         self.mark_start()?;
         let mut counters = [0u64; COUNTERS];
         for attempt in 0..3 {
+            let fused = fuse.then(|| self.fused(draws, s));
+            let fused = fused.as_ref();
             // (the counters and the setup lists' counts after them)
             if !self.counters_zeroed {
                 self.gpu
@@ -688,11 +703,34 @@ impl CudaRaster {
                 .into());
             }
             let mut again = false;
+            let vertices = counters[C_VERTICES] as usize;
+            if fuse && vertices > self.survivor_vertices.len() {
+                if vertices >= u32::MAX as usize {
+                    return Err(GpuError::Limit(format!(
+                        "this frame's surviving triangles need {vertices} shaded vertices; the GPU rasteriser holds at most 2^32 - 1 (draw fewer triangles, or in several frames)"
+                    ))
+                    .into());
+                }
+                let n = (vertices + vertices / 4).min(u32::MAX as usize - 1);
+                self.grown.push(format!(
+                    "survivor vertices grew from {} to {n}",
+                    self.survivor_vertices.len()
+                ));
+                grow(
+                    &self.gpu,
+                    &mut self.survivor_vertices,
+                    n,
+                    "survivor vertices",
+                )?;
+                *tables = self.material_tables(draws, s, fuse)?;
+                again = true;
+            }
             if records > self.record_capacity {
                 self.grow_records(records + records / 4)?;
                 again = true;
-            } else if binned > self.bin_capacity {
-                // (counted over all records: with too few records it depends on which fitted)
+            } else if binned > self.bin_capacity && !again {
+                // (counted over all records: with too few records, or survivors without their
+                // vertices, it depends on which fitted)
                 self.grow_bins(binned + binned / 4)?;
                 again = true;
             }
@@ -783,19 +821,27 @@ impl CudaRaster {
                 height: s.height as i32,
                 cap: self.list.len() as u32,
                 listed: 0,
+                vertices: addr(self.survivor_vertices.device_ptr(stream)),
+                vcap: self.survivor_vertices.len() as u64,
             },
             draws: parts,
         }
     }
 
     /// Uploads the material path's tables for `draws` (and the textures of their materials when
-    /// the device lacks one).
+    /// the device lacks one). A `fused` frame's draws read their vertices from the survivor
+    /// vertices.
     fn material_tables(
         &mut self,
         draws: &[GpuDraw],
         s: &RasterSettings,
+        fused: bool,
     ) -> Result<material::Tables, GpuError> {
         let stream = self.gpu.stream.clone();
+        let survivors = (
+            self.survivor_vertices.device_ptr(&stream).0,
+            self.survivor_vertices.len() as u64,
+        );
         let addr = |p: (cudarc::driver::sys::CUdeviceptr, _)| p.0;
         let mut materials: Vec<&rxpipe_core::material::Material> = Vec::new();
         // each material's row in the table, by its address (a scene may have thousands)
@@ -823,14 +869,20 @@ impl CudaRaster {
                 .map(|(_, t, model)| (t, crate::raster::Tangents::frame(model)));
             let cull = draw_cull(d, s);
             descs.push(DrawDesc {
-                queue: addr(d.queue.vertices.device_ptr(&stream)),
+                queue: match fused {
+                    true => survivors.0,
+                    false => addr(d.queue.vertices.device_ptr(&stream)),
+                },
                 corners: d.corners.map_or(0, |c| addr(c.device_ptr(&stream))),
                 runs: d.runs.map_or(0, |r| addr(r.runs.device_ptr(&stream))),
                 indices: indices.map_or(0, |i| addr(i.device_ptr(&stream))),
                 colors: d.colors.map_or(0, |(_, c)| addr(c.device_ptr(&stream))),
                 counts: d.rate.map_or(0, |(_, c)| addr(c.device_ptr(&stream))),
                 faces: d.faces.map_or(0, |f| addr(f.device_ptr(&stream))),
-                nverts: d.queue.vertices.len() as u64,
+                nverts: match fused {
+                    true => survivors.1,
+                    false => d.queue.vertices.len() as u64,
+                },
                 ncolors: d.colors.map_or(0, |(_, c)| c.len() as u64 / 4),
                 nruns: d.runs.map_or(0, |r| r.count()),
                 tri_base: base,
