@@ -52,8 +52,9 @@ struct RxpFused {
     unsigned cap;
     unsigned listed;
     // the frame's shaded vertices of surviving triangles (those set up, kept whole or clipped),
-    // each batch's taken in one run by a warp's atomic on RXP_C_VERTICES; `vcap` of them fit
-    // (the counter counts those that did not too)
+    // `vcap` of them in RXP_VERTEX_SLABS equal parts, each warp's taken in one run by an atomic
+    // on its part's counter (RXP_C_VERTICES + part; the counters count those that did not fit
+    // too)
     float4* vertices;
     unsigned long long vcap;
 };
@@ -156,7 +157,7 @@ struct RxpFusedTail {
         unsigned culled = 0, rejected = 0, fused = 0, frags = 0;
         // the rounds of the loop below in which this thread's triangle survived
         unsigned kept = 0;
-        static_assert(R * P / 3 <= 32 * P, "a thread's triangles fit the bits of `kept`");
+        static_assert(R * P / 3 <= 31 * P, "a thread's rounds fit the bits of `kept`");
         // (the loop's condition is the same for every thread of the block)
         for (unsigned base = 0; base < ntri; base += P) {
             const unsigned t = base + threadIdx.x;
@@ -225,17 +226,22 @@ struct RxpFusedTail {
             total += __popc(masks[j]);
         }
         if (total) {
+            const unsigned slab = blockIdx.x % RXP_VERTEX_SLABS;
+            const unsigned long long part = F.vcap / RXP_VERTEX_SLABS;
             unsigned long long at = 0;
-            if (lane == 0) at = atomicAdd(&F.counters[RXP_C_VERTICES], (unsigned long long)total);
+            if (lane == 0)
+                at = atomicAdd(&F.counters[RXP_C_VERTICES + slab], (unsigned long long)total);
             at = __shfl_sync(RXP_FULL, at, 0);
+            const unsigned long long start = slab * part;
             const unsigned below = (1u << lane) - 1;
 #pragma unroll
             for (unsigned j = 0; j < KR; j++) {
                 const unsigned k = j * P + threadIdx.x;
                 if (masks[j] >> lane & 1u) {
-                    const unsigned long long v = at + __popc(masks[j] & below);
+                    const unsigned long long w = at + __popc(masks[j] & below);
+                    const unsigned long long v = start + w;
                     snapped[k].x = (int)(unsigned)v;
-                    if (v < F.vcap) {
+                    if (w < part) {
                         float4* o = F.vertices + 4 * v;
                         for (int jj = 0; jj < 3; jj++) o[jj] = sv[jj][k];
                         o[3] = make_float4(sv_extra[k], 0.0f, 0.0f, 0.0f);

@@ -107,9 +107,13 @@
 #define RXP_C_BATCH_LIST2 13
 #define RXP_C_BATCHES_OCCLUDED 14
 // the vertices a fused frame's batches wrote for their surviving triangles (into
-// RxpFused::vertices; more than its capacity: the frame is drawn again with more)
+// RxpFused::vertices), one counter for each of its RXP_VERTEX_SLABS equal parts (a block's
+// vertices go to part blockIdx.x % RXP_VERTEX_SLABS: one counter, which every warp with a
+// survivor took an atomic on, made frames 23% slower); more than a part holds: the frame is
+// drawn again with more
+#define RXP_VERTEX_SLABS 32
 #define RXP_C_VERTICES 15
-#define RXP_COUNTERS 16
+#define RXP_COUNTERS (15 + RXP_VERTEX_SLABS)
 
 // flags of a record
 #define RXP_F_FRONT 1u

@@ -204,41 +204,51 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
     }
     // 1,000 copies of a 20-triangle sphere in one place, at 32x32 pixels: every copy's front
     // faces are listed for setup (boxes of about 8x8 pixels, over the fused limit), more than the
-    // first frame's records (four a pixel and 1024), so the frame grows them (and a fused frame
-    // its survivor vertices, as many as records at first) and runs its geometry stage again;
-    // equal depths in every copy, so the earliest copy must win through both paths
+    // first frame's records (four a pixel and 1024), so the frame grows them and runs its geometry
+    // stage again; equal depths in every copy, so the earliest copy must win through both paths.
+    // The copies share their vertices once re-indexed; copies each a little larger than the last
+    // (the largest in front) do not, and their survivors' vertices outgrow a fused frame's
+    // first buffer (as many as records) too.
     let one = rxpipe::mesh::icosphere(0);
     let copies = 1000;
-    let positions: Vec<_> = (0..copies).flat_map(|_| one.positions.clone()).collect();
     let nv = one.positions.len() as u32;
     let indices: Vec<u32> = (0..copies)
         .flat_map(|c| one.indices.iter().map(move |&i| i + c * nv))
         .collect();
-    let stacked = rxpipe::mesh::Mesh::new("stacked", positions, indices);
-    let scene = Scene::from_meshes("stacked", vec![stacked]);
-    for shading in [ShadingMode::Lit, ShadingMode::Depth] {
-        let (cpu, queued, others) =
-            frames(&scene, (32, 32), hashing[0], (shading, CullMode::Back), 1);
-        let paths = std::iter::once(("queued", "0")).chain(PATHS.iter().map(|p| (p.0, p.1)));
-        for ((what, fused), f) in paths.zip(std::iter::once(&queued).chain(&others)) {
-            assert!(
-                f.notes.iter().any(|n| n.starts_with("setup records grew")),
-                "stacked {shading:?} {what}: the records did not grow ({:?})",
-                f.notes
-            );
-            assert_eq!(
-                f.notes
+    for grown in [0.0f32, 1e-4] {
+        let positions: Vec<_> = (0..copies)
+            .flat_map(|c| {
+                one.positions
                     .iter()
-                    .any(|n| n.starts_with("survivor vertices grew")),
-                fused != "0",
-                "stacked {shading:?} {what}: survivor vertices ({:?})",
-                f.notes
-            );
-            common::assert_frames_agree(&cpu, f, "stacked");
-            assert!(
-                queued.color == f.color && queued.depth == f.depth,
-                "stacked {what}"
-            );
+                    .map(move |&p| p * (1.0 + grown * c as f32))
+            })
+            .collect();
+        let stacked = rxpipe::mesh::Mesh::new("stacked", positions, indices.clone());
+        let scene = Scene::from_meshes("stacked", vec![stacked]);
+        for shading in [ShadingMode::Lit, ShadingMode::Depth] {
+            let what = format!("stacked {shading:?} growing {grown}");
+            let (cpu, queued, others) =
+                frames(&scene, (32, 32), hashing[0], (shading, CullMode::Back), 1);
+            let paths = std::iter::once(("queued", "0")).chain(PATHS.iter().map(|p| (p.0, p.1)));
+            for ((path, fused), f) in paths.zip(std::iter::once(&queued).chain(&others)) {
+                let grew = |what: &str| f.notes.iter().any(|n| n.starts_with(what));
+                assert!(
+                    grew("setup records grew"),
+                    "{what} {path}: the records did not grow ({:?})",
+                    f.notes
+                );
+                assert_eq!(
+                    grew("survivor vertices grew"),
+                    fused != "0" && grown > 0.0,
+                    "{what} {path}: survivor vertices ({:?})",
+                    f.notes
+                );
+                common::assert_frames_agree(&cpu, f, &what);
+                assert!(
+                    queued.color == f.color && queued.depth == f.depth,
+                    "{what} {path}"
+                );
+            }
         }
     }
     // one mesh drawn as nine instances (each its own queue, the mesh shared), one mirrored

@@ -76,10 +76,12 @@ const C_BATCH_VERTICES: usize = 11;
 /// (the thirteenth and fourteenth, RXP_C_BATCH_LIST and RXP_C_BATCH_LIST2, the batches listed
 /// for the two fused launches, are the geometry stage's: `geometry::cuda::draws`)
 const C_BATCHES_OCCLUDED: usize = 14;
-/// the survivor vertices a fused frame's geometry stage wrote (or would have: more than
-/// `survivor_vertices` holds, and the frame runs again with more)
+/// the survivor vertices a fused frame's geometry stage wrote into each of the
+/// `VERTEX_SLABS` equal parts of `survivor_vertices` (or would have: more than a part holds,
+/// and the frame runs again with more)
 const C_VERTICES: usize = 15;
-const COUNTERS: usize = 16;
+const VERTEX_SLABS: usize = 32;
+const COUNTERS: usize = C_VERTICES + VERTEX_SLABS;
 /// The counters' buffer holds one more word: the two 32-bit counts of the setup lists
 /// (rxp_setup_classify's `lists`), so that one clear resets both.
 const COUNTER_WORDS: usize = COUNTERS + 1;
@@ -677,7 +679,10 @@ impl CudaRaster {
     ) -> Result<[u64; COUNTERS], RasterError> {
         self.mark_start()?;
         let mut counters = [0u64; COUNTERS];
-        for attempt in 0..3 {
+        // (at most one growth of each kind: the survivors' vertices, which setup needs to count
+        // every record, then the records, which binning needs to count every bin entry, then
+        // the bins)
+        for attempt in 0..4 {
             let fused = fuse.then(|| self.fused(draws, s));
             let fused = fused.as_ref();
             // (the counters and the setup lists' counts after them)
@@ -703,8 +708,10 @@ impl CudaRaster {
                 .into());
             }
             let mut again = false;
-            let vertices = counters[C_VERTICES] as usize;
-            if fuse && vertices > self.survivor_vertices.len() {
+            let parts = &counters[C_VERTICES..C_VERTICES + VERTEX_SLABS];
+            // (the fullest part decides: each holds an equal share)
+            let vertices = VERTEX_SLABS * *parts.iter().max().expect("parts") as usize;
+            if fuse && vertices > self.survivor_vertices.len() / VERTEX_SLABS * VERTEX_SLABS {
                 if vertices >= u32::MAX as usize {
                     return Err(GpuError::Limit(format!(
                         "this frame's surviving triangles need {vertices} shaded vertices; the GPU rasteriser holds at most 2^32 - 1 (draw fewer triangles, or in several frames)"
@@ -737,9 +744,9 @@ impl CudaRaster {
             if !again {
                 break;
             }
-            if attempt == 2 {
+            if attempt == 3 {
                 return Err(GpuError::Limit(
-                    "the raster buffers kept overflowing after growing twice".into(),
+                    "the raster buffers kept overflowing after growing three times".into(),
                 )
                 .into());
             }
