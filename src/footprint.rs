@@ -210,7 +210,7 @@ mod tests {
         // vertices); and the frame is fused: its queue holds no vertices (3/4 of a shaded
         // vertex a triangle), the raster stage as many survivors' vertices as records
         assert_eq!(gap(TABLES_MIN_TRIANGLES as u64 - 1), 0);
-        assert!(crate::raster::FUSE_MIN_TRIANGLES <= TABLES_MIN_TRIANGLES);
+        const { assert!(crate::raster::FUSE_MIN_TRIANGLES <= TABLES_MIN_TRIANGLES) };
         let vout = std::mem::size_of::<VertexOut>() as i128 + 4;
         for t in [3 * TABLES_MIN_TRIANGLES as u64, 20 * SURVIVORS] {
             let batches = (3 * t).div_ceil(mi as u64);
