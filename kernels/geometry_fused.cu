@@ -240,7 +240,9 @@ struct RxpFusedTail {
                 if (masks[j] >> lane & 1u) {
                     const unsigned long long w = at + __popc(masks[j] & below);
                     const unsigned long long v = start + w;
-                    snapped[k].x = (int)(unsigned)v;
+                    // (past its part, a corner names no vertex: setup rejects its triangle,
+                    // and the frame, counted short, is drawn again with more room)
+                    snapped[k].x = (int)(w < part ? (unsigned)v : 0xffffffffu);
                     if (w < part) {
                         float4* o = F.vertices + 4 * v;
                         for (int jj = 0; jj < 3; jj++) o[jj] = sv[jj][k];
