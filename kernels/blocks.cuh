@@ -1,4 +1,5 @@
-// Building blocks every stage's kernels share, written once: a warp scan, a block scan, a
+// Building blocks every stage's kernels share, written once: a warp scan, a warp's append to a
+// list, a block scan, a
 // block-wide bitonic sort in shared memory, staging global memory in shared memory, and two small
 // whole-buffer kernels (marking used vertices, summing counts). Device-wide scan and radix sort
 // are in sort.cu.
@@ -12,6 +13,19 @@ __device__ __forceinline__ unsigned rxp_warp_scan(unsigned v, unsigned lane) {
         if (lane >= d) v += y;
     }
     return v;
+}
+
+// A warp's append to a list counted by `*count`: the lanes with `take` set get consecutive
+// places after the count's old value, in lane order, by one atomic of the lowest such lane;
+// returns this lane's place (meaningful where `take`). Every lane of a full warp must call it.
+template <typename T>
+__device__ __forceinline__ T rxp_warp_append(T* count, bool take) {
+    const unsigned m = __ballot_sync(0xffffffffu, take);
+    if (!m) return 0;
+    const unsigned lane = threadIdx.x & 31, leader = __ffs(m) - 1;
+    T at = 0;
+    if (lane == leader) at = atomicAdd(count, (T)__popc(m));
+    return __shfl_sync(0xffffffffu, at, leader) + (T)__popc(m & ((1u << lane) - 1));
 }
 
 // Exclusive prefix sum of every thread's `v` over the block (blockDim.x a multiple of 32, at most

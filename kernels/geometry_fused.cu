@@ -34,7 +34,7 @@ struct RxpFusedDraw {
     unsigned small;
     // whether whole batches may be culled (kernels/batch_cull.cu): not where the frame shows
     // how often each vertex was shaded
-    unsigned batches;
+    unsigned cull_batches;
 };
 struct RxpFused {
     unsigned long long* keys;
@@ -200,12 +200,7 @@ struct RxpFusedTail {
             // listed as rxp_setup_classify lists: kept whole from the front, to clip from the
             // back, one atomic per list and warp
             for (int k = 1; k <= 2; k++) {
-                const unsigned m = __ballot_sync(RXP_FULL, kind == k);
-                if (!m) continue;
-                const unsigned leader = __ffs(m) - 1;
-                unsigned at = 0;
-                if (lane == leader) at = atomicAdd(&F.lists[k - 1], (unsigned)__popc(m));
-                at = __shfl_sync(RXP_FULL, at, leader) + __popc(m & ((1u << lane) - 1));
+                const unsigned at = rxp_warp_append(&F.lists[k - 1], kind == k);
                 if (kind == k) F.list[k == 1 ? at : F.cap - 1 - at] = f;
             }
         }
@@ -307,12 +302,7 @@ __device__ __forceinline__ void rxp_count_culled(const RxpFused& F, bool cut, bo
 __device__ __forceinline__ void rxp_list_batches(const RxpFused& F, unsigned long long* list,
                                                  unsigned counter, bool keep,
                                                  unsigned long long entry) {
-    const unsigned m = __ballot_sync(RXP_FULL, keep), lane = threadIdx.x & 31;
-    if (!m) return;
-    const unsigned leader = __ffs(m) - 1;
-    unsigned long long at = 0;
-    if (lane == leader) at = atomicAdd(&F.counters[counter], (unsigned long long)__popc(m));
-    at = __shfl_sync(RXP_FULL, at, leader) + __popc(m & ((1u << lane) - 1));
+    const unsigned long long at = rxp_warp_append(&F.counters[counter], keep);
     if (keep) list[at] = entry;
 }
 
@@ -346,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(256)
         const RxpFusedDraw fd = F.draws[di];
         entry = (unsigned long long)di << 32 | b;
         unsigned char st = 1;
-        if (d.bounds && fd.batches) {
+        if (d.bounds && fd.cull_batches) {
             const unsigned cull = fd.cull & 3u;
             if (!rxp_cull_keeps(d.view, rxp_bound_of(d, b),
                                 cull == 1 ? 1.0f : cull == 2 ? -1.0f : 0.0f)) {

@@ -472,13 +472,8 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
                 }
                 // one shared atomic per list and warp
                 for (int k = 1; k <= 2; k++) {
-                    const unsigned m = __ballot_sync(0xffffffffu, kind == k);
-                    if (!m) continue;
-                    unsigned* count = k == 1 ? &nsmall : &nwide;
-                    unsigned at = 0;
-                    if (lane == 0) at = atomicAdd(count, (unsigned)__popc(m));
-                    at = __shfl_sync(0xffffffffu, at, 0);
-                    if (kind == k) (k == 1 ? small : wide)[at + __popc(m & ((1u << lane) - 1))] = r;
+                    const unsigned at = rxp_warp_append(k == 1 ? &nsmall : &nwide, kind == k);
+                    if (kind == k) (k == 1 ? small : wide)[at] = r;
                 }
             }
             __syncthreads();

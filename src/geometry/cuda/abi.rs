@@ -184,7 +184,7 @@ pub struct FusedDraw {
     pub small: u32,
     /// 1: whole batches may be culled by their bounds (0 in the shading-rate mode, whose frame
     /// shows how often each vertex was shaded)
-    pub batches: u32,
+    pub cull_batches: u32,
 }
 
 // SAFETY: plain integers with the layout of the CUDA structs; all-zero bits are valid values.

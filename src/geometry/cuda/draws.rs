@@ -481,7 +481,7 @@ impl CudaGeometry {
         let mut target = fused.target;
         target.draws = t.fused.device_ptr(&self.gpu.stream).0;
         // (the list, where a draw has batch bounds and whole batches may be culled)
-        target.batches = match d.batch_list.is_some() && parts.iter().any(|p| p.batches != 0) {
+        target.batches = match d.batch_list.is_some() && parts.iter().any(|p| p.cull_batches != 0) {
             true => t.batches.device_ptr(&self.gpu.stream).0,
             false => 0,
         };

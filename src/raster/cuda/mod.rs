@@ -808,7 +808,7 @@ impl CudaRaster {
                     cull: draw_cull(d, s),
                     flags: (i as u32) << DRAW_SHIFT | alpha << ALPHA_SHIFT,
                     small: (alpha == 0) as u32,
-                    batches: (s.shading != ShadingMode::ShadingRate) as u32,
+                    cull_batches: (s.shading != ShadingMode::ShadingRate) as u32,
                 };
                 base += d.triangles as u32;
                 (addr(d.queue.vertices.device_ptr(stream)), part)
