@@ -225,7 +225,7 @@ struct RxpFusedTail {
             const unsigned long long part = F.vcap / RXP_VERTEX_SLABS;
             unsigned long long at = 0;
             if (lane == 0)
-                at = atomicAdd(&F.counters[RXP_C_VERTICES + slab], (unsigned long long)total);
+                at = atomicAdd(&F.counters[RXP_C_VERTICES + slab * RXP_VERTEX_STRIDE], (unsigned long long)total);
             at = __shfl_sync(RXP_FULL, at, 0);
             const unsigned long long start = slab * part;
             const unsigned below = (1u << lane) - 1;

@@ -110,10 +110,12 @@
 // RxpFused::vertices), one counter for each of its RXP_VERTEX_SLABS equal parts (a block's
 // vertices go to part blockIdx.x % RXP_VERTEX_SLABS: one counter, which every warp with a
 // survivor took an atomic on, made frames 23% slower); more than a part holds: the frame is
-// drawn again with more
+// drawn again with more. Each part's counter has a 128-byte line of its own
+// (RXP_VERTEX_STRIDE words apart): atomics on one line meet in one L2 slice.
 #define RXP_VERTEX_SLABS 32
-#define RXP_C_VERTICES 15
-#define RXP_COUNTERS (15 + RXP_VERTEX_SLABS)
+#define RXP_VERTEX_STRIDE 16
+#define RXP_C_VERTICES 16
+#define RXP_COUNTERS (RXP_C_VERTICES + RXP_VERTEX_SLABS * RXP_VERTEX_STRIDE)
 
 // flags of a record
 #define RXP_F_FRONT 1u

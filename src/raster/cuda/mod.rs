@@ -78,10 +78,12 @@ const C_BATCH_VERTICES: usize = 11;
 const C_BATCHES_OCCLUDED: usize = 14;
 /// the survivor vertices a fused frame's geometry stage wrote into each of the
 /// `VERTEX_SLABS` equal parts of `survivor_vertices` (or would have: more than a part holds,
-/// and the frame runs again with more)
-const C_VERTICES: usize = 15;
+/// and the frame runs again with more), each on a 128-byte line of its own, `VERTEX_STRIDE`
+/// words apart (the counters' buffer is 128-byte aligned)
+const C_VERTICES: usize = 16;
 const VERTEX_SLABS: usize = 32;
-const COUNTERS: usize = C_VERTICES + VERTEX_SLABS;
+const VERTEX_STRIDE: usize = 16;
+const COUNTERS: usize = C_VERTICES + VERTEX_SLABS * VERTEX_STRIDE;
 /// The counters' buffer holds one more word: the two 32-bit counts of the setup lists
 /// (rxp_setup_classify's `lists`), so that one clear resets both.
 const COUNTER_WORDS: usize = COUNTERS + 1;
@@ -708,9 +710,9 @@ impl CudaRaster {
                 .into());
             }
             let mut again = false;
-            let parts = &counters[C_VERTICES..C_VERTICES + VERTEX_SLABS];
+            let parts = counters[C_VERTICES..].iter().step_by(VERTEX_STRIDE);
             // (the fullest part decides: each holds an equal share)
-            let vertices = VERTEX_SLABS * *parts.iter().max().expect("parts") as usize;
+            let vertices = VERTEX_SLABS * *parts.max().expect("parts") as usize;
             if fuse && vertices > self.survivor_vertices.len() / VERTEX_SLABS * VERTEX_SLABS {
                 if vertices >= u32::MAX as usize {
                     return Err(GpuError::Limit(format!(
