@@ -53,8 +53,8 @@ struct RxpFused {
     unsigned listed;
     // the frame's shaded vertices of surviving triangles (those set up, kept whole or clipped),
     // `vcap` of them in RXP_VERTEX_SLABS equal parts, each warp's taken in one run by an atomic
-    // on its part's counter (RXP_C_VERTICES + part; the counters count those that did not fit
-    // too)
+    // on its part's counter (RXP_C_VERTICES + part * RXP_VERTEX_STRIDE; the counters count
+    // those that did not fit too)
     float4* vertices;
     unsigned long long vcap;
 };

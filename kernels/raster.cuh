@@ -108,10 +108,10 @@
 #define RXP_C_BATCHES_OCCLUDED 14
 // the vertices a fused frame's batches wrote for their surviving triangles (into
 // RxpFused::vertices), one counter for each of its RXP_VERTEX_SLABS equal parts (a block's
-// vertices go to part blockIdx.x % RXP_VERTEX_SLABS: one counter, which every warp with a
-// survivor took an atomic on, made frames 23% slower); more than a part holds: the frame is
-// drawn again with more. Each part's counter has a 128-byte line of its own
-// (RXP_VERTEX_STRIDE words apart): atomics on one line meet in one L2 slice.
+// vertices go to part blockIdx.x % RXP_VERTEX_SLABS, so that the warps' atomics spread over
+// many counters rather than queue on one); more than a part holds: the frame is drawn again
+// with more. Each part's counter has a 128-byte line of its own (RXP_VERTEX_STRIDE words
+// apart): atomics on one line meet in one L2 slice.
 #define RXP_VERTEX_SLABS 32
 #define RXP_VERTEX_STRIDE 16
 #define RXP_C_VERTICES 16
