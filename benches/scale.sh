@@ -2,7 +2,7 @@
 # Whole frames at the sizes of the billion-triangle work: bunny grids of 104 M, 403 M and 1.0 G
 # triangles at 1920x1080, the 104 M and 1.0 G grids at 3840x2160, and a thousand instances of a mesh of a
 # million triangles (one mesh held once, 1.0 G triangles drawn), the hashing strategy, through
-# `rxpipe bench frame` (its JSON and markdown reports into OUT_DIR, the 1 G grid in runs of its
+# `rxpipe bench frame`, then 2 G triangles instanced and unique (its JSON and markdown reports into OUT_DIR, the 1 G grid in runs of its
 # own, with each run's wall time and the host's peak memory in OUT_DIR/wall.txt). With a .gl folder prepared as
 # ../shared/anchors/README.md says, the hardware OpenGL pipeline draws grids of as many bunnies
 # too, those of $GL_GRIDS (default "50x30 100x58": 1500 and 5800 copies, laid out otherwise than
@@ -30,6 +30,9 @@ run frame-1g --meshes bunny-grid:14400
 run frame-2160p --meshes bunny-grid:1500 --size 3840x2160
 run frame-1g-2160p --meshes bunny-grid:14400 --size 3840x2160
 run frame-instances --meshes 'rings:1000000*1000'
+# two billion triangles: instanced, and unique (a grid of several objects: past 32-bit indices)
+run frame-instances-2g --meshes 'rings:1000000*2000'
+run frame-2g --meshes bunny-grid:28800
 if [[ -d .gl ]]; then
   for grid in ${GL_GRIDS:-50x30 100x58}; do
     (cd .gl && python3 hw_anchor.py --frames 10 --no-sim --torus 0 --grid "$grid" \
