@@ -22,15 +22,17 @@ pub struct Footprint {
     pub device: u64,
 }
 
-/// One object's sizes: vertices, triangles, the bytes of its vertex attributes a vertex, and how
+/// One object's sizes: vertices, triangles, the bytes of its vertex attributes a vertex, how
 /// many times it is drawn (its instances: the mesh is held once, a queue and the frame's
-/// triangles are counted for each).
+/// triangles are counted for each), and whether the mesh stages change it on the host (a copy
+/// of it is then made: the scene's own mesh is otherwise prepared as it is).
 #[derive(Debug, Clone, Copy)]
 pub struct Counts {
     pub vertices: u64,
     pub triangles: u64,
     pub attribute_bytes: u64,
     pub placements: u64,
+    pub copied: bool,
 }
 
 impl Counts {
@@ -42,7 +44,13 @@ impl Counts {
             attribute_bytes: (mesh.bytes() as u64 - 4 * mesh.indices.len() as u64)
                 / vertices.max(1),
             placements: 1,
+            copied: true,
         }
+    }
+
+    /// The same mesh, changed by the mesh stages or not (`copied`).
+    pub fn copied(self, copied: bool) -> Counts {
+        Counts { copied, ..self }
     }
 
     /// The same mesh drawn `placements` times.
@@ -87,6 +95,9 @@ pub fn of(
     let vout = std::mem::size_of::<VertexOut>() as u64 + 4;
     let mut resident = 0u64;
     let mut scratch = 0u64;
+    // the GPU's preparation on the host, the largest object's (objects are prepared one after
+    // another, and nothing of this outlives an object's upload)
+    let mut gpu_host = 0u64;
     // the CPU's queues and raster buffers (every drawn object's at once: the frame shades them
     // all, then rasterises them together)
     let mut cpu_frame = 0u64;
@@ -108,6 +119,16 @@ pub fn of(
         // the vertex order's copy of the mesh, the shader inputs and the dynamic batches
         scratch = scratch.max(reindex_scratch + c.mesh());
         resident += kept + vin * v + 16 * t;
+        // on the GPU: the re-indexed mesh and its scratch, or a copy for the stages that change
+        // it; the shader inputs and host lists, until uploaded
+        let changed = if reindex {
+            kept + reindex_scratch
+        } else if c.copied {
+            kept
+        } else {
+            0
+        };
+        gpu_host = gpu_host.max(changed + vin * v + 16 * t);
         if let (true, Some((mi, mv))) = (strategy.layout().tables, strategy.dynamic_limits()) {
             // (held once, by the triangles a frame draws: every instance's)
             if t * c.placements >= TABLES_MIN_TRIANGLES as u64 {
@@ -138,10 +159,10 @@ pub fn of(
             host: resident + scratch + cpu_frame,
             device: 0,
         },
-        // the host keeps the prepared mesh and its scratch; the device the inputs, batches,
-        // batch tables, queues and one frame's raster buffers
+        // the host holds an object's preparation until its upload; the device the inputs,
+        // batches, batch tables, queues and one frame's raster buffers
         BackendKind::Cuda => Footprint {
-            host: resident + scratch,
+            host: gpu_host,
             device: resident
                 + tables
                 + queues
@@ -162,6 +183,7 @@ mod tests {
             triangles: t,
             attribute_bytes: 32,
             placements: 1,
+            copied: true,
         };
         let hash = Strategy::parse("hash").unwrap();
         let small = of(&[c(1000, 2000)], BackendKind::Cpu, hash, true);
@@ -185,6 +207,27 @@ mod tests {
     }
 
     #[test]
+    fn the_gpu_host_part_is_one_object_at_a_time_and_copies_only_changed_meshes() {
+        let c = Counts {
+            vertices: 500_000,
+            triangles: 1_000_000,
+            attribute_bytes: 12,
+            placements: 1,
+            copied: false,
+        };
+        let hash = Strategy::parse("hash").unwrap();
+        let host = |objects: &[Counts], reindex| of(objects, BackendKind::Cuda, hash, reindex).host;
+        let vin = std::mem::size_of::<VertexIn>() as u64;
+        // as it is: its shader inputs and host lists, until uploaded
+        assert_eq!(host(&[c], false), vin * c.vertices + 16 * c.triangles);
+        // changed by a stage: a copy too; re-indexed: the new mesh and its scratch
+        assert_eq!(host(&[c.copied(true)], false), host(&[c], false) + c.mesh());
+        assert!(host(&[c], true) > host(&[c.copied(true)], false));
+        // objects prepared one after another: the largest decides
+        assert_eq!(host(&[c, c], false), host(&[c], false));
+    }
+
+    #[test]
     fn big_meshes_hashed_on_the_gpu_hold_batch_tables() {
         let (mi, mv) = (1023, 256);
         let hash = Strategy::DynamicHash {
@@ -200,6 +243,7 @@ mod tests {
             triangles: t,
             attribute_bytes: 32,
             placements: 1,
+            copied: true,
         };
         let gap = |t: u64| {
             of(&[c(t)], BackendKind::Cuda, hash, true).device as i128

@@ -62,20 +62,26 @@ impl Api for CpuApi {
         mesh: &mut WorkingMesh,
         layout: Layout,
         _placements: usize,
+        steps: &mut crate::passes::Steps,
     ) -> Result<CpuMesh, Error> {
         // (the lists first: changing the host mesh forgets its patching)
         let patches = super::patch_lists(mesh, layout)?;
         let faces = super::patch_values(mesh, layout)?;
-        let m = mesh.host_mut()?;
+        let m = mesh.host()?;
         let vertices: Arc<[VertexIn]> = VertexIn::from_mesh(m).into();
         let colors = m.colors.as_deref().map(Arc::from);
         let tangents = m.tangents.as_deref().map(Arc::from);
         let uvs1 = m.uvs1.as_deref().map(Arc::from);
-        let indices = std::mem::take(&mut m.indices);
+        // (the scene's own mesh, where no stage changed it, keeps its indices)
+        let indices = mesh.take_indices()?;
+        steps.done("shader inputs");
         let batches = match layout.batches {
             Some((mi, mv)) => Some(Batches::build(&indices, vertices.len(), mi, mv)?),
             None => None,
         };
+        if batches.is_some() {
+            steps.done("batches");
+        }
         Ok(CpuMesh {
             vertices,
             indices,

@@ -142,6 +142,7 @@ impl Api for CudaApi {
         mesh: &mut WorkingMesh,
         layout: Layout,
         placements: usize,
+        steps: &mut crate::passes::Steps,
     ) -> Result<DeviceMesh, Error> {
         let patches = super::patch_lists(mesh, layout)?;
         let faces = super::patch_values(mesh, layout)?;
@@ -160,21 +161,28 @@ impl Api for CudaApi {
                     }
                     _ => None,
                 };
-                DeviceMesh::upload(
-                    &self.gpu,
-                    &VertexIn::from_mesh(m),
-                    &m.indices,
-                    batches.as_ref(),
-                )?
+                let inputs = VertexIn::from_mesh(m);
+                steps.done("shader inputs");
+                let dm = DeviceMesh::upload(&self.gpu, &inputs, &m.indices, batches.as_ref())?;
+                steps.done("upload");
+                dm
             }
+        };
+        // (each step's kernels waited for, so that its time is its own)
+        let sync = |steps: &mut crate::passes::Steps, step: &str| -> Result<(), Error> {
+            self.gpu.sync()?;
+            steps.done(step);
+            Ok(())
         };
         if let (Some((mi, mv)), None) = (layout.batches, &dm.batches) {
             dm.build_batches(&self.gpu, mi, mv)?;
+            sync(steps, "batches")?;
         }
         // (by the triangles a frame draws of it: an instanced mesh's, every instance's)
         let drawn = dm.index_count / 3 * placements.max(1);
         if layout.tables && self.tables_from.is_some_and(|n| drawn >= n) {
             self.geometry.build_tables(&mut dm)?;
+            sync(steps, "batch tables")?;
         }
         if let Some(p) = patches {
             dm.patches = Some(DevicePatches::upload(&self.gpu, p)?);

@@ -185,12 +185,14 @@ pub trait Api: Send + Sync {
     /// patches' vertex lists (from the patching the patch order left; an error without one). The
     /// mesh has passed its stages; `mesh` is what the stages left (on the host or, with CUDA,
     /// possibly on the device already). It is drawn `placements` times a frame (its instances),
-    /// which may choose its form (the CUDA backend's batch tables, for the triangles drawn).
+    /// which may choose its form (the CUDA backend's batch tables, for the triangles drawn); its
+    /// steps' times go to `steps`.
     fn resident(
         &self,
         mesh: &mut crate::passes::WorkingMesh,
         layout: Layout,
         placements: usize,
+        steps: &mut crate::passes::Steps,
     ) -> Result<Self::Mesh, Error>;
 
     /// The triangles `keep` of `mesh` (sorted, disjoint ranges within its triangles, as a frame

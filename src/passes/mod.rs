@@ -384,6 +384,45 @@ pub struct StageReport {
     /// where the mesh had to move for it (to the host for a CPU-only pass, to the device)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moved: Option<String>,
+    /// where its time went, step by step, where the stage says (making a mesh resident: its
+    /// shader inputs, the upload, the batches and their tables)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepTime>,
+}
+
+/// One step of a stage and its wall time in milliseconds.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StepTime {
+    pub step: String,
+    pub ms: f64,
+}
+
+/// Times the steps of a stage: each [`Steps::done`] records the time since the last.
+#[derive(Debug)]
+pub struct Steps {
+    last: std::time::Instant,
+    pub list: Vec<StepTime>,
+}
+
+impl Default for Steps {
+    fn default() -> Steps {
+        Steps {
+            last: std::time::Instant::now(),
+            list: Vec::new(),
+        }
+    }
+}
+
+impl Steps {
+    /// Records step `step` as taking the time since the last step (or since the start).
+    pub fn done(&mut self, step: &str) {
+        let now = std::time::Instant::now();
+        self.list.push(StepTime {
+            step: step.into(),
+            ms: (now - self.last).as_secs_f64() * 1e3,
+        });
+        self.last = now;
+    }
 }
 
 /// What one frame stage did in one frame.

@@ -8,6 +8,7 @@ use crate::gpu::GpuError;
 #[cfg(feature = "cuda")]
 use crate::gpu::{Context, Gpu};
 use rxpipe_core::mesh::Mesh;
+use std::borrow::Cow;
 
 /// The attributes of a mesh that stay on the host while GPU stages work on it (the draw reads
 /// them per source vertex): vertex colours, tangents, the second uv set.
@@ -18,9 +19,10 @@ pub struct HostAttributes {
     pub uvs1: Option<Vec<glam::Vec2>>,
 }
 
-/// One object's mesh while it passes through the stages.
-pub struct WorkingMesh {
-    host: Mesh,
+/// One object's mesh while it passes through the stages. The host copy may be borrowed (a
+/// scene's mesh, prepared as it is): it is copied only when a pass changes it.
+pub struct WorkingMesh<'a> {
+    host: Cow<'a, Mesh>,
     host_current: bool,
     #[cfg(feature = "cuda")]
     device: Option<DeviceAttributes>,
@@ -32,11 +34,23 @@ pub struct WorkingMesh {
     patching: Option<crate::patch::Patching>,
 }
 
-impl WorkingMesh {
+impl WorkingMesh<'static> {
     /// A mesh on the host.
-    pub fn new(mesh: Mesh) -> WorkingMesh {
+    pub fn new(mesh: Mesh) -> WorkingMesh<'static> {
+        WorkingMesh::of(Cow::Owned(mesh))
+    }
+}
+
+impl<'a> WorkingMesh<'a> {
+    /// A mesh on the host, borrowed until a pass changes it.
+    pub fn borrowing(mesh: &'a Mesh) -> WorkingMesh<'a> {
+        WorkingMesh::of(Cow::Borrowed(mesh))
+    }
+
+    /// A mesh on the host, owned or borrowed.
+    pub fn of(host: Cow<'a, Mesh>) -> WorkingMesh<'a> {
         WorkingMesh {
-            host: mesh,
+            host,
             host_current: true,
             #[cfg(feature = "cuda")]
             device: None,
@@ -84,17 +98,19 @@ impl WorkingMesh {
                 *a = Some(remapped);
             }
         }
-        remap(&mut self.host.colors, corners, glam::Vec4::ONE);
-        remap(&mut self.host.tangents, corners, glam::Vec4::ZERO);
-        remap(&mut self.host.uvs1, corners, glam::Vec2::ZERO);
+        let host = self.host.to_mut();
+        remap(&mut host.colors, corners, glam::Vec4::ONE);
+        remap(&mut host.tangents, corners, glam::Vec4::ZERO);
+        remap(&mut host.uvs1, corners, glam::Vec2::ZERO);
     }
 
     /// Replaces the host-only attributes (a GPU stage that made new vertices computes theirs on
     /// the host; they must have one value per vertex of the current side).
     pub fn set_host_attributes(&mut self, a: HostAttributes) {
-        self.host.colors = a.colors;
-        self.host.tangents = a.tangents;
-        self.host.uvs1 = a.uvs1;
+        let host = self.host.to_mut();
+        host.colors = a.colors;
+        host.tangents = a.tangents;
+        host.uvs1 = a.uvs1;
     }
 
     /// The host-only attributes that still belong to the vertices, copied.
@@ -168,8 +184,8 @@ impl WorkingMesh {
 
     /// Drops the normals (a pass moved the positions), on the side that is current.
     pub fn clear_normals(&mut self) {
-        if self.host_current {
-            self.host.normals = None;
+        if self.host_current && self.host.normals.is_some() {
+            self.host.to_mut().normals = None;
         }
         #[cfg(feature = "cuda")]
         if let (Some(d), true) = (self.device.as_mut(), self.device_current) {
@@ -189,10 +205,10 @@ impl WorkingMesh {
             // the device is current whenever the host is not
             let gpu_err = || GpuError::Limit("the mesh is on no side".into());
             let d = self.device.as_ref().ok_or_else(gpu_err)?;
-            let mut m = std::mem::take(&mut self.host);
+            let mut m = std::mem::take(&mut self.host).into_owned();
             let had = (m.colors.is_some(), m.tangents.is_some(), m.uvs1.is_some());
             download(d, &mut m)?;
-            self.host = m;
+            self.host = Cow::Owned(m);
             self.host_current = true;
             self.moves.push("downloaded to the host".into());
             for (had, has, what) in [
@@ -219,7 +235,7 @@ impl WorkingMesh {
         self.host()?;
         self.patching = None;
         self.device_current = false;
-        Ok(&mut self.host)
+        Ok(self.host.to_mut())
     }
 
     /// The device copy, read-only; uploaded first when the host copy is newer.
@@ -274,10 +290,22 @@ impl WorkingMesh {
         (!m.is_empty()).then(|| m.join(", "))
     }
 
+    /// The host mesh's index buffer, taken (moved out where the mesh is owned, copied where it
+    /// is borrowed); the host mesh is left without triangles.
+    pub fn take_indices(&mut self) -> Result<Vec<u32>, GpuError> {
+        self.host()?;
+        self.patching = None;
+        self.device_current = false;
+        Ok(match &mut self.host {
+            Cow::Owned(m) => std::mem::take(&mut m.indices),
+            Cow::Borrowed(m) => m.indices.clone(),
+        })
+    }
+
     /// The host mesh, taken (downloaded first when needed).
     pub fn into_host(mut self) -> Result<Mesh, GpuError> {
         self.host()?;
-        Ok(self.host)
+        Ok(self.host.into_owned())
     }
 }
 

@@ -44,17 +44,33 @@ impl Pipeline {
     /// What preparing and drawing `scene` will take of the host's and the device's memory
     /// ([`crate::footprint`]).
     pub fn footprint(&self, scene: &Scene) -> crate::footprint::Footprint {
+        // the mesh stages change a mesh on the host (a copy of the scene's) where the pipeline
+        // has stages of its own, an order other than the input's, or the mesh has no normals
+        let staged = !self.passes.is_empty() || self.order != crate::VertexOrder::Input;
         let counts: Vec<_> = scene
             .objects
             .iter()
-            .map(|o| crate::footprint::Counts::of(&o.mesh).placed(o.placement_count()))
+            .map(|o| {
+                crate::footprint::Counts::of(&o.mesh)
+                    .placed(o.placement_count())
+                    .copied(staged || o.mesh.normals.is_none())
+            })
             .collect();
-        crate::footprint::of(
+        let mut f = crate::footprint::of(
             &counts,
             self.renderer.kind(),
             self.strategy,
             self.reindex.is_some(),
-        )
+        );
+        // frame stages that measure the triangles keep a copy of every object's positions and
+        // indices
+        if self.frame_stages().any(|s| s.needs_meshes()) {
+            f.host += counts
+                .iter()
+                .map(|c| 12 * c.vertices + 12 * c.triangles)
+                .sum::<u64>();
+        }
+        f
     }
 
     /// Refuses `scene` before any work where its [`Pipeline::footprint`] does not fit the host's
@@ -228,7 +244,7 @@ impl Pipeline {
         let gpu = self.renderer.gpu();
         let (mesh, reindexed) = self.reindex_object(o, k, prepared)?;
         let mut bounds = mesh.bounds();
-        let mut wm = WorkingMesh::new(mesh);
+        let mut wm = WorkingMesh::of(mesh);
         let mut ctx = PassContext::new(kind, gpu, k);
         if !self.run_mesh_passes(&mut wm, &mut ctx, (k, &o.mesh.name), kind, prepared)? {
             bounds = None;
@@ -262,7 +278,8 @@ impl Pipeline {
         let t = Instant::now();
         let layout = self.layout();
         let moves = wm.move_count();
-        let mesh = api.resident(&mut wm, layout, o.placement_count())?;
+        let mut steps = crate::passes::Steps::default();
+        let mesh = api.resident(&mut wm, layout, o.placement_count(), &mut steps)?;
         prepared.stages.push(StageReport {
             stage: "resident".into(),
             object: k,
@@ -273,6 +290,7 @@ impl Pipeline {
                 _ => format!("shader inputs and {layout}"),
             },
             moved: wm.moves_since(moves),
+            steps: steps.list,
         });
         let mesh = Arc::new(mesh);
         let instances: Vec<Option<glam::Mat4>> = match &o.instances {
@@ -307,12 +325,18 @@ impl Pipeline {
 
     /// Object `k`'s mesh re-indexed where the pipeline asks for it (reported as a stage), with
     /// the re-indexing's report; else the mesh as it is.
-    fn reindex_object(
+    fn reindex_object<'o>(
         &self,
-        o: &rxpipe_core::scene::Object,
+        o: &'o rxpipe_core::scene::Object,
         k: usize,
         prepared: &mut Prepared,
-    ) -> Result<(Mesh, Option<crate::reindex::ReindexReport>), Error> {
+    ) -> Result<
+        (
+            std::borrow::Cow<'o, Mesh>,
+            Option<crate::reindex::ReindexReport>,
+        ),
+        Error,
+    > {
         Ok(match &self.reindex {
             Some(opts) if !o.mesh.indices.is_empty() => {
                 let t = Instant::now();
@@ -335,10 +359,12 @@ impl Pipeline {
                     ms: t.elapsed().as_secs_f64() * 1e3,
                     changed,
                     moved: None,
+                    steps: Vec::new(),
                 });
-                (r.mesh, Some(r.report))
+                (std::borrow::Cow::Owned(r.mesh), Some(r.report))
             }
-            _ => (o.mesh.clone(), None),
+            // (the scene's mesh as it is: copied only where a pass changes it)
+            _ => (std::borrow::Cow::Borrowed(&o.mesh), None),
         })
     }
 
@@ -407,6 +433,7 @@ impl Pipeline {
                         m
                     }
                 }),
+                steps: Vec::new(),
             });
         }
         Ok(bounds_kept)

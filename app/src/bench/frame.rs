@@ -33,6 +33,10 @@ pub struct FrameRow {
     /// and their tables; `None`: prepared by an earlier row of the mesh)
     pub load_s: f64,
     pub prepare_s: Option<f64>,
+    /// where the preparation's time went, seconds summed over the objects: each stage, the
+    /// steps of making the meshes resident (`resident: upload`...), and the rest ('other':
+    /// the meshes' checks and bounds, the objects' lists); empty where `prepare_s` is `None`
+    pub prepare_steps: Vec<(String, f64)>,
     pub asr: f64,
     pub geometry_ms: f64,
     pub setup_ms: f64,
@@ -147,7 +151,42 @@ pub fn run(
     for &name in meshes {
         progress(&format!("{name}: loading"));
         let loading = std::time::Instant::now();
-        let (scene, order) = bench_scene(name)?;
+        // (a generated grid is checked against each strategy's footprint before it is made)
+        let check = |sizes: &[rxpipe::footprint::Counts]| -> Result<(), Error> {
+            let scene_bytes: u64 = sizes
+                .iter()
+                .map(|c| c.vertices * c.attribute_bytes + 12 * c.triangles)
+                .sum();
+            for &s in strategies {
+                // (re-indexed first, as the pipelines below are by default)
+                let f = rxpipe::footprint::of(sizes, renderer.kind(), s, true);
+                let what = || {
+                    format!(
+                        "{name} ({} triangles) through the {} strategy",
+                        sizes.iter().map(|c| c.triangles).sum::<u64>(),
+                        s.name()
+                    )
+                };
+                let on_host = || match renderer.kind() {
+                    rxpipe::BackendKind::Cpu => format!("{} on the CPU", what()),
+                    _ => format!("{} on the GPU (the host's part)", what()),
+                };
+                rxpipe::limits::check_host(f.host.saturating_add(scene_bytes), on_host)
+                    .map_err(|e| Error::Backend(e.to_string()))?;
+                if let Some(free) = free_bytes(&renderer)? {
+                    if f.device > free as u64 {
+                        return Err(Error::Backend(format!(
+                            "{} would need {:.1} GB of the GPU's memory, but {:.1} GB is free",
+                            what(),
+                            f.device as f64 / 1e9,
+                            free as f64 / 1e9
+                        )));
+                    }
+                }
+            }
+            Ok(())
+        };
+        let (scene, order) = bench_scene(name, &check)?;
         let load_s = loading.elapsed().as_secs_f64();
         let free_before = free_bytes(&renderer)?;
         report.meshes.push(MeshRow {
@@ -199,10 +238,14 @@ pub fn run(
             .build(&renderer)?;
             let mut p = p;
             let mut prepare_s = None;
+            let mut prepare_steps = Vec::new();
             if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
                 let preparing = std::time::Instant::now();
-                prepared = Some(p.prepare(&scene)?);
-                prepare_s = Some(preparing.elapsed().as_secs_f64());
+                let pr = p.prepare(&scene)?;
+                let took = preparing.elapsed().as_secs_f64();
+                prepare_steps = steps_of(&pr.stages, took);
+                prepare_s = Some(took);
+                prepared = Some(pr);
             }
             let pr = prepared.as_ref().expect("prepared above");
             let frames = Frames {
@@ -229,6 +272,7 @@ pub fn run(
                 batches_occluded: f.stats.raster.batches_occluded,
                 load_s,
                 prepare_s,
+                prepare_steps,
                 asr: f.stats.geometry.asr(),
                 geometry_ms: median(&stages[0]),
                 setup_ms: median(&stages[1]),
@@ -272,7 +316,10 @@ fn free_bytes(renderer: &rxpipe::Renderer) -> Result<Option<usize>, Error> {
 /// A benchmark's scene: a scene file as it is (objects, materials, lights, its own camera), or a
 /// mesh framed so that its bounds span 60% of the screen height; with the vertex order the
 /// strategies other than patch take.
-fn bench_scene(name: &str) -> Result<(rxpipe::Scene, VertexOrder), Error> {
+fn bench_scene(
+    name: &str,
+    check: &dyn Fn(&[rxpipe::footprint::Counts]) -> Result<(), Error>,
+) -> Result<(rxpipe::Scene, VertexOrder), Error> {
     if is_scene_file(name) {
         return Ok((rxpipe::io::load_scene(name)?, VertexOrder::Forsyth));
     }
@@ -301,7 +348,7 @@ fn bench_scene(name: &str) -> Result<(rxpipe::Scene, VertexOrder), Error> {
                 let count: usize = n
                     .parse()
                     .map_err(|_| Error::Backend(format!("bad grid size in '{name}'")))?;
-                super::bunny_grid_scene(&bench_mesh("bunny")?, count, name)?
+                super::bunny_grid_scene(&bench_mesh("bunny")?, count, name, check)?
             }
             None => rxpipe::Scene::from_meshes(name, vec![bench_mesh(name)?]),
         },
@@ -471,15 +518,21 @@ impl FrameReport {
                 h.stats_ms
             );
         }
-        s += "\nTime to start, host wall seconds: the mesh loaded or generated, and prepared for the row's pipeline (its passes, the upload, the batches and their tables; '-': prepared for an earlier row).\n\n| mesh | strategy | triangles | loaded (s) | prepared (s) |\n|---|---|---:|---:|---:|\n";
+        s += "\nTime to start, host wall seconds: the mesh loaded or generated, and prepared for the row's pipeline (its passes, the upload, the batches and their tables; '-': prepared for an earlier row), and where the preparation's time went (seconds: its stages, the steps of making the meshes resident, the rest).\n\n| mesh | strategy | triangles | loaded (s) | prepared (s) | of which |\n|---|---|---:|---:|---:|---|\n";
         for r in &self.rows {
+            let steps: Vec<String> = r
+                .prepare_steps
+                .iter()
+                .map(|(step, t)| format!("{step} {t:.2}"))
+                .collect();
             s += &format!(
-                "| {} | {} | {} | {:.2} | {} |\n",
+                "| {} | {} | {} | {:.2} | {} | {} |\n",
                 r.mesh,
                 r.strategy,
                 r.triangles,
                 r.load_s,
-                r.prepare_s.map_or("-".into(), |t| format!("{t:.2}"))
+                r.prepare_s.map_or("-".into(), |t| format!("{t:.2}")),
+                steps.join(", ")
             );
         }
         if self.rows.iter().any(|r| r.device_bytes.is_some()) {
@@ -504,4 +557,34 @@ impl FrameReport {
         }
         s
     }
+}
+
+/// The preparation's time by stage and resident step (seconds, summed over the objects, in the
+/// order first met), and the rest of `total` as 'other'.
+fn steps_of(stages: &[rxpipe::passes::StageReport], total: f64) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    let mut add = |name: String, s: f64| match out.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, t)) => *t += s,
+        None => out.push((name, s)),
+    };
+    let mut counted = 0.0;
+    for st in stages {
+        counted += st.ms / 1e3;
+        if st.steps.is_empty() {
+            add(st.stage.clone(), st.ms / 1e3);
+        }
+        let mut within = 0.0;
+        for step in &st.steps {
+            within += step.ms / 1e3;
+            add(format!("{}: {}", st.stage, step.step), step.ms / 1e3);
+        }
+        if !st.steps.is_empty() {
+            add(
+                format!("{}: other", st.stage),
+                (st.ms / 1e3 - within).max(0.0),
+            );
+        }
+    }
+    out.push(("other".into(), (total - counted).max(0.0)));
+    out
 }

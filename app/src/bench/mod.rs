@@ -129,13 +129,33 @@ pub fn bunny_grid(m: &Mesh, count: usize) -> Result<Mesh, Error> {
 /// The scene of `bunny-grid:N` for whole frames: [`bunny_grid`]'s copies, as one object, or as
 /// several where one mesh would have more vertices or indices than 32-bit indices count (each
 /// object as many whole copies as fit), so that a grid is refused only for want of memory.
-pub fn bunny_grid_scene(m: &Mesh, count: usize, name: &str) -> Result<rxpipe::Scene, Error> {
+/// `check` is given the objects' sizes before any is made (to refuse a grid a pipeline cannot
+/// prepare before the host spends memory on it).
+pub fn bunny_grid_scene(
+    m: &Mesh,
+    count: usize,
+    name: &str,
+    check: impl Fn(&[rxpipe::footprint::Counts]) -> Result<(), Error>,
+) -> Result<rxpipe::Scene, Error> {
     let (base, offset) = grid_layout(m, count);
     let per = |n: usize| u32::MAX as usize / n.max(1);
     let most = per(base.positions.len())
         .min(per(base.indices.len()))
         .max(1);
     check_grid_host(&base, count, &m.name)?;
+    let one = rxpipe::footprint::Counts::of(&base).copied(base.normals.is_none());
+    let sizes: Vec<_> = (0..count)
+        .step_by(most)
+        .map(|first| {
+            let copies = ((first + most).min(count) - first) as u64;
+            rxpipe::footprint::Counts {
+                vertices: one.vertices * copies,
+                triangles: one.triangles * copies,
+                ..one
+            }
+        })
+        .collect();
+    check(&sizes)?;
     let parts = (0..count)
         .step_by(most)
         .map(|first| grid_part(&base, &offset, first..(first + most).min(count), &m.name))
@@ -348,7 +368,7 @@ mod tests {
     fn a_frames_grid_is_split_where_32_bit_indices_end() {
         let m = rxpipe::mesh::from_spec("icosphere:2").unwrap();
         let one = bunny_grid(&m, 7).unwrap();
-        let scene = bunny_grid_scene(&m, 7, "g").unwrap();
+        let scene = bunny_grid_scene(&m, 7, "g", |_| Ok(())).unwrap();
         assert_eq!(scene.objects.len(), 1);
         assert_eq!(scene.objects[0].mesh.positions, one.positions);
         assert_eq!(scene.objects[0].mesh.indices, one.indices);

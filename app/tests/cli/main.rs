@@ -131,6 +131,39 @@ fn a_memory_limit_is_met_with_an_error_naming_the_size() {
 
 #[cfg(unix)]
 #[test]
+fn a_benchmark_grid_too_large_is_refused_before_it_is_made() {
+    if rxpipe::io::shared_meshes_dir().is_none() {
+        eprintln!("skipped: ../shared/meshes not found (set RXPIPE_MESHES)");
+        return;
+    }
+    // 139 M triangles: the grid itself (2.5 GB) fits in 4 GB, the pipeline that would prepare
+    // it does not; the refusal names the strategy and the figures, and comes before the grid
+    // is generated (the process never holds it)
+    let o = with_memory_limit(
+        rxpipe(&[
+            "bench",
+            "frame",
+            "--backend",
+            "cpu",
+            "--strategies",
+            "hash",
+            "--meshes",
+            "bunny-grid:2000",
+        ]),
+        4 << 30,
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("bunny-grid:2000 (138902000 triangles) through the hash strategy on the CPU")
+            && e.contains("would need")
+            && e.contains("available"),
+        "{e}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
 fn a_frame_too_large_for_the_memory_is_refused_before_rendering() {
     // 16384 x 16384 pixels of colour and depth: 2.1 GB, past a 600 MB machine; the output file is
     // not made

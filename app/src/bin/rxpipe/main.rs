@@ -137,6 +137,7 @@ impl PipelineArgs {
             triangles,
             attribute_bytes: 32,
             placements: 1,
+            copied: true,
         };
         let kind = match self.backend {
             Backend::Cpu => rxpipe::BackendKind::Cpu,

@@ -11,6 +11,7 @@ pub use generators::{grid, icosphere, rings, torus};
 pub use spec::{from_spec, looks_like_spec, Generator, SPECS};
 
 use glam::{Mat4, Vec2, Vec3, Vec4};
+use rayon::prelude::*;
 use std::sync::Arc;
 
 /// Errors found by [`Mesh::validate`] and by mesh construction.
@@ -165,11 +166,13 @@ impl Mesh {
         if let Some(t) = &self.tangents {
             check_len("tangents", t.len())?;
         }
+        // (in parallel over a big mesh; the first bad element is still the one named)
         if let Some((i, &index)) = self
             .indices
-            .iter()
+            .par_iter()
+            .with_min_len(1 << 16)
             .enumerate()
-            .find(|(_, &x)| x as usize >= n)
+            .find_first(|(_, &x)| x as usize >= n)
         {
             return Err(MeshError::IndexOutOfRange {
                 mesh: self.name.clone(),
@@ -181,9 +184,10 @@ impl Mesh {
         }
         if let Some((vertex, p)) = self
             .positions
-            .iter()
+            .par_iter()
+            .with_min_len(1 << 16)
             .enumerate()
-            .find(|(_, p)| !p.is_finite())
+            .find_first(|(_, p)| !p.is_finite())
         {
             return Err(MeshError::NonFinitePosition {
                 mesh: self.name.clone(),
@@ -295,10 +299,13 @@ impl Mesh {
     /// Axis-aligned bounds of the positions, or `None` for an empty mesh.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
         let first = *self.positions.first()?;
+        let grow = |(lo, hi): (Vec3, Vec3), (a, b): (Vec3, Vec3)| (lo.min(a), hi.max(b));
         Some(
             self.positions
-                .iter()
-                .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
+                .par_iter()
+                .with_min_len(1 << 16)
+                .map(|&p| (p, p))
+                .reduce(|| (first, first), grow),
         )
     }
 }
