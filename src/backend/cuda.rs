@@ -151,7 +151,13 @@ impl Api for CudaApi {
         let tangents = mesh.tangents().map(floats);
         let uvs1: Option<Vec<f32>> = mesh.uvs1().map(|u| bytemuck::cast_slice(u).to_vec());
         let mut dm = match mesh.take_device() {
-            Some(d) => DeviceMesh::from_device(&self.gpu, d)?,
+            Some(d) => {
+                // (the shader inputs packed on the device from what the stages left there)
+                let dm = DeviceMesh::from_device(&self.gpu, d)?;
+                self.gpu.sync()?;
+                steps.done("shader inputs");
+                dm
+            }
             None => {
                 let m = mesh.host()?;
                 // a small mesh's batches are scanned here: the GPU's build is a dozen launches
