@@ -298,15 +298,12 @@ impl Mesh {
 
     /// Axis-aligned bounds of the positions, or `None` for an empty mesh.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
-        let first = *self.positions.first()?;
-        let grow = |(lo, hi): (Vec3, Vec3), (a, b): (Vec3, Vec3)| (lo.min(a), hi.max(b));
-        Some(
-            self.positions
-                .par_iter()
-                .with_min_len(1 << 16)
-                .map(|&p| (p, p))
-                .reduce(|| (first, first), grow),
-        )
+        // (in parallel over a big mesh: a minimum and a maximum, in any order)
+        self.positions
+            .par_iter()
+            .with_min_len(1 << 16)
+            .map(|&p| (p, p))
+            .reduce_with(|(lo, hi), (a, b)| (lo.min(a), hi.max(b)))
     }
 }
 

@@ -10,6 +10,7 @@ pub use object::Object;
 
 use crate::mesh::Mesh;
 use glam::{Mat4, Vec3};
+use rayon::prelude::*;
 use std::path::PathBuf;
 
 /// A directional light with an ambient term.
@@ -104,11 +105,23 @@ impl Scene {
                 };
                 match &local {
                     Some(corners) => corners.iter().for_each(|&c| add(m.transform_point3(c))),
-                    None => o
-                        .mesh
-                        .positions
-                        .iter()
-                        .for_each(|&p| add(m.transform_point3(p))),
+                    // (in parallel over a big mesh: a minimum and a maximum, in any order)
+                    None => {
+                        if let Some((lo, hi)) = o
+                            .mesh
+                            .positions
+                            .par_iter()
+                            .with_min_len(1 << 16)
+                            .map(|&p| {
+                                let w = m.transform_point3(p);
+                                (w, w)
+                            })
+                            .reduce_with(|(a, b), (c, d)| (a.min(c), b.max(d)))
+                        {
+                            add(lo);
+                            add(hi);
+                        }
+                    }
                 }
             }
         }
