@@ -62,7 +62,7 @@ impl Counts {
     }
 
     /// The mesh's own bytes: attributes and indices.
-    fn mesh(&self) -> u64 {
+    pub fn mesh(&self) -> u64 {
         self.vertices * self.attribute_bytes + 12 * self.triangles
     }
 }

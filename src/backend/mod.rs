@@ -18,6 +18,7 @@ use crate::geometry::{GeometryStats, Layout, Strategy, Uniforms};
 use crate::gpu::Gpu;
 use crate::raster::{RasterOutput, RasterSettings};
 pub use rxpipe_core::execution::{Backend, BackendKind, GRAIN, SMALL_MESH_INDICES};
+use std::sync::Arc;
 
 /// What a geometry stage's queues are for ([`Api::shade`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +28,6 @@ pub enum ShadeFor {
     /// the raster stage over the same jobs ([`Api::raster`]); `rate`: in the shading-rate mode
     Frame { rate: bool },
 }
-use std::sync::Arc;
 
 /// The chosen backend, made once and shared by pipelines.
 #[derive(Debug, Clone)]

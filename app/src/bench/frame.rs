@@ -153,10 +153,7 @@ pub fn run(
         let loading = std::time::Instant::now();
         // (a generated grid is checked against each strategy's footprint before it is made)
         let check = |sizes: &[rxpipe::footprint::Counts]| -> Result<(), Error> {
-            let scene_bytes: u64 = sizes
-                .iter()
-                .map(|c| c.vertices * c.attribute_bytes + 12 * c.triangles)
-                .sum();
+            let scene_bytes: u64 = sizes.iter().map(|c| c.mesh()).sum();
             for &s in strategies {
                 // (re-indexed first, as the pipelines below are by default)
                 let f = rxpipe::footprint::of(sizes, renderer.kind(), s, true);
@@ -174,13 +171,14 @@ pub fn run(
                 rxpipe::limits::check_host(f.host.saturating_add(scene_bytes), on_host)
                     .map_err(|e| Error::Backend(e.to_string()))?;
                 if let Some(free) = free_bytes(&renderer)? {
+                    // (worded as the pipeline's own check words it)
                     if f.device > free as u64 {
-                        return Err(Error::Backend(format!(
-                            "{} would need {:.1} GB of the GPU's memory, but {:.1} GB is free",
-                            what(),
-                            f.device as f64 / 1e9,
-                            free as f64 / 1e9
-                        )));
+                        let e = rxpipe::limits::OutOfMemory {
+                            what: format!("{} on the GPU (its memory)", what()),
+                            needed: f.device,
+                            available: free as u64,
+                        };
+                        return Err(Error::Backend(e.to_string()));
                     }
                 }
             }
