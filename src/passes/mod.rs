@@ -43,6 +43,7 @@ pub use frustum::Frustum;
 pub use normals::{Normals, NormalsMode, NormalsVia};
 pub use order::Order;
 pub use patch_cull::PatchCull;
+pub use rxpipe_core::execution::{StepTime, Steps};
 pub use simplify::Simplify;
 pub use smooth::{Smooth, SmoothMethod};
 pub use subdivide::Subdivide;
@@ -388,41 +389,6 @@ pub struct StageReport {
     /// shader inputs, the upload, the batches and their tables)
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepTime>,
-}
-
-/// One step of a stage and its wall time in milliseconds.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct StepTime {
-    pub step: String,
-    pub ms: f64,
-}
-
-/// Times the steps of a stage: each [`Steps::done`] records the time since the last.
-#[derive(Debug)]
-pub struct Steps {
-    last: std::time::Instant,
-    pub list: Vec<StepTime>,
-}
-
-impl Default for Steps {
-    fn default() -> Steps {
-        Steps {
-            last: std::time::Instant::now(),
-            list: Vec::new(),
-        }
-    }
-}
-
-impl Steps {
-    /// Records step `step` as taking the time since the last step (or since the start).
-    pub fn done(&mut self, step: &str) {
-        let now = std::time::Instant::now();
-        self.list.push(StepTime {
-            step: step.into(),
-            ms: (now - self.last).as_secs_f64() * 1e3,
-        });
-        self.last = now;
-    }
 }
 
 /// What one frame stage did in one frame.

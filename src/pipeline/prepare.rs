@@ -359,7 +359,7 @@ impl Pipeline {
                     ms: t.elapsed().as_secs_f64() * 1e3,
                     changed,
                     moved: None,
-                    steps: Vec::new(),
+                    steps: r.report.steps.clone(),
                 });
                 (std::borrow::Cow::Owned(r.mesh), Some(r.report))
             }

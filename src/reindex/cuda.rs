@@ -4,7 +4,7 @@
 //! Inputs stay on the device ([`DeviceInput`]); a [`Workspace`] holds every buffer a method
 //! needs, sized before anything runs, so one can be timed over and over without allocating.
 
-use super::{report, Method, ReindexError, Reindexed};
+use super::{report, Method, ReindexError, ReindexReport, Reindexed};
 use crate::gpu::Context;
 use crate::gpu::{kernels, launch, Gpu, GpuError};
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
@@ -66,12 +66,21 @@ impl DeviceInput {
     ) -> Result<DeviceInput, ReindexError> {
         let floats = keys.words;
         // interleaved as the keys: position, then normal, uv, colour and tangent where present
-        let vert: Vec<f32> = (0..mesh.vertex_count())
-            .into_par_iter()
-            .flat_map_iter(|i| vertex_words(mesh, i).into_iter().take(floats))
-            .collect();
+        // (positions alone are that already: uploaded as they are)
+        let packed: Vec<f32>;
+        let vert: &[f32] = if floats == 3 {
+            bytemuck::cast_slice(&mesh.positions)
+        } else {
+            let mut v = vec![0f32; mesh.vertex_count() * floats];
+            v.par_chunks_mut(floats)
+                .with_min_len(rxpipe_core::execution::GRAIN)
+                .enumerate()
+                .for_each(|(i, out)| out.copy_from_slice(&vertex_words(mesh, i)[..floats]));
+            packed = v;
+            &packed
+        };
         Ok(DeviceInput {
-            vert: gpu.upload(&vert, "re-indexing vertices")?,
+            vert: gpu.upload(vert, "re-indexing vertices")?,
             idx: gpu.upload(&mesh.indices, "re-indexing indices")?,
             vertices: mesh.vertex_count(),
             indices: mesh.indices.len(),
@@ -509,7 +518,9 @@ pub fn reindex(
     weld: Option<f32>,
     method: GpuMethod,
 ) -> Result<Reindexed, ReindexError> {
+    let mut steps = rxpipe_core::execution::Steps::default();
     let keys = Keys::new(mesh, weld)?;
+    steps.done("checked");
     let (n, m) = (mesh.vertex_count(), mesh.indices.len());
     if m > u32::MAX as usize {
         return Err(GpuError::Limit(format!(
@@ -535,11 +546,19 @@ pub fn reindex(
     }
     let r = Reindexer::new(gpu)?;
     let input = DeviceInput::upload_checked(gpu, mesh, &keys, weld)?;
+    gpu.sync()?;
+    steps.done("upload");
     let mut ws = r.workspace(&input, method)?;
     r.run(&input, &mut ws)?;
+    gpu.sync()?;
+    steps.done("run");
     let out = r.download(&input, &ws, mesh)?;
+    steps.done("download");
     Ok(Reindexed {
-        report: report(method.method(), mesh, ws.used_count, ws.vertices_out),
+        report: ReindexReport {
+            steps: steps.list,
+            ..report(method.method(), mesh, ws.used_count, ws.vertices_out)
+        },
         mesh: out,
     })
 }

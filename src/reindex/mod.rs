@@ -137,6 +137,10 @@ pub struct ReindexReport {
     pub duplicates: usize,
     /// why a requested GPU method did not run, when it fell back to the CPU
     pub fallback: Option<String>,
+    /// where its time went, where the method says (the GPU's: the keys checked, the upload,
+    /// the run, the download)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<rxpipe_core::execution::StepTime>,
 }
 
 impl std::fmt::Display for ReindexReport {
@@ -293,6 +297,7 @@ pub(crate) fn report(method: Method, mesh: &Mesh, used: usize, out: usize) -> Re
         unused: mesh.vertex_count() - used,
         duplicates: used - out,
         fallback: None,
+        steps: Vec::new(),
     }
 }
 

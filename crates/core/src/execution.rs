@@ -69,3 +69,38 @@ impl std::fmt::Display for BackendKind {
         f.write_str(self.name())
     }
 }
+
+/// One step of a stage and its wall time in milliseconds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StepTime {
+    pub step: String,
+    pub ms: f64,
+}
+
+/// Times the steps of a stage: each [`Steps::done`] records the time since the last.
+#[derive(Debug)]
+pub struct Steps {
+    last: std::time::Instant,
+    pub list: Vec<StepTime>,
+}
+
+impl Default for Steps {
+    fn default() -> Steps {
+        Steps {
+            last: std::time::Instant::now(),
+            list: Vec::new(),
+        }
+    }
+}
+
+impl Steps {
+    /// Records step `step` as taking the time since the last step (or since the start).
+    pub fn done(&mut self, step: &str) {
+        let now = std::time::Instant::now();
+        self.list.push(StepTime {
+            step: step.into(),
+            ms: (now - self.last).as_secs_f64() * 1e3,
+        });
+        self.last = now;
+    }
+}
