@@ -13,6 +13,25 @@ pub const SMALL_MESH_INDICES: usize = 16_384;
 /// which with many threads costs more than the work.
 pub const GRAIN: usize = 4096;
 
+/// The index of the first element of `items` for which `bad` holds, searched in parallel in
+/// chunks of [`SEARCH_CHUNK`]: each chunk is a plain sequential scan (which the compiler can
+/// vectorise), and the first chunk with a match names it. (A per-element parallel search such
+/// as rayon's `position_first` pays for its bookkeeping on every element: over a mesh's
+/// billions of indices, tens of times the scan itself.)
+pub fn position_first<T: Sync>(items: &[T], bad: impl Fn(&T) -> bool + Sync) -> Option<usize> {
+    use rayon::prelude::*;
+    if items.len() <= SEARCH_CHUNK {
+        return items.iter().position(bad);
+    }
+    items
+        .par_chunks(SEARCH_CHUNK)
+        .enumerate()
+        .find_map_first(|(c, chunk)| chunk.iter().position(&bad).map(|i| c * SEARCH_CHUNK + i))
+}
+
+/// The elements one task of [`position_first`] scans.
+pub const SEARCH_CHUNK: usize = 1 << 16;
+
 /// Where stages should run, as a user asks for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Backend {
@@ -102,5 +121,28 @@ impl Steps {
             ms: (now - self.last).as_secs_f64() * 1e3,
         });
         self.last = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn position_first_names_the_first_match_in_any_chunk() {
+        let n = 5 * SEARCH_CHUNK + 17;
+        let mut v = vec![0u32; n];
+        assert_eq!(position_first(&v, |&x| x != 0), None);
+        // matches in several chunks, the first past a chunk boundary: the lowest is named
+        for i in [4 * SEARCH_CHUNK + 3, SEARCH_CHUNK + 1, 3 * SEARCH_CHUNK] {
+            v[i] = 1;
+        }
+        assert_eq!(position_first(&v, |&x| x != 0), Some(SEARCH_CHUNK + 1));
+        // a slice shorter than a chunk is scanned as it is
+        assert_eq!(
+            position_first(&v[..SEARCH_CHUNK + 2], |&x| x != 0),
+            Some(SEARCH_CHUNK + 1)
+        );
+        assert_eq!(position_first(&[1u8, 2, 3], |&x| x == 3), Some(2));
     }
 }

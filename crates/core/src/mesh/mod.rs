@@ -167,32 +167,21 @@ impl Mesh {
             check_len("tangents", t.len())?;
         }
         // (in parallel over a big mesh; the first bad element is still the one named)
-        if let Some((i, &index)) = self
-            .indices
-            .par_iter()
-            .with_min_len(1 << 16)
-            .enumerate()
-            .find_first(|(_, &x)| x as usize >= n)
-        {
+        if let Some(i) = crate::execution::position_first(&self.indices, |&x| x as usize >= n) {
             return Err(MeshError::IndexOutOfRange {
                 mesh: self.name.clone(),
                 triangle: i / 3,
                 corner: i % 3,
-                index,
+                index: self.indices[i],
                 vertices: n,
             });
         }
-        if let Some((vertex, p)) = self
-            .positions
-            .par_iter()
-            .with_min_len(1 << 16)
-            .enumerate()
-            .find_first(|(_, p)| !p.is_finite())
+        if let Some(vertex) = crate::execution::position_first(&self.positions, |p| !p.is_finite())
         {
             return Err(MeshError::NonFinitePosition {
                 mesh: self.name.clone(),
                 vertex,
-                position: p.to_array(),
+                position: self.positions[vertex].to_array(),
             });
         }
         Ok(())

@@ -5,6 +5,7 @@
 //! stage (`rxpipe::reindex`) is its parallel and GPU form, checked against it.
 
 use super::{Mesh, MeshError};
+use crate::execution::position_first;
 use glam::{Vec2, Vec3, Vec4};
 
 /// Why a mesh cannot be welded.
@@ -133,11 +134,9 @@ impl<'a> Keys<'a> {
             if !(cell.is_finite() && cell > 0.0) {
                 return Err(WeldError::WeldCell { cell });
             }
-            if let Some(vertex) = mesh
-                .positions
-                .iter()
-                .position(|p| p.to_array().iter().any(|&c| weld_bits(c, cell).is_none()))
-            {
+            let out_of_range =
+                |p: &glam::Vec3| p.to_array().iter().any(|&c| weld_bits(c, cell).is_none());
+            if let Some(vertex) = position_first(&mesh.positions, out_of_range) {
                 return Err(WeldError::WeldRange {
                     mesh: mesh.name.clone(),
                     vertex,
@@ -154,22 +153,22 @@ impl<'a> Keys<'a> {
             None => Ok(()),
         };
         if let Some(n) = &mesh.normals {
-            nan("normal", n.iter().position(|v| v.is_nan()))?;
+            nan("normal", position_first(n, |v| v.is_nan()))?;
         }
         if let Some(t) = &mesh.uvs {
-            nan("texture coordinate", t.iter().position(|v| v.is_nan()))?;
+            nan("texture coordinate", position_first(t, |v| v.is_nan()))?;
         }
         if let Some(t) = &mesh.uvs1 {
             nan(
                 "second texture coordinate",
-                t.iter().position(|v| v.is_nan()),
+                position_first(t, |v| v.is_nan()),
             )?;
         }
         if let Some(c) = &mesh.colors {
-            nan("colour", c.iter().position(|v| v.is_nan()))?;
+            nan("colour", position_first(c, |v| v.is_nan()))?;
         }
         if let Some(t) = &mesh.tangents {
-            nan("tangent", t.iter().position(|v| v.is_nan()))?;
+            nan("tangent", position_first(t, |v| v.is_nan()))?;
         }
         Ok(Keys {
             mesh,
