@@ -150,3 +150,41 @@ extern "C" __global__ void rxr_hash_scatter(const float* __restrict__ vert, unsi
     const size_t dst = new_idx[i];
     for (unsigned w = 0; w < floats; ++w) out[dst * floats + w] = vert[i * floats + w];
 }
+
+// ---- the result left on the device ------------------------------------------------------------
+
+// The re-indexed vertices (`floats` each: position, then normal and uv where the mesh has them)
+// split into a mesh's arrays (nrm and uv null where absent), and the positions' bounds as
+// order-preserving words: box[0..3] the minimum (atomicMin, starting at ~0u), box[3..6] the
+// maximum (atomicMax, starting at 0).
+extern "C" __global__ void rxr_split(const float* __restrict__ vert, unsigned floats, unsigned n,
+                                     float* __restrict__ pos, float* __restrict__ nrm,
+                                     float* __restrict__ uv, unsigned* __restrict__ box) {
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned lo[3] = {~0u, ~0u, ~0u}, hi[3] = {0u, 0u, 0u};
+    if (i < n) {
+        const float* v = vert + i * floats;
+        for (unsigned w = 0; w < 3; ++w) {
+            pos[i * 3 + w] = v[w];
+            lo[w] = hi[w] = rxr_ordered(v[w]);
+        }
+        unsigned w = 3;
+        if (nrm) {
+            for (unsigned k = 0; k < 3; ++k) nrm[i * 3 + k] = v[w + k];
+            w += 3;
+        }
+        if (uv)
+            for (unsigned k = 0; k < 2; ++k) uv[i * 2 + k] = v[w + k];
+    }
+    // (every lane takes part: the ones past n carry the identities)
+    for (int off = 16; off > 0; off >>= 1)
+        for (unsigned k = 0; k < 3; ++k) {
+            lo[k] = min(lo[k], __shfl_xor_sync(0xffffffffu, lo[k], off));
+            hi[k] = max(hi[k], __shfl_xor_sync(0xffffffffu, hi[k], off));
+        }
+    if ((threadIdx.x & 31) == 0 && hi[0] != 0u)
+        for (unsigned k = 0; k < 3; ++k) {
+            atomicMin(&box[k], lo[k]);
+            atomicMax(&box[3 + k], hi[k]);
+        }
+}

@@ -24,8 +24,9 @@ pub struct Footprint {
 
 /// One object's sizes: vertices, triangles, the bytes of its vertex attributes a vertex, how
 /// many times it is drawn (its instances: the mesh is held once, a queue and the frame's
-/// triangles are counted for each), and whether the mesh stages change it on the host (a copy
-/// of it is then made: the scene's own mesh is otherwise prepared as it is).
+/// triangles are counted for each), whether the mesh stages change it on the host (a copy
+/// of it is then made: the scene's own mesh is otherwise prepared as it is), and whether, re-
+/// indexed on the GPU, it stays there (its attributes are ones a mesh's device arrays hold).
 #[derive(Debug, Clone, Copy)]
 pub struct Counts {
     pub vertices: u64,
@@ -33,6 +34,7 @@ pub struct Counts {
     pub attribute_bytes: u64,
     pub placements: u64,
     pub copied: bool,
+    pub stays_on_device: bool,
 }
 
 impl Counts {
@@ -45,6 +47,15 @@ impl Counts {
                 / vertices.max(1),
             placements: 1,
             copied: true,
+            stays_on_device: mesh.has_only_device_attributes(),
+        }
+    }
+
+    /// The same mesh, staying on the device once re-indexed there or not.
+    pub fn stays_on_device(self, stays: bool) -> Counts {
+        Counts {
+            stays_on_device: stays,
+            ..self
         }
     }
 
@@ -98,6 +109,9 @@ pub fn of(
     // the GPU's preparation on the host, the largest object's (objects are prepared one after
     // another, and nothing of this outlives an object's upload)
     let mut gpu_host = 0u64;
+    // the GPU's re-indexing scratch beside what is resident, the largest object's (given back
+    // before the frame's queues and raster buffers exist)
+    let mut gpu_scratch = 0u64;
     // the CPU's queues and raster buffers (every drawn object's at once: the frame shades them
     // all, then rasterises them together)
     let mut cpu_frame = 0u64;
@@ -119,16 +133,31 @@ pub fn of(
         // the vertex order's copy of the mesh, the shader inputs and the dynamic batches
         scratch = scratch.max(reindex_scratch + c.mesh());
         resident += kept + vin * v + 16 * t;
-        // on the GPU: the re-indexed mesh and its scratch, or a copy for the stages that change
-        // it; the shader inputs and host lists, until uploaded
-        let changed = if reindex {
-            kept + reindex_scratch
-        } else if c.copied {
-            kept
+        gpu_host = gpu_host.max(if reindex && c.stays_on_device {
+            // re-indexed on the GPU and kept there for the stages after: on the host only the
+            // vertices packed for the upload where they are more than positions (or a patch
+            // layout's copy, which its lists are made from); on the device
+            // the input's copy, the workspace's flags, numbers and map (four words a vertex) and
+            // its hash table (up to four more)
+            gpu_scratch = gpu_scratch.max(c.mesh() + 32 * v);
+            let packed = if c.attribute_bytes > 12 {
+                c.attribute_bytes * v
+            } else {
+                0
+            };
+            packed.max(if strategy.layout().patches { kept } else { 0 })
         } else {
-            0
-        };
-        gpu_host = gpu_host.max(changed + vin * v + 16 * t);
+            // the re-indexed mesh and its scratch, or a copy for the stages that change it; the
+            // shader inputs and host lists, until uploaded
+            let changed = if reindex {
+                kept + reindex_scratch
+            } else if c.copied {
+                kept
+            } else {
+                0
+            };
+            changed + vin * v + 16 * t
+        });
         if let (true, Some((mi, mv))) = (strategy.layout().tables, strategy.dynamic_limits()) {
             // (held once, by the triangles a frame draws: every instance's)
             if t * c.placements >= TABLES_MIN_TRIANGLES as u64 {
@@ -164,10 +193,12 @@ pub fn of(
         BackendKind::Cuda => Footprint {
             host: gpu_host,
             device: resident
-                + tables
-                + queues
-                + GPU_RASTER_BYTES_PER_TRIANGLE * triangles
-                + GPU_RASTER_BYTES_PER_SURVIVOR * triangles.min(SURVIVORS),
+                + gpu_scratch.max(
+                    tables
+                        + queues
+                        + GPU_RASTER_BYTES_PER_TRIANGLE * triangles
+                        + GPU_RASTER_BYTES_PER_SURVIVOR * triangles.min(SURVIVORS),
+                ),
         },
     }
 }
@@ -184,6 +215,7 @@ mod tests {
             attribute_bytes: 32,
             placements: 1,
             copied: true,
+            stays_on_device: false,
         };
         let hash = Strategy::parse("hash").unwrap();
         let small = of(&[c(1000, 2000)], BackendKind::Cpu, hash, true);
@@ -214,6 +246,7 @@ mod tests {
             attribute_bytes: 12,
             placements: 1,
             copied: false,
+            stays_on_device: false,
         };
         let hash = Strategy::parse("hash").unwrap();
         let host = |objects: &[Counts], reindex| of(objects, BackendKind::Cuda, hash, reindex).host;
@@ -225,6 +258,18 @@ mod tests {
         assert!(host(&[c], true) > host(&[c.copied(true)], false));
         // objects prepared one after another: the largest decides
         assert_eq!(host(&[c, c], false), host(&[c], false));
+        // re-indexed on the GPU and kept there: nothing of it on the host but a packed copy of
+        // vertices with more than positions; on the device its scratch, where more than the
+        // frame's buffers
+        let kept = c.stays_on_device(true);
+        assert_eq!(host(&[kept], true), 0);
+        let lit = Counts {
+            attribute_bytes: 24,
+            ..kept
+        };
+        assert_eq!(host(&[lit], true), 24 * lit.vertices);
+        let device = |c: Counts| of(&[c], BackendKind::Cuda, hash, true).device;
+        assert!(device(kept) >= device(c) && device(kept) >= c.mesh() + 32 * c.vertices);
     }
 
     #[test]
@@ -244,6 +289,7 @@ mod tests {
             attribute_bytes: 32,
             placements: 1,
             copied: true,
+            stays_on_device: false,
         };
         let gap = |t: u64| {
             of(&[c(t)], BackendKind::Cuda, hash, true).device as i128

@@ -32,6 +32,70 @@ fn check(gpu: &std::sync::Arc<rxpipe::gpu::Gpu>, m: &Mesh, weld: Option<f32>) {
     // the hash method keeps each class's lowest original id, in id order: deterministic
     let again = cuda::reindex(gpu, m, weld, GpuMethod::Hash).unwrap();
     assert_eq!(again.mesh, hash.mesh, "{}: hash not deterministic", m.name);
+    // left on the device: the same arrays as downloaded, and their bounds
+    for (method, host) in [(GpuMethod::Sort, &sort), (GpuMethod::Hash, &hash)] {
+        on_device_equals(gpu, m, weld, method, &host.mesh);
+    }
+}
+
+/// `m` re-indexed with `method` and left on the device holds what `expected` (the same method's
+/// downloaded result) holds, with its bounds; a mesh with attributes the device arrays do not
+/// hold is refused.
+fn on_device_equals(
+    gpu: &std::sync::Arc<rxpipe::gpu::Gpu>,
+    m: &Mesh,
+    weld: Option<f32>,
+    method: GpuMethod,
+    expected: &Mesh,
+) {
+    let r = cuda::reindex_on_device(gpu, m, weld, method);
+    if !cuda::stays_on_device(m) {
+        let e = r.err().expect("refused");
+        assert!(e.to_string().contains("device arrays do not hold"), "{e}");
+        return;
+    }
+    let cuda::OnDevice {
+        arrays: d,
+        bounds,
+        report,
+    } = r.unwrap();
+    let n = expected.vertex_count();
+    assert_eq!((d.vertex_count, report.vertices_out), (n, n), "{}", m.name);
+    let floats = |b: &cudarc::driver::CudaSlice<f32>, k: usize| gpu.download(b, k * n).unwrap();
+    let flat = |v: &[Vec3]| v.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>();
+    assert_eq!(
+        floats(&d.positions, 3),
+        flat(&expected.positions),
+        "{}",
+        m.name
+    );
+    assert_eq!(
+        d.normals.as_ref().map(|b| floats(b, 3)),
+        expected.normals.as_deref().map(flat),
+        "{}",
+        m.name
+    );
+    assert_eq!(
+        d.uvs.as_ref().map(|b| floats(b, 2)),
+        expected
+            .uvs
+            .as_ref()
+            .map(|u| u.iter().flat_map(|t| t.to_array()).collect()),
+        "{}",
+        m.name
+    );
+    assert_eq!(
+        gpu.download(&d.indices, d.index_count).unwrap(),
+        expected.indices
+    );
+    // (equal as numbers: a zero's sign may differ)
+    let (lo, hi) = bounds.expect("bounds");
+    let (elo, ehi) = expected.bounds().unwrap();
+    assert!(
+        lo == elo && hi == ehi,
+        "{}: {lo} {hi} against {elo} {ehi}",
+        m.name
+    );
 }
 
 /// xorshift, for reproducible random meshes

@@ -8,11 +8,18 @@ use crate::error::Error;
 use crate::passes::{
     Derived, MeshPass, Normals, Order, PassContext, PassError, StageReport, WorkingMesh,
 };
-use crate::reindex::{self};
+use crate::reindex;
 use rxpipe_core::mesh::Mesh;
 use rxpipe_core::scene::Scene;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// A mesh's bounds (`None`: no vertices).
+type Bounds = Option<(glam::Vec3, glam::Vec3)>;
+
+/// An object's mesh after the re-indexing stage: the working mesh, its bounds and the stage's
+/// report (`None`: not re-indexed).
+type Reindexed<'o> = (WorkingMesh<'o>, Bounds, Option<reindex::ReindexReport>);
 
 impl Pipeline {
     /// Runs the mesh stages on every object (re-indexing, the passes, normals where missing, the
@@ -47,13 +54,22 @@ impl Pipeline {
         // the mesh stages change a mesh on the host (a copy of the scene's) where the pipeline
         // has stages of its own, an order other than the input's, or the mesh has no normals
         let staged = !self.passes.is_empty() || self.order != crate::VertexOrder::Input;
+        // (a mesh re-indexed on the GPU stays there: `reindex_on_device`)
+        let on_gpu = |m: &Mesh| {
+            self.renderer.kind() == BackendKind::Cuda
+                && self.renderer.gpu().is_some()
+                && self
+                    .reindex
+                    .is_some_and(|r| reindex::resolve(r.method, m, true).is_gpu())
+        };
         let counts: Vec<_> = scene
             .objects
             .iter()
             .map(|o| {
-                crate::footprint::Counts::of(&o.mesh)
-                    .placed(o.placement_count())
+                let c = crate::footprint::Counts::of(&o.mesh);
+                c.placed(o.placement_count())
                     .copied(staged || o.mesh.normals.is_none())
+                    .stays_on_device(c.stays_on_device && on_gpu(&o.mesh))
             })
             .collect();
         let mut f = crate::footprint::of(
@@ -242,9 +258,7 @@ impl Pipeline {
         o.mesh.validate()?;
         let kind = api.kind();
         let gpu = self.renderer.gpu();
-        let (mesh, reindexed) = self.reindex_object(o, k, prepared)?;
-        let mut bounds = mesh.bounds();
-        let mut wm = WorkingMesh::of(mesh);
+        let (mut wm, mut bounds, reindexed) = self.reindex_object(o, k, kind, prepared)?;
         let mut ctx = PassContext::new(kind, gpu, k);
         if !self.run_mesh_passes(&mut wm, &mut ctx, (k, &o.mesh.name), kind, prepared)? {
             bounds = None;
@@ -324,48 +338,80 @@ impl Pipeline {
     }
 
     /// Object `k`'s mesh re-indexed where the pipeline asks for it (reported as a stage), with
-    /// the re-indexing's report; else the mesh as it is.
+    /// its bounds and the re-indexing's report; else the mesh as it is. On the CUDA backend
+    /// (`kind`) a mesh re-indexed on the GPU stays there for the stages after.
     fn reindex_object<'o>(
         &self,
         o: &'o rxpipe_core::scene::Object,
         k: usize,
+        kind: BackendKind,
         prepared: &mut Prepared,
-    ) -> Result<
-        (
-            std::borrow::Cow<'o, Mesh>,
-            Option<crate::reindex::ReindexReport>,
-        ),
-        Error,
-    > {
-        Ok(match &self.reindex {
-            Some(opts) if !o.mesh.indices.is_empty() => {
-                let t = Instant::now();
-                let r = reindex::reindex(&o.mesh, opts, self.renderer.gpu())?;
-                let mut changed = format!(
-                    "{} -> {} vertices",
-                    r.report.vertices_in, r.report.vertices_out
-                );
-                if let Some(why) = &r.report.fallback {
-                    changed += &format!("; {why}");
-                }
-                prepared.stages.push(StageReport {
-                    stage: "reindex".into(),
-                    object: k,
-                    backend: if r.report.method.is_gpu() {
-                        BackendKind::Cuda
-                    } else {
-                        BackendKind::Cpu
-                    },
-                    ms: t.elapsed().as_secs_f64() * 1e3,
-                    changed,
-                    moved: None,
-                    steps: r.report.steps.clone(),
-                });
-                (std::borrow::Cow::Owned(r.mesh), Some(r.report))
-            }
+    ) -> Result<Reindexed<'o>, Error> {
+        let opts = match &self.reindex {
+            Some(opts) if !o.mesh.indices.is_empty() => opts,
             // (the scene's mesh as it is: copied only where a pass changes it)
-            _ => (std::borrow::Cow::Borrowed(&o.mesh), None),
-        })
+            _ => return Ok((WorkingMesh::borrowing(&o.mesh), o.mesh.bounds(), None)),
+        };
+        let t = Instant::now();
+        let (wm, bounds, report) = match self.reindex_on_device(&o.mesh, opts, kind)? {
+            Some(done) => done,
+            None => {
+                let r = reindex::reindex(&o.mesh, opts, self.renderer.gpu())?;
+                let bounds = r.mesh.bounds();
+                (WorkingMesh::new(r.mesh), bounds, r.report)
+            }
+        };
+        let mut changed = format!("{} -> {} vertices", report.vertices_in, report.vertices_out);
+        if let Some(why) = &report.fallback {
+            changed += &format!("; {why}");
+        }
+        prepared.stages.push(StageReport {
+            stage: "reindex".into(),
+            object: k,
+            backend: if report.method.is_gpu() {
+                BackendKind::Cuda
+            } else {
+                BackendKind::Cpu
+            },
+            ms: t.elapsed().as_secs_f64() * 1e3,
+            changed,
+            moved: None,
+            steps: report.steps.clone(),
+        });
+        Ok((wm, bounds, Some(report)))
+    }
+
+    /// `mesh` re-indexed on the GPU and left there, where the backend (`kind`) is CUDA, the
+    /// method one of the GPU's and the mesh's attributes ones its device arrays hold; `None`
+    /// where not, or where the GPU cannot (its memory, its limits): then [`reindex::reindex`]
+    /// decides, and says why it fell back.
+    fn reindex_on_device(
+        &self,
+        mesh: &Mesh,
+        opts: &reindex::ReindexOptions,
+        kind: BackendKind,
+    ) -> Result<Option<(WorkingMesh<'static>, Bounds, reindex::ReindexReport)>, Error> {
+        #[cfg(feature = "cuda")]
+        if let (BackendKind::Cuda, Some(gpu)) = (kind, self.renderer.gpu()) {
+            use crate::gpu::GpuError;
+            use crate::reindex::{cuda, ReindexError};
+            let method = reindex::resolve(opts.method, mesh, true);
+            if let (Some(m), true) = (cuda::GpuMethod::of(method), cuda::stays_on_device(mesh)) {
+                return match cuda::reindex_on_device(gpu, mesh, opts.weld, m) {
+                    Ok(r) => {
+                        let mut wm = WorkingMesh::new(mesh.shell());
+                        wm.set_device(r.arrays);
+                        Ok(Some((wm, r.bounds, r.report)))
+                    }
+                    Err(ReindexError::Gpu(GpuError::OutOfMemory { .. } | GpuError::Limit(_))) => {
+                        Ok(None)
+                    }
+                    Err(e) => Err(e.into()),
+                };
+            }
+        }
+        let _ = (mesh, opts, kind);
+        Ok(None)
     }
 
     /// The mesh passes, the pipeline's and then the default ones (normals where the mesh has

@@ -5,9 +5,10 @@
 //! needs, sized before anything runs, so one can be timed over and over without allocating.
 
 use super::{report, Method, ReindexError, ReindexReport, Reindexed};
-use crate::gpu::Context;
 use crate::gpu::{kernels, launch, Gpu, GpuError};
+use crate::gpu::{Context, DeviceAttributes};
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
+use glam::Vec3;
 use rayon::prelude::*;
 use rxpipe_core::mesh::weld::{mesh_from_words, vertex_floats, vertex_words, Keys, MAX_WORDS};
 use rxpipe_core::mesh::Mesh;
@@ -26,6 +27,15 @@ pub enum GpuMethod {
 }
 
 impl GpuMethod {
+    /// The GPU method of `method`, if it is one.
+    pub fn of(method: Method) -> Option<GpuMethod> {
+        match method {
+            Method::CudaSort => Some(GpuMethod::Sort),
+            Method::CudaHash => Some(GpuMethod::Hash),
+            _ => None,
+        }
+    }
+
     pub fn method(self) -> Method {
         match self {
             GpuMethod::Sort => Method::CudaSort,
@@ -146,7 +156,7 @@ pub struct Reindexer {
     scan: crate::gpu::scan::Scan,
 }
 
-const KERNELS: [&str; 11] = [
+const KERNELS: [&str; 12] = [
     "rxs_or_diff",
     "rxs_upsweep",
     "rxs_downsweep",
@@ -158,6 +168,7 @@ const KERNELS: [&str; 11] = [
     "rxr_hash_insert",
     "rxr_hash_rep",
     "rxr_hash_scatter",
+    "rxr_split",
 ];
 
 impl Reindexer {
@@ -519,6 +530,128 @@ pub fn reindex(
     method: GpuMethod,
 ) -> Result<Reindexed, ReindexError> {
     let mut steps = rxpipe_core::execution::Steps::default();
+    let (r, input, ws) = run(gpu, mesh, weld, method, &mut steps)?;
+    let out = r.download(&input, &ws, mesh)?;
+    steps.done("download");
+    Ok(Reindexed {
+        report: ReindexReport {
+            steps: steps.list,
+            ..report(method.method(), mesh, ws.used_count, ws.vertices_out)
+        },
+        mesh: out,
+    })
+}
+
+/// Whether [`reindex_on_device`] takes `mesh`: its attributes are positions, normals and uvs
+/// alone ([`Mesh::has_only_device_attributes`]).
+pub fn stays_on_device(mesh: &Mesh) -> bool {
+    mesh.has_only_device_attributes()
+}
+
+/// A re-indexed mesh left on the device ([`reindex_on_device`]).
+pub struct OnDevice {
+    /// the new vertices and indices
+    pub arrays: DeviceAttributes,
+    /// the bounds of the new positions (`None`: no vertices)
+    pub bounds: Option<(Vec3, Vec3)>,
+    pub report: ReindexReport,
+}
+
+/// Re-indexes `mesh` on the GPU and leaves the result there, as a mesh's device arrays, with the
+/// bounds of its positions: for GPU stages after it, which would otherwise upload again what
+/// [`reindex`] downloads. Takes a mesh [`stays_on_device`] accepts.
+pub fn reindex_on_device(
+    gpu: &Arc<Gpu>,
+    mesh: &Mesh,
+    weld: Option<f32>,
+    method: GpuMethod,
+) -> Result<OnDevice, ReindexError> {
+    if !stays_on_device(mesh) {
+        return Err(GpuError::Limit(format!(
+            "'{}' has attributes a mesh's device arrays do not hold",
+            mesh.name
+        ))
+        .into());
+    }
+    let mut steps = rxpipe_core::execution::Steps::default();
+    let (r, input, ws) = run(gpu, mesh, weld, method, &mut steps)?;
+    let report = report(method.method(), mesh, ws.used_count, ws.vertices_out);
+    let (n, fl, index_count) = (ws.vertices_out, input.floats, input.indices);
+    // (the input's memory given back before the arrays are made: the peak stays the run's)
+    drop(input);
+    let Workspace {
+        out_vert, out_idx, ..
+    } = ws;
+    let attributes = |on: bool, floats: usize, what: &str| -> Result<_, GpuError> {
+        on.then(|| gpu.zeros::<f32>(floats * n, what)).transpose()
+    };
+    let mut d = DeviceAttributes {
+        positions: gpu.zeros::<f32>(3 * n, "positions")?,
+        normals: attributes(mesh.normals.is_some(), 3, "normals")?,
+        uvs: attributes(mesh.uvs.is_some(), 2, "texture coordinates")?,
+        indices: out_idx,
+        vertex_count: n,
+        index_count,
+    };
+    let mut boxed = gpu.upload(&[!0u32, !0, !0, 0, 0, 0], "bounds")?;
+    let (fl32, n32, null) = (fl as u32, n as u32, 0u64);
+    let mut l = gpu.stream.launch_builder(r.k("rxr_split"));
+    l.arg(&out_vert).arg(&fl32).arg(&n32).arg(&mut d.positions);
+    match &mut d.normals {
+        Some(b) => l.arg(b),
+        None => l.arg(&null),
+    };
+    match &mut d.uvs {
+        Some(b) => l.arg(b),
+        None => l.arg(&null),
+    };
+    l.arg(&mut boxed);
+    // SAFETY: one thread per output vertex, reading its `fl` floats and writing its own
+    // entries of the arrays (each sized for n vertices, present as the mesh's attributes and so
+    // as the vertices' words).
+    unsafe {
+        launch(
+            l,
+            n.div_ceil(BLOCK as usize).max(1) as u32,
+            BLOCK,
+            0,
+            "rxr_split",
+        )
+    }?;
+    let b = gpu.download(&boxed, 6)?;
+    steps.done("arrays");
+    let unordered = |w: u32| {
+        f32::from_bits(if w & 0x8000_0000 != 0 {
+            w & 0x7fff_ffff
+        } else {
+            !w
+        })
+    };
+    let bounds = (n > 0).then(|| {
+        (
+            Vec3::new(unordered(b[0]), unordered(b[1]), unordered(b[2])),
+            Vec3::new(unordered(b[3]), unordered(b[4]), unordered(b[5])),
+        )
+    });
+    Ok(OnDevice {
+        arrays: d,
+        bounds,
+        report: ReindexReport {
+            steps: steps.list,
+            ..report
+        },
+    })
+}
+
+/// Checks `mesh` and the device's memory, uploads and runs `method`: the kernels, the input and
+/// the workspace holding the result.
+fn run(
+    gpu: &Arc<Gpu>,
+    mesh: &Mesh,
+    weld: Option<f32>,
+    method: GpuMethod,
+    steps: &mut rxpipe_core::execution::Steps,
+) -> Result<(Reindexer, DeviceInput, Workspace), ReindexError> {
     let keys = Keys::new(mesh, weld)?;
     steps.done("checked");
     let (n, m) = (mesh.vertex_count(), mesh.indices.len());
@@ -552,13 +685,5 @@ pub fn reindex(
     r.run(&input, &mut ws)?;
     gpu.sync()?;
     steps.done("run");
-    let out = r.download(&input, &ws, mesh)?;
-    steps.done("download");
-    Ok(Reindexed {
-        report: ReindexReport {
-            steps: steps.list,
-            ..report(method.method(), mesh, ws.used_count, ws.vertices_out)
-        },
-        mesh: out,
-    })
+    Ok((r, input, ws))
 }

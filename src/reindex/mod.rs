@@ -172,6 +172,18 @@ pub struct Reindexed {
 /// the thread pool or to the GPU costs more than the work ([`rxpipe_core::execution::SMALL_MESH_INDICES`]).
 pub const AUTO_SERIAL_INDICES: usize = rxpipe_core::execution::SMALL_MESH_INDICES;
 
+/// The method [`reindex`] runs for `method` on `mesh`, with a GPU or without: `Auto` is the
+/// serial method for a small mesh, else CUDA hashing with a GPU and the parallel CPU method
+/// without one; any other method is itself.
+pub fn resolve(method: Method, mesh: &Mesh, gpu: bool) -> Method {
+    match (method, gpu) {
+        (Method::Auto, _) if mesh.indices.len() < AUTO_SERIAL_INDICES => Method::Serial,
+        (Method::Auto, true) => Method::CudaHash,
+        (Method::Auto, false) => Method::Parallel,
+        (m, _) => m,
+    }
+}
+
 /// Re-indexes `mesh` with the method of `opts` (`Auto`: serial for a small mesh, else on `gpu`
 /// when given, else the parallel CPU method). A GPU method without a GPU, or one the GPU's memory cannot hold, falls back to
 /// the parallel CPU method and says so in the report; the input is never modified.
@@ -180,12 +192,7 @@ pub fn reindex(
     opts: &ReindexOptions,
     gpu: Option<&std::sync::Arc<Gpu>>,
 ) -> Result<Reindexed, ReindexError> {
-    let method = match (opts.method, gpu) {
-        (Method::Auto, _) if mesh.indices.len() < AUTO_SERIAL_INDICES => Method::Serial,
-        (Method::Auto, Some(_)) => Method::CudaHash,
-        (Method::Auto, None) => Method::Parallel,
-        (m, _) => m,
-    };
+    let method = resolve(opts.method, mesh, gpu.is_some());
     match method {
         Method::Serial => cpu::serial(mesh, opts.weld),
         Method::Parallel | Method::Auto => cpu::parallel(mesh, opts.weld),

@@ -425,6 +425,11 @@ fn gpu_stages_run_on_the_device_and_say_when_the_mesh_moves() {
         assert_eq!(by("normals").backend, BackendKind::Cuda);
         assert_eq!(by("order").backend, BackendKind::Cpu);
         assert_eq!(by("resident").backend, BackendKind::Cuda);
+        // re-indexed on the device and left there for the normals: no upload between them, and
+        // the bounds taken there equal the host's
+        assert!(by("reindex").steps.iter().any(|s| s.step == "arrays"));
+        assert!(by("normals").moved.is_none(), "{:?}", by("normals").moved);
+        assert_eq!(prepared.objects[0].bounds, scene.objects[0].mesh.bounds());
         if order == "input" {
             // normals computed on the device and packed there: nothing comes back to the host
             assert!(by("order").moved.is_none());

@@ -138,6 +138,8 @@ impl PipelineArgs {
             attribute_bytes: 32,
             placements: 1,
             copied: true,
+            // (a generator's meshes have positions, and normals and uvs where they have more)
+            stays_on_device: true,
         };
         let kind = match self.backend {
             Backend::Cpu => rxpipe::BackendKind::Cpu,

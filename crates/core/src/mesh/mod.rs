@@ -96,6 +96,23 @@ impl Mesh {
         }
     }
 
+    /// The mesh's name, base colour and material, with no vertices or triangles: what a copy
+    /// of the mesh kept elsewhere (on a device) needs beside its arrays.
+    pub fn shell(&self) -> Mesh {
+        Mesh {
+            name: self.name.clone(),
+            base_color: self.base_color,
+            material: self.material.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// Whether its vertex attributes are positions, normals and uvs alone: those a mesh's device
+    /// arrays hold (colours, tangents and a second uv set stay on the host).
+    pub fn has_only_device_attributes(&self) -> bool {
+        self.colors.is_none() && self.tangents.is_none() && self.uvs1.is_none()
+    }
+
     pub fn vertex_count(&self) -> usize {
         self.positions.len()
     }
