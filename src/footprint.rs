@@ -105,6 +105,8 @@ pub fn of(
     let vin = std::mem::size_of::<VertexIn>() as u64;
     let vout = std::mem::size_of::<VertexOut>() as u64 + 4;
     let mut resident = 0u64;
+    // what the GPU holds of the prepared meshes
+    let mut device_resident = 0u64;
     let mut scratch = 0u64;
     // the GPU's preparation on the host, the largest object's (objects are prepared one after
     // another, and nothing of this outlives an object's upload)
@@ -158,14 +160,35 @@ pub fn of(
             };
             changed + vin * v + 16 * t
         });
-        if let (true, Some((mi, mv))) = (strategy.layout().tables, strategy.dynamic_limits()) {
+        // a batch ends at its index limit or its vertex limit, whichever comes first
+        let batches = strategy.dynamic_limits().map(|(mi, mv)| {
+            let n = (3 * t)
+                .div_ceil(mi as u64)
+                .max(invocations.div_ceil(mv as u64));
+            (n, mv)
+        });
+        let layout = strategy.layout();
+        // on the device: the shader inputs and the indices; the batches' starts; a patch
+        // layout's lists and corners, and its triangles' values; the attributes the shader inputs
+        // do not hold (colours, tangents, a second uv set: at most all but the positions)
+        device_resident += vin * v
+            + 12 * t
+            + batches.map_or(0, |(n, _)| 4 * (n + 1))
+            + if layout.patches {
+                4 * invocations + 12 * t
+            } else {
+                0
+            }
+            + if layout.patch_colors { 4 * t } else { 0 }
+            + if c.stays_on_device {
+                0
+            } else {
+                c.attribute_bytes.saturating_sub(12) * v
+            };
+        if let (true, Some((n, mv))) = (layout.tables, batches) {
             // (held once, by the triangles a frame draws: every instance's)
             if t * c.placements >= TABLES_MIN_TRIANGLES as u64 {
-                // a batch ends at its index limit or its vertex limit, whichever comes first
-                let batches = (3 * t)
-                    .div_ceil(mi as u64)
-                    .max(invocations.div_ceil(mv as u64));
-                tables += table_bytes(3 * t as usize, batches as usize, mv);
+                tables += table_bytes(3 * t as usize, n as usize, mv);
             }
         }
         let queue = invocations * vout + 12 * t;
@@ -192,7 +215,7 @@ pub fn of(
         // batches, batch tables, queues and one frame's raster buffers
         BackendKind::Cuda => Footprint {
             host: gpu_host,
-            device: resident
+            device: device_resident
                 + gpu_scratch.max(
                     tables
                         + queues

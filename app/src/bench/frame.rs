@@ -64,6 +64,9 @@ pub struct FrameRow {
     /// less free memory after this row's frames (its buffers, queue and the raster stage's
     /// growth; the GPU only)
     pub device_bytes: Option<u64>,
+    /// of `device_bytes`, what the preparation took: free memory before less free memory after
+    /// it (the resident meshes, batches and tables; the row that prepared the mesh, on the GPU)
+    pub prepared_device_bytes: Option<u64>,
     /// device memory in use (total less free) after this row's frames (the GPU only)
     pub device_in_use_bytes: Option<u64>,
     pub runs: usize,
@@ -237,10 +240,14 @@ pub fn run(
             let mut p = p;
             let mut prepare_s = None;
             let mut prepare_steps = Vec::new();
+            let mut prepared_device_bytes = None;
             if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
                 let preparing = std::time::Instant::now();
                 let pr = p.prepare(&scene)?;
                 let took = preparing.elapsed().as_secs_f64();
+                prepared_device_bytes = free_before
+                    .zip(free_bytes(&renderer)?)
+                    .map(|(b, a)| b.saturating_sub(a) as u64);
                 prepare_steps = steps_of(&pr.stages, took);
                 prepare_s = Some(took);
                 prepared = Some(pr);
@@ -295,6 +302,7 @@ pub fn run(
                 device_bytes: free_before
                     .zip(free_after)
                     .map(|(b, a)| b.saturating_sub(a) as u64),
+                prepared_device_bytes,
                 device_in_use_bytes: renderer
                     .gpu()
                     .zip(free_after)
@@ -534,12 +542,12 @@ impl FrameReport {
             );
         }
         if self.rows.iter().any(|r| r.device_bytes.is_some()) {
-            s += "\nThroughput and device memory: triangles drawn per second of 'frame'; the device memory the mesh took (free memory before it was prepared less free memory after the row's frames: its resident buffers, the triangle queue, the raster stage's growth), per triangle; the device memory in use after the row's frames.\n\n| mesh | strategy | triangles | G triangles/s | mesh on the device (GB) | bytes per triangle | device in use (GB) |\n|---|---|---:|---:|---:|---:|---:|\n";
+            s += "\nThroughput and device memory: triangles drawn per second of 'frame'; the device memory the mesh took (free memory before it was prepared less free memory after the row's frames: its resident buffers, the triangle queue, the raster stage's growth), per triangle, and of it what the preparation took (the resident meshes, batches and tables: free memory before less free memory after the preparation, on the row that prepared the mesh); the device memory in use after the row's frames.\n\n| mesh | strategy | triangles | G triangles/s | mesh on the device (GB) | bytes per triangle | of which prepared (GB) | device in use (GB) |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
             for r in &self.rows {
                 let gb =
                     |b: Option<u64>| b.map_or("-".into(), |b| format!("{:.2}", b as f64 / 1e9));
                 s += &format!(
-                    "| {} | {} | {} | {:.1} | {} | {} | {} |\n",
+                    "| {} | {} | {} | {:.1} | {} | {} | {} | {} |\n",
                     r.mesh,
                     r.strategy,
                     r.triangles,
@@ -549,6 +557,7 @@ impl FrameReport {
                         "{:.1}",
                         b as f64 / r.triangles.max(1) as f64
                     )),
+                    gb(r.prepared_device_bytes),
                     gb(r.device_in_use_bytes)
                 );
             }
