@@ -90,6 +90,13 @@ const GPU_RASTER_BYTES_PER_TRIANGLE: u64 = 12;
 /// depth plane, bounds, varyings), a big-box entry and two tile-bin entries.
 const GPU_RASTER_BYTES_PER_SURVIVOR: u64 = 168 + 4 + 8;
 
+/// Device memory a triangle takes beyond the buffers counted here one by one, as measured
+/// (`rxpipe bench frame`, grids of 104 M to 2 G triangles on an H200: about 4 bytes a resident
+/// triangle after the preparation and 2 a drawn triangle after the frames, where the
+/// allocator's pool keeps what a trim cannot give back and smaller buffers are not modelled);
+/// counted for the resident and for the drawn triangles both.
+const GPU_UNCOUNTED_BYTES_PER_TRIANGLE: u64 = 4;
+
 /// The survivors the model allows for: as many as the GPU rasteriser first provides for a
 /// 3840x2160 frame (a frame with more grows its buffers).
 const SURVIVORS: u64 = crate::raster::SURVIVORS_PER_PIXEL as u64 * 3840 * 2160;
@@ -106,7 +113,7 @@ pub fn of(
     let vout = std::mem::size_of::<VertexOut>() as u64 + 4;
     let mut resident = 0u64;
     // what the GPU holds of the prepared meshes
-    let mut device_resident = 0u64;
+    let (mut device_resident, mut resident_triangles) = (0u64, 0u64);
     let mut scratch = 0u64;
     // the GPU's preparation on the host, the largest object's (objects are prepared one after
     // another, and nothing of this outlives an object's upload)
@@ -171,6 +178,7 @@ pub fn of(
         // on the device: the shader inputs and the indices; the batches' starts; a patch
         // layout's lists and corners, and its triangles' values; the attributes the shader inputs
         // do not hold (colours, tangents, a second uv set: at most all but the positions)
+        resident_triangles += t;
         device_resident += vin * v
             + 12 * t
             + batches.map_or(0, |(n, _)| 4 * (n + 1))
@@ -216,6 +224,7 @@ pub fn of(
         BackendKind::Cuda => Footprint {
             host: gpu_host,
             device: device_resident
+                + GPU_UNCOUNTED_BYTES_PER_TRIANGLE * (resident_triangles + triangles)
                 + gpu_scratch.max(
                     tables
                         + queues
