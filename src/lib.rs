@@ -49,6 +49,7 @@ pub mod patch;
 pub mod pipeline;
 pub mod raster;
 pub mod reindex;
+pub mod sortlast;
 
 // the layers below, under the names the library has always given them
 pub use rxpipe_core::{animation, color, execution, limits, material, mesh, named, scene};

@@ -47,6 +47,19 @@ pub struct HostTimes {
 }
 
 impl FrameStats {
+    /// Adds the counts and times of `o`, another part of the same frame ([`crate::sortlast`]);
+    /// the frame stages' results stay this part's (every part runs them over the whole scene).
+    pub fn add(&mut self, o: &FrameStats) {
+        self.geometry.add(&o.geometry);
+        self.raster.add(&o.raster);
+        self.geometry_ms += o.geometry_ms;
+        self.total_ms += o.total_ms;
+        self.host.stages_ms += o.host.stages_ms;
+        self.host.draws_ms += o.host.draws_ms;
+        self.host.raster_ms += o.host.raster_ms;
+        self.host.stats_ms += o.host.stats_ms;
+    }
+
     /// Objects and triangles the frame stages dropped.
     pub fn culled(&self) -> (u64, u64) {
         self.stages.iter().fold((0, 0), |(o, t), s| {

@@ -133,13 +133,94 @@ impl Pipeline {
                 self.layout()
             )));
         }
+        self.render_part_into(prepared, scene, camera, size, time, None, frame)
+    }
+
+    /// Renders a prepared scene as `parts` parts of its triangles, one after another, each into
+    /// a frame of its own, composited by depth ([`crate::sortlast`]): sort-last rendering on
+    /// one device, the picture and depth of [`Pipeline::render_prepared`] byte for byte. The
+    /// frame's statistics are the parts' summed (their stage times too); its notes say how
+    /// it was drawn.
+    pub fn render_parts(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+        time: f32,
+        parts: usize,
+    ) -> Result<Frame, Error> {
+        // (blended objects blend over what lies behind them in every part: not composited
+        // apart yet, so a scene with any is drawn whole)
+        if parts > 1 && (0..prepared.objects.len()).any(|k| blended(prepared, k)) {
+            let mut f = self.render_prepared(prepared, scene, camera, size, time)?;
+            f.notes.push(format!(
+                "drawn as one part, not {parts}: blended objects are not composited across parts"
+            ));
+            return Ok(f);
+        }
+        let parts = parts.max(1);
+        let mut drawn = Vec::with_capacity(parts);
+        for p in 0..parts {
+            let mut f = Frame::empty();
+            self.render_part_into(
+                prepared,
+                scene,
+                camera,
+                size,
+                time,
+                Some((p, parts)),
+                &mut f,
+            )?;
+            drawn.push(f);
+        }
+        let t = Instant::now();
+        let mut frame = Frame::empty();
+        let layers: Vec<(&[u8], &[f32])> = drawn
+            .iter()
+            .map(|f| (f.color.as_slice(), f.depth.as_slice()))
+            .collect();
+        crate::sortlast::composite::by_depth(&layers, &mut frame.color, &mut frame.depth)?;
+        (frame.width, frame.height) = size;
+        let composite_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut stats = drawn[0].stats.clone();
+        for f in &drawn[1..] {
+            stats.add(&f.stats);
+        }
+        frame.stats = stats;
+        frame.notes = drawn.iter().flat_map(|f| f.notes.clone()).collect();
+        frame.notes.push(format!(
+            "drawn as {parts} parts of its triangles, composited by depth in {composite_ms:.3} ms"
+        ));
+        Ok(frame)
+    }
+
+    /// [`Pipeline::render_into`], of part `p` of `n` of the frame's triangles where `part` is
+    /// `Some((p, n))`.
+    #[allow(clippy::too_many_arguments)]
+    fn render_part_into(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+        time: f32,
+        part: Option<(usize, usize)>,
+        frame: &mut Frame,
+    ) -> Result<(), Error> {
+        let view = View {
+            camera,
+            size,
+            time,
+            part,
+        };
         match (&self.engine, &prepared.residents) {
             (Engine::Cpu(api), Residents::Cpu(r)) => {
-                self.frame(api, r, prepared, scene, camera, size, time, frame)
+                self.frame(api, r, prepared, scene, &view, frame)
             }
             #[cfg(feature = "cuda")]
             (Engine::Cuda(api), Residents::Cuda(r)) => {
-                self.frame(&**api, r, prepared, scene, camera, size, time, frame)
+                self.frame(&**api, r, prepared, scene, &view, frame)
             }
             #[cfg(feature = "cuda")]
             _ => Err(Error::Backend(
@@ -197,18 +278,21 @@ impl Pipeline {
 
     /// The frame, on any backend: frame stages, then every visible object's geometry stage into
     /// its queue, then the raster stage over all of them.
-    #[allow(clippy::too_many_arguments)]
     fn frame<A: Api>(
         &self,
         api: &A,
         residents: &[Resident<A>],
         prepared: &Prepared,
         scene: &Scene,
-        camera: &Camera,
-        (width, height): (u32, u32),
-        time: f32,
+        view: &View,
         frame: &mut Frame,
     ) -> Result<(), Error> {
+        let View {
+            camera,
+            size: (width, height),
+            time,
+            part,
+        } = *view;
         frame.notes.clear();
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
@@ -226,8 +310,22 @@ impl Pipeline {
                 mesh: o.mesh.clone(),
             })
             .collect();
-        let (visibility, stages) =
+        let (mut visibility, stages) =
             self.frame_stages_run(api.kind(), camera, view_proj, &objects)?;
+        if let Some((p, n)) = part {
+            // this part's share of what the frame stages left, blended objects last as they are
+            // submitted
+            let triangles: Vec<u32> = prepared
+                .objects
+                .iter()
+                .map(|o| o.triangles as u32)
+                .collect();
+            let late: Vec<bool> = (0..prepared.objects.len())
+                .map(|k| blended(prepared, k))
+                .collect();
+            visibility =
+                crate::sortlast::partition::split(&visibility, &triangles, &late, n).swap_remove(p);
+        }
         let stages_ms = start.elapsed().as_secs_f64() * 1e3;
         let t_draws = Instant::now();
         api.begin_frame()?;
@@ -378,18 +476,30 @@ fn object_models(prepared: &Prepared, scene: &Scene, time: f32) -> Vec<glam::Mat
 
 /// Puts the slots of blended objects after the opaque ones, far to near from `eye` (by their
 /// bounds' centres); the opaque keep their order.
+/// Whether prepared object `k` is blended (drawn after the others, far to near).
+fn blended(prepared: &Prepared, k: usize) -> bool {
+    prepared.objects[k]
+        .material
+        .as_ref()
+        .is_some_and(|m| m.alpha == rxpipe_core::material::AlphaMode::Blend)
+}
+
+/// What a frame is of: the camera, the size, the time, and the part of the frame's triangles
+/// (`Some((p, n))`: part p of n) where it is drawn in parts.
+struct View<'a> {
+    camera: &'a Camera,
+    size: (u32, u32),
+    time: f32,
+    part: Option<(usize, usize)>,
+}
+
 fn order_blended<A: Api>(
     slots: &mut [Slot<A>],
     prepared: &Prepared,
     models: &[glam::Mat4],
     eye: glam::Vec3,
 ) {
-    let blended = |k: usize| {
-        prepared.objects[k]
-            .material
-            .as_ref()
-            .is_some_and(|m| m.alpha == rxpipe_core::material::AlphaMode::Blend)
-    };
+    let blended = |k: usize| blended(prepared, k);
     if slots.iter().any(|s| blended(s.object())) {
         let distance = |k: usize| {
             let o = &prepared.objects[k];

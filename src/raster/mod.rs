@@ -231,6 +231,48 @@ pub struct RasterStats {
     pub host_wait_ms: f64,
 }
 
+impl RasterStats {
+    /// Adds `o`'s counts and times (of another part of the same frame).
+    pub fn add(&mut self, o: &RasterStats) {
+        let RasterStats {
+            triangles_in,
+            culled,
+            rejected,
+            clipped,
+            rasterized,
+            fused,
+            batches_culled,
+            batches_occluded,
+            batch_culled_triangles,
+            batch_unshaded_vertices,
+            fragments,
+            setup_ms,
+            bin_ms,
+            raster_ms,
+            host_tables_ms,
+            host_launch_ms,
+            host_wait_ms,
+        } = *o;
+        self.triangles_in += triangles_in;
+        self.culled += culled;
+        self.rejected += rejected;
+        self.clipped += clipped;
+        self.rasterized += rasterized;
+        self.fused += fused;
+        self.batches_culled += batches_culled;
+        self.batches_occluded += batches_occluded;
+        self.batch_culled_triangles += batch_culled_triangles;
+        self.batch_unshaded_vertices += batch_unshaded_vertices;
+        self.fragments += fragments;
+        self.setup_ms += setup_ms;
+        self.bin_ms += bin_ms;
+        self.raster_ms += raster_ms;
+        self.host_tables_ms += host_tables_ms;
+        self.host_launch_ms += host_launch_ms;
+        self.host_wait_ms += host_wait_ms;
+    }
+}
+
 /// Errors of the raster stage.
 #[derive(Debug, thiserror::Error)]
 pub enum RasterError {

@@ -1,0 +1,162 @@
+//! Which triangles each part of a frame draws: the frame's drawn triangles in submission order
+//! cut into `parts` contiguous runs of about equal size.
+
+use crate::passes::Visibility;
+use std::ops::Range;
+
+/// The visibility of every object for each of `parts` parts: part `p` draws the triangles
+/// from `p * total / parts` to `(p + 1) * total / parts` of the `total` the frame draws
+/// (`visibility`: what the frame stages left of each object; `triangles`: each object's
+/// triangle count), counted in submission order. An object may be cut between two parts;
+/// `late` objects (blended ones, which the frame draws after the others) come after every
+/// other object in that order, as they are submitted.
+pub fn split(
+    visibility: &[Visibility],
+    triangles: &[u32],
+    late: &[bool],
+    parts: usize,
+) -> Vec<Vec<Visibility>> {
+    let parts = parts.max(1);
+    // each drawn object's kept triangle ranges, in submission order
+    let kept = |k: usize| -> Vec<Range<u32>> {
+        match (&visibility[k].visible, &visibility[k].keep) {
+            (false, _) => Vec::new(),
+            (true, None) => std::iter::once(0..triangles[k]).collect(),
+            (true, Some(keep)) => keep.clone(),
+        }
+    };
+    let order: Vec<usize> = (0..visibility.len())
+        .filter(|&k| !late[k])
+        .chain((0..visibility.len()).filter(|&k| late[k]))
+        .collect();
+    let total: u64 = order
+        .iter()
+        .flat_map(|&k| kept(k))
+        .map(|r| (r.end - r.start) as u64)
+        .sum();
+    let hidden = Visibility {
+        visible: false,
+        keep: None,
+    };
+    let mut out = vec![vec![hidden; visibility.len()]; parts];
+    // the part boundaries, in triangles drawn before them
+    let bound = |p: usize| total * p as u64 / parts as u64;
+    let mut before = 0u64;
+    for &k in &order {
+        for r in kept(k) {
+            let (mut start, end) = (r.start, r.end);
+            while start < end {
+                // the part the triangle at `before` falls in, and where that part ends
+                let p = (0..parts)
+                    .find(|&p| before < bound(p + 1))
+                    .unwrap_or(parts - 1);
+                let room = bound(p + 1) - before;
+                let take = (room.min((end - start) as u64)) as u32;
+                let v = &mut out[p][k];
+                v.visible = true;
+                let keep = v.keep.get_or_insert_with(Vec::new);
+                match keep.last_mut() {
+                    Some(last) if last.end == start => last.end = start + take,
+                    _ => keep.push(start..start + take),
+                }
+                start += take;
+                before += take as u64;
+            }
+        }
+    }
+    // an object drawn whole by one part keeps no list
+    for part in &mut out {
+        for (k, v) in part.iter_mut().enumerate() {
+            if matches!(v.keep.as_deref(), Some([r]) if *r == (0..triangles[k])) {
+                v.keep = None;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vis(keep: Option<Vec<Range<u32>>>) -> Visibility {
+        Visibility {
+            visible: true,
+            keep,
+        }
+    }
+
+    /// The triangles each part draws, as (object, range) in order.
+    fn drawn(part: &[Visibility], triangles: &[u32]) -> Vec<(usize, Range<u32>)> {
+        part.iter()
+            .enumerate()
+            .filter(|(_, v)| v.visible)
+            .flat_map(|(k, v)| {
+                v.keep
+                    .clone()
+                    .unwrap_or_else(|| std::iter::once(0..triangles[k]).collect())
+                    .into_iter()
+                    .map(move |r| (k, r))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parts_are_contiguous_balanced_and_cover_every_drawn_triangle_once() {
+        let triangles = [10, 3, 0, 25, 7];
+        let visibility = [
+            vis(None),
+            Visibility {
+                visible: false,
+                keep: None,
+            },
+            vis(None),
+            vis(Some(vec![2..10, 12..20])),
+            vis(None),
+        ];
+        let late = [false; 5];
+        let total = 10 + 8 + 8 + 7;
+        for parts in 1..=6 {
+            let split = split(&visibility, &triangles, &late, parts);
+            assert_eq!(split.len(), parts);
+            let all: Vec<_> = split.iter().flat_map(|p| drawn(p, &triangles)).collect();
+            // in submission order, adjacent runs of one object joined
+            let mut joined: Vec<(usize, Range<u32>)> = Vec::new();
+            for (k, r) in all {
+                match joined.last_mut() {
+                    Some((j, last)) if *j == k && last.end == r.start => last.end = r.end,
+                    _ => joined.push((k, r)),
+                }
+            }
+            assert_eq!(
+                joined,
+                [(0, 0..10), (3, 2..10), (3, 12..20), (4, 0..7)],
+                "{parts}"
+            );
+            for (p, part) in split.iter().enumerate() {
+                let n: u32 = drawn(part, &triangles)
+                    .iter()
+                    .map(|(_, r)| r.len() as u32)
+                    .sum();
+                let want = total * (p as u32 + 1) / parts as u32 - total * p as u32 / parts as u32;
+                assert_eq!(n, want, "part {p} of {parts}");
+            }
+        }
+        // one part: the frame's own visibility
+        let one = split(&visibility, &triangles, &late, 1);
+        assert_eq!(one[0][0].keep, None);
+        assert_eq!(one[0][3].keep, Some(vec![2..10, 12..20]));
+        assert!(!one[0][1].visible && one[0][2].keep.is_none());
+    }
+
+    #[test]
+    fn late_objects_come_last() {
+        let triangles = [4, 4, 4];
+        let visibility = [vis(None), vis(None), vis(None)];
+        // object 0 is blended: submitted after 1 and 2
+        let split = split(&visibility, &triangles, &[true, false, false], 3);
+        assert!(split[0][1].visible && !split[0][0].visible);
+        assert!(split[1][2].visible);
+        assert!(split[2][0].visible && !split[2][1].visible && !split[2][2].visible);
+    }
+}
