@@ -8,6 +8,8 @@ use std::fmt;
 pub struct CudaInfo {
     pub driver_library: bool,
     pub nvrtc_library: bool,
+    /// whether NCCL loads (the collectives that composite a frame drawn over several GPUs)
+    pub nccl_library: bool,
     /// the driver's CUDA version, e.g. 13000
     pub driver_version: Option<i32>,
     pub nvrtc_version: Option<(i32, i32)>,
@@ -55,6 +57,7 @@ impl fmt::Display for CudaInfo {
                     .map_or("unknown".into(), |b| format!("{b:.0} GB/s"))
             )?;
         }
+        writeln!(f, "NCCL library:        {}", yn(self.nccl_library))?;
         if let Some(p) = &self.problem {
             writeln!(f, "CUDA unavailable:    {p}")?;
         }
@@ -69,6 +72,8 @@ pub fn probe() -> CudaInfo {
         // SAFETY: only tries to open the shared library by its candidate names.
         driver_library: unsafe { cudarc::driver::sys::is_culib_present() },
         nvrtc_library: unsafe { cudarc::nvrtc::sys::is_culib_present() },
+        // SAFETY: as above.
+        nccl_library: unsafe { cudarc::nccl::sys::is_culib_present() },
         ..Default::default()
     };
     if info.nvrtc_library {
