@@ -79,6 +79,18 @@ fn parts_composited_equal_the_whole_frame_on_generated_scenes() {
             &format!("{b}: two balls in one place"),
         );
     });
+    // on the GPU, frames big enough to be fused (and the mesh's batch tables), each part
+    // drawing triangle ranges of the one object
+    if let Some(gpu) = common::gpu() {
+        let rings = rxpipe::mesh::rings(2 * rxpipe::raster::FUSE_MIN_TRIANGLES as u32);
+        let scene = Scene::from_meshes("rings", vec![rings]);
+        check(
+            &Renderer::from_gpu(gpu),
+            &scene,
+            (320, 180),
+            "cuda: fused rings",
+        );
+    }
 }
 
 #[test]
