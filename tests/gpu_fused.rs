@@ -297,15 +297,7 @@ fn fused_frames_equal_queued_frames_and_the_cpu() {
     // materials, textures, alpha-tested and blended surfaces (which never fuse), double-sided
     // ones: the shared glTF scenes from their own cameras
     if let Some(dir) = common::scenes() {
-        for f in [
-            "sponza/Sponza.gltf",
-            "FlightHelmet/FlightHelmet.gltf",
-            "CesiumMilkTruck/CesiumMilkTruck.gltf",
-            "TwoSidedPlane/TwoSidedPlane.gltf",
-            "VertexColorTest/VertexColorTest.gltf",
-            "TextureSettingsTest/TextureSettingsTest.gltf",
-            "BoxTextured/BoxTextured.gltf",
-        ] {
+        for f in common::SCENE_FILES {
             let scene = rxpipe::io::load_scene(dir.join(f)).unwrap();
             check(
                 &scene,

@@ -7,16 +7,6 @@ mod common;
 
 use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene};
 
-const SCENE_FILES: [&str; 7] = [
-    "sponza/Sponza.gltf",
-    "FlightHelmet/FlightHelmet.gltf",
-    "CesiumMilkTruck/CesiumMilkTruck.gltf",
-    "TwoSidedPlane/TwoSidedPlane.gltf",
-    "VertexColorTest/VertexColorTest.gltf",
-    "TextureSettingsTest/TextureSettingsTest.gltf",
-    "BoxTextured/BoxTextured.gltf",
-];
-
 /// Renders `scene` whole and in 2, 3 and 7 parts with `renderer`, through the default stages
 /// and with the frustum stage, back-face culled and unculled, and compares.
 fn check(renderer: &Renderer, scene: &Scene, size: (u32, u32), what: &str) {
@@ -103,7 +93,7 @@ fn parts_composited_equal_the_whole_frame_on_shared_meshes_and_scenes() {
         }
     }
     if let Some(dir) = common::scenes() {
-        for f in SCENE_FILES {
+        for f in common::SCENE_FILES {
             let scene = rxpipe::io::load_scene(dir.join(f)).unwrap();
             each_backend(|r, b| check(r, &scene, (240, 135), &format!("{b}: {f}")));
         }

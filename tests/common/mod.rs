@@ -53,6 +53,18 @@ pub const SHARED: [&str; 10] = [
     "igea.ply",
 ];
 
+/// The shared glTF scenes (files under [`scenes`]): materials, textures, alpha-tested and
+/// blended surfaces, double-sided ones, vertex colours, texture settings.
+pub const SCENE_FILES: [&str; 7] = [
+    "sponza/Sponza.gltf",
+    "FlightHelmet/FlightHelmet.gltf",
+    "CesiumMilkTruck/CesiumMilkTruck.gltf",
+    "TwoSidedPlane/TwoSidedPlane.gltf",
+    "VertexColorTest/VertexColorTest.gltf",
+    "TextureSettingsTest/TextureSettingsTest.gltf",
+    "BoxTextured/BoxTextured.gltf",
+];
+
 /// A file of this repository by its path from the top: the tests of the application crate run
 /// in its folder, the others (and every test on the GPU host) at the top.
 pub fn repo(path: &str) -> PathBuf {
