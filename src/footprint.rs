@@ -13,6 +13,7 @@
 use crate::geometry::batching::{table_bytes, TABLES_MIN_TRIANGLES};
 use crate::geometry::{Strategy, VertexIn, VertexOut};
 use rxpipe_core::execution::BackendKind;
+use rxpipe_core::limits::OutOfMemory;
 
 /// Bytes a pipeline will take: new host memory (beyond the scene already loaded) and device
 /// memory (the CUDA backend's).
@@ -20,6 +21,34 @@ use rxpipe_core::execution::BackendKind;
 pub struct Footprint {
     pub host: u64,
     pub device: u64,
+}
+
+impl Footprint {
+    /// Refuses work of this footprint on `backend` where it does not fit: the host's part
+    /// against the host's available memory, the device's against `device_free` (where known).
+    /// `what(side)` names the work and the side that would not hold it ("the CPU", "the GPU
+    /// (the host's part)", "the GPU (its memory)"); the error gives the figure needed and the
+    /// figure available.
+    pub fn check(
+        &self,
+        backend: BackendKind,
+        device_free: Option<u64>,
+        what: impl Fn(&str) -> String,
+    ) -> Result<(), OutOfMemory> {
+        let on_host = match backend {
+            BackendKind::Cpu => "the CPU",
+            BackendKind::Cuda => "the GPU (the host's part)",
+        };
+        rxpipe_core::limits::check_host(self.host, || what(on_host))?;
+        match device_free {
+            Some(free) if self.device > free => Err(OutOfMemory {
+                what: what("the GPU (its memory)"),
+                needed: self.device,
+                available: free,
+            }),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// One object's sizes: vertices, triangles, the bytes of its vertex attributes a vertex, how

@@ -101,26 +101,17 @@ impl Pipeline {
                 self.strategy.name()
             )
         };
-        let on_host = match self.renderer.kind() {
-            BackendKind::Cpu => "the CPU",
-            BackendKind::Cuda => "the GPU (the host's part)",
-        };
-        rxpipe_core::limits::check_host(f.host, || what(on_host))?;
+        // (the device's free memory, where there is a device and the work needs it)
+        let mut device_free = None;
         #[cfg(feature = "cuda")]
         if let (Some(gpu), true) = (self.renderer.gpu(), f.device > 0) {
             let (free, _) = gpu
                 .ctx
                 .mem_get_info()
                 .map_err(|e| Error::Backend(format!("querying the GPU's free memory: {e}")))?;
-            if f.device > free as u64 {
-                return Err(rxpipe_core::limits::OutOfMemory {
-                    what: what("the GPU (its memory)"),
-                    needed: f.device,
-                    available: free as u64,
-                }
-                .into());
-            }
+            device_free = Some(free as u64);
         }
+        f.check(self.renderer.kind(), device_free, what)?;
         Ok(())
     }
 

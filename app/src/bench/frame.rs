@@ -167,23 +167,14 @@ pub fn run(
                         s.name()
                     )
                 };
-                let on_host = || match renderer.kind() {
-                    rxpipe::BackendKind::Cpu => format!("{} on the CPU", what()),
-                    _ => format!("{} on the GPU (the host's part)", what()),
+                // (the grid itself, beside what its preparation takes)
+                let f = rxpipe::footprint::Footprint {
+                    host: f.host.saturating_add(scene_bytes),
+                    ..f
                 };
-                rxpipe::limits::check_host(f.host.saturating_add(scene_bytes), on_host)
+                let free = free_bytes(&renderer)?.map(|b| b as u64);
+                f.check(renderer.kind(), free, |on| format!("{} on {on}", what()))
                     .map_err(|e| Error::Backend(e.to_string()))?;
-                if let Some(free) = free_bytes(&renderer)? {
-                    // (worded as the pipeline's own check words it)
-                    if f.device > free as u64 {
-                        let e = rxpipe::limits::OutOfMemory {
-                            what: format!("{} on the GPU (its memory)", what()),
-                            needed: f.device,
-                            available: free as u64,
-                        };
-                        return Err(Error::Backend(e.to_string()));
-                    }
-                }
             }
             Ok(())
         };
