@@ -102,15 +102,18 @@ impl Pipeline {
             )
         };
         // (the device's free memory, where there is a device and the work needs it)
-        let mut device_free = None;
         #[cfg(feature = "cuda")]
-        if let (Some(gpu), true) = (self.renderer.gpu(), f.device > 0) {
-            let (free, _) = gpu
-                .ctx
-                .mem_get_info()
-                .map_err(|e| Error::Backend(format!("querying the GPU's free memory: {e}")))?;
-            device_free = Some(free as u64);
-        }
+        let device_free = match (self.renderer.gpu(), f.device > 0) {
+            (Some(gpu), true) => Some(
+                gpu.ctx
+                    .mem_get_info()
+                    .map_err(|e| Error::Backend(format!("querying the GPU's free memory: {e}")))?
+                    .0 as u64,
+            ),
+            _ => None,
+        };
+        #[cfg(not(feature = "cuda"))]
+        let device_free = None;
         f.check(self.renderer.kind(), device_free, what)?;
         Ok(())
     }
