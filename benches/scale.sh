@@ -5,9 +5,10 @@
 # `rxpipe bench frame`, then 2 G triangles instanced and unique (its JSON and markdown reports into OUT_DIR, the 1 G grid in runs of its
 # own, with each run's wall time and the host's peak memory in OUT_DIR/wall.txt). With a .gl folder prepared as
 # ../shared/anchors/README.md says, the hardware OpenGL pipeline draws grids of as many bunnies
-# too, those of $GL_GRIDS (default "50x30 100x58": 1500 and 5800 copies, laid out otherwise than
-# rxpipe's grids, 39 and 77 wide) into OUT_DIR/gl-grid-COLSxROWS.json (the script takes about
-# 4.5 minutes at 403 M triangles: the mesh's building and its ASR count).
+# too, those of $GL_GRIDS (default "50x30 100x58 120x120 240x120": 1,500, 5,800, 14,400 and
+# 28,800 copies, laid out otherwise than rxpipe's grids) through benches/gl-grid.py (hw_anchor.py's
+# grid, camera and shaders, drawn in chunks of copies: one draw stops at 2^31 indices) into
+# OUT_DIR/gl-grid-COLSxROWS.json and .png.
 #
 # usage: benches/scale.sh RXPIPE OUT_DIR
 # Meshes are looked for in $RXPIPE_MESHES (else ../shared/meshes).
@@ -34,9 +35,9 @@ run frame-instances --meshes 'rings:1000000*1000'
 run frame-instances-2g --meshes 'rings:1000000*2000'
 run frame-2g --meshes bunny-grid:28800
 if [[ -d .gl ]]; then
-  for grid in ${GL_GRIDS:-50x30 100x58}; do
-    (cd .gl && python3 hw_anchor.py --frames 10 --no-sim --torus 0 --grid "$grid" \
-      --out "$out/gl-grid-$grid.json") >"$out/gl-$grid.log" 2>&1 || {
+  for grid in ${GL_GRIDS:-50x30 100x58 120x120 240x120}; do
+    python3 benches/gl-grid.py --anchors .gl --frames 10 --grid "$grid" \
+      --out "$out/gl-grid-$grid.json" --png "$out/gl-grid-$grid.png" >"$out/gl-$grid.log" 2>&1 || {
       echo "OpenGL $grid failed: $(tail -1 "$out/gl-$grid.log")" >&2
       bad=1
     }
