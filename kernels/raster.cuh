@@ -157,6 +157,10 @@ struct RasterParams {
     // into the frame's depth keys (kernels/geometry_fused.cu): setup takes its lists, and the
     // tiles start from those keys
     unsigned fused;
+    // whether the frame is drawn over the colour and depth buffers as they are (neither fused
+    // nor split): each pixel's key starts as the depth there with source triangle 0, and a
+    // pixel whose key stays so keeps its colour and depth
+    unsigned over_target;
 };
 
 // A triangle ready for rasterisation (the CPU's SetupTri): corners ordered so that area > 0.

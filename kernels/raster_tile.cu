@@ -171,6 +171,12 @@ __device__ unsigned rxp_shade(const RasterParams& p, const unsigned char* lut, c
     }
 }
 
+// The depth key of a pixel of the target a frame is drawn over (RasterParams::over_target): its
+// depth, and the lowest source triangle, so that a fragment at the same depth does not win it.
+__device__ __forceinline__ unsigned long long rxp_target_key(float z) {
+    return (unsigned long long)rxp_ordered(z) << 32;
+}
+
 // The colour and depth of pixel (x, y) from its depth key (the nearest fragment's depth and
 // source triangle, or RXP_KEY_EMPTY): the background, the material path at the pixel centre, or
 // the fragment shader with the covering piece's interpolated varyings.
@@ -182,6 +188,8 @@ __device__ void rxp_resolve_pixel(const SetupTri* __restrict__ records,
                                   const RxpMaterials& mt, unsigned long long key, int x, int y,
                                   unsigned* __restrict__ color, float* __restrict__ depth) {
     const size_t at = (size_t)y * p.width + x;
+    // (a key a fragment would share with the target's is the target's: what is there stays)
+    if (p.over_target && key == rxp_target_key(depth[at])) return;
     if (key == RXP_KEY_EMPTY) {
         color[at] = p.background;
         depth[at] = 1.0f;
@@ -414,12 +422,14 @@ extern "C" __global__ void __launch_bounds__(RXP_RBLOCK, RXP_MIN_BLOCKS)
     const int tx = (int)(tile % p.tiles_x) * RXP_TILE, ty = (int)(tile / p.tiles_x) * RXP_TILE;
     const int tw = min(RXP_TILE, p.width - tx), th = min(RXP_TILE, p.height - ty);
     // the keys start empty, or in a fused frame (`fkeys`) with those the geometry stage wrote
-    // for its small triangles (a split tile's slices start empty: they merge into those keys)
+    // for its small triangles (a split tile's slices start empty: they merge into those keys),
+    // or drawn over the target with its depths
     for (int i = threadIdx.x; i < RXP_TILE * RXP_TILE; i += RXP_RBLOCK) {
         const int x = tx + i % RXP_TILE, y = ty + i / RXP_TILE;
-        keys[i] = fkeys && slices == 1 && x < p.width && y < p.height
-                      ? fkeys[(size_t)y * p.width + x]
-                      : RXP_KEY_EMPTY;
+        const bool inside = x < p.width && y < p.height;
+        keys[i] = fkeys && slices == 1 && inside ? fkeys[(size_t)y * p.width + x]
+                  : p.over_target && inside      ? rxp_target_key(depth[(size_t)y * p.width + x])
+                                                 : RXP_KEY_EMPTY;
     }
     if (threadIdx.x == 0) nblend = nmasked = 0;
     // (a bin holds what rxp_bin_fill put there: up to its cursor, at most what setup counted)

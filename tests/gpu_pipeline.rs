@@ -284,6 +284,45 @@ fn gpu_raster_buffers_grow_and_say_so() {
     // a second frame needs no growing
     r.render(&draws, &s, &mut out).unwrap();
     assert!(r.grown.is_empty(), "{:?}", r.grown);
+    // the draws after the first drawn over the first's frame (by a rasteriser that must grow
+    // again, so uploads the target again) give the frame of all of them; the first drawn again
+    // over its own frame ties everywhere and leaves it; in three shading modes
+    assert!(draws.len() > 1, "the default scene has several objects");
+    for shading in [ShadingMode::Lit, ShadingMode::Normals, ShadingMode::Depth] {
+        let s = RasterSettings {
+            shading,
+            ..s.clone()
+        };
+        let mut whole = RasterOutput::empty();
+        r.render(&draws, &s, &mut whole).unwrap();
+        let mut over = RasterOutput::empty();
+        r.render(&draws[..1], &s, &mut over).unwrap();
+        let first = (over.color.clone(), over.depth.clone());
+        let layer = RasterSettings {
+            over_target: true,
+            ..s.clone()
+        };
+        let mut fresh = CudaRaster::with_capacity(gpu.clone(), 1, 1).unwrap();
+        fresh.render(&draws[1..], &layer, &mut over).unwrap();
+        assert!(!fresh.grown.is_empty(), "{shading:?}");
+        assert!(over.depth == whole.depth, "{shading:?}: depth differs");
+        assert!(over.color == whole.color, "{shading:?}: colour differs");
+        let mut again = RasterOutput::empty();
+        r.render(&draws[..1], &s, &mut again).unwrap();
+        r.render(&draws[..1], &layer, &mut again).unwrap();
+        assert!(
+            (again.color, again.depth) == first,
+            "{shading:?}: ties keep the target"
+        );
+    }
+    let mut small = RasterOutput::empty();
+    r.render(&draws, &RasterSettings::new(128, 144), &mut small)
+        .unwrap();
+    let layer = RasterSettings {
+        over_target: true,
+        ..s.clone()
+    };
+    assert!(r.render(&draws, &layer, &mut small).is_err());
     // a frame size the rasteriser does not take is an error, not a crash
     let bad = RasterSettings::new(0, 10);
     assert!(r.render(&draws, &bad, &mut out).is_err());

@@ -233,6 +233,68 @@ fn many_small_draws_render_as_one_draw() {
     assert_eq!(many.color, one.color);
 }
 
+/// Draws drawn over a target (`RasterSettings::over_target`) give the frame of the target's
+/// draws and theirs drawn together, in every shading mode: two spheres crossing each other, and
+/// the first again in the same place (every fragment a depth tie, which the target keeps).
+/// Nothing drawn over a target leaves it as it was; a target of another size is an error.
+#[test]
+fn drawn_over_a_target_equals_drawn_together() {
+    let cam = oblique_camera();
+    let (w, h) = (160, 120);
+    let aspect = w as f32 / h as f32;
+    let ball = rxpipe::mesh::icosphere(3);
+    let a = shade(&ball, Mat4::from_rotation_y(0.4), &cam, aspect);
+    let b = shade(
+        &ball,
+        Mat4::from_translation(Vec3::new(0.5, 0.2, 0.3)),
+        &cam,
+        aspect,
+    );
+    let draw = |geometry, color| Draw {
+        geometry,
+        color,
+        faces: None,
+        material: None,
+        colors: None,
+        tangents: None,
+        uvs1: None,
+        mirrored: false,
+    };
+    let (red, blue) = ([0.9, 0.2, 0.1, 1.0], [0.1, 0.3, 0.9, 1.0]);
+    for shading in [
+        raster::ShadingMode::Lit,
+        raster::ShadingMode::Normals,
+        raster::ShadingMode::Depth,
+    ] {
+        for (second, what) in [(&b, "crossing"), (&a, "the same sphere again")] {
+            let mut s = RasterSettings::new(w, h);
+            s.shading = shading;
+            s.background = [0.2, 0.25, 0.3];
+            let together = raster::rasterize(&[draw(&a, red), draw(second, blue)], &s).unwrap();
+            let mut over = raster::rasterize(&[draw(&a, red)], &s).unwrap();
+            let first = over.color.clone();
+            s.over_target = true;
+            raster::rasterize_into(&[draw(second, blue)], &s, &mut over).unwrap();
+            let at = format!("{shading:?}, {what}");
+            assert!(over.depth == together.depth, "{at}: depth differs");
+            assert!(over.color == together.color, "{at}: colour differs");
+            if what == "crossing" {
+                assert!(over.color != first, "{at}: the second sphere shows");
+            } else {
+                assert!(over.color == first, "{at}: ties keep the target");
+            }
+            let kept = over.clone();
+            raster::rasterize_into(&[], &s, &mut over).unwrap();
+            assert!(over.color == kept.color && over.depth == kept.depth, "{at}");
+        }
+    }
+    let mut s = RasterSettings::new(w, h);
+    s.over_target = true;
+    let mut small = raster::rasterize(&[], &RasterSettings::new(w / 2, h)).unwrap();
+    let e = raster::rasterize_into(&[], &s, &mut small).unwrap_err();
+    assert!(e.to_string().contains("160x120"), "{e}");
+}
+
 #[test]
 fn closed_convex_mesh_covers_its_silhouette_exactly_once() {
     let cam = Camera {

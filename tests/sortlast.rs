@@ -1,18 +1,36 @@
 //! Sort-last rendering on one device: a frame drawn as N parts of its triangles and composited
 //! by depth equals the frame drawn whole, colour and depth byte for byte, on the repository's
 //! scene, generated meshes and every shared mesh and scene, with and without the frustum stage
-//! and back-face culling; on the CPU, and on the GPU where there is one.
+//! and back-face culling, blended objects drawn over the composite; on the CPU, and on the GPU
+//! where there is one.
 
 mod common;
 
-use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene};
+use rxpipe::{Backend, CullMode, Pipeline, Renderer, Scene, ShadingMode};
 
 /// Renders `scene` whole and in 2, 3 and 7 parts with `renderer`, through the default stages
 /// and with the frustum stage, back-face culled and unculled, and compares.
 fn check(renderer: &Renderer, scene: &Scene, size: (u32, u32), what: &str) {
+    check_shaded(renderer, scene, size, what, ShadingMode::Lit);
+}
+
+/// [`check`] in a shading mode.
+fn check_shaded(
+    renderer: &Renderer,
+    scene: &Scene,
+    size: (u32, u32),
+    what: &str,
+    shading: ShadingMode,
+) {
+    let blended = scene.objects.iter().any(|o| {
+        o.mesh
+            .material
+            .as_ref()
+            .is_some_and(|m| m.alpha == rxpipe::material::AlphaMode::Blend)
+    });
     for frustum in [false, true] {
         for cull in [CullMode::Back, CullMode::None] {
-            let b = Pipeline::builder().cull(cull);
+            let b = Pipeline::builder().cull(cull).shading(shading);
             let b = if frustum {
                 b.stages(&["frustum"]).unwrap()
             } else {
@@ -31,7 +49,9 @@ fn check(renderer: &Renderer, scene: &Scene, size: (u32, u32), what: &str) {
                 assert_eq!(f.geometry_triangles(), whole.geometry_triangles(), "{at}");
                 assert!(f.depth == whole.depth, "{at}: depth differs");
                 assert!(f.color == whole.color, "{at}: colour differs");
-                assert!(f.notes.iter().any(|n| n.contains("parts")), "{at}");
+                let said = |what: &str| f.notes.iter().any(|n| n.contains(what));
+                assert!(said("parts"), "{at}: {:?}", f.notes);
+                assert_eq!(said("blended objects drawn over"), blended, "{at}");
             }
         }
     }
@@ -81,6 +101,20 @@ fn parts_composited_equal_the_whole_frame_on_generated_scenes() {
             "cuda: fused rings",
         );
     }
+}
+
+/// Blended objects are drawn after the composited parts, over their colour and depth: the
+/// repository's textured scene (a blended pane before textured, masked and opaque objects) in
+/// the lit mode, where they blend, and in the normals mode, where they are drawn as opaque.
+#[test]
+fn blended_objects_drawn_over_the_parts_equal_the_whole_frame() {
+    let scene = rxpipe::io::load_scene(common::repo("scenes/textured/textured.gltf")).unwrap();
+    each_backend(|r, b| {
+        for shading in [ShadingMode::Lit, ShadingMode::Normals] {
+            let what = format!("{b}: textured scene, {shading:?}");
+            check_shaded(r, &scene, (240, 160), &what, shading);
+        }
+    });
 }
 
 #[test]

@@ -142,7 +142,7 @@ impl Api for CpuApi {
         jobs: &mut [ShadeJob<'_, Self>],
         what: super::ShadeFor,
     ) -> Result<(), Error> {
-        let rate = what == (super::ShadeFor::Frame { rate: true });
+        let rate = matches!(what, super::ShadeFor::Frame { rate: true, .. });
         // the jobs at once (each into its own queue): a scene's many small objects are too
         // small for the stage's own parallelism to keep the threads busy one after another
         use rayon::prelude::*;

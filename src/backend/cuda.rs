@@ -249,8 +249,13 @@ impl Api for CudaApi {
         // a frame that `raster` will fuse (as `fusable` decides: the same draws) needs no
         // queue vertices
         let triangles: usize = jobs.iter().map(|j| j.mesh.index_count / 3).sum();
-        let fused = matches!(what, ShadeFor::Frame { .. })
-            && self.fuse_from.is_some_and(|n| triangles >= n)
+        let fused = matches!(
+            what,
+            ShadeFor::Frame {
+                over_target: false,
+                ..
+            }
+        ) && self.fuse_from.is_some_and(|n| triangles >= n)
             && c.fuses(strategy);
         let mut draws = Vec::with_capacity(jobs.len());
         for job in jobs.iter_mut() {

@@ -25,8 +25,10 @@ use std::sync::Arc;
 pub enum ShadeFor {
     /// its statistics only ([`Api::stats`]): the queues hold every shaded vertex
     Stats,
-    /// the raster stage over the same jobs ([`Api::raster`]); `rate`: in the shading-rate mode
-    Frame { rate: bool },
+    /// the raster stage over the same jobs ([`Api::raster`]); `rate`: in the shading-rate mode;
+    /// `over_target`: drawn over a target's colour and depth
+    /// ([`crate::raster::RasterSettings::over_target`]), which a fused frame cannot be
+    Frame { rate: bool, over_target: bool },
 }
 
 /// The chosen backend, made once and shared by pipelines.

@@ -80,6 +80,7 @@ impl Pipeline {
             // (the depth mode's colours are made from the depth on the host)
             color_only: self.color_only && self.shading != ShadingMode::Depth,
             baseline_isa: self.baseline_isa,
+            over_target: false,
         }
     }
 
@@ -133,14 +134,16 @@ impl Pipeline {
                 self.layout()
             )));
         }
-        self.render_part_into(prepared, scene, camera, size, time, None, frame)
+        self.render_part_into(prepared, scene, camera, size, time, Share::All, frame)
     }
 
     /// Renders a prepared scene as `parts` parts of its triangles, one after another, each into
     /// a frame of its own, composited by depth ([`crate::sortlast`]): sort-last rendering on
     /// one device, the picture and depth of [`Pipeline::render_prepared`] byte for byte. The
-    /// frame's statistics are the parts' summed (their stage times too); its notes say how
-    /// it was drawn.
+    /// parts share the opaque objects; blended ones are drawn last, in order, over the
+    /// composite (a layer of their own: [`RasterSettings::over_target`]). The frame's
+    /// statistics are the parts' and the layer's summed (their stage times too); its notes say
+    /// how it was drawn.
     pub fn render_parts(
         &self,
         prepared: &Prepared,
@@ -150,16 +153,8 @@ impl Pipeline {
         time: f32,
         parts: usize,
     ) -> Result<Frame, Error> {
-        // (blended objects blend over what lies behind them in every part: not composited
-        // apart yet, so a scene with any is drawn whole)
-        if parts > 1 && (0..prepared.objects.len()).any(|k| blended(prepared, k)) {
-            let mut f = self.render_prepared(prepared, scene, camera, size, time)?;
-            f.notes.push(format!(
-                "drawn as one part, not {parts}: blended objects are not composited across parts"
-            ));
-            return Ok(f);
-        }
         let parts = parts.max(1);
+        let layered = (0..prepared.objects.len()).any(|k| blended(prepared, k));
         let mut drawn = Vec::with_capacity(parts);
         for p in 0..parts {
             let mut f = Frame::empty();
@@ -169,7 +164,7 @@ impl Pipeline {
                 camera,
                 size,
                 time,
-                Some((p, parts)),
+                Share::Part(p, parts),
                 &mut f,
             )?;
             drawn.push(f);
@@ -187,16 +182,37 @@ impl Pipeline {
         for f in &drawn[1..] {
             stats.add(&f.stats);
         }
+        let mut notes: Vec<String> = drawn.iter().flat_map(|f| f.notes.clone()).collect();
+        if layered {
+            // (the layer's own frame over the composite: its colour and depth are the target)
+            self.render_part_into(
+                prepared,
+                scene,
+                camera,
+                size,
+                time,
+                Share::Blended,
+                &mut frame,
+            )?;
+            stats.add(&frame.stats);
+            notes.append(&mut frame.notes);
+        }
         frame.stats = stats;
-        frame.notes = drawn.iter().flat_map(|f| f.notes.clone()).collect();
+        frame.notes = notes;
+        let total: u64 = prepared.objects.iter().map(|o| o.triangles as u64).sum();
+        self.diagnose(&mut frame, total, size);
         frame.notes.push(format!(
-            "drawn as {parts} parts of its triangles, composited by depth in {composite_ms:.3} ms"
+            "drawn as {parts} parts of its triangles, composited by depth in {composite_ms:.3} ms{}",
+            if layered {
+                ", the blended objects drawn over them"
+            } else {
+                ""
+            }
         ));
         Ok(frame)
     }
 
-    /// [`Pipeline::render_into`], of part `p` of `n` of the frame's triangles where `part` is
-    /// `Some((p, n))`.
+    /// [`Pipeline::render_into`], of the `share` of the frame's triangles.
     #[allow(clippy::too_many_arguments)]
     fn render_part_into(
         &self,
@@ -205,14 +221,14 @@ impl Pipeline {
         camera: &Camera,
         size: (u32, u32),
         time: f32,
-        part: Option<(usize, usize)>,
+        share: Share,
         frame: &mut Frame,
     ) -> Result<(), Error> {
         let view = View {
             camera,
             size,
             time,
-            part,
+            share,
         };
         match (&self.engine, &prepared.residents) {
             (Engine::Cpu(api), Residents::Cpu(r)) => {
@@ -291,7 +307,7 @@ impl Pipeline {
             camera,
             size: (width, height),
             time,
-            part,
+            share,
         } = *view;
         frame.notes.clear();
         let start = Instant::now();
@@ -312,20 +328,38 @@ impl Pipeline {
             .collect();
         let (mut visibility, stages) =
             self.frame_stages_run(api.kind(), camera, view_proj, &objects)?;
-        if let Some((p, n)) = part {
-            // this part's share of what the frame stages left, blended objects last as they are
-            // submitted
-            let triangles: Vec<u32> = prepared
-                .objects
-                .iter()
-                .map(|o| o.triangles as u32)
-                .collect();
-            let late: Vec<bool> = (0..prepared.objects.len())
-                .map(|k| blended(prepared, k))
-                .collect();
-            visibility =
-                crate::sortlast::partition::split(&visibility, &triangles, &late, n).swap_remove(p);
+        // a part draws its share of the opaque objects the frame stages left, the blended
+        // layer the blended ones
+        let hide = |v: &mut Visibility| {
+            v.visible = false;
+            v.keep = None;
+        };
+        match share {
+            Share::All => {}
+            Share::Part(p, n) => {
+                let triangles: Vec<u32> = prepared
+                    .objects
+                    .iter()
+                    .map(|o| o.triangles as u32)
+                    .collect();
+                for (k, v) in visibility.iter_mut().enumerate() {
+                    if blended(prepared, k) {
+                        hide(v);
+                    }
+                }
+                let late = vec![false; triangles.len()];
+                visibility = crate::sortlast::partition::split(&visibility, &triangles, &late, n)
+                    .swap_remove(p);
+            }
+            Share::Blended => {
+                for (k, v) in visibility.iter_mut().enumerate() {
+                    if !blended(prepared, k) {
+                        hide(v);
+                    }
+                }
+            }
         }
+        let over_target = share == Share::Blended;
         let stages_ms = start.elapsed().as_secs_f64() * 1e3;
         let t_draws = Instant::now();
         api.begin_frame()?;
@@ -360,7 +394,11 @@ impl Pipeline {
                 }
             })
             .collect();
-        api.shade(self.strategy, &mut jobs, ShadeFor::Frame { rate })?;
+        api.shade(
+            self.strategy,
+            &mut jobs,
+            ShadeFor::Frame { rate, over_target },
+        )?;
         drop(jobs);
         // blended objects after the opaque ones, far to near, as the raster stage composites
         // them in submission order
@@ -369,7 +407,12 @@ impl Pipeline {
             .iter()
             .map(|s| s.draw(residents, prepared, &models))
             .collect();
-        let settings = self.raster_settings(scene, camera, (width, height));
+        let mut settings = self.raster_settings(scene, camera, (width, height));
+        settings.over_target = over_target;
+        if matches!(share, Share::Part(..)) {
+            // (the composite needs every part's depth)
+            settings.color_only = false;
+        }
         let draws_ms = t_draws.elapsed().as_secs_f64() * 1e3;
         let t_raster = Instant::now();
         let mut out = frame.take_output();
@@ -401,7 +444,16 @@ impl Pipeline {
                 stats_ms: (end - t_stats).as_secs_f64() * 1e3,
             },
         };
-        let total: u64 = objects.iter().map(|o| o.triangles).sum();
+        // (a share's diagnostics are the whole frame's, made from the shares' sum)
+        if share == Share::All {
+            let total: u64 = objects.iter().map(|o| o.triangles).sum();
+            self.diagnose(frame, total, (width, height));
+        }
+        Ok(())
+    }
+
+    /// The frame's notes when it drew nothing or culled most of what it was given.
+    fn diagnose(&self, frame: &mut Frame, total: u64, (width, height): (u32, u32)) {
         if let Some(why) = nothing_drawn(&frame.stats, total, self.cull) {
             frame.notes.push(why);
         } else if let Some(why) =
@@ -409,7 +461,6 @@ impl Pipeline {
         {
             frame.notes.push(why);
         }
-        Ok(())
     }
 
     /// The frame stages in order over every object: what each leaves visible, checked, and
@@ -474,8 +525,6 @@ fn object_models(prepared: &Prepared, scene: &Scene, time: f32) -> Vec<glam::Mat
     models
 }
 
-/// Puts the slots of blended objects after the opaque ones, far to near from `eye` (by their
-/// bounds' centres); the opaque keep their order.
 /// Whether prepared object `k` is blended (drawn after the others, far to near).
 fn blended(prepared: &Prepared, k: usize) -> bool {
     prepared.objects[k]
@@ -484,15 +533,25 @@ fn blended(prepared: &Prepared, k: usize) -> bool {
         .is_some_and(|m| m.alpha == rxpipe_core::material::AlphaMode::Blend)
 }
 
-/// What a frame is of: the camera, the size, the time, and the part of the frame's triangles
-/// (`Some((p, n))`: part p of n) where it is drawn in parts.
+/// What a frame is of: the camera, the size, the time, and which of the frame's triangles.
 struct View<'a> {
     camera: &'a Camera,
     size: (u32, u32),
     time: f32,
-    part: Option<(usize, usize)>,
+    share: Share,
 }
 
+/// Which of a frame's triangles a drawing takes: all of them, part `p` of `n` of the opaque
+/// ones (sort-last parts), or the blended ones, drawn over the parts' composite.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Share {
+    All,
+    Part(usize, usize),
+    Blended,
+}
+
+/// Puts the slots of blended objects after the opaque ones, far to near from `eye` (by their
+/// bounds' centres); the opaque keep their order.
 fn order_blended<A: Api>(
     slots: &mut [Slot<A>],
     prepared: &Prepared,

@@ -88,6 +88,11 @@ pub struct RasterSettings {
     /// the CPU backend's fragment stage runs its baseline x86-64 build even where the CPU has
     /// x86-64-v3 (AVX2, FMA), whose build it otherwise runs; both give the same bytes
     pub baseline_isa: bool,
+    /// The frame is drawn over the target's colour and depth as they are (they must be the
+    /// frame's size) instead of over the background: the target is a layer below this frame's
+    /// triangles, which come after whatever drew it (at an equal depth what is there stays).
+    /// Sort-last frames draw their blended objects this way over the composited opaque parts.
+    pub over_target: bool,
 }
 
 impl RasterSettings {
@@ -105,6 +110,7 @@ impl RasterSettings {
             lights: Lights::key(&Light::default()),
             color_only: false,
             baseline_isa: false,
+            over_target: false,
         }
     }
 }
@@ -278,6 +284,11 @@ impl RasterStats {
 pub enum RasterError {
     #[error("frame size {0}x{1} is not supported (1 to 16384 pixels a side)")]
     Size(u32, u32),
+    /// A frame drawn over its target whose colour or depth is not the frame's size.
+    #[error(
+        "the target to draw over holds {0} colour bytes and {1} depths, not the {2}x{3} frame's"
+    )]
+    TargetSize(usize, usize, u32, u32),
     #[error(transparent)]
     OutOfMemory(#[from] rxpipe_core::limits::OutOfMemory),
     /// A GPU error met by the stage.
@@ -361,6 +372,7 @@ pub fn rasterize_into(
         return Err(RasterError::Size(s.width, s.height));
     }
     check_frame_memory(s, out)?;
+    check_target(s, out)?;
     let mut stats = RasterStats::default();
     let t0 = Instant::now();
     let mut scratch = std::mem::take(&mut out.scratch);
@@ -382,6 +394,20 @@ pub fn rasterize_into(
 /// before growing them (a 16384x16384 frame takes 2 GB; the allocator would abort the process).
 /// Buffers a target already holds from an earlier frame need nothing new, and then the host is not
 /// asked.
+/// With [`RasterSettings::over_target`], that the target's colour and depth are the frame's size.
+pub fn check_target(s: &RasterSettings, out: &RasterOutput) -> Result<(), RasterError> {
+    let pixels = s.width as usize * s.height as usize;
+    if s.over_target && (out.color.len() != 4 * pixels || out.depth.len() != pixels) {
+        return Err(RasterError::TargetSize(
+            out.color.len(),
+            out.depth.len(),
+            s.width,
+            s.height,
+        ));
+    }
+    Ok(())
+}
+
 fn check_frame_memory(s: &RasterSettings, out: &RasterOutput) -> Result<(), RasterError> {
     let pixels = s.width as u64 * s.height as u64;
     let coverage = if s.count_coverage { 4 } else { 0 };

@@ -94,6 +94,7 @@ impl CudaRaster {
         // dense tiles are split over several blocks only where every tile leaves its keys to
         // rxp_resolve (the slices merge them there): lit frames with materials and no blending
         let split = apart
+            && !s.over_target
             && draws
                 .iter()
                 .all(|d| super::material::alpha_class(d.material, s) != 2);

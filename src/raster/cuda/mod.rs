@@ -144,6 +144,9 @@ struct Params {
     split: u32,
     /// whether the geometry stage ran fused (kernels/geometry_fused.cu)
     fused: u32,
+    /// whether the frame is drawn over the colour and depth buffers as they are
+    /// ([`RasterSettings::over_target`])
+    over_target: u32,
 }
 
 // SAFETY: plain integers and floats with the layout of the CUDA struct.
@@ -497,6 +500,7 @@ impl CudaRaster {
             bin_capacity: self.bin_capacity as u32,
             split: 0,
             fused: 0,
+            over_target: s.over_target as u32,
         }
     }
 
@@ -542,6 +546,7 @@ impl CudaRaster {
             ))
             .into());
         }
+        crate::raster::check_target(s, out)?;
         self.grown.clear();
         let pixels = (s.width * s.height) as usize;
         let ntiles = (s.width.div_ceil(TILE) * s.height.div_ceil(TILE)) as usize;
@@ -555,7 +560,9 @@ impl CudaRaster {
         grow(&gpu, &mut self.cursors, ntiles, "tile cursors")?;
         grow(&gpu, &mut self.order, ntiles + MAX_EXTRA, "tile order")?;
         grow(&gpu, &mut self.deferred, ntiles, "deferred tiles")?;
-        let fuse = fuse && triangles > 0;
+        // (a frame drawn over its target starts its keys from the target's depths in the tile
+        // kernel, which a fused frame's keys would replace)
+        let fuse = fuse && triangles > 0 && !s.over_target;
         if resolves_apart(draws, s) || fuse {
             grow(&gpu, &mut self.keys, pixels, "depth keys")?;
         }
@@ -603,7 +610,10 @@ impl CudaRaster {
         let mut tables = self.material_tables(draws, s, fuse)?;
         let tables_ms = t_tables.elapsed().as_secs_f64() * 1e3;
         let t_run = std::time::Instant::now();
-        let counters = self.run(draws, s, ntiles, &mut tables, fuse, before);
+        let target = s
+            .over_target
+            .then(|| (out.color.as_slice(), out.depth.as_slice()));
+        let counters = self.run(draws, s, ntiles, &mut tables, fuse, target, before);
         // (an error between the hold and the release left the stream held)
         if let Some(g) = &mut self.gate {
             g.release();
@@ -669,7 +679,9 @@ impl CudaRaster {
     /// enqueued again (after growing) while the raster buffers overflow; returns the counters.
     /// A `fuse`d frame's `before` runs again with them: its geometry stage made setup's lists,
     /// wrote the small triangles' keys and the survivors' vertices (whose buffer the tables
-    /// name: made again when it grows).
+    /// name: made again when it grows). A frame drawn over its `target` (colour and depth)
+    /// uploads it before every attempt.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
         draws: &[GpuDraw],
@@ -677,6 +689,7 @@ impl CudaRaster {
         ntiles: usize,
         tables: &mut material::Tables,
         fuse: bool,
+        target: Option<(&[u8], &[f32])>,
         before: &mut Before<'_>,
     ) -> Result<[u64; COUNTERS], RasterError> {
         self.mark_start()?;
@@ -698,6 +711,15 @@ impl CudaRaster {
             if attempt == 0 || fused.is_some() {
                 let pixels = s.width as usize * s.height as usize;
                 self.run_before(fused, pixels, before)?;
+            }
+            if let Some((color, depth)) = target {
+                let stream = &self.gpu.stream;
+                stream
+                    .memcpy_htod(color, &mut self.color)
+                    .ctx("uploading the colour to draw over")?;
+                stream
+                    .memcpy_htod(depth, &mut self.depth)
+                    .ctx("uploading the depth to draw over")?;
             }
             counters = self.enqueue(draws, s, ntiles, tables, fused.is_some())?;
             let records = counters[C_RECORDS] as usize;

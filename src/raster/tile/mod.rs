@@ -128,7 +128,9 @@ pub(super) fn raster_tiles(
     out: &mut RasterOutput,
 ) {
     let (w, h) = (s.width as usize, s.height as usize);
-    // reuse the target's buffers: every pixel is written below, so no clear is needed
+    // reuse the target's buffers: every pixel is written below, so no clear is needed (drawn
+    // over the target, each tile starts from what the target holds there)
+    let under = s.over_target;
     out.width = s.width;
     out.height = s.height;
     out.color.resize(w * h * 4, 0);
@@ -180,11 +182,16 @@ pub(super) fn raster_tiles(
                     let tw = TILE.min(s.width - tx) as usize;
                     let ids = &bins.ids[bins.offsets[k] as usize..bins.offsets[k + 1] as usize];
                     if ids.is_empty() && !s.count_coverage {
-                        // nothing binned here: background and far depth
+                        // nothing binned here: background and far depth, or the target's
                         for j in 0..th {
                             let p = j * w + tx as usize;
-                            scolor[p..p + tw].fill(bg);
-                            sdepth[p..p + tw].fill(1.0);
+                            if under {
+                                load_words(&mut scolor[p..p + tw], &fcolor[4 * p..]);
+                                sdepth[p..p + tw].copy_from_slice(&fdepth[p..p + tw]);
+                            } else {
+                                scolor[p..p + tw].fill(bg);
+                                sdepth[p..p + tw].fill(1.0);
+                            }
                         }
                         continue;
                     }
@@ -194,6 +201,13 @@ pub(super) fn raster_tiles(
                     // last triangle
                     let mut win = [NONE; (TILE * TILE) as usize];
                     let mut cbuf = [bg; (TILE * TILE) as usize];
+                    if under {
+                        for j in 0..th {
+                            let (p, l) = (j * w + tx as usize, j * TILE as usize);
+                            load_words(&mut cbuf[l..l + tw], &fcolor[4 * p..]);
+                            zbuf[l..l + tw].copy_from_slice(&fdepth[p..p + tw]);
+                        }
+                    }
                     let mut cov = s
                         .count_coverage
                         .then(|| Box::new([0u32; (TILE * TILE) as usize]));
@@ -257,6 +271,14 @@ pub(super) fn raster_tiles(
         })
         .sum();
     stats.fragments = fragments;
+}
+
+/// Packed colours (little-endian words, as the tiles keep them) from the frame's bytes: as many
+/// as `words` holds.
+fn load_words(words: &mut [u32], bytes: &[u8]) {
+    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+        *w = u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+    }
 }
 
 /// What every tile's visibility pass reads: the frame's triangles and draws, the shaders (for
