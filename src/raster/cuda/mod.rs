@@ -612,7 +612,7 @@ impl CudaRaster {
         let t_run = std::time::Instant::now();
         let target = s
             .over_target
-            .then(|| (out.color.as_slice(), out.depth.as_slice()));
+            .then_some((out.color.as_slice(), out.depth.as_slice()));
         let counters = self.run(draws, s, ntiles, &mut tables, fuse, target, before);
         // (an error between the hold and the release left the stream held)
         if let Some(g) = &mut self.gate {
