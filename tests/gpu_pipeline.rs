@@ -289,10 +289,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
     // over its own frame ties everywhere and leaves it; in three shading modes
     assert!(draws.len() > 1, "the default scene has several objects");
     for shading in [ShadingMode::Lit, ShadingMode::Normals, ShadingMode::Depth] {
-        let s = RasterSettings {
-            shading,
-            ..s.clone()
-        };
+        let s = RasterSettings { shading, ..s };
         let mut whole = RasterOutput::empty();
         r.render(&draws, &s, &mut whole).unwrap();
         let mut over = RasterOutput::empty();
@@ -300,7 +297,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
         let first = (over.color.clone(), over.depth.clone());
         let layer = RasterSettings {
             over_target: true,
-            ..s.clone()
+            ..s
         };
         let mut fresh = CudaRaster::with_capacity(gpu.clone(), 1, 1).unwrap();
         fresh.render(&draws[1..], &layer, &mut over).unwrap();
@@ -320,7 +317,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
         .unwrap();
     let layer = RasterSettings {
         over_target: true,
-        ..s.clone()
+        ..s
     };
     assert!(r.render(&draws, &layer, &mut small).is_err());
     // a frame size the rasteriser does not take is an error, not a crash
