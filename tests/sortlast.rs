@@ -171,3 +171,103 @@ fn one_part_is_the_frame_and_partitions_stay_in_order() {
     );
     assert_eq!((many.color, many.depth), (whole.color, whole.depth));
 }
+
+/// Parts of `pixels` pixels: depths from few values (many ties between parts), a quarter of the
+/// pixels far (1.0, the background), and colours telling the parts apart.
+fn synthetic_parts(n: usize, pixels: usize) -> Vec<(Vec<u8>, Vec<f32>)> {
+    let mut seed = 0x9e37_79b9u32;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    (0..n)
+        .map(|p| {
+            let depth: Vec<f32> = (0..pixels)
+                .map(|_| match next() % 8 {
+                    0 | 1 => 1.0,
+                    k => 0.25 + 0.1 * k as f32,
+                })
+                .collect();
+            let color: Vec<u8> = (0..pixels)
+                .flat_map(|i| [p as u8, (i % 251) as u8, next() as u8, 255])
+                .collect();
+            (color, depth)
+        })
+        .collect()
+}
+
+/// The GPU's composite of parts held on one device equals the CPU's, colour and depth byte for
+/// byte (1, 2, 3 and 7 parts, a 1920x1080 frame and an odd size); and through NCCL, where one
+/// GPU makes a communicator of one rank, the composite of its one part is that part.
+#[test]
+fn parts_composited_on_the_gpu_equal_the_cpus() {
+    use rxpipe::sortlast::cuda::{nccl_present, DeviceComposite, NcclComposite};
+    let Some(gpu) = common::gpu() else { return };
+    let mut device = DeviceComposite::new(&gpu).unwrap();
+    for (w, h) in [(1920usize, 1080usize), (37, 23)] {
+        let pixels = w * h;
+        for n in [1, 2, 3, 7] {
+            let parts = synthetic_parts(n, pixels);
+            let (mut color, mut depth) = (Vec::new(), Vec::new());
+            let host: Vec<(&[u8], &[f32])> = parts
+                .iter()
+                .map(|(c, d)| (c.as_slice(), d.as_slice()))
+                .collect();
+            rxpipe::sortlast::composite::by_depth(&host, &mut color, &mut depth).unwrap();
+            let uploaded: Vec<_> = parts
+                .iter()
+                .map(|(c, d)| {
+                    let words: Vec<u32> = bytemuck::pod_collect_to_vec(c);
+                    (
+                        gpu.upload(&words, "a part's colour").unwrap(),
+                        gpu.upload(d, "a part's depth").unwrap(),
+                    )
+                })
+                .collect();
+            let on_device: Vec<_> = uploaded.iter().map(|(c, d)| (c, d)).collect();
+            device.parts(&on_device, pixels).unwrap();
+            let (mut gc, mut gd) = (Vec::new(), Vec::new());
+            device.download(&mut gc, &mut gd).unwrap();
+            let at = format!("{n} parts of {w}x{h}");
+            assert!(gd == depth, "{at}: depth differs");
+            assert!(gc == color, "{at}: colour differs");
+            if n > 1 {
+                // (every part wins somewhere)
+                for p in 0..n as u8 {
+                    assert!(
+                        gc.chunks(4).any(|px| px[0] == p),
+                        "{at}: part {p} never wins"
+                    );
+                }
+            }
+        }
+    }
+    let short = gpu.zeros::<f32>(10, "a short part").unwrap();
+    let words = gpu.zeros::<u32>(10, "a short part").unwrap();
+    assert!(device.parts(&[(&words, &short)], 11).is_err());
+    assert!(device.parts(&[], 11).is_err());
+    let require = std::env::var("RXPIPE_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    if !nccl_present() && !require {
+        eprintln!("notice: no NCCL library; skipping the NCCL composite");
+        return;
+    }
+    let mut group = NcclComposite::new(std::slice::from_ref(&gpu)).unwrap();
+    assert_eq!(group.ranks(), 1);
+    let parts = synthetic_parts(1, 1920 * 1080);
+    let words: Vec<u32> = bytemuck::pod_collect_to_vec(&parts[0].0);
+    let (c, d) = (
+        gpu.upload(&words, "a part's colour").unwrap(),
+        gpu.upload(&parts[0].1, "a part's depth").unwrap(),
+    );
+    group.parts(&[(&c, &d)], 1920 * 1080).unwrap();
+    group.sync().unwrap();
+    let (mut gc, mut gd) = (Vec::new(), Vec::new());
+    group.rank(0).download(&mut gc, &mut gd).unwrap();
+    assert!(
+        gd == parts[0].1 && gc == parts[0].0,
+        "one rank's composite is its part"
+    );
+    assert!(group.parts(&[(&c, &d), (&c, &d)], 1920 * 1080).is_err());
+}

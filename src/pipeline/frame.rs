@@ -27,6 +27,28 @@ pub struct FrameStats {
     pub total_ms: f64,
     /// where the host's time of the frame went
     pub host: HostTimes,
+    /// how a frame drawn in parts ([`super::Pipeline::render_parts`]) was made; `None` for a
+    /// frame drawn whole
+    pub parts: Option<PartsStats>,
+}
+
+/// A frame drawn in parts: each part's time and the composite's.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PartsStats {
+    /// each part's time in ms: its geometry, setup, binning and raster (device time with CUDA)
+    pub part_ms: Vec<f64>,
+    /// host wall time of compositing the parts, in ms
+    pub composite_ms: f64,
+    /// the time of the blended objects' layer drawn over the composite, when there was one
+    pub layer_ms: Option<f64>,
+}
+
+impl PartsStats {
+    /// The slowest part's time: what parts drawn side by side, one a GPU, would take before
+    /// compositing.
+    pub fn slowest_ms(&self) -> f64 {
+        self.part_ms.iter().fold(0.0, |a, &b| a.max(b))
+    }
 }
 
 /// Host wall times of a frame's parts, in milliseconds: what the host does for the device (on
@@ -49,6 +71,12 @@ pub struct HostTimes {
 impl FrameStats {
     /// Adds the counts and times of `o`, another part of the same frame ([`crate::sortlast`]);
     /// the frame stages' results stay this part's (every part runs them over the whole scene).
+    /// The frame's device time (host time on the CPU): geometry, setup, binning and raster.
+    pub fn device_ms(&self) -> f64 {
+        let r = &self.raster;
+        self.geometry_ms + r.setup_ms + r.bin_ms + r.raster_ms
+    }
+
     pub fn add(&mut self, o: &FrameStats) {
         self.geometry.add(&o.geometry);
         self.raster.add(&o.raster);

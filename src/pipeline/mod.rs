@@ -12,7 +12,7 @@ mod prepare;
 mod prepared;
 mod render;
 
-pub use frame::{Frame, FrameStats, HostTimes};
+pub use frame::{Frame, FrameStats, HostTimes, PartsStats};
 pub use prepared::{Prepared, PreparedObject};
 
 use crate::backend::cpu::CpuApi;

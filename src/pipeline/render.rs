@@ -2,7 +2,7 @@
 //! the raster stage, and what the frame says about itself.
 
 use super::diagnostics::{mostly_culled, nothing_drawn};
-use super::frame::{Frame, FrameStats, HostTimes};
+use super::frame::{Frame, FrameStats, HostTimes, PartsStats};
 use super::prepared::{Prepared, Resident, Residents};
 use super::{Engine, Pipeline};
 use crate::backend::{Api, DrawRef, ShadeFor, ShadeJob};
@@ -153,22 +153,9 @@ impl Pipeline {
         time: f32,
         parts: usize,
     ) -> Result<Frame, Error> {
-        let parts = parts.max(1);
+        let drawn = self.draw_parts(prepared, scene, camera, size, time, parts)?;
+        let parts = drawn.len();
         let layered = (0..prepared.objects.len()).any(|k| blended(prepared, k));
-        let mut drawn = Vec::with_capacity(parts);
-        for p in 0..parts {
-            let mut f = Frame::empty();
-            self.render_part_into(
-                prepared,
-                scene,
-                camera,
-                size,
-                time,
-                Share::Part(p, parts),
-                &mut f,
-            )?;
-            drawn.push(f);
-        }
         let t = Instant::now();
         let mut frame = Frame::empty();
         let layers: Vec<(&[u8], &[f32])> = drawn
@@ -183,6 +170,11 @@ impl Pipeline {
             stats.add(&f.stats);
         }
         let mut notes: Vec<String> = drawn.iter().flat_map(|f| f.notes.clone()).collect();
+        let mut made = PartsStats {
+            part_ms: drawn.iter().map(|f| f.stats.device_ms()).collect(),
+            composite_ms,
+            layer_ms: None,
+        };
         if layered {
             // (the layer's own frame over the composite: its colour and depth are the target)
             self.render_part_into(
@@ -195,8 +187,10 @@ impl Pipeline {
                 &mut frame,
             )?;
             stats.add(&frame.stats);
+            made.layer_ms = Some(frame.stats.device_ms());
             notes.append(&mut frame.notes);
         }
+        stats.parts = Some(made);
         frame.stats = stats;
         frame.notes = notes;
         let total: u64 = prepared.objects.iter().map(|o| o.triangles as u64).sum();
@@ -210,6 +204,38 @@ impl Pipeline {
             }
         ));
         Ok(frame)
+    }
+
+    /// The parts of [`Pipeline::render_parts`] before they are composited: part `p` of
+    /// `parts` (at least one) draws the `p`-th share of the frame's opaque triangles in
+    /// submission order into a frame of its own (colour and depth), as a GPU of its own would.
+    /// [`crate::sortlast::composite::by_depth`] (or, with CUDA, the GPU's
+    /// `sortlast::cuda::DeviceComposite`) composites them; blended objects are in none of them.
+    pub fn draw_parts(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+        time: f32,
+        parts: usize,
+    ) -> Result<Vec<Frame>, Error> {
+        let parts = parts.max(1);
+        let mut drawn = Vec::with_capacity(parts);
+        for p in 0..parts {
+            let mut f = Frame::empty();
+            self.render_part_into(
+                prepared,
+                scene,
+                camera,
+                size,
+                time,
+                Share::Part(p, parts),
+                &mut f,
+            )?;
+            drawn.push(f);
+        }
+        Ok(drawn)
     }
 
     /// [`Pipeline::render_into`], of the `share` of the frame's triangles.
@@ -443,6 +469,7 @@ impl Pipeline {
                 raster_ms,
                 stats_ms: (end - t_stats).as_secs_f64() * 1e3,
             },
+            parts: None,
         };
         // (a share's diagnostics are the whole frame's, made from the shares' sum)
         if share == Share::All {

@@ -10,4 +10,6 @@
 //! the nearest of those, a tie going to the earlier part, whose triangles all come first.
 
 pub mod composite;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod partition;

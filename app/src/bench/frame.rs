@@ -70,6 +70,22 @@ pub struct FrameRow {
     /// device memory in use (total less free) after this row's frames (the GPU only)
     pub device_in_use_bytes: Option<u64>,
     pub runs: usize,
+    /// the parts each frame was drawn in (sort-last on one device, the parts in turn; 1: whole)
+    pub parts: usize,
+    /// drawn in parts: how the frame's time divides (medians, ms)
+    pub parts_times: Option<PartsRow>,
+}
+
+/// Medians of the times of a frame drawn in parts, in ms: the slowest part's device time (what
+/// one GPU a part would take before compositing), the composite on the host (the parts
+/// downloaded), the blended layer, and the composite on the GPU of the same parts held on one
+/// device (CUDA events; the CUDA backend only).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PartsRow {
+    pub slowest_part_ms: f64,
+    pub composite_host_ms: f64,
+    pub layer_ms: Option<f64>,
+    pub composite_gpu_ms: Option<f64>,
 }
 
 /// Medians of the host wall times of a frame's parts ([`rxpipe::pipeline::HostTimes`], with the
@@ -135,10 +151,12 @@ pub fn run(
     frustum: Option<rxpipe::passes::frustum::Placement>,
     patch_cull: bool,
     shadings: &[rxpipe::ShadingMode],
+    parts: usize,
     warmup: usize,
     runs: usize,
     progress: &dyn Fn(&str),
 ) -> Result<FrameReport, Error> {
+    let parts = parts.max(1);
     let mut report = FrameReport {
         machine: match renderer.gpu() {
             Some(gpu) => Machine::of(gpu, &rxpipe::gpu::probe()),
@@ -250,8 +268,12 @@ pub fn run(
                 size,
                 warmup,
                 runs,
+                parts,
             };
-            let (f, stages, host) = timed_frames(&p, &frames)?;
+            let (f, stages, host, mut parts_times) = timed_frames(&p, &frames)?;
+            if let (Some(t), Some(gpu)) = (&mut parts_times, renderer.gpu()) {
+                t.composite_gpu_ms = Some(composite_on_gpu(&p, &frames, gpu)?);
+            }
             // the viewer's frames, headless: the same code the window runs
             p.color_only = true;
             let window = window_frames(&p, &frames)?;
@@ -299,6 +321,8 @@ pub fn run(
                     .zip(free_after)
                     .map(|(g, a)| g.memory_bytes.saturating_sub(a) as u64),
                 runs,
+                parts,
+                parts_times,
             });
         }
     }
@@ -370,28 +394,48 @@ struct Frames<'a> {
     size: (u32, u32),
     warmup: usize,
     runs: usize,
+    /// the parts each frame is drawn in (1: whole)
+    parts: usize,
 }
 
-/// The frames on `p`, each with its stage times; returns the last frame.
+/// The frames on `p`, each with its stage times (drawn in parts: the parts' summed, and the
+/// medians of how they divide); returns the last frame.
 fn timed_frames(
     p: &rxpipe::Pipeline,
     x: &Frames,
-) -> Result<(rxpipe::Frame, StageTimes, HostTimes), Error> {
+) -> Result<(rxpipe::Frame, StageTimes, HostTimes, Option<PartsRow>), Error> {
     let Frames {
         pr,
         scene,
         size,
         warmup,
         runs,
+        parts,
     } = *x;
     let mut f = rxpipe::Frame::empty();
+    let draw = |f: &mut rxpipe::Frame| -> Result<(), Error> {
+        if parts > 1 {
+            *f = p.render_parts(pr, scene, &scene.camera, size, 0.0, parts)?;
+            Ok(())
+        } else {
+            p.render_into(pr, scene, &scene.camera, size, 0.0, f)
+        }
+    };
     for _ in 0..warmup {
-        p.render_into(pr, scene, &scene.camera, size, 0.0, &mut f)?;
+        draw(&mut f)?;
     }
     let mut stages: StageTimes = Default::default();
     let mut host: HostTimes = Default::default();
+    let mut made: [Vec<f64>; 3] = Default::default();
+    let mut layered = false;
     for _ in 0..runs {
-        p.render_into(pr, scene, &scene.camera, size, 0.0, &mut f)?;
+        draw(&mut f)?;
+        if let Some(m) = &f.stats.parts {
+            made[0].push(m.slowest_ms());
+            made[1].push(m.composite_ms);
+            made[2].push(m.layer_ms.unwrap_or(0.0));
+            layered |= m.layer_ms.is_some();
+        }
         let st = &f.stats;
         let r = &st.raster;
         let dev = st.geometry_ms + r.setup_ms + r.bin_ms + r.raster_ms;
@@ -419,7 +463,39 @@ fn timed_frames(
             v.push(x);
         }
     }
-    Ok((f, stages, host))
+    let parts_times = (parts > 1).then(|| PartsRow {
+        slowest_part_ms: median(&made[0]),
+        composite_host_ms: median(&made[1]),
+        layer_ms: layered.then(|| median(&made[2])),
+        composite_gpu_ms: None,
+    });
+    Ok((f, stages, host, parts_times))
+}
+
+/// The median time (CUDA events) of compositing on the GPU the parts of the row's frame, held on
+/// one device (drawn once, uploaded, then composited `runs` times after `warmup`).
+fn composite_on_gpu(
+    p: &rxpipe::Pipeline,
+    x: &Frames,
+    gpu: &std::sync::Arc<rxpipe::gpu::Gpu>,
+) -> Result<f64, Error> {
+    let drawn = p.draw_parts(x.pr, x.scene, &x.scene.camera, x.size, 0.0, x.parts)?;
+    let mut held = Vec::with_capacity(drawn.len());
+    for f in &drawn {
+        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&f.color);
+        held.push((
+            gpu.upload(&words, "a part's colour")?,
+            gpu.upload(&f.depth, "a part's depth")?,
+        ));
+    }
+    let parts: Vec<_> = held.iter().map(|(c, d)| (c, d)).collect();
+    let pixels = x.size.0 as usize * x.size.1 as usize;
+    let mut c = rxpipe::sortlast::cuda::DeviceComposite::new(gpu)?;
+    let times = gpu.time(x.warmup.max(1), x.runs.max(1), || -> Result<(), Error> {
+        c.parts(&parts, pixels)?;
+        Ok(())
+    })?;
+    Ok(median(&times))
 }
 
 /// The viewer's frames, headless: the same code the window runs, a new frame each time (a
@@ -432,6 +508,7 @@ fn window_frames(p: &rxpipe::Pipeline, x: &Frames) -> Result<Vec<f64>, Error> {
         size,
         warmup,
         runs,
+        ..
     } = *x;
     let mut target = vec![0u8; 4 * size.0 as usize * size.1 as usize];
     let mut frames = crate::viewer::FrameLoop::default();
@@ -531,6 +608,23 @@ impl FrameReport {
                 r.prepare_s.map_or("-".into(), |t| format!("{t:.2}")),
                 steps.join(", ")
             );
+        }
+        if self.rows.iter().any(|r| r.parts_times.is_some()) {
+            s += "\nFrames drawn in parts (sort-last on one device: the parts in turn, their times summed in 'frame' above), medians in ms: the slowest part's device time (what one GPU a part would take before compositing), the composite of the parts on the host (downloaded) and on the GPU (the same parts held on one device, CUDA events), and the blended objects' layer drawn over the composite.\n\n| mesh | strategy | parts | slowest part | composite (host) | composite (GPU) | blended layer |\n|---|---|---:|---:|---:|---:|---:|\n";
+            for r in &self.rows {
+                let Some(t) = &r.parts_times else { continue };
+                let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
+                s += &format!(
+                    "| {} | {} | {} | {:.3} | {:.3} | {} | {} |\n",
+                    r.mesh,
+                    r.strategy,
+                    r.parts,
+                    t.slowest_part_ms,
+                    t.composite_host_ms,
+                    ms(t.composite_gpu_ms),
+                    ms(t.layer_ms)
+                );
+            }
         }
         if self.rows.iter().any(|r| r.device_bytes.is_some()) {
             s += "\nThroughput and device memory: triangles drawn per second of 'frame'; the device memory the mesh took (free memory before it was prepared less free memory after the row's frames: its resident buffers, the triangle queue, the raster stage's growth), per triangle, and of it what the preparation took (the resident meshes, batches and tables: free memory before less free memory after the preparation, on the row that prepared the mesh); the device memory in use after the row's frames.\n\n| mesh | strategy | triangles | G triangles/s | mesh on the device (GB) | bytes per triangle | of which prepared (GB) | device in use (GB) |\n|---|---|---:|---:|---:|---:|---:|---:|\n";

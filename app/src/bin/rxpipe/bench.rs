@@ -68,6 +68,11 @@ pub enum What {
         /// more is shading)
         #[arg(long, value_parser = rxpipe_app::named::<rxpipe::ShadingMode>(), value_delimiter = ',', default_value = "lit")]
         shading: Vec<rxpipe::ShadingMode>,
+        /// draw each frame as N parts of its triangles composited by depth (sort-last rendering
+        /// on one device, the parts in turn): rows then also give the slowest part and the
+        /// composite's times, on the host and on the GPU
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+        parts: u32,
         #[command(flatten)]
         common: MeshArgs,
     },
@@ -273,6 +278,7 @@ pub fn run(what: What) -> Res {
             frustum,
             patch_cull,
             shading,
+            parts,
             common: c,
         } => {
             let renderer = match backend {
@@ -295,6 +301,7 @@ pub fn run(what: What) -> Res {
                     frustum.placement(),
                     patch_cull,
                     &shading,
+                    parts as usize,
                     r.warmup,
                     r.runs as usize,
                     p,
