@@ -421,3 +421,44 @@ fn a_closed_pipe_ends_the_output_quietly() {
     // (neither an internal error nor "Broken pipe": nothing at all)
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }
+
+/// `bench frame --parts 2` on a scene with a blended object (the repository's textured scene):
+/// the parts, their composite on the host (and on the GPU with CUDA) and the blended layer are
+/// reported, the program's own way of running frames (on the GPU its stream held while a frame
+/// is enqueued) included; a hang is a failure, not a wait.
+#[test]
+fn bench_frame_in_parts_reports_the_composite_and_the_layer() {
+    let backend = if common::gpu().is_some() {
+        "cuda"
+    } else {
+        "cpu"
+    };
+    let scene = common::repo("scenes/textured/textured.gltf");
+    let mut child = rxpipe(&["bench", "frame", "--backend", backend, "--parts", "2"])
+        .args(["--meshes", scene.to_str().unwrap(), "--strategies", "hash"])
+        .args([
+            "--size", "640x360", "--runs", "2", "--warmup", "1", "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(300) {
+            child.kill().unwrap();
+            panic!("bench frame --parts 2 did not finish in 300 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = &v["rows"][0];
+    assert_eq!(row["parts"], 2, "{row}");
+    let t = &row["parts_times"];
+    assert!(t["slowest_part_ms"].as_f64().unwrap() > 0.0, "{t}");
+    assert!(t["composite_host_ms"].as_f64().unwrap() > 0.0, "{t}");
+    assert!(t["layer_ms"].as_f64().is_some(), "the blended layer: {t}");
+    assert_eq!(t["composite_gpu_ms"].is_f64(), backend == "cuda", "{t}");
+}

@@ -333,6 +333,8 @@ pub struct CudaRaster {
     /// RGBA8 and depth of the frame
     color: CudaSlice<u8>,
     depth: CudaSlice<f32>,
+    /// the colour and depth a frame is drawn over ([`RasterSettings::over_target`])
+    target: (CudaSlice<u8>, CudaSlice<f32>),
     events: [CudaEvent; 5],
     /// holds the frame's kernels until all are enqueued (None: the device cannot wait on memory)
     gate: Option<StreamGate>,
@@ -446,6 +448,10 @@ impl CudaRaster {
             counters_zeroed: true,
             color: gpu.zeros(4, "the colour buffer")?,
             depth: gpu.zeros(1, "the depth buffer")?,
+            target: (
+                gpu.zeros(4, "the colour to draw over")?,
+                gpu.zeros(1, "the depth to draw over")?,
+            ),
             events: [event()?, event()?, event()?, event()?, event()?],
             gate: StreamGate::new(&gpu)?,
             side: side_stream(&gpu)?,
@@ -610,10 +616,25 @@ impl CudaRaster {
         let mut tables = self.material_tables(draws, s, fuse)?;
         let tables_ms = t_tables.elapsed().as_secs_f64() * 1e3;
         let t_run = std::time::Instant::now();
-        let target = s
-            .over_target
-            .then_some((out.color.as_slice(), out.depth.as_slice()));
-        let counters = self.run(draws, s, ntiles, &mut tables, fuse, target, before);
+        // (the target uploaded now, before the stream is held: a copy from pageable memory waits
+        // for the stream, which would wait for the host; each attempt then copies it on the
+        // device)
+        if s.over_target {
+            grow(
+                &gpu,
+                &mut self.target.0,
+                4 * pixels,
+                "the colour to draw over",
+            )?;
+            grow(&gpu, &mut self.target.1, pixels, "the depth to draw over")?;
+            gpu.stream
+                .memcpy_htod(&out.color, &mut self.target.0)
+                .ctx("uploading the colour to draw over")?;
+            gpu.stream
+                .memcpy_htod(&out.depth, &mut self.target.1)
+                .ctx("uploading the depth to draw over")?;
+        }
+        let counters = self.run(draws, s, ntiles, &mut tables, fuse, before);
         // (an error between the hold and the release left the stream held)
         if let Some(g) = &mut self.gate {
             g.release();
@@ -679,9 +700,8 @@ impl CudaRaster {
     /// enqueued again (after growing) while the raster buffers overflow; returns the counters.
     /// A `fuse`d frame's `before` runs again with them: its geometry stage made setup's lists,
     /// wrote the small triangles' keys and the survivors' vertices (whose buffer the tables
-    /// name: made again when it grows). A frame drawn over its `target` (colour and depth)
-    /// uploads it before every attempt.
-    #[allow(clippy::too_many_arguments)]
+    /// name: made again when it grows). A frame drawn over its target starts every attempt from
+    /// it (copied on the device from [`CudaRaster::render_after`]'s upload).
     fn run(
         &mut self,
         draws: &[GpuDraw],
@@ -689,7 +709,6 @@ impl CudaRaster {
         ntiles: usize,
         tables: &mut material::Tables,
         fuse: bool,
-        target: Option<(&[u8], &[f32])>,
         before: &mut Before<'_>,
     ) -> Result<[u64; COUNTERS], RasterError> {
         self.mark_start()?;
@@ -712,14 +731,21 @@ impl CudaRaster {
                 let pixels = s.width as usize * s.height as usize;
                 self.run_before(fused, pixels, before)?;
             }
-            if let Some((color, depth)) = target {
+            if s.over_target {
+                let pixels = s.width as usize * s.height as usize;
                 let stream = &self.gpu.stream;
                 stream
-                    .memcpy_htod(color, &mut self.color)
-                    .ctx("uploading the colour to draw over")?;
+                    .memcpy_dtod(
+                        &self.target.0.slice(0..4 * pixels),
+                        &mut self.color.slice_mut(0..4 * pixels),
+                    )
+                    .ctx("copying the colour to draw over")?;
                 stream
-                    .memcpy_htod(depth, &mut self.depth)
-                    .ctx("uploading the depth to draw over")?;
+                    .memcpy_dtod(
+                        &self.target.1.slice(0..pixels),
+                        &mut self.depth.slice_mut(0..pixels),
+                    )
+                    .ctx("copying the depth to draw over")?;
             }
             counters = self.enqueue(draws, s, ntiles, tables, fused.is_some())?;
             let records = counters[C_RECORDS] as usize;
