@@ -271,3 +271,68 @@ fn parts_composited_on_the_gpu_equal_the_cpus() {
     );
     assert!(group.parts(&[(&c, &d), (&c, &d)], 1920 * 1080).is_err());
 }
+
+/// A frame stage that keeps the first half of every object's triangles (two ranges) and counts
+/// its runs.
+struct CountedHalf(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl rxpipe::passes::FrameStage for CountedHalf {
+    fn name(&self) -> &str {
+        "counted-half"
+    }
+    fn backends(&self) -> &'static [rxpipe::BackendKind] {
+        &[rxpipe::BackendKind::Cpu]
+    }
+    fn run(
+        &self,
+        ctx: &rxpipe::passes::FrameContext,
+        vis: &mut [rxpipe::passes::Visibility],
+    ) -> Result<(), rxpipe::passes::PassError> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for (v, o) in vis.iter_mut().zip(ctx.objects) {
+            let half = (o.triangles / 2) as u32;
+            v.keep = Some(vec![0..half / 3, half / 3..half]);
+        }
+        Ok(())
+    }
+}
+
+/// The frame stages run once for a frame drawn in parts (and its blended layer), and the parts
+/// take what they left: ranges a custom stage keeps, cut between the parts, give the whole
+/// frame's bytes.
+#[test]
+fn the_frame_stages_run_once_for_all_the_parts() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let runs = std::sync::Arc::new(AtomicUsize::new(0));
+    let r = Renderer::new(Backend::Cpu).unwrap();
+    let p = Pipeline::builder()
+        .frame_stage(CountedHalf(runs.clone()))
+        .build(&r)
+        .unwrap();
+    for scene in [
+        rxpipe::io::load_scene(common::repo("scenes/default.toml")).unwrap(),
+        rxpipe::io::load_scene(common::repo("scenes/textured/textured.gltf")).unwrap(),
+    ] {
+        let prepared = p.prepare(&scene).unwrap();
+        runs.store(0, Ordering::Relaxed);
+        let whole = p
+            .render_prepared(&prepared, &scene, &scene.camera, (200, 120), 0.0)
+            .unwrap();
+        assert_eq!(runs.load(Ordering::Relaxed), 1);
+        let f = p
+            .render_parts(&prepared, &scene, &scene.camera, (200, 120), 0.0, 3)
+            .unwrap();
+        assert_eq!(
+            runs.load(Ordering::Relaxed),
+            2,
+            "{}: once for the parts",
+            scene.name
+        );
+        assert!(
+            f.color == whole.color && f.depth == whole.depth,
+            "{}",
+            scene.name
+        );
+        assert_eq!(f.stats.culled(), whole.stats.culled(), "{}", scene.name);
+    }
+}

@@ -134,7 +134,15 @@ impl Pipeline {
                 self.layout()
             )));
         }
-        self.render_part_into(prepared, scene, camera, size, time, Share::All, frame)
+        self.render_part_into(
+            prepared,
+            scene,
+            camera,
+            size,
+            time,
+            (Share::All, None),
+            frame,
+        )
     }
 
     /// Renders a prepared scene as `parts` parts of its triangles, one after another, each into
@@ -153,7 +161,8 @@ impl Pipeline {
         time: f32,
         parts: usize,
     ) -> Result<Frame, Error> {
-        let drawn = self.draw_parts(prepared, scene, camera, size, time, parts)?;
+        let staged = self.staged(prepared, scene, camera, size, time)?;
+        let drawn = self.draw_staged_parts(prepared, scene, camera, size, time, parts, &staged)?;
         let parts = drawn.len();
         let layered = (0..prepared.objects.len()).any(|k| blended(prepared, k));
         let t = Instant::now();
@@ -183,7 +192,7 @@ impl Pipeline {
                 camera,
                 size,
                 time,
-                Share::Blended,
+                (Share::Blended, Some(&staged)),
                 &mut frame,
             )?;
             stats.add(&frame.stats);
@@ -220,6 +229,22 @@ impl Pipeline {
         time: f32,
         parts: usize,
     ) -> Result<Vec<Frame>, Error> {
+        let staged = self.staged(prepared, scene, camera, size, time)?;
+        self.draw_staged_parts(prepared, scene, camera, size, time, parts, &staged)
+    }
+
+    /// [`Pipeline::draw_parts`] from what the frame stages left (`staged`).
+    #[allow(clippy::too_many_arguments)]
+    fn draw_staged_parts(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+        time: f32,
+        parts: usize,
+        staged: &Staged,
+    ) -> Result<Vec<Frame>, Error> {
         let parts = parts.max(1);
         let mut drawn = Vec::with_capacity(parts);
         for p in 0..parts {
@@ -230,12 +255,34 @@ impl Pipeline {
                 camera,
                 size,
                 time,
-                Share::Part(p, parts),
+                (Share::Part(p, parts), Some(staged)),
                 &mut f,
             )?;
             drawn.push(f);
         }
         Ok(drawn)
+    }
+
+    /// The frame stages run once over a frame's objects (checked for the pipeline first).
+    fn staged(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        (width, height): (u32, u32),
+        time: f32,
+    ) -> Result<Staged, Error> {
+        if !self.is_prepared_for(prepared) {
+            return Err(Error::Backend(
+                "the scene was prepared for another backend, order or layout: prepare it again"
+                    .into(),
+            ));
+        }
+        let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
+        let objects = object_bounds(prepared, &object_models(prepared, scene, time));
+        let (visibility, stages) =
+            self.frame_stages_run(self.renderer.kind(), camera, view_proj, &objects)?;
+        Ok(Staged { visibility, stages })
     }
 
     /// [`Pipeline::render_into`], of the `share` of the frame's triangles.
@@ -247,7 +294,7 @@ impl Pipeline {
         camera: &Camera,
         size: (u32, u32),
         time: f32,
-        share: Share,
+        (share, staged): (Share, Option<&Staged>),
         frame: &mut Frame,
     ) -> Result<(), Error> {
         let view = View {
@@ -255,6 +302,7 @@ impl Pipeline {
             size,
             time,
             share,
+            staged,
         };
         match (&self.engine, &prepared.residents) {
             (Engine::Cpu(api), Residents::Cpu(r)) => {
@@ -334,26 +382,20 @@ impl Pipeline {
             size: (width, height),
             time,
             share,
+            staged,
         } = *view;
         frame.notes.clear();
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
         let models = object_models(prepared, scene, time);
-        let objects: Vec<ObjectBounds> = prepared
-            .objects
-            .iter()
-            .zip(&models)
-            .map(|(o, &model)| ObjectBounds {
-                object: o.object,
-                bounds: o.bounds.filter(|_| o.triangles > 0),
-                model,
-                triangles: o.triangles as u64,
-                patches: o.patches.clone(),
-                mesh: o.mesh.clone(),
-            })
-            .collect();
-        let (mut visibility, stages) =
-            self.frame_stages_run(api.kind(), camera, view_proj, &objects)?;
+        // (the shares of one frame take what one run of the frame stages left)
+        let (mut visibility, stages) = match staged {
+            Some(s) => (s.visibility.clone(), s.stages.clone()),
+            None => {
+                let objects = object_bounds(prepared, &models);
+                self.frame_stages_run(api.kind(), camera, view_proj, &objects)?
+            }
+        };
         // a part draws its share of the opaque objects the frame stages left, the blended
         // layer the blended ones
         let hide = |v: &mut Visibility| {
@@ -473,7 +515,7 @@ impl Pipeline {
         };
         // (a share's diagnostics are the whole frame's, made from the shares' sum)
         if share == Share::All {
-            let total: u64 = objects.iter().map(|o| o.triangles).sum();
+            let total: u64 = prepared.objects.iter().map(|o| o.triangles as u64).sum();
             self.diagnose(frame, total, (width, height));
         }
         Ok(())
@@ -537,6 +579,31 @@ impl Pipeline {
     }
 }
 
+/// Each prepared object as the frame stages see it: its bounds, placed by its model matrix
+/// (`models`), its triangles and patches.
+fn object_bounds(prepared: &Prepared, models: &[glam::Mat4]) -> Vec<ObjectBounds> {
+    prepared
+        .objects
+        .iter()
+        .zip(models)
+        .map(|(o, &model)| ObjectBounds {
+            object: o.object,
+            bounds: o.bounds.filter(|_| o.triangles > 0),
+            model,
+            triangles: o.triangles as u64,
+            patches: o.patches.clone(),
+            mesh: o.mesh.clone(),
+        })
+        .collect()
+}
+
+/// What one run of the frame stages left of a frame's objects, and what each stage did: the
+/// shares of a frame drawn in parts all start from it.
+struct Staged {
+    visibility: Vec<Visibility>,
+    stages: Vec<FrameStageStats>,
+}
+
 /// Each prepared object's model matrix: as prepared, or where the scene's animation puts it at
 /// `time` (an instance placed by its matrix under the posed transform).
 fn object_models(prepared: &Prepared, scene: &Scene, time: f32) -> Vec<glam::Mat4> {
@@ -560,12 +627,14 @@ fn blended(prepared: &Prepared, k: usize) -> bool {
         .is_some_and(|m| m.alpha == rxpipe_core::material::AlphaMode::Blend)
 }
 
-/// What a frame is of: the camera, the size, the time, and which of the frame's triangles.
+/// What a frame is of: the camera, the size, the time, which of the frame's triangles, and
+/// (for the shares of a frame) what the frame stages left, run once for all of them.
 struct View<'a> {
     camera: &'a Camera,
     size: (u32, u32),
     time: f32,
     share: Share,
+    staged: Option<&'a Staged>,
 }
 
 /// Which of a frame's triangles a drawing takes: all of them, part `p` of `n` of the opaque
