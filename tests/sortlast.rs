@@ -336,3 +336,35 @@ fn the_frame_stages_run_once_for_all_the_parts() {
         assert_eq!(f.stats.culled(), whole.stats.culled(), "{}", scene.name);
     }
 }
+
+/// Parts re-balanced by their measured times, frame after frame as the camera moves, still give
+/// the whole frame's bytes, and the shares move away from even parts.
+#[test]
+fn parts_balanced_by_their_times_equal_the_whole_frame() {
+    use rxpipe::sortlast::balance::Balance;
+    let scene = rxpipe::io::load_scene(common::repo("scenes/textured/textured.gltf")).unwrap();
+    each_backend(|r, b| {
+        let p = Pipeline::builder().build(r).unwrap();
+        let prepared = p.prepare(&scene).unwrap();
+        let mut balance = Balance::new(3);
+        for k in 0..5 {
+            let mut camera = scene.camera;
+            let turn = glam::Mat3::from_rotation_y(0.3 * k as f32);
+            camera.eye = camera.target + turn * (camera.eye - camera.target);
+            let whole = p
+                .render_prepared(&prepared, &scene, &camera, (200, 120), 0.0)
+                .unwrap();
+            let f = p
+                .render_parts_balanced(&prepared, &scene, &camera, (200, 120), 0.0, &mut balance)
+                .unwrap();
+            let at = format!("{b}: frame {k}, shares {:?}", balance.shares());
+            assert!(f.color == whole.color && f.depth == whole.depth, "{at}");
+        }
+        let s = balance.shares();
+        assert!((s.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{s:?}");
+        assert!(
+            s != Balance::new(3).shares(),
+            "{b}: the shares followed the times"
+        );
+    });
+}

@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::geometry::{GeometryStats, Uniforms};
 use crate::passes::{FrameContext, FrameStageStats, ObjectBounds, PassError, Visibility};
 use crate::raster::{self, RasterSettings, ShadingMode};
+use crate::sortlast::balance::Balance;
 use rxpipe_core::scene::{Camera, Scene};
 use std::time::Instant;
 
@@ -161,8 +162,42 @@ impl Pipeline {
         time: f32,
         parts: usize,
     ) -> Result<Frame, Error> {
-        let staged = self.staged(prepared, scene, camera, size, time)?;
-        let drawn = self.draw_staged_parts(prepared, scene, camera, size, time, parts, &staged)?;
+        let even = Balance::new(parts);
+        self.render_shares(prepared, scene, camera, size, time, even.shares())
+    }
+
+    /// [`Pipeline::render_parts`] with the parts' shares of the triangles taken from `balance`,
+    /// which then takes the parts' times ([`Balance::update`]): drawn frame after frame, the
+    /// parts come to take equal times, and follow the view as it changes. The picture is the
+    /// same whatever the shares.
+    pub fn render_parts_balanced(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+        time: f32,
+        balance: &mut Balance,
+    ) -> Result<Frame, Error> {
+        let f = self.render_shares(prepared, scene, camera, size, time, balance.shares())?;
+        if let Some(p) = &f.stats.parts {
+            balance.update(&p.part_ms);
+        }
+        Ok(f)
+    }
+
+    /// The frame in parts of the given shares of its triangles, composited.
+    fn render_shares(
+        &self,
+        prepared: &Prepared,
+        scene: &Scene,
+        camera: &Camera,
+        size: (u32, u32),
+        time: f32,
+        shares: &[f64],
+    ) -> Result<Frame, Error> {
+        let staged = self.staged(prepared, scene, camera, size, time, shares)?;
+        let drawn = self.draw_staged_parts(prepared, scene, camera, size, time, &staged)?;
         let parts = drawn.len();
         let layered = (0..prepared.objects.len()).any(|k| blended(prepared, k));
         let t = Instant::now();
@@ -229,12 +264,13 @@ impl Pipeline {
         time: f32,
         parts: usize,
     ) -> Result<Vec<Frame>, Error> {
-        let staged = self.staged(prepared, scene, camera, size, time)?;
-        self.draw_staged_parts(prepared, scene, camera, size, time, parts, &staged)
+        let even = Balance::new(parts);
+        let staged = self.staged(prepared, scene, camera, size, time, even.shares())?;
+        self.draw_staged_parts(prepared, scene, camera, size, time, &staged)
     }
 
-    /// [`Pipeline::draw_parts`] from what the frame stages left (`staged`).
-    #[allow(clippy::too_many_arguments)]
+    /// [`Pipeline::draw_parts`] from what the frame stages left (`staged`), a part for each of
+    /// its shares.
     fn draw_staged_parts(
         &self,
         prepared: &Prepared,
@@ -242,10 +278,9 @@ impl Pipeline {
         camera: &Camera,
         size: (u32, u32),
         time: f32,
-        parts: usize,
         staged: &Staged,
     ) -> Result<Vec<Frame>, Error> {
-        let parts = parts.max(1);
+        let parts = staged.shares.len().max(1);
         let mut drawn = Vec::with_capacity(parts);
         for p in 0..parts {
             let mut f = Frame::empty();
@@ -271,6 +306,7 @@ impl Pipeline {
         camera: &Camera,
         (width, height): (u32, u32),
         time: f32,
+        shares: &[f64],
     ) -> Result<Staged, Error> {
         if !self.is_prepared_for(prepared) {
             return Err(Error::Backend(
@@ -282,7 +318,11 @@ impl Pipeline {
         let objects = object_bounds(prepared, &object_models(prepared, scene, time));
         let (visibility, stages) =
             self.frame_stages_run(self.renderer.kind(), camera, view_proj, &objects)?;
-        Ok(Staged { visibility, stages })
+        Ok(Staged {
+            visibility,
+            stages,
+            shares: shares.to_vec(),
+        })
     }
 
     /// [`Pipeline::render_into`], of the `share` of the frame's triangles.
@@ -416,8 +456,15 @@ impl Pipeline {
                     }
                 }
                 let late = vec![false; triangles.len()];
-                visibility = crate::sortlast::partition::split(&visibility, &triangles, &late, n)
-                    .swap_remove(p);
+                let even = Balance::new(n);
+                let shares = staged.map_or(even.shares(), |s| &s.shares);
+                visibility = crate::sortlast::partition::split_shares(
+                    &visibility,
+                    &triangles,
+                    &late,
+                    shares,
+                )
+                .swap_remove(p);
             }
             Share::Blended => {
                 for (k, v) in visibility.iter_mut().enumerate() {
@@ -602,6 +649,8 @@ fn object_bounds(prepared: &Prepared, models: &[glam::Mat4]) -> Vec<ObjectBounds
 struct Staged {
     visibility: Vec<Visibility>,
     stages: Vec<FrameStageStats>,
+    /// each part's share of the drawn triangles
+    shares: Vec<f64>,
 }
 
 /// Each prepared object's model matrix: as prepared, or where the scene's animation puts it at

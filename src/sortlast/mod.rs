@@ -9,6 +9,7 @@
 //! the one submitted first; each part keeps its own nearest and first, and the composite takes
 //! the nearest of those, a tie going to the earlier part, whose triangles all come first.
 
+pub mod balance;
 pub mod composite;
 #[cfg(feature = "cuda")]
 pub mod cuda;

@@ -17,6 +17,48 @@ pub fn split(
     parts: usize,
 ) -> Vec<Vec<Visibility>> {
     let parts = parts.max(1);
+    split_by(visibility, triangles, late, parts, |total, p| {
+        total * p as u64 / parts as u64
+    })
+}
+
+/// [`split`] into parts of the given `shares` of the frame's drawn triangles (one a part,
+/// relative to their sum; a part's share may be zero): part `p` starts where the shares before it
+/// end, rounded to a triangle. Uneven shares balance parts whose triangles cost unevenly
+/// ([`super::balance::Balance`]).
+pub fn split_shares(
+    visibility: &[Visibility],
+    triangles: &[u32],
+    late: &[bool],
+    shares: &[f64],
+) -> Vec<Vec<Visibility>> {
+    let parts = shares.len().max(1);
+    let clean = |s: f64| if s.is_finite() && s > 0.0 { s } else { 0.0 };
+    let sum: f64 = shares.iter().map(|&s| clean(s)).sum();
+    let before: Vec<f64> = (0..=parts)
+        .map(|p| shares.iter().take(p).map(|&s| clean(s)).sum::<f64>())
+        .collect();
+    split_by(visibility, triangles, late, parts, |total, p| {
+        if p >= parts {
+            total
+        } else if sum > 0.0 {
+            ((total as f64 * before[p] / sum).round() as u64).min(total)
+        } else {
+            // (no share given: even parts)
+            total * p as u64 / parts as u64
+        }
+    })
+}
+
+/// The parts of [`split`], part `p` starting at `bound(total, p)` triangles (non-decreasing in
+/// `p`, 0 at part 0 and `total` at `parts`).
+fn split_by(
+    visibility: &[Visibility],
+    triangles: &[u32],
+    late: &[bool],
+    parts: usize,
+    bound: impl Fn(u64, usize) -> u64,
+) -> Vec<Vec<Visibility>> {
     // each drawn object's kept triangle ranges, in submission order
     let kept = |k: usize| -> Vec<Range<u32>> {
         match (&visibility[k].visible, &visibility[k].keep) {
@@ -40,7 +82,7 @@ pub fn split(
     };
     let mut out = vec![vec![hidden; visibility.len()]; parts];
     // the part boundaries, in triangles drawn before them
-    let bound = |p: usize| total * p as u64 / parts as u64;
+    let bound = |p: usize| bound(total, p);
     let mut before = 0u64;
     for &k in &order {
         for r in kept(k) {
@@ -147,6 +189,32 @@ mod tests {
         assert_eq!(one[0][0].keep, None);
         assert_eq!(one[0][3].keep, Some(vec![2..10, 12..20]));
         assert!(!one[0][1].visible && one[0][2].keep.is_none());
+    }
+
+    #[test]
+    fn shares_set_the_parts_sizes_and_keep_them_contiguous() {
+        let triangles = [10, 30];
+        let visibility = [vis(None), vis(None)];
+        let late = [false; 2];
+        let sizes = |shares: &[f64]| -> Vec<u32> {
+            split_shares(&visibility, &triangles, &late, shares)
+                .iter()
+                .map(|p| {
+                    drawn(p, &triangles)
+                        .iter()
+                        .map(|(_, r)| r.len() as u32)
+                        .sum()
+                })
+                .collect()
+        };
+        assert_eq!(sizes(&[1.0, 3.0]), [10, 30]);
+        assert_eq!(sizes(&[0.25, 0.25, 0.5]), [10, 10, 20]);
+        assert_eq!(sizes(&[0.0, 1.0]), [0, 40]);
+        // nothing usable: even parts
+        assert_eq!(sizes(&[f64::NAN, 0.0]), [20, 20]);
+        let parts = split_shares(&visibility, &triangles, &late, &[3.0, 1.0]);
+        assert_eq!(drawn(&parts[0], &triangles), [(0, 0..10), (1, 0..20)]);
+        assert_eq!(drawn(&parts[1], &triangles), [(1, 20..30)]);
     }
 
     #[test]

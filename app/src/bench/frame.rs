@@ -82,6 +82,8 @@ pub struct FrameRow {
 /// device (CUDA events; the CUDA backend only).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PartsRow {
+    /// whether the parts were re-balanced by their times (`--balance`), else even shares
+    pub balanced: bool,
     pub slowest_part_ms: f64,
     pub composite_host_ms: f64,
     pub layer_ms: Option<f64>,
@@ -151,7 +153,7 @@ pub fn run(
     frustum: Option<rxpipe::passes::frustum::Placement>,
     patch_cull: bool,
     shadings: &[rxpipe::ShadingMode],
-    parts: usize,
+    (parts, balance): (usize, bool),
     warmup: usize,
     runs: usize,
     progress: &dyn Fn(&str),
@@ -269,6 +271,7 @@ pub fn run(
                 warmup,
                 runs,
                 parts,
+                balance,
             };
             let (f, stages, host, mut parts_times) = timed_frames(&p, &frames)?;
             if let (Some(t), Some(gpu)) = (&mut parts_times, renderer.gpu()) {
@@ -396,6 +399,8 @@ struct Frames<'a> {
     runs: usize,
     /// the parts each frame is drawn in (1: whole)
     parts: usize,
+    /// the parts re-balanced by their times from frame to frame (else even shares)
+    balance: bool,
 }
 
 /// The frames on `p`, each with its stage times (drawn in parts: the parts' summed, and the
@@ -411,10 +416,15 @@ fn timed_frames(
         warmup,
         runs,
         parts,
+        balance,
     } = *x;
     let mut f = rxpipe::Frame::empty();
-    let draw = |f: &mut rxpipe::Frame| -> Result<(), Error> {
-        if parts > 1 {
+    let mut shares = rxpipe::sortlast::balance::Balance::new(parts);
+    let mut draw = |f: &mut rxpipe::Frame| -> Result<(), Error> {
+        if parts > 1 && balance {
+            *f = p.render_parts_balanced(pr, scene, &scene.camera, size, 0.0, &mut shares)?;
+            Ok(())
+        } else if parts > 1 {
             *f = p.render_parts(pr, scene, &scene.camera, size, 0.0, parts)?;
             Ok(())
         } else {
@@ -464,6 +474,7 @@ fn timed_frames(
         }
     }
     let parts_times = (parts > 1).then(|| PartsRow {
+        balanced: balance,
         slowest_part_ms: median(&made[0]),
         composite_host_ms: median(&made[1]),
         layer_ms: layered.then(|| median(&made[2])),
@@ -615,10 +626,11 @@ impl FrameReport {
                 let Some(t) = &r.parts_times else { continue };
                 let ms = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
                 s += &format!(
-                    "| {} | {} | {} | {:.3} | {:.3} | {} | {} |\n",
+                    "| {} | {} | {}{} | {:.3} | {:.3} | {} | {} |\n",
                     r.mesh,
                     r.strategy,
                     r.parts,
+                    if t.balanced { " (balanced)" } else { "" },
                     t.slowest_part_ms,
                     t.composite_host_ms,
                     ms(t.composite_gpu_ms),

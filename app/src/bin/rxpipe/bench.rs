@@ -73,6 +73,10 @@ pub enum What {
         /// composite's times, on the host and on the GPU
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
         parts: u32,
+        /// with --parts: re-balance the parts by their measured times from frame to frame
+        /// (through the warm-up and the runs), instead of even shares of the triangles
+        #[arg(long)]
+        balance: bool,
         #[command(flatten)]
         common: MeshArgs,
     },
@@ -279,6 +283,7 @@ pub fn run(what: What) -> Res {
             patch_cull,
             shading,
             parts,
+            balance,
             common: c,
         } => {
             let renderer = match backend {
@@ -301,7 +306,7 @@ pub fn run(what: What) -> Res {
                     frustum.placement(),
                     patch_cull,
                     &shading,
-                    parts as usize,
+                    (parts as usize, balance),
                     r.warmup,
                     r.runs as usize,
                     p,
