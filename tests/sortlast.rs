@@ -170,6 +170,16 @@ fn one_part_is_the_frame_and_partitions_stay_in_order() {
         "drawn"
     );
     assert_eq!((many.color, many.depth), (whole.color, whole.depth));
+    // a scene prepared for another pipeline is refused, whole or in parts
+    let patches = Pipeline::builder()
+        .order(rxpipe::VertexOrder::Patch(64))
+        .build(&r)
+        .unwrap();
+    let e = patches
+        .render_parts(&prepared, &one_tri, &one_tri.camera, (64, 48), 0.0, 2)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("prepare it again"), "{e}");
 }
 
 /// Parts of `pixels` pixels: depths from few values (many ties between parts), a quarter of the

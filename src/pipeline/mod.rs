@@ -326,4 +326,20 @@ impl Pipeline {
     pub fn is_prepared_for(&self, p: &Prepared) -> bool {
         p.order == self.order && p.layout == self.layout() && p.backend == self.renderer.kind()
     }
+
+    /// [`Pipeline::is_prepared_for`], as the error that says what differs.
+    pub(crate) fn check_prepared(&self, p: &Prepared) -> Result<(), Error> {
+        if self.is_prepared_for(p) {
+            return Ok(());
+        }
+        Err(Error::Backend(format!(
+            "the scene was prepared for the {} backend, {} order and {}; this pipeline needs {}, {} and {}: prepare it again",
+            p.backend,
+            p.order,
+            p.layout,
+            self.renderer.kind(),
+            self.order,
+            self.layout()
+        )))
+    }
 }

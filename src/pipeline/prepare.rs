@@ -129,11 +129,7 @@ impl Pipeline {
         scene: &Scene,
         objects: &[usize],
     ) -> Result<(), Error> {
-        if !self.is_prepared_for(prepared) {
-            return Err(Error::Backend(
-                "the scene was prepared for another backend, order or layout".into(),
-            ));
-        }
+        self.check_prepared(prepared)?;
         let mut scratch = self.empty_prepared(prepared.backend);
         for &k in objects {
             // (the object's placements: each of its instances)

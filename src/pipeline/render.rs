@@ -124,26 +124,8 @@ impl Pipeline {
         time: f32,
         frame: &mut Frame,
     ) -> Result<(), Error> {
-        if !self.is_prepared_for(prepared) {
-            return Err(Error::Backend(format!(
-                "the scene was prepared for the {} backend, {} order and {}; this pipeline needs {}, {} and {}: prepare it again",
-                prepared.backend,
-                prepared.order,
-                prepared.layout,
-                self.renderer.kind(),
-                self.order,
-                self.layout()
-            )));
-        }
-        self.render_part_into(
-            prepared,
-            scene,
-            camera,
-            size,
-            time,
-            (Share::All, None),
-            frame,
-        )
+        self.check_prepared(prepared)?;
+        self.render_part_into(prepared, scene, camera, size, time, Share::All, frame)
     }
 
     /// Renders a prepared scene as `parts` parts of its triangles, one after another, each into
@@ -227,7 +209,7 @@ impl Pipeline {
                 camera,
                 size,
                 time,
-                (Share::Blended, Some(&staged)),
+                Share::Blended(&staged),
                 &mut frame,
             )?;
             stats.add(&frame.stats);
@@ -280,7 +262,7 @@ impl Pipeline {
         time: f32,
         staged: &Staged,
     ) -> Result<Vec<Frame>, Error> {
-        let parts = staged.shares.len().max(1);
+        let parts = staged.shares.len();
         let mut drawn = Vec::with_capacity(parts);
         for p in 0..parts {
             let mut f = Frame::empty();
@@ -290,7 +272,7 @@ impl Pipeline {
                 camera,
                 size,
                 time,
-                (Share::Part(p, parts), Some(staged)),
+                Share::Part(p, staged),
                 &mut f,
             )?;
             drawn.push(f);
@@ -308,12 +290,7 @@ impl Pipeline {
         time: f32,
         shares: &[f64],
     ) -> Result<Staged, Error> {
-        if !self.is_prepared_for(prepared) {
-            return Err(Error::Backend(
-                "the scene was prepared for another backend, order or layout: prepare it again"
-                    .into(),
-            ));
-        }
+        self.check_prepared(prepared)?;
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
         let objects = object_bounds(prepared, &object_models(prepared, scene, time));
         let (visibility, stages) =
@@ -334,7 +311,7 @@ impl Pipeline {
         camera: &Camera,
         size: (u32, u32),
         time: f32,
-        (share, staged): (Share, Option<&Staged>),
+        share: Share,
         frame: &mut Frame,
     ) -> Result<(), Error> {
         let view = View {
@@ -342,7 +319,6 @@ impl Pipeline {
             size,
             time,
             share,
-            staged,
         };
         match (&self.engine, &prepared.residents) {
             (Engine::Cpu(api), Residents::Cpu(r)) => {
@@ -362,11 +338,7 @@ impl Pipeline {
     /// Runs the geometry stage alone once over every object of a prepared scene (identity
     /// transforms) and returns the invocation statistics: the shading rates, on the backend.
     pub fn geometry_stats(&self, prepared: &Prepared) -> Result<GeometryStats, Error> {
-        if !self.is_prepared_for(prepared) {
-            return Err(Error::Backend(
-                "the scene was prepared for another backend, order or layout".into(),
-            ));
-        }
+        self.check_prepared(prepared)?;
         match (&self.engine, &prepared.residents) {
             (Engine::Cpu(api), Residents::Cpu(r)) => self.shade_all(api, r),
             #[cfg(feature = "cuda")]
@@ -422,16 +394,15 @@ impl Pipeline {
             size: (width, height),
             time,
             share,
-            staged,
         } = *view;
         frame.notes.clear();
         let start = Instant::now();
         let view_proj = camera.view_projection(width as f32 / height.max(1) as f32);
         let models = object_models(prepared, scene, time);
         // (the shares of one frame take what one run of the frame stages left)
-        let (mut visibility, stages) = match staged {
-            Some(s) => (s.visibility.clone(), s.stages.clone()),
-            None => {
+        let (mut visibility, stages) = match share {
+            Share::Part(_, s) | Share::Blended(s) => (s.visibility.clone(), s.stages.clone()),
+            Share::All => {
                 let objects = object_bounds(prepared, &models);
                 self.frame_stages_run(api.kind(), camera, view_proj, &objects)?
             }
@@ -444,7 +415,7 @@ impl Pipeline {
         };
         match share {
             Share::All => {}
-            Share::Part(p, n) => {
+            Share::Part(p, staged) => {
                 let triangles: Vec<u32> = prepared
                     .objects
                     .iter()
@@ -456,17 +427,15 @@ impl Pipeline {
                     }
                 }
                 let late = vec![false; triangles.len()];
-                let even = Balance::new(n);
-                let shares = staged.map_or(even.shares(), |s| &s.shares);
                 visibility = crate::sortlast::partition::split_shares(
                     &visibility,
                     &triangles,
                     &late,
-                    shares,
+                    &staged.shares,
                 )
                 .swap_remove(p);
             }
-            Share::Blended => {
+            Share::Blended(_) => {
                 for (k, v) in visibility.iter_mut().enumerate() {
                     if !blended(prepared, k) {
                         hide(v);
@@ -474,7 +443,7 @@ impl Pipeline {
                 }
             }
         }
-        let over_target = share == Share::Blended;
+        let over_target = matches!(share, Share::Blended(_));
         let stages_ms = start.elapsed().as_secs_f64() * 1e3;
         let t_draws = Instant::now();
         api.begin_frame()?;
@@ -561,7 +530,7 @@ impl Pipeline {
             parts: None,
         };
         // (a share's diagnostics are the whole frame's, made from the shares' sum)
-        if share == Share::All {
+        if matches!(share, Share::All) {
             let total: u64 = prepared.objects.iter().map(|o| o.triangles as u64).sum();
             self.diagnose(frame, total, (width, height));
         }
@@ -676,23 +645,23 @@ fn blended(prepared: &Prepared, k: usize) -> bool {
         .is_some_and(|m| m.alpha == rxpipe_core::material::AlphaMode::Blend)
 }
 
-/// What a frame is of: the camera, the size, the time, which of the frame's triangles, and
-/// (for the shares of a frame) what the frame stages left, run once for all of them.
+/// What a frame is of: the camera, the size, the time, and which of the frame's triangles.
 struct View<'a> {
     camera: &'a Camera,
     size: (u32, u32),
     time: f32,
-    share: Share,
-    staged: Option<&'a Staged>,
+    share: Share<'a>,
 }
 
-/// Which of a frame's triangles a drawing takes: all of them, part `p` of `n` of the opaque
-/// ones (sort-last parts), or the blended ones, drawn over the parts' composite.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Share {
+/// Which of a frame's triangles a drawing takes: all of them (the frame stages run for it),
+/// part `p` of the opaque ones (sort-last parts: the `p`-th of the staged shares), or the
+/// blended ones, drawn over the parts' composite; the shares of one frame start from what one
+/// run of the frame stages left.
+#[derive(Clone, Copy)]
+enum Share<'a> {
     All,
-    Part(usize, usize),
-    Blended,
+    Part(usize, &'a Staged),
+    Blended(&'a Staged),
 }
 
 /// Puts the slots of blended objects after the opaque ones, far to near from `eye` (by their

@@ -448,7 +448,7 @@ fn timed_frames(
         }
         let st = &f.stats;
         let r = &st.raster;
-        let dev = st.geometry_ms + r.setup_ms + r.bin_ms + r.raster_ms;
+        let dev = st.device_ms();
         for (v, x) in stages.iter_mut().zip([
             st.geometry_ms,
             r.setup_ms,
