@@ -266,16 +266,7 @@ fn gpu_raster_buffers_grow_and_say_so() {
     );
     let cpu_draws: Vec<Draw> = cpu_geometry
         .iter()
-        .map(|(g, color)| Draw {
-            geometry: g,
-            color: *color,
-            faces: None,
-            material: None,
-            colors: None,
-            tangents: None,
-            uvs1: None,
-            mirrored: false,
-        })
+        .map(|(g, color)| Draw::new(g, *color))
         .collect();
     let reference = rasterize(&cpu_draws, &s).unwrap();
     assert_eq!(out.depth, reference.depth);

@@ -78,25 +78,11 @@ fn brute_coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32
     cov
 }
 
-/// A draw of `geometry` in one colour, with nothing else (no material, faces or attributes).
-fn plain(geometry: &ShadedGeometry, color: [f32; 4]) -> Draw<'_> {
-    Draw {
-        geometry,
-        color,
-        faces: None,
-        material: None,
-        colors: None,
-        tangents: None,
-        uvs1: None,
-        mirrored: false,
-    }
-}
-
 fn coverage(g: &ShadedGeometry, w: u32, h: u32, cull: CullMode) -> Vec<u32> {
     let mut s = RasterSettings::new(w, h);
     s.cull = cull;
     s.count_coverage = true;
-    let out = raster::rasterize(&[plain(g, [1.0; 4])], &s).unwrap();
+    let out = raster::rasterize(&[Draw::new(g, [1.0; 4])], &s).unwrap();
     out.coverage.unwrap()
 }
 
@@ -197,7 +183,7 @@ fn many_small_draws_render_as_one_draw() {
         &cam,
         w as f32 / h as f32,
     );
-    let draw = |geometry| plain(geometry, [0.8, 0.5, 0.2, 1.0]);
+    let draw = |geometry| Draw::new(geometry, [0.8, 0.5, 0.2, 1.0]);
     // spans of 1 to 2,500 triangles: single triangles, spans across a 2,048-triangle chunk
     let sizes = [1, 3, 700, 5, 2500, 2, 64, 1, 1];
     let mut parts = Vec::new();
@@ -242,7 +228,7 @@ fn drawn_over_a_target_equals_drawn_together() {
         &cam,
         aspect,
     );
-    let draw = plain;
+    let draw = Draw::new;
     let (red, blue) = ([0.9, 0.2, 0.1, 1.0], [0.1, 0.3, 0.9, 1.0]);
     for shading in [
         raster::ShadingMode::Lit,
