@@ -461,4 +461,10 @@ fn bench_frame_in_parts_reports_the_composite_and_the_layer() {
     assert!(t["composite_host_ms"].as_f64().unwrap() > 0.0, "{t}");
     assert!(t["layer_ms"].as_f64().is_some(), "the blended layer: {t}");
     assert_eq!(t["composite_gpu_ms"].is_f64(), backend == "cuda", "{t}");
+    // re-balancing without parts is a usage error, not whole frames measured silently
+    let o = rxpipe(&["bench", "frame", "--backend", "cpu", "--balance"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--parts"), "{}", stderr(&o));
 }

@@ -75,7 +75,7 @@ pub enum What {
         parts: u32,
         /// with --parts: re-balance the parts by their measured times from frame to frame
         /// (through the warm-up and the runs), instead of even shares of the triangles
-        #[arg(long)]
+        #[arg(long, requires = "parts")]
         balance: bool,
         #[command(flatten)]
         common: MeshArgs,
