@@ -59,7 +59,7 @@ pub use rxpipe_io::image;
 /// The vector and matrix crate of rxpipe's API ([`geometry::VertexIn`], [`Camera`], ...).
 pub use glam;
 
-pub use backend::{Backend, BackendKind, Renderer};
+pub use backend::{Backend, BackendKind, Devices, Renderer};
 pub use error::Error;
 pub use geometry::{Strategy, VertexOrder, VertexShader};
 pub use mesh::Mesh;

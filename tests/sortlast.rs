@@ -105,12 +105,17 @@ fn parts_composited_equal_the_whole_frame_on_generated_scenes() {
 
 /// Blended objects are drawn after the composited parts, over their colour and depth: the
 /// repository's textured scene (a blended pane before textured, masked and opaque objects) in
-/// the lit mode, where they blend, and in the normals mode, where they are drawn as opaque.
+/// the lit mode, where they blend, and in the normals mode, where they are drawn as opaque; and
+/// in the depth mode, whose grey spans the whole frame's depths (not a part's), with and
+/// without a blended layer.
 #[test]
 fn blended_objects_drawn_over_the_parts_equal_the_whole_frame() {
     let scene = rxpipe::io::load_scene(common::repo("scenes/textured/textured.gltf")).unwrap();
+    let default = rxpipe::io::load_scene(common::repo("scenes/default.toml")).unwrap();
     each_backend(|r, b| {
-        for shading in [ShadingMode::Lit, ShadingMode::Normals] {
+        let what = format!("{b}: default scene, depth");
+        check_shaded(r, &default, (320, 180), &what, ShadingMode::Depth);
+        for shading in [ShadingMode::Lit, ShadingMode::Normals, ShadingMode::Depth] {
             let what = format!("{b}: textured scene, {shading:?}");
             check_shaded(r, &scene, (240, 160), &what, shading);
         }
@@ -229,9 +234,8 @@ fn parts_composited_on_the_gpu_equal_the_cpus() {
             let uploaded: Vec<_> = parts
                 .iter()
                 .map(|(c, d)| {
-                    let words: Vec<u32> = bytemuck::pod_collect_to_vec(c);
                     (
-                        gpu.upload(&words, "a part's colour").unwrap(),
+                        gpu.upload(c, "a part's colour").unwrap(),
                         gpu.upload(d, "a part's depth").unwrap(),
                     )
                 })
@@ -255,8 +259,8 @@ fn parts_composited_on_the_gpu_equal_the_cpus() {
         }
     }
     let short = gpu.zeros::<f32>(10, "a short part").unwrap();
-    let words = gpu.zeros::<u32>(10, "a short part").unwrap();
-    assert!(device.parts(&[(&words, &short)], 11).is_err());
+    let bytes = gpu.zeros::<u8>(40, "a short part").unwrap();
+    assert!(device.parts(&[(&bytes, &short)], 11).is_err());
     assert!(device.parts(&[], 11).is_err());
     let require = std::env::var("RXPIPE_REQUIRE_GPU").is_ok_and(|v| v == "1");
     if !nccl_present() && !require {
@@ -266,9 +270,8 @@ fn parts_composited_on_the_gpu_equal_the_cpus() {
     let mut group = NcclComposite::new(std::slice::from_ref(&gpu)).unwrap();
     assert_eq!(group.ranks(), 1);
     let parts = synthetic_parts(1, 1920 * 1080);
-    let words: Vec<u32> = bytemuck::pod_collect_to_vec(&parts[0].0);
     let (c, d) = (
-        gpu.upload(&words, "a part's colour").unwrap(),
+        gpu.upload(&parts[0].0, "a part's colour").unwrap(),
         gpu.upload(&parts[0].1, "a part's depth").unwrap(),
     );
     group.parts(&[(&c, &d)], 1920 * 1080).unwrap();

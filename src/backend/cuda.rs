@@ -124,7 +124,7 @@ impl CudaApi {
         drawn == shaded
     }
 
-    fn rasteriser(&self) -> std::sync::MutexGuard<'_, CudaRaster> {
+    pub(crate) fn rasteriser(&self) -> std::sync::MutexGuard<'_, CudaRaster> {
         self.raster.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

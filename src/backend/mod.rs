@@ -35,10 +35,80 @@ pub enum ShadeFor {
 #[derive(Debug, Clone)]
 pub struct Renderer {
     kind: BackendKind,
-    /// the device, with the CUDA backend
-    gpu: Option<Arc<Gpu>>,
+    /// the devices, with the CUDA backend: the first draws every frame (and alone, the whole
+    /// frame); with more, each draws a share and the shares are composited
+    /// ([`crate::sortlast`])
+    gpus: Vec<Arc<Gpu>>,
     /// what the renderer chose and why, for the user
     pub notice: String,
+}
+
+/// Which GPUs a renderer draws on: a number of them (the first `n` of the host), all of them,
+/// or a list of ordinals. A list may name a device more than once: its shares are then drawn
+/// on that device in turn (sort-last on one GPU, for testing the spread where there is one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Devices {
+    Count(usize),
+    All,
+    List(Vec<usize>),
+}
+
+impl Default for Devices {
+    /// One GPU, the first: the default, which costs nothing for the others.
+    fn default() -> Self {
+        Devices::Count(1)
+    }
+}
+
+impl Devices {
+    /// `N` (a count), `all`, or ordinals separated by commas (`0,1`); `None` for anything else,
+    /// including a count of 0.
+    pub fn parse(s: &str) -> Option<Devices> {
+        let s = s.trim();
+        if s == "all" {
+            return Some(Devices::All);
+        }
+        if let Some(list) = s.strip_prefix("list:") {
+            let ordinals: Option<Vec<usize>> =
+                list.split(',').map(|o| o.trim().parse().ok()).collect();
+            return ordinals.filter(|o| !o.is_empty()).map(Devices::List);
+        }
+        s.parse().ok().filter(|&n| n > 0).map(Devices::Count)
+    }
+
+    /// The ordinals of the devices meant, on a host of `available` devices; an error names what
+    /// is missing.
+    pub fn ordinals(&self, available: usize) -> Result<Vec<usize>, Error> {
+        let missing = |what: String| {
+            Error::Backend(format!(
+                "{what}, and this host has {available} CUDA device{}",
+                if available == 1 { "" } else { "s" }
+            ))
+        };
+        match self {
+            Devices::All if available == 0 => Err(missing("all GPUs were asked for".into())),
+            Devices::All => Ok((0..available).collect()),
+            Devices::Count(n) if *n > available => Err(missing(format!("{n} GPUs were asked for"))),
+            Devices::Count(n) => Ok((0..*n).collect()),
+            Devices::List(l) => match l.iter().find(|&&o| o >= available) {
+                Some(o) => Err(missing(format!("GPU {o} was asked for"))),
+                None => Ok(l.clone()),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for Devices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Devices::Count(n) => write!(f, "{n}"),
+            Devices::All => write!(f, "all"),
+            Devices::List(l) => {
+                let l: Vec<String> = l.iter().map(|o| o.to_string()).collect();
+                write!(f, "list:{}", l.join(","))
+            }
+        }
+    }
 }
 
 impl Renderer {
@@ -71,10 +141,42 @@ impl Renderer {
         }
     }
 
+    /// [`Renderer::new`] on `devices`: one GPU (the default) is [`Renderer::new`]; more need
+    /// the CUDA backend (`Auto` then means CUDA) and that many devices, else an error saying
+    /// what there is.
+    pub fn on_devices(backend: Backend, devices: &Devices) -> Result<Renderer, Error> {
+        if *devices == Devices::Count(1) {
+            return Renderer::new(backend);
+        }
+        if backend == Backend::Cpu {
+            return Err(Error::Backend(format!(
+                "--gpus {devices} asks for GPUs, and the backend is cpu: leave --gpus out, or choose the cuda backend"
+            )));
+        }
+        #[cfg(feature = "cuda")]
+        {
+            let ordinals = devices.ordinals(Gpu::count())?;
+            let mut gpus: Vec<Arc<Gpu>> = Vec::with_capacity(ordinals.len());
+            for &o in &ordinals {
+                // (a device named again is the one already opened: its shares take turns)
+                match gpus.iter().find(|g| g.ordinal == o) {
+                    Some(g) => gpus.push(g.clone()),
+                    None => gpus.push(Gpu::open_device(o, crate::gpu::cache::default_dir())?),
+                }
+            }
+            Renderer::from_gpus(gpus)
+        }
+        #[cfg(not(feature = "cuda"))]
+        Err(Error::Backend(format!(
+            "--gpus {devices}: {}",
+            crate::gpu::UNAVAILABLE
+        )))
+    }
+
     fn cpu(notice: String) -> Renderer {
         Renderer {
             kind: BackendKind::Cpu,
-            gpu: None,
+            gpus: Vec::new(),
             notice,
         }
     }
@@ -85,15 +187,44 @@ impl Renderer {
         return Renderer {
             kind: BackendKind::Cuda,
             notice: format!("backend: cuda, {}", gpu.name),
-            gpu: Some(gpu),
+            gpus: vec![gpu],
         };
         #[cfg(not(feature = "cuda"))]
         match *gpu {}
     }
 
-    /// The device, with the CUDA backend.
+    /// The CUDA backend on devices already opened, the first drawing the frame's first share
+    /// (and the blended objects) and holding the composite; an empty list is an error.
+    pub fn from_gpus(gpus: Vec<Arc<Gpu>>) -> Result<Renderer, Error> {
+        let Some(first) = gpus.first() else {
+            return Err(Error::Backend("a renderer needs at least one GPU".into()));
+        };
+        #[cfg_attr(not(feature = "cuda"), allow(unused_mut))]
+        let mut r = Renderer::from_gpu(first.clone());
+        #[cfg(feature = "cuda")]
+        if gpus.len() > 1 {
+            let names: Vec<String> = gpus
+                .iter()
+                .map(|g| format!("{} ({})", g.ordinal, g.name))
+                .collect();
+            r.notice = format!(
+                "backend: cuda, {} GPUs: {}; each frame drawn as a share on each, composited by depth",
+                gpus.len(),
+                names.join(", ")
+            );
+        }
+        r.gpus = gpus;
+        Ok(r)
+    }
+
+    /// The device, with the CUDA backend (the first, with several).
     pub fn gpu(&self) -> Option<&Arc<Gpu>> {
-        self.gpu.as_ref()
+        self.gpus.first()
+    }
+
+    /// The devices, with the CUDA backend, in rank order (empty on the CPU).
+    pub fn gpus(&self) -> &[Arc<Gpu>] {
+        &self.gpus
     }
 
     /// The backend every stage of this renderer's pipelines runs on.

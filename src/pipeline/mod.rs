@@ -11,6 +11,7 @@ mod frame;
 mod prepare;
 mod prepared;
 mod render;
+mod spread;
 
 pub use frame::{Frame, FrameStats, HostTimes, PartsStats};
 pub use prepared::{Prepared, PreparedObject};
@@ -61,6 +62,11 @@ pub struct Pipeline {
     pub notices: Vec<String>,
     renderer: Renderer,
     engine: Engine,
+    /// the engines of the renderer's other GPUs, in rank order after `engine`'s (empty with one
+    /// GPU): each draws its share of every frame ([`spread`])
+    peers: Vec<Engine>,
+    /// a frame over several GPUs: the ranks' shares and the composite
+    spread: std::sync::Mutex<spread::Spread>,
 }
 
 /// The backend a pipeline runs on, with its shader compiled in.
@@ -241,6 +247,20 @@ impl PipelineBuilder {
             }
             (None, _) => Engine::Cpu(CpuApi::new(self.shader)),
         };
+        // (the other GPUs' engines, with the same shader)
+        #[cfg(feature = "cuda")]
+        let peers = match &engine {
+            Engine::Cuda(api) => renderer.gpus()[1..]
+                .iter()
+                .map(|g| {
+                    let api = CudaApi::new(g.clone(), api.geometry.shader.clone())?;
+                    Ok(Engine::Cuda(Box::new(api)))
+                })
+                .collect::<Result<Vec<_>, Error>>()?,
+            Engine::Cpu(_) => Vec::new(),
+        };
+        #[cfg(not(feature = "cuda"))]
+        let peers = Vec::new();
         #[cfg(not(feature = "cuda"))]
         let (builtin, engine) = (
             !self.custom_cpu_shader,
@@ -282,8 +302,10 @@ impl PipelineBuilder {
             frame_stages,
             patch_cull,
             notices,
+            spread: std::sync::Mutex::new(spread::Spread::new(renderer)?),
             renderer: renderer.clone(),
             engine,
+            peers,
         })
     }
 }
@@ -324,7 +346,10 @@ impl Pipeline {
     /// Whether a prepared scene still matches this pipeline's backend, order and layout (batch
     /// limits, patches).
     pub fn is_prepared_for(&self, p: &Prepared) -> bool {
-        p.order == self.order && p.layout == self.layout() && p.backend == self.renderer.kind()
+        p.order == self.order
+            && p.layout == self.layout()
+            && p.backend == self.renderer.kind()
+            && p.peers.len() == self.peers.len()
     }
 
     /// [`Pipeline::is_prepared_for`], as the error that says what differs.
@@ -333,11 +358,13 @@ impl Pipeline {
             return Ok(());
         }
         Err(Error::Backend(format!(
-            "the scene was prepared for the {} backend, {} order and {}; this pipeline needs {}, {} and {}: prepare it again",
+            "the scene was prepared for the {} backend on {} GPU(s), {} order and {}; this pipeline needs {} on {}, {} and {}: prepare it again",
             p.backend,
+            1 + p.peers.len(),
             p.order,
             p.layout,
             self.renderer.kind(),
+            self.ranks(),
             self.order,
             self.layout()
         )))

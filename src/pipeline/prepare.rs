@@ -27,23 +27,40 @@ impl Pipeline {
     /// stage that fails on one object leaves that object out (named in
     /// [`Prepared::failures`]) and the others intact; when every object fails, the first
     /// failure is the error.
+    ///
+    /// On several GPUs every GPU holds the whole scene, each having run the mesh stages itself
+    /// (they give the same meshes on every device).
     pub fn prepare(&self, scene: &Scene) -> Result<Prepared, Error> {
         self.check_memory(scene)?;
-        match &self.engine {
+        let (mut prepared, residents) = self.prepare_with(&self.engine, scene)?;
+        prepared.residents = residents;
+        for (r, engine) in self.peers.iter().enumerate() {
+            let (p, residents) = self.prepare_with(engine, scene)?;
+            if p.objects.len() != prepared.objects.len() {
+                return Err(Error::Backend(format!(
+                    "GPU rank {} prepared {} objects of the scene where rank 0 prepared {}: {}",
+                    r + 1,
+                    p.objects.len(),
+                    prepared.objects.len(),
+                    p.failures.join("; ")
+                )));
+            }
+            prepared.peers.push(residents);
+        }
+        Ok(prepared)
+    }
+
+    /// The scene prepared on `engine`, and its residents there.
+    fn prepare_with(&self, engine: &Engine, scene: &Scene) -> Result<(Prepared, Residents), Error> {
+        match engine {
             Engine::Cpu(api) => {
                 let (p, r) = self.prepare_on(api, scene)?;
-                Ok(Prepared {
-                    residents: Residents::Cpu(r),
-                    ..p
-                })
+                Ok((p, Residents::Cpu(r)))
             }
             #[cfg(feature = "cuda")]
             Engine::Cuda(api) => {
                 let (p, r) = self.prepare_on(&**api, scene)?;
-                Ok(Prepared {
-                    residents: Residents::Cuda(r),
-                    ..p
-                })
+                Ok((p, Residents::Cuda(r)))
             }
         }
     }
@@ -140,19 +157,24 @@ impl Pipeline {
                 continue;
             };
             let objs = &mut prepared.objects;
-            match (&self.engine, &mut prepared.residents) {
-                (Engine::Cpu(api), Residents::Cpu(r)) => {
-                    self.replace_object(api, (k, o), &slots, objs, r, &mut scratch)?
-                }
-                #[cfg(feature = "cuda")]
-                (Engine::Cuda(api), Residents::Cuda(r)) => {
-                    self.replace_object(&**api, (k, o), &slots, objs, r, &mut scratch)?
-                }
-                #[cfg(feature = "cuda")]
-                _ => {
-                    return Err(Error::Backend(
-                        "the scene was prepared on another backend: prepare it again".into(),
-                    ))
+            // (on every GPU the pipeline draws on)
+            let engines = std::iter::once(&self.engine).chain(&self.peers);
+            let residents = std::iter::once(&mut prepared.residents).chain(&mut prepared.peers);
+            for (engine, residents) in engines.zip(residents) {
+                match (engine, residents) {
+                    (Engine::Cpu(api), Residents::Cpu(r)) => {
+                        self.replace_object(api, (k, o), &slots, objs, r, &mut scratch)?
+                    }
+                    #[cfg(feature = "cuda")]
+                    (Engine::Cuda(api), Residents::Cuda(r)) => {
+                        self.replace_object(&**api, (k, o), &slots, objs, r, &mut scratch)?
+                    }
+                    #[cfg(feature = "cuda")]
+                    _ => {
+                        return Err(Error::Backend(
+                            "the scene was prepared on another backend: prepare it again".into(),
+                        ))
+                    }
                 }
             }
         }
@@ -190,6 +212,7 @@ impl Pipeline {
         Prepared {
             objects: Vec::new(),
             residents: Residents::Cpu(Vec::new()),
+            peers: Vec::new(),
             stages: Vec::new(),
             failures: Vec::new(),
             order: self.order,

@@ -59,6 +59,9 @@ pub struct Prepared {
     /// the objects prepared, in scene order (those a stage failed on are left out)
     pub objects: Vec<PreparedObject>,
     pub(super) residents: Residents,
+    /// the objects resident on the pipeline's other GPUs, in their ranks' order (each GPU
+    /// holds the whole scene, so that any share of a frame can be drawn on any)
+    pub(super) peers: Vec<Residents>,
     /// what every mesh stage did to every object
     pub stages: Vec<StageReport>,
     /// objects left out because a stage failed on them (the others are intact)

@@ -82,6 +82,7 @@ impl Pipeline {
             color_only: self.color_only && self.shading != ShadingMode::Depth,
             baseline_isa: self.baseline_isa,
             over_target: false,
+            on_device: false,
         }
     }
 
@@ -125,7 +126,10 @@ impl Pipeline {
         frame: &mut Frame,
     ) -> Result<(), Error> {
         self.check_prepared(prepared)?;
-        self.render_part_into(prepared, scene, camera, size, time, Share::All, frame)
+        if !self.peers.is_empty() {
+            return self.render_spread(prepared, scene, camera, size, time, frame);
+        }
+        self.render_rank(0, prepared, scene, View::whole(camera, size, time), frame)
     }
 
     /// Renders a prepared scene as `parts` parts of its triangles, one after another, each into
@@ -169,7 +173,7 @@ impl Pipeline {
     }
 
     /// The frame in parts of the given shares of its triangles, composited.
-    fn render_shares(
+    pub(super) fn render_shares(
         &self,
         prepared: &Prepared,
         scene: &Scene,
@@ -178,19 +182,31 @@ impl Pipeline {
         time: f32,
         shares: &[f64],
     ) -> Result<Frame, Error> {
+        let start = Instant::now();
         let staged = self.staged(prepared, scene, camera, size, time, shares)?;
-        let drawn = self.draw_staged_parts(prepared, scene, camera, size, time, &staged)?;
-        let parts = drawn.len();
         let layered = (0..prepared.objects.len()).any(|k| blended(prepared, k));
-        let t = Instant::now();
         let mut frame = Frame::empty();
-        let layers: Vec<(&[u8], &[f32])> = drawn
-            .iter()
-            .map(|f| (f.color.as_slice(), f.depth.as_slice()))
-            .collect();
-        crate::sortlast::composite::by_depth(&layers, &mut frame.color, &mut frame.depth)?;
+        // (over several GPUs a part on each, composited there; on one, the parts in turn,
+        // composited on the host)
+        let (drawn, composite_ms) = if self.peers.is_empty() {
+            let drawn = self.draw_staged_parts(prepared, scene, camera, size, time, &staged)?;
+            let t = Instant::now();
+            let layers: Vec<(&[u8], &[f32])> = drawn
+                .iter()
+                .map(|f| (f.color.as_slice(), f.depth.as_slice()))
+                .collect();
+            crate::sortlast::composite::by_depth(&layers, &mut frame.color, &mut frame.depth)?;
+            (drawn, t.elapsed().as_secs_f64() * 1e3)
+        } else {
+            self.draw_spread(prepared, scene, camera, size, time, &staged, &mut frame)?
+        };
+        let parts = drawn.len();
         (frame.width, frame.height) = size;
-        let composite_ms = t.elapsed().as_secs_f64() * 1e3;
+        if self.shading == ShadingMode::Depth && !layered {
+            // (the depth mode's grey spans the frame's depths, which the parts' did not; with
+            // a blended layer, its frame over the composite does this)
+            raster::normalize_depth(&mut frame.color, &frame.depth, camera.near, camera.far);
+        }
         let mut stats = drawn[0].stats.clone();
         for f in &drawn[1..] {
             stats.add(&f.stats);
@@ -203,26 +219,28 @@ impl Pipeline {
         };
         if layered {
             // (the layer's own frame over the composite: its colour and depth are the target)
-            self.render_part_into(
-                prepared,
-                scene,
-                camera,
-                size,
-                time,
-                Share::Blended(&staged),
-                &mut frame,
-            )?;
+            let view = View {
+                share: Share::Blended(&staged),
+                ..View::whole(camera, size, time)
+            };
+            self.render_rank(0, prepared, scene, view, &mut frame)?;
             stats.add(&frame.stats);
             made.layer_ms = Some(frame.stats.device_ms());
             notes.append(&mut frame.notes);
         }
         stats.parts = Some(made);
+        // (the frame's wall time, where the parts' sum would count parts drawn at once twice)
+        stats.total_ms = start.elapsed().as_secs_f64() * 1e3;
         frame.stats = stats;
         frame.notes = notes;
         let total: u64 = prepared.objects.iter().map(|o| o.triangles as u64).sum();
         self.diagnose(&mut frame, total, size);
+        let how = match self.peers.is_empty() {
+            true => format!("drawn as {parts} parts of its triangles"),
+            false => format!("spread over {parts} GPUs, a share of its triangles each"),
+        };
         frame.notes.push(format!(
-            "drawn as {parts} parts of its triangles, composited by depth in {composite_ms:.3} ms{}",
+            "{how}, composited by depth in {composite_ms:.3} ms{}",
             if layered {
                 ", the blended objects drawn over them"
             } else {
@@ -266,15 +284,11 @@ impl Pipeline {
         let mut drawn = Vec::with_capacity(parts);
         for p in 0..parts {
             let mut f = Frame::empty();
-            self.render_part_into(
-                prepared,
-                scene,
-                camera,
-                size,
-                time,
-                Share::Part(p, staged),
-                &mut f,
-            )?;
+            let view = View {
+                share: Share::Part(p, staged),
+                ..View::whole(camera, size, time)
+            };
+            self.render_rank(0, prepared, scene, view, &mut f)?;
             drawn.push(f);
         }
         Ok(drawn)
@@ -302,25 +316,30 @@ impl Pipeline {
         })
     }
 
-    /// [`Pipeline::render_into`], of the `share` of the frame's triangles.
-    #[allow(clippy::too_many_arguments)]
-    fn render_part_into(
+    /// [`Pipeline::render_into`] on the GPU of rank `rank` (0: the first, or the only device),
+    /// of the view's share of the frame's triangles.
+    pub(super) fn render_rank(
         &self,
+        rank: usize,
         prepared: &Prepared,
         scene: &Scene,
-        camera: &Camera,
-        size: (u32, u32),
-        time: f32,
-        share: Share,
+        view: View,
         frame: &mut Frame,
     ) -> Result<(), Error> {
-        let view = View {
-            camera,
-            size,
-            time,
-            share,
+        let (engine, residents) = match rank {
+            0 => (&self.engine, &prepared.residents),
+            r => match (self.peers.get(r - 1), prepared.peers.get(r - 1)) {
+                (Some(e), Some(p)) => (e, p),
+                _ => {
+                    return Err(Error::Backend(format!(
+                        "no GPU of rank {rank}: the pipeline draws on {} and the scene was prepared on {}",
+                        1 + self.peers.len(),
+                        1 + prepared.peers.len()
+                    )))
+                }
+            },
         };
-        match (&self.engine, &prepared.residents) {
+        match (engine, residents) {
             (Engine::Cpu(api), Residents::Cpu(r)) => {
                 self.frame(api, r, prepared, scene, &view, frame)
             }
@@ -394,6 +413,7 @@ impl Pipeline {
             size: (width, height),
             time,
             share,
+            on_device,
         } = *view;
         frame.notes.clear();
         let start = Instant::now();
@@ -493,6 +513,7 @@ impl Pipeline {
             .collect();
         let mut settings = self.raster_settings(scene, camera, (width, height));
         settings.over_target = over_target;
+        settings.on_device = on_device;
         if matches!(share, Share::Part(..)) {
             // (the composite needs every part's depth)
             settings.color_only = false;
@@ -505,7 +526,8 @@ impl Pipeline {
         let geometry_ms = r?;
         let raster_ms = t_raster.elapsed().as_secs_f64() * 1e3;
         let t_stats = Instant::now();
-        if self.shading == ShadingMode::Depth {
+        // (a part's grey is made over the composite's depths: `render_shares`)
+        if self.shading == ShadingMode::Depth && !matches!(share, Share::Part(..)) {
             raster::normalize_depth(&mut frame.color, &frame.depth, camera.near, camera.far);
         }
         let shaded: Vec<_> = draws.iter().map(|d| (d.mesh, d.queue)).collect();
@@ -615,11 +637,11 @@ fn object_bounds(prepared: &Prepared, models: &[glam::Mat4]) -> Vec<ObjectBounds
 
 /// What one run of the frame stages left of a frame's objects, and what each stage did: the
 /// shares of a frame drawn in parts all start from it.
-struct Staged {
+pub(super) struct Staged {
     visibility: Vec<Visibility>,
     stages: Vec<FrameStageStats>,
     /// each part's share of the drawn triangles
-    shares: Vec<f64>,
+    pub(super) shares: Vec<f64>,
 }
 
 /// Each prepared object's model matrix: as prepared, or where the scene's animation puts it at
@@ -646,11 +668,27 @@ fn blended(prepared: &Prepared, k: usize) -> bool {
 }
 
 /// What a frame is of: the camera, the size, the time, and which of the frame's triangles.
-struct View<'a> {
-    camera: &'a Camera,
-    size: (u32, u32),
-    time: f32,
-    share: Share<'a>,
+pub(super) struct View<'a> {
+    pub(super) camera: &'a Camera,
+    pub(super) size: (u32, u32),
+    pub(super) time: f32,
+    pub(super) share: Share<'a>,
+    /// the frame stays on the device ([`RasterSettings::on_device`]): a rank's share of a frame
+    /// over several GPUs, composited there
+    pub(super) on_device: bool,
+}
+
+impl<'a> View<'a> {
+    /// The whole frame, downloaded.
+    pub(super) fn whole(camera: &'a Camera, size: (u32, u32), time: f32) -> View<'a> {
+        View {
+            camera,
+            size,
+            time,
+            share: Share::All,
+            on_device: false,
+        }
+    }
 }
 
 /// Which of a frame's triangles a drawing takes: all of them (the frame stages run for it),
@@ -658,7 +696,7 @@ struct View<'a> {
 /// blended ones, drawn over the parts' composite; the shares of one frame start from what one
 /// run of the frame stages left.
 #[derive(Clone, Copy)]
-enum Share<'a> {
+pub(super) enum Share<'a> {
     All,
     Part(usize, &'a Staged),
     Blended(&'a Staged),

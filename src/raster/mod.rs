@@ -93,6 +93,12 @@ pub struct RasterSettings {
     /// triangles, which come after whatever drew it (at an equal depth what is there stays).
     /// Sort-last frames draw their blended objects this way over the composited opaque parts.
     pub over_target: bool,
+    /// The frame stays on the device where it was drawn (the CUDA backend): nothing is
+    /// downloaded, the output gets the frame's size and statistics and keeps no colour or
+    /// depth, and the rasteriser's buffers hold them until its next frame
+    /// (`raster::cuda::CudaRaster::frame_buffers`). A frame drawn as shares over several GPUs
+    /// composites them there. The CPU backend, whose frame is on the host, ignores it.
+    pub on_device: bool,
 }
 
 impl RasterSettings {
@@ -111,6 +117,7 @@ impl RasterSettings {
             color_only: false,
             baseline_isa: false,
             over_target: false,
+            on_device: false,
         }
     }
 }

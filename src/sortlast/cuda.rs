@@ -21,8 +21,22 @@ pub const SOURCE: kernels::Source<'static> = rxpipe_gpu::kernel_source!("composi
 /// Threads per block (RXC_BLOCK in kernels/composite.cu).
 const BLOCK: u32 = 256;
 
-/// One part of a frame on the device: its colour (RGBA8 words, the frame's bytes) and depth.
-pub type DevicePart<'a> = (&'a CudaSlice<u32>, &'a CudaSlice<f32>);
+/// One part of a frame on the device: its colour (RGBA8, the frame's bytes, as the rasteriser
+/// leaves it: `raster::cuda::CudaRaster::frame_buffers`) and depth.
+pub type DevicePart<'a> = (&'a CudaSlice<u8>, &'a CudaSlice<f32>);
+
+/// The first part of `parts` that holds fewer than a frame of `pixels`, as the error.
+fn check_parts(parts: &[DevicePart], pixels: usize) -> Result<(), GpuError> {
+    match parts
+        .iter()
+        .position(|(c, d)| c.len() < 4 * pixels || d.len() < pixels)
+    {
+        Some(k) => Err(GpuError::Limit(format!(
+            "part {k} of the frame holds fewer than its {pixels} pixels"
+        ))),
+        None => Ok(()),
+    }
+}
 
 /// A frame composited on one device: its colour (RGBA8 words) and depth, with the per-pixel
 /// keys that chose them.
@@ -57,7 +71,7 @@ impl DeviceComposite {
     }
 
     /// The composite's colour (RGBA8 words) and depth on the device.
-    pub fn frame(&self) -> DevicePart<'_> {
+    pub fn frame(&self) -> (&CudaSlice<u32>, &CudaSlice<f32>) {
         (&self.color, &self.depth)
     }
 
@@ -78,14 +92,7 @@ impl DeviceComposite {
         if parts.is_empty() {
             return Err(GpuError::Limit("no parts to composite".into()));
         }
-        if let Some(k) = parts
-            .iter()
-            .position(|(c, d)| c.len() < pixels || d.len() < pixels)
-        {
-            return Err(GpuError::Limit(format!(
-                "part {k} of the frame holds fewer than its {pixels} pixels"
-            )));
-        }
+        check_parts(parts, pixels)?;
         self.reserve(pixels)?;
         for (p, (_, depth)) in parts.iter().enumerate() {
             self.keys_of(depth, p as u32, p == 0)?;
@@ -112,7 +119,7 @@ impl DeviceComposite {
 
     /// The colour and depth of the pixels part `part` won, from its `color` (with `others`,
     /// zero colour and the key's depth at the others).
-    fn pick(&mut self, part: u32, others: bool, color: &CudaSlice<u32>) -> Result<(), GpuError> {
+    fn pick(&mut self, part: u32, others: bool, color: &CudaSlice<u8>) -> Result<(), GpuError> {
         let (n, others, blocks) = (self.pixels as u64, others as i32, self.blocks());
         let mut l = self.gpu.stream.launch_builder(&self.pick_fn);
         l.arg(&self.keys)
@@ -146,6 +153,11 @@ pub struct NcclComposite {
     comms: Vec<Comm>,
     ranks: Vec<DeviceComposite>,
 }
+
+// SAFETY: an NCCL communicator may be used from any thread, one call at a time; a composite is
+// only used through `&mut self` (or `&self` for waiting on its streams), so never from two
+// threads at once.
+unsafe impl Send for NcclComposite {}
 
 /// Whether the NCCL library (libnccl.so.2) loads.
 pub fn nccl_present() -> bool {
@@ -192,14 +204,7 @@ impl NcclComposite {
                 self.ranks.len()
             )));
         }
-        if let Some(k) = parts
-            .iter()
-            .position(|(c, d)| c.len() < pixels || d.len() < pixels)
-        {
-            return Err(GpuError::Limit(format!(
-                "part {k} of the frame holds fewer than its {pixels} pixels"
-            )));
-        }
+        check_parts(parts, pixels)?;
         for (r, (rank, (_, depth))) in self.ranks.iter_mut().zip(parts).enumerate() {
             rank.reserve(pixels)?;
             rank.keys_of(depth, r as u32, true)?;

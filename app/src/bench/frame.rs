@@ -72,6 +72,8 @@ pub struct FrameRow {
     pub runs: usize,
     /// the parts each frame was drawn in (sort-last on one device, the parts in turn; 1: whole)
     pub parts: usize,
+    /// the GPUs each frame was spread over (a share each, composited; 1: one GPU)
+    pub gpus: usize,
     /// drawn in parts: how the frame's time divides (medians, ms)
     pub parts_times: Option<PartsRow>,
 }
@@ -274,7 +276,7 @@ pub fn run(
                 balance,
             };
             let (f, stages, host, mut parts_times) = timed_frames(&p, &frames)?;
-            if let (Some(t), Some(gpu)) = (&mut parts_times, renderer.gpu()) {
+            if let (Some(t), Some(gpu), true) = (&mut parts_times, renderer.gpu(), parts > 1) {
                 t.composite_gpu_ms = Some(composite_on_gpu(&p, &frames, gpu)?);
             }
             // the viewer's frames, headless: the same code the window runs
@@ -325,6 +327,7 @@ pub fn run(
                     .map(|(g, a)| g.memory_bytes.saturating_sub(a) as u64),
                 runs,
                 parts,
+                gpus: p.ranks(),
                 parts_times,
             });
         }
@@ -473,7 +476,8 @@ fn timed_frames(
             v.push(x);
         }
     }
-    let parts_times = (parts > 1).then(|| PartsRow {
+    // (frames drawn in parts, or spread over several GPUs)
+    let parts_times = (!made[0].is_empty()).then(|| PartsRow {
         balanced: balance,
         slowest_part_ms: median(&made[0]),
         composite_host_ms: median(&made[1]),
@@ -493,9 +497,8 @@ fn composite_on_gpu(
     let drawn = p.draw_parts(x.pr, x.scene, &x.scene.camera, x.size, 0.0, x.parts)?;
     let mut held = Vec::with_capacity(drawn.len());
     for f in &drawn {
-        let words: Vec<u32> = bytemuck::pod_collect_to_vec(&f.color);
         held.push((
-            gpu.upload(&words, "a part's colour")?,
+            gpu.upload(&f.color, "a part's colour")?,
             gpu.upload(&f.depth, "a part's depth")?,
         ));
     }
@@ -638,6 +641,9 @@ impl FrameReport {
                 );
             }
         }
+        if self.rows.iter().any(|r| r.gpus > 1) {
+            s += &self.spread_markdown();
+        }
         if self.rows.iter().any(|r| r.device_bytes.is_some()) {
             s += "\nThroughput and device memory: triangles drawn per second of 'frame'; the device memory the mesh took (free memory before it was prepared less free memory after the row's frames: its resident buffers, the triangle queue, the raster stage's growth), per triangle, and of it what the preparation took (the resident meshes, batches and tables: free memory before less free memory after the preparation, on the row that prepared the mesh); the device memory in use after the row's frames.\n\n| mesh | strategy | triangles | G triangles/s | mesh on the device (GB) | bytes per triangle | of which prepared (GB) | device in use (GB) |\n|---|---|---:|---:|---:|---:|---:|---:|\n";
             for r in &self.rows {
@@ -658,6 +664,41 @@ impl FrameReport {
                     gb(r.device_in_use_bytes)
                 );
             }
+        }
+        s
+    }
+}
+
+impl FrameReport {
+    /// The scaling efficiency of row `r` spread over its GPUs: one GPU's frame time (the row of
+    /// the same mesh and strategy on one GPU) over the GPUs times the row's, both host wall
+    /// times of the whole frame with its download.
+    pub fn efficiency(&self, r: &FrameRow) -> Option<f64> {
+        let one = self.rows.iter().find(|o| {
+            o.gpus == 1 && o.parts == 1 && o.mesh == r.mesh && o.strategy == r.strategy
+        })?;
+        Some(one.with_download_ms / (r.gpus as f64 * r.with_download_ms))
+    }
+
+    /// The table of the frames spread over several GPUs.
+    fn spread_markdown(&self) -> String {
+        let mut s = "\nFrames spread over several GPUs (a share of the triangles each, drawn at once, composited by depth through NCCL; the shares re-balanced by the GPUs' times from frame to frame), medians in ms: the whole frame's host wall time with its download, the slowest GPU's device time, the composite (enqueued and waited for), the blended objects' layer on the first GPU, and the scaling efficiency (one GPU's frame over the GPUs times this frame).\n\n| mesh | strategy | GPUs | frame (wall) | slowest GPU | composite | blended layer | efficiency |\n|---|---|---:|---:|---:|---:|---:|---:|\n".to_string();
+        for r in &self.rows {
+            let Some(t) = r.parts_times.as_ref().filter(|_| r.parts == 1) else {
+                continue;
+            };
+            s += &format!(
+                "| {} | {} | {} | {:.3} | {:.3} | {:.3} | {} | {} |\n",
+                r.mesh,
+                r.strategy,
+                r.gpus,
+                r.with_download_ms,
+                t.slowest_part_ms,
+                t.composite_host_ms,
+                t.layer_ms.map_or("-".into(), |v| format!("{v:.3}")),
+                self.efficiency(r)
+                    .map_or("-".into(), |e| format!("{:.0}%", 100.0 * e))
+            );
         }
         s
     }

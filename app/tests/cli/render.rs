@@ -421,3 +421,47 @@ fn culling_most_of_an_open_surface_is_said() {
     assert!(!note("icosphere:3", &["--elevation", "-30"]));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `--gpus`: a frame spread over GPU ranks is the one-GPU picture byte for byte (on a one-GPU
+/// host, three ranks named on it); GPUs that are not there, GPUs with the CPU backend and a count
+/// of none are each a clear error.
+#[test]
+fn render_over_several_gpus_is_the_one_gpu_picture() {
+    let dir = common::tmp_dir("render-gpus");
+    let render = |out: &str, args: &[&str]| {
+        rxpipe(&["render", "icosphere:4", "--width", "160", "--height", "120"])
+            .args(["--out", dir.join(out).to_str().unwrap(), "--force"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    if common::gpu().is_some() {
+        let one = render("one.png", &["--backend", "cuda"]);
+        assert!(one.status.success(), "{}", stderr(&one));
+        let spread = render("spread.png", &["--backend", "cuda", "--gpus", "list:0,0,0"]);
+        assert!(spread.status.success(), "{}", stderr(&spread));
+        let (a, b) = (
+            std::fs::read(dir.join("one.png")).unwrap(),
+            std::fs::read(dir.join("spread.png")).unwrap(),
+        );
+        assert!(
+            a == b,
+            "the picture over three ranks differs from one GPU's"
+        );
+    }
+    let there = rxpipe::gpu::Gpu::count();
+    let more = (there + 2).to_string();
+    let o = render("more.png", &["--gpus", &more]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("GPUs were asked for") && stderr(&o).contains(&format!("has {there}")),
+        "{}",
+        stderr(&o)
+    );
+    let o = render("cpu.png", &["--backend", "cpu", "--gpus", "2"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("backend is cpu"), "{}", stderr(&o));
+    let o = render("none.png", &["--gpus", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("number of GPUs"), "{}", stderr(&o));
+}

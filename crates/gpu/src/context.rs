@@ -80,6 +80,8 @@ pub enum ModuleOrigin {
 pub struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
+    /// the device's ordinal among the host's CUDA devices
+    pub ordinal: usize,
     pub name: String,
     pub memory_bytes: usize,
     pub compute_capability: (i32, i32),
@@ -165,14 +167,37 @@ impl Gpu {
 
     /// [`Gpu::new`] with the disk cache in `cache_dir` (`None`: no disk cache).
     pub fn open(cache_dir: Option<PathBuf>) -> Result<Arc<Gpu>, GpuError> {
+        Gpu::open_device(0, cache_dir)
+    }
+
+    /// The number of CUDA devices this host has that rxpipe can use (0 without a driver, a
+    /// device or NVRTC).
+    pub fn count() -> usize {
+        let info = crate::info::probe();
+        if info.usable() {
+            info.devices.len()
+        } else {
+            0
+        }
+    }
+
+    /// Opens device `ordinal` (0 is the first) with the disk cache in `cache_dir`; a missing
+    /// driver, NVRTC or device is [`GpuError::Unavailable`], naming how many devices there are.
+    pub fn open_device(ordinal: usize, cache_dir: Option<PathBuf>) -> Result<Arc<Gpu>, GpuError> {
         let info = crate::info::probe();
         if !info.usable() {
             return Err(GpuError::Unavailable(
                 info.problem.unwrap_or_else(|| "no usable device".into()),
             ));
         }
-        let dev = &info.devices[0];
-        let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+        let Some(dev) = info.devices.get(ordinal) else {
+            return Err(GpuError::Unavailable(format!(
+                "there is no CUDA device {ordinal}: this host has {} (0 to {})",
+                info.devices.len(),
+                info.devices.len() - 1
+            )));
+        };
+        let ctx = std::panic::catch_unwind(|| CudaContext::new(ordinal))
             .map_err(|_| GpuError::Unavailable("the CUDA driver could not be used".into()))?
             .map_err(|e| {
                 use cudarc::driver::sys::CUresult;
@@ -206,6 +231,7 @@ impl Gpu {
         Ok(Arc::new(Gpu {
             ctx,
             stream,
+            ordinal,
             name: dev.name.clone(),
             memory_bytes: dev.memory_bytes,
             compute_capability: dev.compute_capability,

@@ -643,25 +643,15 @@ impl CudaRaster {
         let enqueued = self.enqueued_at.take().unwrap_or(t_run);
         out.width = s.width;
         out.height = s.height;
-        out.color.resize(4 * pixels, 0);
         out.coverage = None;
-        // colour and depth enqueued back to back, each copied out as its chunks arrive
-        let (color_staging, depth_staging) = (&mut self.staging.0, &mut self.staging.1);
-        let color =
-            gpu.start_download(&self.color, 4 * pixels, color_staging, "the colour buffer")?;
-        let depth = match s.color_only {
-            true => None,
-            false => {
-                Some(gpu.start_download(&self.depth, pixels, depth_staging, "the depth buffer")?)
-            }
-        };
-        color.finish(&mut out.color)?;
-        match depth {
-            None => out.depth.clear(),
-            Some(d) => {
-                out.depth.resize(pixels, 1.0);
-                d.finish(&mut out.depth)?;
-            }
+        if s.on_device {
+            // (kept in `color` and `depth` for the caller: `frame_buffers`)
+            out.color.clear();
+            out.depth.clear();
+            gpu.sync()?;
+        } else {
+            out.color.resize(4 * pixels, 0);
+            self.download(s, pixels, out)?;
         }
         let ms = |a: usize, b: usize| -> Result<f64, GpuError> {
             Ok(self.events[a]
@@ -694,6 +684,42 @@ impl CudaRaster {
             host_wait_ms: enqueued.elapsed().as_secs_f64() * 1e3,
         };
         Ok(())
+    }
+
+    /// Downloads the frame's colour (and depth, unless `s` wants colour only) into `out`:
+    /// enqueued back to back, each copied out as its chunks arrive.
+    fn download(
+        &mut self,
+        s: &RasterSettings,
+        pixels: usize,
+        out: &mut RasterOutput,
+    ) -> Result<(), GpuError> {
+        let gpu = &self.gpu;
+        let (color_staging, depth_staging) = (&mut self.staging.0, &mut self.staging.1);
+        let color =
+            gpu.start_download(&self.color, 4 * pixels, color_staging, "the colour buffer")?;
+        let depth = match s.color_only {
+            true => None,
+            false => {
+                Some(gpu.start_download(&self.depth, pixels, depth_staging, "the depth buffer")?)
+            }
+        };
+        color.finish(&mut out.color)?;
+        match depth {
+            None => out.depth.clear(),
+            Some(d) => {
+                out.depth.resize(pixels, 1.0);
+                d.finish(&mut out.depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The last frame's colour (RGBA8) and depth on the device, of its width times height
+    /// pixels (the buffers may be longer): what a frame drawn with
+    /// [`RasterSettings::on_device`] left there.
+    pub fn frame_buffers(&self) -> (&CudaSlice<u8>, &CudaSlice<f32>) {
+        (&self.color, &self.depth)
     }
 
     /// The frame's device work: the caller's `before`, then setup, binning and rasterisation,

@@ -77,6 +77,11 @@ pub enum What {
         /// (through the warm-up and the runs), instead of even shares of the triangles
         #[arg(long, requires = "parts")]
         balance: bool,
+        /// numbers of GPUs, a set of rows each (comma-separated, e.g. 1,2,4,8): with more than
+        /// one, each frame is spread over them (a share each, composited through NCCL), and
+        /// the rows give the scaling efficiency against one GPU
+        #[arg(long, value_delimiter = ',', default_value = "1", value_parser = clap::value_parser!(u32).range(1..=64))]
+        gpus: Vec<u32>,
         #[command(flatten)]
         common: MeshArgs,
     },
@@ -284,33 +289,62 @@ pub fn run(what: What) -> Res {
             shading,
             parts,
             balance,
+            gpus,
             common: c,
         } => {
-            let renderer = match backend {
-                FrameBackend::Cuda => rxpipe::Renderer::from_gpu(
-                    need_gpu("frame")
-                        .map_err(|e| format!("{e} (or measure the CPU backend: --backend cpu)"))?,
-                ),
+            let spread = gpus.iter().any(|&n| n > 1);
+            if spread && parts > 1 {
+                return Err("--parts draws a frame in parts on one GPU; --gpus above 1 spreads it over GPUs, a part each: ask for one of them".into());
+            }
+            // (every renderer made first, so that a missing GPU is said before any mesh loads)
+            let renderers = match backend {
+                FrameBackend::Cuda => {
+                    let first = need_gpu("frame")
+                        .map_err(|e| format!("{e} (or measure the CPU backend: --backend cpu)"))?;
+                    gpus.iter()
+                        .map(|&n| match n {
+                            1 => Ok(rxpipe::Renderer::from_gpu(first.clone())),
+                            n => rxpipe::Renderer::on_devices(
+                                rxpipe::Backend::Cuda,
+                                &rxpipe::Devices::Count(n as usize),
+                            )
+                            .map_err(|e| format!("bench frame --gpus: {e}")),
+                        })
+                        .collect::<Result<Vec<_>, String>>()?
+                }
+                FrameBackend::Cpu if spread => {
+                    return Err(
+                        "--gpus spreads frames over GPUs: it measures the cuda backend".into(),
+                    )
+                }
                 FrameBackend::Cpu => {
-                    rxpipe::Renderer::new(rxpipe::Backend::Cpu).map_err(|e| e.to_string())?
+                    vec![rxpipe::Renderer::new(rxpipe::Backend::Cpu).map_err(|e| e.to_string())?]
                 }
             };
             let names = stand_ins(&c.meshes);
             let r = &c.report;
             let report = with_progress(|p| {
-                rxpipe_app::bench::frame::run(
-                    renderer,
-                    &strs(&names),
-                    &strategies,
-                    size,
-                    frustum.placement(),
-                    patch_cull,
-                    &shading,
-                    (parts as usize, balance),
-                    r.warmup,
-                    r.runs as usize,
-                    p,
-                )
+                let mut all: Option<rxpipe_app::bench::frame::FrameReport> = None;
+                for renderer in renderers {
+                    let report = rxpipe_app::bench::frame::run(
+                        renderer,
+                        &strs(&names),
+                        &strategies,
+                        size,
+                        frustum.placement(),
+                        patch_cull,
+                        &shading,
+                        (parts as usize, balance),
+                        r.warmup,
+                        r.runs as usize,
+                        p,
+                    )?;
+                    match &mut all {
+                        None => all = Some(report),
+                        Some(a) => a.rows.extend(report.rows),
+                    }
+                }
+                Ok::<_, rxpipe::Error>(all.expect("at least one count of GPUs"))
             })?;
             out(&report, report.markdown(), r)
         }

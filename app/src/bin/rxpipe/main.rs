@@ -113,6 +113,11 @@ pub struct PipelineArgs {
     shading: ShadingMode,
     #[arg(long, value_parser = rxpipe_app::named::<Backend>(), default_value = "auto")]
     backend: Backend,
+    /// the GPUs each frame is drawn on: N (the first N), `all`, or `list:0,1` (ordinals);
+    /// with more than one, each draws a share of the frame and the shares are composited by
+    /// depth through NCCL (`rxpipe info` says whether NCCL loads)
+    #[arg(long, value_parser = gpus, default_value = "1", value_name = "N|all|list:I,J")]
+    gpus: rxpipe::Devices,
     /// a stage NAME[:ARG[:ARG...]] (repeatable or comma-separated; `rxpipe passes` lists them);
     /// runs after the scene file's `passes`
     #[arg(long = "pass", value_name = "NAME[:ARGS]")]
@@ -161,7 +166,7 @@ impl PipelineArgs {
         scene: &Scene,
         cull: CullMode,
     ) -> Result<(Renderer, Pipeline), Box<dyn std::error::Error>> {
-        let renderer = Renderer::new(self.backend)?;
+        let renderer = Renderer::on_devices(self.backend, &self.gpus)?;
         let builder = Pipeline::builder()
             .strategy(self.strategy)
             .order(self.order)
@@ -172,6 +177,13 @@ impl PipelineArgs {
         let pipeline = builder.stages(&self.passes)?.build(&renderer)?;
         Ok((renderer, pipeline))
     }
+}
+
+/// `--gpus`: a count, `all` or a list of ordinals.
+fn gpus(s: &str) -> Result<rxpipe::Devices, String> {
+    rxpipe::Devices::parse(s).ok_or_else(|| {
+        format!("'{s}' is not a number of GPUs (1 or more), `all`, or `list:` and ordinals such as list:0,1")
+    })
 }
 
 /// Where `view` and `render` look from, around the framed scene, when asked.
