@@ -208,7 +208,7 @@ impl Renderer {
                 .map(|g| format!("{} ({})", g.ordinal, g.name))
                 .collect();
             r.notice = format!(
-                "backend: cuda, {} GPUs: {}; each frame drawn as a share on each, composited by depth",
+                "backend: cuda, {} GPU ranks on GPUs {}; each frame drawn as a share a rank, composited by depth",
                 gpus.len(),
                 names.join(", ")
             );

@@ -237,7 +237,16 @@ impl Pipeline {
         self.diagnose(&mut frame, total, size);
         let how = match self.peers.is_empty() {
             true => format!("drawn as {parts} parts of its triangles"),
-            false => format!("spread over {parts} GPUs, a share of its triangles each"),
+            false => {
+                let on: Vec<String> = super::spread::ordinals(&self.renderer)
+                    .iter()
+                    .map(|o| o.to_string())
+                    .collect();
+                format!(
+                    "spread over {parts} GPU ranks (GPUs {}), a share of its triangles each",
+                    on.join(", ")
+                )
+            }
         };
         frame.notes.push(format!(
             "{how}, composited by depth in {composite_ms:.3} ms{}",

@@ -58,7 +58,7 @@ impl Spread {
 }
 
 /// The ordinals of the renderer's GPUs, in rank order.
-fn ordinals(renderer: &Renderer) -> Vec<usize> {
+pub(super) fn ordinals(renderer: &Renderer) -> Vec<usize> {
     #[cfg(feature = "cuda")]
     return renderer.gpus().iter().map(|g| g.ordinal).collect();
     #[cfg(not(feature = "cuda"))]
