@@ -474,3 +474,39 @@ fn queues_are_indexed_and_made_for_one_strategy() {
     let e = g.queue(&dm, Strategy::Naive, true).err().unwrap();
     assert!(e.to_string().contains("no fused geometry stage"), "{e}");
 }
+
+/// A window of a mesh's batches (what a part of a frame in parts draws of an object cut at batch
+/// starts) reads the whole mesh's indices and batches: its triangles are the batches' run, its
+/// distinct vertices counted as the CPU counts them; runs that are not the mesh's batches are
+/// refused.
+#[test]
+fn a_window_of_batches_is_their_run_of_the_whole_mesh() {
+    use rxpipe::geometry::cuda::DeviceMesh;
+    let Some(gpu) = common::gpu() else { return };
+    let m = rxpipe::mesh::icosphere(5);
+    let batches = Batches::build(&m.indices, m.vertex_count(), 96, 64).unwrap();
+    let whole = Arc::new(
+        DeviceMesh::upload(&gpu, &VertexIn::from_mesh(&m), &m.indices, Some(&batches)).unwrap(),
+    );
+    let starts = whole.batch_starts_host(&gpu).unwrap().unwrap().to_vec();
+    assert_eq!(starts.len(), batches.len() + 1);
+    assert_eq!(*starts.last().unwrap() as usize, m.indices.len() / 3);
+    for (a, b) in [(0, 1), (3, 9), (0, batches.len() as u32)] {
+        let w = DeviceMesh::window(&whole, &gpu, a..b).unwrap();
+        let (lo, hi) = (starts[a as usize], starts[b as usize]);
+        assert_eq!(w.index_count, 3 * (hi - lo) as usize);
+        assert_eq!(w.view.as_ref().unwrap().host, vec![lo, hi - lo, 0]);
+        let (drawn, run) = w.drawn();
+        assert!(std::ptr::eq(drawn, &*whole));
+        assert_eq!(run, Some(a..b));
+        let mut used: Vec<u32> = m.indices[3 * lo as usize..3 * hi as usize].to_vec();
+        used.sort_unstable();
+        used.dedup();
+        assert_eq!(w.unique_vertices(&gpu).unwrap(), used.len(), "{a}..{b}");
+        assert!(DeviceMesh::window(&Arc::new(w), &gpu, 0..1).is_err());
+    }
+    assert!(DeviceMesh::window(&whole, &gpu, 0..batches.len() as u32 + 1).is_err());
+    let plain =
+        Arc::new(DeviceMesh::upload(&gpu, &VertexIn::from_mesh(&m), &m.indices, None).unwrap());
+    assert!(DeviceMesh::window(&plain, &gpu, 0..1).is_err());
+}

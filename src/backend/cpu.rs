@@ -96,7 +96,7 @@ impl Api for CpuApi {
 
     fn subset(
         &self,
-        mesh: &CpuMesh,
+        mesh: &Arc<CpuMesh>,
         keep: &[std::ops::Range<u32>],
         layout: Layout,
     ) -> Result<CpuMesh, Error> {

@@ -211,10 +211,14 @@ impl Api for CudaApi {
 
     fn subset(
         &self,
-        mesh: &DeviceMesh,
+        mesh: &Arc<DeviceMesh>,
         keep: &[std::ops::Range<u32>],
         layout: Layout,
     ) -> Result<DeviceMesh, Error> {
+        if let Some(batches) = window_of(&self.gpu, mesh, keep, layout)? {
+            // a run of whole batches: a window of the resident mesh, nothing copied
+            return Ok(DeviceMesh::window(mesh, &self.gpu, batches)?);
+        }
         if layout.patches {
             // the patch strategy reads a view: no indices or corners copied each frame
             if mesh.patches.is_none() {
@@ -231,6 +235,21 @@ impl Api for CudaApi {
             dm.build_batches(&self.gpu, mi, mv)?;
         }
         Ok(dm)
+    }
+
+    fn align_cut(&self, mesh: &DeviceMesh, triangle: u32) -> u32 {
+        // (the nearest batch start: a part is then a window of the resident batches; where the
+        // starts cannot be had, any cut, drawn through a subset)
+        let Ok(Some(starts)) = mesh.batch_starts_host(&self.gpu) else {
+            return triangle;
+        };
+        let i = starts.partition_point(|&s| s < triangle);
+        match (i.checked_sub(1).map(|j| starts[j]), starts.get(i)) {
+            (Some(a), Some(&b)) if triangle - a < b - triangle => a,
+            (_, Some(&b)) => b,
+            (Some(a), None) => a,
+            (None, None) => triangle,
+        }
     }
 
     fn begin_frame(&self) -> Result<(), Error> {
@@ -261,15 +280,17 @@ impl Api for CudaApi {
         for job in jobs.iter_mut() {
             // a queue is remade only when it cannot take the mesh (a frame stage's subsets of an
             // object reuse the object's queue frame after frame)
+            // (a window's queue is its whole mesh's, by the whole mesh's triangles)
+            let whole = job.mesh.drawn().0;
             if job
                 .queue
                 .as_ref()
-                .is_none_or(|q| !q.fits(strategy, job.mesh, fused))
+                .is_none_or(|q| !q.fits(strategy, whole, fused))
             {
-                *job.queue = Some(c.queue(job.mesh, strategy, fused)?);
+                *job.queue = Some(c.queue(whole, strategy, fused)?);
             }
             let q = job.queue.as_mut().expect("made above");
-            q.index_count = job.mesh.index_count;
+            q.index_count = whole.index_count;
             draws.push(ShadeDraw {
                 mesh: job.mesh,
                 uniforms: job.uniforms,
@@ -356,6 +377,30 @@ impl Api for CudaApi {
 
     fn notes(&self) -> Vec<String> {
         self.rasteriser().grown.clone()
+    }
+}
+
+/// The batches of `mesh` that `keep` holds, when it is one run of whole batches that the
+/// layout's dynamic strategy draws from the mesh's batches (`None`: a subset is made).
+fn window_of(
+    gpu: &Gpu,
+    mesh: &DeviceMesh,
+    keep: &[std::ops::Range<u32>],
+    layout: Layout,
+) -> Result<Option<std::ops::Range<u32>>, Error> {
+    let ([r], Some(limits), false) = (keep, layout.batches, layout.patches) else {
+        return Ok(None);
+    };
+    match &mesh.batches {
+        Some((_, _, mi, mv)) if (*mi, *mv) == limits && mesh.view.is_none() => {}
+        _ => return Ok(None),
+    }
+    let Some(starts) = mesh.batch_starts_host(gpu)? else {
+        return Ok(None);
+    };
+    match (starts.binary_search(&r.start), starts.binary_search(&r.end)) {
+        (Ok(a), Ok(b)) if a < b => Ok(Some(a as u32..b as u32)),
+        _ => Ok(None),
     }
 }
 

@@ -334,10 +334,18 @@ pub trait Api: Send + Sync {
     /// stage shades when a frame stage dropped part of an object. Made each frame.
     fn subset(
         &self,
-        mesh: &Self::Mesh,
+        mesh: &Arc<Self::Mesh>,
         keep: &[std::ops::Range<u32>],
         layout: Layout,
     ) -> Result<Self::Mesh, Error>;
+
+    /// Where a part of a frame drawn in parts ([`crate::sortlast`]) had best cut `mesh` near its
+    /// triangle `triangle`: a triangle at which [`Api::subset`] of the parts' runs copies
+    /// nothing (with the CUDA backend, a start of the mesh's dynamic batches, so that a part is
+    /// a window of its resident batches and their tables). As given where any cut is as good.
+    fn align_cut(&self, _mesh: &Self::Mesh, triangle: u32) -> u32 {
+        triangle
+    }
 
     /// Starts a frame (on the CPU the geometry stage's time runs from here to the raster
     /// stage).

@@ -456,13 +456,21 @@ impl Pipeline {
                     }
                 }
                 let late = vec![false; triangles.len()];
-                visibility = crate::sortlast::partition::split_shares(
+                let mut parts = crate::sortlast::partition::split_shares(
                     &visibility,
                     &triangles,
                     &late,
                     &staged.shares,
-                )
-                .swap_remove(p);
+                );
+                // an object drawn whole and cut between parts is cut where the backend draws
+                // each part's run without a copy (at batch starts: windows of its batches)
+                for (k, v) in visibility.iter().enumerate() {
+                    if v.visible && v.keep.is_none() {
+                        let align = |t: u32| api.align_cut(&residents[k].mesh, t);
+                        crate::sortlast::partition::align_cuts(&mut parts, k, triangles[k], &align);
+                    }
+                }
+                visibility = parts.swap_remove(p);
             }
             Share::Blended(_) => {
                 for (k, v) in visibility.iter_mut().enumerate() {

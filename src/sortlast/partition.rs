@@ -50,6 +50,56 @@ pub fn split_shares(
     })
 }
 
+/// Moves the cuts through object `k` (of `triangles` triangles, drawn whole by the frame: one
+/// run of it a part, the parts' runs end to end) to where `align` puts them (a cut at triangle
+/// `t` moves to `align(t)`, at most `triangles`): so that each part's run starts and ends where
+/// the backend can draw it without a copy (at a batch start, for a mesh drawn from its batch
+/// tables). Cuts stay in order; a part left with no triangles of the object draws none, a part
+/// left with all of them keeps no list. Parts of an object a frame stage cut into several ranges
+/// are left as they are, as are objects no part cuts.
+pub fn align_cuts(
+    parts: &mut [Vec<Visibility>],
+    k: usize,
+    triangles: u32,
+    align: &dyn Fn(u32) -> u32,
+) {
+    // (the parts that draw some of the object, each its one run)
+    let mut runs: Vec<(usize, Range<u32>)> = Vec::new();
+    for (p, part) in parts.iter().enumerate() {
+        let v = &part[k];
+        if !v.visible {
+            continue;
+        }
+        match v.keep.as_deref() {
+            None => return,
+            Some([r]) => runs.push((p, r.clone())),
+            Some(_) => return,
+        }
+    }
+    let contiguous = runs.windows(2).all(|w| w[0].1.end == w[1].1.start);
+    if runs.len() < 2
+        || !contiguous
+        || runs[0].1.start != 0
+        || runs.last().unwrap().1.end != triangles
+    {
+        return;
+    }
+    let mut start = 0;
+    for (i, (p, r)) in runs.iter().enumerate() {
+        let end = match i + 1 == runs.len() {
+            true => triangles,
+            false => align(r.end).clamp(start, triangles),
+        };
+        let v = &mut parts[*p][k];
+        v.visible = end > start;
+        v.keep = match (v.visible, start == 0 && end == triangles) {
+            (false, _) | (true, true) => None,
+            (true, false) => Some(std::iter::once(start..end).collect()),
+        };
+        start = end;
+    }
+}
+
 /// The parts of [`split`], part `p` starting at `bound(total, p)` triangles (non-decreasing in
 /// `p`, 0 at part 0 and `total` at `parts`).
 fn split_by(
@@ -226,5 +276,49 @@ mod tests {
         assert!(split[0][1].visible && !split[0][0].visible);
         assert!(split[1][2].visible);
         assert!(split[2][0].visible && !split[2][1].visible && !split[2][2].visible);
+    }
+
+    fn one(r: Range<u32>) -> Vec<Range<u32>> {
+        std::iter::once(r).collect()
+    }
+
+    #[test]
+    fn cuts_through_an_object_move_where_asked_and_stay_in_order() {
+        let whole = vec![vis(None), vis(None)];
+        let mut parts = split(&whole, &[100, 10], &[false, false], 3);
+        // (the cuts fall at 36 and 73 of the first object)
+        assert_eq!(parts[0][0].keep, Some(one(0..36)));
+        align_cuts(&mut parts, 0, 100, &|t| t / 32 * 32);
+        assert_eq!(parts[0][0].keep, Some(one(0..32)));
+        assert_eq!(parts[1][0].keep, Some(one(32..64)));
+        assert_eq!(parts[2][0].keep, Some(one(64..100)));
+        // every triangle once, whatever the alignment, a part left empty drawing none
+        let aligns: [&dyn Fn(u32) -> u32; 3] = [&|_| 0, &|_| 100, &|t| t + 50];
+        for align in aligns {
+            let mut parts = split(&whole, &[100, 10], &[false, false], 3);
+            align_cuts(&mut parts, 0, 100, align);
+            let mut next = 0;
+            for part in &parts {
+                let v = &part[0];
+                let r = match (&v.visible, &v.keep) {
+                    (false, _) => continue,
+                    (true, None) => 0..100,
+                    (true, Some(k)) => {
+                        assert_eq!(k.len(), 1);
+                        k[0].clone()
+                    }
+                };
+                assert_eq!(r.start, next);
+                assert!(r.end > r.start);
+                next = r.end;
+            }
+            assert_eq!(next, 100);
+        }
+        // an object a frame stage cut into ranges is left alone
+        let cut = vec![vis(Some(vec![0..40, 60..100])), vis(None)];
+        let mut parts = split(&cut, &[100, 10], &[false, false], 2);
+        let before = parts.clone();
+        align_cuts(&mut parts, 0, 100, &|t| t / 32 * 32);
+        assert_eq!(parts, before);
     }
 }

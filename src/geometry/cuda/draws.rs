@@ -149,8 +149,17 @@ impl CudaGeometry {
         let mut shape = None;
         let (mut clear_first, mut zeroed) = (false, Vec::with_capacity(draws.len()));
         for d in draws.iter_mut() {
-            let plan = self.plan(strategy, d.mesh, d.queue)?;
-            let m = d.mesh;
+            // (a window draws a run of its whole mesh's batches: the whole mesh's plan, as many
+            // blocks as the run has batches, its tables read from the run's first batch on)
+            let (m, window) = d.mesh.drawn();
+            let plan = self.plan(strategy, m, d.queue)?.map(|p| match &window {
+                Some(w) => super::Plan {
+                    blocks: w.len() as u32,
+                    ..p
+                },
+                None => p,
+            });
+            let first = window.as_ref().map_or(0, |w| w.start as u64);
             let q = &mut *d.queue;
             let (aux, runs, nruns) = match strategy {
                 Strategy::Patch => {
@@ -163,7 +172,7 @@ impl CudaGeometry {
                 }
                 _ => match &m.batches {
                     Some((starts, ..)) if strategy.dynamic_limits().is_some() => {
-                        (addr(starts.device_ptr(stream)), 0, 0)
+                        (addr(starts.device_ptr(stream)) + 4 * first, 0, 0)
                     }
                     _ => (0, 0, 0),
                 },
@@ -188,12 +197,15 @@ impl CudaGeometry {
                 (Strategy::DynamicHash { .. } | Strategy::ParallelHash { .. }, Some(t))
                     if strategy.dynamic_limits() == Some(t.limits) =>
                 {
+                    // (the numbers are by index position, the rest by batch)
+                    let slots = t.limits.1 as u64;
+                    let bound = std::mem::size_of::<super::GpuBound>() as u64;
                     [
                         addr(t.numbers.device_ptr(stream)),
-                        addr(t.vertices.device_ptr(stream)),
-                        addr(t.counts.device_ptr(stream)),
+                        addr(t.vertices.device_ptr(stream)) + 4 * slots * first,
+                        addr(t.counts.device_ptr(stream)) + 4 * first,
                         match self.shader.is_builtin() {
-                            true => addr(t.bounds.device_ptr(stream)),
+                            true => addr(t.bounds.device_ptr(stream)) + bound * first,
                             false => 0,
                         },
                     ]

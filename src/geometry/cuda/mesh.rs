@@ -52,6 +52,20 @@ pub struct DeviceMesh {
     /// indices, patch corners and triangle values are then the whole mesh's, read through these
     /// runs; `index_count` counts the kept triangles' indices.
     pub view: Option<TriangleRuns>,
+    /// set on a window ([`DeviceMesh::window`]): the whole mesh whose batches it draws, and
+    /// which of them; `view` then holds the one run of their triangles
+    pub window: Option<BatchWindow>,
+    /// the batch starts on the host, fetched once when a frame in parts first cuts the mesh
+    /// ([`DeviceMesh::batch_starts_host`])
+    starts_host: std::sync::OnceLock<Vec<u32>>,
+}
+
+/// A run of a mesh's dynamic batches drawn as a mesh of its own, read from the whole mesh's
+/// indices, batches and tables (nothing copied): what a part of a frame drawn in parts draws of
+/// an object cut at batch starts ([`DeviceMesh::window`]).
+pub struct BatchWindow {
+    pub whole: Arc<DeviceMesh>,
+    pub batches: std::ops::Range<u32>,
 }
 
 /// A mesh's dynamic batches numbered once by hashing (`dyn_hash_tables` in kernels/geometry.cu),
@@ -180,7 +194,91 @@ impl DeviceMesh {
             tangents: None,
             uvs1: None,
             view: None,
+            window: None,
+            starts_host: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The mesh the geometry stage reads: the whole mesh of a window (with the window's batches),
+    /// else this one.
+    pub fn drawn(&self) -> (&DeviceMesh, Option<std::ops::Range<u32>>) {
+        match &self.window {
+            Some(w) => (&w.whole, Some(w.batches.clone())),
+            None => (self, None),
+        }
+    }
+
+    /// The dynamic batches' starts (in triangles, one more than batches) on the host: downloaded
+    /// once (`None` without batches).
+    pub fn batch_starts_host(&self, gpu: &Gpu) -> Result<Option<&[u32]>, GpuError> {
+        let Some((starts, n, ..)) = &self.batches else {
+            return Ok(None);
+        };
+        if let Some(h) = self.starts_host.get() {
+            return Ok(Some(h));
+        }
+        let h = gpu.download(starts, n + 1)?;
+        Ok(Some(self.starts_host.get_or_init(|| h)))
+    }
+
+    /// Batches `batches` of `whole` (a mesh with dynamic batches, not itself a view or window)
+    /// as a mesh of their own: their triangles, drawn from the whole mesh's indices, batches and
+    /// batch tables by the dynamic strategies, nothing copied (the raster stage reads them
+    /// through one triangle run). Its distinct vertices are counted on the device.
+    pub fn window(
+        whole: &Arc<DeviceMesh>,
+        gpu: &Gpu,
+        batches: std::ops::Range<u32>,
+    ) -> Result<DeviceMesh, GpuError> {
+        if whole.view.is_some() || whole.window.is_some() {
+            return Err(GpuError::Limit("a view is not windowed again".into()));
+        }
+        let starts = whole.batch_starts_host(gpu)?.ok_or_else(|| {
+            GpuError::Limit("only a mesh with dynamic batches has windows".into())
+        })?;
+        if batches.start > batches.end || batches.end as usize >= starts.len() {
+            return Err(GpuError::Limit(format!(
+                "batches {batches:?} are not among the mesh's {}",
+                starts.len() - 1
+            )));
+        }
+        let (lo, hi) = (starts[batches.start as usize], starts[batches.end as usize]);
+        let host = vec![lo, hi - lo, 0];
+        let module = gpu.module(
+            "vertex_input",
+            &[kernels::COMMON, kernels::BLOCKS, VERTEX_INPUT],
+            &[],
+        )?;
+        let range = 3 * lo as usize..3 * hi as usize;
+        let unique = used_vertices(
+            gpu,
+            &module,
+            &whole.indices.slice(range.clone()),
+            range.len(),
+            whole.vertex_count,
+        )?;
+        Ok(DeviceMesh {
+            unique_pending: Some(unique),
+            faces: whole.faces.clone(),
+            colors: whole.colors.clone(),
+            tangents: whole.tangents.clone(),
+            uvs1: whole.uvs1.clone(),
+            view: Some(TriangleRuns {
+                runs: gpu.upload(&host, "the window's triangles")?,
+                host,
+            }),
+            window: Some(BatchWindow {
+                whole: whole.clone(),
+                batches,
+            }),
+            ..DeviceMesh::bare(
+                whole.vertices.clone(),
+                whole.indices.clone(),
+                whole.vertex_count,
+                range.len(),
+                0,
+            )
+        })
     }
 
     /// Validates and uploads a mesh's shader inputs and index buffer, and the dynamic batches when
@@ -283,7 +381,13 @@ impl DeviceMesh {
         l.arg(&n).arg(&mut vertices);
         // SAFETY: one thread per vertex; the attribute arrays hold n vertices each.
         unsafe { crate::gpu::launch_1d(l, n, "rxv_pack") }?;
-        let unique = used_vertices(gpu, &module, &d.indices, index_count, d.vertex_count)?;
+        let unique = used_vertices(
+            gpu,
+            &module,
+            &d.indices.slice(..),
+            index_count,
+            d.vertex_count,
+        )?;
         let unique = gpu.download(&unique, 1)?[0] as usize;
         // the passes' index buffer becomes the mesh's (only whole triangles are ever read)
         Ok(DeviceMesh::bare(
@@ -311,7 +415,7 @@ impl DeviceMesh {
 fn used_vertices(
     gpu: &Gpu,
     module: &Arc<cudarc::driver::CudaModule>,
-    indices: &CudaSlice<u32>,
+    indices: &cudarc::driver::CudaView<u32>,
     index_count: usize,
     vertex_count: usize,
 ) -> Result<CudaSlice<u64>, GpuError> {
@@ -463,7 +567,13 @@ impl DeviceMesh {
             }
             None => None,
         };
-        let unique = used_vertices(gpu, &module, &indices, index_count, self.vertex_count)?;
+        let unique = used_vertices(
+            gpu,
+            &module,
+            &indices.slice(..),
+            index_count,
+            self.vertex_count,
+        )?;
         Ok(DeviceMesh {
             unique_pending: Some(unique),
             patches,

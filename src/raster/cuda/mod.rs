@@ -879,8 +879,14 @@ impl CudaRaster {
             .enumerate()
             .map(|(i, d)| {
                 let alpha = alpha_class(d.material, s);
+                // (the fused kernel numbers a triangle by its place in the whole mesh: a view
+                // of one run, a window of batches, starts the run's triangles at `base`)
+                let first = match d.runs.map(|r| r.host.as_slice()) {
+                    Some([start, _, 0]) => *start,
+                    _ => 0,
+                };
                 let part = FusedDraw {
-                    tri_base: base,
+                    tri_base: base.wrapping_sub(first),
                     cull: draw_cull(d, s),
                     flags: (i as u32) << DRAW_SHIFT | alpha << ALPHA_SHIFT,
                     small: (alpha == 0) as u32,
