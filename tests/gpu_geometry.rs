@@ -503,6 +503,10 @@ fn a_window_of_batches_is_their_run_of_the_whole_mesh() {
         used.sort_unstable();
         used.dedup();
         assert_eq!(w.unique_vertices(&gpu).unwrap(), used.len(), "{a}..{b}");
+        // the same window again is not counted again
+        let again = DeviceMesh::window(&whole, &gpu, a..b).unwrap();
+        assert!(again.unique_pending.is_none());
+        assert_eq!(again.unique_vertices(&gpu).unwrap(), used.len(), "{a}..{b}");
         assert!(DeviceMesh::window(&Arc::new(w), &gpu, 0..1).is_err());
     }
     assert!(DeviceMesh::window(&whole, &gpu, 0..batches.len() as u32 + 1).is_err());

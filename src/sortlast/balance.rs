@@ -15,6 +15,12 @@ pub struct Balance {
 /// slow is given fewer, never none, so that its cost keeps being measured.
 const FLOOR: f64 = 0.05;
 
+/// Parts whose times lie within this fraction of each other are balanced: their shares stay,
+/// so that a view that does not change keeps its cuts frame after frame (and what a backend
+/// made at them, such as an object's windows of batches, is made again the same), and one
+/// frame's noise moves nothing.
+pub const SETTLED: f64 = 0.03;
+
 impl Balance {
     /// Even shares for `parts` parts (at least one).
     pub fn new(parts: usize) -> Balance {
@@ -32,12 +38,19 @@ impl Balance {
     /// Takes the parts' times of a frame drawn with these shares: each part's triangles are
     /// taken to cost what they cost then (its time over its share), and the shares move halfway
     /// to those that would have made every part take the same time (halfway, so that one
-    /// frame's noisy times do not swing them). Times that are not finite and positive (a part
-    /// that drew nothing, or was not timed) leave the shares as they are.
+    /// frame's noisy times do not swing them). Times within [`SETTLED`] of each other, and
+    /// times that are not finite and positive (a part that drew nothing, or was not timed),
+    /// leave the shares as they are.
     pub fn update(&mut self, part_ms: &[f64]) {
         if part_ms.len() != self.shares.len()
             || part_ms.iter().any(|&t| !(t.is_finite() && t > 0.0))
         {
+            return;
+        }
+        let (least, most) = part_ms
+            .iter()
+            .fold((f64::INFINITY, 0f64), |(a, b), &t| (a.min(t), b.max(t)));
+        if most <= least * (1.0 + SETTLED) {
             return;
         }
         let n = self.shares.len() as f64;
@@ -84,14 +97,18 @@ mod tests {
             // (each part's triangles cost as before: part 0's twice part 1's)
             b.update(&[2.0 * s[0], s[1]]);
         }
-        let s = b.shares();
-        assert!(
-            (s[0] - 1.0 / 3.0).abs() < 1e-9 && (s[1] - 2.0 / 3.0).abs() < 1e-9,
-            "{s:?}"
-        );
-        // equal times at these shares: they stay
-        b.update(&[1.0, 1.0]);
-        assert!((b.shares()[0] - 1.0 / 3.0).abs() < 1e-9);
+        // (to within the settled band: then they stay)
+        let s = b.shares().to_vec();
+        assert!((s[0] - 1.0 / 3.0).abs() < 0.01, "{s:?}");
+        let times = [2.0 * s[0], s[1]];
+        assert!(times[0].max(times[1]) <= times[0].min(times[1]) * (1.0 + SETTLED));
+        b.update(&times);
+        assert_eq!(b.shares(), s);
+        // times a little apart, within the band, move nothing; further apart, they do
+        b.update(&[1.0, 1.0 + SETTLED / 2.0]);
+        assert_eq!(b.shares(), s);
+        b.update(&[1.0, 1.0 + 2.0 * SETTLED]);
+        assert!(b.shares()[0] > s[0]);
         // a part that drew nothing, or the wrong count, changes nothing
         let before = b.clone();
         b.update(&[0.0, 1.0]);

@@ -58,6 +58,9 @@ pub struct DeviceMesh {
     /// the batch starts on the host, fetched once when a frame in parts first cuts the mesh
     /// ([`DeviceMesh::batch_starts_host`])
     starts_host: std::sync::OnceLock<Vec<u32>>,
+    /// the distinct vertices of the windows made of this mesh, by their batches, once counted
+    /// (a window made again at the same batches, frame after frame, is not counted again)
+    window_counts: std::sync::Mutex<std::collections::HashMap<(u32, u32), usize>>,
 }
 
 /// A run of a mesh's dynamic batches drawn as a mesh of its own, read from the whole mesh's
@@ -196,6 +199,7 @@ impl DeviceMesh {
             view: None,
             window: None,
             starts_host: std::sync::OnceLock::new(),
+            window_counts: Default::default(),
         }
     }
 
@@ -250,15 +254,24 @@ impl DeviceMesh {
             &[],
         )?;
         let range = 3 * lo as usize..3 * hi as usize;
-        let unique = used_vertices(
-            gpu,
-            &module,
-            &whole.indices.slice(range.clone()),
-            range.len(),
-            whole.vertex_count,
-        )?;
+        let counted = whole
+            .window_counts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(batches.start, batches.end))
+            .copied();
+        let unique = match counted {
+            Some(_) => None,
+            None => Some(used_vertices(
+                gpu,
+                &module,
+                &whole.indices.slice(range.clone()),
+                range.len(),
+                whole.vertex_count,
+            )?),
+        };
         Ok(DeviceMesh {
-            unique_pending: Some(unique),
+            unique_pending: unique,
             faces: whole.faces.clone(),
             colors: whole.colors.clone(),
             tangents: whole.tangents.clone(),
@@ -276,7 +289,7 @@ impl DeviceMesh {
                 whole.indices.clone(),
                 whole.vertex_count,
                 range.len(),
-                0,
+                counted.unwrap_or(0),
             )
         })
     }
@@ -402,10 +415,24 @@ impl DeviceMesh {
     /// The distinct vertices the mesh's indices reference (read from the device when still
     /// there).
     pub fn unique_vertices(&self, gpu: &Gpu) -> Result<usize, GpuError> {
-        match &self.unique_pending {
-            Some(c) => Ok(gpu.download(c, 1)?[0] as usize),
-            None => Ok(self.unique_vertices),
+        let Some(c) = &self.unique_pending else {
+            return Ok(self.unique_vertices);
+        };
+        let n = gpu.download(c, 1)?[0] as usize;
+        if let Some(w) = &self.window {
+            // (kept for the windows made at the same batches later; a few, as the cuts of a
+            // balanced frame repeat)
+            let mut counts = w
+                .whole
+                .window_counts
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if counts.len() >= 64 {
+                counts.clear();
+            }
+            counts.insert((w.batches.start, w.batches.end), n);
         }
+        Ok(n)
     }
 }
 
