@@ -227,6 +227,14 @@ impl Renderer {
         &self.gpus
     }
 
+    /// The ordinals of the devices, in rank order (a device named twice, twice).
+    pub fn ordinals(&self) -> Vec<usize> {
+        #[cfg(feature = "cuda")]
+        return self.gpus.iter().map(|g| g.ordinal).collect();
+        #[cfg(not(feature = "cuda"))]
+        self.gpus.iter().map(|g| match **g {}).collect()
+    }
+
     /// The backend every stage of this renderer's pipelines runs on.
     pub fn kind(&self) -> BackendKind {
         self.kind

@@ -238,7 +238,9 @@ impl Pipeline {
         let how = match self.peers.is_empty() {
             true => format!("drawn as {parts} parts of its triangles"),
             false => {
-                let on: Vec<String> = super::spread::ordinals(&self.renderer)
+                let on: Vec<String> = self
+                    .renderer
+                    .ordinals()
                     .iter()
                     .map(|o| o.to_string())
                     .collect();

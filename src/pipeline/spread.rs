@@ -37,7 +37,7 @@ impl Spread {
     /// The state for `renderer`'s GPUs: even shares to start with. Its GPUs must be distinct
     /// devices, or all one device (for sort-last on one GPU); a mix is an error.
     pub(super) fn new(renderer: &Renderer) -> Result<Spread, Error> {
-        let ordinals = ordinals(renderer);
+        let ordinals = renderer.ordinals();
         let distinct = {
             let mut o = ordinals.clone();
             o.sort_unstable();
@@ -55,14 +55,6 @@ impl Spread {
             composite: None,
         })
     }
-}
-
-/// The ordinals of the renderer's GPUs, in rank order.
-pub(super) fn ordinals(renderer: &Renderer) -> Vec<usize> {
-    #[cfg(feature = "cuda")]
-    return renderer.gpus().iter().map(|g| g.ordinal).collect();
-    #[cfg(not(feature = "cuda"))]
-    renderer.gpus().iter().map(|g| match **g {}).collect()
 }
 
 impl Pipeline {
@@ -122,7 +114,7 @@ impl Pipeline {
             )));
         }
         // the ranks grouped by device, each group drawn in turn on a thread of its own
-        let ordinals = ordinals(&self.renderer);
+        let ordinals = self.renderer.ordinals();
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for r in 0..ranks {
             match groups.iter_mut().find(|g| ordinals[g[0]] == ordinals[r]) {
