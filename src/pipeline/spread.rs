@@ -20,6 +20,9 @@ use rxpipe_core::scene::{Camera, Scene};
 /// made at the first such frame.
 pub(super) struct Spread {
     balance: Balance,
+    /// every rank is on one device (composited there, not through NCCL)
+    #[cfg(feature = "cuda")]
+    one_device: bool,
     #[cfg(feature = "cuda")]
     composite: Option<Composite>,
 }
@@ -51,6 +54,8 @@ impl Spread {
         }
         Ok(Spread {
             balance: Balance::new(ordinals.len().max(1)),
+            #[cfg(feature = "cuda")]
+            one_device: distinct <= 1,
             #[cfg(feature = "cuda")]
             composite: None,
         })
@@ -132,7 +137,6 @@ impl Pipeline {
             self.render_rank(r, prepared, scene, view, &mut f)?;
             Ok(f)
         };
-        let mut drawn: Vec<Option<Frame>> = (0..ranks).map(|_| None).collect();
         let results: Vec<Result<Vec<(usize, Frame)>, Error>> = std::thread::scope(|s| {
             let threads: Vec<_> = groups
                 .iter()
@@ -147,12 +151,13 @@ impl Pipeline {
                 })
                 .collect()
         });
+        // (in rank order: every rank is in one group)
+        let mut drawn: Vec<(usize, Frame)> = Vec::with_capacity(ranks);
         for g in results {
-            for (r, f) in g? {
-                drawn[r] = Some(f);
-            }
+            drawn.extend(g?);
         }
-        let drawn: Vec<Frame> = drawn.into_iter().flatten().collect();
+        drawn.sort_by_key(|(r, _)| *r);
+        let drawn: Vec<Frame> = drawn.into_iter().map(|(_, f)| f).collect();
         let composite_ms = self.composite_ranks(size, frame)?;
         Ok((drawn, composite_ms))
     }
@@ -182,15 +187,13 @@ impl Pipeline {
         let gpus = self.renderer.gpus();
         let mut spread = self.spread();
         let t = std::time::Instant::now();
+        let one_device = spread.one_device;
         let composite = match &mut spread.composite {
             Some(c) => c,
-            slot => {
-                let one_device = gpus.iter().all(|g| g.ordinal == gpus[0].ordinal);
-                slot.insert(match one_device {
-                    true => Composite::Device(DeviceComposite::new(&gpus[0])?),
-                    false => Composite::Nccl(NcclComposite::new(gpus)?),
-                })
-            }
+            slot => slot.insert(match one_device {
+                true => Composite::Device(DeviceComposite::new(&gpus[0])?),
+                false => Composite::Nccl(NcclComposite::new(gpus)?),
+            }),
         };
         let ms = match composite {
             Composite::Nccl(c) => {

@@ -142,13 +142,13 @@ pub fn camera_spanning(lo: Vec3, hi: Vec3, fraction: f32) -> rxpipe::Camera {
 }
 
 /// Runs the frame benchmark: whole frames (geometry, setup, binning, rasterisation and shading,
-/// lit) of each mesh with each strategy at `size` on `renderer`'s backend, the mesh framed so
-/// that its bounds span 60% of the screen height. The patch strategy runs in patch order, without and (with
+/// lit) of each mesh with each strategy at `size` on each of `renderers` (a set of rows each:
+/// one GPU, several), the mesh framed so that its bounds span 60% of the screen height. The patch strategy runs in patch order, without and (with
 /// `patch_cull`) also with the per-patch culling stage. Each strategy runs in each of `shadings`
 /// (a row each; rows not lit name their mode after the strategy).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
-    renderer: rxpipe::Renderer,
+    renderers: &[rxpipe::Renderer],
     meshes: &[&str],
     strategies: &[Strategy],
     size: (u32, u32),
@@ -161,6 +161,10 @@ pub fn run(
     progress: &dyn Fn(&str),
 ) -> Result<FrameReport, Error> {
     let parts = parts.max(1);
+    // (the first renderer's machine and backend; each mesh is loaded once for all of them)
+    let Some(renderer) = renderers.first() else {
+        return Err(Error::Backend("no renderer to measure".into()));
+    };
     let mut report = FrameReport {
         machine: match renderer.gpu() {
             Some(gpu) => Machine::of(gpu, &rxpipe::gpu::probe()),
@@ -194,7 +198,7 @@ pub fn run(
                     host: f.host.saturating_add(scene_bytes),
                     ..f
                 };
-                let free = free_bytes(&renderer)?.map(|b| b as u64);
+                let free = free_bytes(renderer)?.map(|b| b as u64);
                 f.check(renderer.kind(), free, |on| format!("{} on {on}", what()))
                     .map_err(|e| Error::Backend(e.to_string()))?;
             }
@@ -202,7 +206,7 @@ pub fn run(
         };
         let (scene, order) = bench_scene(name, &check)?;
         let load_s = loading.elapsed().as_secs_f64();
-        let free_before = free_bytes(&renderer)?;
+        let free_before = free_bytes(renderer)?;
         report.meshes.push(MeshRow {
             mesh: name.into(),
             vertices: scene
@@ -221,7 +225,10 @@ pub fn run(
             })
             .flat_map(|(s, cull)| shadings.iter().map(move |&m| (s, cull, m)))
             .collect();
-        for (s, cull, shading) in runs_of {
+        let rows = renderers
+            .iter()
+            .flat_map(|r| runs_of.iter().map(move |&run| (r, run)));
+        for (renderer, (s, cull, shading)) in rows {
             let mut label = if cull {
                 format!("{} + patch-cull", s.name())
             } else {
@@ -249,17 +256,20 @@ pub fn run(
             } else {
                 p
             }
-            .build(&renderer)?;
+            .build(renderer)?;
             let mut p = p;
             let mut prepare_s = None;
             let mut prepare_steps = Vec::new();
             let mut prepared_device_bytes = None;
             if !prepared.as_ref().is_some_and(|pr| p.is_prepared_for(pr)) {
+                // (the scene prepared for another pipeline freed first: both would not fit
+                // beside each other at the largest sizes)
+                drop(prepared.take());
                 let preparing = std::time::Instant::now();
                 let pr = p.prepare(&scene)?;
                 let took = preparing.elapsed().as_secs_f64();
                 prepared_device_bytes = free_before
-                    .zip(free_bytes(&renderer)?)
+                    .zip(free_bytes(renderer)?)
                     .map(|(b, a)| b.saturating_sub(a) as u64);
                 prepare_steps = steps_of(&pr.stages, took);
                 prepare_s = Some(took);
@@ -282,7 +292,7 @@ pub fn run(
             // the viewer's frames, headless: the same code the window runs
             p.color_only = true;
             let window = window_frames(&p, &frames)?;
-            let free_after = free_bytes(&renderer)?;
+            let free_after = free_bytes(renderer)?;
             let frame_ms = median(&stages[4]);
             report.rows.push(FrameRow {
                 mesh: name.into(),

@@ -248,11 +248,6 @@ impl DeviceMesh {
         }
         let (lo, hi) = (starts[batches.start as usize], starts[batches.end as usize]);
         let host = vec![lo, hi - lo, 0];
-        let module = gpu.module(
-            "vertex_input",
-            &[kernels::COMMON, kernels::BLOCKS, VERTEX_INPUT],
-            &[],
-        )?;
         let range = 3 * lo as usize..3 * hi as usize;
         let counted = whole
             .window_counts
@@ -264,7 +259,11 @@ impl DeviceMesh {
             Some(_) => None,
             None => Some(used_vertices(
                 gpu,
-                &module,
+                &gpu.module(
+                    "vertex_input",
+                    &[kernels::COMMON, kernels::BLOCKS, VERTEX_INPUT],
+                    &[],
+                )?,
                 &whole.indices.slice(range.clone()),
                 range.len(),
                 whole.vertex_count,

@@ -324,27 +324,19 @@ pub fn run(what: What) -> Res {
             let names = stand_ins(&c.meshes);
             let r = &c.report;
             let report = with_progress(|p| {
-                let mut all: Option<rxpipe_app::bench::frame::FrameReport> = None;
-                for renderer in renderers {
-                    let report = rxpipe_app::bench::frame::run(
-                        renderer,
-                        &strs(&names),
-                        &strategies,
-                        size,
-                        frustum.placement(),
-                        patch_cull,
-                        &shading,
-                        (parts as usize, balance),
-                        r.warmup,
-                        r.runs as usize,
-                        p,
-                    )?;
-                    match &mut all {
-                        None => all = Some(report),
-                        Some(a) => a.rows.extend(report.rows),
-                    }
-                }
-                Ok::<_, rxpipe::Error>(all.expect("at least one count of GPUs"))
+                rxpipe_app::bench::frame::run(
+                    &renderers,
+                    &strs(&names),
+                    &strategies,
+                    size,
+                    frustum.placement(),
+                    patch_cull,
+                    &shading,
+                    (parts as usize, balance),
+                    r.warmup,
+                    r.runs as usize,
+                    p,
+                )
             })?;
             out(&report, report.markdown(), r)
         }
