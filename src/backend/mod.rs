@@ -156,6 +156,12 @@ impl Renderer {
         #[cfg(feature = "cuda")]
         {
             let ordinals = devices.ordinals(Gpu::count())?;
+            // (compositing over distinct GPUs needs NCCL: said before any scene is loaded)
+            if ordinals.iter().any(|&o| o != ordinals[0]) && !crate::gpu::probe().nccl_library {
+                return Err(Error::Backend(format!(
+                    "--gpus {devices}: compositing a frame over several GPUs needs the NCCL library (libnccl.so.2), which is not installed (`rxpipe info` says what is found)"
+                )));
+            }
             let mut gpus: Vec<Arc<Gpu>> = Vec::with_capacity(ordinals.len());
             for &o in &ordinals {
                 // (a device named again is the one already opened: its shares take turns)
